@@ -1,0 +1,65 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parse configuration from the environment with a zod object schema whose keys are the environment
+ * variable names. A bad value throws a ConfigError naming each offending variable.
+ */
+export function loadConfig<S extends z.ZodObject>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
+  const source: Record<string, string | undefined> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    source[key] = value === '' ? undefined : value;
+  }
+  const result = schema.safeParse(source);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? '(root)');
+        const shown = source[name] === undefined ? 'not set' : `got ${JSON.stringify(redact(name, source[name]!))}`;
+        return `${name}: ${issue.message} (${shown})`;
+      }),
+    );
+  }
+  return result.data;
+}
+
+function redact(name: string, value: string): string {
+  return /SECRET|KEY|PASSWORD|TOKEN/i.test(name) ? '***' : value;
+}
+
+/** Reusable field schemas for environment variables. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
+  url: () => z.string().url(),
+  secret: () => z.string().min(32, 'must be at least 32 characters'),
+  bool: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0'])
+      .default(fallback ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1'),
+  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+};
+
+/** Settings every service process (API or worker) shares. */
+export const commonConfigShape = {
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+  DATABASE_POOL_MAX: env.int(10, 1),
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TLS: env.bool(false),
+  IDENTITY_SECRET: env.secret(),
+  IDENTITY_MAX_AGE_SECONDS: env.int(60, 1),
+  LOG_LEVEL: env.logLevel(),
+  BODY_LIMIT_BYTES: env.int(1_048_576, 1024),
+};
+
+export const commonConfigSchema = z.object(commonConfigShape);
+export type CommonConfig = z.infer<typeof commonConfigSchema>;

@@ -1,0 +1,67 @@
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+
+// NUMERIC and BIGINT stay strings (exact money); DATE stays 'YYYY-MM-DD' (no timezone shifts).
+pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+
+export type Db = Knex;
+
+export interface DbOptions {
+  url: string;
+  /** Postgres schema owned by the service; becomes the search_path. */
+  schema?: string;
+  poolMax?: number;
+  applicationName?: string;
+}
+
+export function createDb(opts: DbOptions): Db {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: opts.url, application_name: opts.applicationName ?? opts.schema ?? 'rp' },
+    searchPath: opts.schema ? [opts.schema, 'public'] : undefined,
+    pool: { min: 0, max: opts.poolMax ?? 10 },
+  });
+}
+
+export interface Migration {
+  name: string;
+  up: (knex: Knex) => Promise<void>;
+  down?: (knex: Knex) => Promise<void>;
+}
+
+/** Create the service's schema if needed and run its migrations (ordered by name) in that schema. */
+export async function migrate(db: Db, schema: string, migrations: Migration[]): Promise<string[]> {
+  await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
+  const sorted = [...migrations].sort((a, b) => a.name.localeCompare(b.name));
+  const source: Knex.MigrationSource<Migration> = {
+    getMigrations: async () => sorted,
+    getMigrationName: (m) => m.name,
+    getMigration: async (m) => ({ up: m.up, down: m.down ?? (async () => {}) }),
+  };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const [, applied] = (await db.migrate.latest({ migrationSource: source, schemaName: schema, tableName: 'knex_migrations' })) as [number, string[]];
+      return applied;
+    } catch (err) {
+      // Another process (API or worker of the same service) holds the migration lock: wait for it.
+      if (attempt < 50 && (err as Error).name === 'MigrationLocked') {
+        await new Promise((r) => setTimeout(r, 200));
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+/** Standard timestamp columns: created_at / modified_at as timestamptz. */
+export function timestamps(t: Knex.CreateTableBuilder, knex: Knex): void {
+  t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+  t.timestamp('modified_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+}
+
+/** ISO 8601 UTC with Z for a timestamptz value (or null). */
+export function isoTime(value: Date | string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}

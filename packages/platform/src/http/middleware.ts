@@ -1,0 +1,79 @@
+import type Koa from 'koa';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import client from 'prom-client';
+import { AppError, InternalError, errorBody, errorShapeForPath } from '../errors.js';
+import { REQUEST_ID_HEADER } from '../identity.js';
+import { requestContext } from '../logger.js';
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface BaseState {
+  requestId: string;
+  /** matched route template for metrics and logs */
+  routeName?: string;
+  /** skip the access log (health probes, metrics scrapes) */
+  quiet?: boolean;
+  /** the caller, once the signed identity (services) or bearer token (gateway) is verified */
+  identity?: import('../identity.js').Identity;
+}
+
+/**
+ * Outermost middleware: request id (accepted from the caller when well-formed), async context for
+ * logs, access log and request metrics.
+ */
+export function requestContextMiddleware(log: Logger, metrics: HttpMetrics): Koa.Middleware<BaseState> {
+  return async (ctx, next) => {
+    const incoming = ctx.get(REQUEST_ID_HEADER);
+    const requestId = REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set(REQUEST_ID_HEADER, requestId);
+    const started = process.hrtime.bigint();
+    await requestContext.run({ requestId }, async () => {
+      try {
+        await next();
+      } finally {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const route = ctx.state.routeName ?? (ctx.status === 404 ? 'unmatched' : ctx.path);
+        metrics.requests.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
+        if (!ctx.state.quiet) {
+          log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
+        }
+      }
+    });
+  };
+}
+
+/** Turns every error into the spec's body (v1 or v2 by path); unknown errors become a bare 500. */
+export function errorMiddleware(log: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (caught) {
+      const err = caught instanceof AppError ? caught : new InternalError();
+      if (!(caught instanceof AppError)) log.error({ err: caught }, 'unhandled error');
+      ctx.status = err.status;
+      for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+      ctx.body = errorBody(err, errorShapeForPath(ctx.path));
+    }
+  };
+}
+
+export interface HttpMetrics {
+  registry: client.Registry;
+  requests: client.Histogram<'method' | 'route' | 'status'>;
+}
+
+export function createHttpMetrics(service: string): HttpMetrics {
+  const registry = new client.Registry();
+  registry.setDefaultLabels({ service });
+  client.collectDefaultMetrics({ register: registry });
+  const requests = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  return { registry, requests };
+}

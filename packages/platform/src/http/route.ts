@@ -1,0 +1,59 @@
+import type Koa from 'koa';
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+import type { CredentialKind } from '../auth/tokens.js';
+import type { Identity } from '../identity.js';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface AuthRequirement {
+  /** 'admin': only organization admins (members get 403). Default: any role. */
+  role?: 'admin';
+  /** Which bearer credentials may call the route. Default: user access tokens only. */
+  credentials?: CredentialKind[];
+}
+
+export interface HandlerContext<D, P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  identity: Identity;
+  requestId: string;
+  log: Logger;
+  deps: D;
+  koa: Koa.Context;
+}
+
+export interface RouteDef<D = unknown, PS extends z.ZodType = z.ZodType, QS extends z.ZodType = z.ZodType, BS extends z.ZodType = z.ZodType, RS extends z.ZodType = z.ZodType> {
+  method: HttpMethod;
+  /** OpenAPI-style path, e.g. `/v2/business-units/{business_unit_id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth?: AuthRequirement;
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  /** Schema of the success body; omit for an empty (204) response. */
+  response?: RS;
+  /** Success status; default 200 (204 when there is no response schema). */
+  status?: number;
+  /** Extra error statuses worth documenting beyond the ones every route has. */
+  errors?: number[];
+  handler: (c: HandlerContext<D, z.output<PS>, z.output<QS>, z.output<BS>>) => Promise<RS extends z.ZodType ? z.input<RS> : void>;
+}
+
+/** Typed route declaration for a service whose handlers receive dependencies `D`. */
+export function routeFor<D>() {
+  return function route<PS extends z.ZodType = z.ZodUndefined, QS extends z.ZodType = z.ZodUndefined, BS extends z.ZodType = z.ZodUndefined, RS extends z.ZodType = z.ZodUndefined>(
+    def: RouteDef<D, PS, QS, BS, RS>,
+  ): RouteDef<D> {
+    return def as unknown as RouteDef<D>;
+  };
+}
+
+export function koaPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
+}

@@ -1,0 +1,41 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+export interface RequestContext {
+  requestId: string;
+  organizationId?: string;
+  userId?: string | null;
+}
+
+export const requestContext = new AsyncLocalStorage<RequestContext>();
+
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-rp-identity"]',
+  'headers.authorization',
+  'authorization',
+  'token',
+  '*.token',
+  'password',
+  '*.password',
+  'secret',
+  '*.secret',
+  'api_key',
+  '*.api_key',
+];
+
+export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {
+  return pino({
+    name: service,
+    level,
+    redact: { paths: REDACT, censor: '[redacted]' },
+    base: { service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    mixin() {
+      const ctx = requestContext.getStore();
+      return ctx ? { request_id: ctx.requestId, organization_id: ctx.organizationId } : {};
+    },
+  });
+}

@@ -1,0 +1,153 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createDb, migrate, type Db, type Migration } from './db.js';
+import { createServiceApp, type ServiceApp } from './http/service.js';
+import type { OpenApiInfo } from './http/openapi.js';
+import type { RouteDef } from './http/route.js';
+import { createLogger } from './logger.js';
+import { connectTemporal, type TemporalHandle } from './temporal.js';
+import type { CommonConfig } from './config.js';
+
+/** What each domain service contributes; the runtime wires it to Postgres, Temporal and HTTP. */
+export interface ServiceModule<C extends CommonConfig, D> {
+  name: string;
+  /** Postgres schema the service owns. */
+  schema: string;
+  taskQueue: string;
+  info: OpenApiInfo;
+  migrations: Migration[];
+  routes: RouteDef<D>[];
+  deps(base: BaseDeps<C>): D | Promise<D>;
+  activities(base: BaseDeps<C>): object | Promise<object>;
+}
+
+export interface BaseDeps<C extends CommonConfig> {
+  config: C;
+  db: Db;
+  temporal: TemporalHandle;
+  log: Logger;
+}
+
+export interface RunningApi {
+  port: number;
+  server: http.Server;
+  app: ServiceApp;
+  close: () => Promise<void>;
+}
+
+async function base<C extends CommonConfig>(mod: ServiceModule<C, unknown>, config: C, role: string): Promise<BaseDeps<C>> {
+  const log = createLogger(`${mod.name}-${role}`, config.LOG_LEVEL);
+  const db = createDb({ url: config.DATABASE_URL, schema: mod.schema, poolMax: config.DATABASE_POOL_MAX, applicationName: `${mod.name}-${role}` });
+  await migrate(db, mod.schema, mod.migrations);
+  const temporal = await connectTemporal({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, tls: config.TEMPORAL_TLS });
+  return { config, db, temporal, log };
+}
+
+/** Start a service's HTTP API: migrations first, then listen. */
+export async function startServiceApi<C extends CommonConfig, D>(
+  mod: ServiceModule<C, D>,
+  config: C,
+  opts: { port: number; host?: string },
+): Promise<RunningApi> {
+  const b = await base(mod as ServiceModule<C, unknown>, config, 'api');
+  const deps = await mod.deps(b);
+  const app = createServiceApp<D>({
+    name: mod.name,
+    info: mod.info,
+    routes: mod.routes,
+    deps,
+    log: b.log,
+    identitySecret: config.IDENTITY_SECRET,
+    identityMaxAgeSeconds: config.IDENTITY_MAX_AGE_SECONDS,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    readiness: [
+      { name: 'database', check: async () => void (await b.db.raw('select 1')) },
+      { name: 'temporal', check: async () => void (await b.temporal.connection.workflowService.getSystemInfo({})) },
+    ],
+  });
+  const server = http.createServer(app.app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  b.log.info({ port }, `${mod.name} API listening`);
+  return {
+    port,
+    server,
+    app,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await b.temporal.close();
+      await b.db.destroy();
+    },
+  };
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  /** resolves when the worker has shut down */
+  done: Promise<void>;
+  close: () => Promise<void>;
+}
+
+/**
+ * Start a service's Temporal worker on its task queue. Uses a prebuilt workflow bundle when
+ * WORKFLOW_BUNDLE_PATH is set (production, tests), else bundles the workflow sources on start.
+ */
+export async function startServiceWorker<C extends CommonConfig, D>(
+  mod: ServiceModule<C, D>,
+  config: C,
+  opts: { workflowsPath: string; workflowBundlePath?: string },
+): Promise<RunningWorker> {
+  const b = await base(mod as ServiceModule<C, unknown>, config, 'worker');
+  const activities = await mod.activities(b);
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS, tls: config.TEMPORAL_TLS ? {} : undefined });
+  const bundlePath = opts.workflowBundlePath ?? process.env.WORKFLOW_BUNDLE_PATH;
+  const worker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: mod.taskQueue,
+    activities,
+    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: opts.workflowsPath }),
+  });
+  const done = worker.run().finally(async () => {
+    await connection.close().catch(() => {});
+  });
+  b.log.info({ taskQueue: mod.taskQueue }, `${mod.name} worker polling`);
+  return {
+    worker,
+    done,
+    close: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done.catch(() => {});
+      await b.temporal.close();
+      await b.db.destroy();
+    },
+  };
+}
+
+/** Graceful shutdown on SIGINT/SIGTERM for a process entry point. */
+export function onShutdown(log: Logger, close: () => Promise<void>): void {
+  let closing = false;
+  const handler = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    close().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}

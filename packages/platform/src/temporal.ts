@@ -1,0 +1,48 @@
+import { Client, Connection } from '@temporalio/client';
+import Long from 'long';
+
+export interface TemporalOptions {
+  address: string;
+  namespace: string;
+  tls?: boolean;
+}
+
+export interface TemporalHandle {
+  client: Client;
+  connection: Connection;
+  close: () => Promise<void>;
+}
+
+export async function connectTemporal(opts: TemporalOptions): Promise<TemporalHandle> {
+  const connection = await Connection.connect({ address: opts.address, tls: opts.tls ? {} : undefined });
+  const client = new Client({ connection, namespace: opts.namespace });
+  return { client, connection, close: () => connection.close() };
+}
+
+/** Custom search attributes every workflow of the platform carries, so operators find them in the Web UI. */
+export const SEARCH_ATTRIBUTES = { OrganizationId: 'Keyword', EntityId: 'Keyword' } as const;
+
+/**
+ * Register the namespace (when missing) and the platform's search attributes. Idempotent; used by
+ * the local stack and the test harness (a real cluster's namespace is provisioned by its operators).
+ */
+export async function ensureNamespace(connection: Connection, namespace: string): Promise<void> {
+  const ws = connection.workflowService;
+  try {
+    await ws.describeNamespace({ namespace });
+  } catch {
+    try {
+      await ws.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(3 * 24 * 3600) } });
+    } catch (err) {
+      if (!/already exists|AlreadyExists/i.test(String((err as Error).message))) throw err;
+    }
+  }
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing = Object.keys(SEARCH_ATTRIBUTES).filter((k) => !(k in (existing.customAttributes ?? {})));
+  if (missing.length) {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((k) => [k, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
+    });
+  }
+}

@@ -1,0 +1,72 @@
+import type { Knex } from 'knex';
+import type { Client } from '@temporalio/client';
+import { ConflictError, ValidationError, type Db } from '@rp/platform';
+import { businessSearchAttributes, TASK_QUEUES, welcomeEmail, welcomeEmailWorkflowId } from '@rp/workflows';
+import { insertOrganization, type OrganizationRow } from '../store/organizations.js';
+import { insertUser, type Role, type UserRow } from '../store/users.js';
+import { unknownBusinessUnits } from '../store/business-units.js';
+import { issueCredential, type CredentialRow } from '../store/credentials.js';
+
+export interface AccountsDeps {
+  db: Db;
+  temporal: Client;
+}
+
+export interface NewUser {
+  email: string;
+  name: string;
+  role: Role;
+  business_unit_ids: string[];
+}
+
+/**
+ * Start the welcome email inside the creating transaction: if Temporal refuses, the user is not
+ * created; if the commit fails after the start, the activity finds no user and skips.
+ */
+async function startWelcome(temporal: Client, organizationId: string, userId: string): Promise<void> {
+  await temporal.workflow.start(welcomeEmail, {
+    taskQueue: TASK_QUEUES.admin,
+    workflowId: welcomeEmailWorkflowId(userId),
+    args: [{ organizationId, userId }],
+    typedSearchAttributes: businessSearchAttributes(organizationId, userId),
+  });
+}
+
+export async function createUserInTrx(trx: Knex.Transaction, temporal: Client, organizationId: string, input: NewUser): Promise<UserRow> {
+  const unitIds = [...new Set(input.business_unit_ids)];
+  const unknown = await unknownBusinessUnits(trx, organizationId, unitIds);
+  if (unknown.length) {
+    throw new ValidationError(
+      unknown.map((id) => ({ loc: ['body', 'business_unit_ids', input.business_unit_ids.indexOf(id)], msg: `unknown business unit ${id}`, type: 'unknown_reference' })),
+    );
+  }
+  const user = await insertUser(trx, organizationId, { ...input, business_unit_ids: unitIds });
+  if (!user) throw new ConflictError(`A user with email ${input.email} already exists in this organization.`);
+  await startWelcome(temporal, organizationId, user.id);
+  return user;
+}
+
+export async function createUser(deps: AccountsDeps, organizationId: string, input: NewUser): Promise<UserRow> {
+  return deps.db.transaction((trx) => createUserInTrx(trx, deps.temporal, organizationId, input));
+}
+
+export interface Onboarded {
+  organization: OrganizationRow;
+  user: UserRow;
+  accessToken: { row: CredentialRow; token: string };
+  apiKey: { row: CredentialRow; token: string };
+}
+
+/** Create an organization with its first admin, an access token for that admin and an API key, atomically. */
+export async function onboardOrganization(
+  deps: AccountsDeps,
+  input: { name: string; base_currency: string; timezone: string; admin: { email: string; name: string } },
+): Promise<Onboarded> {
+  return deps.db.transaction(async (trx) => {
+    const organization = await insertOrganization(trx, { name: input.name, base_currency: input.base_currency, timezone: input.timezone });
+    const user = await createUserInTrx(trx, deps.temporal, organization.id, { ...input.admin, role: 'admin', business_unit_ids: [] });
+    const accessToken = await issueCredential(trx, { organizationId: organization.id, kind: 'user', userId: user.id, name: 'initial admin token' });
+    const apiKey = await issueCredential(trx, { organizationId: organization.id, kind: 'api_key', name: 'initial integration key' });
+    return { organization, user, accessToken, apiKey };
+  });
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, ValidationError } from '@rp/platform';
+import { route } from '../deps.js';
+import { credentialView, issueCredential, listCredentials, revokeCredential } from '../store/credentials.js';
+import { apiKeySchema } from './schemas.js';
+
+const MAX_PAGE = 500;
+
+export const apiKeyRoutes = [
+  route({
+    method: 'get',
+    path: '/v2/api-keys',
+    operationId: 'listApiKeys',
+    summary: 'List the organization\'s API keys',
+    description: 'Keys are never shown again after creation; `token_hint` tells them apart.',
+    tags: ['Credentials'],
+    auth: { role: 'admin' },
+    query: z.object(paginationQueryShape(MAX_PAGE)),
+    response: pageEnvelopeSchema(apiKeySchema),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listCredentials(deps.db, identity.org, 'api_key', page.offset, page.pageSize);
+      return pageOf(rows.map((r) => credentialView(r) as z.input<typeof apiKeySchema>), total, page);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/api-keys',
+    operationId: 'createApiKey',
+    summary: 'Create an organization API key',
+    description:
+      'API keys authenticate integration middleware (the push endpoints resolve the organization from the key). ' +
+      'The key is in `token` of this response only; only its SHA-256 hash is stored.',
+    tags: ['Credentials'],
+    auth: { role: 'admin' },
+    body: z.object({
+      name: z.string().trim().min(1).max(256),
+      expires_at: z.iso.datetime({ offset: true }).nullable().optional().describe('Optional expiry (ISO 8601); must be in the future.'),
+    }),
+    response: apiKeySchema,
+    handler: async ({ body, identity, deps }) => {
+      const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+      if (expiresAt && expiresAt.getTime() <= Date.now()) {
+        throw new ValidationError([{ loc: ['body', 'expires_at'], msg: 'must be in the future', type: 'value_error' }]);
+      }
+      const { row, token } = await issueCredential(deps.db, {
+        organizationId: identity.org,
+        kind: 'api_key',
+        name: body.name,
+        expiresAt,
+        createdBy: identity.sub,
+      });
+      return credentialView(row, token) as z.input<typeof apiKeySchema>;
+    },
+  }),
+  route({
+    method: 'delete',
+    path: '/v2/api-keys/{api_key_id}',
+    operationId: 'revokeApiKey',
+    summary: 'Revoke an API key',
+    description: 'Revocation takes effect at once at the gateway. Answers 200 with the revoked key; revoking it again is harmless.',
+    tags: ['Credentials'],
+    auth: { role: 'admin' },
+    params: z.object({ api_key_id: z.string() }),
+    response: apiKeySchema,
+    errors: [404],
+    handler: async ({ params, identity, deps }) => {
+      const row = isUuid(params.api_key_id) ? await revokeCredential(deps.db, identity.org, params.api_key_id, 'api_key') : undefined;
+      if (!row) throw new NotFoundError(`No API key ${params.api_key_id}.`);
+      return credentialView(row) as z.input<typeof apiKeySchema>;
+    },
+  }),
+];

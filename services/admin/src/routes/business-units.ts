@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { ConflictError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { route } from '../deps.js';
+import { businessUnitView, insertBusinessUnit, listBusinessUnits } from '../store/business-units.js';
+import { businessUnitSchema } from './schemas.js';
+
+const MAX_PAGE = 500;
+
+export const businessUnitRoutes = [
+  route({
+    method: 'get',
+    path: '/v2/business-units',
+    operationId: 'listBusinessUnits',
+    summary: 'List business units',
+    description: 'Only the units the caller may access: all of them for organization admins, the assigned ones for members.',
+    tags: ['Organization'],
+    query: z.object(paginationQueryShape(MAX_PAGE)),
+    response: pageEnvelopeSchema(businessUnitSchema),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listBusinessUnits(deps.db, identity, page.offset, page.pageSize);
+      return pageOf(rows.map(businessUnitView), total, page);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/business-units',
+    operationId: 'createBusinessUnit',
+    summary: 'Create a business unit',
+    description: 'Names are unique per organization (case-insensitive); a duplicate gives 409.',
+    tags: ['Organization'],
+    auth: { role: 'admin' },
+    body: z.object({
+      name: z.string().trim().min(1).max(256),
+      description: z.string().max(2000).nullable().optional(),
+    }),
+    response: businessUnitSchema,
+    errors: [409],
+    handler: async ({ body, identity, deps }) => {
+      const row = await insertBusinessUnit(deps.db, identity.org, body);
+      if (!row) throw new ConflictError(`A business unit named "${body.name}" already exists.`);
+      return businessUnitView(row);
+    },
+  }),
+];

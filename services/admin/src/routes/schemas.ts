@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+export const timestampsShape = {
+  created_at: z.string().describe('ISO 8601 UTC'),
+  modified_at: z.string().describe('ISO 8601 UTC'),
+};
+
+export const businessUnitSchema = z.object({
+  object: z.literal('business_unit'),
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  ...timestampsShape,
+});
+
+export const userSchema = z.object({
+  object: z.literal('user'),
+  id: z.string(),
+  organization_id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  role: z.enum(['admin', 'member']),
+  business_unit_ids: z.array(z.string()).describe('Units a member may access; admins access all.'),
+  is_active: z.boolean(),
+  ...timestampsShape,
+});
+
+export const apiKeySchema = z.object({
+  object: z.literal('api_key'),
+  id: z.string(),
+  name: z.string(),
+  token_hint: z.string().describe('First characters of the key, to tell keys apart.'),
+  token: z.string().optional().describe('The key itself: returned once, on creation only. Store it safely.'),
+  expires_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+  ...timestampsShape,
+});

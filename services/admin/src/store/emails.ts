@@ -1,0 +1,41 @@
+import { newId, type Db } from '@rp/platform';
+
+export interface OutboundEmailRow {
+  id: string;
+  organization_id: string;
+  idempotency_key: string;
+  kind: string;
+  to_address: string;
+  subject: string;
+  status: 'sending' | 'sent' | 'failed';
+  message_id: string | null;
+  attempts: number;
+  last_error: string | null;
+  sent_at: Date | null;
+}
+
+/** Claim the email for this idempotency key: creates it, or returns the existing record. */
+export async function claimEmail(
+  db: Db,
+  input: { organizationId: string; idempotencyKey: string; kind: string; to: string; subject: string },
+): Promise<OutboundEmailRow> {
+  await db.raw(
+    `INSERT INTO outbound_emails (id, organization_id, idempotency_key, kind, to_address, subject, status)
+     VALUES (?, ?, ?, ?, ?, ?, 'sending') ON CONFLICT (idempotency_key) DO NOTHING`,
+    [newId(), input.organizationId, input.idempotencyKey, input.kind, input.to, input.subject],
+  );
+  const row = await db<OutboundEmailRow>('outbound_emails').where({ idempotency_key: input.idempotencyKey }).first();
+  return row!;
+}
+
+export async function markAttempt(db: Db, id: string): Promise<void> {
+  await db('outbound_emails').where({ id }).update({ attempts: db.raw('attempts + 1'), modified_at: db.fn.now() });
+}
+
+export async function markSent(db: Db, id: string, messageId: string): Promise<void> {
+  await db('outbound_emails').where({ id }).update({ status: 'sent', message_id: messageId, sent_at: db.fn.now(), last_error: null, modified_at: db.fn.now() });
+}
+
+export async function markError(db: Db, id: string, error: string): Promise<void> {
+  await db('outbound_emails').where({ id }).update({ last_error: error.slice(0, 2000), modified_at: db.fn.now() });
+}

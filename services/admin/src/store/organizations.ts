@@ -1,0 +1,36 @@
+import { isoTime, newId, type Db } from '@rp/platform';
+import type { Knex } from 'knex';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  base_currency: string;
+  timezone: string;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export function organizationView(row: OrganizationRow) {
+  return {
+    object: 'organization' as const,
+    id: row.id,
+    name: row.name,
+    base_currency: row.base_currency,
+    timezone: row.timezone,
+    created_at: isoTime(row.created_at)!,
+    modified_at: isoTime(row.modified_at)!,
+  };
+}
+
+export async function insertOrganization(db: Db | Knex.Transaction, input: { name: string; base_currency: string; timezone: string }): Promise<OrganizationRow> {
+  const [row] = await db<OrganizationRow>('organizations').insert({ id: newId(), ...input }).returning('*');
+  return row;
+}
+
+export async function getOrganization(db: Db | Knex.Transaction, id: string): Promise<OrganizationRow | undefined> {
+  return db<OrganizationRow>('organizations').where({ id }).first();
+}
+
+export async function listOrganizations(db: Db): Promise<OrganizationRow[]> {
+  return db<OrganizationRow>('organizations').orderBy('id');
+}

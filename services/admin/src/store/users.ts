@@ -1,0 +1,69 @@
+import { isoTime, newId, type Db } from '@rp/platform';
+import type { Knex } from 'knex';
+
+export type Role = 'admin' | 'member';
+
+export interface UserRow {
+  id: string;
+  organization_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  deactivated_at: Date | null;
+  created_at: Date;
+  modified_at: Date;
+  business_unit_ids?: string[];
+}
+
+export function userView(row: UserRow) {
+  return {
+    object: 'user' as const,
+    id: row.id,
+    organization_id: row.organization_id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    business_unit_ids: row.business_unit_ids ?? [],
+    is_active: row.deactivated_at === null,
+    created_at: isoTime(row.created_at)!,
+    modified_at: isoTime(row.modified_at)!,
+  };
+}
+
+function withUnits(db: Db | Knex.Transaction) {
+  return db('users as u').select(
+    'u.*',
+    db.raw(`(SELECT coalesce(array_agg(ubu.business_unit_id ORDER BY ubu.business_unit_id), '{}') FROM user_business_units ubu WHERE ubu.user_id = u.id) AS business_unit_ids`),
+  );
+}
+
+export async function getUser(db: Db | Knex.Transaction, organizationId: string, id: string): Promise<UserRow | undefined> {
+  return withUnits(db).where({ 'u.organization_id': organizationId, 'u.id': id }).first();
+}
+
+export async function listUsers(db: Db, organizationId: string, offset: number, limit: number) {
+  const [rows, [{ count }]] = await Promise.all([
+    withUnits(db).where('u.organization_id', organizationId).orderBy('u.created_at').orderBy('u.id').offset(offset).limit(limit),
+    db('users').where({ organization_id: organizationId }).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as UserRow[], total: Number(count) };
+}
+
+/** Insert a user and their unit access; null when the email is taken in the organization. */
+export async function insertUser(
+  trx: Knex.Transaction,
+  organizationId: string,
+  input: { email: string; name: string; role: Role; business_unit_ids: string[] },
+): Promise<UserRow | null> {
+  const id = newId();
+  const res = await trx.raw(
+    `INSERT INTO users (id, organization_id, email, name, role) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (organization_id, lower(email)) DO NOTHING RETURNING id`,
+    [id, organizationId, input.email, input.name, input.role],
+  );
+  if (!res.rows.length) return null;
+  if (input.business_unit_ids.length) {
+    await trx('user_business_units').insert(input.business_unit_ids.map((business_unit_id) => ({ user_id: id, business_unit_id })));
+  }
+  return (await getUser(trx, organizationId, id))!;
+}

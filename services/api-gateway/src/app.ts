@@ -1,0 +1,158 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import {
+  createDb,
+  createHttpMetrics,
+  createLogger,
+  CredentialResolver,
+  errorMiddleware,
+  IDENTITY_HEADER,
+  mergeOpenApi,
+  RateLimitedError,
+  REQUEST_ID_HEADER,
+  requestContext,
+  requestContextMiddleware,
+  RouteNotFoundError,
+  signIdentity,
+  type BaseState,
+  type OpenApiDocument,
+} from '@rp/platform';
+import type { GatewayConfig } from './config.js';
+import { authenticate } from './auth.js';
+import { createAgent, proxyRequest } from './proxy.js';
+import { RateLimiter } from './rate-limit.js';
+import { serviceFor, upstreams, type ServiceName } from './route-table.js';
+import { docsPage } from './docs.js';
+
+export interface Gateway {
+  port: number;
+  server: http.Server;
+  close: () => Promise<void>;
+}
+
+export async function startGateway(config: GatewayConfig, opts: { port?: number; host?: string } = {}): Promise<Gateway> {
+  const log = createLogger('api-gateway', config.LOG_LEVEL);
+  const db = createDb({ url: config.DATABASE_URL, poolMax: 10, applicationName: 'api-gateway' });
+  const resolver = new CredentialResolver({ db, databaseUrl: config.DATABASE_URL, log, cacheTtlMs: config.AUTH_CACHE_TTL_MS });
+  await resolver.start();
+  const limiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
+  const targets = upstreams(config);
+  const metrics = createHttpMetrics('api-gateway');
+  const agent = createAgent();
+
+  let openapiCache: { doc: OpenApiDocument; at: number } | null = null;
+  async function openapi(): Promise<OpenApiDocument> {
+    if (openapiCache && Date.now() - openapiCache.at < 30_000) return openapiCache.doc;
+    const names = Object.keys(targets) as ServiceName[];
+    const docs = await Promise.all(
+      names.map(async (name) => {
+        try {
+          const res = await fetch(new URL('/openapi.json', targets[name]), { signal: AbortSignal.timeout(3000) });
+          return res.ok ? ((await res.json()) as OpenApiDocument) : null;
+        } catch {
+          return null;
+        }
+      }),
+    );
+    const missing = names.filter((_, i) => !docs[i]);
+    const doc = mergeOpenApi(
+      {
+        title: 'Receivables Platform API',
+        version: '2.0.0',
+        description:
+          'Accounts receivable, cash application, collections and knowledge, behind one gateway. Every endpoint requires ' +
+          '`Authorization: Bearer <token>`. Errors of /v2 endpoints use `{type, status, title, detail, errors?}`; /v1 endpoints use ' +
+          '`{data, error, message}` (validation: `{detail, message}`). Pagination: `page` (0-indexed) and `page_size` (alias `size`), ' +
+          'envelope `{data, current_page, total_records, next_page}`. Rate limit: per credential, ' +
+          `${config.RATE_LIMIT_PER_SECOND}/s sustained with bursts of ${config.RATE_LIMIT_BURST}; 429 with Retry-After beyond it. ` +
+          `Request bodies: at most ${config.BODY_LIMIT_BYTES} bytes (413 beyond).` +
+          (missing.length ? `\n\nNot listed (service unreachable while this document was built): ${missing.join(', ')}.` : ''),
+      },
+      docs.filter((d): d is OpenApiDocument => d !== null),
+    );
+    if (!missing.length) openapiCache = { doc, at: Date.now() };
+    return doc;
+  }
+
+  const app = new Koa<BaseState>();
+  app.proxy = true;
+  app.silent = true;
+  app.use(requestContextMiddleware(log, metrics));
+  app.use(errorMiddleware(log));
+  app.use(async (ctx, next) => {
+    switch (ctx.path) {
+      case '/healthz':
+        ctx.state.quiet = true;
+        ctx.body = { status: 'ok', service: 'api-gateway' };
+        return;
+      case '/readyz': {
+        ctx.state.quiet = true;
+        let database = 'ok';
+        try {
+          await db.raw('select 1');
+        } catch {
+          database = 'unavailable';
+        }
+        ctx.status = database === 'ok' ? 200 : 503;
+        ctx.body = { status: database === 'ok' ? 'ready' : 'not-ready', service: 'api-gateway', checks: { database } };
+        return;
+      }
+      case '/metrics':
+        ctx.state.quiet = true;
+        ctx.type = metrics.registry.contentType;
+        ctx.body = await metrics.registry.metrics();
+        return;
+      case '/openapi.json':
+        ctx.body = await openapi();
+        return;
+      case '/docs':
+      case '/docs/':
+        ctx.type = 'html';
+        ctx.body = docsPage;
+        return;
+    }
+    await next();
+  });
+
+  app.use(async (ctx) => {
+    const identity = await authenticate(ctx.get('authorization') || undefined, resolver, ctx.state.requestId);
+    ctx.state.identity = identity;
+    const store = requestContext.getStore();
+    if (store) store.organizationId = identity.org;
+    const wait = limiter.take(identity.cred);
+    if (wait > 0) throw new RateLimitedError(wait);
+    const service = serviceFor(ctx.path);
+    if (!service) throw new RouteNotFoundError(ctx.method, ctx.path);
+    ctx.state.routeName = `proxy:${service}`;
+    await proxyRequest(ctx as unknown as Koa.Context, {
+      target: targets[service],
+      agent,
+      headers: { [IDENTITY_HEADER]: signIdentity(identity, config.IDENTITY_SECRET), [REQUEST_ID_HEADER]: ctx.state.requestId },
+      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    });
+  });
+
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? config.PORT, opts.host ?? process.env.HOST ?? '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info({ port }, 'gateway listening');
+  return {
+    port,
+    server,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      agent.destroy();
+      await resolver.close();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { commonConfigShape, env, loadConfig } from '@rp/platform';
+
+export const gatewayConfigSchema = z.object({
+  DATABASE_URL: commonConfigShape.DATABASE_URL,
+  IDENTITY_SECRET: commonConfigShape.IDENTITY_SECRET,
+  LOG_LEVEL: commonConfigShape.LOG_LEVEL,
+  BODY_LIMIT_BYTES: commonConfigShape.BODY_LIMIT_BYTES,
+  PORT: env.port(8080),
+  ADMIN_URL: z.string().url().default('http://127.0.0.1:8104'),
+  INTEGRATIONS_URL: z.string().url().default('http://127.0.0.1:8101'),
+  CASH_APP_URL: z.string().url().default('http://127.0.0.1:8102'),
+  KNOWLEDGE_URL: z.string().url().default('http://127.0.0.1:8103'),
+  UPSTREAM_TIMEOUT_MS: env.int(30_000, 100),
+  /** Sustained requests per second per credential (token bucket refill rate); 0 disables. */
+  RATE_LIMIT_PER_SECOND: env.int(50, 0),
+  /** Burst size per credential (token bucket capacity). */
+  RATE_LIMIT_BURST: env.int(100, 1),
+  AUTH_CACHE_TTL_MS: env.int(60_000, 0),
+});
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+
+export function loadGatewayConfig(source: Record<string, string | undefined> = process.env): GatewayConfig {
+  return loadConfig(gatewayConfigSchema, source);
+}

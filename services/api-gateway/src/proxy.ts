@@ -1,0 +1,118 @@
+import http from 'node:http';
+import { Transform } from 'node:stream';
+import type Koa from 'koa';
+import { PayloadTooLargeError, UpstreamError } from '@rp/platform';
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
+
+export function createAgent(): http.Agent {
+  return new http.Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
+}
+
+export interface ProxyOptions {
+  target: URL;
+  agent: http.Agent;
+  /** headers added after client identity headers were stripped */
+  headers: Record<string, string>;
+  timeoutMs: number;
+  bodyLimitBytes: number;
+}
+
+/**
+ * Stream the request to the owning service and its response back. Client-supplied `x-rp-*`
+ * headers and the bearer token are not forwarded. Unreachable service → 502, no answer in
+ * time → 504, body over the limit → 413 (checked on Content-Length and while streaming).
+ */
+export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > opts.bodyLimitBytes) throw new PayloadTooLargeError(opts.bodyLimitBytes);
+
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(ctx.req.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || name === 'authorization' || name.startsWith('x-rp-')) continue;
+    headers[name] = value;
+  }
+  headers['x-forwarded-for'] = ctx.ip;
+  headers['x-forwarded-proto'] = ctx.protocol;
+  headers['x-forwarded-host'] = ctx.host;
+  Object.assign(headers, opts.headers);
+  if (ctx.get('transfer-encoding')) headers['transfer-encoding'] = 'chunked';
+
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    };
+    const upstream = http.request({
+      host: opts.target.hostname,
+      port: opts.target.port,
+      method: ctx.method,
+      path: ctx.originalUrl,
+      headers,
+      agent: opts.agent,
+      timeout: opts.timeoutMs,
+    });
+    upstream.on('timeout', () => {
+      upstream.destroy();
+      fail(new UpstreamError(504, 'The service did not answer in time.'));
+    });
+    upstream.on('error', (err: NodeJS.ErrnoException) => {
+      fail(new UpstreamError(502, err.code === 'ECONNREFUSED' ? 'The service is not reachable.' : 'The service connection failed.'));
+    });
+    upstream.on('response', (res) => {
+      if (settled) {
+        res.resume();
+        return;
+      }
+      settled = true;
+      ctx.status = res.statusCode ?? 502;
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value === undefined || HOP_BY_HOP.has(name) || name === 'content-length') continue;
+        ctx.set(name, value as string | string[]);
+      }
+      const length = res.headers['content-length'];
+      if (ctx.status === 204 || ctx.status === 304 || ctx.method === 'HEAD') {
+        res.resume();
+        ctx.body = null;
+      } else {
+        ctx.body = res;
+        if (length !== undefined) ctx.length = Number(length);
+      }
+      resolve();
+    });
+
+    if (!declared && !ctx.get('transfer-encoding')) {
+      upstream.end();
+      return;
+    }
+    let seen = 0;
+    const limiter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        seen += chunk.length;
+        if (seen > opts.bodyLimitBytes) {
+          cb(new PayloadTooLargeError(opts.bodyLimitBytes));
+          return;
+        }
+        cb(null, chunk);
+      },
+    });
+    limiter.on('error', (err) => {
+      upstream.destroy();
+      ctx.req.resume();
+      fail(err);
+    });
+    ctx.req.pipe(limiter).pipe(upstream);
+  });
+}

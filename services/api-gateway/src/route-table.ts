@@ -1,0 +1,48 @@
+import type { GatewayConfig } from './config.js';
+
+export type ServiceName = 'admin' | 'integrations' | 'cash-app' | 'knowledge';
+
+/**
+ * Which service owns which path: the one place routing is declared. Longest prefix wins; a
+ * prefix matches a whole path segment (`/v2/users` matches `/v2/users/me`, not `/v2/usersx`).
+ */
+export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }> = [
+  // integrations: providers, connections, middleware push (spec 2.2, 2.20)
+  { prefix: '/v2/integrations', service: 'integrations' },
+  // cash application (spec 2.8, 2.14, 2.15, 2.17)
+  { prefix: '/v2/analytics', service: 'cash-app' },
+  { prefix: '/v2/bank-statements', service: 'cash-app' },
+  { prefix: '/v2/payments', service: 'cash-app' },
+  { prefix: '/v2/adjustments', service: 'cash-app' },
+  { prefix: '/v2/cash-app', service: 'cash-app' },
+  { prefix: '/v2/exchange-rates', service: 'cash-app' },
+  { prefix: '/v1/remittances', service: 'cash-app' },
+  // knowledge (spec 2.7, 2.10-2.12)
+  { prefix: '/v2/aether', service: 'knowledge' },
+  { prefix: '/v2/deductions', service: 'knowledge' },
+  // organization administration (spec 2.6, 2.16, 2.18, 2.19)
+  { prefix: '/v2/business-units', service: 'admin' },
+  { prefix: '/v2/users', service: 'admin' },
+  { prefix: '/v2/api-keys', service: 'admin' },
+  { prefix: '/v2/cnam-registration', service: 'admin' },
+  { prefix: '/v2/mailbox-settings', service: 'admin' },
+  { prefix: '/v1/user-invites', service: 'admin' },
+];
+
+const SORTED = [...ROUTE_TABLE].sort((a, b) => b.prefix.length - a.prefix.length);
+
+export function serviceFor(path: string): ServiceName | null {
+  for (const { prefix, service } of SORTED) {
+    if (path === prefix || path.startsWith(prefix + '/')) return service;
+  }
+  return null;
+}
+
+export function upstreams(config: GatewayConfig): Record<ServiceName, URL> {
+  return {
+    admin: new URL(config.ADMIN_URL),
+    integrations: new URL(config.INTEGRATIONS_URL),
+    'cash-app': new URL(config.CASH_APP_URL),
+    knowledge: new URL(config.KNOWLEDGE_URL),
+  };
+}

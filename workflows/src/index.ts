@@ -1,0 +1,4 @@
+// Contracts, task queues and business-id helpers for services (never imported by workflow code).
+export * from './task-queues.js';
+export * from './search-attributes.js';
+export * from './admin/welcome-email.js';
