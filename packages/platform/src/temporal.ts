@@ -37,12 +37,27 @@ export async function ensureNamespace(connection: Connection, namespace: string)
       if (!/already exists|AlreadyExists/i.test(String((err as Error).message))) throw err;
     }
   }
-  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  // A freshly registered namespace takes a moment to reach every frontend cache.
+  const existing = await retry(() => connection.operatorService.listSearchAttributes({ namespace }));
   const missing = Object.keys(SEARCH_ATTRIBUTES).filter((k) => !(k in (existing.customAttributes ?? {})));
   if (missing.length) {
-    await connection.operatorService.addSearchAttributes({
-      namespace,
-      searchAttributes: Object.fromEntries(missing.map((k) => [k, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
-    });
+    await retry(() =>
+      connection.operatorService.addSearchAttributes({
+        namespace,
+        searchAttributes: Object.fromEntries(missing.map((k) => [k, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
+      }),
+    );
+  }
+}
+
+async function retry<T>(fn: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline || !/NOT_FOUND|UNAVAILABLE/.test(String((err as Error).message))) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 }

