@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ConflictError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { ConflictError, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { businessUnitView, insertBusinessUnit, listBusinessUnits } from '../store/business-units.js';
+import { businessUnitView, getBusinessUnit, insertBusinessUnit, listBusinessUnits } from '../store/business-units.js';
 import { businessUnitSchema } from './schemas.js';
 
 const MAX_PAGE = 500;
@@ -39,6 +39,22 @@ export const businessUnitRoutes = [
     handler: async ({ body, identity, deps }) => {
       const row = await insertBusinessUnit(deps.db, identity.org, body);
       if (!row) throw new ConflictError(`A business unit named "${body.name}" already exists.`);
+      return businessUnitView(row);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/business-units/{business_unit_id}',
+    operationId: 'getBusinessUnit',
+    summary: 'Get a business unit',
+    description: 'A unit the caller may not access, or of another organization, is indistinguishable from a missing one (404).',
+    tags: ['Organization'],
+    params: z.object({ business_unit_id: z.string() }),
+    response: businessUnitSchema,
+    errors: [404],
+    handler: async ({ params, identity, deps }) => {
+      const row = isUuid(params.business_unit_id) ? await getBusinessUnit(deps.db, identity, params.business_unit_id) : undefined;
+      if (!row) throw new NotFoundError(`No business unit ${params.business_unit_id}.`);
       return businessUnitView(row);
     },
   }),

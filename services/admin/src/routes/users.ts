@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { getUser, listUsers, userView } from '../store/users.js';
 import { createUser } from '../domain/accounts.js';
@@ -53,6 +53,21 @@ export const userRoutes = [
     handler: async ({ identity, deps }) => {
       const user = identity.sub ? await getUser(deps.db, identity.org, identity.sub) : undefined;
       if (!user) throw new NotFoundError('The user of this token no longer exists.');
+      return userView(user);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/users/{user_id}',
+    operationId: 'getUser',
+    summary: 'Get a user of the organization',
+    tags: ['Organization'],
+    params: z.object({ user_id: z.string() }),
+    response: userSchema,
+    errors: [404],
+    handler: async ({ params, identity, deps }) => {
+      const user = isUuid(params.user_id) ? await getUser(deps.db, identity.org, params.user_id) : undefined;
+      if (!user) throw new NotFoundError(`No user ${params.user_id}.`);
       return userView(user);
     },
   }),

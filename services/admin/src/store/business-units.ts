@@ -35,6 +35,10 @@ export async function listBusinessUnits(db: Db, identity: Identity, offset: numb
   return { rows: rows as BusinessUnitRow[], total: Number(count) };
 }
 
+export async function getBusinessUnit(db: Db, identity: Identity, id: string): Promise<BusinessUnitRow | undefined> {
+  return accessible(db, identity).andWhere({ id }).first();
+}
+
 export async function insertBusinessUnit(
   db: Db | Knex.Transaction,
   organizationId: string,

@@ -1,0 +1,180 @@
+/**
+ * Administration CLI (`npm run cli -- <command> [options]`); every command prints JSON.
+ *
+ *   org create   --name N --admin-email E --admin-name N [--currency EUR] [--timezone Europe/Berlin]
+ *   org list
+ *   user create  --org ID --email E --name N [--role member|admin] [--business-unit ID]…
+ *   token issue  --org ID --user ID [--name N] [--expires-at ISO-8601]
+ *   token revoke --org ID --id ID
+ *   api-key create --org ID [--name N] [--expires-at ISO-8601]
+ *   api-key revoke --org ID --id ID
+ *
+ * Connection settings come from the environment (DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
+ * or, when those are unset, from var/local-env.json written by `npm start`.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { connectTemporal, createDb, currencyCode, ianaTimezone, isUuid, migrate, type Db } from '@rp/platform';
+import { migrations } from '../migrations/index.js';
+import { createUser, onboardOrganization } from './domain/accounts.js';
+import { credentialView, issueCredential, revokeCredential } from './store/credentials.js';
+import { getUser, userView } from './store/users.js';
+import { getOrganization, listOrganizations, organizationView } from './store/organizations.js';
+
+class CliError extends Error {}
+
+const USAGE = readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0].replace(/^\/\*\*?\n?/, '').replace(/^ \* ?/gm, '');
+
+function connectionEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  const local = path.resolve(process.cwd(), 'var', 'local-env.json');
+  if (!env.DATABASE_URL && existsSync(local)) {
+    Object.assign(env, JSON.parse(readFileSync(local, 'utf8')), { ...Object.fromEntries(Object.entries(process.env).filter(([, v]) => v)) });
+  }
+  if (!env.DATABASE_URL) throw new CliError('DATABASE_URL is not set (and no var/local-env.json from `npm start` was found).');
+  return env;
+}
+
+function parse<T extends z.ZodRawShape>(shape: T, values: Record<string, unknown>): z.infer<z.ZodObject<T>> {
+  const result = z.object(shape).safeParse(values);
+  if (!result.success) {
+    throw new CliError(result.error.issues.map((i) => `--${i.path.join('.').replace(/_/g, '-')}: ${i.message}`).join('; '));
+  }
+  return result.data;
+}
+
+const expiresAt = z.iso
+  .datetime({ offset: true })
+  .optional()
+  .refine((v) => !v || new Date(v).getTime() > Date.now(), 'must be in the future');
+
+export async function runCli(argv: string[], env: Record<string, string | undefined>): Promise<unknown> {
+  const [group, action, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      org: { type: 'string' },
+      user: { type: 'string' },
+      id: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
+      currency: { type: 'string' },
+      timezone: { type: 'string' },
+      'admin-email': { type: 'string' },
+      'admin-name': { type: 'string' },
+      'business-unit': { type: 'string', multiple: true },
+      'expires-at': { type: 'string' },
+    },
+    strict: true,
+  });
+  const v = Object.fromEntries(Object.entries(values).map(([k, val]) => [k.replace(/-/g, '_'), val]));
+  const command = `${group ?? ''} ${action ?? ''}`.trim();
+  const known = ['org create', 'org list', 'user create', 'token issue', 'token revoke', 'api-key create', 'api-key revoke'];
+  if (!known.includes(command)) throw new CliError(`unknown command "${command}"\n\n${USAGE}`);
+
+  const db = createDb({ url: env.DATABASE_URL!, schema: 'admin', poolMax: 2, applicationName: 'admin-cli' });
+  let temporal: Awaited<ReturnType<typeof connectTemporal>> | null = null;
+  const needTemporal = command === 'org create' || command === 'user create';
+  try {
+    await migrate(db, 'admin', migrations);
+    if (needTemporal) {
+      temporal = await connectTemporal({ address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233', namespace: env.TEMPORAL_NAMESPACE ?? 'default' });
+    }
+    const requireOrg = async (id: string) => {
+      if (!isUuid(id) || !(await getOrganization(db, id))) throw new CliError(`no organization ${id}`);
+      return id;
+    };
+    switch (command) {
+      case 'org create': {
+        const a = parse(
+          {
+            name: z.string().min(1),
+            admin_email: z.email(),
+            admin_name: z.string().min(1),
+            currency: currencyCode().default('USD'),
+            timezone: ianaTimezone().default('UTC'),
+          },
+          v,
+        );
+        const o = await onboardOrganization(
+          { db, temporal: temporal!.client },
+          { name: a.name, base_currency: a.currency, timezone: a.timezone, admin: { email: a.admin_email, name: a.admin_name } },
+        );
+        return {
+          organization: organizationView(o.organization),
+          user: userView(o.user),
+          organization_id: o.organization.id,
+          user_id: o.user.id,
+          access_token: o.accessToken.token,
+          access_token_id: o.accessToken.row.id,
+          api_key: o.apiKey.token,
+          api_key_id: o.apiKey.row.id,
+        };
+      }
+      case 'org list':
+        return (await listOrganizations(db)).map(organizationView);
+      case 'user create': {
+        const a = parse(
+          {
+            org: z.string(),
+            email: z.email(),
+            name: z.string().min(1),
+            role: z.enum(['admin', 'member']).default('member'),
+            business_unit: z.array(z.string()).default([]),
+          },
+          v,
+        );
+        const org = await requireOrg(a.org);
+        const user = await createUser({ db, temporal: temporal!.client }, org, { email: a.email, name: a.name, role: a.role, business_unit_ids: a.business_unit });
+        return userView(user);
+      }
+      case 'token issue': {
+        const a = parse({ org: z.string(), user: z.string(), name: z.string().min(1).default('cli token'), expires_at: expiresAt }, v);
+        const org = await requireOrg(a.org);
+        if (!isUuid(a.user) || !(await getUser(db, org, a.user))) throw new CliError(`no user ${a.user} in organization ${org}`);
+        const { row, token } = await issueCredential(db, {
+          organizationId: org,
+          kind: 'user',
+          userId: a.user,
+          name: a.name,
+          expiresAt: a.expires_at ? new Date(a.expires_at) : null,
+        });
+        return credentialView(row, token);
+      }
+      case 'api-key create': {
+        const a = parse({ org: z.string(), name: z.string().min(1).default('cli key'), expires_at: expiresAt }, v);
+        const org = await requireOrg(a.org);
+        const { row, token } = await issueCredential(db, { organizationId: org, kind: 'api_key', name: a.name, expiresAt: a.expires_at ? new Date(a.expires_at) : null });
+        return credentialView(row, token);
+      }
+      case 'token revoke':
+      case 'api-key revoke': {
+        const a = parse({ org: z.string(), id: z.string() }, v);
+        const org = await requireOrg(a.org);
+        const kind = command === 'token revoke' ? 'user' : 'api_key';
+        const row = isUuid(a.id) ? await revokeCredential(db as Db, org, a.id, kind) : undefined;
+        if (!row) throw new CliError(`no ${kind === 'user' ? 'access token' : 'API key'} ${a.id} in organization ${org}`);
+        return credentialView(row);
+      }
+    }
+    return null;
+  } finally {
+    await temporal?.close();
+    await db.destroy();
+  }
+}
+
+const isMain = process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname);
+if (isMain) {
+  try {
+    const result = await runCli(process.argv.slice(2), connectionEnv());
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  } catch (err) {
+    const message = err instanceof CliError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (err as Error).message : `unexpected error: ${(err as Error).message}`;
+    process.stderr.write(JSON.stringify({ error: message }) + '\n');
+    process.exit(err instanceof CliError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1);
+  }
+}

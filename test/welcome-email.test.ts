@@ -1,0 +1,110 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { findTemporalCli } from '../scripts/local/components.js';
+import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { welcomeEmail, welcomeEmailWorkflowId, TASK_QUEUES, ORGANIZATION_ID } from '@rp/workflows';
+import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
+
+let stack: TestStack;
+let org: Org;
+let temporal: TemporalHandle;
+
+beforeAll(async () => {
+  stack = await startStack({ workers: ['admin'] });
+  org = await stack.onboard('Welcome Org');
+  temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
+});
+afterAll(async () => {
+  await temporal?.close();
+  await stack?.close();
+});
+
+describe('welcome email workflow', () => {
+  it('emails a new user through Temporal and SMTP, once', async () => {
+    const email = `new.user.${Date.now()}@example.com`;
+    const res = await stack.request('POST', '/v2/users', { token: org.token, body: { email, name: 'Nora New' } });
+    expect(res.status).toBe(200);
+    const userId = res.body.id as string;
+
+    const handle = temporal.client.workflow.getHandle(welcomeEmailWorkflowId(userId));
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'sent', messageId: expect.any(String) });
+    const description = await handle.describe();
+    expect(description.taskQueue).toBe(TASK_QUEUES.admin);
+    expect(description.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
+
+    // The recorded history replays against today's workflow code (determinism check).
+    const history = await handle.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
+    if (process.env.RECORD_HISTORIES) {
+      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
+      writeFileSync('workflows/test/histories/welcome-email.json', json);
+    }
+
+    const mails = await waitForMail(email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0].subject).toBe('Welcome to Welcome Org on the Receivables Platform');
+    expect(mails[0].text).toContain('Hello Nora New');
+
+    const [row] = await stack.sql(`SELECT status, message_id, attempts FROM admin.outbound_emails WHERE idempotency_key = $1`, [`welcome-${userId}`]);
+    expect(row).toMatchObject({ status: 'sent', attempts: 1 });
+
+    // Running the workflow again (a retry, an operator's re-run) does not send a second email.
+    const again = await temporal.client.workflow.execute(welcomeEmail, {
+      taskQueue: TASK_QUEUES.admin,
+      workflowId: `${welcomeEmailWorkflowId(userId)}-rerun`,
+      args: [{ organizationId: org.organizationId, userId }],
+    });
+    expect(again).toMatchObject({ status: 'already-sent' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await waitForMail(email, { count: 2, timeoutMs: 1000 })).toHaveLength(1);
+  });
+
+  it('skips a user that does not exist', async () => {
+    const result = await temporal.client.workflow.execute(welcomeEmail, {
+      taskQueue: TASK_QUEUES.admin,
+      workflowId: `welcome-email-missing-${Date.now()}`,
+      args: [{ organizationId: org.organizationId, userId: '01938f5e-0000-7000-8000-000000000000' }],
+    });
+    expect(result).toEqual({ status: 'skipped', reason: 'user does not exist' });
+  });
+
+  it('retries while SMTP is down and delivers once it is back', async () => {
+    // Point a second worker at a closed SMTP port: the activity fails and Temporal retries it.
+    await stack.workers.admin!.close();
+    const { default: net } = await import('node:net');
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+    const deadPort = (probe.address() as { port: number }).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const { startServiceWorker } = await import('@rp/platform');
+    const { adminModule, loadAdminConfig } = await import('@rp/admin');
+    const { workflowsPath } = await import('@rp/workflows/paths');
+    const { inject } = await import('vitest');
+    const broken = await startServiceWorker(adminModule, loadAdminConfig({ ...stack.env, SMTP_URL: `smtp://127.0.0.1:${deadPort}` }), {
+      workflowsPath,
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+    const email = `retry.${Date.now()}@example.com`;
+    const res = await stack.request('POST', '/v2/users', { token: org.token, body: { email, name: 'Rita Retry' } });
+    const handle = temporal.client.workflow.getHandle(welcomeEmailWorkflowId(res.body.id));
+    const deadline = Date.now() + 20_000;
+    let failedAttempts = 0;
+    while (Date.now() < deadline) {
+      const [row] = await stack.sql(`SELECT attempts, last_error, status FROM admin.outbound_emails WHERE to_address = $1`, [email]);
+      if (row?.last_error) {
+        failedAttempts = row.attempts;
+        expect(row.status).toBe('sending');
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(failedAttempts).toBeGreaterThanOrEqual(1);
+    await broken.close();
+    await stack.startWorker('admin');
+    expect(await handle.result()).toMatchObject({ status: 'sent' });
+    expect(await waitForMail(email)).toHaveLength(1);
+  });
+});
