@@ -1,10 +1,13 @@
 import { adminModule, loadAdminConfig } from '@rp/admin';
+import { cashAppModule, loadCashAppConfig } from '@rp/cash-app';
+import { integrationsModule, loadIntegrationsConfig } from '@rp/integrations';
+import { knowledgeModule, loadKnowledgeConfig } from '@rp/knowledge';
 import type { ServiceName } from '@rp/api-gateway';
 
 /** Every domain service with its module and config loader; a new service is added here once. */
 export const SERVICE_MODULES: Record<ServiceName, { module: unknown; config: (env: Record<string, string>) => any }> = {
   admin: { module: adminModule, config: loadAdminConfig },
-  integrations: { module: adminModule, config: loadAdminConfig },
-  'cash-app': { module: adminModule, config: loadAdminConfig },
-  knowledge: { module: adminModule, config: loadAdminConfig },
+  integrations: { module: integrationsModule, config: loadIntegrationsConfig },
+  'cash-app': { module: cashAppModule, config: loadCashAppConfig },
+  knowledge: { module: knowledgeModule, config: loadKnowledgeConfig },
 };

@@ -1,0 +1,18 @@
+import type { ServiceModule } from '@rp/platform';
+import { TASK_QUEUES } from '@rp/workflows';
+import { migrations } from '../migrations/index.js';
+import type { CashAppConfig } from './config.js';
+import type { CashAppDeps } from './deps.js';
+import { adjustmentRoutes } from './routes/adjustments.js';
+
+export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
+  name: 'cash-app',
+  schema: 'cash_app',
+  taskQueue: TASK_QUEUES.cashApp,
+  info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
+  migrations,
+  routes: [...adjustmentRoutes],
+  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
+  // No cash-application activities yet; the worker polls its task queue for the workflows that will use them.
+  activities: () => ({}),
+};

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { LEDGER_CLASSIFICATIONS } from '../domain/ledger-accounts.js';
+
+export const timestampsShape = {
+  created_at: z.string().describe('ISO 8601 UTC'),
+  modified_at: z.string().describe('ISO 8601 UTC'),
+};
+
+export const ledgerAccountSchema = z.object({
+  object: z.literal('ledger_account'),
+  id: z.string(),
+  name: z.string(),
+  number: z.string(),
+  classification: z.enum(LEDGER_CLASSIFICATIONS),
+  ...timestampsShape,
+});
+
+export const adjustmentSchema = z.object({
+  object: z.literal('adjustment'),
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  is_active: z.boolean().describe('Available for use.'),
+  is_system: z.boolean().describe('Created by the system rather than a user.'),
+  automated: z.boolean().describe('Applied automatically during payment processing.'),
+  ledger_account_id: z.string(),
+  ledger_account: ledgerAccountSchema,
+  can_delete: z.boolean().describe('False for system adjustments: they can only be deactivated.'),
+  ...timestampsShape,
+});

@@ -1,0 +1,63 @@
+import type { Db } from '@rp/platform';
+import { COLLECTIONS, type Collection } from '../domain/collections.js';
+
+export interface CollectionStats {
+  collection: Collection;
+  article_count: number;
+  pending_proposal_count: number;
+}
+
+export interface PlaybookStats {
+  total_articles: number;
+  total_collections: number;
+  pending_proposals: number;
+  collections: CollectionStats[];
+}
+
+interface StatsRow extends CollectionStats {
+  total_articles: number;
+  total_collections: number;
+  pending_proposals: number;
+}
+
+/**
+ * The organization's playbook statistics in one statement (one snapshot): live (non-archived)
+ * articles and pending proposals per collection, one row for every collection in enum order.
+ * A pending proposal without a collection counts in `pending_proposals` but in no collection.
+ */
+export async function playbookStats(db: Db, organizationId: string): Promise<PlaybookStats> {
+  const res = await db.raw(
+    `WITH enum AS (
+       SELECT e.collection, e.ord FROM unnest(?::text[]) WITH ORDINALITY AS e(collection, ord)
+     ),
+     a AS (
+       SELECT collection, count(*) AS n FROM articles
+        WHERE organization_id = ? AND archived_at IS NULL
+        GROUP BY collection
+     ),
+     p AS (
+       SELECT collection, count(*) AS n FROM proposals
+        WHERE organization_id = ? AND status = 'pending'
+        GROUP BY collection
+     )
+     SELECT enum.collection,
+            coalesce(a.n, 0)::int AS article_count,
+            coalesce(p.n, 0)::int AS pending_proposal_count,
+            (SELECT coalesce(sum(n), 0) FROM a)::int AS total_articles,
+            (SELECT count(*) FROM a)::int AS total_collections,
+            (SELECT coalesce(sum(n), 0) FROM p)::int AS pending_proposals
+       FROM enum
+       LEFT JOIN a ON a.collection = enum.collection
+       LEFT JOIN p ON p.collection = enum.collection
+      ORDER BY enum.ord`,
+    [[...COLLECTIONS], organizationId, organizationId],
+  );
+  const rows = res.rows as StatsRow[];
+  const first = rows[0];
+  return {
+    total_articles: first?.total_articles ?? 0,
+    total_collections: first?.total_collections ?? 0,
+    pending_proposals: first?.pending_proposals ?? 0,
+    collections: rows.map((r) => ({ collection: r.collection, article_count: r.article_count, pending_proposal_count: r.pending_proposal_count })),
+  };
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type TestStack, type Org } from '../../../test/support/stack.js';
+import { COLLECTIONS } from '../src/domain/collections.js';
+
+let stack: TestStack;
+let orgA: Org;
+let orgB: Org;
+
+async function article(org: Org, collection: string, opts: { archived?: boolean } = {}) {
+  await stack.sql(
+    `INSERT INTO knowledge.articles (id, organization_id, collection, title, content, archived_at)
+     VALUES (gen_random_uuid(), $1, $2, 'Article', 'Body', $3)`,
+    [org.organizationId, collection, opts.archived ? new Date() : null],
+  );
+}
+
+async function proposal(org: Org, collection: string | null, status: 'pending' | 'approved' | 'rejected', action = 'create') {
+  await stack.sql(
+    `INSERT INTO knowledge.proposals (id, organization_id, collection, status, action, title, content)
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, 'Proposal', 'Body')`,
+    [org.organizationId, collection, status, action],
+  );
+}
+
+beforeAll(async () => {
+  stack = await startStack();
+  orgA = await stack.onboard('Org A');
+  orgB = await stack.onboard('Org B');
+});
+afterAll(async () => stack?.close());
+
+describe('GET /v2/aether/playbook/stats', () => {
+  it('reports every collection with zero counts for an empty playbook', async () => {
+    const fresh = await stack.onboard();
+    const res = await stack.request('GET', '/v2/aether/playbook/stats', { token: fresh.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      total_articles: 0,
+      total_collections: 0,
+      pending_proposals: 0,
+      collections: COLLECTIONS.map((collection) => ({ collection, article_count: 0, pending_proposal_count: 0 })),
+    });
+  });
+
+  it('counts live articles and pending proposals of the caller\'s organization only', async () => {
+    // Org A: 3 live + 1 archived cash_application articles, 2 live deductions, only an archived dispute.
+    for (let i = 0; i < 3; i++) await article(orgA, 'cash_application');
+    await article(orgA, 'cash_application', { archived: true });
+    await article(orgA, 'deductions');
+    await article(orgA, 'deductions');
+    await article(orgA, 'disputes', { archived: true });
+    // Org A proposals: pending ones in cash_application (2), payments (1) and without collection (1);
+    // approved and rejected ones do not count.
+    await proposal(orgA, 'cash_application', 'pending');
+    await proposal(orgA, 'cash_application', 'pending', 'revise');
+    await proposal(orgA, 'payments', 'pending', 'archive');
+    await proposal(orgA, null, 'pending');
+    await proposal(orgA, 'deductions', 'approved');
+    await proposal(orgA, 'disputes', 'rejected');
+    // Org B: must not be visible to org A.
+    for (let i = 0; i < 4; i++) await article(orgB, 'company');
+    await article(orgB, 'cash_application');
+    await proposal(orgB, 'collections', 'pending');
+    await proposal(orgB, 'cash_application', 'pending');
+
+    const res = await stack.request('GET', '/v2/aether/playbook/stats', { token: orgA.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      total_articles: 5,
+      total_collections: 2,
+      pending_proposals: 4,
+      collections: [
+        { collection: 'cash_application', article_count: 3, pending_proposal_count: 2 },
+        { collection: 'collections', article_count: 0, pending_proposal_count: 0 },
+        { collection: 'company', article_count: 0, pending_proposal_count: 0 },
+        { collection: 'credit_risk', article_count: 0, pending_proposal_count: 0 },
+        { collection: 'deductions', article_count: 2, pending_proposal_count: 0 },
+        { collection: 'disputes', article_count: 0, pending_proposal_count: 0 },
+        { collection: 'payments', article_count: 0, pending_proposal_count: 1 },
+      ],
+    });
+
+    const b = await stack.request('GET', '/v2/aether/playbook/stats', { token: orgB.token });
+    expect(b.status).toBe(200);
+    expect(b.body).toMatchObject({ total_articles: 5, total_collections: 2, pending_proposals: 2 });
+  });
+
+  it('accepts exactly the collections of the enum in the database', async () => {
+    const org = await stack.onboard();
+    for (const c of COLLECTIONS) await article(org, c);
+    await expect(article(org, 'not_a_collection')).rejects.toThrow(/articles_collection_check/);
+    await expect(proposal(org, 'not_a_collection', 'pending')).rejects.toThrow(/proposals_collection_check/);
+
+    const res = await stack.request('GET', '/v2/aether/playbook/stats', { token: org.token });
+    expect(res.body.total_articles).toBe(COLLECTIONS.length);
+    expect(res.body.total_collections).toBe(COLLECTIONS.length);
+    expect(res.body.collections.map((c: { article_count: number }) => c.article_count)).toEqual(COLLECTIONS.map(() => 1));
+  });
+
+  it('requires a bearer token', async () => {
+    const res = await stack.request('GET', '/v2/aether/playbook/stats');
+    expect(res.status).toBe(401);
+  });
+});
