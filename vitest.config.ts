@@ -8,6 +8,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     maxWorkers: 2,
-    reporters: ['default'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

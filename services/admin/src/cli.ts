@@ -16,7 +16,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { connectTemporal, createDb, currencyCode, ianaTimezone, isUuid, migrate, type Db } from '@rp/platform';
+import { AppError, connectTemporal, createDb, currencyCode, ianaTimezone, isUuid, migrate, type Db } from '@rp/platform';
 import { migrations } from '../migrations/index.js';
 import { createUser, onboardOrganization } from './domain/accounts.js';
 import { credentialView, issueCredential, revokeCredential } from './store/credentials.js';
@@ -173,8 +173,9 @@ if (isMain) {
     const result = await runCli(process.argv.slice(2), connectionEnv());
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } catch (err) {
-    const message = err instanceof CliError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (err as Error).message : `unexpected error: ${(err as Error).message}`;
+    const userError = err instanceof CliError || err instanceof AppError || Boolean((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'));
+    const message = err instanceof AppError ? (err.detail ?? err.title) : userError ? (err as Error).message : `unexpected error: ${(err as Error).message}`;
     process.stderr.write(JSON.stringify({ error: message }) + '\n');
-    process.exit(err instanceof CliError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1);
+    process.exit(userError ? 2 : 1);
   }
 }

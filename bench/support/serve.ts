@@ -1,0 +1,38 @@
+/** One server of a benchmark, in its own process: `admin-api`, `gateway` or `bare-proxy`. Prints LISTENING <port>. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startServiceApi } from '@rp/platform';
+import { adminModule, loadAdminConfig } from '@rp/admin';
+import { loadGatewayConfig, startGateway } from '@rp/api-gateway';
+
+const role = process.argv[2];
+let port: number;
+
+if (role === 'admin-api') {
+  const api = await startServiceApi(adminModule, loadAdminConfig(), { port: 0 });
+  port = api.port;
+} else if (role === 'gateway') {
+  port = (await startGateway(loadGatewayConfig(), { port: 0 })).port;
+} else if (role === 'bare-proxy') {
+  // The floor any gateway pays here: parse the request, open/keep an upstream connection, stream both ways. No logic.
+  const upstreamPort = Number(process.env.UPSTREAM_PORT);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const server = http.createServer((req, res) => {
+    const up = http.request({ host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers, agent }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => {
+      res.statusCode = 502;
+      res.end();
+    });
+    req.pipe(up);
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  port = (server.address() as AddressInfo).port;
+} else {
+  throw new Error(`unknown role ${role}`);
+}
+process.stdout.write(`LISTENING ${port}\n`);
+process.on('SIGTERM', () => process.exit(0));

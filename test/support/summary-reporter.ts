@@ -1,0 +1,20 @@
+import type { Reporter, TestModule } from 'vitest/node';
+
+/** Prints one plain closing line, "N passed, N failed, N skipped", that any CI can read. */
+export default class SummaryReporter implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    let passed = 0;
+    let failed = 0;
+    let skipped = 0;
+    for (const m of modules) {
+      if (m.state() === 'failed' && ![...m.children.allTests()].length) failed++;
+      for (const t of m.children.allTests()) {
+        const state = t.result().state;
+        if (state === 'passed') passed++;
+        else if (state === 'failed') failed++;
+        else skipped++;
+      }
+    }
+    process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+  }
+}
