@@ -58,7 +58,7 @@ describe('npm run cli', () => {
     expect(key.out).toMatchObject({ object: 'api_key', name: 'erp', token: expect.stringMatching(/^rpk_/) });
 
     expect((await cli(['token', 'revoke', '--org', org.organization_id, '--id', token.out.id])).out.revoked_at).toEqual(expect.any(String));
-    expect((await stack.request('GET', '/v2/users/me', { token: token.out.token })).status).toBe(401);
+    await expect.poll(async () => (await stack.request('GET', '/v2/users/me', { token: token.out.token })).status, { timeout: 2000, interval: 20 }).toBe(401);
     expect((await cli(['api-key', 'revoke', '--org', org.organization_id, '--id', key.out.id])).code).toBe(0);
   });
 

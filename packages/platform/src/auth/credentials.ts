@@ -6,7 +6,7 @@ import { hashToken, type CredentialKind } from './tokens.js';
 
 /**
  * The one read module for bearer credentials (owned by the admin service's schema). The gateway
- * resolves tokens through it, with a cache that is invalidated at once through Postgres
+ * resolves tokens through it, with a cache that is invalidated within moments through Postgres
  * LISTEN/NOTIFY whenever the admin service revokes a credential or changes a user's access.
  */
 export const AUTH_CHANNEL = 'rp_auth_changed';

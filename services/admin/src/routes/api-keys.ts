@@ -58,7 +58,7 @@ export const apiKeyRoutes = [
     path: '/v2/api-keys/{api_key_id}',
     operationId: 'revokeApiKey',
     summary: 'Revoke an API key',
-    description: 'Revocation takes effect at once at the gateway. Answers 200 with the revoked key; revoking it again is harmless.',
+    description: 'Revocation reaches every gateway within moments (Postgres NOTIFY invalidates its credential cache). Answers 200 with the revoked key; revoking it again is harmless.',
     tags: ['Credentials'],
     auth: { role: 'admin' },
     params: z.object({ api_key_id: z.string() }),

@@ -1,0 +1,188 @@
+/**
+ * docker-compose.yml must stay consistent with the services in the repo (DESIGN.md §8): every
+ * directory under services/ other than the gateway gets one API and one worker container, the
+ * gateway points at every API container, and the infrastructure the services talk to is there.
+ * Reads the file only; needs no running stack and no Docker.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+interface ComposeService {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string };
+  command?: string | string[];
+  entrypoint?: string | string[];
+  environment?: Record<string, string | number | boolean | null> | string[];
+  ports?: (string | number | { target?: number; published?: string | number })[];
+  depends_on?: string[] | Record<string, { condition?: string }>;
+  healthcheck?: { test?: string | string[] };
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services?: Record<string, ComposeService>;
+};
+const services = compose.services ?? {};
+
+/** Every service directory except the gateway: each one needs an API and a worker container. */
+const domainServices = readdirSync(path.join(root, 'services'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name !== 'api-gateway')
+  .map((entry) => entry.name)
+  .sort();
+
+/** `${VAR:-default}` → default, `${VAR}` → '' : the value the stack gets when nothing is exported. */
+function withDefaults(value: string): string {
+  return value.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g, (_, fallback: string | undefined) => fallback ?? '');
+}
+
+function env(service: ComposeService): Record<string, string> {
+  const raw = service.environment ?? {};
+  const entries = Array.isArray(raw)
+    ? raw.map((item) => {
+        const i = item.indexOf('=');
+        return i < 0 ? [item, ''] : [item.slice(0, i), item.slice(i + 1)];
+      })
+    : Object.entries(raw).map(([k, v]) => [k, v === null ? '' : String(v)]);
+  return Object.fromEntries(entries.map(([k, v]) => [k, withDefaults(v)]));
+}
+
+function commandLine(service: ComposeService): string {
+  const part = (p: string | string[] | undefined) => (Array.isArray(p) ? p.join(' ') : (p ?? ''));
+  return `${part(service.entrypoint)} ${part(service.command)}`.trim();
+}
+
+function builtFromRepo(service: ComposeService): boolean {
+  const build = typeof service.build === 'string' ? { context: service.build } : service.build;
+  if (!build) return false;
+  const context = path.resolve(root, build.context ?? '.');
+  return context === root && path.resolve(context, build.dockerfile ?? 'Dockerfile') === path.join(root, 'Dockerfile');
+}
+
+function dependsOn(service: ComposeService): string[] {
+  const deps = service.depends_on ?? [];
+  return Array.isArray(deps) ? deps : Object.keys(deps);
+}
+
+function publishedPorts(service: ComposeService): string[] {
+  return (service.ports ?? []).map((p) => (typeof p === 'object' ? `${p.published}:${p.target}` : String(p)));
+}
+
+/** `services/<name>/src/<file>.ts` run by the command, as a word of its own. */
+function runs(service: ComposeService, entry: string): boolean {
+  const escaped = entry.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[\\s/])${escaped}(\\s|$)`).test(commandLine(service));
+}
+
+function envVarFor(name: string): string {
+  return `${name.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_URL`;
+}
+
+const gateway = services['api-gateway'];
+
+describe('docker-compose.yml', () => {
+  it('is a compose file with services, and the repo has domain services', () => {
+    expect(Object.keys(services).length).toBeGreaterThan(0);
+    expect(domainServices).toContain('admin');
+  });
+
+  describe.each(domainServices)('service %s', (name) => {
+    const api = services[`${name}-api`];
+    const worker = services[`${name}-worker`];
+
+    it(`has a ${name}-api container running services/${name}/src/server.ts from the repo image`, () => {
+      expect(api, `docker-compose.yml has no "${name}-api" service`).toBeDefined();
+      expect(runs(api, `services/${name}/src/server.ts`), `command: ${commandLine(api)}`).toBe(true);
+      expect(builtFromRepo(api), `${name}-api must be built from the repo's Dockerfile (build: .)`).toBe(true);
+      expect(existsSync(path.join(root, 'services', name, 'src', 'server.ts'))).toBe(true);
+    });
+
+    it(`has a ${name}-worker container running services/${name}/src/worker.ts from the repo image`, () => {
+      expect(worker, `docker-compose.yml has no "${name}-worker" service`).toBeDefined();
+      expect(runs(worker, `services/${name}/src/worker.ts`), `command: ${commandLine(worker)}`).toBe(true);
+      expect(builtFromRepo(worker), `${name}-worker must be built from the repo's Dockerfile (build: .)`).toBe(true);
+      expect(existsSync(path.join(root, 'services', name, 'src', 'worker.ts'))).toBe(true);
+      // The API runs the migrations first; started together on a fresh database, API and worker
+      // race to create knex's migration tables and one of them dies.
+      expect(dependsOn(worker), `${name}-worker must start after ${name}-api`).toContain(`${name}-api`);
+    });
+
+    it('reaches postgres, temporal and the SMTP catcher, and shares the identity secret', () => {
+      for (const container of [api, worker]) {
+        expect(container).toBeDefined();
+        const e = env(container);
+        expect(new URL(e.DATABASE_URL).hostname).toBe('postgres');
+        expect(e.TEMPORAL_ADDRESS).toBe('temporal:7233');
+        expect(new URL(e.SMTP_URL).hostname).toBe('maildev');
+        expect(e.IDENTITY_SECRET.length).toBeGreaterThanOrEqual(32);
+        expect(e.IDENTITY_SECRET).toBe(env(gateway).IDENTITY_SECRET);
+        expect(dependsOn(container)).toEqual(expect.arrayContaining(['postgres', 'temporal']));
+      }
+    });
+
+    it('API listens on 0.0.0.0 on its own port, with a /healthz healthcheck', () => {
+      const e = env(api);
+      expect(e.HOST).toBe('0.0.0.0');
+      expect(Number(e.PORT)).toBeGreaterThan(0);
+      expect(JSON.stringify(api.healthcheck?.test ?? '')).toContain('/healthz');
+    });
+
+    it(`is reachable from the gateway through ${envVarFor(name)}`, () => {
+      expect(gateway).toBeDefined();
+      const target = env(gateway)[envVarFor(name)];
+      expect(target, `api-gateway has no ${envVarFor(name)}`).toBeDefined();
+      const url = new URL(target);
+      expect(url.hostname).toBe(`${name}-api`);
+      expect(url.port).toBe(env(api).PORT);
+      expect(dependsOn(gateway)).toContain(`${name}-api`);
+    });
+  });
+
+  it('has the api-gateway, built from the repo, published on 8080, listening on 0.0.0.0', () => {
+    expect(gateway).toBeDefined();
+    expect(runs(gateway, 'services/api-gateway/src/server.ts'), `command: ${commandLine(gateway)}`).toBe(true);
+    expect(builtFromRepo(gateway)).toBe(true);
+    expect(publishedPorts(gateway)).toContain('8080:8080');
+    const e = env(gateway);
+    expect(e.HOST).toBe('0.0.0.0');
+    expect(e.PORT).toBe('8080');
+    expect(new URL(e.DATABASE_URL).hostname).toBe('postgres');
+  });
+
+  it('gives every API container a port of its own', () => {
+    const ports = domainServices.map((name) => env(services[`${name}-api`] ?? {}).PORT);
+    expect(new Set(ports).size).toBe(domainServices.length);
+  });
+
+  it('has no application container for a service that is not in services/', () => {
+    const expected = new Set(['api-gateway', ...domainServices.flatMap((name) => [`${name}-api`, `${name}-worker`])]);
+    const app = Object.entries(services)
+      .filter(([, s]) => builtFromRepo(s))
+      .map(([n]) => n);
+    expect(app.filter((n) => !expected.has(n))).toEqual([]);
+    for (const [key, value] of Object.entries(env(gateway))) {
+      if (/_URL$/.test(key) && key !== 'DATABASE_URL') expect(Object.keys(services)).toContain(new URL(value).hostname);
+    }
+  });
+
+  it('has the infrastructure: postgres, temporal on it, temporal-ui and an SMTP catcher', () => {
+    expect(services.postgres?.image).toMatch(/^postgres(:|$)/);
+    expect(JSON.stringify(services.postgres?.healthcheck?.test ?? '')).toContain('pg_isready');
+
+    const temporal = services.temporal;
+    expect(temporal?.image).toMatch(/^temporalio\/(auto-setup|server)(:|$)/);
+    const t = env(temporal);
+    expect(t.DB).toMatch(/^postgres12/);
+    expect(t.POSTGRES_SEEDS).toBe('postgres');
+    expect(dependsOn(temporal)).toContain('postgres');
+
+    expect(services['temporal-ui']?.image).toMatch(/^temporalio\/ui(:|$)/);
+    expect(env(services['temporal-ui']).TEMPORAL_ADDRESS).toBe('temporal:7233');
+
+    const smtp = services.maildev;
+    expect(smtp?.image).toMatch(/^maildev\/maildev(:|$)/);
+    expect(publishedPorts(smtp)).toEqual(expect.arrayContaining(['1025:1025', '1080:1080']));
+  });
+});
