@@ -106,6 +106,16 @@ describe('routing and upstream failures', () => {
   });
 });
 
+describe('services behind the gateway', () => {
+  it('refuse a direct call without the gateway\'s signed identity (401), even with a valid bearer token', async () => {
+    for (const api of Object.values(stack.apis)) {
+      const res = await fetch(`http://127.0.0.1:${api.port}/v2/users/me`, { headers: { authorization: `Bearer ${org.token}` } });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ type: 'unauthorized', status: 401 });
+    }
+  });
+});
+
 describe('request ids', () => {
   it('forwards the caller\'s request id to the service and back', async () => {
     const res = await stack.request('GET', '/v2/users/me', { token: org.token, headers: { 'x-request-id': 'trace-me-42' } });

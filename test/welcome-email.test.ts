@@ -24,7 +24,7 @@ afterAll(async () => {
 describe('welcome email workflow', () => {
   it('emails a new user through Temporal and SMTP, once', async () => {
     const email = `new.user.${Date.now()}@example.com`;
-    const res = await stack.request('POST', '/v2/users', { token: org.token, body: { email, name: 'Nora New' } });
+    const res = await stack.request('POST', '/v2/users', { token: org.token, body: { email, name: 'Nora New' }, headers: { 'x-request-id': 'req-welcome-nora' } });
     expect(res.status).toBe(200);
     const userId = res.body.id as string;
 
@@ -37,6 +37,9 @@ describe('welcome email workflow', () => {
 
     // The recorded history replays against today's workflow code (determinism check).
     const history = await handle.fetchHistory();
+    const started = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
+    // The request id travels from the gateway through the service into the activity's input.
+    expect(JSON.parse(Buffer.from(started.data!).toString())).toEqual({ organizationId: org.organizationId, userId, requestId: 'req-welcome-nora' });
     await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
     if (process.env.RECORD_HISTORIES) {
       const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);

@@ -10,6 +10,8 @@ export function welcomeEmailWorkflowId(userId: string): string {
 export interface WelcomeEmailInput {
   organizationId: string;
   userId: string;
+  /** id of the API request that created the user, for the activity's logs */
+  requestId?: string;
 }
 
 export type WelcomeEmailResult =

@@ -25,6 +25,7 @@ export interface WelcomeEmailDeps {
 export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEmailActivities {
   return {
     async sendWelcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult> {
+      const log = deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity: 'sendWelcomeEmail' });
       const user = await getUser(deps.db, input.organizationId, input.userId);
       if (!user) {
         // The workflow is started inside the transaction that creates the user: give that
@@ -55,10 +56,11 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
           messageId: `<${email.id}@${domain}>`,
         });
         await markSent(deps.db, email.id, sent.messageId);
-        deps.log.info({ email_id: email.id, user_id: user.id }, 'welcome email sent');
+        log.info({ email_id: email.id, user_id: user.id }, 'welcome email sent');
         return { status: 'sent', emailId: email.id, messageId: sent.messageId };
       } catch (err) {
         await markError(deps.db, email.id, (err as Error).message);
+        log.warn({ email_id: email.id, err }, 'welcome email not sent; Temporal will retry');
         throw err;
       }
     },

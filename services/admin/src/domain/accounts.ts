@@ -23,16 +23,22 @@ export interface NewUser {
  * Start the welcome email inside the creating transaction: if Temporal refuses, the user is not
  * created; if the commit fails after the start, the activity finds no user and skips.
  */
-async function startWelcome(temporal: Client, organizationId: string, userId: string): Promise<void> {
+async function startWelcome(temporal: Client, organizationId: string, userId: string, requestId?: string): Promise<void> {
   await temporal.workflow.start(welcomeEmail, {
     taskQueue: TASK_QUEUES.admin,
     workflowId: welcomeEmailWorkflowId(userId),
-    args: [{ organizationId, userId }],
+    args: [{ organizationId, userId, ...(requestId ? { requestId } : {}) }],
     typedSearchAttributes: businessSearchAttributes(organizationId, userId),
   });
 }
 
-export async function createUserInTrx(trx: Knex.Transaction, temporal: Client, organizationId: string, input: NewUser): Promise<UserRow> {
+export async function createUserInTrx(
+  trx: Knex.Transaction,
+  temporal: Client,
+  organizationId: string,
+  input: NewUser,
+  requestId?: string,
+): Promise<UserRow> {
   const unitIds = [...new Set(input.business_unit_ids)];
   const unknown = await unknownBusinessUnits(trx, organizationId, unitIds);
   if (unknown.length) {
@@ -42,12 +48,13 @@ export async function createUserInTrx(trx: Knex.Transaction, temporal: Client, o
   }
   const user = await insertUser(trx, organizationId, { ...input, business_unit_ids: unitIds });
   if (!user) throw new ConflictError(`A user with email ${input.email} already exists in this organization.`);
-  await startWelcome(temporal, organizationId, user.id);
+  await startWelcome(temporal, organizationId, user.id, requestId);
   return user;
 }
 
-export async function createUser(deps: AccountsDeps, organizationId: string, input: NewUser): Promise<UserRow> {
-  return deps.db.transaction((trx) => createUserInTrx(trx, deps.temporal, organizationId, input));
+/** Create a user; `requestId` travels into the welcome-email activity's logs. */
+export async function createUser(deps: AccountsDeps, organizationId: string, input: NewUser, requestId?: string): Promise<UserRow> {
+  return deps.db.transaction((trx) => createUserInTrx(trx, deps.temporal, organizationId, input, requestId));
 }
 
 export interface Onboarded {

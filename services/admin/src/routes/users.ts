@@ -41,7 +41,7 @@ export const userRoutes = [
     }),
     response: userSchema,
     errors: [409],
-    handler: async ({ body, identity, deps }) => userView(await createUser(deps, identity.org, body)),
+    handler: async ({ body, identity, deps, requestId }) => userView(await createUser(deps, identity.org, body, requestId)),
   }),
   route({
     method: 'get',
