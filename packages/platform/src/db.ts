@@ -30,27 +30,28 @@ export interface Migration {
   down?: (knex: Knex) => Promise<void>;
 }
 
-/** Create the service's schema if needed and run its migrations (ordered by name) in that schema. */
+/**
+ * Create the service's schema if needed and run its migrations (ordered by name) in that schema.
+ * An API and a worker of the same service may start together: a Postgres advisory lock, held on
+ * a connection of its own, lets one of them migrate while the other waits.
+ */
 export async function migrate(db: Db, schema: string, migrations: Migration[]): Promise<string[]> {
-  await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
   const sorted = [...migrations].sort((a, b) => a.name.localeCompare(b.name));
   const source: Knex.MigrationSource<Migration> = {
     getMigrations: async () => sorted,
     getMigrationName: (m) => m.name,
     getMigration: async (m) => ({ up: m.up, down: m.down ?? (async () => {}) }),
   };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const [, applied] = (await db.migrate.latest({ migrationSource: source, schemaName: schema, tableName: 'knex_migrations' })) as [number, string[]];
-      return applied;
-    } catch (err) {
-      // Another process (API or worker of the same service) holds the migration lock: wait for it.
-      if (attempt < 50 && (err as Error).name === 'MigrationLocked') {
-        await new Promise((r) => setTimeout(r, 200));
-        continue;
-      }
-      throw err;
-    }
+  const connection = (db.client as { config: { connection: pg.ClientConfig } }).config.connection;
+  const lock = new pg.Client(connection);
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`rp-migrate:${schema}`]);
+    await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
+    const [, applied] = (await db.migrate.latest({ migrationSource: source, schemaName: schema, tableName: 'knex_migrations' })) as [number, string[]];
+    return applied;
+  } finally {
+    await lock.end().catch(() => {});
   }
 }
 

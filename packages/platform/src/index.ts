@@ -17,3 +17,4 @@ export * from './http/pagination.js';
 export * from './http/validation.js';
 export * from './reference.js';
 export * from './mail.js';
+export * from './http/listen.js';

@@ -1,9 +1,9 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createDb, migrate, type Db, type Migration } from './db.js';
 import { createServiceApp, type ServiceApp } from './http/service.js';
+import { closeServer, listen } from './http/listen.js';
 import type { OpenApiInfo } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
 import { createLogger } from './logger.js';
@@ -67,23 +67,14 @@ export async function startServiceApi<C extends CommonConfig, D>(
       { name: 'temporal', check: async () => void (await b.temporal.connection.workflowService.getSystemInfo({})) },
     ],
   });
-  const server = http.createServer(app.app.callback());
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const { server, port } = await listen(app.app, opts.port, opts.host);
   b.log.info({ port }, `${mod.name} API listening`);
   return {
     port,
     server,
     app,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await closeServer(server);
       await b.temporal.close();
       await b.db.destroy();
     },

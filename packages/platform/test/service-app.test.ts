@@ -3,11 +3,12 @@
  * HTTP with and without the gateway's signed identity.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  closeServer,
   createLogger,
+  listen,
   createServiceApp,
   NotFoundError,
   pageOf,
@@ -128,11 +129,11 @@ beforeAll(async () => {
     bodyLimitBytes: 2048,
     readiness: [{ name: 'always', check: async () => {} }],
   });
-  server = http.createServer(app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const bound = await listen(app, 0);
+  server = bound.server;
+  base = `http://127.0.0.1:${bound.port}`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => closeServer(server));
 
 describe('signed identity', () => {
   it('refuses a call without the gateway identity (401)', async () => {

@@ -1,11 +1,12 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import {
   createDb,
   createHttpMetrics,
   createLogger,
+  closeServer,
   CredentialResolver,
+  listen,
   errorMiddleware,
   IDENTITY_HEADER,
   mergeOpenApi,
@@ -134,22 +135,13 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
     });
   });
 
-  const server = http.createServer(app.callback());
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? config.PORT, opts.host ?? process.env.HOST ?? '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const { server, port } = await listen(app, opts.port ?? config.PORT, opts.host ?? process.env.HOST ?? '127.0.0.1');
   log.info({ port }, 'gateway listening');
   return {
     port,
     server,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await closeServer(server);
       agent.destroy();
       await resolver.close();
       await db.destroy();

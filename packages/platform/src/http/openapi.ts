@@ -88,9 +88,9 @@ export type OpenApiDocument = {
   tags?: unknown[];
 };
 
-export function buildOpenApi(info: OpenApiInfo, routes: RouteDef<never>[] | RouteDef<any>[]): OpenApiDocument {
+export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<never>>): OpenApiDocument {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of routes as RouteDef<unknown>[]) {
+  for (const r of routes) {
     const v1 = r.path.startsWith('/v1/');
     const parameters: unknown[] = [];
     for (const [where, schema] of [['path', r.params], ['query', r.query]] as const) {

@@ -47,7 +47,7 @@ export interface RouteDef<D = unknown, PS extends z.ZodType = z.ZodType, QS exte
 
 /** Typed route declaration for a service whose handlers receive dependencies `D`. */
 export function routeFor<D>() {
-  return function route<PS extends z.ZodType = z.ZodUndefined, QS extends z.ZodType = z.ZodUndefined, BS extends z.ZodType = z.ZodUndefined, RS extends z.ZodType = z.ZodUndefined>(
+  return function route<PS extends z.ZodType = z.ZodUndefined, QS extends z.ZodType = z.ZodUndefined, BS extends z.ZodType = z.ZodUndefined, RS extends z.ZodType = z.ZodVoid>(
     def: RouteDef<D, PS, QS, BS, RS>,
   ): RouteDef<D> {
     return def as unknown as RouteDef<D>;
