@@ -4,7 +4,9 @@ import { stopChild } from '../../scripts/local/components.js';
 
 /** Start bench/support/serve.ts in its own process (its own core) and wait for its port. */
 export async function serveInChild(role: string, env: Record<string, string>): Promise<{ port: number; child: ChildProcess; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/serve.ts', role], {
+  // BENCH_PROFILE=<role> writes a V8 CPU profile of that server to var/bench/profiles/ when it stops.
+  const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', '--cpu-prof-dir=var/bench/profiles'] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/support/serve.ts', role], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -35,4 +35,4 @@ if (role === 'admin-api') {
   throw new Error(`unknown role ${role}`);
 }
 process.stdout.write(`LISTENING ${port}\n`);
-process.on('SIGTERM', () => process.exit(0));
+for (const s of ['SIGTERM', 'SIGINT'] as const) process.on(s, () => process.exit(0));

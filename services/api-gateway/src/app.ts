@@ -12,15 +12,13 @@ import {
   mergeOpenApi,
   RateLimitedError,
   REQUEST_ID_HEADER,
-  requestContext,
   requestContextMiddleware,
   RouteNotFoundError,
-  signIdentity,
   type BaseState,
   type OpenApiDocument,
 } from '@rp/platform';
 import type { GatewayConfig } from './config.js';
-import { authenticate } from './auth.js';
+import { authenticate, IdentitySigner } from './auth.js';
 import { createAgent, proxyRequest } from './proxy.js';
 import { RateLimiter } from './rate-limit.js';
 import { serviceFor, upstreams, type ServiceName } from './route-table.js';
@@ -41,6 +39,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
   const targets = upstreams(config);
   const metrics = createHttpMetrics('api-gateway');
   const agent = createAgent();
+  const signer = new IdentitySigner(config.IDENTITY_SECRET);
 
   let openapiCache: { doc: OpenApiDocument; at: number } | null = null;
   async function openapi(): Promise<OpenApiDocument> {
@@ -79,7 +78,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
   const app = new Koa<BaseState>();
   app.proxy = true;
   app.silent = true;
-  app.use(requestContextMiddleware(log, metrics));
+  app.use(requestContextMiddleware(log, metrics, { asyncContext: false }));
   app.use(errorMiddleware(log));
   app.use(async (ctx, next) => {
     switch (ctx.path) {
@@ -117,10 +116,8 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
   });
 
   app.use(async (ctx) => {
-    const identity = await authenticate(ctx.get('authorization') || undefined, resolver, ctx.state.requestId);
+    const identity = await authenticate(ctx.get('authorization') || undefined, resolver);
     ctx.state.identity = identity;
-    const store = requestContext.getStore();
-    if (store) store.organizationId = identity.org;
     const wait = limiter.take(identity.cred);
     if (wait > 0) throw new RateLimitedError(wait);
     const service = serviceFor(ctx.path);
@@ -129,7 +126,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
     await proxyRequest(ctx as unknown as Koa.Context, {
       target: targets[service],
       agent,
-      headers: { [IDENTITY_HEADER]: signIdentity(identity, config.IDENTITY_SECRET), [REQUEST_ID_HEADER]: ctx.state.requestId },
+      headers: { [IDENTITY_HEADER]: signer.sign(identity), [REQUEST_ID_HEADER]: ctx.state.requestId },
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
     });

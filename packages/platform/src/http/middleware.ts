@@ -19,28 +19,32 @@ export interface BaseState {
 }
 
 /**
- * Outermost middleware: request id (accepted from the caller when well-formed), async context for
- * logs, access log and request metrics.
+ * Outermost middleware: request id (accepted from the caller when well-formed), access log and
+ * request metrics, and — unless `asyncContext` is false — an async context so every log line of
+ * the request carries its id. The gateway turns that off: AsyncLocalStorage costs every promise
+ * of the hot path, and the gateway logs nothing but the access line.
  */
-export function requestContextMiddleware(log: Logger, metrics: HttpMetrics): Koa.Middleware<BaseState> {
+export function requestContextMiddleware(log: Logger, metrics: HttpMetrics, opts: { asyncContext?: boolean } = {}): Koa.Middleware<BaseState> {
+  const withContext = opts.asyncContext !== false;
   return async (ctx, next) => {
     const incoming = ctx.get(REQUEST_ID_HEADER);
     const requestId = REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set(REQUEST_ID_HEADER, requestId);
     const started = process.hrtime.bigint();
-    await requestContext.run({ requestId }, async () => {
-      try {
-        await next();
-      } finally {
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const route = ctx.state.routeName ?? (ctx.status === 404 ? 'unmatched' : ctx.path);
-        metrics.requests.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
-        if (!ctx.state.quiet) {
-          log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
-        }
+    try {
+      await (withContext ? requestContext.run({ requestId }, next) : next());
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      // Route templates only: raw paths would give the metric unbounded label values.
+      metrics.requests.observe({ method: ctx.method, route: ctx.state.routeName ?? 'unmatched', status: String(ctx.status) }, seconds);
+      if (!ctx.state.quiet) {
+        log.info(
+          { request_id: requestId, organization_id: ctx.state.identity?.org, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) },
+          'request',
+        );
       }
-    });
+    }
   };
 }
 
