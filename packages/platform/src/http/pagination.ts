@@ -67,3 +67,9 @@ export function pageEnvelopeSchema<T extends z.ZodType>(item: T) {
     next_page: z.number().int().nullable(),
   });
 }
+
+/** `created_at` / `modified_at` of every record (DESIGN §3): ISO 8601 UTC with Z. */
+export const timestampsShape = {
+  created_at: z.string().describe('ISO 8601 UTC'),
+  modified_at: z.string().describe('ISO 8601 UTC'),
+};

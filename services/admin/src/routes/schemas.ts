@@ -1,9 +1,6 @@
 import { z } from 'zod';
+import { timestampsShape } from '@rp/platform';
 
-export const timestampsShape = {
-  created_at: z.string().describe('ISO 8601 UTC'),
-  modified_at: z.string().describe('ISO 8601 UTC'),
-};
 
 export const businessUnitSchema = z.object({
   object: z.literal('business_unit'),

@@ -1,10 +1,7 @@
 import { z } from 'zod';
+import { timestampsShape } from '@rp/platform';
 import { LEDGER_CLASSIFICATIONS } from '../domain/ledger-accounts.js';
 
-export const timestampsShape = {
-  created_at: z.string().describe('ISO 8601 UTC'),
-  modified_at: z.string().describe('ISO 8601 UTC'),
-};
 
 export const ledgerAccountSchema = z.object({
   object: z.literal('ledger_account'),
