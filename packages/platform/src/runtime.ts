@@ -8,7 +8,7 @@ import type { OpenApiInfo } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
 import { createLogger } from './logger.js';
 import { connectTemporal, type TemporalHandle } from './temporal.js';
-import type { CommonConfig } from './config.js';
+import { ConfigError, type CommonConfig } from './config.js';
 
 /** What each domain service contributes; the runtime wires it to Postgres, Temporal and HTTP. */
 export interface ServiceModule<C extends CommonConfig, D> {
@@ -122,6 +122,24 @@ export async function startServiceWorker<C extends CommonConfig, D>(
       await b.db.destroy();
     },
   };
+}
+
+/**
+ * A process entry point: start it, stop it gracefully on SIGINT/SIGTERM. A bad configuration stops
+ * start-up with the message naming each bad variable (exit 2); any other start-up failure exits 1.
+ */
+export async function runProcess(name: string, start: () => Promise<{ close: () => Promise<void> }>): Promise<void> {
+  try {
+    const running = await start();
+    onShutdown(createLogger(name, process.env.LOG_LEVEL ?? 'info'), running.close);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${name}: ${err.message}\n`);
+      process.exit(2);
+    }
+    createLogger(name).fatal({ err }, 'start-up failed');
+    process.exit(1);
+  }
 }
 
 /** Graceful shutdown on SIGINT/SIGTERM for a process entry point. */

@@ -1,7 +1,5 @@
-import { createLogger, onShutdown } from '@rp/platform';
+import { runProcess } from '@rp/platform';
 import { startGateway } from './app.js';
 import { loadGatewayConfig } from './config.js';
 
-const config = loadGatewayConfig();
-const gateway = await startGateway(config);
-onShutdown(createLogger('api-gateway', config.LOG_LEVEL), gateway.close);
+await runProcess('api-gateway', async () => startGateway(loadGatewayConfig()));

@@ -1,8 +1,6 @@
-import { createLogger, onShutdown, startServiceWorker } from '@rp/platform';
+import { runProcess, startServiceWorker } from '@rp/platform';
 import { workflowsPath } from '@rp/workflows/paths';
 import { cashAppModule } from './module.js';
 import { loadCashAppConfig } from './config.js';
 
-const config = loadCashAppConfig();
-const worker = await startServiceWorker(cashAppModule, config, { workflowsPath });
-onShutdown(createLogger('cash-app-worker', config.LOG_LEVEL), worker.close);
+await runProcess('cash-app-worker', async () => startServiceWorker(cashAppModule, loadCashAppConfig(), { workflowsPath }));
