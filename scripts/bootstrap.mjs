@@ -4,11 +4,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { findTemporalCli, TEMPORAL_CLI_MODULE } from './local/temporal-cli.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 const quiet = process.argv.includes('--quiet-bootstrap');
 
 function say(msg) {
@@ -30,22 +29,6 @@ function ensureDependencies() {
   if (!stale) return;
   say('installing npm dependencies (npm ci)…');
   run('npm', ['ci', '--no-audit', '--no-fund']);
-}
-
-function goBin() {
-  const res = spawnSync('go', ['env', 'GOPATH'], { encoding: 'utf8' });
-  if (res.status !== 0) return null;
-  return path.join(res.stdout.trim().split(path.delimiter)[0], 'bin');
-}
-
-export function findTemporalCli() {
-  const candidates = [];
-  if (process.env.TEMPORAL_CLI) candidates.push(process.env.TEMPORAL_CLI);
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) if (dir) candidates.push(path.join(dir, 'temporal'));
-  const gb = goBin();
-  if (gb) candidates.push(path.join(gb, 'temporal'));
-  candidates.push(path.join(os.homedir(), 'go', 'bin', 'temporal'));
-  return candidates.find((c) => existsSync(c)) ?? null;
 }
 
 function ensureTemporalCli() {

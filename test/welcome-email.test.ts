@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { Worker } from '@temporalio/worker';
-import { findTemporalCli } from '../scripts/local/components.js';
+import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { connectTemporal, type TemporalHandle } from '@rp/platform';
 import { welcomeEmail, welcomeEmailWorkflowId, TASK_QUEUES, ORGANIZATION_ID } from '@rp/workflows';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';

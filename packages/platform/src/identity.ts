@@ -20,10 +20,8 @@ export const identitySchema = z.object({
   cred: z.string(),
   /** business units the caller may access: '*' for all */
   bu: z.union([z.literal('*'), z.array(z.string())]),
-  /** issued at, seconds since epoch */
+  /** issued at, seconds since epoch (the request id travels in its own header, x-request-id) */
   iat: z.number().int(),
-  /** request id */
-  rid: z.string().optional(),
 });
 export type Identity = z.infer<typeof identitySchema>;
 

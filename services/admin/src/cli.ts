@@ -28,11 +28,10 @@ class CliError extends Error {}
 const USAGE = readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0].replace(/^\/\*\*?\n?/, '').replace(/^ \* ?/gm, '');
 
 function connectionEnv(): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...process.env };
   const local = path.resolve(process.cwd(), 'var', 'local-env.json');
-  if (!env.DATABASE_URL && existsSync(local)) {
-    Object.assign(env, JSON.parse(readFileSync(local, 'utf8')), { ...Object.fromEntries(Object.entries(process.env).filter(([, v]) => v)) });
-  }
+  const defaults = !process.env.DATABASE_URL && existsSync(local) ? (JSON.parse(readFileSync(local, 'utf8')) as Record<string, string>) : {};
+  const set = Object.fromEntries(Object.entries(process.env).filter(([, v]) => v));
+  const env: Record<string, string | undefined> = { ...defaults, ...set };
   if (!env.DATABASE_URL) throw new CliError('DATABASE_URL is not set (and no var/local-env.json from `npm start` was found).');
   return env;
 }
