@@ -18,3 +18,4 @@ export * from './http/validation.js';
 export * from './reference.js';
 export * from './mail.js';
 export * from './http/listen.js';
+export * from './ledger.js';

@@ -1,4 +1,5 @@
 import type { Migration } from '@rp/platform';
+import * as m001 from './001_ledger.js';
+import * as m002 from './002_connections.js';
 
-// The provider registry is code (src/domain/providers.ts); tables arrive with connections.
-export const migrations: Migration[] = [];
+export const migrations: Migration[] = [m001, m002];

@@ -1,0 +1,134 @@
+/**
+ * The AR ledger read module: the one place outside the integrations service that reads the
+ * ledger (partners, invoices, credit memos, line items). Integrations owns and writes those tables
+ * (schema `integrations`); every other service reads them through these functions, never with SQL
+ * of its own against that schema. Every read is scoped to one organization.
+ *
+ * Amounts are NUMERIC strings (exact); dates are 'YYYY-MM-DD' strings.
+ */
+import type { Knex } from 'knex';
+
+export const LEDGER_TABLES = {
+  partners: 'integrations.partners',
+  documents: 'integrations.documents',
+  lineItems: 'integrations.line_items',
+} as const;
+
+export const ORGANIZATIONS_TABLE = 'admin.organizations';
+
+export interface LedgerPartner {
+  id: string;
+  organization_id: string;
+  business_unit_id: string | null;
+  origin: string;
+  remote_id: string;
+  account_number: string | null;
+  name: string;
+  legal_name: string | null;
+  email: string | null;
+  phone: string | null;
+  currency: string | null;
+  company_code: string | null;
+  parent_id: string | null;
+  assignee_id: string | null;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface LedgerDocument {
+  id: string;
+  organization_id: string;
+  business_unit_id: string | null;
+  kind: 'invoice' | 'credit_memo';
+  partner_id: string | null;
+  customer_code: string | null;
+  company_code: string;
+  fiscal_year: string;
+  document_number: string;
+  reference: string | null;
+  currency: string;
+  document_date: string | null;
+  net_due_date: string | null;
+  posting_date: string | null;
+  clearing_date: string | null;
+  amount_in_document_currency: string;
+  amount_in_local_currency: string | null;
+  amount_open: string;
+  status_open: boolean;
+  created_at: Date;
+  modified_at: Date;
+}
+
+const PARTNER_COLUMNS = [
+  'id', 'organization_id', 'business_unit_id', 'origin', 'remote_id', 'account_number', 'name', 'legal_name', 'email', 'phone',
+  'currency', 'company_code', 'parent_id', 'assignee_id', 'created_at', 'modified_at',
+];
+const DOCUMENT_COLUMNS = [
+  'id', 'organization_id', 'business_unit_id', 'kind', 'partner_id', 'customer_code', 'company_code', 'fiscal_year', 'document_number',
+  'reference', 'currency', 'document_date', 'net_due_date', 'posting_date', 'clearing_date', 'amount_in_document_currency',
+  'amount_in_local_currency', 'amount_open', 'status_open', 'created_at', 'modified_at',
+];
+
+export async function getPartner(db: Knex, organizationId: string, id: string): Promise<LedgerPartner | null> {
+  const row = await db(LEDGER_TABLES.partners).select(PARTNER_COLUMNS).where({ organization_id: organizationId, id }).first();
+  return (row as LedgerPartner | undefined) ?? null;
+}
+
+export async function getPartners(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, LedgerPartner>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await db(LEDGER_TABLES.partners).select(PARTNER_COLUMNS).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)])) as LedgerPartner[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Every partner of the organization with the fields payer identification needs. */
+export async function listPartnersForMatching(db: Knex, organizationId: string): Promise<Pick<LedgerPartner, 'id' | 'name' | 'legal_name' | 'account_number' | 'remote_id'>[]> {
+  return db(LEDGER_TABLES.partners).select('id', 'name', 'legal_name', 'account_number', 'remote_id').where({ organization_id: organizationId }).orderBy('id');
+}
+
+export async function getDocuments(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, LedgerDocument>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await db(LEDGER_TABLES.documents).select(DOCUMENT_COLUMNS).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)])) as LedgerDocument[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Open invoices whose document number or reference is one of `tokens` (exact, case-sensitive as stored). */
+export async function findOpenInvoicesByTokens(db: Knex, organizationId: string, tokens: readonly string[]): Promise<LedgerDocument[]> {
+  if (tokens.length === 0) return [];
+  const list = [...new Set(tokens)];
+  return db(LEDGER_TABLES.documents)
+    .select(DOCUMENT_COLUMNS)
+    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
+    .andWhere((q) => q.whereIn('document_number', list).orWhereIn('reference', list))
+    .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]) as Promise<LedgerDocument[]>;
+}
+
+/** Invoices (open or not) by document number, for linking remittance lines. */
+export async function findInvoicesByNumbers(db: Knex, organizationId: string, numbers: readonly string[]): Promise<LedgerDocument[]> {
+  if (numbers.length === 0) return [];
+  return db(LEDGER_TABLES.documents)
+    .select(DOCUMENT_COLUMNS)
+    .where({ organization_id: organizationId, kind: 'invoice' })
+    .whereIn('document_number', [...new Set(numbers)])
+    .orderBy('id') as Promise<LedgerDocument[]>;
+}
+
+/** A partner's open invoices, oldest due first. */
+export async function openInvoicesOfPartner(db: Knex, organizationId: string, partnerId: string): Promise<LedgerDocument[]> {
+  return db(LEDGER_TABLES.documents)
+    .select(DOCUMENT_COLUMNS)
+    .where({ organization_id: organizationId, partner_id: partnerId, kind: 'invoice', status_open: true })
+    .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]) as Promise<LedgerDocument[]>;
+}
+
+export interface OrganizationProfile {
+  id: string;
+  name: string;
+  base_currency: string;
+  timezone: string;
+}
+
+/** The organization's name, base currency and timezone (owned by admin; read-only here). */
+export async function getOrganizationProfile(db: Knex, organizationId: string): Promise<OrganizationProfile | null> {
+  const row = await db(ORGANIZATIONS_TABLE).select('id', 'name', 'base_currency', 'timezone').where({ id: organizationId }).first();
+  return (row as OrganizationProfile | undefined) ?? null;
+}
