@@ -12,6 +12,10 @@ import type {
 } from '@rp/workflows';
 import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAccess, type PullAdapter } from '../adapters/index.js';
 import { upsertDocuments, upsertPartners } from '../store/ledger.js';
+import { updateConnection } from '../store/connections.js';
+import { getProviderAccess } from '../domain/connection-auth.js';
+import { health } from '../domain/health.js';
+import type { IntegrationsConfig } from '../config.js';
 import {
   cancelBatch,
   completeRun,
@@ -183,4 +187,19 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
       deps.log.info({ organization_id: input.organizationId, batch_id: input.batchId, cancelled: n }, 'sync runs cancelled');
     },
   };
+}
+
+/** The activities wired to the real provider access (token refresh) and connection health. */
+export function connectionSyncActivities(base: { db: Db; config: IntegrationsConfig; log: Logger }): ConnectionSyncActivities {
+  const { db, config, log } = base;
+  return createConnectionSyncActivities({
+    db,
+    log,
+    getAccess: (organizationId, connectionId) => getProviderAccess({ db, config }, organizationId, connectionId),
+    reportAuthenticationRequired: async (organizationId, connectionId, message) => {
+      await updateConnection(db, organizationId, connectionId, {
+        health: health('authentication_required', message, 'Authenticate the connection again (POST /v2/integrations/connections/{connection_id}/authenticate).'),
+      });
+    },
+  });
 }
