@@ -6,8 +6,6 @@ import type { IntegrationsDeps } from './deps.js';
 import { providerRoutes } from './routes/providers.js';
 import { syncRoutes } from './routes/sync.js';
 import { connectionSyncActivities } from './activities/sync.js';
-import { syncRoutes } from './routes/sync.js';
-import { connectionSyncActivities } from './activities/sync.js';
 import { pushRoutes } from './routes/push.js';
 
 export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsDeps> = {
