@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const CONNECTION_SYNC_TASK_QUEUE = TASK_QUEUES.integrations;
@@ -85,6 +85,8 @@ const { syncModel } = proxyActivities<ConnectionSyncActivities>({
   // A model's sync can be long; liveness comes from the heartbeats, not from this bound.
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '10 seconds',
+  // A cancelled sync waits for the page activity to stop before its runs are marked cancelled.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
