@@ -4,6 +4,7 @@ import { migrations } from '../migrations/index.js';
 import type { IntegrationsConfig } from './config.js';
 import type { IntegrationsDeps } from './deps.js';
 import { providerRoutes } from './routes/providers.js';
+import { connectionRoutes } from './routes/connections.js';
 import { syncRoutes } from './routes/sync.js';
 import { connectionSyncActivities } from './activities/sync.js';
 import { pushRoutes } from './routes/push.js';
@@ -14,7 +15,7 @@ export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsD
   taskQueue: TASK_QUEUES.integrations,
   info: { title: 'Integrations service', version: '2.0.0', description: 'External systems: the provider registry; connections and syncs to come.' },
   migrations,
-  routes: [...providerRoutes, ...pushRoutes, ...syncRoutes],
+  routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: (b) => ({ ...connectionSyncActivities(b) }),
 };

@@ -8,6 +8,7 @@
  * for sandboxes and tests (see `providerUrls`).
  */
 import type { IntegrationsConfig } from '../config.js';
+import { syncIntervalFor } from './sync-schedule.js';
 import { findProvider, PULL_ADAPTER_PROVIDERS, PUSH_ADAPTER_PROVIDERS, PROVIDERS, type ProviderDescriptor } from './providers.js';
 
 export type SettingKind = 'string' | 'url' | 'string_array' | 'currency';
@@ -37,8 +38,8 @@ export interface ProviderRuntime {
   adapter: 'pull' | 'push' | null;
   oauth: { authorize_url: string; token_url: string; scopes: string[] } | null;
   api_base_url: string | null;
-  /** Interval of the connection's sync schedule (pull adapters). */
-  sync_interval_minutes: number | null;
+  /** Interval of the connection's sync schedule (pull adapters), e.g. `1 hour`: sync-schedule.ts SYNC_INTERVALS. */
+  sync_interval: string | null;
   models: ProviderModel[];
   /** Every setting a connection of this provider may have, with its type (required ones included). */
   settings: Record<string, SettingKind>;
@@ -64,7 +65,6 @@ const LEDGER_MODELS = [
 interface Extra {
   oauth?: ProviderRuntime['oauth'];
   api_base_url?: string;
-  sync_interval_minutes?: number;
   /** optional settings beyond required_settings */
   optional_settings?: Record<string, SettingKind>;
   credential_check?: CredentialCheck;
@@ -79,7 +79,6 @@ const EXTRAS: Record<string, Extra> = {
       scopes: ['com.intuit.quickbooks.accounting'],
     },
     api_base_url: 'https://quickbooks.api.intuit.com',
-    sync_interval_minutes: 60,
     // The company (realmId) arrives on the OAuth redirect and is stored by authenticate.
     optional_settings: { realm_id: 'string' },
     credential_check: 'quickbooks_companyinfo',
@@ -148,7 +147,7 @@ function build(descriptor: ProviderDescriptor): ProviderRuntime {
     adapter,
     oauth: descriptor.auth_type === 'oauth2' ? (extra.oauth ?? null) : null,
     api_base_url: extra.api_base_url ?? null,
-    sync_interval_minutes: adapter === 'pull' ? (extra.sync_interval_minutes ?? 60) : null,
+    sync_interval: syncIntervalFor(descriptor.name),
     // Pull adapters read the ledger models; the middleware receives the same models by push (not
     // synced: is_read_supported/is_sync_supported false). Providers without an adapter have none.
     models:
@@ -172,11 +171,6 @@ export function requireProviderRuntime(name: string): ProviderRuntime {
   const r = RUNTIMES.get(name);
   if (!r) throw new Error(`Unknown provider ${name}`);
   return r;
-}
-
-/** The sync interval of a provider's schedule, in minutes (null: the provider is not synced by pull). */
-export function syncIntervalMinutes(providerName: string): number | null {
-  return RUNTIMES.get(providerName)?.sync_interval_minutes ?? null;
 }
 
 /** Replace `{setting}` placeholders (instance-specific OAuth hosts) with the connection's settings; null when one is missing. */

@@ -2,6 +2,7 @@
 import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { Health } from '../domain/health.js';
+import type { SyncRunRow } from './sync-runs.js';
 
 type Q = Db | Knex.Transaction;
 
@@ -39,28 +40,6 @@ export interface ConnectionModelRow {
   is_write_supported: boolean;
   is_sync_supported: boolean;
   sync_cursor: Date | null;
-  created_at: Date;
-  modified_at: Date;
-}
-
-export interface SyncRunRow {
-  id: string;
-  organization_id: string;
-  connection_id: string;
-  model_id: string;
-  entity_id: string | null;
-  file_id: string | null;
-  status: string;
-  attempt: number;
-  batch_id: string;
-  is_initial_sync: boolean;
-  is_one_off: boolean;
-  pagination_state: Record<string, unknown> | null;
-  timerange_start: Date | null;
-  timerange_end: Date | null;
-  started_at: Date | null;
-  completed_at: Date | null;
-  error: string | null;
   created_at: Date;
   modified_at: Date;
 }
@@ -153,7 +132,10 @@ export async function modelsWithLastSync(db: Q, organizationId: string, connecti
       .select('*')
       .from(
         db.raw(
-          `(SELECT DISTINCT ON (model_id) * FROM sync_runs WHERE organization_id = ? AND connection_id = ANY(?::uuid[]) ORDER BY model_id, created_at DESC, id DESC) AS r`,
+          `(SELECT DISTINCT ON (r.model_id) r.*, m.name AS model_name
+              FROM sync_runs r JOIN connection_models m ON m.id = r.model_id
+             WHERE r.organization_id = ? AND r.connection_id = ANY(?::uuid[])
+             ORDER BY r.model_id, r.created_at DESC, r.id DESC) AS r`,
           [organizationId, connectionIds],
         ),
       ) as Promise<SyncRunRow[]>,
