@@ -8,7 +8,6 @@
  * for sandboxes and tests (see `providerUrls`).
  */
 import type { IntegrationsConfig } from '../config.js';
-import { syncIntervalFor } from './sync-schedule.js';
 import { findProvider, PULL_ADAPTER_PROVIDERS, PUSH_ADAPTER_PROVIDERS, PROVIDERS, type ProviderDescriptor } from './providers.js';
 
 export type SettingKind = 'string' | 'url' | 'string_array' | 'currency';
@@ -38,8 +37,8 @@ export interface ProviderRuntime {
   adapter: 'pull' | 'push' | null;
   oauth: { authorize_url: string; token_url: string; scopes: string[] } | null;
   api_base_url: string | null;
-  /** Interval of the connection's sync schedule (pull adapters), e.g. `1 hour`: sync-schedule.ts SYNC_INTERVALS. */
-  sync_interval: string | null;
+  /** Interval of the connection's sync Schedule in minutes (pull adapters; read by sync-schedule.ts); null otherwise. */
+  sync_interval_minutes: number | null;
   models: ProviderModel[];
   /** Every setting a connection of this provider may have, with its type (required ones included). */
   settings: Record<string, SettingKind>;
@@ -68,6 +67,7 @@ interface Extra {
   /** optional settings beyond required_settings */
   optional_settings?: Record<string, SettingKind>;
   credential_check?: CredentialCheck;
+  sync_interval_minutes?: number;
 }
 
 const EXTRAS: Record<string, Extra> = {
@@ -79,6 +79,7 @@ const EXTRAS: Record<string, Extra> = {
       scopes: ['com.intuit.quickbooks.accounting'],
     },
     api_base_url: 'https://quickbooks.api.intuit.com',
+    sync_interval_minutes: 60,
     // The company (realmId) arrives on the OAuth redirect and is stored by authenticate.
     optional_settings: { realm_id: 'string' },
     credential_check: 'quickbooks_companyinfo',
@@ -147,7 +148,7 @@ function build(descriptor: ProviderDescriptor): ProviderRuntime {
     adapter,
     oauth: descriptor.auth_type === 'oauth2' ? (extra.oauth ?? null) : null,
     api_base_url: extra.api_base_url ?? null,
-    sync_interval: syncIntervalFor(descriptor.name),
+    sync_interval_minutes: adapter === 'pull' ? (extra.sync_interval_minutes ?? 60) : null,
     // Pull adapters read the ledger models; the middleware receives the same models by push (not
     // synced: is_read_supported/is_sync_supported false). Providers without an adapter have none.
     models:
