@@ -281,6 +281,22 @@ describe('QuickBooks Online sync', () => {
     }
   }, 60_000);
 
+  it('retries a rate-limited page (429) with backoff and completes once QuickBooks answers again', async () => {
+    fake.forceStatus = 429;
+    let started: Awaited<ReturnType<typeof startSync>>;
+    try {
+      started = await startSync(orgA, connectionId);
+      await waitFor(async () => (await runsOf(orgA, connectionId, '?model=customers')).data[0]?.attempt >= 2);
+    } finally {
+      fake.forceStatus = null;
+    }
+    const result = await temporal.client.workflow.getHandle(started.workflow_id).result();
+    expect(result.runs.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    const customers = (await runsOf(orgA, connectionId, '?model=customers')).data[0];
+    expect(customers).toMatchObject({ batch_id: started.batch_id, status: 'completed', error: null });
+    expect(customers.attempt).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
   it('keeps organizations apart: another organization cannot sync or list the runs (404)', async () => {
     expect((await stack.request('POST', `/v2/integrations/connections/${connectionId}/sync`, { token: orgB.token })).status).toBe(404);
     const list = await stack.request('GET', `/v2/integrations/connections/${connectionId}/sync-runs`, { token: orgB.token });
@@ -328,6 +344,17 @@ describe('QuickBooks Online sync', () => {
 
     await stack.request('PATCH', `/v2/integrations/connections/${id}`, { token: orgB.token, body: { is_sync_disabled: false } });
     expect((await schedule.describe()).state.paused).toBe(false);
+
+    // The Schedule's action runs the same workflow: a scheduled (not one-off) initial sync.
+    await schedule.trigger();
+    const scheduled = await waitFor(async () => {
+      const r = (await runsOf(orgB, id)).data;
+      return r.length === 3 && r.every((x) => x.status === 'completed') ? r : null;
+    });
+    expect(scheduled.every((r) => r.is_one_off === false && r.is_initial_sync === true && r.attempt === 1)).toBe(true);
+    expect(new Set(scheduled.map((r) => r.batch_id)).size).toBe(1);
+    const recent = (await schedule.describe()).info.recentActions[0]!;
+    expect(recent.action.workflow.workflowId.startsWith(`connection-sync-${id}-`)).toBe(true);
 
     expect((await stack.request('DELETE', `/v2/integrations/connections/${id}`, { token: orgB.token })).status).toBe(204);
     await expect(schedule.describe()).rejects.toThrow(/not found/i);
