@@ -1,9 +1,11 @@
 /**
  * `npm run bench -- <name>`: runs one benchmark; results go to bench/results/<name>.json.
  *   gateway   direct service vs bare reverse proxy vs gateway (autocannon, c=1 and c=50)
+ *   push      200,000 invoices through the middleware push endpoint vs the same upsert straight through pg
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
+  push: async () => (await import('./push.js')).run(),
 };
 
 const name = process.argv[2];

@@ -1,8 +1,9 @@
-/** One server of a benchmark, in its own process: `admin-api`, `gateway` or `bare-proxy`. Prints LISTENING <port>. */
+/** One server of a benchmark, in its own process: `admin-api`, `integrations-api`, `gateway` or `bare-proxy`. Prints LISTENING <port>. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startServiceApi } from '@rp/platform';
 import { adminModule, loadAdminConfig } from '@rp/admin';
+import { integrationsModule, loadIntegrationsConfig } from '@rp/integrations';
 import { loadGatewayConfig, startGateway } from '@rp/api-gateway';
 
 const role = process.argv[2];
@@ -11,6 +12,8 @@ let port: number;
 if (role === 'admin-api') {
   const api = await startServiceApi(adminModule, loadAdminConfig(), { port: 0 });
   port = api.port;
+} else if (role === 'integrations-api') {
+  port = (await startServiceApi(integrationsModule, loadIntegrationsConfig(), { port: 0 })).port;
 } else if (role === 'gateway') {
   port = (await startGateway(loadGatewayConfig(), { port: 0 })).port;
 } else if (role === 'bare-proxy') {

@@ -110,7 +110,7 @@ export const pushRoutes = [
       const minor = await localMinorUnits(deps.db, identity.org);
       const outcomes = await checkBusinessUnits(deps.db, identity.org, body.map((r) => validateInvoice(r, minor)));
       const rows = validRows(outcomes);
-      const ids = rows.length ? await deps.db.transaction((trx) => upsertDocuments(trx, identity.org, PUSH_ORIGIN, rows)) : [];
+      const ids = rows.length ? await upsertDocuments(deps.db, identity.org, PUSH_ORIGIN, rows) : [];
       return { received_at: receivedAt, results: results(outcomes, ids) };
     },
   }),
@@ -128,7 +128,7 @@ export const pushRoutes = [
       const receivedAt = new Date().toISOString();
       const outcomes = await checkBusinessUnits(deps.db, identity.org, body.map((r) => validateCustomer(r)));
       const rows = validRows(outcomes);
-      const ids = rows.length ? await deps.db.transaction((trx) => upsertPartners(trx, identity.org, PUSH_ORIGIN, rows)) : [];
+      const ids = rows.length ? await upsertPartners(deps.db, identity.org, PUSH_ORIGIN, rows) : [];
       return { received_at: receivedAt, results: results(outcomes, ids) };
     },
   }),

@@ -2,9 +2,11 @@
  * Set-based writes to the AR ledger (partners, documents, line items): the only SQL that writes
  * those tables. Used by the middleware push endpoints and by pull syncs alike.
  *
- * Every function takes a knex transaction (or the db) and writes a whole batch in a fixed number
- * of statements, whatever the batch size: the rows travel as ONE JSON parameter expanded by
- * `json_to_recordset`, so there is no per-row query and no parameter-count limit. Amounts are
+ * Every function writes a whole batch in ONE SQL statement, whatever the batch size (data-modifying
+ * CTEs chain the upsert, the line-item replacement and the partner linking): the rows travel as one
+ * JSON parameter expanded by `json_to_recordset`, so there is no per-row query, no parameter-count
+ * limit and one round trip per batch. A single statement is atomic on its own; pass a knex
+ * transaction to make it part of a larger unit of work (a sync page and its cursor). Amounts are
  * decimal strings cast to NUMERIC by Postgres (exact). Rows are written in key order so two
  * concurrent batches touching the same keys lock them in the same order (no deadlock).
  *
@@ -116,30 +118,30 @@ export async function upsertPartners(trx: Db, organizationId: string, origin: st
     };
   });
   const result = await trx.raw<{ rows: { id: string; remote_id: string }[] }>(
-    `INSERT INTO partners AS p (id, organization_id, origin, remote_id, business_unit_id, account_number, name, legal_name, email, phone,
-       currency, company_code, search_term, address, attributes)
-     SELECT r.id, ?, ?, r.remote_id, r.business_unit_id, r.account_number, r.name, r.legal_name, r.email, r.phone,
-       r.currency, r.company_code, r.search_term, coalesce(r.address, '{}'::jsonb), coalesce(r.attributes, '{}'::jsonb)
-     FROM json_to_recordset(?::json) AS r(${PARTNER_COLUMNS})
-     ORDER BY r.remote_id
-     ON CONFLICT (organization_id, origin, remote_id) DO UPDATE SET
-       business_unit_id = coalesce(EXCLUDED.business_unit_id, p.business_unit_id),
-       account_number = EXCLUDED.account_number, name = EXCLUDED.name, legal_name = EXCLUDED.legal_name,
-       email = EXCLUDED.email, phone = EXCLUDED.phone, currency = EXCLUDED.currency, company_code = EXCLUDED.company_code,
-       search_term = EXCLUDED.search_term, address = EXCLUDED.address, attributes = EXCLUDED.attributes, modified_at = now()
-     RETURNING p.id, p.remote_id`,
+    `WITH up AS (
+       INSERT INTO partners AS p (id, organization_id, origin, remote_id, business_unit_id, account_number, name, legal_name, email, phone,
+         currency, company_code, search_term, address, attributes)
+       SELECT r.id, ?, ?, r.remote_id, r.business_unit_id, r.account_number, r.name, r.legal_name, r.email, r.phone,
+         r.currency, r.company_code, r.search_term, coalesce(r.address, '{}'::jsonb), coalesce(r.attributes, '{}'::jsonb)
+       FROM json_to_recordset(?::json) AS r(${PARTNER_COLUMNS})
+       ORDER BY r.remote_id
+       ON CONFLICT (organization_id, origin, remote_id) DO UPDATE SET
+         business_unit_id = coalesce(EXCLUDED.business_unit_id, p.business_unit_id),
+         account_number = EXCLUDED.account_number, name = EXCLUDED.name, legal_name = EXCLUDED.legal_name,
+         email = EXCLUDED.email, phone = EXCLUDED.phone, currency = EXCLUDED.currency, company_code = EXCLUDED.company_code,
+         search_term = EXCLUDED.search_term, address = EXCLUDED.address, attributes = EXCLUDED.attributes, modified_at = now()
+       RETURNING p.id, p.organization_id, p.origin, p.remote_id, p.business_unit_id
+     ), linked AS (
+       UPDATE documents AS d
+          SET partner_id = up.id, business_unit_id = coalesce(d.business_unit_id, up.business_unit_id), modified_at = now()
+         FROM up
+        WHERE d.organization_id = up.organization_id AND d.customer_code = up.remote_id
+          AND d.partner_id IS NULL AND d.origin = up.origin
+     )
+     SELECT id, remote_id FROM up`,
     [organizationId, origin, JSON.stringify(payload)],
   );
   const ids = new Map(result.rows.map((r) => [r.remote_id, r.id]));
-  await trx.raw(
-    `UPDATE documents AS d
-        SET partner_id = p.id, business_unit_id = coalesce(d.business_unit_id, p.business_unit_id), modified_at = now()
-       FROM partners AS p
-      WHERE p.id IN (SELECT value::uuid FROM json_array_elements_text(?::json))
-        AND d.organization_id = p.organization_id AND d.origin = p.origin
-        AND d.customer_code = p.remote_id AND d.partner_id IS NULL`,
-    [JSON.stringify([...ids.values()])],
-  );
   return keys.map((k) => ids.get(k)!);
 }
 
@@ -147,7 +149,7 @@ const DOCUMENT_COLUMNS = `id uuid, kind text, remote_id text, customer_code text
   company_code text, fiscal_year text, document_number text, document_type text, invoice_doc_type text, currency text,
   exchange_rate text, reference text, assignment text, text text, reason_code text, clearing_document_number text,
   document_date date, net_due_date date, posting_date date, clearing_date date,
-  amount_in_document_currency numeric, amount_in_local_currency numeric, amount_open numeric, status_open boolean`;
+  amount_in_document_currency numeric, amount_in_local_currency numeric, amount_open numeric, status_open boolean, line_items json`;
 
 const documentKey = (r: { company_code: string; fiscal_year: string; document_number: string }) =>
   JSON.stringify([r.company_code, r.fiscal_year, r.document_number]);
@@ -157,9 +159,10 @@ const documentKey = (r: { company_code: string; fiscal_year: string; document_nu
  * statement; a re-written document keeps its id (also when its kind flips). Each document's
  * partner is the explicit `partner_id`, else the partner of the same origin whose remote_id is its
  * customer_code (null until that partner arrives: upsertPartners links it then); its business
- * unit is the explicit one, else the partner's. Then, for the documents given with `line_items`,
- * the line items are replaced as a set: one DELETE and one INSERT for the whole batch. Returns the
- * documents' ids in input order.
+ * unit is the explicit one, else the partner's. For the documents given with `line_items`, the
+ * line items are replaced as a set in the same statement: items are upserted by line_number (one
+ * keeps its id when its line_number is re-sent) and the document's other items are deleted.
+ * `line_number`s must be unique within a document. Returns the documents' ids in input order.
  */
 export async function upsertDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[]): Promise<string[]> {
   if (rows.length === 0) return [];
@@ -193,10 +196,22 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
       amount_in_local_currency: r.amount_in_local_currency ?? null,
       amount_open: r.amount_open,
       status_open: r.status_open,
+      line_items:
+        r.line_items?.map((li) => ({
+          id: newId(),
+          line_number: li.line_number,
+          description: li.description ?? null,
+          quantity: li.quantity ?? null,
+          unit_amount: li.unit_amount ?? null,
+          total_amount: li.total_amount ?? null,
+        })) ?? null,
     };
   });
   const result = await trx.raw<{ rows: { id: string; company_code: string; fiscal_year: string; document_number: string }[] }>(
-    `INSERT INTO documents AS d (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
+    `WITH input AS (
+       SELECT * FROM json_to_recordset(?::json) AS r(${DOCUMENT_COLUMNS})
+     ), docs AS (
+     INSERT INTO documents AS d (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
        company_code, fiscal_year, document_number, document_type, invoice_doc_type, currency, exchange_rate, reference,
        assignment, text, reason_code, clearing_document_number, document_date, net_due_date, posting_date, clearing_date,
        amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
@@ -204,7 +219,7 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
        r.company_code, r.fiscal_year, r.document_number, r.document_type, r.invoice_doc_type, r.currency, r.exchange_rate, r.reference,
        r.assignment, r.text, r.reason_code, r.clearing_document_number, r.document_date, r.net_due_date, r.posting_date, r.clearing_date,
        r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open
-     FROM json_to_recordset(?::json) AS r(${DOCUMENT_COLUMNS})
+     FROM input AS r
      LEFT JOIN partners AS p
        ON r.partner_id IS NULL AND p.organization_id = ? AND p.origin = ? AND p.remote_id = r.customer_code
      ORDER BY r.company_code, r.fiscal_year, r.document_number
@@ -217,37 +232,34 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
        net_due_date = EXCLUDED.net_due_date, posting_date = EXCLUDED.posting_date, clearing_date = EXCLUDED.clearing_date,
        amount_in_document_currency = EXCLUDED.amount_in_document_currency, amount_in_local_currency = EXCLUDED.amount_in_local_currency,
        amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now()
-     RETURNING d.id, d.company_code, d.fiscal_year, d.document_number`,
-    [organizationId, origin, JSON.stringify(payload), organizationId, origin],
+     RETURNING d.id, d.company_code, d.fiscal_year, d.document_number
+     ), items AS (
+       SELECT docs.id AS document_id, li.*
+         FROM input AS r
+         JOIN docs ON docs.company_code = r.company_code AND docs.fiscal_year = r.fiscal_year AND docs.document_number = r.document_number
+         CROSS JOIN LATERAL json_to_recordset(r.line_items) AS li(id uuid, line_number integer, description text,
+           quantity numeric, unit_amount numeric, total_amount numeric)
+     ), replaced AS (
+       SELECT docs.id AS document_id
+         FROM input AS r
+         JOIN docs ON docs.company_code = r.company_code AND docs.fiscal_year = r.fiscal_year AND docs.document_number = r.document_number
+        WHERE r.line_items IS NOT NULL
+     ), removed AS (
+       DELETE FROM line_items AS l USING replaced
+        WHERE l.document_id = replaced.document_id
+          AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.document_id = l.document_id AND i.line_number = l.line_number)
+     ), added AS (
+       INSERT INTO line_items AS l (id, organization_id, document_id, line_number, description, quantity, unit_amount, total_amount)
+       SELECT i.id, ?, i.document_id, i.line_number, i.description, i.quantity, i.unit_amount, i.total_amount
+         FROM items AS i
+        ORDER BY i.document_id, i.line_number
+       ON CONFLICT (document_id, line_number) DO UPDATE SET
+         description = EXCLUDED.description, quantity = EXCLUDED.quantity, unit_amount = EXCLUDED.unit_amount,
+         total_amount = EXCLUDED.total_amount, modified_at = now()
+     )
+     SELECT id, company_code, fiscal_year, document_number FROM docs`,
+    [JSON.stringify(payload), organizationId, origin, organizationId, origin, organizationId],
   );
   const ids = new Map(result.rows.map((r) => [documentKey(r), r.id]));
-
-  const withItems = [...kept.values()].filter((i) => rows[i]!.line_items !== undefined);
-  if (withItems.length > 0) {
-    const documentIds = withItems.map((i) => ids.get(keys[i]!)!);
-    await trx.raw(`DELETE FROM line_items WHERE document_id IN (SELECT value::uuid FROM json_array_elements_text(?::json))`, [
-      JSON.stringify(documentIds),
-    ]);
-    const items = withItems.flatMap((i, n) =>
-      rows[i]!.line_items!.map((li) => ({
-        id: newId(),
-        document_id: documentIds[n],
-        line_number: li.line_number,
-        description: li.description ?? null,
-        quantity: li.quantity ?? null,
-        unit_amount: li.unit_amount ?? null,
-        total_amount: li.total_amount ?? null,
-      })),
-    );
-    if (items.length > 0) {
-      await trx.raw(
-        `INSERT INTO line_items (id, organization_id, document_id, line_number, description, quantity, unit_amount, total_amount)
-         SELECT r.id, ?, r.document_id, r.line_number, r.description, r.quantity, r.unit_amount, r.total_amount
-         FROM json_to_recordset(?::json) AS r(id uuid, document_id uuid, line_number integer, description text,
-           quantity numeric, unit_amount numeric, total_amount numeric)`,
-        [organizationId, JSON.stringify(items)],
-      );
-    }
-  }
   return keys.map((k) => ids.get(k)!);
 }

@@ -1,0 +1,190 @@
+/**
+ * Middleware push throughput, in one run (issue 3 §1):
+ *   (a) through the gateway: PUSH_RECORDS invoices (one line item each) in batches of 100 to
+ *       POST /v2/integrations/providers/middleware/invoices with an organization API key,
+ *       PUSH_CONCURRENCY requests in flight (gateway and integrations API each in their own process);
+ *   (b) direct: the same records, mapped by the service's own validation, written with the service's
+ *       own set-based upsert (`upsertDocuments`, one transaction per batch of 100) straight through
+ *       pg from this one process, with the same concurrency (pool of PUSH_CONCURRENCY connections).
+ * Both phases insert into an empty key space (each into its own organization, whose 5,000 customers
+ * are pushed first so documents link to partners), so both measure the same work: fresh inserts.
+ * Target: (a) ≥ 10,000 records/s and ≥ 50% of (b). Results: bench/results/push.json.
+ */
+import http from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { connectTemporal, createDb } from '@rp/platform';
+import { onboardOrganization } from '@rp/admin';
+import { startBenchEnvironment } from './support/environment.js';
+import { serveInChild } from './support/process.js';
+import { customerRecord, invoiceRecord } from '../test/support/ledger.js';
+import { validateInvoice, type ValidInvoice } from '../services/integrations/src/domain/push.js';
+import { upsertDocuments } from '../services/integrations/src/store/ledger.js';
+
+const RECORDS = Number(process.env.PUSH_RECORDS ?? 200_000);
+const BATCH = 100;
+const CONCURRENCY = Number(process.env.PUSH_CONCURRENCY ?? 8);
+const CUSTOMERS = 5_000;
+const PATH = '/v2/integrations/providers/middleware/invoices';
+const CUSTOMERS_PATH = '/v2/integrations/providers/middleware/customers';
+
+function invoices(prefix: string, count: number) {
+  return Array.from({ length: count }, (_, i) => {
+    const cents = 100 + ((i * 7919) % 1_000_000);
+    const amount = cents / 100; // e.g. 1234.56: exactly two decimals in its shortest form
+    return invoiceRecord({
+      document_number: `${prefix}${String(i).padStart(8, '0')}`,
+      customer_code: `C-${i % CUSTOMERS}`,
+      reference: `INV-${prefix}${i}`,
+      amount_in_document_currency: amount,
+      amount_in_local_currency: amount,
+      status_open: i % 5 !== 0,
+      debit_credit_indicator: i % 10 === 0 ? 'H' : 'S',
+      line_items: [{ line_number: 1, description: 'Widgets', quantity: 1, unit_amount: amount, total_amount: amount }],
+    });
+  });
+}
+
+function batches<T>(rows: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += BATCH) out.push(rows.slice(i, i + BATCH));
+  return out;
+}
+
+/** Run `task` over every item with `concurrency` in flight; returns elapsed seconds. */
+async function pool<T>(items: T[], concurrency: number, task: (item: T) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await task(items[next++]!);
+    }),
+  );
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+function post(agent: http.Agent, port: number, path: string, token: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, method: 'POST', path, agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export async function run(): Promise<void> {
+  const env = await startBenchEnvironment('push');
+  const benchEnv: Record<string, string> = { ...env.env, CONNECTION_SECRETS_KEY: Buffer.from('bench-connection-secrets-key-012').toString('base64') };
+  const stops: Array<() => Promise<void>> = [env.stop];
+  try {
+    const admin = await serveInChild('admin-api', benchEnv); // migrates the admin schema (organizations, credentials)
+    stops.unshift(admin.stop);
+    const integrations = await serveInChild('integrations-api', benchEnv);
+    stops.unshift(integrations.stop);
+    const gateway = await serveInChild('gateway', {
+      ...benchEnv,
+      ADMIN_URL: `http://127.0.0.1:${admin.port}`,
+      INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`,
+      RATE_LIMIT_PER_SECOND: '0',
+    });
+    stops.unshift(gateway.stop);
+
+    const temporal = await connectTemporal({ address: benchEnv.TEMPORAL_ADDRESS, namespace: benchEnv.TEMPORAL_NAMESPACE });
+    const adminDb = createDb({ url: benchEnv.DATABASE_URL, schema: 'admin', poolMax: 1 });
+    const onboard = (name: string) =>
+      onboardOrganization({ db: adminDb, temporal: temporal.client }, { name, base_currency: 'EUR', timezone: 'UTC', admin: { email: `${name.toLowerCase()}@example.com`, name } });
+    const [viaGateway, direct] = [await onboard('Gateway'), await onboard('Direct')];
+    await adminDb.destroy();
+    await temporal.close();
+
+    const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+    const customers = Array.from({ length: CUSTOMERS }, (_, i) => customerRecord({ customer_code: `C-${i}`, name1: `Customer ${i}` }));
+    for (const org of [viaGateway, direct]) {
+      for (const b of batches(customers)) {
+        const r = await post(agent, gateway.port, CUSTOMERS_PATH, org.apiKey.token, JSON.stringify(b));
+        if (r.status !== 200) throw new Error(`customer push: ${r.status} ${r.text}`);
+      }
+    }
+
+    const records = invoices('G', RECORDS);
+    const bodies = batches(records).map((b) => JSON.stringify(b));
+    // Warm-up (JIT, connections, plans) on other keys of the same organization.
+    await pool(batches(invoices('W', 20 * BATCH)).map((b) => JSON.stringify(b)), CONCURRENCY, async (body) => {
+      const r = await post(agent, gateway.port, PATH, viaGateway.apiKey.token, body);
+      if (r.status !== 200) throw new Error(`warm-up: ${r.status} ${r.text}`);
+    });
+
+    let failures = 0;
+    const gatewaySeconds = await pool(bodies, CONCURRENCY, async (body) => {
+      const r = await post(agent, gateway.port, PATH, viaGateway.apiKey.token, body);
+      if (r.status !== 200) throw new Error(`push: ${r.status} ${r.text}`);
+      failures += (JSON.parse(r.text) as { results: { success: boolean }[] }).results.filter((x) => !x.success).length;
+    });
+    agent.destroy();
+    process.stdout.write(`gateway: ${RECORDS} records in ${gatewaySeconds.toFixed(2)} s\n`);
+
+    const db = createDb({ url: benchEnv.DATABASE_URL, schema: 'integrations', poolMax: CONCURRENCY });
+    await db.raw('ANALYZE');
+    const mapped = (rs: ReturnType<typeof invoices>) =>
+      batches(
+        rs.map((r) => {
+          const o = validateInvoice(r, 2);
+          if (!o.ok) throw new Error(o.message);
+          return o.row;
+        }),
+      );
+    const write = (orgId: string) => async (rows: ValidInvoice[]) => {
+      await db.transaction((trx) => upsertDocuments(trx, orgId, 'middleware', rows));
+    };
+    await pool(mapped(invoices('W', 20 * BATCH)), CONCURRENCY, write(direct.organization.id));
+    const directBatches = mapped(records);
+    const directSeconds = await pool(directBatches, CONCURRENCY, write(direct.organization.id));
+    process.stdout.write(`direct: ${RECORDS} records in ${directSeconds.toFixed(2)} s\n`);
+
+    const count = async (orgId: string) =>
+      Number((await db.raw<{ rows: { n: string }[] }>(`SELECT count(*) AS n FROM documents WHERE organization_id = ? AND document_number LIKE 'G%'`, [orgId])).rows[0]!.n);
+    const linked = async (orgId: string) =>
+      Number((await db.raw<{ rows: { n: string }[] }>(`SELECT count(*) AS n FROM documents WHERE organization_id = ? AND partner_id IS NOT NULL AND document_number LIKE 'G%'`, [orgId])).rows[0]!.n);
+    const stored = { gateway: await count(viaGateway.organization.id), direct: await count(direct.organization.id) };
+    const linkedCount = { gateway: await linked(viaGateway.organization.id), direct: await linked(direct.organization.id) };
+    await db.destroy();
+
+    const gatewayRate = RECORDS / gatewaySeconds;
+    const directRate = RECORDS / directSeconds;
+    const ratio = gatewayRate / directRate;
+    const report = {
+      benchmark: 'push',
+      endpoint: `POST ${PATH}`,
+      records: RECORDS,
+      batch_size: BATCH,
+      concurrency: CONCURRENCY,
+      line_items_per_record: 1,
+      machine: { cpus: os.cpus().length, node: process.version },
+      results: {
+        gateway: { seconds: Number(gatewaySeconds.toFixed(3)), records_per_s: Math.round(gatewayRate), requests_per_s: Number((bodies.length / gatewaySeconds).toFixed(1)) },
+        direct: { seconds: Number(directSeconds.toFixed(3)), records_per_s: Math.round(directRate) },
+      },
+      ratio_gateway_vs_direct: Number(ratio.toFixed(3)),
+      check: { failed_records: failures, stored, linked_to_partner: linkedCount },
+      targets: {
+        gateway_records_per_s_min: 10_000,
+        ratio_min: 0.5,
+        throughput_met: gatewayRate >= 10_000,
+        ratio_met: ratio >= 0.5,
+      },
+    };
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync('bench/results/push.json', JSON.stringify(report, null, 2) + '\n');
+    process.stdout.write(`${JSON.stringify(report.results)}\n${JSON.stringify({ ratio: report.ratio_gateway_vs_direct, ...report.targets, ...report.check })}\nwritten bench/results/push.json\n`);
+    if (failures > 0 || stored.gateway !== RECORDS || stored.direct !== RECORDS) throw new Error('push bench: not every record was stored');
+  } finally {
+    for (const stop of stops) await stop().catch(() => {});
+  }
+}
