@@ -407,8 +407,13 @@ describe('a sync interrupted mid-way', () => {
     const block = fake.block('Customer', 1);
     const started = await startSync(org, connectionId);
     await block.reached;
-    // A second sync while this one runs is refused.
+    // A second sync while this one runs is refused; a scheduled one skips.
     expect((await stack.request('POST', `/v2/integrations/connections/${connectionId}/sync`, { token: org.token })).status).toBe(409);
+    const schedule = temporal.client.schedule.getHandle(connectionSyncScheduleId(connectionId));
+    await schedule.trigger();
+    const action = await waitFor(async () => (await schedule.describe()).info.recentActions[0]);
+    const skipped = await temporal.client.workflow.getHandle(action.action.workflow.workflowId).result();
+    expect(skipped).toMatchObject({ batchId: null, skipped: expect.stringContaining('another sync of the connection is in progress') });
     const handle = temporal.client.workflow.getHandle(started.workflow_id);
     await handle.cancel();
     await expect(handle.result()).rejects.toThrow();

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db } from '@rp/platform';
+import type { Db, TemporalHandle } from '@rp/platform';
+import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type {
   ConnectionSyncActivities,
@@ -15,6 +16,7 @@ import { upsertDocuments, upsertPartners } from '../store/ledger.js';
 import { updateConnection } from '../store/connections.js';
 import { getProviderAccess } from '../domain/connection-auth.js';
 import { health } from '../domain/health.js';
+import { syncInProgress } from '../domain/sync-schedule.js';
 import type { IntegrationsConfig } from '../config.js';
 import {
   cancelBatch,
@@ -33,6 +35,8 @@ import {
 export interface ConnectionSyncDeps {
   db: Db;
   log: Logger;
+  /** to see whether another sync of the connection is running */
+  temporal: Client;
   /** A usable token, realm and API base URL for the connection (connection-auth's getProviderAccess). */
   getAccess(organizationId: string, connectionId: string): Promise<ProviderAccess>;
   /** Record the connection's health after a provider refused the credentials (best effort). */
@@ -95,6 +99,9 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
       }
       if (connection.is_sync_disabled) return { status: 'skipped', reason: 'sync is disabled on the connection' };
       if (connection.is_authentication_pending) return { status: 'skipped', reason: 'the connection awaits authentication' };
+      // The Schedule skips overlapping scheduled syncs itself; a one-off sync may still be running.
+      const busy = await syncInProgress({ db, temporal: deps.temporal }, input.organizationId, input.connectionId, info.workflowExecution!.workflowId);
+      if (busy) return { status: 'skipped', reason: `another sync of the connection is in progress (${busy})` };
       const names = new Set(adapter.models.map((m) => m.name));
       const models = (await readEnabledModels(db, input.organizationId, input.connectionId)).filter((m) => names.has(m.name));
       if (!models.length) return { status: 'skipped', reason: 'the connection has no read-enabled model' };
@@ -190,11 +197,12 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
 }
 
 /** The activities wired to the real provider access (token refresh) and connection health. */
-export function connectionSyncActivities(base: { db: Db; config: IntegrationsConfig; log: Logger }): ConnectionSyncActivities {
+export function connectionSyncActivities(base: { db: Db; config: IntegrationsConfig; log: Logger; temporal: TemporalHandle }): ConnectionSyncActivities {
   const { db, config, log } = base;
   return createConnectionSyncActivities({
     db,
     log,
+    temporal: base.temporal.client,
     getAccess: (organizationId, connectionId) => getProviderAccess({ db, config }, organizationId, connectionId),
     reportAuthenticationRequired: async (organizationId, connectionId, message) => {
       await updateConnection(db, organizationId, connectionId, {

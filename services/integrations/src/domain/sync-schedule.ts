@@ -11,7 +11,15 @@
  * - Each action starts `connectionSync` on the integrations task queue with the OrganizationId /
  *   EntityId search attributes; overlapping actions are skipped (one sync of a connection at a time).
  */
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsAction } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  WorkflowNotFoundError,
+  type Client,
+  type ScheduleOptionsAction,
+} from '@temporalio/client';
+import type { Db } from '@rp/platform';
 import {
   businessSearchAttributes,
   CONNECTION_SYNC_TASK_QUEUE,
@@ -19,6 +27,7 @@ import {
   type ConnectionSyncInput,
 } from '@rp/workflows';
 import type { IntegrationsConfig } from '../config.js';
+import { failOrphanedRuns, unfinishedRuns } from '../store/sync-runs.js';
 
 /** Interval between scheduled syncs per provider with a pull adapter. */
 export const SYNC_INTERVALS: Readonly<Record<string, string>> = {
@@ -111,4 +120,56 @@ export async function describeNextSyncAt(deps: SyncScheduleDeps, connectionId: s
 
 function isNotFound(err: unknown): boolean {
   return err instanceof ScheduleNotFoundError || /not ?found/i.test(String((err as Error)?.message ?? ''));
+}
+
+export interface SyncGuardDeps {
+  db: Db;
+  temporal: Client;
+}
+
+/**
+ * The workflow id of a sync of the connection that is still running (other than `exceptWorkflowId`),
+ * or null. Unfinished runs whose workflow has closed (terminated, timed out, deleted) are marked
+ * failed on the way, so they never block later syncs.
+ */
+export async function syncInProgress(deps: SyncGuardDeps, organizationId: string, connectionId: string, exceptWorkflowId?: string): Promise<string | null> {
+  const open = await unfinishedRuns(deps.db, organizationId, connectionId);
+  const byWorkflow = new Map<string, string[]>();
+  for (const r of open) {
+    if (exceptWorkflowId && r.workflow_id === exceptWorkflowId) continue;
+    byWorkflow.set(r.workflow_id ?? '', [...(byWorkflow.get(r.workflow_id ?? '') ?? []), r.id]);
+  }
+  for (const [workflowId, runIds] of byWorkflow) {
+    if (workflowId && (await workflowRunning(deps.temporal, workflowId))) return workflowId;
+    await failOrphanedRuns(deps.db, organizationId, runIds, 'The sync workflow ended before this run finished.');
+  }
+  return null;
+}
+
+async function workflowRunning(temporal: Client, workflowId: string): Promise<boolean> {
+  try {
+    return (await temporal.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Cancel the connection's running syncs and wait (up to `timeoutMs`) for their workflows to close,
+ * e.g. before the connection is deleted; their unfinished runs end `cancelled`.
+ */
+export async function cancelRunningSyncs(deps: SyncGuardDeps, organizationId: string, connectionId: string, timeoutMs = 30_000): Promise<void> {
+  const open = await unfinishedRuns(deps.db, organizationId, connectionId);
+  const workflowIds = [...new Set(open.map((r) => r.workflow_id).filter((w): w is string => !!w))];
+  await Promise.all(
+    workflowIds.map(async (workflowId) => {
+      if (!(await workflowRunning(deps.temporal, workflowId))) return;
+      const handle = deps.temporal.workflow.getHandle(workflowId);
+      await handle.cancel().catch((err: unknown) => {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      });
+      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, timeoutMs))]);
+    }),
+  );
 }

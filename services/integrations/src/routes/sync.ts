@@ -29,8 +29,8 @@ import {
   readEnabledModels,
   SYNC_RUN_STATUSES,
   syncRunView,
-  unfinishedRuns,
 } from '../store/sync-runs.js';
+import { syncInProgress } from '../domain/sync-schedule.js';
 
 const MAX_PAGE = 100;
 
@@ -91,26 +91,6 @@ async function findConnection(deps: IntegrationsDeps, organizationId: string, co
   return connection;
 }
 
-/** Unfinished runs whose workflow has closed (terminated, timed out) are failed; runs of a live workflow block a new sync. */
-async function ensureNoSyncInProgress(deps: IntegrationsDeps, organizationId: string, connectionId: string): Promise<void> {
-  const open = await unfinishedRuns(deps.db, organizationId, connectionId);
-  const byWorkflow = new Map<string, string[]>();
-  for (const r of open) byWorkflow.set(r.workflow_id ?? '', [...(byWorkflow.get(r.workflow_id ?? '') ?? []), r.id]);
-  for (const [workflowId, runIds] of byWorkflow) {
-    let running = false;
-    if (workflowId) {
-      try {
-        const d = await deps.temporal.workflow.getHandle(workflowId).describe();
-        running = d.status.name === 'RUNNING';
-      } catch {
-        running = false;
-      }
-    }
-    if (running) throw new ConflictError(`A sync of connection ${connectionId} is already in progress (workflow ${workflowId}); wait for it to finish.`);
-    await failOrphanedRuns(deps.db, organizationId, runIds, 'The sync workflow ended before this run finished.');
-  }
-}
-
 export const syncRoutes = [
   route({
     method: 'post',
@@ -141,7 +121,8 @@ export const syncRoutes = [
       const models = (await readEnabledModels(deps.db, identity.org, connection.id)).filter((m) => names.has(m.name));
       if (!models.length) throw new ConflictError(`Connection ${connection.id} has no read-enabled model to sync.`);
       models.sort((a, b) => names.get(a.name)! - names.get(b.name)!);
-      await ensureNoSyncInProgress(deps, identity.org, connection.id);
+      const busy = await syncInProgress(deps, identity.org, connection.id);
+      if (busy) throw new ConflictError(`A sync of connection ${connection.id} is already in progress (workflow ${busy}); wait for it to finish.`);
 
       const batchId = newId();
       const workflowId = connectionSyncWorkflowId(connection.id, batchId);
