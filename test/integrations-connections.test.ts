@@ -526,6 +526,16 @@ describe('health check endpoint', () => {
     expect(gone.body.health.status_code).toBe('unreachable');
     expect(gone.body.health.message).toContain('127.0.0.1:1');
 
+    // Secrets sealed with a key this platform no longer has: the connection must authenticate again.
+    const otherKey = { ...config, CONNECTION_SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'), CONNECTION_SECRETS_PREVIOUS_KEYS: [] };
+    await db('connections')
+      .where({ id: c.id })
+      .update({ secrets: encryptSecrets(otherKey, { organizationId: orgA.organizationId, connectionId: c.id }, { access_token: 'x', expires_at: '2099-01-01T00:00:00Z' }) });
+    await expect(getProviderAccess({ db, config }, orgA.organizationId, c.id)).rejects.toBeInstanceOf(ProviderAuthenticationRequiredError);
+    const unreadable = await stack.request('POST', `/v2/integrations/connections/${c.id}/health-check`, { token: orgA.token });
+    expect(unreadable.body.health.status_code).toBe('authentication_required');
+    expect(unreadable.body.health.message).toMatch(/cannot be read/);
+
     const netsuite = await createOk(orgA, { provider_name: 'netsuite', name: 'NS', settings: { account_id: '123', subsidiaries: ['1'], default_currency: 'USD' } });
     const ns = await stack.request('POST', `/v2/integrations/connections/${netsuite.id}/health-check`, { token: orgA.token });
     expect(ns.body.health.status_code).toBe('misconfigured'); // no OAuth client for NetSuite

@@ -15,7 +15,7 @@ import { health } from './health.js';
 import { OAuthProviderError, OAuthRefusedError, requestTokens } from './oauth.js';
 import { providerRuntime, providerUrls } from './provider-runtime.js';
 import { ProviderUnreachableError } from './provider-http.js';
-import { decryptSecrets, encryptSecrets, type ConnectionSecrets } from './secrets.js';
+import { decryptSecrets, encryptSecrets, SecretsUnreadableError, type ConnectionSecrets } from './secrets.js';
 
 /** Refresh when the access token expires within this many milliseconds. */
 export const REFRESH_MARGIN_MS = 5 * 60 * 1000;
@@ -66,6 +66,16 @@ export function connectionSecrets(config: IntegrationsConfig, row: ConnectionRow
   return decryptSecrets(config, binding(row), row.secrets);
 }
 
+/** The secrets for an API call; unreadable ones (key removed, tampered) mean the connection must authenticate again. */
+function usableSecrets(config: IntegrationsConfig, row: ConnectionRow): ConnectionSecrets {
+  try {
+    return connectionSecrets(config, row);
+  } catch (e) {
+    if (e instanceof SecretsUnreadableError) throw new ProviderAuthenticationRequiredError(`The stored credentials of connection ${row.id} cannot be read (${e.message}); authenticate again.`);
+    throw e;
+  }
+}
+
 export function sealSecrets(config: IntegrationsConfig, row: Pick<ConnectionRow, 'organization_id' | 'id'>, secrets: ConnectionSecrets): string {
   return encryptSecrets(config, { organizationId: row.organization_id, connectionId: row.id }, secrets);
 }
@@ -88,7 +98,7 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
   if (!runtime || !apiBaseUrl) throw new ProviderConfigurationError(`No API base URL is known for provider ${row.provider_name}.`);
   const display = runtime.descriptor.display_name;
 
-  const secrets = connectionSecrets(config, row);
+  const secrets = usableSecrets(config, row);
   if (runtime.descriptor.auth_type !== 'oauth2') {
     const key = secrets.api_key ?? secrets.password;
     if (!key) throw new ProviderAuthenticationRequiredError(`Connection ${connectionId} to ${display} has no credentials; authenticate it first.`);
@@ -101,7 +111,7 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
   const result = await db.transaction(async (trx) => {
     const locked = await lockConnection(trx, organizationId, connectionId);
     if (!locked) throw new ProviderConfigurationError(`Connection ${connectionId} was deleted.`);
-    const current = connectionSecrets(config, locked);
+    const current = usableSecrets(config, locked);
     // Another caller may have refreshed while we waited for the lock.
     if (current.access_token && !expiresSoon(current, Date.now())) return access(locked, current.access_token, apiBaseUrl);
     if (!current.refresh_token) {

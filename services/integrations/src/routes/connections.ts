@@ -45,7 +45,7 @@ export const connectionRoutes = [
     description:
       `Creates the connection and its models (the provider's synced models: QuickBooks Online customers, invoices, credit_memos). ` +
       `OAuth connections start pending and carry an \`authorization_url\`; a sync Schedule is created for providers with a pull adapter ` +
-      `(paused until authenticated). Organization admins only. An unknown provider or a setting of the wrong type gives 422. ${CONNECTION_NOTES}`,
+      `(paused until authenticated). \`owner_id\` is the creating user. \`business_unit_id\` is optional; a member restricted to business units may only name one of theirs (422 otherwise). Organization admins only. An unknown provider or a setting of the wrong type gives 422. ${CONNECTION_NOTES}`,
     tags: ['Integrations'],
     auth: { role: 'admin' },
     body: z.strictObject({
