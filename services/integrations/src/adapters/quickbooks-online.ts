@@ -128,7 +128,7 @@ export function mapCustomer(c: QboCustomer): PartnerUpsert {
   };
   return {
     remote_id: String(c.Id),
-    name: text(c.DisplayName) ?? text(c.CompanyName) ?? [c.GivenName, c.FamilyName].filter(Boolean).join(' ') ?? `Customer ${c.Id}`,
+    name: text(c.DisplayName) ?? text(c.CompanyName) ?? text([c.GivenName, c.FamilyName].filter(Boolean).join(' ')) ?? `Customer ${c.Id}`,
     legal_name: text(c.CompanyName),
     email: text(c.PrimaryEmailAddr?.Address),
     phone: text(c.PrimaryPhone?.FreeFormNumber),

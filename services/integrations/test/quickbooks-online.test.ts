@@ -1,0 +1,130 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mapCustomer, mapTransaction, parseQboJson, qboQuery, quickbooksOnlineAdapter } from '../src/adapters/quickbooks-online.js';
+import { ProviderApiError } from '../src/adapters/adapter.js';
+
+describe('QuickBooks Online adapter (pure parts)', () => {
+  it('reads amounts as the exact decimal text the server sent', () => {
+    const parsed = parseQboJson(
+      '{"QueryResponse":{"Invoice":[{"Id":"1","TotalAmt":0.3,"Balance": 12345678901234567.89,"Line":[{"Amount":1e-7,"SalesItemLineDetail":{"Qty":3,"UnitPrice":19.990}}],"PrivateNote":"\\"TotalAmt\\": 5"}]}}',
+    ) as any;
+    const inv = parsed.QueryResponse.Invoice[0];
+    expect(inv.TotalAmt).toBe('0.3');
+    expect(inv.Balance).toBe('12345678901234567.89');
+    expect(inv.Line[0].Amount).toBe('0.0000001');
+    expect(inv.Line[0].SalesItemLineDetail).toEqual({ Qty: '3', UnitPrice: '19.99' });
+    expect(inv.PrivateNote).toBe('"TotalAmt": 5');
+  });
+
+  it('builds the documented query: incremental window, paging, whole-second UTC literals', () => {
+    expect(qboQuery('Invoice', { start: '2026-01-02T03:04:05.678Z', end: '2026-01-03T00:00:00.000Z' }, 101, 100)).toBe(
+      "SELECT * FROM Invoice WHERE Metadata.LastUpdatedTime >= '2026-01-02T03:04:05+00:00' AND Metadata.LastUpdatedTime < '2026-01-03T00:00:00+00:00' ORDERBY Id STARTPOSITION 101 MAXRESULTS 100",
+    );
+    expect(qboQuery('Customer', { start: null, end: '2026-01-03T00:00:00Z' }, 1, 100)).toBe(
+      "SELECT * FROM Customer WHERE Metadata.LastUpdatedTime < '2026-01-03T00:00:00+00:00' ORDERBY Id STARTPOSITION 1 MAXRESULTS 100",
+    );
+  });
+
+  it('maps customers, invoices and credit memos', () => {
+    expect(mapCustomer({ Id: '42', DisplayName: ' Acme ', CompanyName: 'Acme Inc.', CurrencyRef: { value: 'usd' }, BillAddr: { Line1: '1 Road', City: 'Town' } })).toMatchObject({
+      remote_id: '42',
+      name: 'Acme',
+      legal_name: 'Acme Inc.',
+      email: null,
+      currency: 'USD',
+      address: { line1: '1 Road', city: 'Town' },
+    });
+    expect(mapCustomer({ Id: '43' }).name).toBe('Customer 43');
+    expect(mapCustomer({ Id: '44', GivenName: 'Ann', FamilyName: 'Lee' }).name).toBe('Ann Lee');
+    const invoice = mapTransaction(
+      {
+        Id: '7',
+        TxnDate: '2025-12-31',
+        DueDate: '2026-01-30',
+        TotalAmt: '100.10',
+        Balance: '0',
+        CurrencyRef: { value: 'EUR' },
+        CustomerRef: { value: '42' },
+        Line: [
+          { LineNum: 1, Amount: '100.10', DetailType: 'SalesItemLineDetail', SalesItemLineDetail: { Qty: '1', UnitPrice: '100.1', ItemRef: { name: 'Hours' } } },
+          { Amount: '100.10', DetailType: 'SubTotalLineDetail' },
+        ],
+      },
+      'invoice',
+      'realm-1',
+      null,
+    );
+    expect(invoice).toMatchObject({
+      kind: 'invoice',
+      company_code: 'realm-1',
+      fiscal_year: '2025',
+      document_number: '7',
+      customer_code: '42',
+      amount_in_document_currency: '100.1',
+      amount_open: '0',
+      status_open: false,
+      net_due_date: '2026-01-30',
+      line_items: [{ line_number: 1, description: 'Hours', quantity: '1', unit_amount: '100.1', total_amount: '100.10' }],
+    });
+    const memo = mapTransaction({ Id: '8', DocNumber: 'CM-8', TxnDate: '2026-02-01', TotalAmt: '5', Balance: '5', CurrencyRef: { value: 'EUR' } }, 'credit_memo', 'realm-1', null);
+    expect(memo).toMatchObject({ kind: 'credit_memo', document_number: 'CM-8', status_open: true, net_due_date: '2026-02-01', customer_code: null });
+    expect(() => mapTransaction({ Id: '9', TotalAmt: '1' }, 'invoice', 'r', 'USD')).toThrow(/TxnDate/);
+  });
+});
+
+describe('QuickBooks Online adapter errors', () => {
+  let server: http.Server;
+  let url: string;
+  let status = 200;
+  let body = '{}';
+  const headers: Record<string, string> = {};
+
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const fetchPage = () =>
+    quickbooksOnlineAdapter.fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: url }, 'customers', { start: null, end: new Date().toISOString() }, quickbooksOnlineAdapter.initialState(), {});
+
+  it.each([
+    [401, 'authentication_required', false],
+    [429, 'rate_limited', true],
+    [503, 'server_error', true],
+    [400, 'rejected', false],
+  ] as const)('HTTP %i → %s (retryable: %s)', async (s, kind, retryable) => {
+    status = s;
+    body = JSON.stringify({ Fault: { Error: [{ Message: 'nope', Detail: 'because', code: '1' }], type: 'ValidationFault' } });
+    headers['retry-after'] = '7';
+    const err = (await fetchPage().catch((e: unknown) => e)) as ProviderApiError;
+    expect(err).toBeInstanceOf(ProviderApiError);
+    expect(err.kind).toBe(kind);
+    expect(err.retryable).toBe(retryable);
+    expect(err.message).toContain('nope');
+    if (s === 429) expect(err.retryAfterSeconds).toBe(7);
+  });
+
+  it('treats an empty QueryResponse as the last page, and a full page as one with a next page', async () => {
+    status = 200;
+    body = JSON.stringify({ QueryResponse: {}, time: '2026-01-01T00:00:00Z' });
+    expect(await fetchPage()).toEqual({ records: { type: 'partners', rows: [] }, next: null });
+    body = JSON.stringify({ QueryResponse: { Customer: Array.from({ length: 100 }, (_, i) => ({ Id: String(i + 1), DisplayName: `C${i}` })), startPosition: 1, maxResults: 100 } });
+    const page = await fetchPage();
+    expect(page.records.rows).toHaveLength(100);
+    expect(page.next).toEqual({ start_position: 101, max_results: 100 });
+  });
+
+  it('reports an unreachable server as retryable', async () => {
+    const err = (await quickbooksOnlineAdapter
+      .fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: 'http://127.0.0.1:1' }, 'customers', { start: null, end: new Date().toISOString() }, { start_position: 1, max_results: 10 }, {})
+      .catch((e: unknown) => e)) as ProviderApiError;
+    expect(err.kind).toBe('unreachable');
+    expect(err.retryable).toBe(true);
+  });
+});
