@@ -31,7 +31,7 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Record<string,
 }
 
 function redact(name: string, value: string): string {
-  return /SECRET|KEY|PASSWORD|TOKEN/i.test(name) ? '***' : value;
+  return /SECRET|KEY|PASSWORD|TOKEN|CLIENTS/i.test(name) ? '***' : value;
 }
 
 /** Reusable field schemas for environment variables. */

@@ -46,6 +46,16 @@ describe('connection secrets (AES-256-GCM envelopes)', () => {
     expect(() => loadIntegrationsConfig({ ...base, CONNECTION_SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/32 bytes/);
     expect(() => loadIntegrationsConfig({ ...base, CONNECTION_SECRETS_KEY: keyA, OAUTH_CLIENTS: '{not json' })).toThrow(/OAUTH_CLIENTS/);
     expect(() => loadIntegrationsConfig({ ...base, CONNECTION_SECRETS_KEY: keyA, OAUTH_CLIENTS: '{"quickbooks_online":{"client_id":"x"}}' })).toThrow(/OAUTH_CLIENTS/);
+    // A bad value is never echoed: it holds client secrets.
+    let message = '';
+    try {
+      loadIntegrationsConfig({ ...base, CONNECTION_SECRETS_KEY: 'short', OAUTH_CLIENTS: '{"quickbooks_online":{"client_secret":"hush-hush"}}' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/OAUTH_CLIENTS/);
+    expect(message).not.toContain('hush-hush');
+    expect(message).not.toContain('short');
   });
 });
 
