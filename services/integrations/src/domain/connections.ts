@@ -12,7 +12,7 @@
  *   … for Acumatica), null when unset.
  */
 import { z } from 'zod';
-import { currencyCode, isoTime, type ValidationIssue } from '@rp/platform';
+import { isCurrentCurrency, isoTime, type ValidationIssue } from '@rp/platform';
 import type { IntegrationsConfig } from '../config.js';
 import type { ConnectionModelRow, ConnectionRow } from '../store/connections.js';
 import { syncRunView, type SyncRunRow } from '../store/sync-runs.js';
@@ -38,7 +38,7 @@ function settingSchema(kind: SettingKind): z.ZodType {
     case 'string_array':
       return z.array(z.string().trim().min(1).max(200)).max(500);
     case 'currency':
-      return currencyCode();
+      return z.string().refine((v) => /^[A-Z]{3}$/.test(v) && isCurrentCurrency(v), 'must be a current ISO 4217 currency code (e.g. USD)');
   }
 }
 
