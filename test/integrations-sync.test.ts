@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { Worker } from '@temporalio/worker';
-import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { connectTemporal, createDb, type TemporalHandle } from '@rp/platform';
+import { cancelRunningSyncs } from '../services/integrations/src/domain/sync-schedule.js';
 import { connectionSyncScheduleId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -414,8 +415,15 @@ describe('a sync interrupted mid-way', () => {
     const action = await waitFor(async () => (await schedule.describe()).info.recentActions[0]);
     const skipped = await temporal.client.workflow.getHandle(action.action.workflow.workflowId).result();
     expect(skipped).toMatchObject({ batchId: null, skipped: expect.stringContaining('another sync of the connection is in progress') });
+    // What a connection delete does first: cancel the running sync and wait for its workflow to close.
     const handle = temporal.client.workflow.getHandle(started.workflow_id);
-    await handle.cancel();
+    const db = createDb({ url: stack.databaseUrl, schema: 'integrations', poolMax: 1 });
+    try {
+      await cancelRunningSyncs({ db, temporal: temporal.client }, org.organizationId, connectionId);
+    } finally {
+      await db.destroy();
+    }
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
     await expect(handle.result()).rejects.toThrow();
     block.release();
     const runs = await waitFor(async () => {

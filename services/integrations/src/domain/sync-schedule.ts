@@ -4,8 +4,11 @@
  * Used by the connection handlers (create / update / authenticate / delete) and by the connection
  * view (`next_sync_at`). Signatures are a contract with those handlers; keep them stable.
  *
- * - Only providers with a pull adapter (see SYNC_INTERVALS) get a Schedule: a sync of a provider
- *   without an adapter could only fail, so it has none and `next_sync_at` is null.
+ * - Only providers with a pull adapter (adapters/index.ts) get a Schedule: a sync of a provider
+ *   without an adapter could only fail, so it has none and `next_sync_at` is null. The interval is
+ *   the provider runtime's `sync_interval_minutes` (default 60).
+ * - Deleting a connection: call `cancelRunningSyncs(deps, organizationId, connectionId)` first, so
+ *   a sync in flight is cancelled (its runs end `cancelled`) and has closed before rows are removed.
  * - The Schedule is paused while the connection's sync is disabled or its authentication is
  *   pending; `next_sync_at` is then null.
  * - Each action starts `connectionSync` on the integrations task queue with the OrganizationId /
@@ -28,11 +31,10 @@ import {
 } from '@rp/workflows';
 import type { IntegrationsConfig } from '../config.js';
 import { failOrphanedRuns, unfinishedRuns } from '../store/sync-runs.js';
+import { pullAdapterFor } from '../adapters/index.js';
+import { providerRuntime } from './provider-runtime.js';
 
-/** Interval between scheduled syncs per provider with a pull adapter. */
-export const SYNC_INTERVALS: Readonly<Record<string, string>> = {
-  quickbooks_online: '1 hour',
-};
+export const DEFAULT_SYNC_INTERVAL_MINUTES = 60;
 
 export interface SyncScheduleDeps {
   temporal: Client;
@@ -47,8 +49,10 @@ export interface SyncScheduleConnection {
   is_authentication_pending: boolean;
 }
 
+/** Interval between scheduled syncs of the provider's connections; null when it has no pull adapter. */
 export function syncIntervalFor(providerName: string): string | null {
-  return SYNC_INTERVALS[providerName] ?? null;
+  if (!pullAdapterFor(providerName)) return null;
+  return `${providerRuntime(providerName)?.sync_interval_minutes ?? DEFAULT_SYNC_INTERVAL_MINUTES} minutes`;
 }
 
 function pauseNote(connection: SyncScheduleConnection): string | null {
