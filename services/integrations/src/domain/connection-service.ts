@@ -90,7 +90,13 @@ export async function createConnection(
     },
     runtime.models,
   );
-  await syncSchedule(deps, row);
+  try {
+    await syncSchedule(deps, row);
+  } catch (e) {
+    // No half-made connection: without its Schedule it would never sync.
+    await deleteRow(deps.db, identity.org, row.id);
+    throw e;
+  }
   return connectionViewOf(deps, row);
 }
 
