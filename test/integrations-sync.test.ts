@@ -296,6 +296,9 @@ describe('QuickBooks Online sync', () => {
     const customers = (await runsOf(orgA, connectionId, '?model=customers')).data[0];
     expect(customers).toMatchObject({ batch_id: started.batch_id, status: 'completed', error: null });
     expect(customers.attempt).toBeGreaterThanOrEqual(2);
+    // The sync reached QuickBooks with the stored token again: the connection is healthy again.
+    const conn = await stack.request('GET', `/v2/integrations/connections/${connectionId}`, { token: orgA.token });
+    expect(conn.body.health).toMatchObject({ healthy: true, status_code: 'healthy', authentication_required: false });
   }, 60_000);
 
   it('keeps organizations apart: another organization cannot sync or list the runs (404)', async () => {

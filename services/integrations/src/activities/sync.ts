@@ -13,10 +13,11 @@ import type {
 } from '@rp/workflows';
 import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAccess, type PullAdapter } from '../adapters/index.js';
 import { upsertDocuments, upsertPartners } from '../store/ledger.js';
-import { updateConnection } from '../store/connections.js';
+import { getConnection, updateConnection } from '../store/connections.js';
 import { getProviderAccess } from '../domain/connection-auth.js';
 import { health } from '../domain/health.js';
 import { syncInProgress } from '../domain/sync-schedule.js';
+import { providerRuntime } from '../domain/provider-runtime.js';
 import type { IntegrationsConfig } from '../config.js';
 import {
   cancelBatch,
@@ -41,6 +42,8 @@ export interface ConnectionSyncDeps {
   getAccess(organizationId: string, connectionId: string): Promise<ProviderAccess>;
   /** Record the connection's health after a provider refused the credentials (best effort). */
   reportAuthenticationRequired?(organizationId: string, connectionId: string, message: string): Promise<void>;
+  /** Record that the provider answered (a run completed): an unhealthy connection becomes healthy (best effort). */
+  reportHealthy?(organizationId: string, connectionId: string): Promise<void>;
   /** While a page is being fetched, heartbeat this often (ms) so a slow page does not time out. */
   heartbeatEveryMs?: number;
 }
@@ -167,6 +170,9 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
           heartbeat();
         }
         await completeRun(db, input.organizationId, run.id);
+        if (pages > 0 && deps.reportHealthy) {
+          await deps.reportHealthy(input.organizationId, input.connectionId).catch((e) => log.warn({ err: e }, 'could not record the connection health'));
+        }
         log.info({ records_synced: records, pages }, 'sync run completed');
         return { runId: run.id, recordsSynced: records, pages };
       } catch (err) {
@@ -204,6 +210,12 @@ export function connectionSyncActivities(base: { db: Db; config: IntegrationsCon
     log,
     temporal: base.temporal.client,
     getAccess: (organizationId, connectionId) => getProviderAccess({ db, config }, organizationId, connectionId),
+    reportHealthy: async (organizationId, connectionId) => {
+      const current = await getConnection(db, organizationId, connectionId);
+      if (!current || current.health?.status_code === 'healthy') return;
+      const display = providerRuntime(current.provider_name)?.descriptor.display_name ?? current.provider_name;
+      await updateConnection(db, organizationId, connectionId, { health: health('healthy', `${display} answered the authenticated requests of a sync.`) });
+    },
     reportAuthenticationRequired: async (organizationId, connectionId, message) => {
       await updateConnection(db, organizationId, connectionId, {
         health: health('authentication_required', message, 'Authenticate the connection again (POST /v2/integrations/connections/{connection_id}/authenticate).'),
