@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadIntegrationsConfig } from '../src/config.js';
 import { mergeSettings, missingSettings, parseSettings } from '../src/domain/connections.js';
-import { authorizationUrl } from '../src/domain/oauth.js';
+import { authorizationUrl, OAuthProviderError, requestTokens } from '../src/domain/oauth.js';
+import { ProviderUnreachableError } from '../src/domain/provider-http.js';
 import { providerUrls, requireProviderRuntime } from '../src/domain/provider-runtime.js';
 import { PROVIDERS } from '../src/domain/providers.js';
 
@@ -80,5 +81,15 @@ describe('authorization URL', () => {
     expect(authorizationUrl(config, { ...row, settings: {} })).toBeNull();
     expect(authorizationUrl(config, { ...row, provider_name: 'xero' })).toBeNull();
     expect(authorizationUrl({ ...config, OAUTH_REDIRECT_URI: undefined }, row)).toBeNull();
+  });
+});
+
+describe('token endpoint', () => {
+  it('tells an unreachable endpoint (→ 502) from a missing client (→ 409)', async () => {
+    const closed = { ...config, PROVIDER_HTTP_TIMEOUT_MS: 2000, PROVIDER_URL_OVERRIDES: { quickbooks_online: { token_url: 'http://127.0.0.1:1/token' } } };
+    await expect(requestTokens(closed, 'quickbooks_online', {}, { grant_type: 'refresh_token', refresh_token: 'r' })).rejects.toBeInstanceOf(ProviderUnreachableError);
+    const noClient = requestTokens(config, 'xero', {}, { grant_type: 'refresh_token', refresh_token: 'r' });
+    await expect(noClient).rejects.toBeInstanceOf(OAuthProviderError);
+    await expect(noClient).rejects.toMatchObject({ httpStatus: 0 });
   });
 });
