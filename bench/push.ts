@@ -11,7 +11,8 @@
  * Target: (a) ≥ 10,000 records/s and ≥ 50% of (b). Results: bench/results/push.json.
  */
 import http from 'node:http';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import os from 'node:os';
 import { connectTemporal, createDb } from '@rp/platform';
 import { onboardOrganization } from '@rp/admin';
@@ -62,6 +63,36 @@ async function pool<T>(items: T[], concurrency: number, task: (item: T) => Promi
   );
   return Number(process.hrtime.bigint() - started) / 1e9;
 }
+
+/** CPU seconds (user + system) a process has used, from /proc (Linux); null elsewhere. */
+function processCpu(pid: number): { cpu: number; ppid: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { cpu: (Number(f[11]) + Number(f[12])) / 100, ppid: Number(f[1]) };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds per component so far: this process, each server child, and Postgres (postmaster + its backends). */
+function cpuSnapshot(children: Record<string, number>, postmasterPid: number | null): Record<string, number> {
+  const out: Record<string, number> = { bench_client: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 };
+  for (const [name, pid] of Object.entries(children)) out[name] = processCpu(pid)?.cpu ?? 0;
+  if (postmasterPid !== null && existsSync('/proc')) {
+    let pgCpu = processCpu(postmasterPid)?.cpu ?? 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const p = processCpu(Number(entry));
+      if (p && p.ppid === postmasterPid) pgCpu += p.cpu;
+    }
+    out.postgres = pgCpu;
+  }
+  return out;
+}
+
+const diff = (a: Record<string, number>, b: Record<string, number>) =>
+  Object.fromEntries(Object.keys(b).map((k) => [k, Number((b[k]! - (a[k] ?? 0)).toFixed(2))]));
 
 function post(agent: http.Agent, port: number, path: string, token: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -121,12 +152,17 @@ export async function run(): Promise<void> {
       if (r.status !== 200) throw new Error(`warm-up: ${r.status} ${r.text}`);
     });
 
+    const pidFile = path.resolve('var', 'bench', `push-${process.pid}`, 'pg', 'postmaster.pid');
+    const postmasterPid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : null;
+    const children = { gateway: gateway.child.pid!, integrations_api: integrations.child.pid! };
     let failures = 0;
+    const cpuBeforeGateway = cpuSnapshot(children, postmasterPid);
     const gatewaySeconds = await pool(bodies, CONCURRENCY, async (body) => {
       const r = await post(agent, gateway.port, PATH, viaGateway.apiKey.token, body);
       if (r.status !== 200) throw new Error(`push: ${r.status} ${r.text}`);
       failures += (JSON.parse(r.text) as { results: { success: boolean }[] }).results.filter((x) => !x.success).length;
     });
+    const cpuGateway = diff(cpuBeforeGateway, cpuSnapshot(children, postmasterPid));
     agent.destroy();
     process.stdout.write(`gateway: ${RECORDS} records in ${gatewaySeconds.toFixed(2)} s\n`);
 
@@ -145,7 +181,9 @@ export async function run(): Promise<void> {
     };
     await pool(mapped(invoices('W', 20 * BATCH)), CONCURRENCY, write(direct.organization.id));
     const directBatches = mapped(records);
+    const cpuBeforeDirect = cpuSnapshot(children, postmasterPid);
     const directSeconds = await pool(directBatches, CONCURRENCY, write(direct.organization.id));
+    const cpuDirect = diff(cpuBeforeDirect, cpuSnapshot(children, postmasterPid));
     process.stdout.write(`direct: ${RECORDS} records in ${directSeconds.toFixed(2)} s\n`);
 
     const count = async (orgId: string) =>
@@ -172,6 +210,10 @@ export async function run(): Promise<void> {
         direct: { seconds: Number(directSeconds.toFixed(3)), records_per_s: Math.round(directRate) },
       },
       ratio_gateway_vs_direct: Number(ratio.toFixed(3)),
+      // CPU seconds each component used during each measured phase (Linux /proc): where the time goes,
+      // independent of what else the machine was running. load_average: the machine's 1-minute load at the end.
+      cpu_seconds: { gateway_phase: cpuGateway, direct_phase: cpuDirect },
+      load_average_1m: Number(os.loadavg()[0]!.toFixed(2)),
       check: { failed_records: failures, stored, linked_to_partner: linkedCount },
       targets: {
         gateway_records_per_s_min: 10_000,
@@ -182,7 +224,7 @@ export async function run(): Promise<void> {
     };
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/push.json', JSON.stringify(report, null, 2) + '\n');
-    process.stdout.write(`${JSON.stringify(report.results)}\n${JSON.stringify({ ratio: report.ratio_gateway_vs_direct, ...report.targets, ...report.check })}\nwritten bench/results/push.json\n`);
+    process.stdout.write(`${JSON.stringify(report.results)}\n${JSON.stringify(report.cpu_seconds)} load ${report.load_average_1m}\n${JSON.stringify({ ratio: report.ratio_gateway_vs_direct, ...report.targets, ...report.check })}\nwritten bench/results/push.json\n`);
     if (failures > 0 || stored.gateway !== RECORDS || stored.direct !== RECORDS) throw new Error('push bench: not every record was stored');
   } finally {
     for (const stop of stops) await stop().catch(() => {});

@@ -37,33 +37,54 @@ export type PushOutcome<R> =
 // ── amounts and dates ────────────────────────────────────────────────────────────────────────────
 
 const DECIMAL_STRING = /^-?\d+(\.\d+)?$/;
+const PLAIN_DECIMAL = /^-?0*(\d*?)(?:\.(\d*?)0*)?$/;
+
+/** An exact decimal: its text (for NUMERIC), decimal places and integer digits (without leading/trailing zeros). */
+export interface ExactDecimal {
+  text: string;
+  places: number;
+  integerDigits: number;
+}
 
 /**
- * An amount as an exact decimal string. JSON numbers are taken as their shortest decimal
- * representation (what `String(n)` prints: 0.1 → "0.1", 1e-7 → "0.0000001"), never through float
- * arithmetic; decimal strings ("1190.50") are accepted too. Null for anything else (NaN, Infinity,
- * booleans, "1,50", "1e3").
+ * An amount as an exact decimal. JSON numbers are taken as their shortest decimal representation
+ * (what `String(n)` prints: 0.1 → "0.1", 1e-7 → "0.0000001"), never through float arithmetic;
+ * decimal strings ("1190.50") are accepted too. Null for anything else (NaN, Infinity, booleans,
+ * "1,50", "1e3"). Plain string work on the hot path; decimal.js only expands exponent notation.
  */
-export function decimalOf(value: unknown): Money | null {
+export function decimalOf(value: unknown): ExactDecimal | null {
   let text: string;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return null;
     text = String(value);
+    if (text.includes('e')) text = new Money(text).toFixed();
   } else if (typeof value === 'string' && DECIMAL_STRING.test(value)) {
     text = value;
   } else {
     return null;
   }
-  return new Money(text);
+  const m = PLAIN_DECIMAL.exec(text)!;
+  return { text, places: m[2]?.length ?? 0, integerDigits: m[1]!.length };
 }
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Strict YYYY-MM-DD that names a real calendar day (2026-02-30 is not one). */
 export function isCalendarDate(value: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(y, mo - 1, d));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && y >= 1;
+  if (y < 1 || mo < 1 || mo > 12 || d < 1) return false;
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  return d <= (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!);
+}
+
+const minorUnitsCache = new Map<string, number>();
+/** currencyMinorUnits, memoized (it searches a list). */
+function minorUnitsOf(currency: string): number {
+  let n = minorUnitsCache.get(currency);
+  if (n === undefined) minorUnitsCache.set(currency, (n = currencyMinorUnits(currency)));
+  return n;
 }
 
 const code = (c: PushErrorCode) => ({ params: { code: c } });
@@ -90,18 +111,18 @@ const optionalDate = z
  */
 function amount(opts: { scale: number; optional?: boolean }) {
   const integerDigits = 20 - opts.scale;
-  return z.unknown().transform((value, ctx): Money | null => {
+  return z.unknown().transform((value, ctx): ExactDecimal | null => {
     if (opts.optional && (value === undefined || value === null)) return null;
     const d = decimalOf(value);
     if (d === null) {
       ctx.addIssue({ code: 'custom', message: 'must be a finite number (or a decimal string)', ...code('invalid_amount') });
       return z.NEVER;
     }
-    if (d.decimalPlaces() > opts.scale) {
+    if (d.places > opts.scale) {
       ctx.addIssue({ code: 'custom', message: `has more than ${opts.scale} decimal places`, ...code('invalid_amount') });
       return z.NEVER;
     }
-    if (d.abs().gte(new Money(10).pow(integerDigits))) {
+    if (d.integerDigits > integerDigits) {
       ctx.addIssue({ code: 'custom', message: `is too large (at most ${integerDigits} integer digits)`, ...code('invalid_amount') });
       return z.NEVER;
     }
@@ -205,8 +226,8 @@ export const invoiceRecordSchema = z
     business_unit_id: businessUnitId,
   })
   .superRefine((r, ctx) => {
-    const minor = currencyMinorUnits(r.currency);
-    const tooPrecise = (d: Money | null | undefined) => d != null && d.decimalPlaces() > minor;
+    const minor = minorUnitsOf(r.currency);
+    const tooPrecise = (d: ExactDecimal | null | undefined) => d != null && d.places > minor;
     if (tooPrecise(r.amount_in_document_currency)) {
       ctx.addIssue({ code: 'custom', path: ['amount_in_document_currency'], message: `has more than ${minor} decimal places (the minor unit of ${r.currency})`, ...code('invalid_amount') });
     }
@@ -232,7 +253,7 @@ export function validateInvoice(record: unknown, localMinorUnits: number): PushO
   const parsed = invoiceRecordSchema.safeParse(record);
   if (!parsed.success) return failure(record, remoteId, parsed.error);
   const r = parsed.data;
-  if (r.amount_in_local_currency != null && r.amount_in_local_currency.decimalPlaces() > localMinorUnits) {
+  if (r.amount_in_local_currency != null && r.amount_in_local_currency.places > localMinorUnits) {
     return {
       ok: false,
       remoteId,
@@ -240,7 +261,7 @@ export function validateInvoice(record: unknown, localMinorUnits: number): PushO
       message: `amount_in_local_currency has more than ${localMinorUnits} decimal places (the minor unit of the organization's base currency)`,
     };
   }
-  const amountDoc = r.amount_in_document_currency!.toFixed(); // required: never null here
+  const amountDoc = r.amount_in_document_currency!.text; // required: never null here
   return {
     ok: true,
     remoteId: r.document_number,
@@ -266,15 +287,15 @@ export function validateInvoice(record: unknown, localMinorUnits: number): PushO
       posting_date: r.posting_date,
       clearing_date: r.clearing_date,
       amount_in_document_currency: amountDoc,
-      amount_in_local_currency: r.amount_in_local_currency?.toFixed() ?? null,
+      amount_in_local_currency: r.amount_in_local_currency?.text ?? null,
       amount_open: r.status_open ? amountDoc : '0',
       status_open: r.status_open,
       line_items: r.line_items.map((li) => ({
         line_number: li.line_number,
         description: li.description,
-        quantity: li.quantity?.toFixed() ?? null,
-        unit_amount: li.unit_amount?.toFixed() ?? null,
-        total_amount: li.total_amount?.toFixed() ?? null,
+        quantity: li.quantity?.text ?? null,
+        unit_amount: li.unit_amount?.text ?? null,
+        total_amount: li.total_amount?.text ?? null,
       })),
     },
   };

@@ -5,7 +5,7 @@
  * Every function writes a whole batch in ONE SQL statement, whatever the batch size (data-modifying
  * CTEs chain the upsert, the line-item replacement and the partner linking): the rows travel as one
  * JSON parameter expanded by `json_to_recordset`, so there is no per-row query, no parameter-count
- * limit and one round trip per batch. A single statement is atomic on its own; pass a knex
+ * limit and one round trip per batch; each is a named prepared statement (planned once per connection). A single statement is atomic on its own; pass a knex
  * transaction to make it part of a larger unit of work (a sync page and its cursor). Amounts are
  * decimal strings cast to NUMERIC by Postgres (exact). Rows are written in key order so two
  * concurrent batches touching the same keys lock them in the same order (no deadlock).
@@ -79,6 +79,25 @@ export interface DocumentUpsert {
 
 type Db = Knex | Knex.Transaction;
 
+interface PgConnection {
+  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+}
+
+/**
+ * Run a named (prepared) statement on the connection knex would use: the transaction's own when
+ * `db` is a transaction, else one from the pool. Postgres parses and plans a named statement once
+ * per connection instead of once per batch, and there is no client-side binding rewrite.
+ */
+async function query<R>(db: Db, name: string, text: string, values: unknown[]): Promise<R[]> {
+  const client = db.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<unknown> };
+  const connection = await client.acquireConnection();
+  try {
+    return (await connection.query<R>({ name, text, values })).rows;
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
 /** Index of the last occurrence of each key, in first-occurrence order of the kept rows. */
 function lastByKey<T>(rows: readonly T[], key: (r: T) => string): { keys: string[]; kept: Map<string, number> } {
   const kept = new Map<string, number>();
@@ -117,13 +136,15 @@ export async function upsertPartners(trx: Db, organizationId: string, origin: st
       attributes: r.attributes ?? {},
     };
   });
-  const result = await trx.raw<{ rows: { id: string; remote_id: string }[] }>(
+  const rows_ = await query<{ id: string; remote_id: string }>(
+    trx,
+    'ledger_upsert_partners_v1',
     `WITH up AS (
        INSERT INTO partners AS p (id, organization_id, origin, remote_id, business_unit_id, account_number, name, legal_name, email, phone,
          currency, company_code, search_term, address, attributes)
-       SELECT r.id, ?, ?, r.remote_id, r.business_unit_id, r.account_number, r.name, r.legal_name, r.email, r.phone,
+       SELECT r.id, $1, $2, r.remote_id, r.business_unit_id, r.account_number, r.name, r.legal_name, r.email, r.phone,
          r.currency, r.company_code, r.search_term, coalesce(r.address, '{}'::jsonb), coalesce(r.attributes, '{}'::jsonb)
-       FROM json_to_recordset(?::json) AS r(${PARTNER_COLUMNS})
+       FROM json_to_recordset($3::json) AS r(${PARTNER_COLUMNS})
        ORDER BY r.remote_id
        ON CONFLICT (organization_id, origin, remote_id) DO UPDATE SET
          business_unit_id = coalesce(EXCLUDED.business_unit_id, p.business_unit_id),
@@ -141,7 +162,7 @@ export async function upsertPartners(trx: Db, organizationId: string, origin: st
      SELECT id, remote_id FROM up`,
     [organizationId, origin, JSON.stringify(payload)],
   );
-  const ids = new Map(result.rows.map((r) => [r.remote_id, r.id]));
+  const ids = new Map(rows_.map((r) => [r.remote_id, r.id]));
   return keys.map((k) => ids.get(k)!);
 }
 
@@ -207,21 +228,23 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
         })) ?? null,
     };
   });
-  const result = await trx.raw<{ rows: { id: string; company_code: string; fiscal_year: string; document_number: string }[] }>(
+  const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string }>(
+    trx,
+    'ledger_upsert_documents_v1',
     `WITH input AS (
-       SELECT * FROM json_to_recordset(?::json) AS r(${DOCUMENT_COLUMNS})
+       SELECT * FROM json_to_recordset($1::json) AS r(${DOCUMENT_COLUMNS})
      ), docs AS (
      INSERT INTO documents AS d (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
        company_code, fiscal_year, document_number, document_type, invoice_doc_type, currency, exchange_rate, reference,
        assignment, text, reason_code, clearing_document_number, document_date, net_due_date, posting_date, clearing_date,
        amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
-     SELECT r.id, ?, coalesce(r.business_unit_id, p.business_unit_id), ?, r.kind, r.remote_id, coalesce(r.partner_id, p.id), r.customer_code,
+     SELECT r.id, $2, coalesce(r.business_unit_id, p.business_unit_id), $3, r.kind, r.remote_id, coalesce(r.partner_id, p.id), r.customer_code,
        r.company_code, r.fiscal_year, r.document_number, r.document_type, r.invoice_doc_type, r.currency, r.exchange_rate, r.reference,
        r.assignment, r.text, r.reason_code, r.clearing_document_number, r.document_date, r.net_due_date, r.posting_date, r.clearing_date,
        r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open
      FROM input AS r
      LEFT JOIN partners AS p
-       ON r.partner_id IS NULL AND p.organization_id = ? AND p.origin = ? AND p.remote_id = r.customer_code
+       ON r.partner_id IS NULL AND p.organization_id = $2 AND p.origin = $3 AND p.remote_id = r.customer_code
      ORDER BY r.company_code, r.fiscal_year, r.document_number
      ON CONFLICT (organization_id, company_code, fiscal_year, document_number) DO UPDATE SET
        business_unit_id = EXCLUDED.business_unit_id, origin = EXCLUDED.origin, kind = EXCLUDED.kind, remote_id = EXCLUDED.remote_id,
@@ -250,7 +273,7 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
           AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.document_id = l.document_id AND i.line_number = l.line_number)
      ), added AS (
        INSERT INTO line_items AS l (id, organization_id, document_id, line_number, description, quantity, unit_amount, total_amount)
-       SELECT i.id, ?, i.document_id, i.line_number, i.description, i.quantity, i.unit_amount, i.total_amount
+       SELECT i.id, $2, i.document_id, i.line_number, i.description, i.quantity, i.unit_amount, i.total_amount
          FROM items AS i
         ORDER BY i.document_id, i.line_number
        ON CONFLICT (document_id, line_number) DO UPDATE SET
@@ -258,8 +281,8 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
          total_amount = EXCLUDED.total_amount, modified_at = now()
      )
      SELECT id, company_code, fiscal_year, document_number FROM docs`,
-    [JSON.stringify(payload), organizationId, origin, organizationId, origin, organizationId],
+    [JSON.stringify(payload), organizationId, origin],
   );
-  const ids = new Map(result.rows.map((r) => [documentKey(r), r.id]));
+  const ids = new Map(rows_.map((r) => [documentKey(r), r.id]));
   return keys.map((k) => ids.get(k)!);
 }
