@@ -307,6 +307,13 @@ describe('QuickBooks Online sync', () => {
     expect(list.status).toBe(404);
     expect(list.body).toMatchObject({ type: 'entity-not-found' });
     expect((await stack.request('GET', '/v2/integrations/connections/not-a-uuid/sync-runs', { token: orgA.token })).status).toBe(404);
+    const bad = await stack.request('GET', `/v2/integrations/connections/${connectionId}/sync-runs?status=finished`, { token: orgA.token });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0].loc).toEqual(['query', 'status']);
+    // An organization API key reads the runs too.
+    const byKey = await stack.request('GET', `/v2/integrations/connections/${connectionId}/sync-runs?page_size=1`, { token: orgA.apiKey });
+    expect(byKey.status).toBe(200);
+    expect(byKey.body.data).toHaveLength(1);
     const [n] = await stack.sql(`SELECT count(*)::int AS n FROM integrations.sync_runs WHERE organization_id = $1`, [orgB.organizationId]);
     expect(n.n).toBe(0);
   });

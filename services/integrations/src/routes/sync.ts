@@ -105,6 +105,7 @@ export const syncRoutes = [
       '404: not a connection of the caller\'s organization. 409 `conflict`: the provider has no pull adapter (only QuickBooks ' +
       'Online syncs today), the connection awaits authentication, its sync is disabled (`is_sync_disabled`), it has no ' +
       'read-enabled model, or a sync of it is already in progress. 503: the workflow could not be started (the runs are marked failed). ' +
+      'Any user of the organization or an organization API key may start a sync. ' +
       MAPPING_DOC,
     tags: ['Integrations'],
     auth: { credentials: ['user', 'api_key'] },
@@ -151,7 +152,7 @@ export const syncRoutes = [
     summary: 'List the sync runs of a connection',
     description:
       'Newest first (creation time, then id), optionally only one model\'s (`model` = its name, e.g. `invoices`) or one status\'s. ' +
-      'A connection of another organization gives 404.',
+      'A connection of another organization gives 404; an unknown `status` gives 422. Any user of the organization or an organization API key.',
     tags: ['Integrations'],
     auth: { credentials: ['user', 'api_key'] },
     params: connectionParams,
