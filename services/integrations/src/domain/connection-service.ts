@@ -22,7 +22,7 @@ import { runHealthCheck, staticHealth } from './health-check.js';
 import { newStateNonce, OAuthProviderError, OAuthRefusedError, oauthClient, requestTokens, verifyState } from './oauth.js';
 import { ProviderUnreachableError } from './provider-http.js';
 import { requireProviderRuntime, type ProviderRuntime } from './provider-runtime.js';
-import { deleteSyncSchedule, describeNextSyncAt, upsertSyncSchedule } from './sync-schedule.js';
+import { cancelRunningSyncs, deleteSyncSchedule, describeNextSyncAt, upsertSyncSchedule } from './sync-schedule.js';
 import type { ConnectionSecrets } from './secrets.js';
 
 type Deps = IntegrationsDeps;
@@ -122,8 +122,10 @@ export async function patchConnection(
 
 export async function removeConnection(deps: Deps, organizationId: string, id: string): Promise<void> {
   const row = await findConnection(deps, organizationId, id);
-  // The schedule first: if that fails the connection is still there and the delete can be retried.
+  // The schedule first (no new syncs start; if that fails the connection is still there and the
+  // delete can be retried), then a sync in flight is cancelled and has closed before rows go.
   await deleteSyncSchedule(deps, row.id);
+  await cancelRunningSyncs(deps, organizationId, row.id);
   if (!(await deleteRow(deps.db, organizationId, id))) throw new NotFoundError(`No connection ${id}.`);
 }
 

@@ -110,7 +110,7 @@ export const connectionRoutes = [
     operationId: 'deleteConnection',
     summary: 'Delete a connection',
     description:
-      'Removes the connection, its models, sync runs, stored secrets and its sync Schedule; 204 without a body. Ledger records it ' +
+      'Removes the sync Schedule, cancels a sync in flight (waiting for it to close), then the connection, its models, sync runs and stored secrets; 204 without a body. Ledger records it ' +
       'synced stay. Organization admins only.',
     tags: ['Integrations'],
     auth: { role: 'admin' },
