@@ -141,8 +141,9 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
       // The stored state is committed with the pages it covers, so it is never behind the last
       // heartbeat; the heartbeat is the fallback should the row have lost it.
       const beat = ctx.info.heartbeatDetails as SyncHeartbeat | undefined;
-      let state: PaginationState | null = run.pagination_state ?? (beat?.runId === run.id ? beat.pagination_state : null) ?? adapter.initialState();
-      let records = run.records_synced;
+      const fromBeat = !run.pagination_state && beat?.runId === run.id && beat.pagination_state ? beat : null;
+      let state: PaginationState | null = run.pagination_state ?? fromBeat?.pagination_state ?? adapter.initialState();
+      let records = fromBeat ? fromBeat.records_synced : run.records_synced;
       if (state && state.done === true) state = null;
       if (attempt > 1) log.info({ pagination_state: state, records_synced: records }, 'sync run resumes');
 
@@ -162,7 +163,7 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
           await db.transaction(async (trx) => {
             if (page.records.type === 'partners') await upsertPartners(trx, input.organizationId, origin, page.records.rows);
             else await upsertDocuments(trx, input.organizationId, origin, page.records.rows);
-            await recordPage(trx, input.organizationId, run.id, stored, rows.length);
+            await recordPage(trx, input.organizationId, run.id, stored, records + rows.length);
           });
           pages += 1;
           records += rows.length;

@@ -175,13 +175,13 @@ export async function markRunRunning(db: Conn, organizationId: string, runId: st
   return getSyncRun(db, organizationId, runId);
 }
 
-/** Inside the page's transaction: where the next page starts and how many records this run wrote. */
-export async function recordPage(trx: Conn, organizationId: string, runId: string, paginationState: Record<string, unknown>, records: number): Promise<void> {
+/** Inside the page's transaction: where the next page starts and how many records this run has written in all. */
+export async function recordPage(trx: Conn, organizationId: string, runId: string, paginationState: Record<string, unknown>, recordsSynced: number): Promise<void> {
   await trx('sync_runs')
     .where({ organization_id: organizationId, id: runId })
     .update({
       pagination_state: JSON.stringify(paginationState),
-      records_synced: trx.raw('records_synced + ?', [records]),
+      records_synced: recordsSynced,
       modified_at: trx.fn.now(),
     });
 }
