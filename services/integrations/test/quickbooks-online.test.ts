@@ -17,9 +17,9 @@ describe('QuickBooks Online adapter (pure parts)', () => {
     expect(inv.PrivateNote).toBe('"TotalAmt": 5');
   });
 
-  it('builds the documented query: incremental window, paging, whole-second UTC literals', () => {
+  it('builds the documented query: incremental window (5 minutes of overlap), paging, whole-second UTC literals', () => {
     expect(qboQuery('Invoice', { start: '2026-01-02T03:04:05.678Z', end: '2026-01-03T00:00:00.000Z' }, 101, 100)).toBe(
-      "SELECT * FROM Invoice WHERE Metadata.LastUpdatedTime >= '2026-01-02T03:04:05+00:00' AND Metadata.LastUpdatedTime < '2026-01-03T00:00:00+00:00' ORDERBY Id STARTPOSITION 101 MAXRESULTS 100",
+      "SELECT * FROM Invoice WHERE Metadata.LastUpdatedTime >= '2026-01-02T02:59:05+00:00' AND Metadata.LastUpdatedTime < '2026-01-03T00:00:00+00:00' ORDERBY Id STARTPOSITION 101 MAXRESULTS 100",
     );
     expect(qboQuery('Customer', { start: null, end: '2026-01-03T00:00:00Z' }, 1, 100)).toBe(
       "SELECT * FROM Customer WHERE Metadata.LastUpdatedTime < '2026-01-03T00:00:00+00:00' ORDERBY Id STARTPOSITION 1 MAXRESULTS 100",

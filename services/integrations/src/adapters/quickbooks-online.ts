@@ -4,9 +4,9 @@
  *   GET {apiBaseUrl}/v3/company/{realmId}/query?query=<statement>&minorversion=75
  *   Authorization: Bearer <access token>, Accept: application/json
  *
- * Statement: `SELECT * FROM <Entity> [WHERE Metadata.LastUpdatedTime >= '<start>' AND]
+ * Statement: `SELECT * FROM <Entity> [WHERE Metadata.LastUpdatedTime >= '<start - 5 min>' AND]
  * Metadata.LastUpdatedTime < '<end>' ORDERBY Id STARTPOSITION <n> MAXRESULTS <m>`; an initial sync
- * has no lower bound. A page with fewer than m rows is the last. Response
+ * has no lower bound; incremental ones overlap the previous window by 5 minutes (clock skew). A page with fewer than m rows is the last. Response
  * `{QueryResponse: {<Entity>: [...], startPosition, maxResults}, time}`; an empty result is
  * `{QueryResponse: {}}`. Errors are `{Fault: {Error: [{Message, Detail, code}], type}}`:
  * 401 → authentication_required, 429 → rate_limited (retried), 5xx → server_error (retried),
@@ -34,6 +34,12 @@ import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/led
 import { ProviderApiError, type PaginationState, type ProviderAccess, type PullAdapter, type PulledPage, type SyncWindow } from './adapter.js';
 
 export const QBO_MINOR_VERSION = '75';
+/**
+ * An incremental query starts this much before timerange_start: Intuit stamps LastUpdatedTime
+ * with its own clock, so a change stamped just before our window's end may only become visible
+ * after that window was read. Re-reading the overlap is harmless (upserts by key).
+ */
+export const QBO_INCREMENTAL_OVERLAP_MS = 5 * 60 * 1000;
 export const QBO_PAGE_SIZE = 100;
 
 const ENTITY_BY_MODEL: Record<string, 'Customer' | 'Invoice' | 'CreditMemo'> = {
@@ -188,7 +194,7 @@ export function mapTransaction(t: QboTransaction, kind: 'invoice' | 'credit_memo
 /** The query statement for one page (exported for tests and logs). */
 export function qboQuery(entity: string, window: SyncWindow, startPosition: number, maxResults: number): string {
   const conditions: string[] = [];
-  if (window.start) conditions.push(`Metadata.LastUpdatedTime >= '${qboTime(window.start)}'`);
+  if (window.start) conditions.push(`Metadata.LastUpdatedTime >= '${qboTime(new Date(Date.parse(window.start) - QBO_INCREMENTAL_OVERLAP_MS).toISOString())}'`);
   conditions.push(`Metadata.LastUpdatedTime < '${qboTime(window.end)}'`);
   return `SELECT * FROM ${entity} WHERE ${conditions.join(' AND ')} ORDERBY Id STARTPOSITION ${startPosition} MAXRESULTS ${maxResults}`;
 }

@@ -64,7 +64,8 @@ export const syncRunSchema = z.strictObject({
 
 const MAPPING_DOC =
   'QuickBooks Online mapping (Accounting API v3, `GET {api}/v3/company/{realmId}/query?query=…&minorversion=75`, pages of 100 with ' +
-  '`STARTPOSITION`/`MAXRESULTS`, incremental by `Metadata.LastUpdatedTime` in [timerange_start, timerange_end)): ' +
+  '`STARTPOSITION`/`MAXRESULTS`, incremental by `Metadata.LastUpdatedTime` in [timerange_start, timerange_end), the lower bound ' +
+  'moved 5 minutes earlier so changes stamped by a lagging Intuit clock are not missed; re-read records are upserted again, not duplicated): ' +
   '**Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, ' +
   'email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr ' +
   '(line1..line5, city, region = CountrySubDivisionCode, postal_code, country). ' +
