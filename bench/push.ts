@@ -64,12 +64,15 @@ async function pool<T>(items: T[], concurrency: number, task: (item: T) => Promi
   return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
-/** CPU seconds (user + system) a process has used, from /proc (Linux); null elsewhere. */
-function processCpu(pid: number): { cpu: number; ppid: number } | null {
+/**
+ * CPU seconds (user + system) a process has used, from /proc (Linux); null elsewhere. `reaped`:
+ * what its exited children used (Postgres backends that ended count there, at the postmaster).
+ */
+function processCpu(pid: number): { cpu: number; reaped: number; ppid: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { cpu: (Number(f[11]) + Number(f[12])) / 100, ppid: Number(f[1]) };
+    return { cpu: (Number(f[11]) + Number(f[12])) / 100, reaped: (Number(f[13]) + Number(f[14])) / 100, ppid: Number(f[1]) };
   } catch {
     return null;
   }
@@ -80,7 +83,8 @@ function cpuSnapshot(children: Record<string, number>, postmasterPid: number | n
   const out: Record<string, number> = { bench_client: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 };
   for (const [name, pid] of Object.entries(children)) out[name] = processCpu(pid)?.cpu ?? 0;
   if (postmasterPid !== null && existsSync('/proc')) {
-    let pgCpu = processCpu(postmasterPid)?.cpu ?? 0;
+    const postmaster = processCpu(postmasterPid);
+    let pgCpu = postmaster ? postmaster.cpu + postmaster.reaped : 0;
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       const p = processCpu(Number(entry));
