@@ -13,7 +13,7 @@ export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsD
   name: 'integrations',
   schema: 'integrations',
   taskQueue: TASK_QUEUES.integrations,
-  info: { title: 'Integrations service', version: '2.0.0', description: 'External systems: the provider registry; connections and syncs to come.' },
+  info: { title: 'Integrations service', version: '2.0.0', description: 'External systems: the provider registry, connections (OAuth, health), durable pull syncs on Temporal (QuickBooks Online) and the middleware push endpoints.' },
   migrations,
   routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
