@@ -267,6 +267,29 @@ describe('storage', () => {
     expect(other.body.results[0]!.service_id).not.toBe(res.body.results[0]!.service_id);
   });
 
+  it('survives concurrent pushes of the same keys (invoices and their customer at once): one row per key, all linked', async () => {
+    const prefix = docNo();
+    const code = docNo();
+    const records = Array.from({ length: 50 }, (_, i) => invoiceRecord({ document_number: `${prefix}-${i}`, customer_code: code }));
+    const reversed = [...records].reverse();
+    const responses = await Promise.all([
+      pushInvoices(stack, org.apiKey, records),
+      pushInvoices(stack, org.apiKey, reversed),
+      pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: code })]),
+      pushInvoices(stack, org.apiKey, records),
+    ]);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(responses.every((r) => r.body.results.every((x) => x.success))).toBe(true);
+    expect(responses[0]!.body.results.map((r) => r.service_id)).toEqual(responses[1]!.body.results.map((r) => r.service_id).reverse());
+    // Whichever order they ran in, a final customer push links anything still waiting.
+    const partnerId = (await pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: code })])).body.results[0]!.service_id;
+    const rows = await stack.sql(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE partner_id = $3)::int AS linked FROM integrations.documents WHERE organization_id = $1 AND document_number LIKE $2`,
+      [org.organizationId, `${prefix}-%`, partnerId],
+    );
+    expect(rows[0]).toEqual({ n: 50, linked: 50 });
+  });
+
   it('accepts historic ISO 4217 codes and rejects unknown ones', async () => {
     const [dem, frf, bad] = [docNo(), docNo(), docNo()];
     const res = await pushInvoices(stack, org.apiKey, [

@@ -81,6 +81,22 @@ async function checkBusinessUnits<R extends { business_unit_id: string | null }>
   return rejectUnknownBusinessUnits(outcomes, await businessUnitIdsOf(db, organizationId, named));
 }
 
+/**
+ * Run a write again when Postgres picked it as a deadlock victim (40P01) or could not serialize it
+ * (40001): a customer push linking documents and an invoice push upserting the same documents lock
+ * them in different orders. The statements are idempotent upserts, so a retry is safe.
+ */
+async function withDeadlockRetry<T>(write: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (attempt >= attempts || (code !== '40P01' && code !== '40001')) throw err;
+    }
+  }
+}
+
 function results<R>(outcomes: PushOutcome<R>[], ids: string[]) {
   let next = 0;
   return outcomes.map((o) =>
@@ -110,7 +126,7 @@ export const pushRoutes = [
       const minor = await localMinorUnits(deps.db, identity.org);
       const outcomes = await checkBusinessUnits(deps.db, identity.org, body.map((r) => validateInvoice(r, minor)));
       const rows = validRows(outcomes);
-      const ids = rows.length ? await upsertDocuments(deps.db, identity.org, PUSH_ORIGIN, rows) : [];
+      const ids = rows.length ? await withDeadlockRetry(() => upsertDocuments(deps.db, identity.org, PUSH_ORIGIN, rows)) : [];
       return { received_at: receivedAt, results: results(outcomes, ids) };
     },
   }),
@@ -128,7 +144,7 @@ export const pushRoutes = [
       const receivedAt = new Date().toISOString();
       const outcomes = await checkBusinessUnits(deps.db, identity.org, body.map((r) => validateCustomer(r)));
       const rows = validRows(outcomes);
-      const ids = rows.length ? await upsertPartners(deps.db, identity.org, PUSH_ORIGIN, rows) : [];
+      const ids = rows.length ? await withDeadlockRetry(() => upsertPartners(deps.db, identity.org, PUSH_ORIGIN, rows)) : [];
       return { received_at: receivedAt, results: results(outcomes, ids) };
     },
   }),
