@@ -37,7 +37,7 @@ const COMMON =
   `At most ${MAX_PUSH_RECORDS} records per request; a body that is not a JSON array, or a longer one, gets 422 \`request-validation\` and nothing is written. ` +
   'Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) ' +
   '(the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored ' +
-  'all together in one transaction (one multi-row upsert per table). Fields not listed here are ignored. ' +
+  'all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. ' +
   'Optional text fields may be absent, null or "" (all stored as null). ' +
   'The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. ' +
   'Optional extension field `business_unit_id`: a business unit of the organization.';
