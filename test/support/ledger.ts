@@ -26,7 +26,8 @@ export interface InvoiceRecord {
   amount_in_document_currency: number;
   amount_in_local_currency: number;
   status_open: boolean;
-  debit_credit_indicator: 'S' | 'H' | string;
+  /** `S` (invoice) or `H` (credit memo); any other string exercises the validation. */
+  debit_credit_indicator: string;
   line_items: { line_number: number; description: string; quantity: number; unit_amount: number; total_amount: number }[];
   [extra: string]: unknown;
 }

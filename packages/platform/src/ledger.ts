@@ -98,7 +98,9 @@ export async function findOpenInvoicesByTokens(db: Knex, organizationId: string,
   return db(LEDGER_TABLES.documents)
     .select(DOCUMENT_COLUMNS)
     .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
-    .andWhere((q) => q.whereIn('document_number', list).orWhereIn('reference', list))
+    .andWhere((q) => {
+      void q.whereIn('document_number', list).orWhereIn('reference', list);
+    })
     .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]) as Promise<LedgerDocument[]>;
 }
 
