@@ -112,6 +112,21 @@ export async function findInvoicesByNumbers(db: Knex, organizationId: string, nu
     .orderBy('id') as Promise<LedgerDocument[]>;
 }
 
+/** Every open invoice of the organization in the given currencies, with the fields deposit matching needs (oldest due first). */
+export async function listOpenInvoicesForMatching(
+  db: Knex,
+  organizationId: string,
+  currencies: readonly string[],
+): Promise<Pick<LedgerDocument, 'id' | 'partner_id' | 'document_number' | 'reference' | 'currency' | 'amount_open' | 'net_due_date'>[]> {
+  if (currencies.length === 0) return [];
+  return db(LEDGER_TABLES.documents)
+    .select('id', 'partner_id', 'document_number', 'reference', 'currency', 'amount_open', 'net_due_date')
+    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
+    .whereIn('currency', [...new Set(currencies)])
+    .andWhere('amount_open', '>', 0)
+    .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]);
+}
+
 /** A partner's open invoices, oldest due first. */
 export async function openInvoicesOfPartner(db: Knex, organizationId: string, partnerId: string): Promise<LedgerDocument[]> {
   return db(LEDGER_TABLES.documents)

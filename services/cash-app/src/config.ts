@@ -4,6 +4,11 @@ import { commonConfigShape, env, loadConfig } from '@rp/platform';
 export const cashAppConfigSchema = z.object({
   ...commonConfigShape,
   PORT: env.port(8102),
+  /** Matching: a shortfall up to this amount (or MATCH_TOLERANCE_PERCENT of the invoices' open total, whichever is larger) is proposed as an adjustment. */
+  MATCH_TOLERANCE_AMOUNT: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a non-negative decimal amount').default('5.00'),
+  MATCH_TOLERANCE_PERCENT: z.string().regex(/^\d{1,3}(\.\d{1,4})?$/, 'must be a non-negative percentage').default('0'),
+  /** Matching: the system adjustment a shortfall within tolerance is booked to. */
+  MATCH_TOLERANCE_ADJUSTMENT: z.enum(['short_pay_write_off', 'bank_fee']).default('short_pay_write_off'),
 });
 export type CashAppConfig = z.infer<typeof cashAppConfigSchema>;
 

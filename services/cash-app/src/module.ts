@@ -4,6 +4,7 @@ import { migrations } from '../migrations/index.js';
 import type { CashAppConfig } from './config.js';
 import type { CashAppDeps } from './deps.js';
 import { adjustmentRoutes } from './routes/adjustments.js';
+import { createMatchingActivities } from './activities/matching.js';
 
 export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
@@ -13,6 +14,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   migrations,
   routes: [...adjustmentRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  // No cash-application activities yet; the worker polls its task queue for the workflows that will use them.
-  activities: () => ({}),
+  activities: ({ db, log, config }) => ({
+    ...createMatchingActivities({ db, log, config }),
+  }),
 };
