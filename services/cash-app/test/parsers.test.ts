@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { parseStatement, StatementParseError, type StatementFormat } from '../src/parsers/index.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/bank-statements/${name}`, import.meta.url));
-const amounts = (format: StatementFormat, content: Buffer, options = {}) => parseStatement(format, content, options).transactions.map((t) => t.amount);
 
 function parseError(format: StatementFormat, content: string | Buffer, options = {}): StatementParseError {
   try {

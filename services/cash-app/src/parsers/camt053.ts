@@ -46,7 +46,7 @@ function str(node: unknown, ...path: string[]): string | null {
   const v = child(node, ...path);
   if (v == null) return null;
   if (typeof v === 'object') return text((v as Node)['#text'] as string | undefined);
-  return text(String(v));
+  return text(String(v as string | number));
 }
 
 function list(node: unknown, name: string): Node[] {
@@ -59,7 +59,7 @@ function list(node: unknown, name: string): Node[] {
 function amountOf(node: unknown, where: string): { value: string; currency: string } {
   const amt = child(node, 'Amt');
   if (amt == null) throw new StatementParseError(`${where}/Amt`, 'missing');
-  const raw = typeof amt === 'object' ? ((amt as Node)['#text'] as string | undefined) : String(amt);
+  const raw = typeof amt === 'object' ? ((amt as Node)['#text'] as string | undefined) : String(amt as string | number);
   const ccy = typeof amt === 'object' ? ((amt as Node)['@Ccy'] as string | undefined) : undefined;
   if (!ccy || !isIsoCurrency(ccy)) throw new StatementParseError(`${where}/Amt`, `attribute Ccy "${ccy ?? ''}" is not an ISO 4217 currency`);
   const d = decimal(raw ?? '', `${where}/Amt`);

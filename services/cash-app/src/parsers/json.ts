@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { isoCurrencyCode } from '@rp/platform';
-import { decimal, fixed, isoDate, looksLikeIban, StatementParseError, text, type ParsedStatement } from './types.js';
+import { decimal, fixed, looksLikeIban, StatementParseError, text, type ParsedStatement } from './types.js';
 
 const amount = z
   .union([z.string(), z.number()])
