@@ -5,6 +5,9 @@ import type { CashAppConfig } from './config.js';
 import type { CashAppDeps } from './deps.js';
 import { adjustmentRoutes } from './routes/adjustments.js';
 import { createMatchingActivities } from './activities/matching.js';
+import { paymentRoutes } from './routes/payments.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { exchangeRateRoutes } from './routes/exchange-rates.js';
 
 export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
@@ -12,7 +15,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   taskQueue: TASK_QUEUES.cashApp,
   info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
   migrations,
-  routes: [...adjustmentRoutes],
+  routes: [...adjustmentRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => ({
     ...createMatchingActivities({ db, log, config }),
