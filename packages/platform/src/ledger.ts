@@ -127,6 +127,17 @@ export async function listOpenInvoicesForMatching(
     .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]);
 }
 
+/** Partners whose name or legal name equals `name`, ignoring case (payer identification on remittances). */
+export async function findPartnersByName(db: Knex, organizationId: string, name: string): Promise<LedgerPartner[]> {
+  const wanted = name.trim().toLowerCase();
+  if (!wanted) return [];
+  return db(LEDGER_TABLES.partners)
+    .select(PARTNER_COLUMNS)
+    .where({ organization_id: organizationId })
+    .andWhere((q) => q.whereRaw('lower(name) = ?', [wanted]).orWhereRaw('lower(legal_name) = ?', [wanted]))
+    .orderBy('id') as Promise<LedgerPartner[]>;
+}
+
 /** A partner's open invoices, oldest due first. */
 export async function openInvoicesOfPartner(db: Knex, organizationId: string, partnerId: string): Promise<LedgerDocument[]> {
   return db(LEDGER_TABLES.documents)
