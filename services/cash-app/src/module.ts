@@ -4,6 +4,7 @@ import { migrations } from '../migrations/index.js';
 import type { CashAppConfig } from './config.js';
 import type { CashAppDeps } from './deps.js';
 import { adjustmentRoutes } from './routes/adjustments.js';
+import { remittanceRoutes } from './routes/remittances.js';
 import { createMatchingActivities } from './activities/matching.js';
 import { paymentRoutes } from './routes/payments.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -15,7 +16,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   taskQueue: TASK_QUEUES.cashApp,
   info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
   migrations,
-  routes: [...adjustmentRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
+  routes: [...adjustmentRoutes, ...remittanceRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => ({
     ...createMatchingActivities({ db, log, config }),
