@@ -141,6 +141,7 @@ async function main(): Promise<void> {
     TEMPORAL_NAMESPACE: namespace,
     SMTP_URL: smtpUrl,
     IDENTITY_SECRET: env.IDENTITY_SECRET ?? persistentSecret('identity-secret'),
+    CONNECTION_SECRETS_KEY: env.CONNECTION_SECRETS_KEY ?? persistentSecret('connection-secrets-key'),
     WORKFLOW_BUNDLE_PATH: bundlePath,
     PUBLIC_BASE_URL: env.PUBLIC_BASE_URL ?? `http://localhost:${GATEWAY_PORT}`,
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',

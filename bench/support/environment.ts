@@ -32,6 +32,7 @@ export async function startBenchEnvironment(name: string): Promise<BenchEnvironm
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: 'bench',
       IDENTITY_SECRET: 'bench-identity-secret-0123456789abcdef012345',
+      CONNECTION_SECRETS_KEY: Buffer.from('bench-connection-secrets-key-012').toString('base64'),
       LOG_LEVEL: 'silent',
       SMTP_URL: 'smtp://127.0.0.1:1',
     },

@@ -23,6 +23,8 @@ import { startGateway, loadGatewayConfig, type Gateway, type ServiceName } from 
 import { SERVICE_MODULES } from '../../scripts/local/services.js';
 
 export const IDENTITY_SECRET = 'test-identity-secret-0123456789abcdef0123456789';
+/** AES-256-GCM key of connection secrets (32 bytes, base64). */
+export const CONNECTION_SECRETS_KEY = Buffer.from('test-connection-secrets-key-0123').toString('base64');
 
 export interface HttpResult<T = any> {
   status: number;
@@ -79,6 +81,7 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_NAMESPACE: namespace,
     IDENTITY_SECRET,
+    CONNECTION_SECRETS_KEY,
     SMTP_URL: inject('smtpUrl'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_POOL_MAX: '5',

@@ -3,3 +3,4 @@ export * from './task-queues.js';
 export * from './search-attributes.js';
 export * from './admin/welcome-email.js';
 export * from './cash-app/matching.js';
+export * from './integrations/connection-sync.js';

@@ -1,3 +1,4 @@
 // Entry point of the workflow bundle: every workflow function of the platform, one export each.
 // Only @temporalio/workflow and `import type` of activity contracts may be imported from here down.
 export { welcomeEmail } from './admin/welcome-email.js';
+export { connectionSync } from './integrations/connection-sync.js';

@@ -158,3 +158,12 @@ export async function getOrganizationProfile(db: Knex, organizationId: string): 
   const row = await db(ORGANIZATIONS_TABLE).select('id', 'name', 'base_currency', 'timezone').where({ id: organizationId }).first();
   return (row as OrganizationProfile | undefined) ?? null;
 }
+
+export const BUSINESS_UNITS_TABLE = 'admin.business_units';
+
+/** Which of `ids` are business units of the organization (owned by admin; read-only here). */
+export async function businessUnitIdsOf(db: Knex, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = (await db(BUSINESS_UNITS_TABLE).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]).pluck('id')) as string[];
+  return new Set(found);
+}

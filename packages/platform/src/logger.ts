@@ -24,6 +24,15 @@ const REDACT = [
   '*.secret',
   'api_key',
   '*.api_key',
+  // provider credentials (integrations): OAuth tokens and client secrets
+  'access_token',
+  '*.access_token',
+  'refresh_token',
+  '*.refresh_token',
+  'client_secret',
+  '*.client_secret',
+  'authorization_code',
+  '*.authorization_code',
 ];
 
 export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {

@@ -1,9 +1,63 @@
 import { z } from 'zod';
 import { commonConfigShape, env, loadConfig } from '@rp/platform';
 
+/** A JSON object in an environment variable, parsed and checked with `schema`. */
+function jsonEnv<T extends z.ZodType>(schema: T, fallback: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+}
+
+/** 32 bytes in standard or URL-safe base64 (AES-256 key). */
+const aesKey = () =>
+  z
+    .string()
+    .refine((v) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32, 'must be 32 bytes encoded in base64');
+
+export const oauthClientSchema = z.strictObject({ client_id: z.string().min(1), client_secret: z.string().min(1) });
+export type OAuthClient = z.infer<typeof oauthClientSchema>;
+
+export const providerUrlOverrideSchema = z.strictObject({
+  authorize_url: z.string().url().optional(),
+  token_url: z.string().url().optional(),
+  api_base_url: z.string().url().optional(),
+});
+export type ProviderUrlOverride = z.infer<typeof providerUrlOverrideSchema>;
+
 export const integrationsConfigSchema = z.object({
   ...commonConfigShape,
   PORT: env.port(8101),
+  /**
+   * AES-256-GCM key for provider secrets at rest (32 bytes, base64). Its key id (first 8 hex digits
+   * of its SHA-256) prefixes every envelope, so the key can be rotated: put the old key in
+   * CONNECTION_SECRETS_PREVIOUS_KEYS and new writes use the new one.
+   */
+  CONNECTION_SECRETS_KEY: aesKey(),
+  /** Comma-separated earlier keys (base64), still accepted for decryption. */
+  CONNECTION_SECRETS_PREVIOUS_KEYS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(aesKey())),
+  /** OAuth client credentials per provider: `{"quickbooks_online":{"client_id":"…","client_secret":"…"}}`. */
+  OAUTH_CLIENTS: jsonEnv(z.record(z.string(), oauthClientSchema), '{}'),
+  /** Where providers send the user back after consent (the client application's page that calls authenticate). */
+  OAUTH_REDIRECT_URI: z.string().url().optional(),
+  /** How long a signed OAuth `state` stays valid. */
+  OAUTH_STATE_TTL_SECONDS: env.int(3600, 60),
+  /** Per-provider URL overrides for sandboxes and tests: `{"quickbooks_online":{"authorize_url","token_url","api_base_url"}}`. */
+  PROVIDER_URL_OVERRIDES: jsonEnv(z.record(z.string(), providerUrlOverrideSchema), '{}'),
+  /** Timeout of one HTTP call to a provider (token exchange, health check). */
+  PROVIDER_HTTP_TIMEOUT_MS: env.int(15_000, 100),
 });
 export type IntegrationsConfig = z.infer<typeof integrationsConfigSchema>;
 

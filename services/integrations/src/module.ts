@@ -4,6 +4,9 @@ import { migrations } from '../migrations/index.js';
 import type { IntegrationsConfig } from './config.js';
 import type { IntegrationsDeps } from './deps.js';
 import { providerRoutes } from './routes/providers.js';
+import { syncRoutes } from './routes/sync.js';
+import { connectionSyncActivities } from './activities/sync.js';
+import { pushRoutes } from './routes/push.js';
 
 export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsDeps> = {
   name: 'integrations',
@@ -11,8 +14,7 @@ export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsD
   taskQueue: TASK_QUEUES.integrations,
   info: { title: 'Integrations service', version: '2.0.0', description: 'External systems: the provider registry; connections and syncs to come.' },
   migrations,
-  routes: [...providerRoutes],
+  routes: [...providerRoutes, ...pushRoutes, ...syncRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  // No integration activities yet; the worker polls its task queue for the workflows that will use them.
-  activities: () => ({}),
+  activities: (b) => ({ ...connectionSyncActivities(b) }),
 };

@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 describe('integration providers', () => {
-  it('lists the 22 providers, each a complete descriptor, none enabled yet', async () => {
+  it('lists the 22 providers, each a complete descriptor, enabled exactly where an adapter exists', async () => {
     const res = await stack.request('GET', '/v2/integrations/providers', { token: org.token });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ current_page: 0, total_records: 22, next_page: null });
@@ -31,7 +31,8 @@ describe('integration providers', () => {
     for (const p of providers) {
       expect(Object.keys(p).sort()).toEqual(DESCRIPTOR_FIELDS);
       expect(providerSchema.safeParse(p).success).toBe(true);
-      expect(p.is_enabled).toBe(false);
+      expect(p.is_enabled).toBe(['middleware', 'quickbooks_online'].includes(p.name));
+      expect(p.is_manual_sync_supported).toBe(p.name === 'quickbooks_online');
       expect(p.cash_app_features).toEqual({ can_unpost_payment: false, can_post_on_account_payment: false });
       expect(p.color).toMatch(/^#[0-9A-F]{6}$/i);
       expect(p.logo).toMatch(/^data:image\/svg\+xml,/);

@@ -5,9 +5,13 @@
  *
  * Honesty rule: the capability flags (`is_enabled`, `is_webhooks_supported`,
  * `is_manual_sync_supported`, `cash_app_features`) say what THIS platform's adapter for the provider
- * can do. No adapter is implemented yet, so all of them are false; each is turned on by the change
- * that lands the adapter (and its tests). `auth_type`, `required_settings` and
- * `connection_instructions` describe the connection the adapter will need.
+ * can do. Two providers have a working adapter: `middleware` (records pushed to the middleware push
+ * endpoints) and `quickbooks_online` (a pull adapter synced on a Temporal Schedule, also on demand).
+ * Every other provider has `is_enabled: false`: a connection to it may be created and authenticated
+ * (where an authenticate variant exists), but its health says `unsupported_provider` and nothing
+ * syncs. `auth_type`, `required_settings` and `connection_instructions` describe the connection
+ * the adapter needs. What connections need beyond the descriptor (OAuth endpoints, API base URL,
+ * models, sync interval, setting types) is in `provider-runtime.ts`, internal and not returned.
  */
 
 export const PROVIDER_CATEGORIES = ['accounting', 'erp', 'billing', 'payments', 'banking', 'ticketing', 'crm', 'middleware'] as const;
@@ -445,6 +449,11 @@ const ENTRIES: ProviderEntry[] = [
   },
 ];
 
+/** Providers with a working adapter on this platform. */
+export const PULL_ADAPTER_PROVIDERS: ReadonlySet<string> = new Set(['quickbooks_online']);
+export const PUSH_ADAPTER_PROVIDERS: ReadonlySet<string> = new Set(['middleware']);
+const ADAPTER_PROVIDERS: ReadonlySet<string> = new Set([...PULL_ADAPTER_PROVIDERS, ...PUSH_ADAPTER_PROVIDERS]);
+
 function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 }
@@ -495,10 +504,10 @@ function toDescriptor(entry: ProviderEntry): ProviderDescriptor {
     categories: entry.categories,
     auth_type: entry.auth_type,
     is_api_connection: entry.is_api_connection,
-    // Capability flags of our adapter: none is implemented yet (see the note at the top).
+    // Capability flags of our adapter (see the note at the top).
     is_webhooks_supported: false,
-    is_enabled: false,
-    is_manual_sync_supported: false,
+    is_enabled: ADAPTER_PROVIDERS.has(entry.name),
+    is_manual_sync_supported: PULL_ADAPTER_PROVIDERS.has(entry.name),
     connection_instructions: entry.connection_instructions,
     required_settings: entry.required_settings,
     cash_app_features: { can_unpost_payment: false, can_post_on_account_payment: false },

@@ -7,9 +7,11 @@ import { providerCategorySchema, providerSchema } from './schemas.js';
 const MAX_PAGE = 100;
 
 const NOT_ENABLED_NOTE =
-  'No provider has a working adapter yet, so `is_enabled` is false for every provider, and so are the adapter ' +
-  'capability flags (`is_webhooks_supported`, `is_manual_sync_supported`, `cash_app_features`); they are turned ' +
-  'on provider by provider as adapters land.';
+  '`is_enabled` is true exactly for the providers with a working adapter on this platform: `middleware` (records pushed to ' +
+  'the middleware push endpoints) and `quickbooks_online` (pulled on a schedule and on demand, so also ' +
+  '`is_manual_sync_supported`). Every other provider says `is_enabled: false`: a connection to it may be created, but its ' +
+  'health reports `unsupported_provider` and nothing syncs. No adapter receives webhooks or posts payments yet, so ' +
+  '`is_webhooks_supported` and `cash_app_features` are false everywhere.';
 
 export const providerRoutes = [
   route({

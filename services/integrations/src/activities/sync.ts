@@ -1,0 +1,205 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Db } from '@rp/platform';
+import type { Logger } from 'pino';
+import type {
+  ConnectionSyncActivities,
+  ConnectionSyncInput,
+  PrepareSyncRunsResult,
+  SyncHeartbeat,
+  SyncModelInput,
+  SyncModelResult,
+} from '@rp/workflows';
+import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAccess, type PullAdapter } from '../adapters/index.js';
+import { upsertDocuments, upsertPartners } from '../store/ledger.js';
+import { updateConnection } from '../store/connections.js';
+import { getProviderAccess } from '../domain/connection-auth.js';
+import { health } from '../domain/health.js';
+import type { IntegrationsConfig } from '../config.js';
+import {
+  cancelBatch,
+  completeRun,
+  createSyncRuns,
+  failRun,
+  getSyncConnection,
+  getSyncRun,
+  markRunRunning,
+  readEnabledModels,
+  recordPage,
+  runsOfBatch,
+  type SyncRunRow,
+} from '../store/sync-runs.js';
+
+export interface ConnectionSyncDeps {
+  db: Db;
+  log: Logger;
+  /** A usable token, realm and API base URL for the connection (connection-auth's getProviderAccess). */
+  getAccess(organizationId: string, connectionId: string): Promise<ProviderAccess>;
+  /** Record the connection's health after a provider refused the credentials (best effort). */
+  reportAuthenticationRequired?(organizationId: string, connectionId: string, message: string): Promise<void>;
+  /** While a page is being fetched, heartbeat this often (ms) so a slow page does not time out. */
+  heartbeatEveryMs?: number;
+}
+
+/** Ledger origin of the records a connection syncs. */
+export function syncOrigin(connectionId: string): string {
+  return `connection:${connectionId}`;
+}
+
+function orderByAdapter(adapter: PullAdapter, runs: SyncRunRow[]): SyncRunRow[] {
+  const order = new Map(adapter.models.map((m, i) => [m.name, i]));
+  return [...runs].sort((a, b) => (order.get(a.model_name) ?? 99) - (order.get(b.model_name) ?? 99));
+}
+
+/** Errors of connection-auth (they carry `code` and `nonRetryable`) and of the adapters, as Temporal failures. */
+function toFailure(err: unknown): unknown {
+  if (err instanceof ProviderApiError) {
+    if (err.kind === 'authentication_required') return ApplicationFailure.create({ type: 'AuthenticationRequired', message: err.message, nonRetryable: true });
+    if (err.kind === 'rejected') return ApplicationFailure.create({ type: 'ProviderRequestRejected', message: err.message, nonRetryable: true });
+    if (err.kind === 'misconfigured') return ApplicationFailure.create({ type: 'ProviderMisconfigured', message: err.message, nonRetryable: true });
+    return ApplicationFailure.create({
+      type: err.kind === 'rate_limited' ? 'RateLimited' : 'ProviderUnavailable',
+      message: err.message,
+      nextRetryDelay: err.retryAfterSeconds !== null ? `${Math.max(1, err.retryAfterSeconds)} seconds` : undefined,
+    });
+  }
+  const e = err as { code?: string; nonRetryable?: boolean; message?: string };
+  if (err instanceof Error && typeof e.code === 'string' && typeof e.nonRetryable === 'boolean') {
+    const type = e.code === 'authentication_required' ? 'AuthenticationRequired' : e.code === 'misconfigured' ? 'ProviderMisconfigured' : 'ProviderUnavailable';
+    return ApplicationFailure.create({ type, message: err.message, nonRetryable: e.nonRetryable });
+  }
+  return err;
+}
+
+/**
+ * The sync activities. Each page is written in ONE transaction together with the run's new
+ * pagination_state and record count, so the stored state always says exactly which pages are in
+ * the ledger: a retried activity resumes after the last committed page, and a page fetched twice
+ * (crash between commit and heartbeat) is an idempotent upsert of the same keys.
+ */
+export function createConnectionSyncActivities(deps: ConnectionSyncDeps): ConnectionSyncActivities {
+  const { db } = deps;
+  return {
+    async prepareSyncRuns(input: ConnectionSyncInput): Promise<PrepareSyncRunsResult> {
+      const info = Context.current().info;
+      const connection = await getSyncConnection(db, input.organizationId, input.connectionId);
+      if (!connection) return { status: 'skipped', reason: 'the connection no longer exists' };
+      const adapter = pullAdapterFor(connection.provider_name);
+      if (!adapter) return { status: 'skipped', reason: `provider ${connection.provider_name} has no pull adapter` };
+      // A retried prepare (or a one-off whose runs the API created) finds its runs again: scheduled
+      // syncs use the workflow run id as their batch id.
+      const batchId = input.batchId ?? info.workflowExecution!.runId;
+      const existing = await runsOfBatch(db, input.organizationId, batchId);
+      if (existing.length) {
+        return { status: 'prepared', batchId, runs: orderByAdapter(adapter, existing).map((r) => ({ runId: r.id, modelId: r.model_id, modelName: r.model_name })) };
+      }
+      if (connection.is_sync_disabled) return { status: 'skipped', reason: 'sync is disabled on the connection' };
+      if (connection.is_authentication_pending) return { status: 'skipped', reason: 'the connection awaits authentication' };
+      const names = new Set(adapter.models.map((m) => m.name));
+      const models = (await readEnabledModels(db, input.organizationId, input.connectionId)).filter((m) => names.has(m.name));
+      if (!models.length) return { status: 'skipped', reason: 'the connection has no read-enabled model' };
+      const order = new Map(adapter.models.map((m, i) => [m.name, i]));
+      models.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+      const runs = await createSyncRuns(db, {
+        organizationId: input.organizationId,
+        connectionId: input.connectionId,
+        batchId,
+        isOneOff: input.isOneOff,
+        workflowId: info.workflowExecution!.workflowId,
+        models,
+      });
+      deps.log.info({ request_id: input.requestId, organization_id: input.organizationId, connection_id: input.connectionId, batch_id: batchId, runs: runs.length }, 'sync runs prepared');
+      return { status: 'prepared', batchId, runs: orderByAdapter(adapter, runs).map((r) => ({ runId: r.id, modelId: r.model_id, modelName: r.model_name })) };
+    },
+
+    async syncModel(input: SyncModelInput): Promise<SyncModelResult> {
+      const ctx = Context.current();
+      const { attempt } = ctx.info;
+      const log = deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, connection_id: input.connectionId, sync_run_id: input.runId, attempt });
+      const found = await getSyncRun(db, input.organizationId, input.runId);
+      if (!found) throw ApplicationFailure.create({ type: 'SyncRunNotFound', message: `Sync run ${input.runId} does not exist.`, nonRetryable: true });
+      if (found.status === 'completed') return { runId: found.id, recordsSynced: found.records_synced, pages: 0 };
+      if (found.status !== 'scheduled' && found.status !== 'running') {
+        throw ApplicationFailure.create({ type: 'SyncRunFinished', message: `Sync run ${input.runId} is already ${found.status}.`, nonRetryable: true });
+      }
+      const connection = await getSyncConnection(db, input.organizationId, input.connectionId);
+      if (!connection) throw ApplicationFailure.create({ type: 'SyncRunNotFound', message: `Connection ${input.connectionId} no longer exists.`, nonRetryable: true });
+      const adapter = pullAdapterFor(connection.provider_name);
+      if (!adapter) throw ApplicationFailure.create({ type: 'NoAdapter', message: `Provider ${connection.provider_name} has no pull adapter.`, nonRetryable: true });
+
+      const run = (await markRunRunning(db, input.organizationId, input.runId, attempt))!;
+      // The stored state is committed with the pages it covers, so it is never behind the last
+      // heartbeat; the heartbeat is the fallback should the row have lost it.
+      const beat = ctx.info.heartbeatDetails as SyncHeartbeat | undefined;
+      let state: PaginationState | null = run.pagination_state ?? (beat?.runId === run.id ? beat.pagination_state : null) ?? adapter.initialState();
+      let records = run.records_synced;
+      if (state && state.done === true) state = null;
+      if (attempt > 1) log.info({ pagination_state: state, records_synced: records }, 'sync run resumes');
+
+      const window = { start: run.timerange_start ? run.timerange_start.toISOString() : null, end: run.timerange_end!.toISOString() };
+      const origin = syncOrigin(input.connectionId);
+      const heartbeat = () => ctx.heartbeat({ runId: run.id, pagination_state: state, records_synced: records } satisfies SyncHeartbeat);
+      heartbeat();
+      const timer = setInterval(heartbeat, deps.heartbeatEveryMs ?? 2_000);
+      let pages = 0;
+      try {
+        while (state) {
+          if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+          const access = await deps.getAccess(input.organizationId, input.connectionId);
+          const page = await adapter.fetchPage(access, run.model_name, window, state, { signal: ctx.cancellationSignal });
+          const rows = page.records.rows;
+          const stored: PaginationState = page.next ?? { ...state, done: true };
+          await db.transaction(async (trx) => {
+            if (page.records.type === 'partners') await upsertPartners(trx, input.organizationId, origin, page.records.rows);
+            else await upsertDocuments(trx, input.organizationId, origin, page.records.rows);
+            await recordPage(trx, input.organizationId, run.id, stored, rows.length);
+          });
+          pages += 1;
+          records += rows.length;
+          state = page.next;
+          heartbeat();
+        }
+        await completeRun(db, input.organizationId, run.id);
+        log.info({ records_synced: records, pages }, 'sync run completed');
+        return { runId: run.id, recordsSynced: records, pages };
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) {
+          log.info({ reason: String(ctx.cancellationSignal.reason) }, 'sync run interrupted');
+          throw err;
+        }
+        const failure = toFailure(err);
+        if (failure instanceof ApplicationFailure && failure.type === 'AuthenticationRequired' && deps.reportAuthenticationRequired) {
+          await deps.reportAuthenticationRequired(input.organizationId, input.connectionId, failure.message).catch((e) => log.warn({ err: e }, 'could not record the connection health'));
+        }
+        log.warn({ err }, 'sync run page failed');
+        throw failure;
+      } finally {
+        clearInterval(timer);
+      }
+    },
+
+    async failSyncRun(input: { organizationId: string; runId: string; error: string }): Promise<void> {
+      await failRun(db, input.organizationId, input.runId, input.error);
+    },
+
+    async cancelSyncRuns(input: { organizationId: string; batchId: string }): Promise<void> {
+      const n = await cancelBatch(db, input.organizationId, input.batchId);
+      deps.log.info({ organization_id: input.organizationId, batch_id: input.batchId, cancelled: n }, 'sync runs cancelled');
+    },
+  };
+}
+
+/** The activities wired to the real provider access (token refresh) and connection health. */
+export function connectionSyncActivities(base: { db: Db; config: IntegrationsConfig; log: Logger }): ConnectionSyncActivities {
+  const { db, config, log } = base;
+  return createConnectionSyncActivities({
+    db,
+    log,
+    getAccess: (organizationId, connectionId) => getProviderAccess({ db, config }, organizationId, connectionId),
+    reportAuthenticationRequired: async (organizationId, connectionId, message) => {
+      await updateConnection(db, organizationId, connectionId, {
+        health: health('authentication_required', message, 'Authenticate the connection again (POST /v2/integrations/connections/{connection_id}/authenticate).'),
+      });
+    },
+  });
+}

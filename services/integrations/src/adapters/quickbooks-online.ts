@@ -1,0 +1,295 @@
+/**
+ * QuickBooks Online pull adapter (Intuit Accounting API v3, query endpoint).
+ *
+ *   GET {apiBaseUrl}/v3/company/{realmId}/query?query=<statement>&minorversion=75
+ *   Authorization: Bearer <access token>, Accept: application/json
+ *
+ * Statement: `SELECT * FROM <Entity> [WHERE Metadata.LastUpdatedTime >= '<start>' AND]
+ * Metadata.LastUpdatedTime < '<end>' ORDERBY Id STARTPOSITION <n> MAXRESULTS <m>`; an initial sync
+ * has no lower bound. A page with fewer than m rows is the last. Response
+ * `{QueryResponse: {<Entity>: [...], startPosition, maxResults}, time}`; an empty result is
+ * `{QueryResponse: {}}`. Errors are `{Fault: {Error: [{Message, Detail, code}], type}}`:
+ * 401 → authentication_required, 429 → rate_limited (retried), 5xx → server_error (retried),
+ * other 4xx → rejected.
+ *
+ * Amounts arrive as JSON numbers; the adapter reads them from the response text as decimal
+ * strings (never through a float) and the ledger stores them as NUMERIC.
+ *
+ * Mapping (also in the OpenAPI description of POST .../sync):
+ * - Customer → partner: remote_id = Id, name = DisplayName, legal_name = CompanyName,
+ *   email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value,
+ *   address = BillAddr (line1..line5, city, region = CountrySubDivisionCode, postal_code, country),
+ *   attributes = {given_name, family_name, active, qbo_balance, sync_token}.
+ * - Invoice → document kind invoice, CreditMemo → kind credit_memo: remote_id = Id,
+ *   company_code = realmId, fiscal_year = year of TxnDate, document_number = DocNumber or Id,
+ *   document_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate),
+ *   amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0,
+ *   currency = CurrencyRef.value, customer_code = CustomerRef.value (links the partner),
+ *   exchange_rate = ExchangeRate, text = PrivateNote, reference = CustomerMemo.value;
+ *   line items = the SalesItemLineDetail lines (line_number = LineNum or position, description,
+ *   quantity = Qty, unit_amount = UnitPrice, total_amount = Amount); subtotal/discount lines are skipped.
+ */
+import { Money } from '@rp/platform';
+import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
+import { ProviderApiError, type PaginationState, type ProviderAccess, type PullAdapter, type PulledPage, type SyncWindow } from './adapter.js';
+
+export const QBO_MINOR_VERSION = '75';
+export const QBO_PAGE_SIZE = 100;
+
+const ENTITY_BY_MODEL: Record<string, 'Customer' | 'Invoice' | 'CreditMemo'> = {
+  customers: 'Customer',
+  invoices: 'Invoice',
+  credit_memos: 'CreditMemo',
+};
+
+/** Numeric fields of the QBO payloads we read as exact decimal strings. */
+const AMOUNT_KEYS = ['TotalAmt', 'Balance', 'Amount', 'UnitPrice', 'Qty', 'ExchangeRate', 'HomeTotalAmt', 'HomeBalance'];
+const AMOUNT_RE = new RegExp(`"(${AMOUNT_KEYS.join('|')})"(\\s*):(\\s*)(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)`, 'g');
+
+/** JSON.parse that keeps the amount fields as the decimal text the server sent. */
+export function parseQboJson(text: string): unknown {
+  return JSON.parse(text.replace(AMOUNT_RE, (_m, key: string, s1: string, s2: string, num: string) => `"${key}"${s1}:${s2}"${new Money(num).toFixed()}"`));
+}
+
+interface QboRef {
+  value?: string;
+  name?: string;
+}
+interface QboAddress {
+  Line1?: string;
+  Line2?: string;
+  Line3?: string;
+  Line4?: string;
+  Line5?: string;
+  City?: string;
+  CountrySubDivisionCode?: string;
+  PostalCode?: string;
+  Country?: string;
+}
+interface QboCustomer {
+  Id: string;
+  SyncToken?: string;
+  DisplayName?: string;
+  CompanyName?: string;
+  GivenName?: string;
+  FamilyName?: string;
+  Active?: boolean;
+  Balance?: string;
+  PrimaryEmailAddr?: { Address?: string };
+  PrimaryPhone?: { FreeFormNumber?: string };
+  BillAddr?: QboAddress;
+  CurrencyRef?: QboRef;
+}
+interface QboLine {
+  Id?: string;
+  LineNum?: number;
+  Description?: string;
+  Amount?: string;
+  DetailType?: string;
+  SalesItemLineDetail?: { Qty?: string; UnitPrice?: string; ItemRef?: QboRef };
+}
+interface QboTransaction {
+  Id: string;
+  DocNumber?: string;
+  TxnDate?: string;
+  DueDate?: string;
+  TotalAmt?: string;
+  Balance?: string;
+  ExchangeRate?: string;
+  CurrencyRef?: QboRef;
+  CustomerRef?: QboRef;
+  CustomerMemo?: { value?: string };
+  PrivateNote?: string;
+  Line?: QboLine[];
+}
+
+function text(v: string | undefined | null): string | null {
+  const t = v?.trim();
+  return t ? t : null;
+}
+
+function decimal(v: string | undefined, field: string, id: string): string {
+  if (v === undefined || v === null) throw new ProviderApiError('rejected', `QuickBooks record ${id} has no ${field}.`);
+  return new Money(v).toFixed();
+}
+
+export function mapCustomer(c: QboCustomer): PartnerUpsert {
+  const a = c.BillAddr ?? {};
+  const address: Record<string, string | null> = {
+    line1: text(a.Line1),
+    line2: text(a.Line2),
+    line3: text(a.Line3),
+    line4: text(a.Line4),
+    line5: text(a.Line5),
+    city: text(a.City),
+    region: text(a.CountrySubDivisionCode),
+    postal_code: text(a.PostalCode),
+    country: text(a.Country),
+  };
+  return {
+    remote_id: String(c.Id),
+    name: text(c.DisplayName) ?? text(c.CompanyName) ?? [c.GivenName, c.FamilyName].filter(Boolean).join(' ') ?? `Customer ${c.Id}`,
+    legal_name: text(c.CompanyName),
+    email: text(c.PrimaryEmailAddr?.Address),
+    phone: text(c.PrimaryPhone?.FreeFormNumber),
+    currency: text(c.CurrencyRef?.value)?.toUpperCase() ?? null,
+    address: Object.fromEntries(Object.entries(address).filter(([, v]) => v !== null)),
+    attributes: {
+      source: 'quickbooks_online',
+      given_name: text(c.GivenName),
+      family_name: text(c.FamilyName),
+      active: c.Active ?? null,
+      qbo_balance: c.Balance ?? null,
+      sync_token: c.SyncToken ?? null,
+    },
+  };
+}
+
+export function mapTransaction(t: QboTransaction, kind: 'invoice' | 'credit_memo', realmId: string, homeCurrency: string | null): DocumentUpsert {
+  const txnDate = t.TxnDate;
+  if (!txnDate || !/^\d{4}-\d{2}-\d{2}$/.test(txnDate)) throw new ProviderApiError('rejected', `QuickBooks ${kind} ${t.Id} has no valid TxnDate.`);
+  const currency = text(t.CurrencyRef?.value)?.toUpperCase() ?? homeCurrency;
+  if (!currency) throw new ProviderApiError('rejected', `QuickBooks ${kind} ${t.Id} has no CurrencyRef.`);
+  const total = decimal(t.TotalAmt, 'TotalAmt', t.Id);
+  const balance = decimal(t.Balance ?? t.TotalAmt, 'Balance', t.Id);
+  const lines: LineItemUpsert[] = (t.Line ?? [])
+    .filter((l) => l.DetailType === 'SalesItemLineDetail')
+    .map((l, i) => ({
+      line_number: l.LineNum ?? i + 1,
+      description: text(l.Description) ?? text(l.SalesItemLineDetail?.ItemRef?.name),
+      quantity: l.SalesItemLineDetail?.Qty ?? null,
+      unit_amount: l.SalesItemLineDetail?.UnitPrice ?? null,
+      total_amount: l.Amount ?? null,
+    }));
+  // line_number must be unique per document: fall back to positions if the source repeats one.
+  if (new Set(lines.map((l) => l.line_number)).size !== lines.length) lines.forEach((l, i) => (l.line_number = i + 1));
+  return {
+    kind,
+    remote_id: String(t.Id),
+    company_code: realmId,
+    fiscal_year: txnDate.slice(0, 4),
+    document_number: text(t.DocNumber) ?? String(t.Id),
+    customer_code: text(t.CustomerRef?.value),
+    currency,
+    exchange_rate: t.ExchangeRate ?? null,
+    document_type: kind === 'invoice' ? 'Invoice' : 'CreditMemo',
+    text: text(t.PrivateNote),
+    reference: text(t.CustomerMemo?.value),
+    document_date: txnDate,
+    posting_date: txnDate,
+    net_due_date: kind === 'invoice' ? (t.DueDate ?? txnDate) : txnDate,
+    amount_in_document_currency: total,
+    amount_open: balance,
+    status_open: new Money(balance).greaterThan(0),
+    line_items: lines,
+  };
+}
+
+/** The query statement for one page (exported for tests and logs). */
+export function qboQuery(entity: string, window: SyncWindow, startPosition: number, maxResults: number): string {
+  const conditions: string[] = [];
+  if (window.start) conditions.push(`Metadata.LastUpdatedTime >= '${qboTime(window.start)}'`);
+  conditions.push(`Metadata.LastUpdatedTime < '${qboTime(window.end)}'`);
+  return `SELECT * FROM ${entity} WHERE ${conditions.join(' AND ')} ORDERBY Id STARTPOSITION ${startPosition} MAXRESULTS ${maxResults}`;
+}
+
+/** ISO 8601 with an explicit UTC offset, as QBO's DateTime literals expect. */
+function qboTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) throw new Error(`not a time: ${iso}`);
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/Z$/, '+00:00');
+}
+
+interface QboFault {
+  Fault?: { type?: string; Error?: { Message?: string; Detail?: string; code?: string }[] };
+}
+
+function faultMessage(body: unknown, fallback: string): string {
+  const fault = (body as QboFault | null)?.Fault;
+  const first = fault?.Error?.[0];
+  if (!first) return fallback;
+  return [fault?.type, first.code && `code ${first.code}`, first.Message, first.Detail].filter(Boolean).join(': ');
+}
+
+function retryAfter(header: string | null): number | null {
+  if (!header) return null;
+  const n = Number(header);
+  if (Number.isFinite(n) && n >= 0) return n;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+/** One GET against the QBO API with the documented error mapping. */
+export async function qboGet(access: ProviderAccess, path: string, params: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
+  const url = new URL(`${access.apiBaseUrl.replace(/\/+$/, '')}${path}`);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  url.searchParams.set('minorversion', QBO_MINOR_VERSION);
+  const timeout = AbortSignal.timeout(60_000);
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      headers: { authorization: `Bearer ${access.accessToken}`, accept: 'application/json' },
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    throw new ProviderApiError('unreachable', `QuickBooks Online is unreachable at ${url.origin}: ${(err as Error).message}`);
+  }
+  const body = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = body ? parseQboJson(body) : null;
+  } catch {
+    parsed = null;
+  }
+  if (res.ok) {
+    if (parsed === null || typeof parsed !== 'object') throw new ProviderApiError('server_error', `QuickBooks Online answered ${res.status} without a JSON body.`, { httpStatus: res.status });
+    const fault = (parsed as QboFault).Fault;
+    if (fault) throw new ProviderApiError(fault.type === 'AUTHENTICATION' ? 'authentication_required' : 'rejected', `QuickBooks Online: ${faultMessage(parsed, 'fault')}`, { httpStatus: res.status });
+    return parsed;
+  }
+  const message = faultMessage(parsed, body.slice(0, 200) || res.statusText);
+  if (res.status === 401) {
+    throw new ProviderApiError('authentication_required', `QuickBooks Online refused the access token (401): ${message}. Authenticate the connection again.`, { httpStatus: 401 });
+  }
+  if (res.status === 403) throw new ProviderApiError('authentication_required', `QuickBooks Online denied access (403): ${message}.`, { httpStatus: 403 });
+  if (res.status === 429) {
+    throw new ProviderApiError('rate_limited', `QuickBooks Online rate limit reached (429): ${message}.`, { httpStatus: 429, retryAfterSeconds: retryAfter(res.headers.get('retry-after')) });
+  }
+  if (res.status >= 500) throw new ProviderApiError('server_error', `QuickBooks Online failed (${res.status}): ${message}.`, { httpStatus: res.status });
+  throw new ProviderApiError('rejected', `QuickBooks Online rejected the request (${res.status}): ${message}.`, { httpStatus: res.status });
+}
+
+function realmOf(access: ProviderAccess): string {
+  if (!access.realmId) throw new ProviderApiError('misconfigured', 'The connection has no QuickBooks company (realmId); authenticate it again.');
+  return access.realmId;
+}
+
+export const quickbooksOnlineAdapter: PullAdapter = {
+  providerName: 'quickbooks_online',
+  models: [
+    { name: 'customers', display_name: 'Customers' },
+    { name: 'invoices', display_name: 'Invoices' },
+    { name: 'credit_memos', display_name: 'Credit memos' },
+  ],
+  initialState: () => ({ start_position: 1, max_results: QBO_PAGE_SIZE }),
+  async fetchPage(access: ProviderAccess, model: string, window: SyncWindow, state: PaginationState, opts: { signal?: AbortSignal }): Promise<PulledPage> {
+    const entity = ENTITY_BY_MODEL[model];
+    if (!entity) throw new ProviderApiError('misconfigured', `QuickBooks Online has no model "${model}".`);
+    const realmId = realmOf(access);
+    const startPosition = Number(state.start_position ?? 1);
+    const maxResults = Number(state.max_results ?? QBO_PAGE_SIZE);
+    const query = qboQuery(entity, window, startPosition, maxResults);
+    const body = (await qboGet(access, `/v3/company/${encodeURIComponent(realmId)}/query`, { query }, opts.signal)) as {
+      QueryResponse?: Record<string, unknown>;
+    };
+    const qr = body.QueryResponse;
+    if (!qr || typeof qr !== 'object') throw new ProviderApiError('server_error', 'QuickBooks Online answered without a QueryResponse.');
+    const items = (qr[entity] ?? []) as unknown[];
+    if (!Array.isArray(items)) throw new ProviderApiError('server_error', `QuickBooks Online answered a non-array ${entity}.`);
+    const next = items.length < maxResults ? null : { start_position: startPosition + items.length, max_results: maxResults };
+    if (entity === 'Customer') return { records: { type: 'partners', rows: (items as QboCustomer[]).map(mapCustomer) }, next };
+    const kind = entity === 'Invoice' ? 'invoice' : 'credit_memo';
+    return { records: { type: 'documents', rows: (items as QboTransaction[]).map((t) => mapTransaction(t, kind, realmId, null)) }, next };
+  },
+};

@@ -1,0 +1,160 @@
+/**
+ * OAuth 2.0 authorization-code flow (RFC 6749) as QuickBooks Online and Xero document it:
+ * the authorize URL with a signed `state`, the code exchange and the refresh_token grant at the
+ * provider's token endpoint (form-encoded body, client authentication with HTTP Basic).
+ *
+ * `state` = `<base64url(JSON {c: connection id, o: organization id, e: expiry (s), n: nonce})>.<base64url(HMAC-SHA256)>`.
+ * The nonce is the connection's `oauth_state_nonce`; a successful authentication replaces it, so a
+ * state is good for one successful exchange.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { IntegrationsConfig, OAuthClient } from '../config.js';
+import { oauthScopes, providerUrls } from './provider-runtime.js';
+import { basicAuth, providerFetch } from './provider-http.js';
+import { safeEqual, stateSigningKey, type ConnectionSecrets } from './secrets.js';
+
+type OAuthConfig = Pick<
+  IntegrationsConfig,
+  'CONNECTION_SECRETS_KEY' | 'CONNECTION_SECRETS_PREVIOUS_KEYS' | 'OAUTH_CLIENTS' | 'OAUTH_REDIRECT_URI' | 'OAUTH_STATE_TTL_SECONDS' | 'PROVIDER_URL_OVERRIDES' | 'PROVIDER_HTTP_TIMEOUT_MS'
+>;
+
+export function newStateNonce(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+export function oauthClient(config: Pick<IntegrationsConfig, 'OAUTH_CLIENTS'>, providerName: string): OAuthClient | null {
+  return config.OAUTH_CLIENTS[providerName] ?? null;
+}
+
+export function signState(config: OAuthConfig, s: { connectionId: string; organizationId: string; nonce: string; expiresAt: number }): string {
+  const payload = Buffer.from(JSON.stringify({ c: s.connectionId, o: s.organizationId, e: s.expiresAt, n: s.nonce })).toString('base64url');
+  const mac = createHmac('sha256', stateSigningKey(config)).update(payload).digest('base64url');
+  return `${payload}.${mac}`;
+}
+
+export type StateCheck = { ok: true } | { ok: false; reason: string };
+
+export function verifyState(
+  config: OAuthConfig,
+  state: string,
+  expected: { connectionId: string; organizationId: string; nonce: string | null },
+  nowSeconds = Math.floor(Date.now() / 1000),
+): StateCheck {
+  const dot = state.indexOf('.');
+  if (dot <= 0) return { ok: false, reason: 'the state is malformed' };
+  const payload = state.slice(0, dot);
+  const mac = createHmac('sha256', stateSigningKey(config)).update(payload).digest('base64url');
+  if (!safeEqual(mac, state.slice(dot + 1))) return { ok: false, reason: 'the state signature is not valid' };
+  let parsed: { c?: unknown; o?: unknown; e?: unknown; n?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'the state is malformed' };
+  }
+  if (parsed.c !== expected.connectionId || parsed.o !== expected.organizationId) return { ok: false, reason: 'the state was issued for another connection' };
+  if (typeof parsed.e !== 'number' || parsed.e < nowSeconds) return { ok: false, reason: 'the state has expired; start the authorization again' };
+  if (!expected.nonce || parsed.n !== expected.nonce) return { ok: false, reason: 'the state has already been used or was superseded; start the authorization again' };
+  return { ok: true };
+}
+
+/**
+ * The provider's authorize URL for the connection, or null when the provider is not OAuth, no
+ * OAuth client or redirect URI is configured, or an instance setting its URL needs is missing.
+ */
+export function authorizationUrl(
+  config: OAuthConfig,
+  c: { id: string; organization_id: string; provider_name: string; settings: Record<string, unknown>; oauth_state_nonce: string | null },
+  nowSeconds = Math.floor(Date.now() / 1000),
+): string | null {
+  const client = oauthClient(config, c.provider_name);
+  const urls = providerUrls(config, c.provider_name, c.settings);
+  if (!client || !config.OAUTH_REDIRECT_URI || !urls.authorize_url || !c.oauth_state_nonce) return null;
+  const url = new URL(urls.authorize_url);
+  url.searchParams.set('client_id', client.client_id);
+  url.searchParams.set('redirect_uri', config.OAUTH_REDIRECT_URI);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('scope', oauthScopes(c.provider_name, c.settings));
+  url.searchParams.set(
+    'state',
+    signState(config, { connectionId: c.id, organizationId: c.organization_id, nonce: c.oauth_state_nonce, expiresAt: nowSeconds + config.OAUTH_STATE_TTL_SECONDS }),
+  );
+  return url.toString();
+}
+
+/** The token endpoint refused the grant (RFC 6749 §5.2: invalid_grant, invalid_client, …). */
+export class OAuthRefusedError extends Error {
+  constructor(
+    readonly providerError: string,
+    readonly description: string | null,
+    readonly httpStatus: number,
+  ) {
+    super(`the token endpoint refused the grant: ${providerError}${description ? ` (${description})` : ''}`);
+    this.name = 'OAuthRefusedError';
+  }
+}
+
+/** The token endpoint answered, but not with a usable token response (5xx, HTML, missing fields). */
+export class OAuthProviderError extends Error {
+  constructor(
+    message: string,
+    readonly httpStatus: number,
+  ) {
+    super(message);
+    this.name = 'OAuthProviderError';
+  }
+}
+
+const tokenResponseSchema = z.object({
+  access_token: z.string().min(1),
+  token_type: z.string().optional(),
+  expires_in: z.coerce.number().positive(),
+  refresh_token: z.string().min(1).optional(),
+  x_refresh_token_expires_in: z.coerce.number().positive().optional(),
+  scope: z.string().optional(),
+});
+
+const tokenErrorSchema = z.object({ error: z.string(), error_description: z.string().optional() });
+
+/** POST the grant to the token endpoint; the new secrets (tokens with absolute expiry). */
+export async function requestTokens(
+  config: OAuthConfig,
+  providerName: string,
+  settings: Record<string, unknown>,
+  grant: { grant_type: 'authorization_code'; code: string; redirect_uri: string } | { grant_type: 'refresh_token'; refresh_token: string },
+  previous: ConnectionSecrets = {},
+  now = Date.now(),
+): Promise<ConnectionSecrets> {
+  const client = oauthClient(config, providerName);
+  if (!client) throw new OAuthProviderError(`no OAuth client is configured for ${providerName} (OAUTH_CLIENTS)`, 0);
+  const tokenUrl = providerUrls(config, providerName, settings).token_url;
+  if (!tokenUrl) throw new OAuthProviderError(`the token endpoint of ${providerName} is not known (instance settings missing)`, 0);
+  const res = await providerFetch(tokenUrl, {
+    method: 'POST',
+    headers: {
+      authorization: basicAuth(client.client_id, client.client_secret),
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    },
+    body: new URLSearchParams(grant as Record<string, string>).toString(),
+    timeoutMs: config.PROVIDER_HTTP_TIMEOUT_MS,
+  });
+  if (res.status >= 400 && res.status < 500) {
+    const err = tokenErrorSchema.safeParse(res.json);
+    if (err.success) throw new OAuthRefusedError(err.data.error, err.data.error_description ?? null, res.status);
+    throw new OAuthRefusedError(`http_${res.status}`, null, res.status);
+  }
+  if (res.status !== 200) throw new OAuthProviderError(`the token endpoint answered HTTP ${res.status}`, res.status);
+  const parsed = tokenResponseSchema.safeParse(res.json);
+  if (!parsed.success) throw new OAuthProviderError('the token endpoint answered without a usable token response', res.status);
+  const t = parsed.data;
+  return {
+    access_token: t.access_token,
+    token_type: t.token_type ?? 'bearer',
+    expires_at: new Date(now + t.expires_in * 1000).toISOString(),
+    // Providers that rotate refresh tokens return a new one; keep the old one otherwise.
+    refresh_token: t.refresh_token ?? previous.refresh_token,
+    refresh_expires_at: t.x_refresh_token_expires_in ? new Date(now + t.x_refresh_token_expires_in * 1000).toISOString() : (previous.refresh_expires_at ?? null),
+    scope: t.scope ?? previous.scope ?? null,
+  };
+}

@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import { businessUnitIdsOf, currencyMinorUnits, getOrganizationProfile, type Db } from '@rp/platform';
+import { route } from '../deps.js';
+import {
+  errorCodesMarkdown,
+  MAX_PUSH_RECORDS,
+  PUSH_ORIGIN,
+  rejectUnknownBusinessUnits,
+  validateCustomer,
+  validateInvoice,
+  type PushOutcome,
+} from '../domain/push.js';
+import { upsertDocuments, upsertPartners } from '../store/ledger.js';
+
+const pushBodySchema = z
+  .array(z.unknown())
+  .max(MAX_PUSH_RECORDS)
+  .describe(`Up to ${MAX_PUSH_RECORDS} records. A body that is not an array, or a longer one, is refused whole (422) and nothing is written.`);
+
+const pushResultSchema = z.strictObject({
+  received_at: z.string().describe('When the request was received (ISO 8601 UTC).'),
+  results: z
+    .array(
+      z.strictObject({
+        remote_id: z.string().nullable().describe('The record\'s key in the source system (null when the record has none).'),
+        success: z.boolean(),
+        service_id: z.string().nullable().describe('Our id of the stored row; stable across re-pushes. Null on failure.'),
+        error_code: z.string().nullable().describe('Stable error code when `success` is false, else null.'),
+        message: z.string().nullable().describe('What is wrong, naming the field(s), when `success` is false, else null.'),
+      }),
+    )
+    .describe('One result per record, in request order.'),
+});
+
+const COMMON =
+  'Authenticated with an organization API key (the tenant is the key\'s organization; user access tokens get 403). ' +
+  `At most ${MAX_PUSH_RECORDS} records per request; a body that is not a JSON array, or a longer one, gets 422 \`request-validation\` and nothing is written. ` +
+  'Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) ' +
+  '(the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored ' +
+  'all together in one transaction (one multi-row upsert per table). Fields not listed here are ignored. ' +
+  'Optional text fields may be absent, null or "" (all stored as null). ' +
+  'The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. ' +
+  'Optional extension field `business_unit_id`: a business unit of the organization.';
+
+const INVOICE_DESCRIPTION = `${COMMON}
+
+**Records** (spec rule 16). Required: \`document_number\`, \`company_code\`, \`fiscal_year\` (four digits), \`customer_code\` (strings); \`currency\`; \`document_date\`, \`net_due_date\`; \`amount_in_document_currency\`; \`status_open\` (boolean); \`debit_credit_indicator\` (\`S\` stores an invoice, \`H\` a credit memo). Optional: \`document_type\`, \`invoice_doc_type\`, \`exchange_rate\`, \`reference\`, \`assignment\`, \`text\`, \`reason_code\`, \`clearing_document_number\` (strings), \`posting_date\`, \`clearing_date\` (dates or null), \`amount_in_local_currency\` (in the organization's base currency), \`line_items\` (array of \`line_number\` (integer ≥ 0, unique within the record), \`description\`, \`quantity\`, \`unit_amount\`, \`total_amount\`; absent or null = no line items).
+
+**Values.** Amounts are JSON numbers read as their shortest decimal form (0.1 is exactly 0.1; decimal strings such as "1190.50" are also accepted), stored exactly (NUMERIC): no more decimal places than the currency's ISO minor unit (EUR 2, JPY 0, KWD 3) for \`amount_in_document_currency\` and line \`total_amount\`, nor than the base currency's for \`amount_in_local_currency\`; up to 6 for \`quantity\` and \`unit_amount\`. Currency: an upper-case ISO 4217 code, current or historic (e.g. DEM). Dates: \`YYYY-MM-DD\` naming a real calendar day.
+
+**Storage.** Upsert key: (organization, \`company_code\`, \`fiscal_year\`, \`document_number\`): re-pushing a document updates it and returns the same \`service_id\`, also when its indicator flips (its kind changes, its id does not). Its line items are replaced as a set. \`amount_open\` is the whole amount while \`status_open\`, else 0. The document is linked to the partner whose customer push had the same \`customer_code\`; if that customer has not been pushed yet, the document is stored without a partner and linked when the customer arrives. Without \`business_unit_id\`, a document takes its partner's business unit. \`remote_id\` in the result is the record's \`document_number\`.
+
+**Error codes:** ${errorCodesMarkdown(['invalid_record', 'missing_field', 'invalid_field', 'invalid_currency', 'invalid_date', 'invalid_amount', 'invalid_debit_credit_indicator', 'invalid_business_unit'])}.`;
+
+const CUSTOMER_DESCRIPTION = `${COMMON}
+
+**Records** (spec rule 17), all strings: required \`customer_code\` and \`name1\`; optional \`name2\`, \`name3\`, \`street\`, \`house_num1\`, \`house_num2\`, \`post_code1\`, \`city1\`, \`city2\`, \`region\`, \`country\`, \`accounting_clerk\`, \`accounting_clerk_name\`, \`smtp_addr\` (an email address when not empty), \`tel_number\`, \`telnr_long\`, \`tax_jurisdiction\`, \`payment_method\`, \`search_term\`, \`vendor_account_number\`, \`company_code\`.
+
+**Mapping onto the partner** (upserted by \`customer_code\` as its remote id): \`name\` = \`name1\`; \`legal_name\` = \`name1\`, \`name2\`, \`name3\` joined with spaces (SAP splits long names over the three); \`account_number\` = \`customer_code\` (the SAP customer account number); \`email\` = \`smtp_addr\`; \`phone\` = \`telnr_long\`, else \`tel_number\`; \`company_code\`, \`search_term\` as sent; \`address\` = {\`line1\` (street, house_num1 and house_num2 joined), \`street\`, \`house_number\` (house_num1), \`house_number_supplement\` (house_num2), \`postal_code\` (post_code1), \`city\` (city1), \`district\` (city2), \`region\`, \`country\`}; \`attributes\` keeps \`name2\`, \`name3\`, \`accounting_clerk\`, \`accounting_clerk_name\`, \`tel_number\`, \`telnr_long\`, \`tax_jurisdiction\`, \`payment_method\`, \`vendor_account_number\`. Empty fields are left out of \`address\` and \`attributes\`. \`business_unit_id\`: the partner's business unit (absent keeps the current one). Documents pushed earlier with this \`customer_code\` and no partner are linked to it now (and take its business unit when they have none). \`remote_id\` in the result is the \`customer_code\`.
+
+**Error codes:** ${errorCodesMarkdown(['invalid_record', 'missing_field', 'invalid_field', 'invalid_email', 'invalid_business_unit'])}.`;
+
+const BASE_CURRENCY_TTL_MS = 60_000;
+const baseCurrencyCache = new Map<string, { minorUnits: number; at: number }>();
+
+/** Decimal places of the organization's base currency (the currency of local amounts), cached briefly. */
+async function localMinorUnits(db: Db, organizationId: string): Promise<number> {
+  const cached = baseCurrencyCache.get(organizationId);
+  if (cached && Date.now() - cached.at < BASE_CURRENCY_TTL_MS) return cached.minorUnits;
+  const profile = await getOrganizationProfile(db, organizationId);
+  const minorUnits = profile ? currencyMinorUnits(profile.base_currency) : 2;
+  if (baseCurrencyCache.size > 10_000) baseCurrencyCache.clear();
+  baseCurrencyCache.set(organizationId, { minorUnits, at: Date.now() });
+  return minorUnits;
+}
+
+/** Per-record business-unit check: one query for the whole request, only when a record names a unit. */
+async function checkBusinessUnits<R extends { business_unit_id: string | null }>(db: Db, organizationId: string, outcomes: PushOutcome<R>[]): Promise<PushOutcome<R>[]> {
+  const named = outcomes.flatMap((o) => (o.ok && o.row.business_unit_id !== null ? [o.row.business_unit_id] : []));
+  if (named.length === 0) return outcomes;
+  return rejectUnknownBusinessUnits(outcomes, await businessUnitIdsOf(db, organizationId, named));
+}
+
+function results<R>(outcomes: PushOutcome<R>[], ids: string[]) {
+  let next = 0;
+  return outcomes.map((o) =>
+    o.ok
+      ? { remote_id: o.remoteId, success: true, service_id: ids[next++]!, error_code: null, message: null }
+      : { remote_id: o.remoteId, success: false, service_id: null, error_code: o.errorCode, message: o.message },
+  );
+}
+
+function validRows<R>(outcomes: PushOutcome<R>[]): R[] {
+  return outcomes.flatMap((o) => (o.ok ? [o.row] : []));
+}
+
+export const pushRoutes = [
+  route({
+    method: 'post',
+    path: '/v2/integrations/providers/middleware/invoices',
+    operationId: 'pushMiddlewareInvoices',
+    summary: 'Push invoices and credit memos (integration middleware)',
+    description: INVOICE_DESCRIPTION,
+    tags: ['Integrations'],
+    auth: { credentials: ['api_key'] },
+    body: pushBodySchema,
+    response: pushResultSchema,
+    handler: async ({ body, identity, deps }) => {
+      const receivedAt = new Date().toISOString();
+      const minor = await localMinorUnits(deps.db, identity.org);
+      const outcomes = await checkBusinessUnits(deps.db, identity.org, body.map((r) => validateInvoice(r, minor)));
+      const rows = validRows(outcomes);
+      const ids = rows.length ? await deps.db.transaction((trx) => upsertDocuments(trx, identity.org, PUSH_ORIGIN, rows)) : [];
+      return { received_at: receivedAt, results: results(outcomes, ids) };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/integrations/providers/middleware/customers',
+    operationId: 'pushMiddlewareCustomers',
+    summary: 'Push customers (integration middleware)',
+    description: CUSTOMER_DESCRIPTION,
+    tags: ['Integrations'],
+    auth: { credentials: ['api_key'] },
+    body: pushBodySchema,
+    response: pushResultSchema,
+    handler: async ({ body, identity, deps }) => {
+      const receivedAt = new Date().toISOString();
+      const outcomes = await checkBusinessUnits(deps.db, identity.org, body.map((r) => validateCustomer(r)));
+      const rows = validRows(outcomes);
+      const ids = rows.length ? await deps.db.transaction((trx) => upsertPartners(trx, identity.org, PUSH_ORIGIN, rows)) : [];
+      return { received_at: receivedAt, results: results(outcomes, ids) };
+    },
+  }),
+];

@@ -1,0 +1,191 @@
+/**
+ * One-off syncs and the sync-run history of a connection (spec 2.2 "Sync run").
+ *
+ * The connection views take each model's `last_sync` from `latestRunsByModel` / `syncRunView`
+ * in store/sync-runs.ts, and `next_sync_at` from `describeNextSyncAt` in domain/sync-schedule.ts.
+ */
+import { z } from 'zod';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  ConflictError,
+  isUuid,
+  newId,
+  NotFoundError,
+  pageEnvelopeSchema,
+  pageOf,
+  pageRequest,
+  paginationQueryShape,
+  timestampsShape,
+  UpstreamError,
+} from '@rp/platform';
+import { businessSearchAttributes, CONNECTION_SYNC_TASK_QUEUE, connectionSyncWorkflowId, type ConnectionSyncInput } from '@rp/workflows';
+import { route, type IntegrationsDeps } from '../deps.js';
+import { pullAdapterFor } from '../adapters/index.js';
+import {
+  createSyncRuns,
+  failOrphanedRuns,
+  getSyncConnection,
+  listSyncRuns,
+  readEnabledModels,
+  SYNC_RUN_STATUSES,
+  syncRunView,
+  unfinishedRuns,
+} from '../store/sync-runs.js';
+
+const MAX_PAGE = 100;
+
+export const syncRunSchema = z.strictObject({
+  object: z.literal('sync_run'),
+  id: z.string().describe('UUIDv7'),
+  connection_id: z.string(),
+  model_id: z.string().describe('The connection model this run syncs.'),
+  model_name: z.string().describe('Name of that model (`customers`, `invoices`, `credit_memos`).'),
+  entity_id: z.string().nullable().describe('The entity the run belongs to: the connection id.'),
+  file_id: z.string().nullable().describe('Always null: no provider syncs through files yet.'),
+  status: z.enum(SYNC_RUN_STATUSES).describe(
+    '`scheduled` (created, waiting for its turn) → `running` (pages are being fetched) → `completed`, `failed` (see `error`) or `cancelled` (the sync was cancelled).',
+  ),
+  attempt: z.number().int().describe('The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry).'),
+  batch_id: z.string().describe('Shared by the runs of one sync (UUID).'),
+  is_initial_sync: z.boolean().describe('The model had never synced: everything up to `timerange_end` is read.'),
+  is_one_off: z.boolean().describe('Requested through POST .../sync rather than by the schedule.'),
+  pagination_state: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe('Where the next page starts (QuickBooks Online: `start_position`, `max_results`; `done: true` after the last page). Committed with each page, so a retried run resumes there.'),
+  records_synced: z.number().int().describe('Records this run wrote to the ledger.'),
+  timerange_start: z.string().nullable().describe('Records changed at or after this time are read; null for an initial sync.'),
+  timerange_end: z.string().nullable().describe('Records changed before this time are read (the start of the sync); the next sync starts here.'),
+  started_at: z.string().nullable(),
+  completed_at: z.string().nullable().describe('When the run completed, failed or was cancelled.'),
+  error: z.string().nullable().describe('Why the run failed.'),
+  ...timestampsShape,
+});
+
+const MAPPING_DOC =
+  'QuickBooks Online mapping (Accounting API v3, `GET {api}/v3/company/{realmId}/query?query=…&minorversion=75`, pages of 100 with ' +
+  '`STARTPOSITION`/`MAXRESULTS`, incremental by `Metadata.LastUpdatedTime` in [timerange_start, timerange_end)): ' +
+  '**Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, ' +
+  'email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr ' +
+  '(line1..line5, city, region = CountrySubDivisionCode, postal_code, country). ' +
+  '**Invoice → invoice, CreditMemo → credit memo**: company_code = realmId, fiscal_year = year of TxnDate, document_number = DocNumber ' +
+  '(Id when absent), remote_id = Id, document_date = posting_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate), ' +
+  'amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0, currency = CurrencyRef.value, ' +
+  'customer_code = CustomerRef.value (links the partner with that remote_id), exchange_rate = ExchangeRate, text = PrivateNote, ' +
+  'reference = CustomerMemo.value; line items = the SalesItemLineDetail lines (description, quantity = Qty, unit_amount = UnitPrice, ' +
+  'total_amount = Amount), replaced as a set. Amounts are exact decimals (read from the response text, stored as NUMERIC).';
+
+const syncStartedSchema = z.strictObject({
+  object: z.literal('connection_sync'),
+  connection_id: z.string(),
+  batch_id: z.string().describe('Shared by the sync runs of this sync.'),
+  workflow_id: z.string().describe('Temporal workflow id, `connection-sync-<connection_id>-<batch_id>`.'),
+  sync_runs: z.array(syncRunSchema).describe('One `scheduled` run per read-enabled model, in sync order.'),
+});
+
+const connectionParams = z.object({ connection_id: z.string() });
+
+async function findConnection(deps: IntegrationsDeps, organizationId: string, connectionId: string) {
+  const connection = isUuid(connectionId) ? await getSyncConnection(deps.db, organizationId, connectionId) : undefined;
+  if (!connection) throw new NotFoundError(`No connection ${connectionId}.`);
+  return connection;
+}
+
+/** Unfinished runs whose workflow has closed (terminated, timed out) are failed; runs of a live workflow block a new sync. */
+async function ensureNoSyncInProgress(deps: IntegrationsDeps, organizationId: string, connectionId: string): Promise<void> {
+  const open = await unfinishedRuns(deps.db, organizationId, connectionId);
+  const byWorkflow = new Map<string, string[]>();
+  for (const r of open) byWorkflow.set(r.workflow_id ?? '', [...(byWorkflow.get(r.workflow_id ?? '') ?? []), r.id]);
+  for (const [workflowId, runIds] of byWorkflow) {
+    let running = false;
+    if (workflowId) {
+      try {
+        const d = await deps.temporal.workflow.getHandle(workflowId).describe();
+        running = d.status.name === 'RUNNING';
+      } catch {
+        running = false;
+      }
+    }
+    if (running) throw new ConflictError(`A sync of connection ${connectionId} is already in progress (workflow ${workflowId}); wait for it to finish.`);
+    await failOrphanedRuns(deps.db, organizationId, runIds, 'The sync workflow ended before this run finished.');
+  }
+}
+
+export const syncRoutes = [
+  route({
+    method: 'post',
+    path: '/v2/integrations/connections/{connection_id}/sync',
+    operationId: 'syncConnection',
+    summary: 'Run a one-off sync of a connection',
+    description:
+      'Creates one `scheduled` sync run per read-enabled model (`is_one_off: true`, one shared `batch_id`; `is_initial_sync` when ' +
+      'the model never synced, `timerange_start` = where its last completed sync ended, `timerange_end` = now) and starts the ' +
+      'durable sync workflow `connection-sync-<connection_id>-<batch_id>`; returns those runs at once (200) — follow them with ' +
+      'GET .../sync-runs. Models sync one after the other (customers first). ' +
+      '404: not a connection of the caller\'s organization. 409 `conflict`: the provider has no pull adapter (only QuickBooks ' +
+      'Online syncs today), the connection awaits authentication, its sync is disabled (`is_sync_disabled`), it has no ' +
+      'read-enabled model, or a sync of it is already in progress. 503: the workflow could not be started (the runs are marked failed). ' +
+      MAPPING_DOC,
+    tags: ['Integrations'],
+    auth: { credentials: ['user', 'api_key'] },
+    params: connectionParams,
+    response: syncStartedSchema,
+    errors: [404, 409, 503],
+    handler: async ({ params, identity, deps, requestId }) => {
+      const connection = await findConnection(deps, identity.org, params.connection_id);
+      const adapter = pullAdapterFor(connection.provider_name);
+      if (!adapter) throw new ConflictError(`Provider ${connection.provider_name} has no pull adapter on this platform; its connections cannot sync.`);
+      if (connection.is_authentication_pending) throw new ConflictError(`Connection ${connection.id} awaits authentication; authenticate it before syncing.`);
+      if (connection.is_sync_disabled) throw new ConflictError(`Sync is disabled on connection ${connection.id} (is_sync_disabled); enable it first.`);
+      const names = new Map(adapter.models.map((m, i) => [m.name, i]));
+      const models = (await readEnabledModels(deps.db, identity.org, connection.id)).filter((m) => names.has(m.name));
+      if (!models.length) throw new ConflictError(`Connection ${connection.id} has no read-enabled model to sync.`);
+      models.sort((a, b) => names.get(a.name)! - names.get(b.name)!);
+      await ensureNoSyncInProgress(deps, identity.org, connection.id);
+
+      const batchId = newId();
+      const workflowId = connectionSyncWorkflowId(connection.id, batchId);
+      const runs = await createSyncRuns(deps.db, { organizationId: identity.org, connectionId: connection.id, batchId, isOneOff: true, workflowId, models });
+      const input: ConnectionSyncInput = { organizationId: identity.org, connectionId: connection.id, isOneOff: true, batchId, requestId };
+      try {
+        await deps.temporal.workflow.start('connectionSync', {
+          workflowId,
+          taskQueue: CONNECTION_SYNC_TASK_QUEUE,
+          args: [input],
+          typedSearchAttributes: businessSearchAttributes(identity.org, connection.id),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+          await failOrphanedRuns(deps.db, identity.org, runs.map((r) => r.id), `The sync workflow could not be started: ${(err as Error).message}`);
+          throw new UpstreamError(503, 'The sync could not be started (workflow service unavailable); try again.');
+        }
+      }
+      return { object: 'connection_sync' as const, connection_id: connection.id, batch_id: batchId, workflow_id: workflowId, sync_runs: runs.map(syncRunView) };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/integrations/connections/{connection_id}/sync-runs',
+    operationId: 'listSyncRuns',
+    summary: 'List the sync runs of a connection',
+    description:
+      'Newest first (creation time, then id), optionally only one model\'s (`model` = its name, e.g. `invoices`) or one status\'s. ' +
+      'A connection of another organization gives 404.',
+    tags: ['Integrations'],
+    auth: { credentials: ['user', 'api_key'] },
+    params: connectionParams,
+    query: z.object({
+      ...paginationQueryShape(MAX_PAGE),
+      model: z.string().min(1).max(100).optional().describe('Only runs of the model with this name.'),
+      status: z.enum(SYNC_RUN_STATUSES).optional().describe('Only runs in this status.'),
+    }),
+    response: pageEnvelopeSchema(syncRunSchema),
+    errors: [404],
+    handler: async ({ params, query, identity, deps }) => {
+      const connection = await findConnection(deps, identity.org, params.connection_id);
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listSyncRuns(deps.db, identity.org, connection.id, { model: query.model, status: query.status }, page.offset, page.pageSize);
+      return pageOf(rows.map(syncRunView), total, page);
+    },
+  }),
+];

@@ -1,0 +1,253 @@
+/**
+ * Set-based writes to the AR ledger (partners, documents, line items): the only SQL that writes
+ * those tables. Used by the middleware push endpoints and by pull syncs alike.
+ *
+ * Every function takes a knex transaction (or the db) and writes a whole batch in a fixed number
+ * of statements, whatever the batch size: the rows travel as ONE JSON parameter expanded by
+ * `json_to_recordset`, so there is no per-row query and no parameter-count limit. Amounts are
+ * decimal strings cast to NUMERIC by Postgres (exact). Rows are written in key order so two
+ * concurrent batches touching the same keys lock them in the same order (no deadlock).
+ *
+ * Duplicate keys inside one batch: the last occurrence wins (as if the rows had been written one
+ * after the other); every occurrence gets the same id back.
+ */
+import type { Knex } from 'knex';
+import { newId } from '@rp/platform';
+
+export interface PartnerUpsert {
+  /** The partner's id in the source system; unique per (organization, origin). */
+  remote_id: string;
+  name: string;
+  legal_name?: string | null;
+  account_number?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  currency?: string | null;
+  company_code?: string | null;
+  search_term?: string | null;
+  /** A business unit of the organization (the caller checks it); null/absent keeps the partner's current unit. */
+  business_unit_id?: string | null;
+  address?: Record<string, unknown>;
+  attributes?: Record<string, unknown>;
+}
+
+export interface LineItemUpsert {
+  line_number: number;
+  description?: string | null;
+  /** Decimal strings. */
+  quantity?: string | null;
+  unit_amount?: string | null;
+  total_amount?: string | null;
+}
+
+export interface DocumentUpsert {
+  kind: 'invoice' | 'credit_memo';
+  company_code: string;
+  fiscal_year: string;
+  document_number: string;
+  remote_id?: string | null;
+  /** The customer's remote id; links the document to the partner of the same origin with that remote_id. */
+  customer_code?: string | null;
+  /** An explicit partner; when absent the partner is looked up by customer_code (null if there is none yet). */
+  partner_id?: string | null;
+  /** Explicit business unit; when absent the partner's. */
+  business_unit_id?: string | null;
+  currency: string;
+  document_type?: string | null;
+  invoice_doc_type?: string | null;
+  exchange_rate?: string | null;
+  reference?: string | null;
+  assignment?: string | null;
+  text?: string | null;
+  reason_code?: string | null;
+  clearing_document_number?: string | null;
+  /** 'YYYY-MM-DD'. */
+  document_date?: string | null;
+  net_due_date?: string | null;
+  posting_date?: string | null;
+  clearing_date?: string | null;
+  /** Decimal strings. */
+  amount_in_document_currency: string;
+  amount_in_local_currency?: string | null;
+  amount_open: string;
+  status_open: boolean;
+  /** Absent: the document's line items are left as they are. An array (maybe empty): they are replaced as a set. */
+  line_items?: LineItemUpsert[];
+}
+
+type Db = Knex | Knex.Transaction;
+
+/** Index of the last occurrence of each key, in first-occurrence order of the kept rows. */
+function lastByKey<T>(rows: readonly T[], key: (r: T) => string): { keys: string[]; kept: Map<string, number> } {
+  const kept = new Map<string, number>();
+  const keys = rows.map(key);
+  keys.forEach((k, i) => kept.set(k, i));
+  return { keys, kept };
+}
+
+const PARTNER_COLUMNS = `id uuid, remote_id text, business_unit_id uuid, account_number text, name text, legal_name text, email text, phone text,
+  currency text, company_code text, search_term text, address jsonb, attributes jsonb`;
+
+/**
+ * Insert or update partners by (organization, origin, remote_id) in one statement, then link the
+ * organization's documents of the same origin that were waiting for them (customer_code = remote_id,
+ * no partner yet; they also inherit the partner's business unit when they have none). Returns the
+ * partners' ids in input order.
+ */
+export async function upsertPartners(trx: Db, organizationId: string, origin: string, rows: readonly PartnerUpsert[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const { keys, kept } = lastByKey(rows, (r) => r.remote_id);
+  const payload = [...kept.values()].map((i) => {
+    const r = rows[i]!;
+    return {
+      id: newId(),
+      remote_id: r.remote_id,
+      business_unit_id: r.business_unit_id ?? null,
+      account_number: r.account_number ?? null,
+      name: r.name,
+      legal_name: r.legal_name ?? null,
+      email: r.email ?? null,
+      phone: r.phone ?? null,
+      currency: r.currency ?? null,
+      company_code: r.company_code ?? null,
+      search_term: r.search_term ?? null,
+      address: r.address ?? {},
+      attributes: r.attributes ?? {},
+    };
+  });
+  const result = await trx.raw<{ rows: { id: string; remote_id: string }[] }>(
+    `INSERT INTO partners AS p (id, organization_id, origin, remote_id, business_unit_id, account_number, name, legal_name, email, phone,
+       currency, company_code, search_term, address, attributes)
+     SELECT r.id, ?, ?, r.remote_id, r.business_unit_id, r.account_number, r.name, r.legal_name, r.email, r.phone,
+       r.currency, r.company_code, r.search_term, coalesce(r.address, '{}'::jsonb), coalesce(r.attributes, '{}'::jsonb)
+     FROM json_to_recordset(?::json) AS r(${PARTNER_COLUMNS})
+     ORDER BY r.remote_id
+     ON CONFLICT (organization_id, origin, remote_id) DO UPDATE SET
+       business_unit_id = coalesce(EXCLUDED.business_unit_id, p.business_unit_id),
+       account_number = EXCLUDED.account_number, name = EXCLUDED.name, legal_name = EXCLUDED.legal_name,
+       email = EXCLUDED.email, phone = EXCLUDED.phone, currency = EXCLUDED.currency, company_code = EXCLUDED.company_code,
+       search_term = EXCLUDED.search_term, address = EXCLUDED.address, attributes = EXCLUDED.attributes, modified_at = now()
+     RETURNING p.id, p.remote_id`,
+    [organizationId, origin, JSON.stringify(payload)],
+  );
+  const ids = new Map(result.rows.map((r) => [r.remote_id, r.id]));
+  await trx.raw(
+    `UPDATE documents AS d
+        SET partner_id = p.id, business_unit_id = coalesce(d.business_unit_id, p.business_unit_id), modified_at = now()
+       FROM partners AS p
+      WHERE p.id IN (SELECT value::uuid FROM json_array_elements_text(?::json))
+        AND d.organization_id = p.organization_id AND d.origin = p.origin
+        AND d.customer_code = p.remote_id AND d.partner_id IS NULL`,
+    [JSON.stringify([...ids.values()])],
+  );
+  return keys.map((k) => ids.get(k)!);
+}
+
+const DOCUMENT_COLUMNS = `id uuid, kind text, remote_id text, customer_code text, partner_id uuid, business_unit_id uuid,
+  company_code text, fiscal_year text, document_number text, document_type text, invoice_doc_type text, currency text,
+  exchange_rate text, reference text, assignment text, text text, reason_code text, clearing_document_number text,
+  document_date date, net_due_date date, posting_date date, clearing_date date,
+  amount_in_document_currency numeric, amount_in_local_currency numeric, amount_open numeric, status_open boolean`;
+
+const documentKey = (r: { company_code: string; fiscal_year: string; document_number: string }) =>
+  JSON.stringify([r.company_code, r.fiscal_year, r.document_number]);
+
+/**
+ * Insert or update documents by (organization, company_code, fiscal_year, document_number) in one
+ * statement; a re-written document keeps its id (also when its kind flips). Each document's
+ * partner is the explicit `partner_id`, else the partner of the same origin whose remote_id is its
+ * customer_code (null until that partner arrives: upsertPartners links it then); its business
+ * unit is the explicit one, else the partner's. Then, for the documents given with `line_items`,
+ * the line items are replaced as a set: one DELETE and one INSERT for the whole batch. Returns the
+ * documents' ids in input order.
+ */
+export async function upsertDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const { keys, kept } = lastByKey(rows, documentKey);
+  const payload = [...kept.values()].map((i) => {
+    const r = rows[i]!;
+    return {
+      id: newId(),
+      kind: r.kind,
+      remote_id: r.remote_id ?? null,
+      customer_code: r.customer_code ?? null,
+      partner_id: r.partner_id ?? null,
+      business_unit_id: r.business_unit_id ?? null,
+      company_code: r.company_code,
+      fiscal_year: r.fiscal_year,
+      document_number: r.document_number,
+      document_type: r.document_type ?? null,
+      invoice_doc_type: r.invoice_doc_type ?? null,
+      currency: r.currency,
+      exchange_rate: r.exchange_rate ?? null,
+      reference: r.reference ?? null,
+      assignment: r.assignment ?? null,
+      text: r.text ?? null,
+      reason_code: r.reason_code ?? null,
+      clearing_document_number: r.clearing_document_number ?? null,
+      document_date: r.document_date ?? null,
+      net_due_date: r.net_due_date ?? null,
+      posting_date: r.posting_date ?? null,
+      clearing_date: r.clearing_date ?? null,
+      amount_in_document_currency: r.amount_in_document_currency,
+      amount_in_local_currency: r.amount_in_local_currency ?? null,
+      amount_open: r.amount_open,
+      status_open: r.status_open,
+    };
+  });
+  const result = await trx.raw<{ rows: { id: string; company_code: string; fiscal_year: string; document_number: string }[] }>(
+    `INSERT INTO documents AS d (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
+       company_code, fiscal_year, document_number, document_type, invoice_doc_type, currency, exchange_rate, reference,
+       assignment, text, reason_code, clearing_document_number, document_date, net_due_date, posting_date, clearing_date,
+       amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
+     SELECT r.id, ?, coalesce(r.business_unit_id, p.business_unit_id), ?, r.kind, r.remote_id, coalesce(r.partner_id, p.id), r.customer_code,
+       r.company_code, r.fiscal_year, r.document_number, r.document_type, r.invoice_doc_type, r.currency, r.exchange_rate, r.reference,
+       r.assignment, r.text, r.reason_code, r.clearing_document_number, r.document_date, r.net_due_date, r.posting_date, r.clearing_date,
+       r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open
+     FROM json_to_recordset(?::json) AS r(${DOCUMENT_COLUMNS})
+     LEFT JOIN partners AS p
+       ON r.partner_id IS NULL AND p.organization_id = ? AND p.origin = ? AND p.remote_id = r.customer_code
+     ORDER BY r.company_code, r.fiscal_year, r.document_number
+     ON CONFLICT (organization_id, company_code, fiscal_year, document_number) DO UPDATE SET
+       business_unit_id = EXCLUDED.business_unit_id, origin = EXCLUDED.origin, kind = EXCLUDED.kind, remote_id = EXCLUDED.remote_id,
+       partner_id = EXCLUDED.partner_id, customer_code = EXCLUDED.customer_code, document_type = EXCLUDED.document_type,
+       invoice_doc_type = EXCLUDED.invoice_doc_type, currency = EXCLUDED.currency, exchange_rate = EXCLUDED.exchange_rate,
+       reference = EXCLUDED.reference, assignment = EXCLUDED.assignment, text = EXCLUDED.text, reason_code = EXCLUDED.reason_code,
+       clearing_document_number = EXCLUDED.clearing_document_number, document_date = EXCLUDED.document_date,
+       net_due_date = EXCLUDED.net_due_date, posting_date = EXCLUDED.posting_date, clearing_date = EXCLUDED.clearing_date,
+       amount_in_document_currency = EXCLUDED.amount_in_document_currency, amount_in_local_currency = EXCLUDED.amount_in_local_currency,
+       amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now()
+     RETURNING d.id, d.company_code, d.fiscal_year, d.document_number`,
+    [organizationId, origin, JSON.stringify(payload), organizationId, origin],
+  );
+  const ids = new Map(result.rows.map((r) => [documentKey(r), r.id]));
+
+  const withItems = [...kept.values()].filter((i) => rows[i]!.line_items !== undefined);
+  if (withItems.length > 0) {
+    const documentIds = withItems.map((i) => ids.get(keys[i]!)!);
+    await trx.raw(`DELETE FROM line_items WHERE document_id IN (SELECT value::uuid FROM json_array_elements_text(?::json))`, [
+      JSON.stringify(documentIds),
+    ]);
+    const items = withItems.flatMap((i, n) =>
+      rows[i]!.line_items!.map((li) => ({
+        id: newId(),
+        document_id: documentIds[n],
+        line_number: li.line_number,
+        description: li.description ?? null,
+        quantity: li.quantity ?? null,
+        unit_amount: li.unit_amount ?? null,
+        total_amount: li.total_amount ?? null,
+      })),
+    );
+    if (items.length > 0) {
+      await trx.raw(
+        `INSERT INTO line_items (id, organization_id, document_id, line_number, description, quantity, unit_amount, total_amount)
+         SELECT r.id, ?, r.document_id, r.line_number, r.description, r.quantity, r.unit_amount, r.total_amount
+         FROM json_to_recordset(?::json) AS r(id uuid, document_id uuid, line_number integer, description text,
+           quantity numeric, unit_amount numeric, total_amount numeric)`,
+        [organizationId, JSON.stringify(items)],
+      );
+    }
+  }
+  return keys.map((k) => ids.get(k)!);
+}

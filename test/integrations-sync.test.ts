@@ -1,0 +1,396 @@
+/**
+ * Durable connection syncs end to end: a QuickBooks Online connection authenticated through the
+ * gateway against a fake QuickBooks (OAuth token endpoint + Accounting API query endpoint on
+ * loopback), synced by the connectionSync workflow on a real Temporal dev server into the ledger.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { connectionSyncScheduleId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
+import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
+import { startStack, type Org, type TestStack } from './support/stack.js';
+import { qboCustomer, qboInvoice, startFakeQuickbooks, type FakeQuickbooks, type QboRecord } from './support/fake-quickbooks.js';
+
+const REDIRECT_URI = 'https://app.example.com/oauth/callback';
+const OLD = '2026-01-10T08:00:00Z';
+
+let stack: TestStack;
+let fake: FakeQuickbooks;
+let temporal: TemporalHandle;
+let orgA: Org;
+let orgB: Org;
+
+function creditMemo(id: number, customerId: number, lastUpdated: string, total: number, balance: number): QboRecord {
+  return {
+    Id: String(id),
+    DocNumber: `CM-${id}`,
+    TxnDate: '2025-12-30',
+    TotalAmt: total,
+    Balance: balance,
+    CurrencyRef: { value: 'USD', name: 'United States Dollar' },
+    CustomerRef: { value: String(customerId) },
+    Line: [{ Id: '1', LineNum: 1, Description: 'Returned goods', Amount: total, DetailType: 'SalesItemLineDetail', SalesItemLineDetail: { Qty: 1, UnitPrice: total } }],
+    MetaData: { CreateTime: lastUpdated, LastUpdatedTime: lastUpdated },
+  };
+}
+
+function seed() {
+  fake.records.Customer = Array.from({ length: 250 }, (_, i) => qboCustomer(i + 1, OLD));
+  const invoices: QboRecord[] = [];
+  for (let i = 1; i <= 230; i++) invoices.push(qboInvoice(1000 + i, ((i - 1) % 250) + 1, OLD, [{ qty: 1, unitPrice: 100, amount: 100 }], { TotalAmt: 100, Balance: 100 }));
+  // Amounts that floats get wrong: 3 × 19.99 + 0.5 × 1234.565 (UnitPrice with 3 decimals).
+  invoices[0] = qboInvoice(1001, 1, OLD, [{ qty: 3, unitPrice: 19.99, amount: 59.97 }, { qty: 0.5, unitPrice: 1234.565, amount: 617.28 }], { TotalAmt: 677.25, Balance: 677.25 });
+  invoices[1] = qboInvoice(1002, 2, OLD, [{ qty: 1, unitPrice: 0.1, amount: 0.1 }, { qty: 1, unitPrice: 0.2, amount: 0.2 }], { TotalAmt: 0.3, Balance: 0, DocNumber: undefined });
+  invoices[2] = qboInvoice(1003, 3, OLD, [{ qty: 1, unitPrice: 1234567.89, amount: 1234567.89 }], { TotalAmt: 1234567.89, Balance: 1000.01, CurrencyRef: { value: 'CAD' }, TxnDate: '2025-11-30' });
+  fake.records.Invoice = invoices;
+  fake.records.CreditMemo = Array.from({ length: 12 }, (_, i) => creditMemo(5001 + i, i + 1, OLD, 25.5 + i, i % 2 ? 0 : 25.5 + i));
+}
+
+async function authenticatedQbo(org: Org, name: string): Promise<string> {
+  const created = await stack.request('POST', '/v2/integrations/connections', { token: org.token, body: { provider_name: 'quickbooks_online', name } });
+  expect(created.status).toBe(200);
+  const state = new URL(created.body.authorization_url).searchParams.get('state');
+  const auth = await stack.request('POST', `/v2/integrations/connections/${created.body.id}/authenticate`, {
+    token: org.token,
+    body: { provider_name: 'quickbooks_online', authorization_code: fake.authorizationCode, redirect_uri: REDIRECT_URI, state, extra_data: { realmId: fake.realmId } },
+  });
+  expect(auth.status, JSON.stringify(auth.body)).toBe(200);
+  expect(auth.body.is_authentication_pending).toBe(false);
+  return created.body.id as string;
+}
+
+async function startSync(org: Org, connectionId: string) {
+  const res = await stack.request('POST', `/v2/integrations/connections/${connectionId}/sync`, { token: org.token });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as { batch_id: string; workflow_id: string; sync_runs: any[] };
+}
+
+async function runsOf(org: Org, connectionId: string, query = '') {
+  const res = await stack.request('GET', `/v2/integrations/connections/${connectionId}/sync-runs${query}`, { token: org.token });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as { data: any[]; total_records: number; current_page: number; next_page: number | null };
+}
+
+async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+beforeAll(async () => {
+  fake = await startFakeQuickbooks();
+  seed();
+  stack = await startStack({
+    workers: ['integrations'],
+    env: {
+      OAUTH_CLIENTS: JSON.stringify({ quickbooks_online: { client_id: 'qbo-client', client_secret: 'qbo-secret' } }),
+      OAUTH_REDIRECT_URI: REDIRECT_URI,
+      PROVIDER_URL_OVERRIDES: JSON.stringify({ quickbooks_online: { token_url: `${fake.url}/oauth2/v1/tokens/bearer`, api_base_url: fake.url } }),
+    },
+  });
+  [orgA, orgB] = [await stack.onboard('Sync Org A'), await stack.onboard('Sync Org B')];
+  temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
+}, 120_000);
+
+afterAll(async () => {
+  await temporal?.close();
+  await stack?.close();
+  await fake?.close();
+});
+
+describe('QuickBooks Online sync', () => {
+  let connectionId: string;
+  let firstEnd: string;
+
+  it('runs an initial sync of customers, invoices and credit memos into the ledger, exactly', async () => {
+    connectionId = await authenticatedQbo(orgA, 'QBO main');
+    const started = await startSync(orgA, connectionId);
+    expect(started.workflow_id).toBe(`connection-sync-${connectionId}-${started.batch_id}`);
+    expect(started.sync_runs.map((r) => r.model_name)).toEqual(['customers', 'invoices', 'credit_memos']);
+    for (const r of started.sync_runs) {
+      expect(r).toMatchObject({ object: 'sync_run', status: 'scheduled', attempt: 0, batch_id: started.batch_id, is_initial_sync: true, is_one_off: true, timerange_start: null });
+    }
+
+    const handle = temporal.client.workflow.getHandle(started.workflow_id);
+    const result = await handle.result();
+    expect(result.runs.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    const description = await handle.describe();
+    expect(description.taskQueue).toBe(TASK_QUEUES.integrations);
+    expect(description.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(orgA.organizationId);
+    expect(description.typedSearchAttributes.get(ENTITY_ID)).toBe(connectionId);
+
+    const runs = await runsOf(orgA, connectionId);
+    expect(runs.total_records).toBe(3);
+    const byModel = Object.fromEntries(runs.data.map((r) => [r.model_name, r]));
+    expect(byModel.customers).toMatchObject({ status: 'completed', attempt: 1, records_synced: 250, is_initial_sync: true, pagination_state: { done: true } });
+    expect(byModel.invoices).toMatchObject({ status: 'completed', attempt: 1, records_synced: 230 });
+    expect(byModel.credit_memos).toMatchObject({ status: 'completed', attempt: 1, records_synced: 12, error: null });
+    for (const r of runs.data) {
+      expect(r.batch_id).toBe(started.batch_id);
+      expect(r.started_at).toMatch(/Z$/);
+      expect(Date.parse(r.completed_at)).toBeGreaterThanOrEqual(Date.parse(r.started_at));
+      expect(r.timerange_end).toBe(started.sync_runs[0].timerange_end);
+    }
+    firstEnd = byModel.customers.timerange_end;
+
+    // The documented query shapes: paging, the upper time bound, no lower bound on an initial sync.
+    const customerQueries = fake.queriesFor('Customer');
+    expect(customerQueries.map((q) => q.startPosition)).toEqual([1, 101, 201]);
+    expect(customerQueries.every((q) => q.maxResults === 100 && q.since === null && q.minorversion === '75')).toBe(true);
+    expect(customerQueries[0]!.statement).toBe(`SELECT * FROM Customer WHERE Metadata.LastUpdatedTime < '${firstEnd.replace(/\.\d{3}Z$/, '+00:00').replace(/Z$/, '+00:00')}' ORDERBY Id STARTPOSITION 1 MAXRESULTS 100`);
+    expect(fake.queriesFor('Invoice').map((q) => q.startPosition)).toEqual([1, 101, 201]);
+    expect(fake.queriesFor('CreditMemo').map((q) => q.startPosition)).toEqual([1]);
+    expect(customerQueries[0]!.authorization).toMatch(/^Bearer qbo-access-token-/);
+
+    const origin = `connection:${connectionId}`;
+    const [counts] = await stack.sql(
+      `SELECT (SELECT count(*) FROM integrations.partners WHERE organization_id = $1 AND origin = $2)::int AS partners,
+              (SELECT count(*) FROM integrations.documents WHERE organization_id = $1 AND origin = $2 AND kind = 'invoice')::int AS invoices,
+              (SELECT count(*) FROM integrations.documents WHERE organization_id = $1 AND origin = $2 AND kind = 'credit_memo')::int AS credit_memos,
+              (SELECT count(*) FROM integrations.documents WHERE organization_id = $1 AND origin = $2 AND partner_id IS NULL)::int AS unlinked`,
+      [orgA.organizationId, origin],
+    );
+    expect(counts).toEqual({ partners: 250, invoices: 230, credit_memos: 12, unlinked: 0 });
+
+    const [partner] = await stack.sql(`SELECT * FROM integrations.partners WHERE organization_id = $1 AND remote_id = '7'`, [orgA.organizationId]);
+    expect(partner).toMatchObject({
+      name: 'Customer 7',
+      legal_name: 'Customer 7 LLC',
+      email: 'billing7@customer.example',
+      phone: '(555) 010-0007',
+      currency: 'USD',
+      address: { line1: '7 Main Street', city: 'Mountain View', region: 'CA', postal_code: '94043', country: 'USA' },
+    });
+
+    const docs = await stack.sql(
+      `SELECT d.*, p.remote_id AS partner_remote_id FROM integrations.documents d LEFT JOIN integrations.partners p ON p.id = d.partner_id
+        WHERE d.organization_id = $1 AND d.remote_id IN ('1001', '1002', '1003', '5001', '5002') ORDER BY d.remote_id`,
+      [orgA.organizationId],
+    );
+    expect(docs.map((d) => [d.remote_id, d.kind, d.document_number, d.company_code, d.fiscal_year, d.amount_in_document_currency, d.amount_open, d.status_open, d.currency, d.partner_remote_id])).toEqual([
+      ['1001', 'invoice', 'INV-1001', fake.realmId, '2026', '677.2500', '677.2500', true, 'USD', '1'],
+      ['1002', 'invoice', '1002', fake.realmId, '2026', '0.3000', '0.0000', false, 'USD', '2'],
+      ['1003', 'invoice', 'INV-1003', fake.realmId, '2025', '1234567.8900', '1000.0100', true, 'CAD', '3'],
+      ['5001', 'credit_memo', 'CM-5001', fake.realmId, '2025', '25.5000', '25.5000', true, 'USD', '1'],
+      ['5002', 'credit_memo', 'CM-5002', fake.realmId, '2025', '26.5000', '0.0000', false, 'USD', '2'],
+    ]);
+    expect(docs[0]).toMatchObject({ document_date: '2026-03-15', net_due_date: '2026-04-14', text: 'Invoice 1001' });
+    const lines = await stack.sql(`SELECT line_number, quantity, unit_amount, total_amount FROM integrations.line_items WHERE document_id = $1 ORDER BY line_number`, [docs[0].id]);
+    expect(lines).toEqual([
+      { line_number: 1, quantity: '3.000000', unit_amount: '19.990000', total_amount: '59.9700' },
+      { line_number: 2, quantity: '0.500000', unit_amount: '1234.565000', total_amount: '617.2800' },
+    ]);
+
+    // The model cursors moved to the end of the window; the connection shows each model's last sync.
+    const conn = await stack.request('GET', `/v2/integrations/connections/${connectionId}`, { token: orgA.token });
+    expect(conn.status).toBe(200);
+    const lastSyncs = conn.body.models.map((m: any) => [m.name, m.last_sync?.status, m.last_sync?.id]);
+    expect(lastSyncs).toEqual(expect.arrayContaining([['customers', 'completed', byModel.customers.id], ['invoices', 'completed', byModel.invoices.id]]));
+
+    // The recorded history replays against today's workflow code.
+    const history = await handle.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
+    if (process.env.RECORD_HISTORIES) {
+      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
+      writeFileSync('workflows/test/histories/connection-sync.json', json);
+    }
+  }, 90_000);
+
+  it('syncs incrementally: only records changed since the last sync are fetched', async () => {
+    // QuickBooks time literals have whole seconds: change the records one second into the new window
+    // and start the sync once that second is over.
+    const nowMs = Math.floor(Date.parse(firstEnd) / 1000) * 1000 + 1000;
+    const now = new Date(nowMs).toISOString();
+    while (Date.now() < nowMs + 1100) await new Promise((r) => setTimeout(r, 100));
+    const c5 = fake.records.Customer[4]!;
+    c5.DisplayName = 'Customer Five Renamed';
+    c5.MetaData = { ...c5.MetaData, LastUpdatedTime: now };
+    const c9 = fake.records.Customer[8]!;
+    c9.PrimaryEmailAddr = { Address: 'new9@customer.example' };
+    c9.MetaData = { ...c9.MetaData, LastUpdatedTime: now };
+    const inv = fake.records.Invoice[0]!;
+    inv.Balance = 0;
+    inv.MetaData = { ...inv.MetaData, LastUpdatedTime: now };
+    fake.records.CreditMemo.push(creditMemo(5100, 9, now, 10.05, 10.05));
+    const before = fake.queries.length;
+
+    const started = await startSync(orgA, connectionId);
+    for (const r of started.sync_runs) expect(r).toMatchObject({ is_initial_sync: false, timerange_start: firstEnd });
+    await temporal.client.workflow.getHandle(started.workflow_id).result();
+
+    const runs = await runsOf(orgA, connectionId, `?status=completed&page_size=3`);
+    expect(runs.total_records).toBe(6);
+    expect(runs.next_page).toBe(1);
+    const latest = Object.fromEntries(runs.data.map((r) => [r.model_name, r]));
+    expect(runs.data.every((r) => r.batch_id === started.batch_id)).toBe(true);
+    expect(latest.customers).toMatchObject({ records_synced: 2, is_initial_sync: false, timerange_start: firstEnd });
+    expect(latest.invoices).toMatchObject({ records_synced: 1 });
+    expect(latest.credit_memos).toMatchObject({ records_synced: 1 });
+
+    const queries = fake.queries.slice(before);
+    expect(queries).toHaveLength(3);
+    expect(queries.every((q) => q.since === firstEnd.replace(/\.\d{3}Z$/, '+00:00').replace(/Z$/, '+00:00'))).toBe(true);
+
+    const [counts] = await stack.sql(
+      `SELECT (SELECT count(*) FROM integrations.partners WHERE organization_id = $1)::int AS partners,
+              (SELECT count(*) FROM integrations.documents WHERE organization_id = $1)::int AS documents`,
+      [orgA.organizationId],
+    );
+    expect(counts).toEqual({ partners: 250, documents: 243 });
+    const changed = await stack.sql(`SELECT remote_id, name, email FROM integrations.partners WHERE organization_id = $1 AND remote_id IN ('5', '9') ORDER BY remote_id`, [orgA.organizationId]);
+    expect(changed).toEqual([
+      { remote_id: '5', name: 'Customer Five Renamed', email: 'billing5@customer.example' },
+      { remote_id: '9', name: 'Customer 9', email: 'new9@customer.example' },
+    ]);
+    const [paid] = await stack.sql(`SELECT amount_open, status_open FROM integrations.documents WHERE organization_id = $1 AND remote_id = '1001'`, [orgA.organizationId]);
+    expect(paid).toEqual({ amount_open: '0.0000', status_open: false });
+
+    // Filters: one model's runs, newest first.
+    const invoiceRuns = await runsOf(orgA, connectionId, '?model=invoices');
+    expect(invoiceRuns.total_records).toBe(2);
+    expect(invoiceRuns.data[0].batch_id).toBe(started.batch_id);
+    expect(Date.parse(invoiceRuns.data[0].created_at)).toBeGreaterThan(Date.parse(invoiceRuns.data[1].created_at));
+  }, 60_000);
+
+  it('fails a run clearly when QuickBooks refuses the token (401), and marks the connection authentication_required', async () => {
+    fake.forceStatus = 401;
+    try {
+      const started = await startSync(orgA, connectionId);
+      const result = await temporal.client.workflow.getHandle(started.workflow_id).result();
+      expect(result.runs.map((r: { status: string }) => r.status)).toEqual(['failed', 'failed', 'failed']);
+      const runs = await runsOf(orgA, connectionId, '?status=failed');
+      expect(runs.total_records).toBe(3);
+      for (const r of runs.data) {
+        expect(r.attempt).toBe(1); // not retried: a refused token does not heal by itself
+        expect(r.error).toMatch(/^AuthenticationRequired: QuickBooks Online refused the access token \(401\)/);
+        expect(r.completed_at).not.toBeNull();
+      }
+      const conn = await stack.request('GET', `/v2/integrations/connections/${connectionId}`, { token: orgA.token });
+      expect(conn.body.health).toMatchObject({ healthy: false, authentication_required: true, status_code: 'authentication_required' });
+      // The cursors did not move: the next sync reads from the last completed one.
+      const [cursor] = await stack.sql(`SELECT count(DISTINCT sync_cursor)::int AS n FROM integrations.connection_models WHERE connection_id = $1`, [connectionId]);
+      expect(cursor.n).toBe(1);
+    } finally {
+      fake.forceStatus = null;
+    }
+  }, 60_000);
+
+  it('keeps organizations apart: another organization cannot sync or list the runs (404)', async () => {
+    expect((await stack.request('POST', `/v2/integrations/connections/${connectionId}/sync`, { token: orgB.token })).status).toBe(404);
+    const list = await stack.request('GET', `/v2/integrations/connections/${connectionId}/sync-runs`, { token: orgB.token });
+    expect(list.status).toBe(404);
+    expect(list.body).toMatchObject({ type: 'entity-not-found' });
+    expect((await stack.request('GET', '/v2/integrations/connections/not-a-uuid/sync-runs', { token: orgA.token })).status).toBe(404);
+    const [n] = await stack.sql(`SELECT count(*)::int AS n FROM integrations.sync_runs WHERE organization_id = $1`, [orgB.organizationId]);
+    expect(n.n).toBe(0);
+  });
+
+  it('refuses to sync what cannot sync (409): pending authentication, disabled sync, a provider without adapter', async () => {
+    const pending = await stack.request('POST', '/v2/integrations/connections', { token: orgB.token, body: { provider_name: 'quickbooks_online', name: 'pending' } });
+    const r1 = await stack.request('POST', `/v2/integrations/connections/${pending.body.id}/sync`, { token: orgB.token });
+    expect(r1.status).toBe(409);
+    expect(r1.body.detail).toMatch(/awaits authentication/);
+
+    const xero = await stack.request('POST', '/v2/integrations/connections', { token: orgB.token, body: { provider_name: 'xero', name: 'xero' } });
+    const r2 = await stack.request('POST', `/v2/integrations/connections/${xero.body.id}/sync`, { token: orgB.token });
+    expect(r2.status).toBe(409);
+    expect(r2.body.detail).toMatch(/no pull adapter/);
+
+    const disabled = await authenticatedQbo(orgB, 'disabled');
+    expect((await stack.request('PATCH', `/v2/integrations/connections/${disabled}`, { token: orgB.token, body: { is_sync_disabled: true } })).status).toBe(200);
+    const r3 = await stack.request('POST', `/v2/integrations/connections/${disabled}/sync`, { token: orgB.token });
+    expect(r3.status).toBe(409);
+    expect(r3.body.detail).toMatch(/disabled/);
+  }, 60_000);
+
+  it('keeps a Temporal Schedule per connection: active once authenticated, paused while disabled, deleted with the connection', async () => {
+    const id = await authenticatedQbo(orgB, 'scheduled');
+    const schedule = temporal.client.schedule.getHandle(connectionSyncScheduleId(id));
+    let d = await schedule.describe();
+    expect(d.state.paused).toBe(false);
+    expect(d.action).toMatchObject({ type: 'startWorkflow', workflowType: 'connectionSync', taskQueue: TASK_QUEUES.integrations, workflowId: `connection-sync-${id}` });
+    expect(d.action.type === 'startWorkflow' && d.action.args).toEqual([{ organizationId: orgB.organizationId, connectionId: id, isOneOff: false }]);
+    expect(d.spec.intervals?.[0]?.every).toBe(60 * 60 * 1000);
+    let conn = await stack.request('GET', `/v2/integrations/connections/${id}`, { token: orgB.token });
+    expect(conn.body.next_sync_at).toBe(d.info.nextActionTimes[0]!.toISOString());
+
+    await stack.request('PATCH', `/v2/integrations/connections/${id}`, { token: orgB.token, body: { is_sync_disabled: true } });
+    d = await schedule.describe();
+    expect(d.state.paused).toBe(true);
+    conn = await stack.request('GET', `/v2/integrations/connections/${id}`, { token: orgB.token });
+    expect(conn.body.next_sync_at).toBeNull();
+
+    await stack.request('PATCH', `/v2/integrations/connections/${id}`, { token: orgB.token, body: { is_sync_disabled: false } });
+    expect((await schedule.describe()).state.paused).toBe(false);
+
+    expect((await stack.request('DELETE', `/v2/integrations/connections/${id}`, { token: orgB.token })).status).toBe(204);
+    await expect(schedule.describe()).rejects.toThrow(/not found/i);
+  }, 60_000);
+});
+
+describe('a sync interrupted mid-way', () => {
+  let org: Org;
+  let connectionId: string;
+
+  it('resumes on a new worker from the last committed page: nothing lost, nothing duplicated', async () => {
+    org = await stack.onboard('Sync Org Crash');
+    connectionId = await authenticatedQbo(org, 'QBO crash');
+    const before = fake.queries.length;
+    const block = fake.block('Invoice', 101);
+    const started = await startSync(org, connectionId);
+    await block.reached;
+
+    // The invoices run is on its second page: its first page is committed with its state.
+    const running = (await runsOf(org, connectionId, '?model=invoices')).data[0];
+    expect(running).toMatchObject({ status: 'running', attempt: 1, records_synced: 100, pagination_state: { start_position: 101, max_results: 100 } });
+
+    // The worker dies while the page request hangs; a new worker takes the retried activity.
+    await stack.workers.integrations!.close();
+    block.release();
+    await stack.startWorker('integrations');
+    const result = await temporal.client.workflow.getHandle(started.workflow_id).result();
+    expect(result.runs.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
+
+    const runs = Object.fromEntries((await runsOf(org, connectionId)).data.map((r) => [r.model_name, r]));
+    expect(runs.invoices).toMatchObject({ status: 'completed', attempt: 2, records_synced: 230 });
+    expect(runs.customers).toMatchObject({ status: 'completed', attempt: 1, records_synced: 250 });
+    expect(runs.credit_memos).toMatchObject({ status: 'completed', records_synced: 13 });
+
+    // Page 1 was not fetched again; the interrupted page was fetched twice.
+    const invoicePages = fake.queries.slice(before).filter((q) => q.entity === 'Invoice').map((q) => q.startPosition);
+    expect(invoicePages).toEqual([1, 101, 101, 201]);
+
+    const [counts] = await stack.sql(
+      `SELECT count(*)::int AS documents, count(DISTINCT remote_id)::int AS distinct_remote,
+              (SELECT count(*) FROM integrations.line_items l WHERE l.organization_id = $1)::int AS lines
+         FROM integrations.documents WHERE organization_id = $1 AND kind = 'invoice'`,
+      [org.organizationId],
+    );
+    expect(counts).toEqual({ documents: 230, distinct_remote: 230, lines: 227 + 2 + 2 + 1 + 13 });
+  }, 120_000);
+
+  it('marks the runs cancelled when the sync workflow is cancelled', async () => {
+    fake.records.Customer[0]!.MetaData = { ...fake.records.Customer[0]!.MetaData, LastUpdatedTime: new Date().toISOString() };
+    const block = fake.block('Customer', 1);
+    const started = await startSync(org, connectionId);
+    await block.reached;
+    // A second sync while this one runs is refused.
+    expect((await stack.request('POST', `/v2/integrations/connections/${connectionId}/sync`, { token: org.token })).status).toBe(409);
+    const handle = temporal.client.workflow.getHandle(started.workflow_id);
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    block.release();
+    const runs = await waitFor(async () => {
+      const r = (await runsOf(org, connectionId)).data.filter((x) => x.batch_id === started.batch_id);
+      return r.every((x) => x.status === 'cancelled') ? r : null;
+    });
+    expect(runs).toHaveLength(3);
+    expect(runs.every((r) => r.completed_at !== null)).toBe(true);
+  }, 60_000);
+});
