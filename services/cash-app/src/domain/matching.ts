@@ -228,26 +228,96 @@ export function normalizeAccount(value: string | null | undefined): string | nul
   return key.length > 0 ? key : null;
 }
 
+interface NameEntry {
+  partner: number;
+  tokens: Set<string>;
+  grams: Set<string>;
+}
+
+/**
+ * Partners prepared for payer identification: normalized name tokens and trigrams of every name and
+ * legal name, inverted (token → names, trigram → names) so a counterparty name is only compared with
+ * names sharing something with it, and learned accounts by normalized identifier.
+ */
+export class PartnerIndex {
+  private readonly ids: string[];
+  private readonly entries: NameEntry[] = [];
+  private readonly byToken = new Map<string, number[]>();
+  private readonly byGram = new Map<string, number[]>();
+  private readonly accounts = new Map<string, Set<string>>();
+
+  constructor(partners: readonly MatchPartner[], knownAccounts: readonly KnownAccount[]) {
+    this.ids = partners.map((p) => p.id);
+    partners.forEach((p, i) => {
+      const names = new Set([p.name, p.legal_name].filter((n): n is string => !!n).map((n) => nameTokens(n).join(' ')));
+      for (const joined of names) {
+        if (!joined) continue;
+        const entry: NameEntry = { partner: i, tokens: new Set(joined.split(' ')), grams: trigrams(joined) };
+        const e = this.entries.push(entry) - 1;
+        for (const t of entry.tokens) push(this.byToken, t, e);
+        for (const g of entry.grams) push(this.byGram, g, e);
+      }
+    });
+    for (const k of knownAccounts) {
+      const key = normalizeAccount(k.account_identifier);
+      if (!key) continue;
+      const owners = this.accounts.get(key) ?? new Set<string>();
+      owners.add(k.partner_id);
+      this.accounts.set(key, owners);
+    }
+  }
+
+  /** Partners paying from this (normalized) account. */
+  owners(account: string): Set<string> {
+    return this.accounts.get(account) ?? new Set();
+  }
+
+  /** Best similarity per partner (max over its names) of the names that share a token or a trigram with `name`, best first. */
+  similarities(name: string): { id: string; similarity: number }[] {
+    const tokens = new Set(nameTokens(name));
+    if (tokens.size === 0) return [];
+    const grams = trigrams([...tokens].join(' '));
+    const sharedTokens = new Map<number, number>();
+    const sharedGrams = new Map<number, number>();
+    for (const t of tokens) for (const e of this.byToken.get(t) ?? []) sharedTokens.set(e, (sharedTokens.get(e) ?? 0) + 1);
+    for (const g of grams) for (const e of this.byGram.get(g) ?? []) sharedGrams.set(e, (sharedGrams.get(e) ?? 0) + 1);
+    const best = new Map<number, number>();
+    for (const e of new Set([...sharedTokens.keys(), ...sharedGrams.keys()])) {
+      const entry = this.entries[e]!;
+      const inter = sharedTokens.get(e) ?? 0;
+      const jaccard = inter / (tokens.size + entry.tokens.size - inter);
+      const dice = (2 * (sharedGrams.get(e) ?? 0)) / (grams.size + entry.grams.size);
+      const sim = Math.max(jaccard, dice);
+      if (sim > (best.get(entry.partner) ?? -1)) best.set(entry.partner, sim);
+    }
+    return [...best.entries()]
+      .map(([i, similarity]) => ({ id: this.ids[i]!, similarity }))
+      .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id));
+  }
+}
+
+function push(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
 /** Identify the payer: learned IBAN/account first (one partner only), then fuzzy name with ties rejected. */
 export function identifyPayer(
   tx: Pick<MatchTransaction, 'counterparty_iban' | 'counterparty_account' | 'counterparty_name'>,
-  partners: readonly MatchPartner[],
+  partners: readonly MatchPartner[] | PartnerIndex,
   knownAccounts: readonly KnownAccount[],
   config: Pick<MatchConfig, 'nameThreshold' | 'nameTieMargin'>,
 ): PayerMatch | null {
+  const index = partners instanceof PartnerIndex ? partners : new PartnerIndex(partners, knownAccounts);
   for (const [rule, raw] of [['iban', tx.counterparty_iban], ['account', tx.counterparty_account]] as const) {
     const key = normalizeAccount(raw);
     if (!key) continue;
-    const owners = new Set(knownAccounts.filter((k) => normalizeAccount(k.account_identifier) === key).map((k) => k.partner_id));
+    const owners = index.owners(key);
     if (owners.size === 1) return { partner_id: [...owners][0]!, rule, value: key };
   }
-  if (!tx.counterparty_name || nameTokens(tx.counterparty_name).length === 0) return null;
-  const scored = partners
-    .map((p) => ({
-      id: p.id,
-      similarity: Math.max(nameSimilarity(tx.counterparty_name!, p.name), p.legal_name ? nameSimilarity(tx.counterparty_name!, p.legal_name) : 0),
-    }))
-    .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id));
+  if (!tx.counterparty_name) return null;
+  const scored = index.similarities(tx.counterparty_name);
   const best = scored[0];
   if (!best || best.similarity < config.nameThreshold) return null;
   const second = scored[1];
@@ -317,6 +387,7 @@ export class MatchState {
   readonly invoiceById = new Map<string, MatchInvoice>();
   readonly byKey = new Map<string, MatchInvoice[]>();
   readonly byPartner = new Map<string, MatchInvoice[]>();
+  private partnerIndex: PartnerIndex | null = null;
 
   constructor(invoices: readonly MatchInvoice[]) {
     for (const inv of [...invoices].sort(byDue)) {
@@ -334,6 +405,12 @@ export class MatchState {
         this.byPartner.set(inv.partner_id, list);
       }
     }
+  }
+
+  /** The partner index of a context, built once per batch. */
+  partnersOf(ctx: MatchContext): PartnerIndex {
+    this.partnerIndex ??= new PartnerIndex(ctx.partners, ctx.knownAccounts);
+    return this.partnerIndex;
   }
 
   available(id: string): Dec {
@@ -476,7 +553,7 @@ export function matchDeposit(tx: MatchTransaction, ctx: MatchContext, state: Mat
   if (!amount.gt(0)) return null;
   const tokenList = extractTokens(tx.remittance_information, tx.bank_reference, tx.end_to_end_id);
   const tokens = new Set(tokenList);
-  const payer = identifyPayer(tx, ctx.partners, ctx.knownAccounts, ctx.config);
+  const payer = identifyPayer(tx, state.partnersOf(ctx), ctx.knownAccounts, ctx.config);
 
   // 1. remittance advice
   const rem = remittanceFor(tx, tokens, payer, ctx, state);
