@@ -9,6 +9,9 @@ export const cashAppConfigSchema = z.object({
   MATCH_TOLERANCE_PERCENT: z.string().regex(/^\d{1,3}(\.\d{1,4})?$/, 'must be a non-negative percentage').default('0'),
   /** Matching: the system adjustment a shortfall within tolerance is booked to. */
   MATCH_TOLERANCE_ADJUSTMENT: z.enum(['short_pay_write_off', 'bank_fee']).default('short_pay_write_off'),
+  /** Bank statements: transactions per INSERT/heartbeat, and an optional pause after each chunk (ms; a throttle, 0 in production). */
+  BANK_STATEMENT_CHUNK_SIZE: env.int(1000, 1),
+  BANK_STATEMENT_CHUNK_PAUSE_MS: env.int(0, 0),
 });
 export type CashAppConfig = z.infer<typeof cashAppConfigSchema>;
 

@@ -6,6 +6,8 @@ import type { CashAppDeps } from './deps.js';
 import { adjustmentRoutes } from './routes/adjustments.js';
 import { remittanceRoutes } from './routes/remittances.js';
 import { createMatchingActivities } from './activities/matching.js';
+import { createBankStatementActivities } from './activities/bank-statement.js';
+import { bankStatementRoutes } from './routes/bank-statements.js';
 import { paymentRoutes } from './routes/payments.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
@@ -16,9 +18,10 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   taskQueue: TASK_QUEUES.cashApp,
   info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
   migrations,
-  routes: [...adjustmentRoutes, ...remittanceRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
+  routes: [...bankStatementRoutes, ...adjustmentRoutes, ...remittanceRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => ({
     ...createMatchingActivities({ db, log, config }),
+    ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
   }),
 };
