@@ -9,6 +9,7 @@ import {
   MatchState,
   nameSimilarity,
   nameTokens,
+  PartnerIndex,
   type MatchContext,
   type MatchInvoice,
   type MatchTransaction,
@@ -166,6 +167,23 @@ describe('matching engine', () => {
     expect(run(tx({ amount: '10.00', counterparty_name: 'Nordwind Trading' }), c)).toBeNull();
     // one of them known by account: no tie any more
     expect(run(tx({ amount: '10.00', counterparty_name: 'Nordwind Trading', counterparty_account: '12345678' }), { ...c, knownAccounts: [{ account_identifier: '12345678', partner_id: 'x1' }] })?.partner_id).toBe('x1');
+  });
+
+  it('matches a legal name among many partners through the index', () => {
+    const partners = Array.from({ length: 2000 }, (_, i) => ({ id: `p${String(i).padStart(4, '0')}`, name: `Customer ${i} Trading GmbH`, legal_name: null }));
+    partners.push({ id: 'p-legal', name: 'ZZ Brand', legal_name: 'Quantum Widgets Holding AG' });
+    const index = new PartnerIndex(partners, []);
+    expect(identifyPayer({ counterparty_name: 'QUANTUM WIDGETS HOLDING', counterparty_iban: null, counterparty_account: null }, index, [], DEFAULT_MATCH_CONFIG)).toMatchObject({
+      partner_id: 'p-legal',
+      rule: 'name',
+    });
+    expect(identifyPayer({ counterparty_name: 'Customer 1234 Trading', counterparty_iban: null, counterparty_account: null }, index, [], DEFAULT_MATCH_CONFIG)?.partner_id).toBe('p1234');
+    // an account known for two partners identifies nobody by account
+    const shared = new PartnerIndex(partners.slice(0, 2), [
+      { account_identifier: 'DE02 1001 0010 0006 8201 01', partner_id: 'p0000' },
+      { account_identifier: 'DE02100100100006820101', partner_id: 'p0001' },
+    ]);
+    expect(identifyPayer({ counterparty_name: null, counterparty_iban: 'DE02100100100006820101', counterparty_account: null }, shared, [], DEFAULT_MATCH_CONFIG)).toBeNull();
   });
 
   it('rejects a name below the threshold', () => {

@@ -92,7 +92,7 @@ export const DEFAULT_MATCH_CONFIG: MatchConfig = {
   nameThreshold: 0.6,
   nameTieMargin: 0.05,
   maxCombinationInvoices: 20,
-  maxCombinationSteps: 200_000,
+  maxCombinationSteps: 50_000,
 };
 
 export interface MatchContext {
