@@ -167,3 +167,113 @@ export async function businessUnitIdsOf(db: Knex, organizationId: string, ids: r
   const found = (await db(BUSINESS_UNITS_TABLE).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]).pluck('id')) as string[];
   return new Set(found);
 }
+
+// ---------------------------------------------------------------- predicted overdue (cash-app analytics)
+
+export interface PredictedOverdueQuery {
+  /** as_of date, 'YYYY-MM-DD' */
+  asOfDate: string;
+  /** tiers: aged more than `days` past net due at as_of; tripped when the LC sum exceeds `amountLc` (decimal string) */
+  tiers: readonly { days: number; amountLc: string }[];
+  /** only documents of these business units (optional filter) */
+  businessUnitIds?: readonly string[];
+  /** business units the caller may access ('*' for all); documents of other units are left out, unassigned ones stay */
+  accessibleBusinessUnits?: '*' | readonly string[];
+}
+
+export interface PredictedOverdueRow {
+  partner_id: string;
+  partner_name: string;
+  partner_account_number: string | null;
+  /** LC sum of all the customer's open invoices (in scope), 2 decimals */
+  total_open_lc: string;
+  /** per tier, in request order: LC sum and count of the invoices aged past it */
+  tier_amounts: string[];
+  tier_counts: number[];
+  /** the invoices aged past the smallest tier: as_of − net_due_date (days) and open LC in cents */
+  invoice_ages: number[];
+  invoice_cents: number[];
+  /** the customer's closed invoices (whole history, every business unit): lateness (days) → count */
+  history_lateness: number[];
+  history_counts: number[];
+}
+
+/**
+ * An open invoice's amount in local currency, rounded to cents: amount_open is in document currency,
+ * converted at the document's own rate (amount_in_local_currency / amount_in_document_currency);
+ * without a local amount (or with a zero document amount) the open amount is taken as is.
+ */
+const OPEN_LC_SQL = `round(CASE WHEN amount_open = amount_in_document_currency AND amount_in_local_currency IS NOT NULL THEN amount_in_local_currency
+  ELSE amount_open * coalesce(amount_in_local_currency / nullif(amount_in_document_currency, 0), 1) END, 2)`;
+const LATENESS_COUNTS_TABLE = 'integrations.invoice_lateness_counts';
+const CLOSED_INVOICE_SQL = `kind = 'invoice' AND NOT status_open AND clearing_date IS NOT NULL AND net_due_date IS NOT NULL`;
+
+/**
+ * Predicted overdue, one statement: a single pass over the organization's open invoices (kind
+ * invoice, status_open, with a partner) aggregates per customer its total and, per tier, the LC sum
+ * and count of the invoices more than `days` past net due at as_of; only customers with a tripped
+ * tier (sum > amount) come back, each with its aged invoices (for the trip probabilities) and its
+ * lateness histogram, both read through covering indexes for those customers only.
+ */
+export async function predictedOverdueRows(db: Knex, organizationId: string, q: PredictedOverdueQuery): Promise<PredictedOverdueRow[]> {
+  const scope: string[] = [];
+  const scopeBindings: unknown[] = [];
+  if (q.businessUnitIds) {
+    scope.push('AND business_unit_id = ANY(?::uuid[])');
+    scopeBindings.push([...q.businessUnitIds]);
+  }
+  if (q.accessibleBusinessUnits && q.accessibleBusinessUnits !== '*') {
+    scope.push('AND (business_unit_id IS NULL OR business_unit_id = ANY(?::uuid[]))');
+    scopeBindings.push([...q.accessibleBusinessUnits]);
+  }
+  const scopeSql = scope.join(' ');
+  const minDays = Math.min(...q.tiers.map((t) => t.days));
+  const tierCols = q.tiers.map((_, i) => `sum(lc) FILTER (WHERE age > ?) AS s${i}, count(*) FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
+  const tierBindings = q.tiers.flatMap((t) => [t.days, t.days]);
+  const having = q.tiers.map(() => 'sum(lc) FILTER (WHERE age > ?) > ?::numeric').join(' OR ');
+  const havingBindings = q.tiers.flatMap((t) => [t.days, t.amountLc]);
+  const sql = `
+    WITH agg AS (
+      SELECT partner_id, sum(lc) AS total_open_lc,
+      ${tierCols}
+      FROM (SELECT partner_id, ?::date - net_due_date AS age, ${OPEN_LC_SQL} AS lc
+            FROM ${LEDGER_TABLES.documents}
+            WHERE organization_id = ? AND kind = 'invoice' AND status_open AND partner_id IS NOT NULL ${scopeSql}) o
+      GROUP BY partner_id
+      HAVING ${having}
+    )
+    SELECT agg.partner_id, p.name AS partner_name, p.account_number AS partner_account_number,
+      agg.total_open_lc::numeric(20, 2)::text AS total_open_lc,
+      ARRAY[${q.tiers.map((_, i) => `coalesce(agg.s${i}, 0)::numeric(20, 2)::text`).join(', ')}] AS tier_amounts,
+      ARRAY[${q.tiers.map((_, i) => `agg.c${i}::int`).join(', ')}] AS tier_counts,
+      inv.ages AS invoice_ages, inv.cents AS invoice_cents, hist.lateness AS history_lateness, hist.counts AS history_counts
+    FROM agg
+    JOIN ${LEDGER_TABLES.partners} p ON p.id = agg.partner_id
+    CROSS JOIN LATERAL (
+      SELECT coalesce(array_agg(?::date - net_due_date), '{}') AS ages, coalesce(array_agg((${OPEN_LC_SQL} * 100)::int8::float8), '{}') AS cents
+      FROM ${LEDGER_TABLES.documents}
+      WHERE organization_id = ? AND partner_id = agg.partner_id AND kind = 'invoice' AND status_open
+        AND net_due_date < ?::date - ?::int ${scopeSql}
+    ) inv
+    CROSS JOIN LATERAL (
+      SELECT coalesce(array_agg(l), '{}') AS lateness, coalesce(array_agg(n), '{}') AS counts
+      FROM (SELECT clearing_date - net_due_date AS l, count(*)::int AS n FROM ${LEDGER_TABLES.documents}
+            WHERE organization_id = ? AND partner_id = agg.partner_id AND ${CLOSED_INVOICE_SQL} GROUP BY 1) h
+    ) hist`;
+  const bindings = [
+    ...tierBindings, q.asOfDate, organizationId, ...scopeBindings, ...havingBindings,
+    q.asOfDate, organizationId, q.asOfDate, minDays, ...scopeBindings,
+    organizationId,
+  ];
+  const { rows } = await db.raw(sql, bindings as Knex.RawBinding[]);
+  return rows as PredictedOverdueRow[];
+}
+
+/** The organization's whole payment history: lateness (clearing − net due, days) → number of closed invoices. */
+export async function organizationLatenessHistogram(db: Knex, organizationId: string): Promise<[lateness: number, count: number][]> {
+  const rows = (await db(LATENESS_COUNTS_TABLE)
+    .select('lateness', 'invoice_count')
+    .where({ organization_id: organizationId })
+    .andWhere('invoice_count', '>', 0)) as { lateness: number; invoice_count: string }[];
+  return rows.map((r) => [r.lateness, Number(r.invoice_count)]);
+}

@@ -4,6 +4,7 @@ import { migrations } from '../migrations/index.js';
 import type { CashAppConfig } from './config.js';
 import type { CashAppDeps } from './deps.js';
 import { adjustmentRoutes } from './routes/adjustments.js';
+import { predictedOverdueRoutes } from './routes/predicted-overdue.js';
 import { remittanceRoutes } from './routes/remittances.js';
 import { createMatchingActivities } from './activities/matching.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
@@ -18,7 +19,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   taskQueue: TASK_QUEUES.cashApp,
   info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
   migrations,
-  routes: [...bankStatementRoutes, ...adjustmentRoutes, ...remittanceRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
+  routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => ({
     ...createMatchingActivities({ db, log, config }),

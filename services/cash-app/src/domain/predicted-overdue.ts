@@ -100,7 +100,8 @@ export interface UncertainAmount {
  * undecided: a sum that already exceeds the threshold moves its mass to the answer, and a sum that
  * cannot exceed it even if every remaining amount stays unpaid is dropped (it never trips). The
  * undecided sums are kept as one sorted array, so each step is a linear merge of the array with
- * itself shifted by the amount. Cost: O(Σ_j live_j) with live_j ≤ min(2^j, threshold + 1).
+ * itself shifted by the amount. Cost: O(Σ_j live_j) with live_j ≤ min(2^j, threshold + 1);
+ * negligible branches are cut within a total error of 1e-13 (NEGLIGIBLE_STATE, DISCARD_BUDGET).
  */
 export function tailProbability(items: readonly UncertainAmount[], thresholdCents: number): number {
   let threshold = thresholdCents;
@@ -119,6 +120,7 @@ export function tailProbability(items: readonly UncertainAmount[], thresholdCent
   let sums = new Float64Array([0]);
   let probs = new Float64Array([1]);
   let exceeded = 0;
+  let discarded = 0;
   for (let j = 0; j < uncertain.length; j++) {
     const { cents: a, p } = uncertain[j];
     const q = 1 - p;
@@ -150,6 +152,10 @@ export function tailProbability(items: readonly UncertainAmount[], thresholdCent
       }
       if (s > threshold) exceeded += pr;
       else if (s > floor) {
+        if (pr < NEGLIGIBLE_STATE && discarded + pr <= DISCARD_BUDGET) {
+          discarded += pr; // a negligible branch (see DISCARD_BUDGET)
+          continue;
+        }
         outSums[m] = s;
         outProbs[m] = pr;
         m++;
@@ -161,6 +167,15 @@ export function tailProbability(items: readonly UncertainAmount[], thresholdCent
   }
   return exceeded > 1 ? 1 : exceeded;
 }
+
+/**
+ * Numerical guard against the combinatorial tail: an undecided partial sum whose probability is
+ * below 1e-17 is discarded, as long as the discarded mass stays within 1e-13 in total. The result
+ * is then exact to within 1e-13 (far below what a probability shown as a double can mean), and the
+ * work stays bounded where many unlikely invoices would otherwise multiply the partial sums.
+ */
+const NEGLIGIBLE_STATE = 1e-17;
+const DISCARD_BUDGET = 1e-13;
 
 /**
  * A tier threshold (decimal string ≥ 0) as whole cents: with sums in cents, sum > threshold ⇔
@@ -193,4 +208,100 @@ export function tierTripProbability(
     items.push({ cents: inv.cents, p: unpaidProbability(survival, ageNow, inv.ageAtAsOf) });
   }
   return tailProbability(items, thresholdCentsValue);
+}
+
+// ---------------------------------------------------------------- assembling the answer
+
+export interface Tier {
+  days: number;
+  amount_lc: string;
+}
+
+/** One customer as the ledger aggregation returns it (see predictedOverdueRows in @rp/platform). */
+export interface CustomerAging {
+  partner_id: string;
+  partner_name: string;
+  partner_account_number: string | null;
+  total_open_lc: string;
+  tier_amounts: string[];
+  tier_counts: number[];
+  invoice_ages: number[];
+  invoice_cents: number[];
+  history_lateness: number[];
+  history_counts: number[];
+}
+
+export interface TrippedTier {
+  days: number;
+  amount_threshold_lc: string;
+  amount_lc: string;
+  invoice_count: number;
+  trip_probability: number;
+}
+
+export interface PredictedOverdueCustomer {
+  partner_id: string;
+  partner_name: string;
+  partner_account_number: string | null;
+  total_open_lc: string;
+  history_count: number;
+  tripped_tiers: TrippedTier[];
+}
+
+/** A decimal string with at most 2 decimals (as the ledger aggregation returns sums) in whole cents. */
+function centsOf(amount: string): number {
+  return new Money(amount).times(100).toNumber();
+}
+
+/** Whole days from `from` to `to` (both 'YYYY-MM-DD'). */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}
+
+/**
+ * The tripped tiers of each customer with their probabilities; customers sorted by their largest
+ * tripped amount, descending (ties: partner id ascending). Tiers keep the request's order.
+ */
+export function predictedOverdueCustomers(
+  customers: readonly CustomerAging[],
+  organizationHistory: Iterable<LatenessBucket>,
+  tiers: readonly Tier[],
+  asOfMinusToday: number,
+): PredictedOverdueCustomer[] {
+  const organization = new SurvivalCurve(organizationHistory);
+  const thresholds = tiers.map((t) => ({ cents: thresholdCents(t.amount_lc), text: new Money(t.amount_lc).toFixed(2) }));
+  const out: { customer: PredictedOverdueCustomer; largest: number }[] = [];
+  for (const c of customers) {
+    const own = new SurvivalCurve(c.history_lateness.map((l, i) => [l, c.history_counts[i]] as const));
+    const survival = blendedSurvival(own, organization);
+    const invoices = c.invoice_ages.map((age, i) => ({ ageAtAsOf: age, cents: c.invoice_cents[i] }));
+    const tripped: TrippedTier[] = [];
+    let largest = -1;
+    tiers.forEach((tier, i) => {
+      const cents = centsOf(c.tier_amounts[i]);
+      if (cents <= thresholds[i].cents) return;
+      if (cents > largest) largest = cents;
+      tripped.push({
+        days: tier.days,
+        amount_threshold_lc: thresholds[i].text,
+        amount_lc: new Money(c.tier_amounts[i]).toFixed(2),
+        invoice_count: c.tier_counts[i],
+        trip_probability: tierTripProbability(invoices, tier.days, thresholds[i].cents, survival, asOfMinusToday),
+      });
+    });
+    if (tripped.length === 0) continue;
+    out.push({
+      largest,
+      customer: {
+        partner_id: c.partner_id,
+        partner_name: c.partner_name,
+        partner_account_number: c.partner_account_number,
+        total_open_lc: new Money(c.total_open_lc).toFixed(2),
+        history_count: own.total,
+        tripped_tiers: tripped,
+      },
+    });
+  }
+  out.sort((a, b) => b.largest - a.largest || (a.customer.partner_id < b.customer.partner_id ? -1 : a.customer.partner_id > b.customer.partner_id ? 1 : 0));
+  return out.map((o) => o.customer);
 }
