@@ -53,25 +53,44 @@ interface Tx {
   counterparty_name?: string;
   counterparty_iban?: string;
   bank_reference?: string;
-  is_payment?: boolean;
 }
 
-/** A statement with its transactions, as the bank-statement processing stores them. */
+/**
+ * Upload a JSON bank statement through the gateway and wait for its processing workflow (store →
+ * classify → proposePayments → ready). Returns the statement and its transaction ids in order.
+ */
 async function statement(org: Org, txs: Tx[]): Promise<{ statementId: string; txIds: string[] }> {
-  const statementId = randomUUID();
-  await stack.sql(`INSERT INTO cash_app.bank_statements (id, organization_id, format, status, currency) VALUES ($1, $2, 'json', 'processing', 'EUR')`, [statementId, org.organizationId]);
-  const txIds: string[] = [];
-  for (const [i, t] of txs.entries()) {
-    const id = randomUUID();
-    txIds.push(id);
-    await stack.sql(
-      `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, unique_import_id, sequence, amount, currency, is_payment, booking_date, value_date,
-         counterparty_name, counterparty_iban, remittance_information, bank_reference)
-       VALUES ($1, $2, $3, $4, $5, $6, 'EUR', $7, '2026-10-15', '2026-10-15', $8, $9, $10, $11)`,
-      [id, org.organizationId, statementId, `imp-${id}`, i + 1, t.amount, t.is_payment ?? null, t.counterparty_name ?? null, t.counterparty_iban ?? null, t.remittance_information ?? null, t.bank_reference ?? null],
-    );
+  const res = await stack.request('POST', '/v2/bank-statements', {
+    token: org.token,
+    body: {
+      account: 'DE44500105175407324931',
+      currency: 'EUR',
+      statement_number: `S-${randomUUID()}`,
+      transactions: txs.map((t) => ({
+        amount: t.amount,
+        booking_date: '2026-10-15',
+        value_date: '2026-10-15',
+        counterparty_name: t.counterparty_name ?? null,
+        counterparty_account: t.counterparty_iban ?? null,
+        remittance_information: t.remittance_information ?? null,
+        bank_reference: t.bank_reference ?? null,
+      })),
+    },
+  });
+  expect(res.status).toBe(200);
+  const statementId = res.body.id as string;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const s = await stack.request('GET', `/v2/bank-statements/${statementId}`, { token: org.token });
+    expect(s.status).toBe(200);
+    if (s.body.status === 'ready') {
+      const txIds = (s.body.transactions as { id: string; sequence: number }[]).sort((a, b) => a.sequence - b.sequence).map((t) => t.id);
+      expect(txIds).toHaveLength(txs.length);
+      return { statementId, txIds };
+    }
+    if (s.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement ${statementId} did not become ready: ${JSON.stringify(s.body)}`);
+    await new Promise((r) => setTimeout(r, 200));
   }
-  return { statementId, txIds };
 }
 
 const activities = () => createMatchingActivities({ db, config: { MATCH_TOLERANCE_AMOUNT: '5.00', MATCH_TOLERANCE_PERCENT: '0', MATCH_TOLERANCE_ADJUSTMENT: 'short_pay_write_off' } });
@@ -85,7 +104,7 @@ async function paymentOf(org: Org, txId: string) {
 let first: { statementId: string; txIds: string[] };
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ workers: ['cash-app'] });
   db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 2 });
   orgA = await stack.onboard('Payments A');
   orgB = await stack.onboard('Payments B');
@@ -97,7 +116,7 @@ beforeAll(async () => {
     { amount: '997.50', remittance_information: 'Invoice 9000010 less charges', counterparty_name: 'Beta Logistics' },
     { amount: '100.00', counterparty_name: 'Gamma Foods' },
     { amount: '-50.00', remittance_information: 'Bank fee 9000020' },
-    { amount: '300.00', remittance_information: '9000020', is_payment: false },
+    { amount: '300.00', remittance_information: 'Credit interest 9000020' }, // classified as not a payment
   ]);
 });
 
@@ -107,13 +126,14 @@ afterAll(async () => {
 });
 
 describe('automatic matching', () => {
-  it('proposes payments for matched deposits, idempotently', async () => {
-    const result = await activities().proposePayments({ organizationId: orgA.organizationId, statementId: first.statementId });
-    expect(result).toEqual({ proposed: 3, unmatched: 1 });
-    const again = await activities().proposePayments({ organizationId: orgA.organizationId, statementId: first.statementId });
-    expect(again).toEqual({ proposed: 0, unmatched: 1 });
+  it('the statement workflow proposes payments for matched deposits; proposing again is idempotent', async () => {
     const rows = await stack.sql(`SELECT bank_transaction_id FROM cash_app.payments WHERE organization_id = $1`, [orgA.organizationId]);
     expect(rows.map((r) => r.bank_transaction_id).sort()).toEqual([first.txIds[0], first.txIds[1], first.txIds[2]].sort());
+    const flags = await stack.sql(`SELECT is_payment FROM cash_app.bank_transactions WHERE statement_id = $1 ORDER BY sequence`, [first.statementId]);
+    expect(flags.map((f) => f.is_payment)).toEqual([true, true, true, true, false, false]);
+    const again = await activities().proposePayments({ organizationId: orgA.organizationId, statementId: first.statementId });
+    expect(again).toEqual({ proposed: 0, unmatched: 1 });
+    expect(await stack.sql(`SELECT id FROM cash_app.payments WHERE organization_id = $1`, [orgA.organizationId])).toHaveLength(3);
     // another organization's statement id does nothing
     expect(await activities().proposePayments({ organizationId: orgB.organizationId, statementId: first.statementId })).toEqual({ proposed: 0, unmatched: 0 });
   });
@@ -294,7 +314,6 @@ describe('payments API', () => {
 describe('learned accounts and remittances', () => {
   it('identifies the payer by the learned IBAN before the name', async () => {
     const s = await statement(orgA, [{ amount: '700.00', counterparty_name: 'Gamma Foods Inc', counterparty_iban: ACME_IBAN }]);
-    expect(await activities().proposePayments({ organizationId: orgA.organizationId, statementId: s.statementId })).toEqual({ proposed: 1, unmatched: 0 });
     const p = await paymentOf(orgA, s.txIds[0]!);
     expect(p.partner_id).toBe(await partnerId(orgA, 'C-100'));
     expect(p.allocations.map((a: { invoice_number: string }) => a.invoice_number)).toEqual(['9000004']);
@@ -313,7 +332,6 @@ describe('learned accounts and remittances', () => {
       [randomUUID(), orgA.organizationId, remittanceId, await invoiceId(orgA, '9000020')],
     );
     const s = await statement(orgA, [{ amount: '290.00', remittance_information: 'Payment PAY-77123', counterparty_name: 'Somebody' }]);
-    expect(await activities().proposePayments({ organizationId: orgA.organizationId, statementId: s.statementId })).toEqual({ proposed: 1, unmatched: 0 });
     const p = await paymentOf(orgA, s.txIds[0]!);
     expect(p).toMatchObject({ remittance_id: remittanceId, partner_id: await partnerId(orgA, 'C-300'), allocated_amount: '290.00' });
     expect(p.allocations).toEqual([expect.objectContaining({ invoice_number: '9000020', amount_paid: '290.00', amount_discount: '10.00' })]);
