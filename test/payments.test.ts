@@ -340,3 +340,22 @@ describe('learned accounts and remittances', () => {
     expect(used[0].bank_transaction_id).toBe(s.txIds[0]);
   });
 });
+
+describe('metrics over matched statements', () => {
+  it('reflect the payments states', async () => {
+    // statement 1: 1190 and 750 approved, 997.50 unapproved without allocations, 100 unmatched,
+    // -50 a withdrawal, 300 interest (not a payment); 700 (IBAN) and 290 (remittance) proposed in full
+    const res = await stack.request('GET', '/v2/analytics/bank-transactions?start_date=2026-10-15&end_date=2026-10-15', { token: orgA.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      total_count: 7,
+      potential_payments: { count: 1, total_amount: '100.00' },
+      needs_allocation: { count: 1, total_amount: '997.50' },
+      ready_to_post: { count: 2, total_amount: '990.00' },
+      posting_errors_count: 0,
+      is_multi_currency: false,
+      currency: 'EUR',
+    });
+    expect((await stack.request('GET', '/v2/analytics/bank-transactions?end_date=2026-10-14', { token: orgA.token })).body.total_count).toBe(0);
+  });
+});
