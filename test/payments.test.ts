@@ -4,6 +4,8 @@
  * the payments read, re-allocated and approved through the gateway.
  */
 import { randomUUID } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { CancelledFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '@rp/platform';
 import { createMatchingActivities } from '../services/cash-app/src/activities/matching.js';
@@ -357,5 +359,40 @@ describe('metrics over matched statements', () => {
       currency: 'EUR',
     });
     expect((await stack.request('GET', '/v2/analytics/bank-transactions?end_date=2026-10-14', { token: orgA.token })).body.total_count).toBe(0);
+  });
+});
+
+describe('proposePayments activity', () => {
+  /** A statement still processing, with deposits stored but not yet matched (written straight to the tables). */
+  async function storedStatement(org: Org, deposits: { amount: string; info: string }[]) {
+    const statementId = randomUUID();
+    await stack.sql(`INSERT INTO cash_app.bank_statements (id, organization_id, format, status, currency) VALUES ($1, $2, 'json', 'processing', 'EUR')`, [statementId, org.organizationId]);
+    for (const [i, d] of deposits.entries()) {
+      await stack.sql(
+        `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, unique_import_id, sequence, amount, currency, is_payment, booking_date, remittance_information)
+         VALUES ($1, $2, $3, $4, $5, $6, 'EUR', true, '2026-10-20', $7)`,
+        [randomUUID(), org.organizationId, statementId, `imp-${randomUUID()}`, i + 1, d.amount, d.info],
+      );
+    }
+    return statementId;
+  }
+
+  it('heartbeats its progress, stops when cancelled, and resumes without duplicates', async () => {
+    const statementId = await storedStatement(orgB, [
+      { amount: '1190.00', info: 'Invoice 9000001' },
+      { amount: '1000.00', info: 'Invoice 9000010' },
+      { amount: '12.34', info: 'nothing to find' },
+    ]);
+    const cancelled = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    cancelled.on('heartbeat', (d: unknown) => beats.push(d));
+    cancelled.cancel('statement deleted');
+    await expect(cancelled.run(activities().proposePayments, { organizationId: orgB.organizationId, statementId })).rejects.toBeInstanceOf(CancelledFailure);
+    expect(beats).toEqual([{ done: 3, total: 3 }]);
+    // the chunk finished before the cancellation was seen is kept; a rerun adds nothing twice
+    expect(await stack.sql(`SELECT p.id FROM cash_app.payments p JOIN cash_app.bank_transactions t ON t.id = p.bank_transaction_id WHERE t.statement_id = $1`, [statementId])).toHaveLength(2);
+    const env = new MockActivityEnvironment();
+    expect(await env.run(activities().proposePayments, { organizationId: orgB.organizationId, statementId })).toEqual({ proposed: 0, unmatched: 1 });
+    expect(await stack.sql(`SELECT p.id FROM cash_app.payments p JOIN cash_app.bank_transactions t ON t.id = p.bank_transaction_id WHERE t.statement_id = $1`, [statementId])).toHaveLength(2);
   });
 });
