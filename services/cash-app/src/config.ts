@@ -4,6 +4,12 @@ import { commonConfigShape, env, loadConfig } from '@rp/platform';
 export const cashAppConfigSchema = z.object({
   ...commonConfigShape,
   PORT: env.port(8102),
+  /** Payment-receipt emails: SMTP server and sender. */
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').default('smtp://127.0.0.1:1025'),
+  MAIL_FROM: z.string().min(3).default('Receivables Platform <no-reply@receivables.local>'),
+  /** Payment-receipt emails: SMTP attempts before the receipt is marked failed, and the first retry delay (doubling after). */
+  PAYMENT_RECEIPT_MAX_ATTEMPTS: env.int(8, 1),
+  PAYMENT_RECEIPT_RETRY_SECONDS: env.int(5, 1),
   /** Matching: a shortfall up to this amount (or MATCH_TOLERANCE_PERCENT of the invoices' open total, whichever is larger) is proposed as an adjustment. */
   MATCH_TOLERANCE_AMOUNT: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a non-negative decimal amount').default('5.00'),
   MATCH_TOLERANCE_PERCENT: z.string().regex(/^\d{1,3}(\.\d{1,4})?$/, 'must be a non-negative percentage').default('0'),
