@@ -386,7 +386,7 @@ describe('proposePayments activity', () => {
     const cancelled = new MockActivityEnvironment();
     const beats: unknown[] = [];
     cancelled.on('heartbeat', (d: unknown) => beats.push(d));
-    cancelled.cancel('statement deleted');
+    cancelled.cancel('CANCELLED');
     await expect(cancelled.run(activities().proposePayments, { organizationId: orgB.organizationId, statementId })).rejects.toBeInstanceOf(CancelledFailure);
     expect(beats).toEqual([{ done: 3, total: 3 }]);
     // the chunk finished before the cancellation was seen is kept; a rerun adds nothing twice

@@ -12,6 +12,7 @@ import {
   PartnerIndex,
   type MatchContext,
   type MatchInvoice,
+  type MatchPartner,
   type MatchTransaction,
 } from '../src/domain/matching.js';
 
@@ -170,7 +171,7 @@ describe('matching engine', () => {
   });
 
   it('matches a legal name among many partners through the index', () => {
-    const partners = Array.from({ length: 2000 }, (_, i) => ({ id: `p${String(i).padStart(4, '0')}`, name: `Customer ${i} Trading GmbH`, legal_name: null }));
+    const partners: MatchPartner[] = Array.from({ length: 2000 }, (_, i) => ({ id: `p${String(i).padStart(4, '0')}`, name: `Customer ${i} Trading GmbH`, legal_name: null }));
     partners.push({ id: 'p-legal', name: 'ZZ Brand', legal_name: 'Quantum Widgets Holding AG' });
     const index = new PartnerIndex(partners, []);
     expect(identifyPayer({ counterparty_name: 'QUANTUM WIDGETS HOLDING', counterparty_iban: null, counterparty_account: null }, index, [], DEFAULT_MATCH_CONFIG)).toMatchObject({
