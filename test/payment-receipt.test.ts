@@ -161,6 +161,53 @@ describe('payment-receipt email', () => {
     expect(n).toBe(1);
   });
 
+  it('sends the receipt of a payment that statement processing proposed', async () => {
+    const email = `ap.real.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9500001', amount: 1190 }]);
+    const upload = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: {
+        account: 'DE44500105175407324931',
+        currency: 'EUR',
+        statement_number: `S-${randomUUID()}`,
+        transactions: [
+          {
+            amount: '1190.00',
+            booking_date: '2026-10-15',
+            value_date: '2026-10-15',
+            counterparty_name: 'Acme Handels GmbH',
+            remittance_information: 'Rechnung 9500001',
+            bank_reference: 'REF-REAL-1',
+          },
+        ],
+      },
+    });
+    expect(upload.status).toBe(200);
+    const deadline = Date.now() + 30_000;
+    let txId: string | undefined;
+    while (!txId) {
+      const st = await stack.request('GET', `/v2/bank-statements/${upload.body.id}`, { token: org.token });
+      if (st.body.status === 'ready') txId = st.body.transactions[0].id;
+      else if (st.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement not ready: ${JSON.stringify(st.body)}`);
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+    const payments = await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token });
+    expect(payments.body.data).toHaveLength(1);
+    const proposed = payments.body.data[0];
+    expect(proposed.partner_id).toBe(partnerId);
+
+    const res = await requestReceipt(org, proposed.id);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'pending', payment_id: proposed.id, partner_id: partnerId, bank_transaction_id: txId });
+    expect(await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(proposed.id)).result()).toMatchObject({ status: 'sent' });
+    const mails = await waitForMail(email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0].subject).toBe('Payment received: EUR 1,190.00 on 2026-10-15');
+    expect(mails[0].text).toContain('Invoice 9500001: EUR 1,190.00');
+    expect(mails[0].text).toContain('Bank reference: REF-REAL-1');
+    expect(invoiceIds).toHaveLength(1);
+  });
+
   it('skips a customer without an email address and a payment without a customer; a skipped receipt can be asked again', async () => {
     const { partnerId, invoiceIds } = await customerWithInvoices(org, '', [{ number: '9200001', amount: 100 }]);
     const { paymentId } = await payment(org, { partnerId, amount: '100.00', date: '2026-10-03', allocations: [{ invoiceId: invoiceIds[0], paid: '100.00' }] });
