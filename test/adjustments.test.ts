@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -6,7 +8,7 @@ let orgA: Org;
 let orgB: Org;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ workers: ['cash-app'] });
   orgA = await stack.onboard('Adjusting A');
   orgB = await stack.onboard('Adjusting B');
 });
@@ -18,26 +20,41 @@ async function ledgerAccounts(org: Org) {
   return res.body;
 }
 
-/** A bank statement, a transaction and a payment whose allocation uses the adjustment (SQL: the fixture payments need no matching run). */
+/**
+ * Make a payment allocation use the adjustment, the way a user does: the ledger gets an invoice
+ * (push endpoint), a bank statement with a short deposit is uploaded and processed into a proposed
+ * payment, and the payment's allocation is edited to book the shortfall to the adjustment.
+ */
 async function allocateWith(org: Org, adjustmentId: string) {
-  const [st] = await stack.sql(
-    `INSERT INTO cash_app.bank_statements (id, organization_id, format, status) VALUES (gen_random_uuid(), $1, 'json', 'ready') RETURNING id`,
-    [org.organizationId],
-  );
-  const [tx] = await stack.sql(
-    `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, unique_import_id, sequence, amount, currency)
-     VALUES (gen_random_uuid(), $1, $2, gen_random_uuid()::text, 1, 95, 'EUR') RETURNING id`,
-    [org.organizationId, st.id],
-  );
-  const [p] = await stack.sql(
-    `INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, amount, currency) VALUES (gen_random_uuid(), $1, $2, 95, 'EUR') RETURNING id`,
-    [org.organizationId, tx.id],
-  );
-  await stack.sql(
-    `INSERT INTO cash_app.payment_allocations (id, organization_id, payment_id, invoice_id, amount_paid, adjustment_id, adjustment_amount)
-     VALUES (gen_random_uuid(), $1, $2, gen_random_uuid(), 95, $3, 5)`,
-    [org.organizationId, p.id, adjustmentId],
-  );
+  const number = `95${Math.floor(Math.random() * 1e5)}`;
+  const customer = await pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: 'C-ADJ', name1: 'Adjusted Customer AG' })]);
+  expect(customer.body.results[0].success).toBe(true);
+  const pushed = await pushInvoices(stack, org.apiKey, [invoiceRecord({ customer_code: 'C-ADJ', document_number: number, reference: `INV-${number}`, amount_in_document_currency: 1000 })]);
+  const invoiceId = pushed.body.results[0].service_id!;
+  const upload = await stack.request('POST', '/v2/bank-statements', {
+    token: org.token,
+    body: {
+      account: 'DE44500105175407324931',
+      currency: 'EUR',
+      statement_number: `S-${randomUUID()}`,
+      transactions: [{ amount: '995.00', booking_date: '2026-10-15', counterparty_name: 'Adjusted Customer AG', remittance_information: `Rechnung ${number}` }],
+    },
+  });
+  expect(upload.status).toBe(200);
+  const deadline = Date.now() + 30_000;
+  let txId: string | undefined;
+  while (!txId) {
+    const st = await stack.request('GET', `/v2/bank-statements/${upload.body.id}`, { token: org.token });
+    if (st.body.status === 'ready') txId = st.body.transactions[0].id;
+    else if (st.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement not ready: ${JSON.stringify(st.body)}`);
+    else await new Promise((r) => setTimeout(r, 200));
+  }
+  const payment = (await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token })).body.data[0];
+  const patched = await stack.request('PATCH', `/v2/payments/${payment.id}`, {
+    token: org.token,
+    body: { allocations: [{ invoice_id: invoiceId, amount_paid: '995.00', adjustment_id: adjustmentId, adjustment_amount: '5.00' }] },
+  });
+  expect(patched.status).toBe(200);
 }
 
 describe('user adjustments', () => {
