@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -7,28 +7,35 @@ let orgA: Org;
 let orgB: Org;
 const ids: Record<string, string> = {};
 
-/**
- * Ledger rows written straight into the integrations schema (the push endpoints were not in this
- * tree yet when these tests were written): two customers and their invoices.
- */
+/** A customer pushed like the integration middleware does; returns the partner id. */
 async function partner(org: Org, code: string, name: string, email: string | null) {
-  const id = randomUUID();
-  await stack.sql(
-    `INSERT INTO integrations.partners (id, organization_id, origin, remote_id, account_number, name, email, currency)
-     VALUES ($1, $2, 'middleware', $3, $3, $4, $5, 'EUR')`,
-    [id, org.organizationId, code, name, email],
-  );
-  return id;
+  const res = await pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: code, name1: name, smtp_addr: email ?? '' })]);
+  expect(res.body.results[0].success).toBe(true);
+  return res.body.results[0].service_id!;
 }
 
-async function invoice(org: Org, partnerId: string | null, number: string, amount: string, open: string, opts: { currency?: string; due?: string; fiscalYear?: string } = {}) {
-  const id = randomUUID();
-  await stack.sql(
-    `INSERT INTO integrations.documents (id, organization_id, origin, kind, partner_id, company_code, fiscal_year, document_number, currency,
-        net_due_date, amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
-     VALUES ($1, $2, 'middleware', 'invoice', $3, '1000', $4, $5, $6, $7, $8, $8, $9, $10)`,
-    [id, org.organizationId, partnerId, opts.fiscalYear ?? '2026', number, opts.currency ?? 'EUR', opts.due ?? '2026-10-01', amount, open, Number(open) > 0],
-  );
+/**
+ * An invoice pushed like the middleware does (open for its whole amount, or closed). A partly paid
+ * invoice (`open` below the amount) has its open balance set afterwards the way a ledger sync
+ * reports a balance: push records carry no partial balance.
+ */
+async function invoice(org: Org, customerCode: string | null, number: string, amount: string, open: string, opts: { currency?: string; due?: string } = {}) {
+  const closed = Number(open) === 0;
+  const res = await pushInvoices(stack, org.apiKey, [
+    invoiceRecord({
+      customer_code: customerCode ?? 'NO-SUCH-CUSTOMER',
+      document_number: number,
+      reference: `INV-${number}`,
+      currency: opts.currency ?? 'EUR',
+      net_due_date: opts.due ?? '2026-10-01',
+      amount_in_document_currency: Number(amount),
+      status_open: !closed,
+      clearing_date: closed ? '2026-09-30' : null,
+    }),
+  ]);
+  expect(res.body.results[0].success).toBe(true);
+  const id = res.body.results[0].service_id!;
+  if (!closed && open !== amount) await stack.sql('UPDATE integrations.documents SET amount_open = $2 WHERE id = $1', [id, open]);
   return id;
 }
 
@@ -38,11 +45,11 @@ beforeAll(async () => {
   orgB = await stack.onboard('Remit B');
   ids.acme = await partner(orgA, 'C-100', 'Acme Handels GmbH', 'ap@acme.example');
   ids.beta = await partner(orgA, 'C-200', 'Beta Retail AG', null);
-  ids.inv1 = await invoice(orgA, ids.acme, '9000001', '1190.00', '1190.00', { due: '2026-10-01' });
-  ids.inv2 = await invoice(orgA, ids.acme, '9000002', '595.00', '595.00', { due: '2026-10-15' });
-  ids.inv3 = await invoice(orgA, ids.acme, '9000003', '1000.00', '400.00', { due: '2026-09-15' });
-  ids.inv4 = await invoice(orgA, ids.beta, '9000004', '250.00', '250.00');
-  ids.closed = await invoice(orgA, ids.acme, '9000005', '80.00', '0');
+  ids.inv1 = await invoice(orgA, 'C-100', '9000001', '1190.00', '1190.00', { due: '2026-10-01' });
+  ids.inv2 = await invoice(orgA, 'C-100', '9000002', '595.00', '595.00', { due: '2026-10-15' });
+  ids.inv3 = await invoice(orgA, 'C-100', '9000003', '1000.00', '400.00', { due: '2026-09-15' });
+  ids.inv4 = await invoice(orgA, 'C-200', '9000004', '250.00', '250.00');
+  ids.closed = await invoice(orgA, 'C-100', '9000005', '80.00', '0');
   // orgB has an invoice with the same number as one of orgA's: never linked across organizations.
   ids.otherOrgInvoice = await invoice(orgB, null, '9000001', '1190.00', '1190.00');
 });
@@ -229,7 +236,7 @@ describe('remittances (v1)', () => {
   it('lists with pagination and filters by status, partner and transaction date', async () => {
     const org = await stack.onboard('Remit lists');
     const p = await partner(org, 'L-1', 'Lister Ltd', null);
-    await invoice(org, p, 'L-100', '100.00', '100.00');
+    await invoice(org, 'L-1', 'L-100', '100.00', '100.00');
     const make = (date: string, number: string) => post(org, { transaction_date: date, allocations: [{ invoice_number: number, amount_paid: 10 }] });
     const r1 = (await make('2026-10-01', 'L-100')).body;
     const r2 = (await make('2026-10-05', 'nope')).body;
