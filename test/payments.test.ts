@@ -323,16 +323,20 @@ describe('learned accounts and remittances', () => {
   });
 
   it('allocates a deposit as its remittance advice says', async () => {
-    const remittanceId = randomUUID();
-    await stack.sql(
-      `INSERT INTO cash_app.remittances (id, organization_id, partner_id, status, currency, transaction_amount, transaction_date, transaction_number)
-       VALUES ($1, $2, $3, 'submitted', 'EUR', 290, '2026-10-14', 'PAY-77123')`,
-      [remittanceId, orgA.organizationId, await partnerId(orgA, 'C-300')],
-    );
-    await stack.sql(
-      `INSERT INTO cash_app.remittance_allocations (id, organization_id, remittance_id, invoice_number, invoice_id, amount_paid, amount_discount) VALUES ($1, $2, $3, '9000020', $4, 290, 10)`,
-      [randomUUID(), orgA.organizationId, remittanceId, await invoiceId(orgA, '9000020')],
-    );
+    const created = await stack.request('POST', '/v1/remittances', {
+      token: orgA.token,
+      body: {
+        payer_name: 'Gamma Foods Inc',
+        transaction_number: 'PAY-77123',
+        transaction_date: '2026-10-14',
+        currency: 'EUR',
+        transaction_amount: 290,
+        allocations: [{ invoice_number: '9000020', amount_paid: 290, amount_discount: 10 }],
+      },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.status).toBe('submitted');
+    const remittanceId = created.body.id as string;
     const s = await statement(orgA, [{ amount: '290.00', remittance_information: 'Payment PAY-77123', counterparty_name: 'Somebody' }]);
     const p = await paymentOf(orgA, s.txIds[0]!);
     expect(p).toMatchObject({ remittance_id: remittanceId, partner_id: await partnerId(orgA, 'C-300'), allocated_amount: '290.00' });
@@ -340,18 +344,23 @@ describe('learned accounts and remittances', () => {
     expect(p.match_reasons[0]).toEqual({ rule: 'remittance', remittance_id: remittanceId, matched_by: 'transaction_number', value: 'PAY-77123' });
     const used = await stack.sql(`SELECT bank_transaction_id FROM cash_app.remittances WHERE id = $1`, [remittanceId]);
     expect(used[0].bank_transaction_id).toBe(s.txIds[0]);
+    expect((await stack.request('GET', `/v1/remittances/${remittanceId}`, { token: orgA.token })).body.status).toBe('applied');
+    // used once: the same reference on another deposit does not apply it again
+    const s2 = await statement(orgA, [{ amount: '290.00', remittance_information: 'Payment PAY-77123 again', counterparty_name: 'Somebody' }]);
+    expect(await paymentOf(orgA, s2.txIds[0]!)).toBeUndefined();
   });
 });
 
 describe('metrics over matched statements', () => {
   it('reflect the payments states', async () => {
     // statement 1: 1190 and 750 approved, 997.50 unapproved without allocations, 100 unmatched,
-    // -50 a withdrawal, 300 interest (not a payment); 700 (IBAN) and 290 (remittance) proposed in full
+    // -50 a withdrawal, 300 interest (not a payment); 700 (IBAN) and 290 (remittance) proposed in full;
+    // a second 290 quoting the used remittance is unmatched
     const res = await stack.request('GET', '/v2/analytics/bank-transactions?start_date=2026-10-15&end_date=2026-10-15', { token: orgA.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      total_count: 7,
-      potential_payments: { count: 1, total_amount: '100.00' },
+      total_count: 8,
+      potential_payments: { count: 2, total_amount: '390.00' },
       needs_allocation: { count: 1, total_amount: '997.50' },
       ready_to_post: { count: 2, total_amount: '990.00' },
       posting_errors_count: 0,

@@ -60,11 +60,15 @@ export async function knownAccounts(db: Db, organizationId: string): Promise<Kno
   return db('partner_bank_accounts').select('account_identifier', 'partner_id').where({ organization_id: organizationId });
 }
 
-/** Submitted remittances not yet tied to a bank transaction or a payment, with their allocations. */
+/**
+ * Remittances not tied to a bank transaction or a payment, with their allocations: `submitted` ones,
+ * and `applied` ones whose payment has since been deleted (with its statement).
+ */
 export async function unusedRemittances(db: Db, organizationId: string): Promise<MatchRemittance[]> {
   const rows = (await db('remittances as r')
     .select('r.id', 'r.partner_id', 'r.transaction_amount', 'r.transaction_number', 'r.currency', 'r.payer_bank_details')
-    .where({ 'r.organization_id': organizationId, 'r.status': 'submitted' })
+    .where({ 'r.organization_id': organizationId })
+    .whereIn('r.status', ['submitted', 'applied'])
     .whereNull('r.bank_transaction_id')
     .whereNotExists(db('payments as p').select(db.raw('1')).whereRaw('p.remittance_id = r.id'))
     .orderBy('r.id')) as {
@@ -105,7 +109,7 @@ export async function activeSystemAdjustmentId(db: Db, organizationId: string, s
  * Insert proposals as unapproved payments with their allocations, set-based, in one transaction.
  * The transactions are locked first and those that meanwhile got a payment are skipped, so a
  * retried or concurrent run never creates a second payment for a transaction. Used remittances are
- * tied to their transaction. Returns how many payments were inserted.
+ * tied to their transaction and marked `applied`. Returns how many payments were inserted.
  */
 export async function insertProposals(db: Db, organizationId: string, proposals: readonly Proposal[], deposits: ReadonlyMap<string, DepositRow>): Promise<number> {
   if (proposals.length === 0) return 0;
@@ -138,7 +142,7 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
     for (let i = 0; i < allocations.length; i += 1000) await trx('payment_allocations').insert(allocations.slice(i, i + 1000));
     const withRemittance = todo.filter((p) => p.remittance_id);
     for (const p of withRemittance) {
-      await trx('remittances').where({ organization_id: organizationId, id: p.remittance_id! }).whereNull('bank_transaction_id').update({ bank_transaction_id: p.transaction_id, modified_at: trx.fn.now() });
+      await trx('remittances').where({ organization_id: organizationId, id: p.remittance_id! }).whereNull('bank_transaction_id').update({ bank_transaction_id: p.transaction_id, status: 'applied', modified_at: trx.fn.now() });
     }
     return payments.length;
   });
