@@ -14,6 +14,7 @@ import { Worker } from '@temporalio/worker';
 import { connectTemporal, type TemporalHandle } from '@rp/platform';
 import { bankStatementWorkflowId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -99,6 +100,12 @@ beforeAll(async () => {
   expect(member.status).toBe(200);
   const { runCli } = await import('@rp/admin/cli');
   memberToken = ((await runCli(['token', 'issue', '--org', org.organizationId, '--user', member.body.id], stack.env)) as { token: string }).token;
+  // An open invoice the CAMT sample's first deposit pays ("Invoice INV-1001", 1250.00 EUR).
+  expect((await pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: 'C-ACME', name1: 'Acme GmbH' })])).status).toBe(200);
+  const inv = await pushInvoices(stack, org.apiKey, [
+    invoiceRecord({ document_number: 'INV-1001', reference: 'INV-1001', customer_code: 'C-ACME', amount_in_document_currency: 1250, amount_in_local_currency: 1250 }),
+  ]);
+  expect(inv.body.results[0]).toMatchObject({ success: true });
 });
 afterAll(async () => {
   await temporal?.close();
@@ -147,13 +154,15 @@ describe('upload and processing', () => {
       unique_import_id: 'DE89370400440532013000:ref:2026110200001',
       bank_account_id: s.bank_account_id,
       is_deposit: true,
-      payments: [],
     });
+    // The workflow's matching step proposed a payment for the deposit that names the open invoice.
+    expect(s.transactions[0].payments).toEqual([expect.objectContaining({ status: 'unapproved', amount: '1250.00', currency: 'EUR' })]);
+    expect(s.transactions[1].payments).toEqual([]);
     const [account] = await stack.sql(`SELECT account_identifier, iban, bank_code, currency FROM cash_app.bank_accounts WHERE id = $1 AND organization_id = $2`, [s.bank_account_id, org.organizationId]);
     expect(account).toEqual({ account_identifier: 'DE89370400440532013000', iban: 'DE89370400440532013000', bank_code: 'COBADEFFXXX', currency: 'EUR' });
 
     const handle = temporal.client.workflow.getHandle(bankStatementWorkflowId(s.id));
-    expect(await handle.result()).toMatchObject({ status: 'ready', total: 5, stored: 5, payments: 3 });
+    expect(await handle.result()).toMatchObject({ status: 'ready', total: 5, stored: 5, payments: 3, proposed: 1 });
     const d = await handle.describe();
     expect(d.taskQueue).toBe(TASK_QUEUES.cashApp);
     expect(d.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
@@ -356,8 +365,14 @@ describe('delete', () => {
 
     const del = await stack.request('DELETE', `/v2/bank-statements/${id}`, { token: org.token });
     expect(del.status).toBe(204);
-    const d = await temporal.client.workflow.getHandle(bankStatementWorkflowId(id)).describe();
+    const handle = temporal.client.workflow.getHandle(bankStatementWorkflowId(id));
+    const d = await handle.describe();
     expect(d.status.name).toBe('CANCELLED');
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, await handle.fetchHistory(), d.workflowId);
+    if (process.env.RECORD_HISTORIES) {
+      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', d.workflowId, '-o', 'json']);
+      writeFileSync('workflows/test/histories/bank-statement-cancelled.json', json);
+    }
     for (let i = 0; i < 10; i++) {
       expect(await stack.sql(`SELECT id FROM cash_app.bank_transactions WHERE statement_id = $1 OR unique_import_id LIKE 'DE12500105170648489890:%'`, [id])).toEqual([]);
       expect(await stack.sql(`SELECT p.id FROM cash_app.payments p JOIN cash_app.bank_transactions t ON t.id = p.bank_transaction_id WHERE t.statement_id = $1`, [id])).toEqual([]);
