@@ -208,6 +208,20 @@ describe('payment-receipt email', () => {
     expect(invoiceIds).toHaveLength(1);
   });
 
+  it('makes one receipt of concurrent requests for the same payment', async () => {
+    const email = `ap.race.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9600001', amount: 42 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '42.00', date: '2026-10-06', allocations: [{ invoiceId: invoiceIds[0], paid: '42.00' }] });
+    const results = await Promise.all(Array.from({ length: 4 }, () => requestReceipt(org, paymentId)));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
+    await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result();
+    const [{ n }] = await stack.sql('SELECT count(*)::int AS n FROM cash_app.outreach_records WHERE payment_id = $1', [paymentId]);
+    expect(n).toBe(1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await waitForMail(email, { count: 2, timeoutMs: 1000 })).toHaveLength(1);
+  });
+
   it('skips a customer without an email address and a payment without a customer; a skipped receipt can be asked again', async () => {
     const { partnerId, invoiceIds } = await customerWithInvoices(org, '', [{ number: '9200001', amount: 100 }]);
     const { paymentId } = await payment(org, { partnerId, amount: '100.00', date: '2026-10-03', allocations: [{ invoiceId: invoiceIds[0], paid: '100.00' }] });
