@@ -348,7 +348,9 @@ describe('delete', () => {
   });
 
   it('cancels the processing workflow and removes everything, with nothing appearing afterwards', async () => {
-    const res = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: jsonStatement('DE12500105170648489890', 40, 'CANCEL') });
+    // 200 lines = 100 chunks of 150 ms: longer than the activity's heartbeat throttle (0.8 × 10 s), so the
+    // cancellation reaches the running store activity through a heartbeat.
+    const res = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: jsonStatement('DE12500105170648489890', 200, 'CANCEL') });
     expect(res.status).toBe(200);
     const id = res.body.id as string;
     // Wait until the store activity has written some (not all) lines.
@@ -360,7 +362,7 @@ describe('delete', () => {
       await sleep(50);
     }
     expect(stored).toBeGreaterThan(0);
-    expect(stored).toBeLessThan(40);
+    expect(stored).toBeLessThan(200);
     expect((await stack.request('GET', `/v2/bank-statements/${id}`, { token: org.token })).body.status).toBe('processing');
 
     const del = await stack.request('DELETE', `/v2/bank-statements/${id}`, { token: org.token });
@@ -368,6 +370,12 @@ describe('delete', () => {
     const handle = temporal.client.workflow.getHandle(bankStatementWorkflowId(id));
     const d = await handle.describe();
     expect(d.status.name).toBe('CANCELLED');
+    // The store activity itself acknowledged the cancellation (it did not run to completion).
+    const events = (await handle.fetchHistory()).events!;
+    const scheduled = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name]));
+    const cancelled = events.filter((e) => e.activityTaskCanceledEventAttributes).map((e) => scheduled.get(String(e.activityTaskCanceledEventAttributes!.scheduledEventId)));
+    expect(cancelled).toEqual(['storeStatementTransactions']);
+    expect(events.some((e) => e.activityTaskCompletedEventAttributes)).toBe(false);
     await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, await handle.fetchHistory(), d.workflowId);
     if (process.env.RECORD_HISTORIES) {
       const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', d.workflowId, '-o', 'json']);
