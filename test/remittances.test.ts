@@ -40,7 +40,7 @@ async function invoice(org: Org, customerCode: string | null, number: string, am
 }
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ workers: ['cash-app'] });
   orgA = await stack.onboard('Remit A');
   orgB = await stack.onboard('Remit B');
   ids.acme = await partner(orgA, 'C-100', 'Acme Handels GmbH', 'ap@acme.example');
@@ -264,6 +264,51 @@ describe('remittances (v1)', () => {
     expect(bad.status).toBe(422);
     expect(Object.keys(bad.body.detail.query).sort()).toEqual(['date_from', 'page_size', 'status']);
     expect(typeof bad.body.message).toBe('string');
+  });
+
+  it('is applied by matching when its deposit arrives: status applied, allocated as the remittance says', async () => {
+    const org = await stack.onboard('Remit applied');
+    await partner(org, 'M-1', 'Matched Mfg', null);
+    const a = await invoice(org, 'M-1', 'M-501', '300.00', '300.00');
+    const b = await invoice(org, 'M-1', 'M-502', '200.00', '200.00');
+    const created = await post(org, {
+      transaction_number: 'RA778899',
+      transaction_amount: 490,
+      currency: 'EUR',
+      allocations: [
+        { invoice_number: 'M-501', amount_paid: 290, amount_discount: 10 },
+        { invoice_number: 'M-502', amount_paid: 200 },
+      ],
+    });
+    expect(created.body).toMatchObject({ status: 'submitted', bank_transaction_id: null, agent_uncertainties: [] });
+    const upload = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: {
+        account: 'DE44500105175407324931',
+        currency: 'EUR',
+        statement_number: 'S-RA',
+        transactions: [{ amount: '490.00', booking_date: '2026-10-20', counterparty_name: 'Someone', remittance_information: 'Payment advice RA778899' }],
+      },
+    });
+    expect(upload.status).toBe(200);
+    const deadline = Date.now() + 30_000;
+    let txId: string | undefined;
+    while (!txId) {
+      const st = await stack.request('GET', `/v2/bank-statements/${upload.body.id}`, { token: org.token });
+      if (st.body.status === 'ready') txId = st.body.transactions[0].id;
+      else if (st.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement not ready: ${JSON.stringify(st.body)}`);
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+    const applied = await stack.request('GET', `/v1/remittances/${created.body.id}`, { token: org.token });
+    expect(applied.body).toMatchObject({ status: 'applied', bank_transaction_id: txId });
+    expect((await stack.request('GET', '/v1/remittances?status=applied', { token: org.token })).body.data.map((r: any) => r.id)).toEqual([created.body.id]);
+    const payment = (await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token })).body.data[0];
+    expect(
+      payment.allocations.map((x: any) => [x.invoice_id, x.amount_paid, x.amount_discount]).sort(),
+    ).toEqual([
+      [a, '290.00', '10.00'],
+      [b, '200.00', '0.00'],
+    ].sort());
   });
 
   it('keeps organizations apart', async () => {

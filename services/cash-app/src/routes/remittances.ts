@@ -103,6 +103,7 @@ const remittanceSchema = z.object({
   transaction_amount: z.number().nullable(),
   transaction_date: z.string().nullable(),
   transaction_number: z.string().nullable(),
+  bank_transaction_id: z.string().nullable().describe('The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`.'),
   ...timestampsShape,
 });
 
@@ -295,6 +296,7 @@ function remittanceView(r: RemittanceRow, allocations: RemittanceAllocationRow[]
     transaction_amount: num(r.transaction_amount),
     transaction_date: r.transaction_date,
     transaction_number: r.transaction_number,
+    bank_transaction_id: r.bank_transaction_id,
     created_at: isoTime(r.created_at)!,
     modified_at: isoTime(r.modified_at)!,
   };
