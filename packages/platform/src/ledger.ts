@@ -198,19 +198,13 @@ export interface PredictedOverdueRow {
   history_counts: number[];
 }
 
-/**
- * An open invoice's amount in local currency, rounded to cents: amount_open is in document currency,
- * converted at the document's own rate (amount_in_local_currency / amount_in_document_currency);
- * without a local amount (or with a zero document amount) the open amount is taken as is.
- */
-const OPEN_LC_SQL = `round(CASE WHEN amount_open = amount_in_document_currency AND amount_in_local_currency IS NOT NULL THEN amount_in_local_currency
-  ELSE amount_open * coalesce(amount_in_local_currency / nullif(amount_in_document_currency, 0), 1) END, 2)`;
 const LATENESS_COUNTS_TABLE = 'integrations.invoice_lateness_counts';
 const CLOSED_INVOICE_SQL = `kind = 'invoice' AND NOT status_open AND clearing_date IS NOT NULL AND net_due_date IS NOT NULL`;
 
 /**
  * Predicted overdue, one statement: a single pass over the organization's open invoices (kind
- * invoice, status_open, with a partner) aggregates per customer its total and, per tier, the LC sum
+ * invoice, status_open, with a partner; their open amount in local currency is the generated
+ * column open_lc_cents, see integrations migration 004) aggregates per customer its total and, per tier, the LC sum
  * and count of the invoices more than `days` past net due at as_of; only customers with a tripped
  * tier (sum > amount) come back, each with its aged invoices (for the trip probabilities) and its
  * lateness histogram, both read through covering indexes for those customers only.
@@ -228,29 +222,29 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
   }
   const scopeSql = scope.join(' ');
   const minDays = Math.min(...q.tiers.map((t) => t.days));
-  const tierCols = q.tiers.map((_, i) => `sum(lc) FILTER (WHERE age > ?) AS s${i}, count(*) FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
+  const tierCols = q.tiers.map((_, i) => `sum(cents) FILTER (WHERE age > ?) AS s${i}, count(*) FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
   const tierBindings = q.tiers.flatMap((t) => [t.days, t.days]);
-  const having = q.tiers.map(() => 'sum(lc) FILTER (WHERE age > ?) > ?::numeric').join(' OR ');
+  const having = q.tiers.map(() => 'sum(cents) FILTER (WHERE age > ?) > ?::numeric * 100').join(' OR ');
   const havingBindings = q.tiers.flatMap((t) => [t.days, t.amountLc]);
   const sql = `
     WITH agg AS (
-      SELECT partner_id, sum(lc) AS total_open_lc,
+      SELECT partner_id, sum(cents) AS total_open_cents,
       ${tierCols}
-      FROM (SELECT partner_id, ?::date - net_due_date AS age, ${OPEN_LC_SQL} AS lc
+      FROM (SELECT partner_id, ?::date - net_due_date AS age, open_lc_cents AS cents
             FROM ${LEDGER_TABLES.documents}
             WHERE organization_id = ? AND kind = 'invoice' AND status_open AND partner_id IS NOT NULL ${scopeSql}) o
       GROUP BY partner_id
       HAVING ${having}
     )
     SELECT agg.partner_id, p.name AS partner_name, p.account_number AS partner_account_number,
-      agg.total_open_lc::numeric(20, 2)::text AS total_open_lc,
-      ARRAY[${q.tiers.map((_, i) => `coalesce(agg.s${i}, 0)::numeric(20, 2)::text`).join(', ')}] AS tier_amounts,
+      (agg.total_open_cents / 100.0)::numeric(20, 2)::text AS total_open_lc,
+      ARRAY[${q.tiers.map((_, i) => `(coalesce(agg.s${i}, 0) / 100.0)::numeric(20, 2)::text`).join(', ')}] AS tier_amounts,
       ARRAY[${q.tiers.map((_, i) => `agg.c${i}::int`).join(', ')}] AS tier_counts,
       inv.ages AS invoice_ages, inv.cents AS invoice_cents, hist.lateness AS history_lateness, hist.counts AS history_counts
     FROM agg
     JOIN ${LEDGER_TABLES.partners} p ON p.id = agg.partner_id
     CROSS JOIN LATERAL (
-      SELECT coalesce(array_agg(?::date - net_due_date), '{}') AS ages, coalesce(array_agg((${OPEN_LC_SQL} * 100)::int8::float8), '{}') AS cents
+      SELECT coalesce(array_agg(?::date - net_due_date), '{}') AS ages, coalesce(array_agg(open_lc_cents::float8), '{}') AS cents
       FROM ${LEDGER_TABLES.documents}
       WHERE organization_id = ? AND partner_id = agg.partner_id AND kind = 'invoice' AND status_open
         AND net_due_date < ?::date - ?::int ${scopeSql}

@@ -6,6 +6,11 @@ export const name = '004_predicted_overdue_indexes';
  * What predicted-overdue analytics (cash-app, through the kernel ledger module) needs to answer in
  * one pass over an organization's open invoices:
  *
+ * - `documents.open_lc_cents` (generated, stored): an open invoice's open amount in local currency,
+ *   in cents; NULL for anything else. amount_open is in document currency and is converted at the
+ *   document's own rate (amount_in_local_currency / amount_in_document_currency), rounded half up
+ *   to cents; without a local amount (or with a zero document amount) amount_open is taken as is.
+ *   Computed once on write, so the aging sums integers instead of dividing NUMERICs per row.
  * - `documents_open_invoice_aging_idx`: the open invoices of a customer with every column the
  *   aging reads (covering: index-only scans, rows come grouped by partner, no sort).
  * - `documents_closed_invoice_history_idx`: a customer's closed invoices with due and clearing
@@ -19,8 +24,13 @@ export const name = '004_predicted_overdue_indexes';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
+    ALTER TABLE documents ADD COLUMN open_lc_cents bigint GENERATED ALWAYS AS (
+      CASE WHEN kind = 'invoice' AND status_open THEN
+        (round(CASE WHEN amount_open = amount_in_document_currency AND amount_in_local_currency IS NOT NULL THEN amount_in_local_currency
+                    ELSE amount_open * coalesce(amount_in_local_currency / nullif(amount_in_document_currency, 0), 1) END, 2) * 100)::bigint
+      END) STORED;
     CREATE INDEX documents_open_invoice_aging_idx ON documents (organization_id, partner_id)
-      INCLUDE (net_due_date, amount_open, amount_in_local_currency, amount_in_document_currency, business_unit_id)
+      INCLUDE (net_due_date, open_lc_cents, business_unit_id)
       WHERE kind = 'invoice' AND status_open AND partner_id IS NOT NULL;
     CREATE INDEX documents_closed_invoice_history_idx ON documents (organization_id, partner_id)
       INCLUDE (net_due_date, clearing_date)
@@ -76,5 +86,6 @@ export async function down(knex: Knex): Promise<void> {
     DROP TABLE IF EXISTS invoice_lateness_counts;
     DROP INDEX IF EXISTS documents_closed_invoice_history_idx;
     DROP INDEX IF EXISTS documents_open_invoice_aging_idx;
+    ALTER TABLE documents DROP COLUMN IF EXISTS open_lc_cents;
   `);
 }
