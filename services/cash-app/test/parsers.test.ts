@@ -78,6 +78,9 @@ describe('BAI2', () => {
     expect(parseError('bai2', withLine(8, '16,195,27500,Q,BREF0004,,X/')).where).toBe('line 8');
     expect(parseError('bai2', lines.slice(0, 10).join('\n')).problem).toMatch(/missing 99/);
     expect(parseError('bai2', withLine(1, '01,BANKSENDER,CUSTRECV,261102,0800,FILE001,80,,3/')).where).toBe('line 1');
+    // A second account in the group: one account per upload.
+    const two = [...lines.slice(0, 9), '03,1111111111,USD,010,0,,/', '49,0,2/', '98,1358000,2,11/', '99,1358000,1,13/'].join('\n');
+    expect(parseError('bai2', two)).toMatchObject({ where: 'line 10', problem: expect.stringMatching(/one account/) });
   });
 });
 
@@ -101,6 +104,12 @@ describe('MT940', () => {
     expect(s.transactions[1]).toMatchObject({ bankReference: 'BREF-3002', endToEndId: null, remittanceInformation: 'Bank charges November' });
     expect(s.transactions[2]).toMatchObject({ transactionCode: 'R:NTRF', bankReference: null, counterpartyName: 'Epsilon AG' });
     expect(s.transactions[3]).toMatchObject({ counterpartyName: 'Zeta GmbH', counterpartyIban: 'DE02120300000000202051', counterpartyBankCode: 'DEUTDEFF', remittanceInformation: 'Zahlung Rechnung INV-3004' });
+  });
+  it('reads a message in its SWIFT envelope with CRLF line ends', () => {
+    const wrapped = `{1:F01COBADEFFAXXX0000000000}{2:O9401200261103NDEANOKKAXXX00000000002611031200N}{4:\r\n${mt.toString().replace(/\n-\n$/, '\n').replace(/\n/g, '\r\n')}-}`;
+    const s = parseStatement('mt940', Buffer.from(wrapped));
+    expect(s.transactions.map((t) => t.amount)).toEqual(['1250.0000', '-99.9500', '200.0000', '75.0000']);
+    expect(parseError('mt940', wrapped.replace(':61:261103C75,00', ':61:261103C75')).where).toBe('line 12');
   });
   it('names the line of a bad field', () => {
     const text = mt.toString();
