@@ -187,6 +187,30 @@ describe('matching engine', () => {
     expect(identifyPayer({ counterparty_name: null, counterparty_iban: 'DE02100100100006820101', counterparty_account: null }, shared, [], DEFAULT_MATCH_CONFIG)).toBeNull();
   });
 
+  it('decides exactly as scoring every partner would (pruned candidate search)', () => {
+    const words = ['nord', 'sued', 'handel', 'logistik', 'foods', 'metall', 'bau', 'tech', 'trading', 'systems'];
+    const partners: MatchPartner[] = [];
+    for (let i = 0; i < 600; i++) partners.push({ id: `q${String(i).padStart(3, '0')}`, name: `${words[i % 10]} ${words[(i * 7) % 10]} ${i % 50} GmbH`, legal_name: i % 3 ? null : `${words[(i * 3) % 10]} Holding ${i}` });
+    const index = new PartnerIndex(partners, []);
+    const brute = (name: string) => {
+      const scored = partners
+        .map((p) => ({ id: p.id, similarity: Math.max(nameSimilarity(name, p.name), p.legal_name ? nameSimilarity(name, p.legal_name) : 0) }))
+        .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id));
+      const [best, second] = scored;
+      if (!best || best.similarity < DEFAULT_MATCH_CONFIG.nameThreshold) return null;
+      if (second && best.similarity - second.similarity <= DEFAULT_MATCH_CONFIG.nameTieMargin) return null;
+      return best.id;
+    };
+    let decided = 0;
+    for (let i = 0; i < 120; i++) {
+      const name = i % 4 === 0 ? `${words[(i * 3) % 10]} Holding ${i * 2}` : `${words[i % 10]} ${words[(i * 7) % 10]} ${i % 50}`;
+      const viaIndex = identifyPayer({ counterparty_name: name, counterparty_iban: null, counterparty_account: null }, index, [], DEFAULT_MATCH_CONFIG)?.partner_id ?? null;
+      expect(viaIndex, name).toBe(brute(name));
+      if (viaIndex) decided++;
+    }
+    expect(decided).toBeGreaterThan(0);
+  });
+
   it('rejects a name below the threshold', () => {
     const c = ctx({ invoices: [inv('i1', ACME, 'A1', '10.00')] });
     expect(run(tx({ amount: '10.00', counterparty_name: 'Zenith Partners' }), c)).toBeNull();

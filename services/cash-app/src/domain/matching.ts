@@ -272,27 +272,62 @@ export class PartnerIndex {
     return this.accounts.get(account) ?? new Set();
   }
 
-  /** Best similarity per partner (max over its names) of the names that share a token or a trigram with `name`, best first. */
-  similarities(name: string): { id: string; similarity: number }[] {
+  private readonly cache = new Map<string, { id: string; similarity: number }[]>();
+
+  /**
+   * Partners by similarity to `name` (max over their names), best first — exact for the decision
+   * identifyPayer makes with `threshold` and `tieMargin`, without scoring every name. The name's
+   * tokens and trigrams are taken rarest first; names sharing one of those taken are scored. A name
+   * sharing none of them shares at most the ones not yet taken, which bounds its similarity; features
+   * are taken until that bound can no longer change the decision (beat or tie the best, or pass the
+   * threshold). Cached per normalized name.
+   */
+  ranked(name: string, threshold: number, tieMargin: number): { id: string; similarity: number }[] {
     const tokens = new Set(nameTokens(name));
     if (tokens.size === 0) return [];
-    const grams = trigrams([...tokens].join(' '));
-    const sharedTokens = new Map<number, number>();
-    const sharedGrams = new Map<number, number>();
-    for (const t of tokens) for (const e of this.byToken.get(t) ?? []) sharedTokens.set(e, (sharedTokens.get(e) ?? 0) + 1);
-    for (const g of grams) for (const e of this.byGram.get(g) ?? []) sharedGrams.set(e, (sharedGrams.get(e) ?? 0) + 1);
-    const best = new Map<number, number>();
-    for (const e of new Set([...sharedTokens.keys(), ...sharedGrams.keys()])) {
-      const entry = this.entries[e]!;
-      const inter = sharedTokens.get(e) ?? 0;
-      const jaccard = inter / (tokens.size + entry.tokens.size - inter);
-      const dice = (2 * (sharedGrams.get(e) ?? 0)) / (grams.size + entry.grams.size);
-      const sim = Math.max(jaccard, dice);
-      if (sim > (best.get(entry.partner) ?? -1)) best.set(entry.partner, sim);
+    const key = [...tokens].join(' ');
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const grams = trigrams(key);
+    const features = [
+      ...[...tokens].map((t) => ({ token: true, list: this.byToken.get(t) ?? [] })),
+      ...[...grams].map((g) => ({ token: false, list: this.byGram.get(g) ?? [] })),
+    ].sort((a, b) => a.list.length - b.list.length);
+    let restTokens = tokens.size;
+    let restGrams = grams.size;
+    const seen = new Set<number>();
+    const bestOf = new Map<number, number>();
+    let best = 0;
+    for (const f of features) {
+      if (f.token) restTokens--;
+      else restGrams--;
+      for (const e of f.list) {
+        if (seen.has(e)) continue;
+        seen.add(e);
+        const sim = this.similarity(tokens, grams, this.entries[e]!);
+        const partner = this.entries[e]!.partner;
+        if (sim > (bestOf.get(partner) ?? -1)) bestOf.set(partner, sim);
+        if (sim > best) best = sim;
+      }
+      // the most a name sharing none of the features taken so far can reach
+      const bound = Math.max(restTokens / tokens.size, restGrams > 0 ? (2 * restGrams) / (grams.size + restGrams) : 0);
+      if (best >= threshold ? bound < best - tieMargin : bound < threshold) break;
     }
-    return [...best.entries()]
+    const ranked = [...bestOf.entries()]
       .map(([i, similarity]) => ({ id: this.ids[i]!, similarity }))
       .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id));
+    this.cache.set(key, ranked);
+    return ranked;
+  }
+
+  private similarity(tokens: Set<string>, grams: Set<string>, entry: NameEntry): number {
+    let inter = 0;
+    for (const t of tokens) if (entry.tokens.has(t)) inter++;
+    let shared = 0;
+    for (const g of grams) if (entry.grams.has(g)) shared++;
+    const jaccard = inter / (tokens.size + entry.tokens.size - inter);
+    const dice = (2 * shared) / (grams.size + entry.grams.size);
+    return Math.max(jaccard, dice);
   }
 }
 
@@ -317,7 +352,7 @@ export function identifyPayer(
     if (owners.size === 1) return { partner_id: [...owners][0]!, rule, value: key };
   }
   if (!tx.counterparty_name) return null;
-  const scored = index.similarities(tx.counterparty_name);
+  const scored = index.ranked(tx.counterparty_name, config.nameThreshold, config.nameTieMargin);
   const best = scored[0];
   if (!best || best.similarity < config.nameThreshold) return null;
   const second = scored[1];
