@@ -222,6 +222,23 @@ describe('payment-receipt email', () => {
     expect(await waitForMail(email, { count: 2, timeoutMs: 1000 })).toHaveLength(1);
   });
 
+  it('starts again a pending receipt whose workflow never ran', async () => {
+    const email = `ap.orphan.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9700001', amount: 77 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '77.00', date: '2026-10-07', allocations: [{ invoiceId: invoiceIds[0], paid: '77.00' }] });
+    // As if the API stopped right after writing the record, before starting the workflow.
+    const [orphan] = await stack.sql(
+      `INSERT INTO cash_app.outreach_records (id, organization_id, outreach_type, status, payment_id, partner_id)
+       VALUES (gen_random_uuid(), $1, 'payment_receipt', 'pending', $2, $3) RETURNING id`,
+      [org.organizationId, paymentId, partnerId],
+    );
+    const res = await requestReceipt(org, paymentId);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: orphan.id, status: 'pending' });
+    expect(await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result()).toEqual({ status: 'sent', emailId: `<${orphan.id}@receivables.local>` });
+    expect(await waitForMail(email)).toHaveLength(1);
+  });
+
   it('skips a customer without an email address and a payment without a customer; a skipped receipt can be asked again', async () => {
     const { partnerId, invoiceIds } = await customerWithInvoices(org, '', [{ number: '9200001', amount: 100 }]);
     const { paymentId } = await payment(org, { partnerId, amount: '100.00', date: '2026-10-03', allocations: [{ invoiceId: invoiceIds[0], paid: '100.00' }] });

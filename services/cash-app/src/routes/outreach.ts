@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { businessSearchAttributes, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES, type PaymentReceiptInput } from '@rp/workflows';
 import { route } from '../deps.js';
@@ -42,21 +42,40 @@ function outreachView(r: OutreachRow) {
   };
 }
 
-async function startReceiptWorkflow(temporal: Client, input: PaymentReceiptInput): Promise<void> {
-  const options = {
-    taskQueue: TASK_QUEUES.cashApp,
-    workflowId: paymentReceiptWorkflowId(input.paymentId),
-    args: [input] as [PaymentReceiptInput],
-    typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
-  };
-  try {
-    await temporal.workflow.start(paymentReceipt, options);
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    // The payment's previous receipt workflow has just marked its record failed or skipped and is closing: let it close, then start.
-    await temporal.workflow.getHandle(options.workflowId).result().catch(() => {});
-    await temporal.workflow.start(paymentReceipt, options);
+/**
+ * Make sure the payment's receipt workflow is running for this outreach record: started unless it
+ * already runs for it (a concurrent request started it; the record id is in the workflow memo).
+ * When the workflow of the payment's previous receipt (failed or skipped) is still closing, it is
+ * let close first. A `pending` record whose workflow is gone (the API stopped between writing the
+ * record and starting the workflow, or an operator terminated it) is started again.
+ */
+async function ensureReceiptWorkflow(temporal: Client, input: PaymentReceiptInput): Promise<void> {
+  const workflowId = paymentReceiptWorkflowId(input.paymentId);
+  const handle = temporal.workflow.getHandle(workflowId);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const d = await handle.describe();
+      if (d.status.name === 'RUNNING') {
+        if (d.memo?.outreachId === input.outreachId) return;
+        await handle.result().catch(() => {});
+      }
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    try {
+      await temporal.workflow.start(paymentReceipt, {
+        taskQueue: TASK_QUEUES.cashApp,
+        workflowId,
+        args: [input],
+        memo: { outreachId: input.outreachId },
+        typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
+      });
+      return;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
   }
+  throw new Error(`the receipt workflow ${workflowId} could not be started`);
 }
 
 export const outreachRoutes = [
@@ -71,7 +90,8 @@ export const outreachRoutes = [
       'the record then becomes `sent` (`email_id` = the Message-ID), `skipped` (`skip_reason`: the payment has no customer, ' +
       'or the customer no email address) or `failed` after the configured SMTP retries (`error`). One receipt per payment: ' +
       'while the payment has a `pending` or `sent` receipt, this returns that record (200) and sends nothing; after a ' +
-      '`failed` or `skipped` one it creates a new record and tries again. Unknown or another organization\'s payment: 404.',
+      '`failed` or `skipped` one it creates a new record and tries again (a `pending` record whose workflow is no longer ' +
+      'running is started again). Unknown or another organization\'s payment: 404.',
     tags: ['Cash application'],
     body: z.object({ payment_id: z.string().min(1) }),
     response: outreachSchema,
@@ -85,20 +105,23 @@ export const outreachRoutes = [
         bankTransactionId: payment.bank_transaction_id,
         requestedBy: identity.sub ?? null,
       });
+      const input: PaymentReceiptInput = {
+        organizationId: identity.org,
+        outreachId: record.id,
+        paymentId: payment.id,
+        requestId,
+        retry: { maximumAttempts: deps.config.PAYMENT_RECEIPT_MAX_ATTEMPTS, initialIntervalSeconds: deps.config.PAYMENT_RECEIPT_RETRY_SECONDS },
+      };
       if (created) {
         try {
-          await startReceiptWorkflow(deps.temporal, {
-            organizationId: identity.org,
-            outreachId: record.id,
-            paymentId: payment.id,
-            requestId,
-            retry: { maximumAttempts: deps.config.PAYMENT_RECEIPT_MAX_ATTEMPTS, initialIntervalSeconds: deps.config.PAYMENT_RECEIPT_RETRY_SECONDS },
-          });
+          await ensureReceiptWorkflow(deps.temporal, input);
         } catch (err) {
           // Nothing will send it: do not leave a pending record that blocks the next request.
           await markFailed(deps.db, identity.org, record.id, `could not start the receipt workflow: ${(err as Error).message}`);
           throw err;
         }
+      } else if (record.status === 'pending') {
+        await ensureReceiptWorkflow(deps.temporal, input);
       }
       return outreachView(created ? record : (await getOutreach(deps.db, identity.org, record.id)) ?? record);
     },
