@@ -405,3 +405,36 @@ describe('proposePayments activity', () => {
     expect(await stack.sql(`SELECT p.id FROM cash_app.payments p JOIN cash_app.bank_transactions t ON t.id = p.bank_transaction_id WHERE t.statement_id = $1`, [statementId])).toHaveLength(2);
   });
 });
+
+describe('manual payments', () => {
+  it('creates a payment for an unmatched deposit, once', async () => {
+    const create = (body: unknown) => stack.request('POST', '/v2/payments', { token: orgA.token, body });
+    const unknown = await create({ bank_transaction_id: randomUUID() });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errors[0].loc).toEqual(['body', 'bank_transaction_id']);
+    const withdrawal = await create({ bank_transaction_id: first.txIds[4] });
+    expect(withdrawal.status).toBe(422);
+    expect((await create({ bank_transaction_id: first.txIds[0] })).status).toBe(409);
+    // another organization cannot use this deposit
+    expect((await stack.request('POST', '/v2/payments', { token: orgB.token, body: { bank_transaction_id: first.txIds[3] } })).status).toBe(422);
+
+    const tooMuch = await create({ bank_transaction_id: first.txIds[3], allocations: [{ invoice_id: await invoiceId(orgA, '9000020'), amount_paid: '100.01' }] });
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.body.errors[0]).toMatchObject({ loc: ['body', 'allocations', 0, 'amount_paid'], type: 'value_error.exceeds_transaction_amount' });
+    expect(await paymentOf(orgA, first.txIds[3]!)).toBeUndefined(); // nothing left behind
+
+    const res = await create({ bank_transaction_id: first.txIds[3], allocations: [{ invoice_id: await invoiceId(orgA, '9000020'), amount_paid: '100.00' }] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      object: 'payment',
+      status: 'unapproved',
+      bank_transaction_id: first.txIds[3],
+      partner_id: await partnerId(orgA, 'C-300'),
+      amount: '100.00',
+      allocated_amount: '100.00',
+      match_score: null,
+      match_reasons: [],
+    });
+    expect((await create({ bank_transaction_id: first.txIds[3] })).status).toBe(409);
+  });
+});

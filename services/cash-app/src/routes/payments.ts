@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { z } from 'zod';
 import {
   ConflictError,
@@ -25,7 +26,9 @@ import {
   activeAdjustmentIds,
   allocationsOf,
   getPayment,
+  insertManualPayment,
   learnPartnerAccount,
+  lockTransaction,
   listPayments,
   lockOrganizationPayments,
   markApproved,
@@ -172,7 +175,88 @@ const allocationInput = z.object({
   adjustment_amount: amountInput().optional().describe('Amount booked to the adjustment (relieves the invoice). Default 0.'),
 });
 
+type AllocationBody = z.output<typeof allocationInput>;
+
+function draftsOf(allocations: AllocationBody[]): AllocationDraft[] {
+  return allocations.map((a) => ({
+    invoice_id: a.invoice_id,
+    amount_paid: a.amount_paid,
+    amount_discount: a.amount_discount ?? '0',
+    amount_withheld: a.amount_withheld ?? '0',
+    adjustment_id: a.adjustment_id ?? null,
+    adjustment_amount: a.adjustment_amount ?? '0',
+  }));
+}
+
+/**
+ * Validate allocations for a payment of a transaction (amount, currency) and write them, with the
+ * payer: `partnerId` when given (must be a partner of the organization), else the invoices' partner
+ * when they all have the same one, else `currentPartnerId`. Throws 422 with every problem found.
+ */
+async function writeAllocations(
+  trx: Knex.Transaction,
+  org: string,
+  payment: { id: string; tx_amount: string; tx_currency: string; partner_id: string | null },
+  drafts: AllocationDraft[],
+  partnerId: string | null | undefined,
+): Promise<void> {
+  const invoiceIds = drafts.map((d) => d.invoice_id);
+  const [invoices, relievedElsewhere, activeAdjustments] = await Promise.all([
+    getDocuments(trx, org, invoiceIds),
+    relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
+    activeAdjustmentIds(trx, org, drafts.flatMap((d) => (d.adjustment_id ? [d.adjustment_id] : []))),
+  ]);
+  const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments });
+  let payer = payment.partner_id;
+  if (partnerId !== undefined) {
+    if (partnerId !== null && !(await getPartner(trx, org, partnerId))) {
+      issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
+    }
+    payer = partnerId;
+  } else {
+    const partners = [...new Set([...invoices.values()].filter((d) => invoiceIds.includes(d.id)).map((d) => d.partner_id))];
+    if (partners.length === 1 && partners[0]) payer = partners[0];
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+  await replaceAllocations(trx, org, payment.id, drafts, payer);
+}
+
 export const paymentRoutes = [
+  route({
+    method: 'post',
+    path: '/v2/payments',
+    operationId: 'createPayment',
+    summary: 'Create a payment for a deposit',
+    description:
+      'Creates an unapproved payment for a deposit that has none (typically one automatic matching could not match), with ' +
+      'optional allocations under the same rules as PATCH (422 with loc naming the allocation index and field). The ' +
+      'transaction must be a deposit (amount > 0) of the organization (422 otherwise); one that already has a payment → 409. ' +
+      '`match_score` is null and `match_reasons` empty: the payment was not proposed by matching.',
+    tags: ['Cash application'],
+    body: z.object({
+      bank_transaction_id: uuidParam().describe('A deposit of the organization without a payment.'),
+      allocations: z.array(allocationInput).max(500).default([]),
+      partner_id: uuidParam().nullable().optional().describe('The payer; must be a partner of the organization.'),
+    }),
+    response: paymentSchema,
+    errors: [409],
+    handler: async ({ body, identity, deps }) => {
+      const org = identity.org;
+      await ensureSystemAdjustments(deps.db, org);
+      const drafts = draftsOf(body.allocations);
+      const id = await deps.db.transaction(async (trx) => {
+        await lockOrganizationPayments(trx, org);
+        const tx = await lockTransaction(trx, org, body.bank_transaction_id);
+        if (!tx) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a bank transaction of this organization', type: 'value_error.not_found' }]);
+        if (!new Money(tx.amount).gt(0)) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a deposit (its amount is not positive)', type: 'value_error.not_deposit' }]);
+        if (tx.has_payment) throw new ConflictError('This transaction already has a payment; change that payment\'s allocations instead.');
+        const paymentId = await insertManualPayment(trx, org, tx);
+        await writeAllocations(trx, org, { id: paymentId, tx_amount: tx.amount, tx_currency: tx.currency, partner_id: null }, drafts, body.partner_id);
+        return paymentId;
+      });
+      return loadView(deps.db, org, id);
+    },
+  }),
   route({
     method: 'get',
     path: '/v2/payments',
@@ -249,38 +333,13 @@ export const paymentRoutes = [
       const org = identity.org;
       if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
       await ensureSystemAdjustments(deps.db, org);
-      const drafts: AllocationDraft[] = body.allocations.map((a) => ({
-        invoice_id: a.invoice_id,
-        amount_paid: a.amount_paid,
-        amount_discount: a.amount_discount ?? '0',
-        amount_withheld: a.amount_withheld ?? '0',
-        adjustment_id: a.adjustment_id ?? null,
-        adjustment_amount: a.adjustment_amount ?? '0',
-      }));
+      const drafts = draftsOf(body.allocations);
       await deps.db.transaction(async (trx) => {
         await lockOrganizationPayments(trx, org);
         const payment = await getPayment(trx, org, params.payment_id, { forUpdate: true });
         if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
         if (payment.status === 'approved') throw new ConflictError('The payment is approved; its allocations cannot be changed.');
-        const invoiceIds = drafts.map((d) => d.invoice_id);
-        const [invoices, relievedElsewhere, activeAdjustments] = await Promise.all([
-          getDocuments(trx, org, invoiceIds),
-          relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
-          activeAdjustmentIds(trx, org, drafts.flatMap((d) => (d.adjustment_id ? [d.adjustment_id] : []))),
-        ]);
-        const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments });
-        let partnerId = payment.partner_id;
-        if (body.partner_id !== undefined) {
-          if (body.partner_id !== null && !(await getPartner(trx, org, body.partner_id))) {
-            issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
-          }
-          partnerId = body.partner_id;
-        } else {
-          const partners = [...new Set([...invoices.values()].filter((d) => invoiceIds.includes(d.id)).map((d) => d.partner_id))];
-          if (partners.length === 1 && partners[0]) partnerId = partners[0];
-        }
-        if (issues.length > 0) throw new ValidationError(issues);
-        await replaceAllocations(trx, org, payment.id, drafts, partnerId);
+        await writeAllocations(trx, org, payment, drafts, body.partner_id);
       });
       return loadView(deps.db, org, params.payment_id);
     },

@@ -306,3 +306,36 @@ export async function activeAdjustmentIds(db: Db | Knex.Transaction, organizatio
 export async function lockOrganizationPayments(trx: Knex.Transaction, organizationId: string): Promise<void> {
   await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`cash-app:payments:${organizationId}`]);
 }
+
+/** The organization's transaction, locked, with whether it already has a payment. */
+export async function lockTransaction(trx: Knex.Transaction, organizationId: string, id: string) {
+  const row = (await trx('bank_transactions')
+    .select('id', 'amount', 'currency', 'booking_date', 'value_date')
+    .where({ organization_id: organizationId, id })
+    .forUpdate()
+    .first()) as { id: string; amount: string; currency: string; booking_date: string | null; value_date: string | null } | undefined;
+  if (!row) return null;
+  const payment = await trx('payments').select('id').where({ organization_id: organizationId, bank_transaction_id: id }).first();
+  return { ...row, currency: row.currency.trim(), has_payment: !!payment };
+}
+
+/** An unapproved payment created by a user (no match score or reasons). */
+export async function insertManualPayment(
+  trx: Knex.Transaction,
+  organizationId: string,
+  tx: { id: string; amount: string; currency: string; booking_date: string | null; value_date: string | null },
+): Promise<string> {
+  const id = newId();
+  await trx('payments').insert({
+    id,
+    organization_id: organizationId,
+    bank_transaction_id: tx.id,
+    status: 'unapproved',
+    amount: tx.amount,
+    currency: tx.currency,
+    payment_date: tx.booking_date ?? tx.value_date,
+    match_score: null,
+    match_reasons: JSON.stringify([]),
+  });
+  return id;
+}
