@@ -69,7 +69,8 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
         }),
       });
 
-      await markSending(deps.db, record.id, to);
+      // The customer may have been changed on the payment since the receipt was requested: record whom it went to.
+      await markSending(deps.db, record.id, to, partner.id);
       const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
       try {
         const sent = await deps.mailer.send({

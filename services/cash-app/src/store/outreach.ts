@@ -106,10 +106,10 @@ export async function listOutreach(db: Db, organizationId: string, filter: Outre
 }
 
 /** Before the SMTP call: the attempt is recorded (the first one's start time is kept). */
-export async function markSending(db: Db, id: string, recipient: string): Promise<void> {
+export async function markSending(db: Db, id: string, recipient: string, partnerId: string): Promise<void> {
   await db('outreach_records')
     .where({ id })
-    .update({ recipient, attempts: db.raw('attempts + 1'), sending_started_at: db.raw('coalesce(sending_started_at, now())'), modified_at: db.fn.now() });
+    .update({ recipient, partner_id: partnerId, attempts: db.raw('attempts + 1'), sending_started_at: db.raw('coalesce(sending_started_at, now())'), modified_at: db.fn.now() });
 }
 
 /** After the SMTP server accepted the message. */
