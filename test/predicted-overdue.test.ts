@@ -184,6 +184,36 @@ describe('predicted overdue', () => {
     expect(ok.status).toBe(200);
   });
 
+  it('keeps the organization lateness counts exact through inserts and re-pushes', async () => {
+    const orgC = await stack.onboard('Overdue C');
+    const counts = () =>
+      stack.sql<{ lateness: number; n: number }>(
+        'SELECT lateness, invoice_count::int AS n FROM integrations.invoice_lateness_counts WHERE organization_id = $1 AND invoice_count > 0 ORDER BY lateness',
+        [orgC.organizationId],
+      );
+    const recount = () =>
+      stack.sql<{ lateness: number; n: number }>(
+        `SELECT clearing_date - net_due_date AS lateness, count(*)::int AS n FROM integrations.documents
+         WHERE organization_id = $1 AND kind = 'invoice' AND NOT status_open AND clearing_date IS NOT NULL AND net_due_date IS NOT NULL
+         GROUP BY 1 ORDER BY 1`,
+        [orgC.organizationId],
+      );
+    const first = closed('C-9', '2026-05-01', 10);
+    const second = closed('C-9', '2026-05-01', 10);
+    await push(orgC, [customerRecord({ customer_code: 'C-9', name1: 'Delta' })], [first, second, open('C-9', '2026-05-01', 50)]);
+    expect(await counts()).toEqual([{ lateness: 10, n: 2 }]);
+    // re-push: one clears later, the other is reopened
+    await push(orgC, [], [
+      { ...first, clearing_date: '2026-05-21' },
+      { ...second, status_open: true, clearing_date: null, clearing_document_number: '' },
+    ]);
+    expect(await counts()).toEqual([{ lateness: 20, n: 1 }]);
+    expect(await counts()).toEqual(await recount());
+    const res = await query(orgC, { as_of_date: '2026-12-31', evaluated_at: '2026-12-01', tiers: [{ days: 0, amount_lc: '1.00' }] });
+    expect(res.body.customers).toHaveLength(1);
+    expect(res.body.customers[0]).toMatchObject({ partner_name: 'Delta', history_count: 1, total_open_lc: '150.00' });
+  });
+
   it('requires a token', async () => {
     const res = await stack.request('POST', PATH, { body: { as_of_date: '2026-12-31', tiers: TIERS } });
     expect(res.status).toBe(401);

@@ -193,9 +193,8 @@ export interface PredictedOverdueRow {
   /** the invoices aged past the smallest tier: as_of − net_due_date (days) and open LC in cents */
   invoice_ages: number[];
   invoice_cents: number[];
-  /** the customer's closed invoices (whole history, every business unit): lateness (days) → count */
+  /** the customer's closed invoices (whole history, every business unit): lateness of each (days) */
   history_lateness: number[];
-  history_counts: number[];
 }
 
 const LATENESS_COUNTS_TABLE = 'integrations.invoice_lateness_counts';
@@ -240,9 +239,9 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
       (agg.total_open_cents / 100.0)::numeric(20, 2)::text AS total_open_lc,
       ARRAY[${q.tiers.map((_, i) => `(coalesce(agg.s${i}, 0) / 100.0)::numeric(20, 2)::text`).join(', ')}] AS tier_amounts,
       ARRAY[${q.tiers.map((_, i) => `agg.c${i}::int`).join(', ')}] AS tier_counts,
-      inv.ages AS invoice_ages, inv.cents AS invoice_cents, hist.lateness AS history_lateness, hist.counts AS history_counts
+      inv.ages AS invoice_ages, inv.cents AS invoice_cents, hist.lateness AS history_lateness
     FROM agg
-    JOIN ${LEDGER_TABLES.partners} p ON p.id = agg.partner_id
+    CROSS JOIN LATERAL (SELECT name, account_number FROM ${LEDGER_TABLES.partners} WHERE id = agg.partner_id OFFSET 0) p
     CROSS JOIN LATERAL (
       SELECT coalesce(array_agg(?::date - net_due_date), '{}') AS ages, coalesce(array_agg(open_lc_cents::float8), '{}') AS cents
       FROM ${LEDGER_TABLES.documents}
@@ -250,9 +249,9 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
         AND net_due_date < ?::date - ?::int ${scopeSql}
     ) inv
     CROSS JOIN LATERAL (
-      SELECT coalesce(array_agg(l), '{}') AS lateness, coalesce(array_agg(n), '{}') AS counts
-      FROM (SELECT clearing_date - net_due_date AS l, count(*)::int AS n FROM ${LEDGER_TABLES.documents}
-            WHERE organization_id = ? AND partner_id = agg.partner_id AND ${CLOSED_INVOICE_SQL} GROUP BY 1) h
+      SELECT coalesce(array_agg(clearing_date - net_due_date), '{}') AS lateness
+      FROM ${LEDGER_TABLES.documents}
+      WHERE organization_id = ? AND partner_id = agg.partner_id AND ${CLOSED_INVOICE_SQL}
     ) hist`;
   const bindings = [
     ...tierBindings, q.asOfDate, organizationId, ...scopeBindings, ...havingBindings,

@@ -144,6 +144,15 @@ describe('exact tail probability', () => {
     }
   });
 
+  it('matches brute force when the partial sums outgrow the working buffers', () => {
+    // 16 amounts with all 2^16 subset sums distinct (powers of two + 1) and the threshold in the middle
+    const items = Array.from({ length: 16 }, (_, i) => ({ cents: 2 ** i + 1, p: 0.3 + 0.04 * i }));
+    const threshold = 2 ** 15;
+    expect(tailProbability(items, threshold)).toBeCloseTo(bruteForce(items, threshold), 12);
+    // and again with the grown buffers reused
+    expect(tailProbability(items.slice(0, 10), 500)).toBeCloseTo(bruteForce(items.slice(0, 10), 500), 12);
+  });
+
   it('treats the threshold strictly (exceeds, not reaches)', () => {
     expect(tailProbability([{ cents: 1000, p: 0.5 }], 1000)).toBe(0);
     expect(tailProbability([{ cents: 1000, p: 0.5 }], 999)).toBe(0.5);

@@ -92,6 +92,9 @@ export interface UncertainAmount {
   p: number;
 }
 
+// working buffers of the merge (partial sums, their probabilities, and the next step's), reused across calls
+let buffers: [Float64Array, Float64Array, Float64Array, Float64Array] = [new Float64Array(256), new Float64Array(256), new Float64Array(256), new Float64Array(256)];
+
 /**
  * Exactly P(Σ X_i·cents_i > thresholdCents) for independent X_i ~ Bernoulli(p_i), amounts ≥ 0.
  *
@@ -117,17 +120,21 @@ export function tailProbability(items: readonly UncertainAmount[], thresholdCent
   for (let j = uncertain.length - 1; j >= 0; j--) remaining[j] = remaining[j + 1] + uncertain[j].cents;
   if (remaining[0] <= threshold) return 0;
 
-  let sums = new Float64Array([0]);
-  let probs = new Float64Array([1]);
+  // two pairs of buffers, swapped each step (grown on demand, reused across calls: no garbage per step)
+  let [sums, probs, outSums, outProbs] = buffers;
+  sums[0] = 0;
+  probs[0] = 1;
+  let n = 1;
   let exceeded = 0;
   let discarded = 0;
   for (let j = 0; j < uncertain.length; j++) {
     const { cents: a, p } = uncertain[j];
     const q = 1 - p;
     const rest = remaining[j + 1];
-    const n = sums.length;
-    const outSums = new Float64Array(2 * n);
-    const outProbs = new Float64Array(2 * n);
+    if (outSums.length < 2 * n) {
+      outSums = new Float64Array(4 * n);
+      outProbs = new Float64Array(4 * n);
+    }
     let m = 0;
     // merge "paid" (s, prob·q) and "unpaid" (s + a, prob·p), both ascending
     let i = 0;
@@ -161,10 +168,12 @@ export function tailProbability(items: readonly UncertainAmount[], thresholdCent
         m++;
       }
     }
-    sums = outSums.subarray(0, m);
-    probs = outProbs.subarray(0, m);
-    if (m === 0) break;
+    [sums, outSums] = [outSums, sums];
+    [probs, outProbs] = [outProbs, probs];
+    n = m;
+    if (n === 0) break;
   }
+  buffers = [sums, probs, outSums, outProbs];
   return exceeded > 1 ? 1 : exceeded;
 }
 
@@ -227,8 +236,8 @@ export interface CustomerAging {
   tier_counts: number[];
   invoice_ages: number[];
   invoice_cents: number[];
+  /** lateness (days) of each of the customer's closed invoices */
   history_lateness: number[];
-  history_counts: number[];
 }
 
 export interface TrippedTier {
@@ -272,7 +281,7 @@ export function predictedOverdueCustomers(
   const thresholds = tiers.map((t) => ({ cents: thresholdCents(t.amount_lc), text: new Money(t.amount_lc).toFixed(2) }));
   const out: { customer: PredictedOverdueCustomer; largest: number }[] = [];
   for (const c of customers) {
-    const own = new SurvivalCurve(c.history_lateness.map((l, i) => [l, c.history_counts[i]] as const));
+    const own = new SurvivalCurve(c.history_lateness.map((l) => [l, 1] as const));
     const survival = blendedSurvival(own, organization);
     const invoices = c.invoice_ages.map((age, i) => ({ ageAtAsOf: age, cents: c.invoice_cents[i] }));
     const tripped: TrippedTier[] = [];
