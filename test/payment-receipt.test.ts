@@ -80,6 +80,30 @@ async function deadSmtpPort(): Promise<number> {
   return port;
 }
 
+/** A loopback SMTP server that refuses every recipient (550), as a real server does for an unknown mailbox. */
+async function rejectingSmtp(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = net.createServer((socket) => {
+    socket.write('220 reject.test ESMTP\r\n');
+    let buffer = '';
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      let i: number;
+      while ((i = buffer.indexOf('\r\n')) >= 0) {
+        const cmd = buffer.slice(0, i).toUpperCase();
+        buffer = buffer.slice(i + 2);
+        if (cmd.startsWith('EHLO') || cmd.startsWith('HELO')) socket.write('250 reject.test\r\n');
+        else if (cmd.startsWith('MAIL FROM')) socket.write('250 OK\r\n');
+        else if (cmd.startsWith('RCPT TO')) socket.write('550 5.1.1 Mailbox unavailable\r\n');
+        else if (cmd.startsWith('QUIT')) socket.end('221 Bye\r\n');
+        else socket.write('250 OK\r\n');
+      }
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { port: (server.address() as { port: number }).port, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
 describe('payment-receipt email', () => {
   it('emails the receipt through Temporal and SMTP once, and records it as sent', async () => {
     const email = `ap.${randomBytes(4).toString('hex')}@acme.example`;
@@ -307,6 +331,30 @@ describe('payment-receipt email', () => {
     expect(retry.body.id).not.toBe(failedId);
     expect(await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result()).toMatchObject({ status: 'sent' });
     expect(await waitForMail(email)).toHaveLength(1);
+  });
+
+  it('fails at once, without retries, when the SMTP server permanently rejects the recipient', async () => {
+    const email = `ap.gone.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9800001', amount: 12 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '12.00', date: '2026-10-08', allocations: [{ invoiceId: invoiceIds[0], paid: '12.00' }] });
+    const smtp = await rejectingSmtp();
+    await stack.workers['cash-app']!.close();
+    const rejecting = await startServiceWorker(cashAppModule, loadCashAppConfig({ ...stack.env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}` }), {
+      workflowsPath,
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+    try {
+      const res = await requestReceipt(org, paymentId);
+      const result = await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result();
+      expect(result).toMatchObject({ status: 'failed', error: expect.stringMatching(/550/) });
+      const [row] = await stack.sql('SELECT status, attempts, error FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
+      // PAYMENT_RECEIPT_MAX_ATTEMPTS is 2 here: a 5xx answer is not retried.
+      expect(row).toMatchObject({ status: 'failed', attempts: 1, error: expect.stringMatching(/Mailbox unavailable/) });
+    } finally {
+      await rejecting.close();
+      await smtp.close();
+      await stack.startWorker('cash-app');
+    }
   });
 
   it('answers 404 for an unknown or another organization\'s payment or record, and validates the body', async () => {
