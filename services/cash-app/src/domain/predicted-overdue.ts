@@ -29,10 +29,14 @@ export class SurvivalCurve {
   private readonly values: Float64Array; // distinct lateness values, ascending
   private readonly atOrAbove: Float64Array; // atOrAbove[i] = #{L >= values[i]}
 
-  constructor(buckets: Iterable<LatenessBucket>) {
-    const merged = new Map<number, number>();
-    for (const [l, c] of buckets) if (c > 0) merged.set(l, (merged.get(l) ?? 0) + c);
-    const sorted = [...merged.entries()].sort((x, y) => x[0] - y[0]);
+  constructor(buckets: Iterable<LatenessBucket>, sortedDistinct = false) {
+    let sorted: (readonly [number, number])[];
+    if (sortedDistinct) sorted = buckets as (readonly [number, number])[];
+    else {
+      const merged = new Map<number, number>();
+      for (const [l, c] of buckets) if (c > 0) merged.set(l, (merged.get(l) ?? 0) + c);
+      sorted = [...merged.entries()].sort((x, y) => x[0] - y[0]);
+    }
     this.values = new Float64Array(sorted.map((e) => e[0]));
     this.atOrAbove = new Float64Array(sorted.length);
     let total = 0;
@@ -41,6 +45,17 @@ export class SurvivalCurve {
       this.atOrAbove[i] = total;
     }
     this.total = total;
+  }
+
+  /** From raw lateness values, one per closed invoice. */
+  static fromValues(values: readonly number[]): SurvivalCurve {
+    const sorted = Float64Array.from(values).sort();
+    const buckets: [number, number][] = [];
+    for (let i = 0; i < sorted.length; i++) {
+      if (i > 0 && sorted[i] === sorted[i - 1]) buckets[buckets.length - 1][1]++;
+      else buckets.push([sorted[i], 1]);
+    }
+    return new SurvivalCurve(buckets, true);
   }
 
   /** Number of observations with L > d. */
@@ -200,6 +215,8 @@ export interface OpenInvoiceAging {
   ageAtAsOf: number;
   /** open amount in local currency, integer cents */
   cents: number;
+  /** P(still unpaid at as_of | unpaid today), when already known */
+  p?: number;
 }
 
 /** The tier's trip probability for one customer: invoices more than `days` past due at as_of. */
@@ -213,8 +230,7 @@ export function tierTripProbability(
   const items: UncertainAmount[] = [];
   for (const inv of invoices) {
     if (inv.ageAtAsOf <= days) continue;
-    const ageNow = inv.ageAtAsOf - asOfMinusToday;
-    items.push({ cents: inv.cents, p: unpaidProbability(survival, ageNow, inv.ageAtAsOf) });
+    items.push({ cents: inv.cents, p: inv.p ?? unpaidProbability(survival, inv.ageAtAsOf - asOfMinusToday, inv.ageAtAsOf) });
   }
   return tailProbability(items, thresholdCentsValue);
 }
@@ -259,7 +275,9 @@ export interface PredictedOverdueCustomer {
 
 /** A decimal string with at most 2 decimals (as the ledger aggregation returns sums) in whole cents. */
 function centsOf(amount: string): number {
-  return new Money(amount).times(100).toNumber();
+  if (amount.startsWith('-')) return -centsOf(amount.slice(1));
+  const dot = amount.indexOf('.');
+  return dot < 0 ? Number(amount) * 100 : Number(amount.slice(0, dot)) * 100 + Number(amount.slice(dot + 1).padEnd(2, '0').slice(0, 2));
 }
 
 /** Whole days from `from` to `to` (both 'YYYY-MM-DD'). */
@@ -281,9 +299,10 @@ export function predictedOverdueCustomers(
   const thresholds = tiers.map((t) => ({ cents: thresholdCents(t.amount_lc), text: new Money(t.amount_lc).toFixed(2) }));
   const out: { customer: PredictedOverdueCustomer; largest: number }[] = [];
   for (const c of customers) {
-    const own = new SurvivalCurve(c.history_lateness.map((l) => [l, 1] as const));
+    const own = SurvivalCurve.fromValues(c.history_lateness);
     const survival = blendedSurvival(own, organization);
-    const invoices = c.invoice_ages.map((age, i) => ({ ageAtAsOf: age, cents: c.invoice_cents[i] }));
+    // p depends on the invoice only: computed once, shared by the tiers
+    const invoices = c.invoice_ages.map((age, i) => ({ ageAtAsOf: age, cents: c.invoice_cents[i], p: unpaidProbability(survival, age - asOfMinusToday, age) }));
     const tripped: TrippedTier[] = [];
     let largest = -1;
     tiers.forEach((tier, i) => {
@@ -293,7 +312,7 @@ export function predictedOverdueCustomers(
       tripped.push({
         days: tier.days,
         amount_threshold_lc: thresholds[i].text,
-        amount_lc: new Money(c.tier_amounts[i]).toFixed(2),
+        amount_lc: c.tier_amounts[i],
         invoice_count: c.tier_counts[i],
         trip_probability: tierTripProbability(invoices, tier.days, thresholds[i].cents, survival, asOfMinusToday),
       });
@@ -305,7 +324,7 @@ export function predictedOverdueCustomers(
         partner_id: c.partner_id,
         partner_name: c.partner_name,
         partner_account_number: c.partner_account_number,
-        total_open_lc: new Money(c.total_open_lc).toFixed(2),
+        total_open_lc: c.total_open_lc,
         history_count: own.total,
         tripped_tiers: tripped,
       },
