@@ -2,10 +2,13 @@
  * `npm run bench -- <name>`: runs one benchmark; results go to bench/results/<name>.json.
  *   gateway   direct service vs bare reverse proxy vs gateway (autocannon, c=1 and c=50)
  *   push      200,000 invoices through the middleware push endpoint vs the same upsert straight through pg
+ *   cash-app  predicted overdue over 1M open + 2M closed invoices vs the bare SQL aggregation;
+ *             a 10,000-transaction CAMT.053 statement from upload to ready
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
   push: async () => (await import('./push.js')).run(),
+  'cash-app': async () => (await import('./cash-app.js')).run(),
 };
 
 const name = process.argv[2];

@@ -2,4 +2,7 @@
 export * from './task-queues.js';
 export * from './search-attributes.js';
 export * from './admin/welcome-email.js';
+export * from './cash-app/payment-receipt.js';
+export * from './cash-app/matching.js';
+export * from './cash-app/bank-statement.js';
 export * from './integrations/connection-sync.js';

@@ -2,3 +2,5 @@
 // Only @temporalio/workflow and `import type` of activity contracts may be imported from here down.
 export { welcomeEmail } from './admin/welcome-email.js';
 export { connectionSync } from './integrations/connection-sync.js';
+export { paymentReceipt } from './cash-app/payment-receipt.js';
+export { bankStatement } from './cash-app/bank-statement.js';

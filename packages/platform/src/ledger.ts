@@ -114,6 +114,32 @@ export async function findInvoicesByNumbers(db: Knex, organizationId: string, nu
     .orderBy('id') as Promise<LedgerDocument[]>;
 }
 
+/** Every open invoice of the organization in the given currencies, with the fields deposit matching needs (oldest due first). */
+export async function listOpenInvoicesForMatching(
+  db: Knex,
+  organizationId: string,
+  currencies: readonly string[],
+): Promise<Pick<LedgerDocument, 'id' | 'partner_id' | 'document_number' | 'reference' | 'currency' | 'amount_open' | 'net_due_date'>[]> {
+  if (currencies.length === 0) return [];
+  return db(LEDGER_TABLES.documents)
+    .select('id', 'partner_id', 'document_number', 'reference', 'currency', 'amount_open', 'net_due_date')
+    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
+    .whereIn('currency', [...new Set(currencies)])
+    .andWhere('amount_open', '>', 0)
+    .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]);
+}
+
+/** Partners whose name or legal name equals `name`, ignoring case (payer identification on remittances). */
+export async function findPartnersByName(db: Knex, organizationId: string, name: string): Promise<LedgerPartner[]> {
+  const wanted = name.trim().toLowerCase();
+  if (!wanted) return [];
+  return db(LEDGER_TABLES.partners)
+    .select(PARTNER_COLUMNS)
+    .where({ organization_id: organizationId })
+    .andWhere((q) => q.whereRaw('lower(name) = ?', [wanted]).orWhereRaw('lower(legal_name) = ?', [wanted]))
+    .orderBy('id') as Promise<LedgerPartner[]>;
+}
+
 /** A partner's open invoices, oldest due first. */
 export async function openInvoicesOfPartner(db: Knex, organizationId: string, partnerId: string): Promise<LedgerDocument[]> {
   return db(LEDGER_TABLES.documents)
@@ -142,4 +168,107 @@ export async function businessUnitIdsOf(db: Knex, organizationId: string, ids: r
   if (ids.length === 0) return new Set();
   const found = (await db(BUSINESS_UNITS_TABLE).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]).pluck('id')) as string[];
   return new Set(found);
+}
+
+// ---------------------------------------------------------------- predicted overdue (cash-app analytics)
+
+export interface PredictedOverdueQuery {
+  /** as_of date, 'YYYY-MM-DD' */
+  asOfDate: string;
+  /** tiers: aged more than `days` past net due at as_of; tripped when the LC sum exceeds `amountLc` (decimal string) */
+  tiers: readonly { days: number; amountLc: string }[];
+  /** only documents of these business units (optional filter) */
+  businessUnitIds?: readonly string[];
+  /** business units the caller may access ('*' for all); documents of other units are left out, unassigned ones stay */
+  accessibleBusinessUnits?: '*' | readonly string[];
+}
+
+export interface PredictedOverdueRow {
+  partner_id: string;
+  partner_name: string;
+  partner_account_number: string | null;
+  /** LC sum of all the customer's open invoices (in scope), 2 decimals */
+  total_open_lc: string;
+  /** per tier, in request order: LC sum and count of the invoices aged past it */
+  tier_amounts: string[];
+  tier_counts: number[];
+  /** the invoices aged past the smallest tier: as_of − net_due_date (days) and open LC in cents */
+  invoice_ages: number[];
+  invoice_cents: number[];
+  /** the customer's closed invoices (whole history, every business unit): lateness of each (days) */
+  history_lateness: number[];
+}
+
+const LATENESS_COUNTS_TABLE = 'integrations.invoice_lateness_counts';
+const CLOSED_INVOICE_SQL = `kind = 'invoice' AND NOT status_open AND clearing_date IS NOT NULL AND net_due_date IS NOT NULL`;
+
+/**
+ * Predicted overdue, one statement: a single pass over the organization's open invoices (kind
+ * invoice, status_open, with a partner; their open amount in local currency is the generated
+ * column open_lc_cents, see integrations migration 004) aggregates per customer its total and, per tier, the LC sum
+ * and count of the invoices more than `days` past net due at as_of; only customers with a tripped
+ * tier (sum > amount) come back, each with its aged invoices (for the trip probabilities) and its
+ * lateness histogram, both read through covering indexes for those customers only.
+ */
+export async function predictedOverdueRows(db: Knex, organizationId: string, q: PredictedOverdueQuery): Promise<PredictedOverdueRow[]> {
+  const scope: string[] = [];
+  const scopeBindings: unknown[] = [];
+  if (q.businessUnitIds) {
+    scope.push('AND business_unit_id = ANY(?::uuid[])');
+    scopeBindings.push([...q.businessUnitIds]);
+  }
+  if (q.accessibleBusinessUnits && q.accessibleBusinessUnits !== '*') {
+    scope.push('AND (business_unit_id IS NULL OR business_unit_id = ANY(?::uuid[]))');
+    scopeBindings.push([...q.accessibleBusinessUnits]);
+  }
+  const scopeSql = scope.join(' ');
+  const minDays = Math.min(...q.tiers.map((t) => t.days));
+  const tierCols = q.tiers.map((_, i) => `sum(cents) FILTER (WHERE age > ?) AS s${i}, count(*) FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
+  const tierBindings = q.tiers.flatMap((t) => [t.days, t.days]);
+  const having = q.tiers.map(() => 'sum(cents) FILTER (WHERE age > ?) > ?::numeric * 100').join(' OR ');
+  const havingBindings = q.tiers.flatMap((t) => [t.days, t.amountLc]);
+  const sql = `
+    WITH agg AS (
+      SELECT partner_id, sum(cents) AS total_open_cents,
+      ${tierCols}
+      FROM (SELECT partner_id, ?::date - net_due_date AS age, open_lc_cents AS cents
+            FROM ${LEDGER_TABLES.documents}
+            WHERE organization_id = ? AND kind = 'invoice' AND status_open AND partner_id IS NOT NULL ${scopeSql}) o
+      GROUP BY partner_id
+      HAVING ${having}
+    )
+    SELECT agg.partner_id, p.name AS partner_name, p.account_number AS partner_account_number,
+      (agg.total_open_cents / 100.0)::numeric(20, 2)::text AS total_open_lc,
+      ARRAY[${q.tiers.map((_, i) => `(coalesce(agg.s${i}, 0) / 100.0)::numeric(20, 2)::text`).join(', ')}] AS tier_amounts,
+      ARRAY[${q.tiers.map((_, i) => `agg.c${i}::int`).join(', ')}] AS tier_counts,
+      inv.ages AS invoice_ages, inv.cents AS invoice_cents, hist.lateness AS history_lateness
+    FROM agg
+    CROSS JOIN LATERAL (SELECT name, account_number FROM ${LEDGER_TABLES.partners} WHERE id = agg.partner_id OFFSET 0) p
+    CROSS JOIN LATERAL (
+      SELECT coalesce(array_agg(?::date - net_due_date), '{}') AS ages, coalesce(array_agg(open_lc_cents::float8), '{}') AS cents
+      FROM ${LEDGER_TABLES.documents}
+      WHERE organization_id = ? AND partner_id = agg.partner_id AND kind = 'invoice' AND status_open
+        AND net_due_date < ?::date - ?::int ${scopeSql}
+    ) inv
+    CROSS JOIN LATERAL (
+      SELECT coalesce(array_agg(clearing_date - net_due_date), '{}') AS lateness
+      FROM ${LEDGER_TABLES.documents}
+      WHERE organization_id = ? AND partner_id = agg.partner_id AND ${CLOSED_INVOICE_SQL}
+    ) hist`;
+  const bindings = [
+    ...tierBindings, q.asOfDate, organizationId, ...scopeBindings, ...havingBindings,
+    q.asOfDate, organizationId, q.asOfDate, minDays, ...scopeBindings,
+    organizationId,
+  ];
+  const { rows } = await db.raw(sql, bindings as Knex.RawBinding[]);
+  return rows as PredictedOverdueRow[];
+}
+
+/** The organization's whole payment history: lateness (clearing − net due, days) → number of closed invoices. */
+export async function organizationLatenessHistogram(db: Knex, organizationId: string): Promise<[lateness: number, count: number][]> {
+  const rows = (await db(LATENESS_COUNTS_TABLE)
+    .select('lateness', 'invoice_count')
+    .where({ organization_id: organizationId })
+    .andWhere('invoice_count', '>', 0)) as { lateness: number; invoice_count: string }[];
+  return rows.map((r) => [r.lateness, Number(r.invoice_count)]);
 }

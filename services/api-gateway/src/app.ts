@@ -21,6 +21,9 @@ import type { GatewayConfig } from './config.js';
 import { authenticate, IdentitySigner } from './auth.js';
 import { createAgent, proxyRequest } from './proxy.js';
 import { RateLimiter } from './rate-limit.js';
+
+/** POST endpoints that take file uploads and get UPLOAD_LIMIT_BYTES instead of BODY_LIMIT_BYTES. */
+export const UPLOAD_PATHS = new Set(['/v2/bank-statements']);
 import { serviceFor, upstreams, type ServiceName } from './route-table.js';
 import { docsPage } from './docs.js';
 
@@ -66,7 +69,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
           '`{data, error, message}` (validation: `{detail, message}`). Pagination: `page` (0-indexed) and `page_size` (alias `size`), ' +
           'envelope `{data, current_page, total_records, next_page}`. Rate limit: per credential, ' +
           `${config.RATE_LIMIT_PER_SECOND}/s sustained with bursts of ${config.RATE_LIMIT_BURST}; 429 with Retry-After beyond it. ` +
-          `Request bodies: at most ${config.BODY_LIMIT_BYTES} bytes (413 beyond).` +
+          `Request bodies: at most ${config.BODY_LIMIT_BYTES} bytes (413 beyond); file uploads (${[...UPLOAD_PATHS].join(', ')}) at most ${config.UPLOAD_LIMIT_BYTES} bytes.` +
           (missing.length ? `\n\nNot listed (service unreachable while this document was built): ${missing.join(', ')}.` : ''),
       },
       docs.filter((d): d is OpenApiDocument => d !== null),
@@ -128,7 +131,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       agent,
       headers: { [IDENTITY_HEADER]: signer.sign(identity), [REQUEST_ID_HEADER]: ctx.state.requestId },
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
-      bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      bodyLimitBytes: ctx.method === 'POST' && UPLOAD_PATHS.has(ctx.path) ? config.UPLOAD_LIMIT_BYTES : config.BODY_LIMIT_BYTES,
     });
   });
 

@@ -58,7 +58,7 @@ fetch('/openapi.json').then((r) => r.json()).then((doc) => {
         for (const p of op.parameters) html += '<tr><td><code>' + esc(p.name) + '</code></td><td>' + esc(p.in) + '</td><td>' + (p.required ? 'yes' : 'no') + '</td><td><code>' + esc(JSON.stringify(p.schema)) + '</code></td><td>' + esc(p.description) + '</td></tr>';
         html += '</table>';
       }
-      if (op.requestBody) html += '<h4>Request body</h4><pre>' + esc(JSON.stringify(op.requestBody.content['application/json'].schema, null, 2)) + '</pre>';
+      if (op.requestBody) for (const [type, media] of Object.entries(op.requestBody.content)) html += '<h4>Request body (' + esc(type) + ')</h4><pre>' + esc(JSON.stringify(media.schema, null, 2)) + '</pre>';
       html += '<h4>Responses</h4><table><tr><th>status</th><th>meaning</th></tr>';
       for (const [status, r] of Object.entries(op.responses)) html += '<tr><td>' + esc(status) + '</td><td>' + esc(r.description) + '</td></tr>';
       html += '</table>';

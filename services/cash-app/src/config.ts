@@ -4,6 +4,20 @@ import { commonConfigShape, env, loadConfig } from '@rp/platform';
 export const cashAppConfigSchema = z.object({
   ...commonConfigShape,
   PORT: env.port(8102),
+  /** Payment-receipt emails: SMTP server and sender. */
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').default('smtp://127.0.0.1:1025'),
+  MAIL_FROM: z.string().min(3).default('Receivables Platform <no-reply@receivables.local>'),
+  /** Payment-receipt emails: SMTP attempts before the receipt is marked failed, and the first retry delay (doubling after). */
+  PAYMENT_RECEIPT_MAX_ATTEMPTS: env.int(8, 1),
+  PAYMENT_RECEIPT_RETRY_SECONDS: env.int(5, 1),
+  /** Matching: a shortfall up to this amount (or MATCH_TOLERANCE_PERCENT of the invoices' open total, whichever is larger) is proposed as an adjustment. */
+  MATCH_TOLERANCE_AMOUNT: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a non-negative decimal amount').default('5.00'),
+  MATCH_TOLERANCE_PERCENT: z.string().regex(/^\d{1,3}(\.\d{1,4})?$/, 'must be a non-negative percentage').default('0'),
+  /** Matching: the system adjustment a shortfall within tolerance is booked to. */
+  MATCH_TOLERANCE_ADJUSTMENT: z.enum(['short_pay_write_off', 'bank_fee']).default('short_pay_write_off'),
+  /** Bank statements: transactions per INSERT/heartbeat, and an optional pause after each chunk (ms; a throttle, 0 in production). */
+  BANK_STATEMENT_CHUNK_SIZE: env.int(1000, 1),
+  BANK_STATEMENT_CHUNK_PAUSE_MS: env.int(0, 0),
 });
 export type CashAppConfig = z.infer<typeof cashAppConfigSchema>;
 

@@ -1,9 +1,19 @@
-import type { ServiceModule } from '@rp/platform';
+import { createMailer, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { CashAppConfig } from './config.js';
 import type { CashAppDeps } from './deps.js';
 import { adjustmentRoutes } from './routes/adjustments.js';
+import { predictedOverdueRoutes } from './routes/predicted-overdue.js';
+import { remittanceRoutes } from './routes/remittances.js';
+import { outreachRoutes } from './routes/outreach.js';
+import { createPaymentReceiptActivities } from './activities/payment-receipt.js';
+import { createMatchingActivities } from './activities/matching.js';
+import { createBankStatementActivities } from './activities/bank-statement.js';
+import { bankStatementRoutes } from './routes/bank-statements.js';
+import { paymentRoutes } from './routes/payments.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { exchangeRateRoutes } from './routes/exchange-rates.js';
 
 export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
@@ -11,8 +21,11 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   taskQueue: TASK_QUEUES.cashApp,
   info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
   migrations,
-  routes: [...adjustmentRoutes],
+  routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  // No cash-application activities yet; the worker polls its task queue for the workflows that will use them.
-  activities: () => ({}),
+  activities: ({ db, log, config }) => ({
+    ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM }),
+    ...createMatchingActivities({ db, log, config }),
+    ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
+  }),
 };

@@ -125,7 +125,11 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
       responses,
       'x-rp-auth': { role: auth.role ?? 'any', credentials },
     };
-    if (r.body) operation.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.body, 'input') } } };
+    if (r.body) {
+      const content: Record<string, unknown> = { [r.textBody ?? 'application/json']: { schema: jsonSchema(r.body, 'input') } };
+      if (r.multipart) content['multipart/form-data'] = { schema: r.multipart.schema ? jsonSchema(r.multipart.schema, 'input') : { type: 'object' } };
+      operation.requestBody = { required: true, content };
+    }
     (paths[r.path] ??= {})[r.method] = operation;
   }
   return {

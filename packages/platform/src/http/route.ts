@@ -13,6 +13,14 @@ export interface AuthRequirement {
   credentials?: CredentialKind[];
 }
 
+/** A file of a multipart upload, as routes with `multipart` receive it in their body. */
+export interface UploadedFile {
+  filename: string | null;
+  mimetype: string | null;
+  size: number;
+  content: Buffer;
+}
+
 export interface HandlerContext<D, P, Q, B> {
   params: P;
   query: Q;
@@ -36,10 +44,22 @@ export interface RouteDef<D = unknown, PS extends z.ZodType = z.ZodType, QS exte
   params?: PS;
   query?: QS;
   body?: BS;
+  /**
+   * Media type of a raw text body (e.g. `text/csv`) instead of JSON: the handler's body is the request
+   * text, validated by `body` (a string schema). Other content types get 415.
+   */
+  textBody?: string;
   /** Schema of the success body; omit for an empty (204) response. */
   response?: RS;
   /** Success status; default 200 (204 when there is no response schema). */
   status?: number;
+  /**
+   * Also accept `multipart/form-data` (file uploads) on this route, up to `maxBytes` per request
+   * (which is also this route's JSON body limit). Each uploaded file is read into memory and put in
+   * the body under its field name as an {@link UploadedFile}; the other form fields are strings.
+   * `body` validates both forms; `schema` (optional) documents the multipart form in OpenAPI.
+   */
+  multipart?: { maxBytes: number; schema?: z.ZodType };
   /** Extra error statuses worth documenting beyond the ones every route has. */
   errors?: number[];
   handler: (c: HandlerContext<D, z.output<PS>, z.output<QS>, z.output<BS>>) => Promise<RS extends z.ZodType ? z.input<RS> : void>;

@@ -1,3 +1,4 @@
+import { readFile, unlink } from 'node:fs/promises';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
@@ -14,7 +15,7 @@ import {
 import { IDENTITY_HEADER, verifyIdentity, type Identity } from '../identity.js';
 import { requestContext } from '../logger.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo } from './openapi.js';
-import { koaPath, type RouteDef } from './route.js';
+import { koaPath, type RouteDef, type UploadedFile } from './route.js';
 import { check, throwIfIssues } from './validation.js';
 import { createHttpMetrics, errorMiddleware, requestContextMiddleware, type BaseState } from './middleware.js';
 import type { ValidationIssue } from '../errors.js';
@@ -123,13 +124,61 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
     },
   });
 
+  // Raw text bodies (routes with `textBody`, e.g. text/csv): koa-body's text parser, any text/* type.
+  const parseText = koaBody({
+    json: false,
+    urlencoded: false,
+    text: true,
+    textLimit: opts.bodyLimitBytes,
+    includeUnparsed: false,
+    onError: (err: Error & { status?: number }) => {
+      if (err.status === 413) throw new PayloadTooLargeError(opts.bodyLimitBytes);
+      throw new ValidationError([{ loc: ['body'], msg: `Unreadable body: ${err.message}`, type: 'body_invalid' }]);
+    },
+  });
+
+  const uploadParsers = new Map<number, { json: Koa.Middleware; multipart: Koa.Middleware }>();
+  const uploadParser = (maxBytes: number) => {
+    let p = uploadParsers.get(maxBytes);
+    if (!p) {
+      const onError = (err: Error & { status?: number; httpCode?: number }) => {
+        if (err.status === 413 || err.httpCode === 413) throw new PayloadTooLargeError(maxBytes);
+        throw new ValidationError([{ loc: ['body'], msg: `Malformed request body: ${err.message}`, type: 'body_invalid' }]);
+      };
+      p = {
+        json: koaBody({ jsonLimit: maxBytes, jsonStrict: true, includeUnparsed: false, onError }),
+        multipart: koaBody({
+          multipart: true,
+          formLimit: maxBytes,
+          formidable: { maxFileSize: maxBytes, maxTotalFileSize: maxBytes, maxFiles: 10, maxFields: 200, allowEmptyFiles: true, minFileSize: 0 },
+          onError,
+        }),
+      };
+      uploadParsers.set(maxBytes, p);
+    }
+    return p;
+  };
+
   const router = new Router<BaseState>();
   for (const route of opts.routes) {
     router[route.method](route.operationId, koaPath(route.path), async (ctx, next) => {
       ctx.state.routeName = route.path;
       const identity = ctx.state.identity as Identity;
       authorize(route, identity);
-      if (route.body) {
+      if (route.body && route.multipart) {
+        const isMultipart = hasBody(ctx) && ctx.is('multipart/form-data');
+        if (hasBody(ctx) && !isMultipart && !ctx.is('application/json', '+json')) {
+          throw new UnsupportedMediaTypeError('Send the request body as application/json or multipart/form-data.');
+        }
+        const parsers = uploadParser(route.multipart.maxBytes);
+        if (isMultipart) {
+          await parsers.multipart(ctx as unknown as Koa.Context, async () => {});
+          await readUploadedFiles(ctx as unknown as Koa.Context);
+        } else await parsers.json(ctx as unknown as Koa.Context, async () => {});
+      } else if (route.body && route.textBody) {
+        if (hasBody(ctx) && !ctx.is(route.textBody)) throw new UnsupportedMediaTypeError(`Send the request body as ${route.textBody}.`);
+        await parseText(ctx, async () => {});
+      } else if (route.body) {
         if (hasBody(ctx) && !ctx.is('application/json', '+json')) {
           throw new UnsupportedMediaTypeError('Send the request body as application/json.');
         }
@@ -180,6 +229,32 @@ function authorize(route: RouteDef<never> | RouteDef<unknown>, identity: Identit
   if (route.auth?.role === 'admin' && identity.role !== 'admin') {
     throw new ForbiddenError('This endpoint is restricted to organization admins.');
   }
+}
+
+interface FormidableFile {
+  filepath: string;
+  originalFilename?: string | null;
+  mimetype?: string | null;
+  size: number;
+}
+
+/** Moves a multipart request's files from formidable's temp files into the body as UploadedFile. */
+async function readUploadedFiles(ctx: Koa.Context): Promise<void> {
+  const files = (ctx.request as unknown as { files?: Record<string, FormidableFile | FormidableFile[]> }).files ?? {};
+  const body: Record<string, unknown> = { ...((ctx.request.body as Record<string, unknown> | undefined) ?? {}) };
+  for (const [field, value] of Object.entries(files)) {
+    const list = Array.isArray(value) ? value : [value];
+    const read: UploadedFile[] = [];
+    for (const f of list) {
+      try {
+        read.push({ filename: f.originalFilename ?? null, mimetype: f.mimetype ?? null, size: f.size, content: await readFile(f.filepath) });
+      } finally {
+        await unlink(f.filepath).catch(() => {});
+      }
+    }
+    body[field] = read.length === 1 ? read[0] : read;
+  }
+  (ctx.request as unknown as { body: unknown }).body = body;
 }
 
 function hasBody(ctx: Koa.Context | Koa.ParameterizedContext<BaseState>): boolean {

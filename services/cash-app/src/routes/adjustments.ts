@@ -1,11 +1,69 @@
 import { z } from 'zod';
-import { isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import {
+  ConflictError,
+  isUuid,
+  NotFoundError,
+  pageEnvelopeSchema,
+  pageOf,
+  pageRequest,
+  paginationQueryShape,
+  ValidationError,
+} from '@rp/platform';
 import { route } from '../deps.js';
+import { LEDGER_CLASSIFICATIONS } from '../domain/ledger-accounts.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
-import { adjustmentView, getAdjustment, listAdjustments } from '../store/adjustments.js';
-import { adjustmentSchema } from './schemas.js';
+import {
+  adjustmentView,
+  deleteAdjustment,
+  getAdjustment,
+  getLedgerAccount,
+  insertAdjustment,
+  insertLedgerAccount,
+  ledgerAccountView,
+  listAdjustments,
+  listLedgerAccounts,
+  updateAdjustment,
+} from '../store/adjustments.js';
+import { adjustmentSchema, ledgerAccountSchema } from './schemas.js';
 
 const MAX_PAGE = 500;
+
+const name = z.string().trim().min(1).max(200);
+const description = z.string().max(2000).nullable();
+const ledgerAccountInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  number: z.string().trim().min(1).max(50).describe('Account number in the organization\'s chart of accounts; unique per organization.'),
+  classification: z.enum(LEDGER_CLASSIFICATIONS).default('expense'),
+});
+
+const createBody = z
+  .object({
+    name,
+    description: description.optional(),
+    is_active: z.boolean().default(true),
+    automated: z.boolean().default(false).describe('Applied automatically during payment processing.'),
+    ledger_account_id: z.string().uuid().optional().describe('An existing ledger account of the organization.'),
+    ledger_account: ledgerAccountInput.optional().describe('A new ledger account created with the adjustment (instead of ledger_account_id).'),
+  })
+  .superRefine((b, ctx) => {
+    if ((b.ledger_account_id === undefined) === (b.ledger_account === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['ledger_account_id'], message: 'Give exactly one of ledger_account_id and ledger_account.' });
+    }
+  });
+
+const patchBody = z.object({
+  name: name.optional(),
+  description: description.optional(),
+  is_active: z.boolean().optional(),
+  automated: z.boolean().optional(),
+  ledger_account_id: z.string().uuid().optional(),
+});
+
+const idParams = z.object({ adjustment_id: z.string() });
+
+function unknownLedgerAccount(): ValidationError {
+  return new ValidationError([{ loc: ['body', 'ledger_account_id'], msg: 'No ledger account with this id in the organization.', type: 'not_found' }]);
+}
 
 export const adjustmentRoutes = [
   route({
@@ -36,12 +94,44 @@ export const adjustmentRoutes = [
   }),
   route({
     method: 'get',
+    path: '/v2/adjustments/ledger-accounts',
+    operationId: 'listLedgerAccounts',
+    summary: 'List ledger accounts',
+    description: 'The organization\'s general-ledger accounts that adjustments book to, ordered by number (the system adjustments\' accounts included).',
+    tags: ['Cash application'],
+    query: z.object({ ...paginationQueryShape(MAX_PAGE) }),
+    response: pageEnvelopeSchema(ledgerAccountSchema),
+    handler: async ({ query, identity, deps }) => {
+      await ensureSystemAdjustments(deps.db, identity.org);
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listLedgerAccounts(deps.db, identity.org, page.offset, page.pageSize);
+      return pageOf(rows.map(ledgerAccountView), total, page);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/adjustments/ledger-accounts',
+    operationId: 'createLedgerAccount',
+    summary: 'Create a ledger account',
+    description: 'Adds a general-ledger account for adjustments. An account number the organization already has gives 409 `conflict`.',
+    tags: ['Cash application'],
+    body: ledgerAccountInput,
+    response: ledgerAccountSchema,
+    errors: [409],
+    handler: async ({ body, identity, deps }) => {
+      const row = await insertLedgerAccount(deps.db, identity.org, body);
+      if (!row) throw new ConflictError(`The organization already has a ledger account numbered ${body.number}.`);
+      return ledgerAccountView(row);
+    },
+  }),
+  route({
+    method: 'get',
     path: '/v2/adjustments/{adjustment_id}',
     operationId: 'getAdjustment',
     summary: 'Get an adjustment',
     description: 'The adjustment with its ledger account. An unknown id, or another organization\'s, gives 404.',
     tags: ['Cash application'],
-    params: z.object({ adjustment_id: z.string() }),
+    params: idParams,
     response: adjustmentSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
@@ -49,6 +139,88 @@ export const adjustmentRoutes = [
       const row = isUuid(params.adjustment_id) ? await getAdjustment(deps.db, identity.org, params.adjustment_id) : undefined;
       if (!row) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
       return adjustmentView(row);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/adjustments',
+    operationId: 'createAdjustment',
+    summary: 'Create an adjustment',
+    description:
+      'Creates a user adjustment (`is_system` false, `can_delete` true until a payment allocation uses it). It books to an ' +
+      'existing ledger account (`ledger_account_id`) or to a new one given inline (`ledger_account` {name, number, ' +
+      'classification (default `expense`)}); exactly one of the two. An unknown ledger_account_id gives 422; an inline ' +
+      'account number the organization already has gives 409 `conflict` (use its id instead). Answers 200 with the adjustment.',
+    tags: ['Cash application'],
+    body: createBody,
+    response: adjustmentSchema,
+    errors: [409],
+    handler: async ({ body, identity, deps }) => {
+      const id = await deps.db.transaction(async (trx) => {
+        let accountId = body.ledger_account_id;
+        if (body.ledger_account) {
+          const created = await insertLedgerAccount(trx, identity.org, body.ledger_account);
+          if (!created) {
+            throw new ConflictError(`The organization already has a ledger account numbered ${body.ledger_account.number}; pass its ledger_account_id.`);
+          }
+          accountId = created.id;
+        } else if (!(await getLedgerAccount(trx, identity.org, accountId!))) {
+          throw unknownLedgerAccount();
+        }
+        return insertAdjustment(trx, identity.org, {
+          name: body.name,
+          description: body.description ?? null,
+          is_active: body.is_active,
+          automated: body.automated,
+          ledger_account_id: accountId!,
+        });
+      });
+      return adjustmentView((await getAdjustment(deps.db, identity.org, id))!);
+    },
+  }),
+  route({
+    method: 'patch',
+    path: '/v2/adjustments/{adjustment_id}',
+    operationId: 'updateAdjustment',
+    summary: 'Update an adjustment',
+    description:
+      'Changes only the fields present: `name`, `description` (null clears it), `is_active`, `automated`, `ledger_account_id` ' +
+      '(an account of the organization, else 422). System adjustments can be changed too; deactivating (`is_active` false) ' +
+      'is how a system adjustment is retired, since it cannot be deleted.',
+    tags: ['Cash application'],
+    params: idParams,
+    body: patchBody,
+    response: adjustmentSchema,
+    errors: [404],
+    handler: async ({ params, body, identity, deps }) => {
+      if (!isUuid(params.adjustment_id)) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
+      if (body.ledger_account_id && !(await getLedgerAccount(deps.db, identity.org, body.ledger_account_id))) throw unknownLedgerAccount();
+      const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+      const found = Object.keys(patch).length
+        ? await updateAdjustment(deps.db, identity.org, params.adjustment_id, patch)
+        : Boolean(await getAdjustment(deps.db, identity.org, params.adjustment_id));
+      if (!found) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
+      return adjustmentView((await getAdjustment(deps.db, identity.org, params.adjustment_id))!);
+    },
+  }),
+  route({
+    method: 'delete',
+    path: '/v2/adjustments/{adjustment_id}',
+    operationId: 'deleteAdjustment',
+    summary: 'Delete an adjustment',
+    description:
+      'Permanently deletes a user adjustment: 204, no body. A system adjustment cannot be deleted (409 `conflict`; deactivate it ' +
+      'with PATCH `is_active: false`), nor one that a payment allocation uses (409 `conflict`). `can_delete` on the adjustment ' +
+      'says whether this call would succeed. Unknown or another organization\'s id: 404.',
+    tags: ['Cash application'],
+    params: idParams,
+    errors: [404, 409],
+    handler: async ({ params, identity, deps }) => {
+      if (!isUuid(params.adjustment_id)) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
+      const outcome = await deleteAdjustment(deps.db, identity.org, params.adjustment_id);
+      if (outcome === 'not_found') throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
+      if (outcome === 'system') throw new ConflictError('System adjustments cannot be deleted; deactivate it with is_active false instead.');
+      if (outcome === 'in_use') throw new ConflictError('The adjustment is used by payment allocations and cannot be deleted; deactivate it instead.');
     },
   }),
 ];

@@ -21,6 +21,30 @@ export interface AdjustmentRow {
   la_classification: LedgerClassification;
   la_created_at: Date;
   la_modified_at: Date;
+  /** a payment allocation uses the adjustment */
+  in_use: boolean;
+}
+
+export interface LedgerAccountRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  number: string;
+  classification: LedgerClassification;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export function ledgerAccountView(row: LedgerAccountRow) {
+  return {
+    object: 'ledger_account' as const,
+    id: row.id,
+    name: row.name,
+    number: row.number,
+    classification: row.classification,
+    created_at: isoTime(row.created_at)!,
+    modified_at: isoTime(row.modified_at)!,
+  };
 }
 
 export function adjustmentView(row: AdjustmentRow) {
@@ -42,7 +66,7 @@ export function adjustmentView(row: AdjustmentRow) {
       created_at: isoTime(row.la_created_at)!,
       modified_at: isoTime(row.la_modified_at)!,
     },
-    can_delete: !row.is_system,
+    can_delete: !row.is_system && !row.in_use,
     created_at: isoTime(row.created_at)!,
     modified_at: isoTime(row.modified_at)!,
   };
@@ -61,6 +85,7 @@ function withLedgerAccount(db: Db, organizationId: string) {
       'la.classification as la_classification',
       'la.created_at as la_created_at',
       'la.modified_at as la_modified_at',
+      db.raw('EXISTS (SELECT 1 FROM payment_allocations pa WHERE pa.organization_id = a.organization_id AND pa.adjustment_id = a.id) AS in_use'),
     );
 }
 
@@ -119,4 +144,72 @@ export async function insertSystemAdjustments(trx: Knex.Transaction, organizatio
     ledger_account_id: accountId.get(d.ledgerAccount.number)!,
   }));
   await trx.raw('? ON CONFLICT (organization_id, system_key) WHERE system_key IS NOT NULL DO NOTHING', [trx('adjustments').insert(adjustments)]);
+}
+
+export async function getLedgerAccount(db: Db | Knex.Transaction, organizationId: string, id: string): Promise<LedgerAccountRow | undefined> {
+  return db<LedgerAccountRow>('ledger_accounts').where({ organization_id: organizationId, id }).first();
+}
+
+export async function listLedgerAccounts(db: Db, organizationId: string, offset: number, limit: number) {
+  const [rows, [{ count }]] = await Promise.all([
+    db<LedgerAccountRow>('ledger_accounts').where({ organization_id: organizationId }).orderBy('number').orderBy('id').offset(offset).limit(limit),
+    db('ledger_accounts').where({ organization_id: organizationId }).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as LedgerAccountRow[], total: Number(count) };
+}
+
+/** Insert a ledger account; undefined when the organization already has an account with that number. */
+export async function insertLedgerAccount(
+  trx: Db | Knex.Transaction,
+  organizationId: string,
+  input: { name: string; number: string; classification: LedgerClassification },
+): Promise<LedgerAccountRow | undefined> {
+  const [row] = await trx('ledger_accounts')
+    .insert({ id: newId(), organization_id: organizationId, ...input })
+    .onConflict(['organization_id', 'number'])
+    .ignore()
+    .returning('*');
+  return row as LedgerAccountRow | undefined;
+}
+
+export interface AdjustmentInput {
+  name: string;
+  description: string | null;
+  is_active: boolean;
+  automated: boolean;
+  ledger_account_id: string;
+}
+
+export async function insertAdjustment(trx: Db | Knex.Transaction, organizationId: string, input: AdjustmentInput): Promise<string> {
+  const id = newId();
+  await trx('adjustments').insert({ id, organization_id: organizationId, is_system: false, system_key: null, ...input });
+  return id;
+}
+
+/** Update the given fields; false when the adjustment does not exist in the organization. */
+export async function updateAdjustment(db: Db, organizationId: string, id: string, patch: Partial<AdjustmentInput>): Promise<boolean> {
+  const n = await db('adjustments')
+    .where({ organization_id: organizationId, id })
+    .update({ ...patch, modified_at: db.fn.now() });
+  return n > 0;
+}
+
+/** Delete a user adjustment that no payment allocation uses; the outcome says why not otherwise. */
+export async function deleteAdjustment(db: Db, organizationId: string, id: string): Promise<'deleted' | 'not_found' | 'system' | 'in_use'> {
+  try {
+    return await db.transaction(async (trx) => {
+      // The row lock makes a concurrent allocation insert (FOR KEY SHARE through its foreign key) wait for us, or us for it.
+      const row = await trx('adjustments').where({ organization_id: organizationId, id }).forUpdate().first('is_system');
+      if (!row) return 'not_found' as const;
+      if (row.is_system) return 'system' as const;
+      const used = await trx('payment_allocations').where({ organization_id: organizationId, adjustment_id: id }).first(trx.raw('1 AS one'));
+      if (used) return 'in_use' as const;
+      await trx('adjustments').where({ organization_id: organizationId, id }).delete();
+      return 'deleted' as const;
+    });
+  } catch (err) {
+    // payment_allocations.adjustment_id is ON DELETE RESTRICT: an allocation referencing it exists.
+    if ((err as { code?: string }).code === '23503') return 'in_use';
+    throw err;
+  }
 }

@@ -1,0 +1,403 @@
+/**
+ * Cash-application benchmarks, in one run (results: bench/results/cash-app.json):
+ *
+ * (a) Predicted overdue (spec 4.3 rule 2) over 1,000,000 open and 2,000,000 closed invoices of
+ *     50,000 customers, generated straight into a fresh database with generate_series. The endpoint
+ *     is timed through the gateway (warm-up, then the median of several runs) against the bare SQL
+ *     aggregation of the same tiers run straight on Postgres (per customer and tier: LC sum and
+ *     count of the invoices aged past the tier, customers with a tripped tier). Target: ≤ 2 s and
+ *     ≤ 1.5× the bare aggregation.
+ * (b) A CAMT.053 statement of 10,000 incoming transfers against 20,000 open invoices (2,000
+ *     customers) of another organization: uploaded through the gateway (multipart), processed by
+ *     the bank-statement workflow on a cash-app worker (parse, store, classify, match, propose
+ *     payments) until `ready`. Each transfer pays one invoice, named in its remittance information,
+ *     from its customer. Target: ≤ 30 s; reported as transactions per second.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import pg from 'pg';
+import {
+  connectTemporal,
+  createDb,
+  startServiceApi,
+  startServiceWorker,
+  type CommonConfig,
+  type RunningApi,
+  type ServiceModule,
+} from '@rp/platform';
+import { onboardOrganization } from '@rp/admin';
+import { workflowsPath } from '@rp/workflows/paths';
+import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
+import { SERVICE_MODULES } from '../scripts/local/services.js';
+import { startBenchEnvironment } from './support/environment.js';
+
+export interface LedgerVolume {
+  customers: number;
+  open: number;
+  closed: number;
+  log?: (msg: string) => void;
+}
+
+/**
+ * Fill integrations.partners and integrations.documents for one organization, fast (set-based
+ * INSERT … SELECT over generate_series; ids derived from md5 so partners and documents line up).
+ *   - customers: `C-<n>`, account `ACC-<n>`, business unit round robin over four
+ *   - open invoices: due between today − 119 and today + 30 days, 50.00..10,000.00, 20% in USD at
+ *     0.92 to EUR, 10% partially open (40% left), 2% are credit memos (ignored by the aging)
+ *   - closed invoices: due in the last two years, cleared L days after due, L skewed by a customer
+ *     profile (1..5): L = floor(u²·60·profile/3) − 5
+ */
+export async function generateLedger(client: pg.Client, orgId: string, v: LedgerVolume): Promise<{ businessUnits: string[] }> {
+  const log = v.log ?? (() => {});
+  await client.query(`SET synchronous_commit = off`);
+  await client.query(`SET maintenance_work_mem = '256MB'`);
+  // Bulk load without the secondary indexes (building them afterwards is far cheaper than maintaining them row by row).
+  const { rows: indexes } = await client.query<{ name: string; def: string }>(
+    `SELECT i.indexname AS name, i.indexdef AS def FROM pg_indexes i
+     WHERE i.schemaname = 'integrations' AND i.tablename IN ('documents', 'partners')
+       AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)`,
+  );
+  for (const ix of indexes) await client.query(`DROP INDEX integrations.${ix.name}`);
+  await client.query(
+    `INSERT INTO integrations.partners (id, organization_id, business_unit_id, origin, remote_id, account_number, name)
+     SELECT md5($1 || ':p:' || i)::uuid, $1::uuid, md5($1 || ':bu:' || (1 + i % 4))::uuid, 'middleware', 'C-' || i,
+            'ACC-' || lpad(i::text, 6, '0'), 'Customer ' || i
+     FROM generate_series(1, $2::int) i`,
+    [orgId, v.customers],
+  );
+  log(`partners: ${v.customers}`);
+  const chunk = 250_000;
+  for (let from = 1; from <= v.open; from += chunk) {
+    const to = Math.min(v.open, from + chunk - 1);
+    await client.query(
+      `INSERT INTO integrations.documents (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
+         company_code, fiscal_year, document_number, currency, net_due_date, document_date, amount_in_document_currency,
+         amount_in_local_currency, amount_open, status_open)
+       SELECT (substr(md5($1), 1, 8) || '-0000-7000-8001-' || lpad(to_hex(g), 12, '0'))::uuid, $1::uuid, md5($1 || ':bu:' || (1 + c % 4))::uuid, 'middleware',
+              CASE WHEN g % 50 = 0 THEN 'credit_memo' ELSE 'invoice' END, 'O' || g, md5($1 || ':p:' || c)::uuid, 'C-' || c,
+              '1000', '2026', 'O' || g, CASE WHEN usd THEN 'USD' ELSE 'EUR' END, due, due - 30, amount,
+              CASE WHEN usd THEN round(amount * 0.92, 2) ELSE amount END,
+              CASE WHEN g % 10 = 3 THEN round(amount * 0.4, 2) ELSE amount END, true
+       FROM (SELECT g, 1 + floor(random() * $4::int)::int AS c, current_date + (30 - floor(random() * 150))::int AS due,
+                    round((50 + random() * 9950)::numeric, 2) AS amount, random() < 0.2 AS usd
+             FROM generate_series($2::int, $3::int) g) s`,
+      [orgId, from, to, v.customers],
+    );
+    log(`open invoices: ${to}`);
+  }
+  for (let from = 1; from <= v.closed; from += chunk) {
+    const to = Math.min(v.closed, from + chunk - 1);
+    await client.query(
+      `INSERT INTO integrations.documents (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
+         company_code, fiscal_year, document_number, currency, net_due_date, document_date, clearing_date,
+         amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
+       SELECT (substr(md5($1), 1, 8) || '-0000-7000-8002-' || lpad(to_hex(g), 12, '0'))::uuid, $1::uuid, md5($1 || ':bu:' || (1 + c % 4))::uuid,
+              'middleware', 'invoice', 'X' || g,
+              md5($1 || ':p:' || c)::uuid, 'C-' || c, '1000', '2025', 'X' || g, 'EUR', due, due - 30,
+              due + (floor(power(random(), 2) * 60 * (1 + c % 5) / 3) - 5)::int, amount, amount, 0, false
+       FROM (SELECT g, 1 + floor(random() * $4::int)::int AS c, current_date - 1 - floor(random() * 720)::int AS due,
+                    round((50 + random() * 9950)::numeric, 2) AS amount
+             FROM generate_series($2::int, $3::int) g) s`,
+      [orgId, from, to, v.customers],
+    );
+    log(`closed invoices: ${to}`);
+  }
+  for (const ix of indexes) await client.query(ix.def);
+  log(`indexes rebuilt: ${indexes.length}`);
+  await client.query('VACUUM ANALYZE integrations.partners');
+  await client.query('VACUUM ANALYZE integrations.documents');
+  log('vacuum analyze');
+  const { rows } = await client.query<{ id: string }>(`SELECT md5($1 || ':bu:' || i)::uuid::text AS id FROM generate_series(1, 4) i`, [orgId]);
+  return { businessUnits: rows.map((r) => r.id) };
+}
+
+const VOLUME = {
+  customers: Number(process.env.BENCH_CUSTOMERS ?? 50_000),
+  open: Number(process.env.BENCH_OPEN ?? 1_000_000),
+  closed: Number(process.env.BENCH_CLOSED ?? 2_000_000),
+};
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const AS_OF_DAYS_AHEAD = 40; // a quarter end ~6 weeks away
+const TIERS = [
+  { days: 0, amount_lc: '150000.00' },
+  { days: 30, amount_lc: '130000.00' },
+  { days: 60, amount_lc: '105000.00' },
+  { days: 90, amount_lc: '80000.00' },
+];
+
+/**
+ * The bare aggregation of the same tiers, straight on Postgres: per customer LC sum and count per
+ * tier, tripped customers only (reading the same open_lc_cents column and covering index).
+ */
+function bareAggregationSql(): string {
+  const cols = TIERS.map((t, i) => `sum(cents) FILTER (WHERE age > ${t.days}) AS s${i}, count(*) FILTER (WHERE age > ${t.days}) AS c${i}`).join(', ');
+  const having = TIERS.map((t) => `sum(cents) FILTER (WHERE age > ${t.days}) > ${t.amount_lc} * 100`).join(' OR ');
+  return `SELECT partner_id, sum(cents) AS total, ${cols}
+    FROM (SELECT partner_id, $2::date - net_due_date AS age, open_lc_cents AS cents FROM integrations.documents
+          WHERE organization_id = $1 AND kind = 'invoice' AND status_open AND partner_id IS NOT NULL) o
+    GROUP BY partner_id HAVING ${having}`;
+}
+
+const STATEMENT_TRANSACTIONS = Number(process.env.BENCH_STATEMENT_TRANSACTIONS ?? 10_000);
+const STATEMENT_INVOICES = Number(process.env.BENCH_STATEMENT_INVOICES ?? 20_000);
+const STATEMENT_CUSTOMERS = 2_000;
+const STATEMENT_IBAN = 'DE89370400440532013000';
+
+/** 20,000 open invoices of 2,000 customers for the statement benchmark; returns the first `paid` of them (number, amount, customer). */
+async function generateStatementLedger(client: pg.Client, orgId: string, paid: number): Promise<{ number: string; amount: string; payer: string }[]> {
+  await client.query(
+    `INSERT INTO integrations.partners (id, organization_id, origin, remote_id, account_number, name)
+     SELECT md5($1 || ':sp:' || i)::uuid, $1::uuid, 'middleware', 'S-' || i, 'SACC-' || i, 'Payer Company ' || i || ' Ltd'
+     FROM generate_series(1, $2::int) i`,
+    [orgId, STATEMENT_CUSTOMERS],
+  );
+  await client.query(
+    `INSERT INTO integrations.documents (id, organization_id, origin, kind, remote_id, partner_id, customer_code, company_code, fiscal_year,
+       document_number, reference, currency, net_due_date, document_date, amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
+     SELECT gen_random_uuid(), $1::uuid, 'middleware', 'invoice', (7100000 + g)::text, md5($1 || ':sp:' || (1 + g % $3::int))::uuid,
+       'S-' || (1 + g % $3::int), '1000', '2026', (7100000 + g)::text, 'INV-' || (7100000 + g), 'EUR', current_date - 10, current_date - 40,
+       amount, amount, amount, true
+     FROM (SELECT g, round((50 + random() * 9950)::numeric, 2) AS amount FROM generate_series(1, $2::int) g) s`,
+    [orgId, STATEMENT_INVOICES, STATEMENT_CUSTOMERS],
+  );
+  await client.query('ANALYZE integrations.documents');
+  const { rows } = await client.query<{ number: string; amount: string; payer: string }>(
+    `SELECT d.document_number AS number, d.amount_open::numeric(20, 2)::text AS amount, p.name AS payer
+     FROM integrations.documents d JOIN integrations.partners p ON p.id = d.partner_id
+     WHERE d.organization_id = $1 ORDER BY d.document_number LIMIT $2`,
+    [orgId, paid],
+  );
+  return rows;
+}
+
+/** A camt.053.001.02 statement with one booked credit entry per paid invoice. */
+function camtStatement(payments: { number: string; amount: string; payer: string }[]): string {
+  const day = new Date().toISOString().slice(0, 10);
+  const total = payments.reduce((cents, p) => cents + Math.round(Number(p.amount) * 100), 0);
+  const entries = payments.map(
+    (p, i) => `      <Ntry>
+        <Amt Ccy="EUR">${p.amount}</Amt>
+        <CdtDbtInd>CRDT</CdtDbtInd>
+        <Sts>BOOK</Sts>
+        <BookgDt><Dt>${day}</Dt></BookgDt>
+        <ValDt><Dt>${day}</Dt></ValDt>
+        <AcctSvcrRef>BENCH${String(i + 1).padStart(8, '0')}</AcctSvcrRef>
+        <BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>RCDT</Cd><SubFmlyCd>ESCT</SubFmlyCd></Fmly></Domn></BkTxCd>
+        <NtryDtls>
+          <TxDtls>
+            <Refs><EndToEndId>E2E-${p.number}</EndToEndId></Refs>
+            <RltdPties><Dbtr><Nm>${p.payer}</Nm></Dbtr></RltdPties>
+            <RmtInf><Ustrd>Invoice ${p.number}</Ustrd></RmtInf>
+          </TxDtls>
+        </NtryDtls>
+      </Ntry>`,
+  );
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02">
+  <BkToCstmrStmt>
+    <GrpHdr><MsgId>BENCH-${Date.now()}</MsgId><CreDtTm>${day}T18:00:00</CreDtTm></GrpHdr>
+    <Stmt>
+      <Id>BENCH-STMT-${Date.now()}</Id>
+      <CreDtTm>${day}T18:00:00</CreDtTm>
+      <Acct><Id><IBAN>${STATEMENT_IBAN}</IBAN></Id><Ccy>EUR</Ccy></Acct>
+      <Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">0.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>${day}</Dt></Dt></Bal>
+      <Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">${(total / 100).toFixed(2)}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>${day}</Dt></Dt></Bal>
+${entries.join('\n')}
+    </Stmt>
+  </BkToCstmrStmt>
+</Document>
+`;
+}
+
+async function statementBenchmark(gatewayUrl: string, token: string, client: pg.Client, orgId: string, log: (m: string) => void) {
+  const payments = await generateStatementLedger(client, orgId, STATEMENT_TRANSACTIONS);
+  const xml = camtStatement(payments);
+  log(`statement: ${payments.length} transactions, ${(xml.length / 1e6).toFixed(1)} MB`);
+  const form = new FormData();
+  form.set('format', 'camt053');
+  form.set('file', new Blob([xml]), 'bench-camt053.xml');
+  const t0 = performance.now();
+  const res = await fetch(`${gatewayUrl}/v2/bank-statements`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  const created = (await res.json()) as { id?: string; status?: string };
+  const uploadMs = performance.now() - t0;
+  if (res.status !== 200 || !created.id) throw new Error(`statement upload: ${res.status} ${JSON.stringify(created).slice(0, 500)}`);
+  let status = created.status;
+  let body: Record<string, unknown> = {};
+  const deadline = Date.now() + 300_000;
+  while (status !== 'ready' && status !== 'failed' && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    const r = await fetch(`${gatewayUrl}/v2/bank-statements/${created.id}?page_size=1`, { headers: { authorization: `Bearer ${token}` } });
+    body = (await r.json()) as Record<string, unknown>;
+    status = body.status as string;
+  }
+  const totalMs = performance.now() - t0;
+  if (status !== 'ready') throw new Error(`statement ended ${status}: ${JSON.stringify(body).slice(0, 500)}`);
+  const [counts] = (
+    await client.query<{ transactions: number; payments: number; allocations: number }>(
+      `SELECT (SELECT count(*)::int FROM cash_app.bank_transactions WHERE organization_id = $1) AS transactions,
+              (SELECT count(*)::int FROM cash_app.payments WHERE organization_id = $1) AS payments,
+              (SELECT count(*)::int FROM cash_app.payment_allocations WHERE organization_id = $1) AS allocations`,
+      [orgId],
+    )
+  ).rows;
+  const result = {
+    transactions: payments.length,
+    open_invoices: STATEMENT_INVOICES,
+    file_bytes: xml.length,
+    upload_ms: round1(uploadMs),
+    upload_to_ready_ms: round1(totalMs),
+    transactions_per_s: round1(payments.length / (totalMs / 1000)),
+    stored_transactions: counts.transactions,
+    proposed_payments: counts.payments,
+    payment_allocations: counts.allocations,
+    targets: { max_ms: 30_000, met: totalMs <= 30_000 },
+  };
+  log(JSON.stringify(result));
+  return result;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+export async function run(): Promise<void> {
+  const started = Date.now();
+  const log = (m: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
+  const env = await startBenchEnvironment('cash-app');
+  const apis: Partial<Record<ServiceName, RunningApi>> = {};
+  let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+  let worker: Awaited<ReturnType<typeof startServiceWorker>> | undefined;
+  try {
+    const e: Record<string, string> = { ...env.env, DATABASE_POOL_MAX: '10' };
+    for (const [name, entry] of Object.entries(SERVICE_MODULES) as [ServiceName, (typeof SERVICE_MODULES)[ServiceName]][]) {
+      apis[name] = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { port: 0 });
+    }
+    gateway = await startGateway(
+      loadGatewayConfig({
+        ...e,
+        ADMIN_URL: `http://127.0.0.1:${apis.admin!.port}`,
+        INTEGRATIONS_URL: `http://127.0.0.1:${apis.integrations!.port}`,
+        CASH_APP_URL: `http://127.0.0.1:${apis['cash-app']!.port}`,
+        KNOWLEDGE_URL: `http://127.0.0.1:${apis.knowledge!.port}`,
+        RATE_LIMIT_PER_SECOND: '0',
+      }),
+      { port: 0 },
+    );
+    const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
+
+    const temporal = await connectTemporal({ address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE });
+    const adminDb = createDb({ url: e.DATABASE_URL, schema: 'admin', poolMax: 1 });
+    const org = await onboardOrganization(
+      { db: adminDb, temporal: temporal.client },
+      { name: 'Bench', base_currency: 'EUR', timezone: 'UTC', admin: { email: 'bench@example.com', name: 'Bench' } },
+    );
+    const statementOrg = await onboardOrganization(
+      { db: adminDb, temporal: temporal.client },
+      { name: 'Statement bench', base_currency: 'EUR', timezone: 'UTC', admin: { email: 'statements@example.com', name: 'Bench' } },
+    );
+    await adminDb.destroy();
+    await temporal.close();
+    const orgId = org.organization.id;
+    const token = org.accessToken.token;
+
+    const client = new pg.Client({ connectionString: e.DATABASE_URL });
+    await client.connect();
+
+    // (b) first, on a small ledger of its own organization
+    let statement: Awaited<ReturnType<typeof statementBenchmark>> | null = null;
+    if (process.env.BENCH_SKIP_STATEMENT !== '1') {
+      const entry = SERVICE_MODULES['cash-app'];
+      log('starting the cash-app worker');
+      worker = await startServiceWorker(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { workflowsPath });
+      statement = await statementBenchmark(gatewayUrl, statementOrg.accessToken.token, client, statementOrg.organization.id, log);
+      await worker.close();
+      worker = undefined;
+    }
+
+    // (a)
+    const genStart = Date.now();
+    await generateLedger(client, orgId, { ...VOLUME, log });
+    const generationS = (Date.now() - genStart) / 1000;
+
+    const today = new Date().toISOString().slice(0, 10);
+    const asOf = new Date(Date.now() + AS_OF_DAYS_AHEAD * 86_400_000).toISOString().slice(0, 10);
+    const body = JSON.stringify({ as_of_date: asOf, evaluated_at: today, tiers: TIERS });
+    const endpoint = async () => {
+      const t = performance.now();
+      const res = await fetch(`${gatewayUrl}/v2/analytics/predicted-overdue`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await res.text();
+      const ms = performance.now() - t;
+      if (res.status !== 200) throw new Error(`predicted-overdue: ${res.status} ${text.slice(0, 500)}`);
+      const parsed = JSON.parse(text) as { customers: { tripped_tiers: unknown[] }[] };
+      return { ms, customers: parsed.customers.length, bytes: text.length, tiers: parsed.customers.reduce((n, c) => n + c.tripped_tiers.length, 0) };
+    };
+    const bareSql = bareAggregationSql();
+    const bare = async () => {
+      const t = performance.now();
+      const r = await client.query(bareSql, [orgId, asOf]);
+      return { ms: performance.now() - t, customers: r.rowCount ?? 0 };
+    };
+
+    log('warm-up');
+    await bare();
+    await endpoint();
+    const endpointMs: number[] = [];
+    const bareMs: number[] = [];
+    let last = { customers: 0, bytes: 0, tiers: 0 };
+    let bareCustomers = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const b = await bare();
+      bareMs.push(b.ms);
+      bareCustomers = b.customers;
+      const r = await endpoint();
+      endpointMs.push(r.ms);
+      last = r;
+      log(`run ${i + 1}: endpoint ${r.ms.toFixed(0)} ms, bare ${b.ms.toFixed(0)} ms`);
+    }
+    await client.end();
+    if (bareCustomers !== last.customers) throw new Error(`endpoint returned ${last.customers} customers, bare aggregation ${bareCustomers}`);
+
+    const endpointMedian = median(endpointMs);
+    const bareMedian = median(bareMs);
+    const ratio = endpointMedian / bareMedian;
+    const predictedOverdue = {
+      volume: { customers: VOLUME.customers, open_invoices: VOLUME.open, closed_invoices: VOLUME.closed },
+      generation_s: round1(generationS),
+      as_of_date: asOf,
+      evaluated_at: today,
+      tiers: TIERS,
+      tripped_customers: last.customers,
+      tripped_tiers: last.tiers,
+      response_bytes: last.bytes,
+      runs: RUNS,
+      endpoint_ms: endpointMs.map(round1),
+      bare_sql_ms: bareMs.map(round1),
+      endpoint_median_ms: round1(endpointMedian),
+      bare_sql_median_ms: round1(bareMedian),
+      ratio_endpoint_vs_bare: Number(ratio.toFixed(3)),
+      targets: { max_ms: 2000, max_ratio: 1.5, ms_met: endpointMedian <= 2000, ratio_met: ratio <= 1.5 },
+    };
+    log(JSON.stringify(predictedOverdue));
+
+    const report = {
+      benchmark: 'cash-app',
+      machine: { cpus: os.cpus().length, load_average_1m: Number(os.loadavg()[0].toFixed(2)), node: process.version },
+      predicted_overdue: predictedOverdue,
+      bank_statement_camt053: statement,
+    };
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync('bench/results/cash-app.json', JSON.stringify(report, null, 2) + '\n');
+    log('written bench/results/cash-app.json');
+  } finally {
+    await worker?.close().catch(() => {});
+    await gateway?.close().catch(() => {});
+    for (const a of Object.values(apis)) await a?.close().catch(() => {});
+    await env.stop().catch(() => {});
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Rules for a payment's allocations (pure).
+ *
+ * An allocation relieves its invoice by amount_paid + amount_discount + amount_withheld +
+ * adjustment_amount; only amount_paid consumes the bank transaction's amount. Rules:
+ *  - each invoice is an open invoice of the organization, in the transaction's currency, at most once;
+ *  - what an allocation relieves is > 0 and at most the invoice's open amount, i.e. the ledger's
+ *    `amount_open` minus what APPROVED payments other than this one already relieve (unapproved
+ *    proposals of other transactions do not block an edit: they are suggestions; approval re-checks);
+ *  - the running total of amount_paid never exceeds the transaction amount;
+ *  - an adjustment_amount needs an adjustment_id, which must be one of the organization's active adjustments.
+ * Violations are reported as 422 issues whose `loc` names the allocation index and field.
+ */
+import { Money, type LedgerDocument, type ValidationIssue } from '@rp/platform';
+
+export interface AllocationDraft {
+  invoice_id: string;
+  amount_paid: string;
+  amount_discount: string;
+  amount_withheld: string;
+  adjustment_id: string | null;
+  adjustment_amount: string;
+}
+
+export interface AllocationCheckInput {
+  allocations: readonly AllocationDraft[];
+  transactionAmount: string;
+  currency: string;
+  invoices: ReadonlyMap<string, Pick<LedgerDocument, 'id' | 'kind' | 'status_open' | 'currency' | 'amount_open' | 'document_number'>>;
+  /** per invoice: what approved payments other than this one relieve */
+  relievedElsewhere: ReadonlyMap<string, string>;
+  activeAdjustments: ReadonlySet<string>;
+}
+
+export function relievedBy(a: Pick<AllocationDraft, 'amount_paid' | 'amount_discount' | 'amount_withheld' | 'adjustment_amount'>) {
+  return new Money(a.amount_paid).plus(a.amount_discount).plus(a.amount_withheld).plus(a.adjustment_amount);
+}
+
+export function openAmount(amountOpen: string, relievedElsewhere: string | undefined) {
+  return new Money(amountOpen).minus(relievedElsewhere ?? 0);
+}
+
+export function checkAllocations(input: AllocationCheckInput): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  let paidTotal = new Money(0);
+  let totalReported = false;
+  const transactionAmount = new Money(input.transactionAmount);
+  input.allocations.forEach((a, i) => {
+    const loc = (field: string) => ['body', 'allocations', i, field];
+    if (seen.has(a.invoice_id)) {
+      issues.push({ loc: loc('invoice_id'), msg: 'this invoice is already allocated in an earlier entry', type: 'value_error.duplicate' });
+      return;
+    }
+    seen.add(a.invoice_id);
+    const inv = input.invoices.get(a.invoice_id);
+    if (!inv || inv.kind !== 'invoice') {
+      issues.push({ loc: loc('invoice_id'), msg: 'is not an invoice of this organization', type: 'value_error.not_found' });
+      return;
+    }
+    if (!inv.status_open) {
+      issues.push({ loc: loc('invoice_id'), msg: `invoice ${inv.document_number} is not open`, type: 'value_error.invoice_closed' });
+      return;
+    }
+    if (inv.currency.trim() !== input.currency.trim()) {
+      issues.push({ loc: loc('invoice_id'), msg: `invoice ${inv.document_number} is in ${inv.currency.trim()}, the transaction in ${input.currency.trim()}`, type: 'value_error.currency' });
+      return;
+    }
+    if (a.adjustment_id && !input.activeAdjustments.has(a.adjustment_id)) {
+      issues.push({ loc: loc('adjustment_id'), msg: 'is not an active adjustment of this organization', type: 'value_error.not_found' });
+    }
+    if (!a.adjustment_id && new Money(a.adjustment_amount).gt(0)) {
+      issues.push({ loc: loc('adjustment_amount'), msg: 'an adjustment amount needs an adjustment_id', type: 'value_error.missing' });
+    }
+    const relieved = relievedBy(a);
+    if (relieved.lte(0)) {
+      issues.push({ loc: loc('amount_paid'), msg: 'the allocation relieves nothing: amount_paid, discount, withheld and adjustment are all zero', type: 'value_error.empty' });
+    }
+    const open = openAmount(inv.amount_open, input.relievedElsewhere.get(inv.id));
+    if (relieved.gt(open)) {
+      issues.push({
+        loc: loc('amount_paid'),
+        msg: `paid + discount + withheld + adjustment (${relieved.toFixed(2)}) exceeds the open amount of invoice ${inv.document_number} (${Money.max(open, 0).toFixed(2)})`,
+        type: 'value_error.exceeds_open_amount',
+      });
+    }
+    paidTotal = paidTotal.plus(a.amount_paid);
+    if (!totalReported && paidTotal.gt(transactionAmount)) {
+      totalReported = true;
+      issues.push({
+        loc: loc('amount_paid'),
+        msg: `the allocations' amount_paid total (${paidTotal.toFixed(2)}) exceeds the transaction amount (${transactionAmount.toFixed(2)})`,
+        type: 'value_error.exceeds_transaction_amount',
+      });
+    }
+  });
+  return issues;
+}

@@ -1,0 +1,335 @@
+/**
+ * Predicted overdue (spec 4.3 rule 2): the pure probability model.
+ *
+ * Lateness of a closed invoice: L = clearing_date − net_due_date, in days (negative when paid early).
+ *
+ * 1. Survival. From a histogram of lateness values the empirical survival function is
+ *    S(d) = #{L > d} / n. A customer's curve is blended with the organization's:
+ *    S(d) = w·S_customer(d) + (1 − w)·S_org(d), w = n / (n + k), k = HISTORY_PRIOR_WEIGHT (10),
+ *    n = the customer's number of closed invoices (`history_count`). With no history at all in the
+ *    organization there is no curve (null) and every invoice is taken as staying unpaid (p = 1).
+ * 2. Per invoice. a = today − due (its age now), t = as_of − due (its age at as_of).
+ *    p = P(L > t | L > a) = S(t) / S(a) (conditional survival: it is unpaid today).
+ *    When as_of ≤ today (t ≤ a) the date has passed for an invoice open today: p = 1.
+ *    When S(a) = 0 (no history was ever this late) the history says nothing: p = 1.
+ * 3. Per tier. With X_i ~ Bernoulli(p_i) independent, P(Σ X_i·amount_i > threshold) is computed
+ *    exactly over the invoices (a distribution of sums in integer cents, see `tailProbability`).
+ */
+
+import { Money } from '@rp/platform';
+
+export const HISTORY_PRIOR_WEIGHT = 10;
+
+/** One lateness value (days) and how many closed invoices had it. */
+export type LatenessBucket = readonly [lateness: number, count: number];
+
+/** Empirical survival S(d) = P(L > d) from a lateness histogram. */
+export class SurvivalCurve {
+  readonly total: number;
+  private readonly values: Float64Array; // distinct lateness values, ascending
+  private readonly atOrAbove: Float64Array; // atOrAbove[i] = #{L >= values[i]}
+
+  constructor(buckets: Iterable<LatenessBucket>, sortedDistinct = false) {
+    let sorted: (readonly [number, number])[];
+    if (sortedDistinct) sorted = buckets as (readonly [number, number])[];
+    else {
+      const merged = new Map<number, number>();
+      for (const [l, c] of buckets) if (c > 0) merged.set(l, (merged.get(l) ?? 0) + c);
+      sorted = [...merged.entries()].sort((x, y) => x[0] - y[0]);
+    }
+    this.values = new Float64Array(sorted.map((e) => e[0]));
+    this.atOrAbove = new Float64Array(sorted.length);
+    let total = 0;
+    for (let i = sorted.length - 1; i >= 0; i--) {
+      total += sorted[i][1];
+      this.atOrAbove[i] = total;
+    }
+    this.total = total;
+  }
+
+  /** From raw lateness values, one per closed invoice. */
+  static fromValues(values: readonly number[]): SurvivalCurve {
+    const sorted = Float64Array.from(values).sort();
+    const buckets: [number, number][] = [];
+    for (let i = 0; i < sorted.length; i++) {
+      if (i > 0 && sorted[i] === sorted[i - 1]) buckets[buckets.length - 1][1]++;
+      else buckets.push([sorted[i], 1]);
+    }
+    return new SurvivalCurve(buckets, true);
+  }
+
+  /** Number of observations with L > d. */
+  countAbove(d: number): number {
+    let lo = 0; // first index with values[lo] > d
+    let hi = this.values.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.values[mid] > d) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo === this.values.length ? 0 : this.atOrAbove[lo];
+  }
+
+  /** S(d) = P(L > d); 0 for an empty curve. */
+  survival(d: number): number {
+    return this.total === 0 ? 0 : this.countAbove(d) / this.total;
+  }
+}
+
+export type Survival = (d: number) => number;
+
+/** The customer's curve blended with the organization's: w = n / (n + k). Null when the organization has no history. */
+export function blendedSurvival(customer: SurvivalCurve, organization: SurvivalCurve, k = HISTORY_PRIOR_WEIGHT): Survival | null {
+  const n = customer.total;
+  if (n === 0 && organization.total === 0) return null;
+  if (organization.total === 0) return (d) => customer.survival(d);
+  const w = n / (n + k);
+  if (w === 0) return (d) => organization.survival(d);
+  return (d) => w * customer.survival(d) + (1 - w) * organization.survival(d);
+}
+
+/**
+ * P(still unpaid at as_of | unpaid today) for an invoice aged `ageNow` days today and `ageAtAsOf`
+ * days at as_of (both relative to its net due date).
+ */
+export function unpaidProbability(survival: Survival | null, ageNow: number, ageAtAsOf: number): number {
+  if (ageAtAsOf <= ageNow || survival === null) return 1;
+  const now = survival(ageNow);
+  if (now <= 0) return 1;
+  const p = survival(ageAtAsOf) / now;
+  return p > 1 ? 1 : p < 0 ? 0 : p;
+}
+
+export interface UncertainAmount {
+  /** amount in integer cents, > 0 */
+  cents: number;
+  /** probability that it still counts (is unpaid) */
+  p: number;
+}
+
+// working buffers of the merge (partial sums, their probabilities, and the next step's), reused across calls
+let buffers: [Float64Array, Float64Array, Float64Array, Float64Array] = [new Float64Array(256), new Float64Array(256), new Float64Array(256), new Float64Array(256)];
+
+/**
+ * Exactly P(Σ X_i·cents_i > thresholdCents) for independent X_i ~ Bernoulli(p_i), amounts ≥ 0.
+ *
+ * Certain amounts (p = 1) are subtracted from the threshold first; impossible ones (p = 0 or a zero
+ * amount) are dropped. The rest, largest first, build the distribution of partial sums still
+ * undecided: a sum that already exceeds the threshold moves its mass to the answer, and a sum that
+ * cannot exceed it even if every remaining amount stays unpaid is dropped (it never trips). The
+ * undecided sums are kept as one sorted array, so each step is a linear merge of the array with
+ * itself shifted by the amount. Cost: O(Σ_j live_j) with live_j ≤ min(2^j, threshold + 1);
+ * negligible branches are cut within a total error of 1e-13 (NEGLIGIBLE_STATE, DISCARD_BUDGET).
+ */
+export function tailProbability(items: readonly UncertainAmount[], thresholdCents: number): number {
+  let threshold = thresholdCents;
+  const uncertain: UncertainAmount[] = [];
+  for (const it of items) {
+    if (it.cents <= 0 || it.p <= 0) continue;
+    if (it.p >= 1) threshold -= it.cents;
+    else uncertain.push(it);
+  }
+  if (threshold < 0) return 1;
+  uncertain.sort((x, y) => y.cents - x.cents);
+  const remaining = new Float64Array(uncertain.length + 1); // remaining[j] = Σ cents of items j..end
+  for (let j = uncertain.length - 1; j >= 0; j--) remaining[j] = remaining[j + 1] + uncertain[j].cents;
+  if (remaining[0] <= threshold) return 0;
+
+  // two pairs of buffers, swapped each step (grown on demand, reused across calls: no garbage per step)
+  let [sums, probs, outSums, outProbs] = buffers;
+  sums[0] = 0;
+  probs[0] = 1;
+  let n = 1;
+  let exceeded = 0;
+  let discarded = 0;
+  for (let j = 0; j < uncertain.length; j++) {
+    const { cents: a, p } = uncertain[j];
+    const q = 1 - p;
+    const rest = remaining[j + 1];
+    if (outSums.length < 2 * n) {
+      outSums = new Float64Array(4 * n);
+      outProbs = new Float64Array(4 * n);
+    }
+    let m = 0;
+    // merge "paid" (s, prob·q) and "unpaid" (s + a, prob·p), both ascending
+    let i = 0;
+    let k = 0;
+    const floor = threshold - rest; // a sum ≤ floor can no longer exceed the threshold
+    while (i < n || k < n) {
+      let s: number;
+      let pr: number;
+      if (k >= n || (i < n && sums[i] < sums[k] + a)) {
+        s = sums[i];
+        pr = probs[i] * q;
+        i++;
+      } else if (i < n && sums[i] === sums[k] + a) {
+        s = sums[i];
+        pr = probs[i] * q + probs[k] * p;
+        i++;
+        k++;
+      } else {
+        s = sums[k] + a;
+        pr = probs[k] * p;
+        k++;
+      }
+      if (s > threshold) exceeded += pr;
+      else if (s > floor) {
+        if (pr < NEGLIGIBLE_STATE && discarded + pr <= DISCARD_BUDGET) {
+          discarded += pr; // a negligible branch (see DISCARD_BUDGET)
+          continue;
+        }
+        outSums[m] = s;
+        outProbs[m] = pr;
+        m++;
+      }
+    }
+    [sums, outSums] = [outSums, sums];
+    [probs, outProbs] = [outProbs, probs];
+    n = m;
+    if (n === 0) break;
+  }
+  buffers = [sums, probs, outSums, outProbs];
+  return exceeded > 1 ? 1 : exceeded;
+}
+
+/**
+ * Numerical guard against the combinatorial tail: an undecided partial sum whose probability is
+ * below 1e-17 is discarded, as long as the discarded mass stays within 1e-13 in total. The result
+ * is then exact to within 1e-13 (far below what a probability shown as a double can mean), and the
+ * work stays bounded where many unlikely invoices would otherwise multiply the partial sums.
+ */
+const NEGLIGIBLE_STATE = 1e-17;
+const DISCARD_BUDGET = 1e-13;
+
+/**
+ * A tier threshold (decimal string ≥ 0) as whole cents: with sums in cents, sum > threshold ⇔
+ * sumCents > floor(threshold·100) (e.g. 10.005 → 1000: 10.01 exceeds it, 10.00 does not).
+ */
+export function thresholdCents(amount: string): number {
+  const cents = new Money(amount).times(100).floor();
+  return cents.gt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : cents.toNumber();
+}
+
+export interface OpenInvoiceAging {
+  /** as_of − net_due_date, days */
+  ageAtAsOf: number;
+  /** open amount in local currency, integer cents */
+  cents: number;
+  /** P(still unpaid at as_of | unpaid today), when already known */
+  p?: number;
+}
+
+/** The tier's trip probability for one customer: invoices more than `days` past due at as_of. */
+export function tierTripProbability(
+  invoices: readonly OpenInvoiceAging[],
+  days: number,
+  thresholdCentsValue: number,
+  survival: Survival | null,
+  asOfMinusToday: number,
+): number {
+  const items: UncertainAmount[] = [];
+  for (const inv of invoices) {
+    if (inv.ageAtAsOf <= days) continue;
+    items.push({ cents: inv.cents, p: inv.p ?? unpaidProbability(survival, inv.ageAtAsOf - asOfMinusToday, inv.ageAtAsOf) });
+  }
+  return tailProbability(items, thresholdCentsValue);
+}
+
+// ---------------------------------------------------------------- assembling the answer
+
+export interface Tier {
+  days: number;
+  amount_lc: string;
+}
+
+/** One customer as the ledger aggregation returns it (see predictedOverdueRows in @rp/platform). */
+export interface CustomerAging {
+  partner_id: string;
+  partner_name: string;
+  partner_account_number: string | null;
+  total_open_lc: string;
+  tier_amounts: string[];
+  tier_counts: number[];
+  invoice_ages: number[];
+  invoice_cents: number[];
+  /** lateness (days) of each of the customer's closed invoices */
+  history_lateness: number[];
+}
+
+export interface TrippedTier {
+  days: number;
+  amount_threshold_lc: string;
+  amount_lc: string;
+  invoice_count: number;
+  trip_probability: number;
+}
+
+export interface PredictedOverdueCustomer {
+  partner_id: string;
+  partner_name: string;
+  partner_account_number: string | null;
+  total_open_lc: string;
+  history_count: number;
+  tripped_tiers: TrippedTier[];
+}
+
+/** A decimal string with at most 2 decimals (as the ledger aggregation returns sums) in whole cents. */
+function centsOf(amount: string): number {
+  if (amount.startsWith('-')) return -centsOf(amount.slice(1));
+  const dot = amount.indexOf('.');
+  return dot < 0 ? Number(amount) * 100 : Number(amount.slice(0, dot)) * 100 + Number(amount.slice(dot + 1).padEnd(2, '0').slice(0, 2));
+}
+
+/** Whole days from `from` to `to` (both 'YYYY-MM-DD'). */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}
+
+/**
+ * The tripped tiers of each customer with their probabilities; customers sorted by their largest
+ * tripped amount, descending (ties: partner id ascending). Tiers keep the request's order.
+ */
+export function predictedOverdueCustomers(
+  customers: readonly CustomerAging[],
+  organizationHistory: Iterable<LatenessBucket>,
+  tiers: readonly Tier[],
+  asOfMinusToday: number,
+): PredictedOverdueCustomer[] {
+  const organization = new SurvivalCurve(organizationHistory);
+  const thresholds = tiers.map((t) => ({ cents: thresholdCents(t.amount_lc), text: new Money(t.amount_lc).toFixed(2) }));
+  const out: { customer: PredictedOverdueCustomer; largest: number }[] = [];
+  for (const c of customers) {
+    const own = SurvivalCurve.fromValues(c.history_lateness);
+    const survival = blendedSurvival(own, organization);
+    // p depends on the invoice only: computed once, shared by the tiers
+    const invoices = c.invoice_ages.map((age, i) => ({ ageAtAsOf: age, cents: c.invoice_cents[i], p: unpaidProbability(survival, age - asOfMinusToday, age) }));
+    const tripped: TrippedTier[] = [];
+    let largest = -1;
+    tiers.forEach((tier, i) => {
+      const cents = centsOf(c.tier_amounts[i]);
+      if (cents <= thresholds[i].cents) return;
+      if (cents > largest) largest = cents;
+      tripped.push({
+        days: tier.days,
+        amount_threshold_lc: thresholds[i].text,
+        amount_lc: c.tier_amounts[i],
+        invoice_count: c.tier_counts[i],
+        trip_probability: tierTripProbability(invoices, tier.days, thresholds[i].cents, survival, asOfMinusToday),
+      });
+    });
+    if (tripped.length === 0) continue;
+    out.push({
+      largest,
+      customer: {
+        partner_id: c.partner_id,
+        partner_name: c.partner_name,
+        partner_account_number: c.partner_account_number,
+        total_open_lc: c.total_open_lc,
+        history_count: own.total,
+        tripped_tiers: tripped,
+      },
+    });
+  }
+  out.sort((a, b) => b.largest - a.largest || (a.customer.partner_id < b.customer.partner_id ? -1 : a.customer.partner_id > b.customer.partner_id ? 1 : 0));
+  return out.map((o) => o.customer);
+}

@@ -1,0 +1,89 @@
+/**
+ * The JSON statement form: the body of `POST /v2/bank-statements` sent as application/json, or the
+ * same document uploaded as a file with `format=json`. Amounts are signed decimal strings (credit
+ * positive); numbers are accepted and read through their decimal text.
+ */
+import { z } from 'zod';
+import { isoCurrencyCode } from '@rp/platform';
+import { decimal, fixed, looksLikeIban, StatementParseError, text, type ParsedStatement } from './types.js';
+
+const amount = z
+  .union([z.string(), z.number()])
+  .transform((v) => String(v).trim())
+  .refine((v) => /^[+-]?(\d+(\.\d+)?|\.\d+)$/.test(v), 'must be a decimal number, e.g. "1250.00" or "-12.5"');
+const date = z.iso.date();
+const opt = (max: number) => z.string().trim().max(max).nullish();
+
+export const jsonTransactionSchema = z.object({
+  amount: amount.describe('Signed amount: credits (money in) positive, debits negative.'),
+  currency: isoCurrencyCode().optional().describe('Default: the statement currency.'),
+  booking_date: date.nullish(),
+  value_date: date.nullish(),
+  counterparty_name: opt(200),
+  counterparty_account: opt(100).describe('Counterparty IBAN or account number.'),
+  counterparty_bank_code: opt(50),
+  remittance_information: opt(2000),
+  bank_reference: opt(200).describe('The bank\'s reference of the line; with the account it forms the unique import id.'),
+  end_to_end_id: opt(200),
+  transaction_code: opt(50),
+});
+
+export const jsonStatementShape = {
+  account: z.string().trim().min(1).max(100).describe('Identifier (IBAN or account number) of the bank account.'),
+  currency: isoCurrencyCode().describe('Statement (account) currency.'),
+  statement_number: opt(100),
+  statement_date: date.nullish(),
+  opening_balance: amount.nullish(),
+  closing_balance: amount.nullish(),
+  transactions: z.array(jsonTransactionSchema).max(100_000),
+};
+export const jsonStatementSchema = z.object(jsonStatementShape);
+export type JsonStatement = z.output<typeof jsonStatementSchema>;
+
+export function fromJsonStatement(s: JsonStatement): ParsedStatement {
+  const account = s.account.replace(/\s+/g, '');
+  const iban = looksLikeIban(account) ? account.toUpperCase() : null;
+  return {
+    account: { identifier: iban ?? account, iban, accountNumber: account, bankCode: null, currency: s.currency, name: null },
+    statementNumber: text(s.statement_number),
+    statementDate: s.statement_date ?? null,
+    openingBalance: s.opening_balance != null ? fixed(decimal(s.opening_balance, 'opening_balance')) : null,
+    closingBalance: s.closing_balance != null ? fixed(decimal(s.closing_balance, 'closing_balance')) : null,
+    currency: s.currency,
+    transactions: s.transactions.map((t, i) => {
+      if (!t.booking_date && !t.value_date) throw new StatementParseError(`transactions[${i}].booking_date`, 'give booking_date or value_date');
+      const cpAccount = text(t.counterparty_account)?.replace(/\s+/g, '') ?? null;
+      return {
+        amount: fixed(decimal(t.amount, `transactions[${i}].amount`)),
+        currency: t.currency ?? s.currency,
+        bookingDate: t.booking_date ?? t.value_date ?? null,
+        valueDate: t.value_date ?? t.booking_date ?? null,
+        counterpartyName: text(t.counterparty_name),
+        counterpartyAccount: cpAccount,
+        counterpartyIban: looksLikeIban(cpAccount) ? cpAccount!.toUpperCase() : null,
+        counterpartyBankCode: text(t.counterparty_bank_code),
+        remittanceInformation: text(t.remittance_information),
+        bankReference: text(t.bank_reference),
+        endToEndId: text(t.end_to_end_id),
+        transactionCode: text(t.transaction_code),
+      };
+    }),
+  };
+}
+
+/** A JSON statement file: parse errors name the JSON path of the first problem. */
+export function parseJsonStatementFile(content: Buffer): ParsedStatement {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(content.toString('utf8').replace(/^\uFEFF/, ''));
+  } catch (err) {
+    throw new StatementParseError('$', `not valid JSON: ${(err as Error).message}`);
+  }
+  const r = jsonStatementSchema.safeParse(doc);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+    throw new StatementParseError(`$${path}`, issue.message);
+  }
+  return fromJsonStatement(r.data);
+}

@@ -1,0 +1,103 @@
+import { Money } from '@rp/platform';
+
+export const STATEMENT_FORMATS = ['camt053', 'bai2', 'mt940', 'csv', 'json'] as const;
+export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
+
+/** One bank line as read from a statement file; amounts are signed decimal strings (credit > 0). */
+export interface ParsedTransaction {
+  amount: string;
+  currency: string;
+  valueDate: string | null;
+  bookingDate: string | null;
+  counterpartyName: string | null;
+  counterpartyAccount: string | null;
+  counterpartyIban: string | null;
+  counterpartyBankCode: string | null;
+  remittanceInformation: string | null;
+  bankReference: string | null;
+  endToEndId: string | null;
+  /**
+   * The bank's transaction type, normalised per format: CAMT `Domn/Fmly/SubFmly` (or the proprietary
+   * code), BAI2 the 3-digit type code, MT940 the 4-character type (e.g. `NTRF`). A source that marks
+   * the line as a reversal (MT940 RC/RD, CAMT RvslInd) gets the prefix `R:`.
+   */
+  transactionCode: string | null;
+}
+
+export interface ParsedAccount {
+  /** The account identifier used for bank_accounts and unique import ids: IBAN, else account number. */
+  identifier: string;
+  iban: string | null;
+  accountNumber: string | null;
+  bankCode: string | null;
+  currency: string | null;
+  name: string | null;
+}
+
+export interface ParsedStatement {
+  account: ParsedAccount;
+  statementNumber: string | null;
+  statementDate: string | null;
+  openingBalance: string | null;
+  closingBalance: string | null;
+  currency: string;
+  transactions: ParsedTransaction[];
+}
+
+/** A malformed file: `where` names the line (`line 7`) or the XML element path. */
+export class StatementParseError extends Error {
+  constructor(
+    readonly where: string,
+    readonly problem: string,
+  ) {
+    super(`${where}: ${problem}`);
+    this.name = 'StatementParseError';
+  }
+}
+
+/** Decimal string with 4 places; throws a parse error naming `where` when `raw` is not a number. */
+export function decimal(raw: string, where: string, what = 'amount'): Money {
+  const s = raw.trim();
+  if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(s)) throw new StatementParseError(where, `${what} "${raw}" is not a decimal number`);
+  return new Money(s);
+}
+
+export function fixed(m: Money): string {
+  return m.toFixed(4);
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Validates a calendar date given as year, month, day; returns YYYY-MM-DD. */
+export function calendarDate(y: number, m: number, d: number, where: string, raw: string): string {
+  const dt = new Date(Date.UTC(y, m - 1, d));
+  if (!(m >= 1 && m <= 12 && d >= 1 && dt.getUTCFullYear() === y && dt.getUTCMonth() === m - 1 && dt.getUTCDate() === d)) {
+    throw new StatementParseError(where, `"${raw}" is not a valid date`);
+  }
+  return `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+}
+
+export function isoDate(raw: string, where: string): string {
+  const s = raw.trim().slice(0, 10);
+  const m = ISO_DATE.exec(s);
+  if (!m) throw new StatementParseError(where, `"${raw}" is not a date (YYYY-MM-DD)`);
+  return calendarDate(Number(m[1]), Number(m[2]), Number(m[3]), where, raw);
+}
+
+/** YYMMDD (SWIFT/BAI2): years 00-79 are 20xx, 80-99 are 19xx. */
+export function yymmdd(raw: string, where: string): string {
+  if (!/^\d{6}$/.test(raw)) throw new StatementParseError(where, `"${raw}" is not a date (YYMMDD)`);
+  const yy = Number(raw.slice(0, 2));
+  return calendarDate(yy < 80 ? 2000 + yy : 1900 + yy, Number(raw.slice(2, 4)), Number(raw.slice(4, 6)), where, raw);
+}
+
+export function text(v: string | null | undefined): string | null {
+  if (v == null) return null;
+  const t = String(v).replace(/\s+/g, ' ').trim();
+  return t === '' ? null : t;
+}
+
+const IBAN = /^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/;
+export function looksLikeIban(v: string | null): boolean {
+  return v != null && IBAN.test(v.replace(/\s+/g, '').toUpperCase());
+}

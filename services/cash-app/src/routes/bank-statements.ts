@@ -1,0 +1,388 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import {
+  ConflictError,
+  ForbiddenError,
+  isUuid,
+  newId,
+  NotFoundError,
+  pageEnvelopeSchema,
+  pageOf,
+  pageRequest,
+  paginationQueryShape,
+  timestampsShape,
+  ValidationError,
+  type UploadedFile,
+} from '@rp/platform';
+import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
+import { route, type CashAppDeps } from '../deps.js';
+import { STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain/bank-statements.js';
+import {
+  csvMappingSchema,
+  fromJsonStatement,
+  jsonStatementShape,
+  parseStatement,
+  StatementParseError,
+  STATEMENT_FORMATS,
+  type ParsedStatement,
+  type StatementFormat,
+} from '../parsers/index.js';
+import {
+  countApprovedPayments,
+  deleteStatement,
+  getStatement,
+  insertStatement,
+  listStatements,
+  listTransactions,
+  paymentsOfStatement,
+  statementByFileHash,
+  statementView,
+  transactionView,
+  transition,
+  upsertBankAccount,
+} from '../store/bank-statements.js';
+
+const MAX_PAGE = 200;
+/** Largest statement upload (the gateway's UPLOAD_LIMIT_BYTES default is the same). */
+export const MAX_STATEMENT_BYTES = 50 * 1024 * 1024;
+/** How long a DELETE waits for a cancelled processing workflow to close before terminating it. */
+const CANCEL_WAIT_MS = 20_000;
+
+const money = z.string().describe('Decimal string with the currency\'s minor units, e.g. "1250.00".');
+
+const paymentSummarySchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  amount: money,
+  currency: z.string(),
+  partner_id: z.string().nullable(),
+  match_score: z.number().nullable(),
+});
+
+export const bankTransactionSchema = z.object({
+  object: z.literal('bank_transaction'),
+  id: z.string(),
+  statement_id: z.string(),
+  bank_account_id: z.string().nullable(),
+  unique_import_id: z
+    .string()
+    .describe('`<account>:ref:<bank reference>`, or `<account>:sha256:<hash of the line\'s fields>:<ordinal among identical lines>` when the bank gives no reference. Unique per organization: a line is imported once.'),
+  sequence: z.number().int().describe('Position in the statement file (1-based).'),
+  amount: money.describe('Signed: credits (deposits) positive, debits negative.'),
+  currency: z.string(),
+  is_deposit: z.boolean(),
+  is_payment: z
+    .boolean()
+    .nullable()
+    .describe('Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization\'s own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal.'),
+  value_date: z.string().nullable(),
+  booking_date: z.string().nullable(),
+  counterparty_name: z.string().nullable(),
+  counterparty_account: z.string().nullable(),
+  counterparty_iban: z.string().nullable(),
+  counterparty_bank_code: z.string().nullable(),
+  remittance_information: z.string().nullable(),
+  bank_reference: z.string().nullable(),
+  end_to_end_id: z.string().nullable(),
+  transaction_code: z.string().nullable().describe('Bank transaction code: CAMT Domn/Fmly/SubFmly, BAI2 type code, MT940 type; `R:` prefix for entries the bank marks as reversals.'),
+  payments: z.array(paymentSummarySchema).describe('Payments proposed (unapproved) or approved for this transaction.'),
+  ...timestampsShape,
+});
+
+export const bankStatementSchema = z.object({
+  object: z.literal('bank_statement'),
+  id: z.string(),
+  status: z.enum(STATEMENT_STATUSES).describe(STATUS_DESCRIPTION),
+  source: z.enum(['upload', 'connection']),
+  format: z.enum(STATEMENT_FORMATS),
+  file_name: z.string().nullable(),
+  file_sha256: z.string().nullable(),
+  bank_account_id: z.string().nullable(),
+  account_identifier: z.string().nullable().describe('IBAN or account number of the bank account.'),
+  currency: z.string().nullable(),
+  statement_number: z.string().nullable(),
+  statement_date: z.string().nullable(),
+  opening_balance: money.nullable(),
+  closing_balance: money.nullable(),
+  transaction_count: z.number().int().describe('Transactions stored for this statement (lines imported before by another statement are not counted).'),
+  error: z.string().nullable().describe('Why processing failed (status `failed`).'),
+  workflow_id: z.string().nullable().describe('Temporal workflow processing the statement (`bank-statement-<id>`).'),
+  uploaded_by: z.string().nullable(),
+  approved_by: z.string().nullable(),
+  approved_at: z.string().nullable(),
+  ...timestampsShape,
+});
+
+export const bankStatementDetailSchema = bankStatementSchema.extend({ transactions: z.array(bankTransactionSchema) });
+
+const uploadedFile = z.custom<UploadedFile>(
+  (v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as UploadedFile).content),
+  'must be an uploaded file (multipart field `file`)',
+);
+
+const jsonText = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return v;
+    }
+  }, schema);
+
+const optionalShape = Object.fromEntries(Object.entries(jsonStatementShape).map(([k, s]) => [k, (s as z.ZodType).optional()])) as {
+  [K in keyof typeof jsonStatementShape]: z.ZodOptional<(typeof jsonStatementShape)[K]>;
+};
+
+const uploadBody = z
+  .object({
+    file: uploadedFile.optional().describe('multipart only: the statement file.'),
+    format: z.enum(STATEMENT_FORMATS).optional().describe('Format of `file` (multipart); `json` (default) for the JSON form.'),
+    mapping: jsonText(csvMappingSchema).optional().describe('CSV column mapping (multipart: a JSON text field). Required for `csv`.'),
+    ...optionalShape,
+  })
+  .superRefine((b, ctx) => {
+    if (b.file) {
+      if (!b.format) ctx.addIssue({ code: 'custom', path: ['format'], message: 'required with a file: one of camt053, bai2, mt940, csv, json' });
+      if (b.format === 'csv' && !b.mapping) ctx.addIssue({ code: 'custom', path: ['mapping'], message: 'required for csv: the column mapping' });
+      for (const k of Object.keys(jsonStatementShape)) {
+        if ((b as Record<string, unknown>)[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: 'not allowed with a file upload' });
+      }
+      return;
+    }
+    if (b.format && b.format !== 'json') ctx.addIssue({ code: 'custom', path: ['file'], message: `required for format ${b.format} (send multipart/form-data)` });
+    for (const k of ['account', 'currency', 'transactions'] as const) {
+      if (b[k] === undefined) ctx.addIssue({ code: 'custom', path: [k], message: 'required (JSON form)' });
+    }
+  });
+
+const multipartDoc = z.object({
+  file: z.string().describe('The statement file (binary).'),
+  format: z.enum(STATEMENT_FORMATS),
+  mapping: z.string().optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
+});
+
+async function startProcessing(deps: CashAppDeps, organizationId: string, statementId: string): Promise<void> {
+  await deps.temporal.workflow.start(bankStatement, {
+    taskQueue: TASK_QUEUES.cashApp,
+    workflowId: bankStatementWorkflowId(statementId),
+    args: [{ organizationId, statementId }],
+    typedSearchAttributes: businessSearchAttributes(organizationId, statementId),
+  });
+}
+
+/** Cancels the statement's processing workflow if it runs, and waits (bounded) until it has closed. */
+async function stopProcessing(deps: CashAppDeps, workflowId: string, log: { warn: (o: object, m: string) => void }): Promise<void> {
+  const handle = deps.temporal.workflow.getHandle(workflowId);
+  try {
+    const d = await handle.describe();
+    if (d.status.name !== 'RUNNING') return;
+    await handle.cancel();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return;
+    throw err;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    handle.result().then(
+      () => true,
+      () => true, // CancelledFailure (expected) or any other ending: the workflow is closed
+    ),
+    new Promise<false>((r) => (timer = setTimeout(() => r(false), CANCEL_WAIT_MS))),
+  ]);
+  clearTimeout(timer);
+  if (!closed) {
+    log.warn({ workflow_id: workflowId }, 'statement workflow did not close after cancellation; terminating it');
+    await handle.terminate('bank statement deleted').catch((err: unknown) => {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    });
+  }
+}
+
+export const bankStatementRoutes = [
+  route({
+    method: 'post',
+    path: '/v2/bank-statements',
+    operationId: 'uploadBankStatement',
+    summary: 'Upload a bank statement',
+    description:
+      'Either `multipart/form-data` with `file` and `format` (`camt053` ISO 20022 camt.053 XML, `bai2`, `mt940`, `csv`, `json`) ' +
+      'and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, ' +
+      '`currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, ' +
+      '`date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). ' +
+      `Files up to ${MAX_STATEMENT_BYTES} bytes; one account (one statement) per file.\n\n` +
+      'The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
+      'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A valid file is stored ' +
+      'with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify ' +
+      'deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries).\n\n' +
+      'Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing ' +
+      'statement. A different file that overlaps an earlier one is accepted and stores only the lines not imported before ' +
+      '(each line has a unique import id: account + bank reference, else a content hash); `transaction_count` counts those.\n\n' +
+      `Statuses: ${STATUS_DESCRIPTION}`,
+    tags: ['Cash application'],
+    multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc },
+    body: uploadBody,
+    response: bankStatementSchema,
+    errors: [409],
+    handler: async ({ body, identity, deps, log }) => {
+      let format: StatementFormat;
+      let content: Buffer;
+      let parsed: ParsedStatement;
+      let fileName: string | null = null;
+      const options: Record<string, unknown> = {};
+      try {
+        if (body.file) {
+          format = body.format!;
+          content = body.file.content;
+          fileName = body.file.filename;
+          if (body.mapping) options.mapping = body.mapping;
+          parsed = parseStatement(format, content, options);
+        } else {
+          format = 'json';
+          const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, (body as Record<string, unknown>)[k]]));
+          content = Buffer.from(JSON.stringify(doc));
+          parsed = fromJsonStatement(doc as Parameters<typeof fromJsonStatement>[0]);
+        }
+      } catch (err) {
+        if (err instanceof StatementParseError) {
+          const loc = body.file ? ['body', 'file', err.where] : ['body', err.where];
+          throw new ValidationError([{ loc, msg: `${err.where}: ${err.problem}`, type: 'statement_invalid' }], `The ${format!} statement is malformed at ${err.where}: ${err.problem}`);
+        }
+        throw err;
+      }
+      const sha256 = createHash('sha256').update(content).digest('hex');
+      const already = await statementByFileHash(deps.db, identity.org, sha256);
+      if (already) throw new ConflictError(`This file was already imported as bank statement ${already.id} (status ${already.status}).`);
+
+      const id = newId();
+      const workflowId = bankStatementWorkflowId(id);
+      const inserted = await deps.db.transaction(async (trx) => {
+        const bankAccountId = await upsertBankAccount(trx, identity.org, parsed.account);
+        return insertStatement(trx, {
+          id,
+          organizationId: identity.org,
+          bankAccountId,
+          source: 'upload',
+          format,
+          status: 'uploaded',
+          fileName,
+          fileSha256: sha256,
+          content,
+          options,
+          statementNumber: parsed.statementNumber,
+          statementDate: parsed.statementDate,
+          openingBalance: parsed.openingBalance,
+          closingBalance: parsed.closingBalance,
+          currency: parsed.currency,
+          workflowId,
+          uploadedBy: identity.sub,
+        });
+      });
+      if (!inserted) {
+        const first = await statementByFileHash(deps.db, identity.org, sha256);
+        throw new ConflictError(`This file was already imported as bank statement ${first?.id ?? 'unknown'}.`);
+      }
+      try {
+        await startProcessing(deps, identity.org, id);
+      } catch (err) {
+        log.error({ err, statement_id: id }, 'could not start the bank statement workflow');
+        await transition(deps.db, identity.org, id, ['uploaded'], 'failed', { error: 'processing could not be started; delete the statement and upload it again' });
+        throw err;
+      }
+      return statementView((await getStatement(deps.db, identity.org, id))!);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/bank-statements',
+    operationId: 'listBankStatements',
+    summary: 'List bank statements',
+    description: `Newest first. Filters: \`status\`, \`bank_account_id\`. Statuses: ${STATUS_DESCRIPTION}`,
+    tags: ['Cash application'],
+    query: z.object({
+      ...paginationQueryShape(MAX_PAGE),
+      status: z.enum(STATEMENT_STATUSES).optional(),
+      bank_account_id: z.uuid().optional(),
+    }),
+    response: pageEnvelopeSchema(bankStatementSchema),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listStatements(deps.db, identity.org, { status: query.status, bankAccountId: query.bank_account_id }, page.offset, page.pageSize);
+      return pageOf(rows.map(statementView), total, page);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/bank-statements/{statement_id}',
+    operationId: 'getBankStatement',
+    summary: 'Get a bank statement with its transactions',
+    description: 'The statement with all its transactions in file order, each with the payments proposed or approved for it. Unknown or another organization\'s id: 404.',
+    tags: ['Cash application'],
+    params: z.object({ statement_id: z.string() }),
+    response: bankStatementDetailSchema,
+    errors: [404],
+    handler: async ({ params, identity, deps }) => {
+      const row = isUuid(params.statement_id) ? await getStatement(deps.db, identity.org, params.statement_id) : undefined;
+      if (!row) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
+      const [txs, payments] = await Promise.all([listTransactions(deps.db, identity.org, row.id), paymentsOfStatement(deps.db, identity.org, row.id)]);
+      const byTx = new Map<string, typeof payments>();
+      for (const p of payments) (byTx.get(p.bank_transaction_id) ?? byTx.set(p.bank_transaction_id, []).get(p.bank_transaction_id)!).push(p);
+      return { ...statementView(row), transactions: txs.map((t) => transactionView(t, byTx.get(t.id))) };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/bank-statements/{statement_id}/approve',
+    operationId: 'approveBankStatement',
+    summary: 'Approve a processed bank statement',
+    description: 'Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. Unknown or another organization\'s id: 404.',
+    tags: ['Cash application'],
+    params: z.object({ statement_id: z.string() }),
+    response: bankStatementSchema,
+    errors: [404, 409],
+    handler: async ({ params, identity, deps }) => {
+      const row = isUuid(params.statement_id) ? await getStatement(deps.db, identity.org, params.statement_id) : undefined;
+      if (!row) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
+      const moved = await transition(deps.db, identity.org, row.id, ['ready'], 'approved', { approved_by: identity.sub, approved_at: deps.db.fn.now() });
+      if (!moved) {
+        const now = await getStatement(deps.db, identity.org, row.id);
+        throw new ConflictError(`Only a ready statement can be approved; this one is ${now?.status ?? row.status}.`);
+      }
+      return statementView((await getStatement(deps.db, identity.org, row.id))!);
+    },
+  }),
+  route({
+    method: 'delete',
+    path: '/v2/bank-statements/{statement_id}',
+    operationId: 'deleteBankStatement',
+    summary: 'Delete a bank statement',
+    description:
+      'Removes the statement, its transactions and their payments (204). `approved`: refused with 409 `conflict`, nothing ' +
+      'changes. `synced` (from a bank connection): organization admins only (403 `forbidden` for members). Any other status: ' +
+      'any user; when its processing workflow is still running it is cancelled first (the activities see the cancellation ' +
+      'through their heartbeats) and the rows are removed only after the workflow has closed, so no transaction or payment ' +
+      'appears afterwards. A statement with an approved payment is refused with 409 (approve or delete nothing silently). ' +
+      'Unknown or another organization\'s id: 404.',
+    tags: ['Cash application'],
+    params: z.object({ statement_id: z.string() }),
+    errors: [404, 409],
+    handler: async ({ params, identity, deps, log }) => {
+      const row = isUuid(params.statement_id) ? await getStatement(deps.db, identity.org, params.statement_id) : undefined;
+      if (!row) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
+      if (row.status === 'approved') throw new ConflictError('An approved bank statement cannot be deleted.');
+      if (row.status === 'synced' && identity.role !== 'admin') throw new ForbiddenError('Only organization admins may delete a statement synced from a bank connection.');
+      if ((await countApprovedPayments(deps.db, identity.org, row.id)) > 0) {
+        throw new ConflictError('The statement has approved payments; it cannot be deleted.');
+      }
+      await stopProcessing(deps, row.workflow_id ?? bankStatementWorkflowId(row.id), log);
+      await deps.db.transaction(async (trx) => {
+        const now = await getStatement(trx, identity.org, row.id, { forUpdate: true });
+        if (!now) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
+        if (now.status === 'approved') throw new ConflictError('An approved bank statement cannot be deleted.');
+        if ((await countApprovedPayments(trx, identity.org, row.id)) > 0) throw new ConflictError('The statement has approved payments; it cannot be deleted.');
+        await deleteStatement(trx, identity.org, row.id);
+      });
+    },
+  }),
+];

@@ -1,0 +1,393 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import {
+  ConflictError,
+  formatMoney,
+  getDocuments,
+  getPartner,
+  isDecimalString,
+  isoTime,
+  isUuid,
+  Money,
+  NotFoundError,
+  pageEnvelopeSchema,
+  pageOf,
+  pageRequest,
+  paginationQueryShape,
+  timestampsShape,
+  ValidationError,
+  type Db,
+} from '@rp/platform';
+import { route } from '../deps.js';
+import { normalizeAccount } from '../domain/matching.js';
+import { checkAllocations, openAmount, relievedBy, type AllocationDraft } from '../domain/payments.js';
+import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
+import {
+  activeAdjustmentIds,
+  allocationsOf,
+  getPayment,
+  insertManualPayment,
+  learnPartnerAccount,
+  lockTransaction,
+  listPayments,
+  lockOrganizationPayments,
+  markApproved,
+  relievedByInvoice,
+  replaceAllocations,
+  type AllocationRow,
+  type PaymentRow,
+} from '../store/payments.js';
+
+const MAX_PAGE = 500;
+const money2 = () => z.string().describe('Decimal string with 2 decimals.');
+const dateParam = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a valid date');
+const uuidParam = () => z.string().uuid('must be a UUID');
+
+const allocationSchema = z.object({
+  object: z.literal('payment_allocation'),
+  id: z.string(),
+  invoice_id: z.string(),
+  invoice_number: z.string().nullable().describe('Document number of the invoice in the ledger.'),
+  amount_paid: money2(),
+  amount_discount: money2(),
+  amount_withheld: money2(),
+  adjustment_id: z.string().nullable(),
+  adjustment_amount: money2(),
+  ...timestampsShape,
+});
+
+const transactionSummarySchema = z.object({
+  id: z.string(),
+  statement_id: z.string(),
+  bank_account_id: z.string().nullable(),
+  amount: money2(),
+  currency: z.string(),
+  booking_date: z.string().nullable(),
+  value_date: z.string().nullable(),
+  counterparty_name: z.string().nullable(),
+  counterparty_iban: z.string().nullable(),
+  counterparty_account: z.string().nullable(),
+  remittance_information: z.string().nullable(),
+  bank_reference: z.string().nullable(),
+});
+
+export const paymentSchema = z.object({
+  object: z.literal('payment'),
+  id: z.string(),
+  status: z.enum(['unapproved', 'approved']),
+  bank_transaction_id: z.string(),
+  statement_id: z.string(),
+  partner_id: z.string().nullable(),
+  remittance_id: z.string().nullable(),
+  amount: money2().describe('The bank transaction amount (2 decimals).'),
+  currency: z.string(),
+  payment_date: z.string().nullable().describe('Booking date of the transaction (value date when it has none).'),
+  allocated_amount: money2().describe('Sum of the allocations\' amount_paid.'),
+  unallocated_amount: money2().describe('amount - allocated_amount.'),
+  match_score: z.number().nullable().describe('0..1: confidence of the automatic match; null for payments not proposed by matching.'),
+  match_reasons: z.array(z.record(z.string(), z.unknown())).describe('The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`.'),
+  posting_error: z.string().nullable(),
+  posted_at: z.string().nullable(),
+  approved_by: z.string().nullable(),
+  approved_at: z.string().nullable(),
+  allocations: z.array(allocationSchema),
+  transaction: transactionSummarySchema,
+  ...timestampsShape,
+});
+
+function paymentView(p: PaymentRow, allocations: AllocationRow[], numbers: Map<string, string>) {
+  return {
+    object: 'payment' as const,
+    id: p.id,
+    status: p.status,
+    bank_transaction_id: p.bank_transaction_id,
+    statement_id: p.tx_statement_id,
+    partner_id: p.partner_id,
+    remittance_id: p.remittance_id,
+    amount: formatMoney(p.amount),
+    currency: p.currency.trim(),
+    payment_date: p.payment_date,
+    allocated_amount: formatMoney(p.allocated_amount),
+    unallocated_amount: formatMoney(new Money(p.amount).minus(p.allocated_amount)),
+    match_score: p.match_score === null ? null : Number(p.match_score),
+    match_reasons: p.match_reasons as Record<string, unknown>[],
+    posting_error: p.posting_error,
+    posted_at: isoTime(p.posted_at),
+    approved_by: p.approved_by,
+    approved_at: isoTime(p.approved_at),
+    allocations: allocations.map((a) => ({
+      object: 'payment_allocation' as const,
+      id: a.id,
+      invoice_id: a.invoice_id,
+      invoice_number: numbers.get(a.invoice_id) ?? null,
+      amount_paid: formatMoney(a.amount_paid),
+      amount_discount: formatMoney(a.amount_discount),
+      amount_withheld: formatMoney(a.amount_withheld),
+      adjustment_id: a.adjustment_id,
+      adjustment_amount: formatMoney(a.adjustment_amount),
+      created_at: isoTime(a.created_at)!,
+      modified_at: isoTime(a.modified_at)!,
+    })),
+    transaction: {
+      id: p.bank_transaction_id,
+      statement_id: p.tx_statement_id,
+      bank_account_id: p.tx_bank_account_id,
+      amount: formatMoney(p.tx_amount),
+      currency: p.tx_currency.trim(),
+      booking_date: p.tx_booking_date,
+      value_date: p.tx_value_date,
+      counterparty_name: p.tx_counterparty_name,
+      counterparty_iban: p.tx_counterparty_iban,
+      counterparty_account: p.tx_counterparty_account,
+      remittance_information: p.tx_remittance_information,
+      bank_reference: p.tx_bank_reference,
+    },
+    created_at: isoTime(p.created_at)!,
+    modified_at: isoTime(p.modified_at)!,
+  };
+}
+
+async function viewsOf(db: Db, organizationId: string, rows: PaymentRow[]) {
+  const allocations = await allocationsOf(db, organizationId, rows.map((r) => r.id));
+  const docs = await getDocuments(db, organizationId, allocations.map((a) => a.invoice_id));
+  const numbers = new Map([...docs.values()].map((d) => [d.id, d.document_number]));
+  return rows.map((r) => paymentView(r, allocations.filter((a) => a.payment_id === r.id), numbers));
+}
+
+async function loadView(db: Db, organizationId: string, id: string) {
+  const row = isUuid(id) ? await getPayment(db, organizationId, id) : undefined;
+  if (!row) throw new NotFoundError(`No payment ${id}.`);
+  return (await viewsOf(db, organizationId, [row]))[0]!;
+}
+
+const amountInput = () =>
+  z
+    .union([z.string(), z.number()])
+    .transform((v) => (typeof v === 'number' ? String(v) : v.trim()))
+    .refine((v) => isDecimalString(v) && !v.startsWith('-') && /^\d+(\.\d{1,4})?$/.test(v), 'must be a non-negative decimal amount with at most 4 decimals');
+
+const allocationInput = z.object({
+  invoice_id: uuidParam().describe('An open invoice of the organization, in the transaction\'s currency.'),
+  amount_paid: amountInput().describe('Cash applied to the invoice (counts against the transaction amount).'),
+  amount_discount: amountInput().optional().describe('Discount granted (relieves the invoice, not the transaction). Default 0.'),
+  amount_withheld: amountInput().optional().describe('Amount withheld, e.g. tax (relieves the invoice). Default 0.'),
+  adjustment_id: uuidParam().nullable().optional().describe('Adjustment (fee, write-off, …) booked for adjustment_amount.'),
+  adjustment_amount: amountInput().optional().describe('Amount booked to the adjustment (relieves the invoice). Default 0.'),
+});
+
+type AllocationBody = z.output<typeof allocationInput>;
+
+function draftsOf(allocations: AllocationBody[]): AllocationDraft[] {
+  return allocations.map((a) => ({
+    invoice_id: a.invoice_id,
+    amount_paid: a.amount_paid,
+    amount_discount: a.amount_discount ?? '0',
+    amount_withheld: a.amount_withheld ?? '0',
+    adjustment_id: a.adjustment_id ?? null,
+    adjustment_amount: a.adjustment_amount ?? '0',
+  }));
+}
+
+/**
+ * Validate allocations for a payment of a transaction (amount, currency) and write them, with the
+ * payer: `partnerId` when given (must be a partner of the organization), else the invoices' partner
+ * when they all have the same one, else `currentPartnerId`. Throws 422 with every problem found.
+ */
+async function writeAllocations(
+  trx: Knex.Transaction,
+  org: string,
+  payment: { id: string; tx_amount: string; tx_currency: string; partner_id: string | null },
+  drafts: AllocationDraft[],
+  partnerId: string | null | undefined,
+): Promise<void> {
+  const invoiceIds = drafts.map((d) => d.invoice_id);
+  const [invoices, relievedElsewhere, activeAdjustments] = await Promise.all([
+    getDocuments(trx, org, invoiceIds),
+    relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
+    activeAdjustmentIds(trx, org, drafts.flatMap((d) => (d.adjustment_id ? [d.adjustment_id] : []))),
+  ]);
+  const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments });
+  let payer = payment.partner_id;
+  if (partnerId !== undefined) {
+    if (partnerId !== null && !(await getPartner(trx, org, partnerId))) {
+      issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
+    }
+    payer = partnerId;
+  } else {
+    const partners = [...new Set([...invoices.values()].filter((d) => invoiceIds.includes(d.id)).map((d) => d.partner_id))];
+    if (partners.length === 1 && partners[0]) payer = partners[0];
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+  await replaceAllocations(trx, org, payment.id, drafts, payer);
+}
+
+export const paymentRoutes = [
+  route({
+    method: 'post',
+    path: '/v2/payments',
+    operationId: 'createPayment',
+    summary: 'Create a payment for a deposit',
+    description:
+      'Creates an unapproved payment for a deposit that has none (typically one automatic matching could not match), with ' +
+      'optional allocations under the same rules as PATCH (422 with loc naming the allocation index and field). The ' +
+      'transaction must be a deposit (amount > 0) of the organization (422 otherwise); one that already has a payment → 409. ' +
+      '`match_score` is null and `match_reasons` empty: the payment was not proposed by matching.',
+    tags: ['Cash application'],
+    body: z.object({
+      bank_transaction_id: uuidParam().describe('A deposit of the organization without a payment.'),
+      allocations: z.array(allocationInput).max(500).default([]),
+      partner_id: uuidParam().nullable().optional().describe('The payer; must be a partner of the organization.'),
+    }),
+    response: paymentSchema,
+    errors: [409],
+    handler: async ({ body, identity, deps }) => {
+      const org = identity.org;
+      await ensureSystemAdjustments(deps.db, org);
+      const drafts = draftsOf(body.allocations);
+      const id = await deps.db.transaction(async (trx) => {
+        await lockOrganizationPayments(trx, org);
+        const tx = await lockTransaction(trx, org, body.bank_transaction_id);
+        if (!tx) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a bank transaction of this organization', type: 'value_error.not_found' }]);
+        if (!new Money(tx.amount).gt(0)) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a deposit (its amount is not positive)', type: 'value_error.not_deposit' }]);
+        if (tx.has_payment) throw new ConflictError('This transaction already has a payment; change that payment\'s allocations instead.');
+        const paymentId = await insertManualPayment(trx, org, tx);
+        await writeAllocations(trx, org, { id: paymentId, tx_amount: tx.amount, tx_currency: tx.currency, partner_id: null }, drafts, body.partner_id);
+        return paymentId;
+      });
+      return loadView(deps.db, org, id);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/payments',
+    operationId: 'listPayments',
+    summary: 'List payments',
+    description:
+      'Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its ' +
+      'allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, ' +
+      '`statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with 2 decimals.',
+    tags: ['Cash application'],
+    query: z.object({
+      ...paginationQueryShape(MAX_PAGE),
+      status: z.enum(['unapproved', 'approved']).optional(),
+      bank_transaction_id: uuidParam().optional(),
+      statement_id: uuidParam().optional(),
+      partner_id: uuidParam().optional(),
+      start_date: dateParam().optional().describe('payment_date on or after (YYYY-MM-DD).'),
+      end_date: dateParam().optional().describe('payment_date on or before (YYYY-MM-DD).'),
+    }),
+    response: pageEnvelopeSchema(paymentSchema),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listPayments(
+        deps.db,
+        identity.org,
+        {
+          status: query.status,
+          bankTransactionId: query.bank_transaction_id,
+          statementId: query.statement_id,
+          partnerId: query.partner_id,
+          startDate: query.start_date,
+          endDate: query.end_date,
+        },
+        page.offset,
+        page.pageSize,
+      );
+      return pageOf(await viewsOf(deps.db, identity.org, rows), total, page);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/payments/{payment_id}',
+    operationId: 'getPayment',
+    summary: 'Get a payment',
+    description: 'The payment with its allocations, match score and reasons and its bank transaction. Unknown or another organization\'s → 404.',
+    tags: ['Cash application'],
+    params: z.object({ payment_id: z.string() }),
+    response: paymentSchema,
+    errors: [404],
+    handler: async ({ params, identity, deps }) => loadView(deps.db, identity.org, params.payment_id),
+  }),
+  route({
+    method: 'patch',
+    path: '/v2/payments/{payment_id}',
+    operationId: 'updatePayment',
+    summary: 'Replace a payment\'s allocations',
+    description:
+      'Replaces all allocations of an unapproved payment (an empty array removes them). An allocation relieves its invoice by ' +
+      'amount_paid + amount_discount + amount_withheld + adjustment_amount; only amount_paid counts against the transaction. ' +
+      '422 (loc `["body","allocations",<index>,<field>]`) when an invoice is not an open invoice of the organization in the ' +
+      'transaction\'s currency, when an allocation exceeds the invoice\'s open amount (ledger amount_open minus approved payments ' +
+      'of other transactions; unapproved proposals do not count), when the amount_paid total exceeds the transaction amount, or for ' +
+      'an unknown/inactive adjustment. `partner_id` sets the payer (default: the invoices\' partner when they have one). ' +
+      'An approved payment cannot be changed (409).',
+    tags: ['Cash application'],
+    params: z.object({ payment_id: z.string() }),
+    body: z.object({
+      allocations: z.array(allocationInput).max(500),
+      partner_id: uuidParam().nullable().optional().describe('The payer; must be a partner of the organization.'),
+    }),
+    response: paymentSchema,
+    errors: [404, 409],
+    handler: async ({ params, body, identity, deps }) => {
+      const org = identity.org;
+      if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
+      await ensureSystemAdjustments(deps.db, org);
+      const drafts = draftsOf(body.allocations);
+      await deps.db.transaction(async (trx) => {
+        await lockOrganizationPayments(trx, org);
+        const payment = await getPayment(trx, org, params.payment_id, { forUpdate: true });
+        if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
+        if (payment.status === 'approved') throw new ConflictError('The payment is approved; its allocations cannot be changed.');
+        await writeAllocations(trx, org, payment, drafts, body.partner_id);
+      });
+      return loadView(deps.db, org, params.payment_id);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/payments/{payment_id}/approve',
+    operationId: 'approvePayment',
+    summary: 'Approve a payment',
+    description:
+      'Approves an unapproved payment with at least one allocation. The allocations are re-checked against the invoices\' open ' +
+      'amounts (ledger amount_open minus approved payments), since another payment may have been approved meanwhile: 409 when an ' +
+      'invoice is no longer open or would be over-allocated. Approving records the transaction\'s IBAN (or account number) as an ' +
+      'account of the payer, so later deposits from it are matched to that partner first. Already approved → 409.',
+    tags: ['Cash application'],
+    params: z.object({ payment_id: z.string() }),
+    response: paymentSchema,
+    errors: [404, 409],
+    handler: async ({ params, identity, deps }) => {
+      const org = identity.org;
+      if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
+      await deps.db.transaction(async (trx) => {
+        await lockOrganizationPayments(trx, org);
+        const payment = await getPayment(trx, org, params.payment_id, { forUpdate: true });
+        if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
+        if (payment.status === 'approved') throw new ConflictError('The payment is already approved.');
+        const allocations = await allocationsOf(trx, org, [payment.id]);
+        if (allocations.length === 0) throw new ConflictError('The payment has no allocations; allocate it to invoices before approving it.');
+        const invoiceIds = allocations.map((a) => a.invoice_id);
+        const [invoices, relievedElsewhere] = await Promise.all([
+          getDocuments(trx, org, invoiceIds),
+          relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
+        ]);
+        for (const a of allocations) {
+          const inv = invoices.get(a.invoice_id);
+          if (!inv || !inv.status_open) throw new ConflictError(`Invoice ${inv?.document_number ?? a.invoice_id} is no longer open; change the allocations first.`);
+          const open = openAmount(inv.amount_open, relievedElsewhere.get(inv.id));
+          if (relievedBy(a).gt(open)) {
+            throw new ConflictError(`Invoice ${inv.document_number} has only ${Money.max(open, 0).toFixed(2)} open after other approved payments; change the allocations first.`);
+          }
+        }
+        const partners = [...new Set(invoiceIds.map((id) => invoices.get(id)?.partner_id ?? null))];
+        const partnerId = payment.partner_id ?? (partners.length === 1 ? partners[0]! : null);
+        await markApproved(trx, org, payment.id, identity.sub, partnerId);
+        const account = normalizeAccount(payment.tx_counterparty_iban) ?? normalizeAccount(payment.tx_counterparty_account);
+        if (partnerId && account) await learnPartnerAccount(trx, org, partnerId, account);
+      });
+      return loadView(deps.db, org, params.payment_id);
+    },
+  }),
+];

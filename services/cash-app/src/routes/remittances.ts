@@ -1,0 +1,436 @@
+import { z } from 'zod';
+import {
+  findInvoicesByNumbers,
+  findPartnersByName,
+  getDocuments,
+  getOrganizationProfile,
+  getPartners,
+  isDecimalString,
+  isoCurrencyCode,
+  isoTime,
+  isUuid,
+  Money,
+  NotFoundError,
+  pageEnvelopeSchema,
+  pageOf,
+  pageRequest,
+  paginationQueryShape,
+  timestampsShape,
+  ValidationError,
+  type Db,
+  type LedgerDocument,
+  type LedgerPartner,
+} from '@rp/platform';
+import { route } from '../deps.js';
+import {
+  assessRemittance,
+  parseRemittanceCsv,
+  partnerByPayerName,
+  REMITTANCE_STATUSES,
+  type InvoiceCandidate,
+  type RemittanceLine,
+} from '../domain/remittances.js';
+import {
+  allocationsOf,
+  getRemittance,
+  insertRemittance,
+  listRemittances,
+  type BankDetails,
+  type RemittanceAllocationRow,
+  type RemittanceRow,
+} from '../store/remittances.js';
+
+const MAX_PAGE = 500;
+const MAX_LINES = 1000;
+
+// ---------- response schemas ----------
+
+const bankDetailsSchema = z
+  .object({
+    account_number: z.string().nullable(),
+    bank_name: z.string().nullable(),
+    bank_number: z.string().nullable(),
+    branch_number: z.string().nullable(),
+    iban: z.string().nullable(),
+    type: z.string().nullable(),
+  })
+  .nullable();
+
+const allocationSchema = z.object({
+  object: z.literal('remittance_allocation'),
+  id: z.string(),
+  remittance_id: z.string(),
+  invoice_number: z.string(),
+  invoice_id: z.string().nullable().describe('The ledger invoice the number was linked to; null when none (see agent_uncertainties).'),
+  amount_paid: z.number(),
+  amount_discount: z.number(),
+  amount_withheld: z.number(),
+  invoice: z
+    .object({
+      id: z.string(),
+      currency: z.string(),
+      amount_due: z.number().describe('The invoice total (document currency).'),
+      amount_paid: z.number().describe('What has been paid of it so far: total minus the open amount the ledger reports.'),
+      due_date: z.string().nullable(),
+    })
+    .nullable(),
+  ...timestampsShape,
+});
+
+const remittanceSchema = z.object({
+  object: z.literal('remittance'),
+  id: z.string(),
+  status: z.enum(REMITTANCE_STATUSES),
+  agent_confidence_score: z.number().describe('0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt.'),
+  agent_confidence_reason: z.string(),
+  agent_error_code: z.string().nullable(),
+  agent_uncertainties: z.array(z.string()),
+  allocations: z.array(allocationSchema),
+  attachment: z
+    .object({ object: z.literal('attachment'), file_name: z.string().nullable(), content_type: z.string(), size: z.number().int() })
+    .nullable()
+    .describe('The CSV remittance advice the remittance was created from; null for JSON.'),
+  currency: z.string().nullable(),
+  email: z.null().describe('The email the advice arrived in; remittances created through the API have none.'),
+  partner: z
+    .object({ object: z.literal('partner'), id: z.string(), name: z.string(), account_number: z.string().nullable(), email: z.string().nullable() })
+    .nullable(),
+  payee_bank_details: bankDetailsSchema,
+  payer_bank_details: bankDetailsSchema,
+  payer_email: z.string().nullable(),
+  payer_name: z.string().nullable(),
+  payment_method: z.string().nullable(),
+  transaction_amount: z.number().nullable(),
+  transaction_date: z.string().nullable(),
+  transaction_number: z.string().nullable(),
+  bank_transaction_id: z.string().nullable().describe('The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`.'),
+  ...timestampsShape,
+});
+
+// ---------- request schemas ----------
+
+const amount = (what: string) =>
+  z
+    .number()
+    .nonnegative()
+    .max(1e14)
+    .refine((v) => new Money(v).decimalPlaces() <= 4, 'must have at most 4 decimals')
+    .describe(what);
+
+const optionalText = (max: number) => z.string().trim().max(max).nullable().optional();
+
+const bankDetailsInput = z
+  .object({
+    account_number: optionalText(64),
+    bank_name: optionalText(200),
+    bank_number: optionalText(64),
+    branch_number: optionalText(64),
+    iban: optionalText(64),
+    type: optionalText(64),
+  })
+  .nullable()
+  .optional();
+
+const headerShape = {
+  payer_name: optionalText(300),
+  payer_email: z.email().nullable().optional(),
+  transaction_number: optionalText(200),
+  transaction_date: z.iso.date().nullable().optional().describe('YYYY-MM-DD'),
+  currency: isoCurrencyCode().nullable().optional().describe('ISO 4217; default: the linked invoices\' currency, else the organization base currency.'),
+  payment_method: optionalText(100),
+};
+
+const createBody = z.object({
+  ...headerShape,
+  transaction_amount: amount('Total of the payment; compared with the sum of amount_paid (else `sum_mismatch`).').positive().nullable().optional(),
+  payer_bank_details: bankDetailsInput,
+  payee_bank_details: bankDetailsInput,
+  allocations: z
+    .array(
+      z.object({
+        invoice_number: z.string().trim().min(1).max(100),
+        amount_paid: amount('Amount paid against the invoice.'),
+        amount_discount: amount('Discount taken.').default(0),
+        amount_withheld: amount('Amount withheld (e.g. withholding tax).').default(0),
+      }),
+    )
+    .min(1)
+    .max(MAX_LINES),
+});
+
+const csvQuery = z.object({
+  ...headerShape,
+  transaction_amount: z
+    .string()
+    .refine((v) => isDecimalString(v) && !v.startsWith('-') && Number(v) > 0 && (v.split('.')[1]?.length ?? 0) <= 4, 'must be a positive decimal amount, e.g. 1190.00')
+    .optional(),
+  file_name: z.string().trim().max(255).optional().describe('Name of the advice file, kept on the attachment.'),
+});
+
+// ---------- creation ----------
+
+interface Header {
+  payer_name?: string | null;
+  payer_email?: string | null;
+  transaction_number?: string | null;
+  transaction_date?: string | null;
+  currency?: string | null;
+  payment_method?: string | null;
+  transaction_amount: string | null;
+  payer_bank_details?: Partial<BankDetails> | null;
+  payee_bank_details?: Partial<BankDetails> | null;
+}
+
+function bankDetails(d: Partial<BankDetails> | null | undefined): BankDetails | null {
+  if (!d) return null;
+  return {
+    account_number: d.account_number ?? null,
+    bank_name: d.bank_name ?? null,
+    bank_number: d.bank_number ?? null,
+    branch_number: d.branch_number ?? null,
+    iban: d.iban ?? null,
+    type: d.type ?? null,
+  };
+}
+
+async function createRemittance(
+  db: Db,
+  org: string,
+  header: Header,
+  lines: RemittanceLine[],
+  source: 'json' | 'csv',
+  attachment?: { file_name: string | null; content_type: string; content: Buffer },
+): Promise<string> {
+  const found = await findInvoicesByNumbers(db, org, lines.map((l) => l.invoice_number));
+  const byNumber = new Map<string, InvoiceCandidate[]>();
+  for (const d of found) byNumber.set(d.document_number, [...(byNumber.get(d.document_number) ?? []), d]);
+  let currency = header.currency ?? null;
+  if (!currency) {
+    const currencies = new Set(found.map((d) => d.currency));
+    currency = currencies.size === 1 ? [...currencies][0] : ((await getOrganizationProfile(db, org))?.base_currency ?? null);
+  }
+  const payerPartners = header.payer_name ? await findPartnersByName(db, org, header.payer_name) : [];
+  const payerPartnerId = partnerByPayerName(payerPartners, header.payer_name ?? null);
+  const partnerNames = new Map<string, string>();
+  const partnerIds = [...new Set(found.map((d) => d.partner_id).filter((p): p is string => Boolean(p)))];
+  for (const p of (await getPartners(db, org, partnerIds)).values()) partnerNames.set(p.id, p.name);
+  for (const p of payerPartners) partnerNames.set(p.id, p.name);
+
+  const assessment = assessRemittance({ lines, invoicesByNumber: byNumber, currency, transactionAmount: header.transaction_amount, payerPartnerId, partnerNames });
+  return insertRemittance(
+    db,
+    org,
+    {
+      partner_id: assessment.partnerId,
+      source,
+      currency,
+      transaction_amount: header.transaction_amount,
+      transaction_date: header.transaction_date ?? null,
+      transaction_number: header.transaction_number ?? null,
+      payment_method: header.payment_method ?? null,
+      payer_name: header.payer_name ?? null,
+      payer_email: header.payer_email ?? null,
+      payer_bank_details: bankDetails(header.payer_bank_details),
+      payee_bank_details: bankDetails(header.payee_bank_details),
+      agent_confidence_score: assessment.score,
+      agent_confidence_reason: assessment.reason,
+      agent_error_code: assessment.errorCode,
+      agent_uncertainties: assessment.uncertainties,
+      attachment,
+    },
+    lines.map((l, i) => ({ ...l, invoice_id: assessment.invoiceIds[i] })),
+  );
+}
+
+// ---------- views ----------
+
+const num = (v: string | null) => (v === null ? null : Number(v));
+
+function invoiceView(d: LedgerDocument) {
+  return {
+    id: d.id,
+    currency: d.currency,
+    amount_due: Number(d.amount_in_document_currency),
+    amount_paid: Number(new Money(d.amount_in_document_currency).minus(d.amount_open).toFixed()),
+    due_date: d.net_due_date,
+  };
+}
+
+function remittanceView(r: RemittanceRow, allocations: RemittanceAllocationRow[], invoices: Map<string, LedgerDocument>, partners: Map<string, LedgerPartner>) {
+  const partner = r.partner_id ? partners.get(r.partner_id) : undefined;
+  return {
+    object: 'remittance' as const,
+    id: r.id,
+    status: r.status as (typeof REMITTANCE_STATUSES)[number],
+    agent_confidence_score: Number(r.agent_confidence_score ?? 0),
+    agent_confidence_reason: r.agent_confidence_reason ?? '',
+    agent_error_code: r.agent_error_code,
+    agent_uncertainties: r.agent_uncertainties,
+    allocations: allocations.map((a) => {
+      const invoice = a.invoice_id ? invoices.get(a.invoice_id) : undefined;
+      return {
+        object: 'remittance_allocation' as const,
+        id: a.id,
+        remittance_id: a.remittance_id,
+        invoice_number: a.invoice_number,
+        invoice_id: a.invoice_id,
+        amount_paid: Number(a.amount_paid),
+        amount_discount: Number(a.amount_discount),
+        amount_withheld: Number(a.amount_withheld),
+        invoice: invoice ? invoiceView(invoice) : null,
+        created_at: isoTime(a.created_at)!,
+        modified_at: isoTime(a.modified_at)!,
+      };
+    }),
+    attachment: r.attachment_content_type
+      ? { object: 'attachment' as const, file_name: r.attachment_file_name, content_type: r.attachment_content_type, size: r.attachment_size ?? 0 }
+      : null,
+    currency: r.currency,
+    email: null,
+    partner: partner ? { object: 'partner' as const, id: partner.id, name: partner.name, account_number: partner.account_number, email: partner.email } : null,
+    payee_bank_details: r.payee_bank_details,
+    payer_bank_details: r.payer_bank_details,
+    payer_email: r.payer_email,
+    payer_name: r.payer_name,
+    payment_method: r.payment_method,
+    transaction_amount: num(r.transaction_amount),
+    transaction_date: r.transaction_date,
+    transaction_number: r.transaction_number,
+    bank_transaction_id: r.bank_transaction_id,
+    created_at: isoTime(r.created_at)!,
+    modified_at: isoTime(r.modified_at)!,
+  };
+}
+
+async function views(db: Db, org: string, rows: RemittanceRow[]) {
+  const allocations = await allocationsOf(db, org, rows.map((r) => r.id));
+  const [invoices, partners] = await Promise.all([
+    getDocuments(db, org, allocations.map((a) => a.invoice_id).filter((id): id is string => Boolean(id))),
+    getPartners(db, org, rows.map((r) => r.partner_id).filter((id): id is string => Boolean(id))),
+  ]);
+  const byRemittance = new Map<string, RemittanceAllocationRow[]>();
+  for (const a of allocations) byRemittance.set(a.remittance_id, [...(byRemittance.get(a.remittance_id) ?? []), a]);
+  return rows.map((r) => remittanceView(r, byRemittance.get(r.id) ?? [], invoices, partners));
+}
+
+async function viewOne(db: Db, org: string, id: string) {
+  const row = isUuid(id) ? await getRemittance(db, org, id) : undefined;
+  if (!row) throw new NotFoundError(`No remittance ${id}.`);
+  return (await views(db, org, [row]))[0];
+}
+
+const CREATE_NOTES =
+  'Each allocation is linked to the ledger invoice with that document number (`invoice_id`, `invoice`); the customer ' +
+  '(`partner`) is the one all linked invoices belong to, else the one partner whose name or legal name equals `payer_name` ' +
+  '(ignoring case). `agent_confidence_score` (0..1) is the amount-weighted share of allocations that link cleanly to an open ' +
+  'invoice (a linked line with a problem counts half), reduced for a sum that differs from `transaction_amount` (×0.8), ' +
+  'invoices of several customers (×0.7), no customer identified (×0.8), a payer name pointing to another customer (×0.9) or ' +
+  'a repeated invoice number (×0.9). `agent_uncertainties` lists each doubt: `invoice_not_found: <no>`, ' +
+  '`ambiguous_invoice: <no>`, `invoice_closed: <no>`, `amount_exceeds_open: <no>` (paid + discount + withheld above the ' +
+  'open amount), `currency_mismatch: <no>`, `duplicate_invoice: <no>`, `sum_mismatch`, `multiple_partners`, ' +
+  '`partner_not_identified`, `payer_name_mismatch`; `agent_error_code` is `no_invoice_matched` when nothing linked. ' +
+  'The remittance starts `submitted`; it becomes `applied` once a payment uses it. Answers 200 with the remittance. ' +
+  'Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.';
+
+export const remittanceRoutes = [
+  route({
+    method: 'get',
+    path: '/v1/remittances',
+    operationId: 'listRemittances',
+    summary: 'List remittances',
+    description:
+      'Remittance advices, newest first, with their allocations. Filters: `status` (`submitted`, `applied`), `partner_id`, ' +
+      '`date_from` / `date_to` (inclusive, on `transaction_date`, YYYY-MM-DD). Paginated with `page` (0-based) and ' +
+      '`page_size` (1..500, default 50; `size` is an alias).',
+    tags: ['Remittances'],
+    query: z.object({
+      ...paginationQueryShape(MAX_PAGE),
+      status: z.enum(REMITTANCE_STATUSES).optional(),
+      partner_id: z.string().uuid().optional(),
+      date_from: z.iso.date().optional().describe('transaction_date on or after (YYYY-MM-DD).'),
+      date_to: z.iso.date().optional().describe('transaction_date on or before (YYYY-MM-DD).'),
+    }),
+    response: pageEnvelopeSchema(remittanceSchema),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listRemittances(
+        deps.db,
+        identity.org,
+        { status: query.status, partnerId: query.partner_id, dateFrom: query.date_from, dateTo: query.date_to },
+        page.offset,
+        page.pageSize,
+      );
+      return pageOf(await views(deps.db, identity.org, rows), total, page);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v1/remittances/{remittance_id}',
+    operationId: 'getRemittance',
+    summary: 'Get a remittance',
+    description: 'The remittance with its allocations and their invoices. Unknown or another organization\'s id: 404 `{data, error, message}`.',
+    tags: ['Remittances'],
+    params: z.object({ remittance_id: z.string() }),
+    response: remittanceSchema,
+    errors: [404],
+    handler: async ({ params, identity, deps }) => viewOne(deps.db, identity.org, params.remittance_id),
+  }),
+  route({
+    method: 'post',
+    path: '/v1/remittances',
+    operationId: 'createRemittance',
+    summary: 'Create a remittance',
+    description: `Records a remittance advice given as JSON (1..${MAX_LINES} allocations; amounts are JSON numbers with at most 4 decimals). ${CREATE_NOTES}`,
+    tags: ['Remittances'],
+    body: createBody,
+    response: remittanceSchema,
+    handler: async ({ body, identity, deps }) => {
+      const lines = body.allocations.map((a) => ({
+        invoice_number: a.invoice_number,
+        amount_paid: new Money(a.amount_paid).toFixed(),
+        amount_discount: new Money(a.amount_discount).toFixed(),
+        amount_withheld: new Money(a.amount_withheld).toFixed(),
+      }));
+      const header = { ...body, transaction_amount: body.transaction_amount == null ? null : new Money(body.transaction_amount).toFixed() };
+      const id = await createRemittance(deps.db, identity.org, header, lines, 'json');
+      return viewOne(deps.db, identity.org, id);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v1/remittances/csv',
+    operationId: 'createRemittanceFromCsv',
+    summary: 'Create a remittance from a CSV advice',
+    description:
+      'The request body is the CSV remittance advice itself (`Content-Type: text/csv`): a header row, then one line per invoice. ' +
+      'Columns (header names, case and spacing ignored): invoice number (`invoice_number`, `Invoice No.`, `Invoice`, …) and ' +
+      'amount paid (`amount_paid`, `Paid`, `Amount`, …) required; `discount` and `withheld` optional (empty = 0); other ' +
+      'columns are ignored. Separator `,` or `;`; amounts are plain decimals with a dot (`1190.00`). The payment\'s own fields ' +
+      '(payer_name, payer_email, transaction_amount as a decimal string, transaction_date, transaction_number, currency, ' +
+      'payment_method, file_name) are query parameters. A malformed file gives 422 naming each line and column ' +
+      `(\`detail.body["line 3.amount_paid"]\`), nothing stored; at most ${MAX_LINES} lines. The file is kept as the ` +
+      `remittance's \`attachment\`. ${CREATE_NOTES}`,
+    tags: ['Remittances'],
+    textBody: 'text/csv',
+    query: csvQuery,
+    body: z.string().min(1, 'The CSV body is empty.'),
+    response: remittanceSchema,
+    handler: async ({ query, body, identity, deps }) => {
+      const { lines, problems } = parseRemittanceCsv(body);
+      if (lines.length > MAX_LINES) problems.push({ line: MAX_LINES + 2, field: 'csv', msg: `At most ${MAX_LINES} lines per advice.` });
+      if (problems.length) {
+        throw new ValidationError(
+          problems.map((p) => ({ loc: ['body', `line ${p.line}`, p.field], msg: p.msg, type: 'csv_invalid' })),
+          'The CSV remittance advice is not valid; see detail for each line.',
+        );
+      }
+      const { file_name: fileName, ...header } = query;
+      const id = await createRemittance(deps.db, identity.org, { ...header, transaction_amount: query.transaction_amount ?? null }, lines, 'csv', {
+        file_name: fileName ?? null,
+        content_type: 'text/csv',
+        content: Buffer.from(body, 'utf8'),
+      });
+      return viewOne(deps.db, identity.org, id);
+    },
+  }),
+];

@@ -1,0 +1,367 @@
+import type { Knex } from 'knex';
+import { currencyMinorUnits, isoTime, Money, newId, type Db } from '@rp/platform';
+import type { ParsedAccount, StatementFormat } from '../parsers/types.js';
+import type { StatementStatus } from '../domain/bank-statements.js';
+
+type Conn = Db | Knex.Transaction;
+
+export interface StatementRow {
+  id: string;
+  organization_id: string;
+  bank_account_id: string | null;
+  account_identifier: string | null;
+  source: 'upload' | 'connection';
+  format: StatementFormat;
+  status: StatementStatus;
+  file_name: string | null;
+  file_sha256: string | null;
+  options: Record<string, unknown>;
+  statement_number: string | null;
+  statement_date: string | null;
+  opening_balance: string | null;
+  closing_balance: string | null;
+  currency: string | null;
+  transaction_count: number;
+  error: string | null;
+  workflow_id: string | null;
+  uploaded_by: string | null;
+  approved_by: string | null;
+  approved_at: Date | null;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface TransactionRow {
+  id: string;
+  statement_id: string;
+  bank_account_id: string | null;
+  unique_import_id: string;
+  sequence: number;
+  amount: string;
+  currency: string;
+  is_deposit: boolean;
+  is_payment: boolean | null;
+  value_date: string | null;
+  booking_date: string | null;
+  counterparty_name: string | null;
+  counterparty_account: string | null;
+  counterparty_iban: string | null;
+  counterparty_bank_code: string | null;
+  remittance_information: string | null;
+  bank_reference: string | null;
+  end_to_end_id: string | null;
+  transaction_code: string | null;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface TransactionPaymentRow {
+  id: string;
+  bank_transaction_id: string;
+  status: string;
+  amount: string;
+  currency: string;
+  partner_id: string | null;
+  match_score: string | null;
+}
+
+/** Amount as a decimal string with the currency's minor units (EUR 2, JPY 0, BHD 3). */
+export function money(value: string | null, currency: string | null): string | null {
+  if (value == null) return null;
+  const ccy = currency?.trim();
+  let places = 2;
+  try {
+    if (ccy) places = currencyMinorUnits(ccy);
+  } catch {
+    places = 2;
+  }
+  const m = new Money(value);
+  // Keep digits the currency does not have rather than rounding a bank's amount away.
+  return m.decimalPlaces() > places ? m.toFixed(m.decimalPlaces()) : m.toFixed(places);
+}
+
+export function statementView(row: StatementRow) {
+  const ccy = row.currency?.trim() ?? null;
+  return {
+    object: 'bank_statement' as const,
+    id: row.id,
+    status: row.status,
+    source: row.source,
+    format: row.format,
+    file_name: row.file_name,
+    file_sha256: row.file_sha256,
+    bank_account_id: row.bank_account_id,
+    account_identifier: row.account_identifier,
+    currency: ccy,
+    statement_number: row.statement_number,
+    statement_date: row.statement_date,
+    opening_balance: money(row.opening_balance, ccy),
+    closing_balance: money(row.closing_balance, ccy),
+    transaction_count: row.transaction_count,
+    error: row.error,
+    workflow_id: row.workflow_id,
+    uploaded_by: row.uploaded_by,
+    approved_by: row.approved_by,
+    approved_at: isoTime(row.approved_at),
+    created_at: isoTime(row.created_at)!,
+    modified_at: isoTime(row.modified_at)!,
+  };
+}
+
+export function transactionView(row: TransactionRow, payments: TransactionPaymentRow[] = []) {
+  const ccy = row.currency.trim();
+  return {
+    object: 'bank_transaction' as const,
+    id: row.id,
+    statement_id: row.statement_id,
+    bank_account_id: row.bank_account_id,
+    unique_import_id: row.unique_import_id,
+    sequence: row.sequence,
+    amount: money(row.amount, ccy)!,
+    currency: ccy,
+    is_deposit: row.is_deposit,
+    is_payment: row.is_payment,
+    value_date: row.value_date,
+    booking_date: row.booking_date,
+    counterparty_name: row.counterparty_name,
+    counterparty_account: row.counterparty_account,
+    counterparty_iban: row.counterparty_iban,
+    counterparty_bank_code: row.counterparty_bank_code,
+    remittance_information: row.remittance_information,
+    bank_reference: row.bank_reference,
+    end_to_end_id: row.end_to_end_id,
+    transaction_code: row.transaction_code,
+    payments: payments.map((p) => ({
+      id: p.id,
+      status: p.status,
+      amount: money(p.amount, p.currency.trim())!,
+      currency: p.currency.trim(),
+      partner_id: p.partner_id,
+      match_score: p.match_score == null ? null : Number(p.match_score),
+    })),
+    created_at: isoTime(row.created_at)!,
+    modified_at: isoTime(row.modified_at)!,
+  };
+}
+
+function statements(db: Conn, organizationId: string) {
+  return db('bank_statements as s')
+    .leftJoin('bank_accounts as a', 'a.id', 's.bank_account_id')
+    .where('s.organization_id', organizationId)
+    .select(
+      's.id', 's.organization_id', 's.bank_account_id', 'a.account_identifier', 's.source', 's.format', 's.status', 's.file_name',
+      's.file_sha256', 's.options', 's.statement_number', 's.statement_date', 's.opening_balance', 's.closing_balance', 's.currency',
+      's.transaction_count', 's.error', 's.workflow_id', 's.uploaded_by', 's.approved_by', 's.approved_at', 's.created_at', 's.modified_at',
+    );
+}
+
+/** The organization's bank account for `account`, created on first sight (identifier = IBAN or number). */
+export async function upsertBankAccount(db: Conn, organizationId: string, account: ParsedAccount): Promise<string> {
+  const [row] = (await db.raw(
+    `INSERT INTO bank_accounts (id, organization_id, account_identifier, iban, account_number, bank_code, currency, name)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (organization_id, account_identifier) DO UPDATE SET
+       iban = COALESCE(bank_accounts.iban, EXCLUDED.iban),
+       account_number = COALESCE(bank_accounts.account_number, EXCLUDED.account_number),
+       bank_code = COALESCE(bank_accounts.bank_code, EXCLUDED.bank_code),
+       currency = COALESCE(bank_accounts.currency, EXCLUDED.currency),
+       name = COALESCE(bank_accounts.name, EXCLUDED.name)
+     RETURNING id`,
+    [newId(), organizationId, account.identifier, account.iban, account.accountNumber, account.bankCode, account.currency, account.name],
+  )).rows as { id: string }[];
+  return row.id;
+}
+
+/** Identifiers (IBANs and account numbers, upper-case) of the organization's own bank accounts. */
+export async function ownAccountIdentifiers(db: Conn, organizationId: string): Promise<Set<string>> {
+  const rows = (await db('bank_accounts').select('account_identifier', 'iban', 'account_number').where({ organization_id: organizationId })) as {
+    account_identifier: string;
+    iban: string | null;
+    account_number: string | null;
+  }[];
+  return new Set(rows.flatMap((r) => [r.account_identifier, r.iban, r.account_number]).filter((v): v is string => !!v).map((v) => v.replace(/\s+/g, '').toUpperCase()));
+}
+
+export interface NewStatement {
+  id: string;
+  organizationId: string;
+  bankAccountId: string;
+  source: 'upload' | 'connection';
+  format: string;
+  status: StatementStatus;
+  fileName: string | null;
+  fileSha256: string | null;
+  content: Buffer | null;
+  options: Record<string, unknown>;
+  statementNumber: string | null;
+  statementDate: string | null;
+  openingBalance: string | null;
+  closingBalance: string | null;
+  currency: string;
+  workflowId: string | null;
+  uploadedBy: string | null;
+}
+
+/** Inserts the statement; returns false when the same file (hash) is already imported. */
+export async function insertStatement(db: Conn, s: NewStatement): Promise<boolean> {
+  const res = await db.raw(
+    `INSERT INTO bank_statements (id, organization_id, bank_account_id, source, format, status, file_name, file_sha256, content, options,
+       statement_number, statement_date, opening_balance, closing_balance, currency, workflow_id, uploaded_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (organization_id, file_sha256) WHERE file_sha256 IS NOT NULL DO NOTHING`,
+    [
+      s.id, s.organizationId, s.bankAccountId, s.source, s.format, s.status, s.fileName, s.fileSha256, s.content, JSON.stringify(s.options),
+      s.statementNumber, s.statementDate, s.openingBalance, s.closingBalance, s.currency, s.workflowId, s.uploadedBy,
+    ],
+  );
+  return (res as { rowCount: number }).rowCount === 1;
+}
+
+export async function statementByFileHash(db: Conn, organizationId: string, sha256: string): Promise<StatementRow | undefined> {
+  return (await statements(db, organizationId).andWhere('s.file_sha256', sha256).first()) as StatementRow | undefined;
+}
+
+export async function getStatement(db: Conn, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<StatementRow | undefined> {
+  if (opts.forUpdate) await db('bank_statements').select('id').where({ organization_id: organizationId, id }).forUpdate();
+  return (await statements(db, organizationId).andWhere('s.id', id).first()) as StatementRow | undefined;
+}
+
+export async function getStatementContent(db: Conn, organizationId: string, id: string): Promise<{ content: Buffer | null } | undefined> {
+  return (await db('bank_statements').select('content').where({ organization_id: organizationId, id }).first()) as { content: Buffer | null } | undefined;
+}
+
+export interface StatementFilter {
+  status?: StatementStatus;
+  bankAccountId?: string;
+}
+
+export async function listStatements(db: Db, organizationId: string, f: StatementFilter, offset: number, limit: number): Promise<{ rows: StatementRow[]; total: number }> {
+  const filter = (q: Knex.QueryBuilder) => {
+    if (f.status) q.andWhere('s.status', f.status);
+    if (f.bankAccountId) q.andWhere('s.bank_account_id', f.bankAccountId);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    filter(statements(db, organizationId)).orderBy([{ column: 's.created_at', order: 'desc' }, { column: 's.id', order: 'desc' }]).offset(offset).limit(limit),
+    filter(db('bank_statements as s').where('s.organization_id', organizationId)).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as StatementRow[], total: Number(count) };
+}
+
+export async function listTransactions(db: Conn, organizationId: string, statementId: string): Promise<TransactionRow[]> {
+  return (await db('bank_transactions')
+    .select('*')
+    .where({ organization_id: organizationId, statement_id: statementId })
+    .orderBy(['sequence', 'id'])) as TransactionRow[];
+}
+
+/** Payments proposed or approved for the statement's transactions. */
+export async function paymentsOfStatement(db: Conn, organizationId: string, statementId: string): Promise<TransactionPaymentRow[]> {
+  return (await db('payments as p')
+    .join('bank_transactions as t', 't.id', 'p.bank_transaction_id')
+    .where({ 'p.organization_id': organizationId, 't.statement_id': statementId })
+    .select('p.id', 'p.bank_transaction_id', 'p.status', 'p.amount', 'p.currency', 'p.partner_id', 'p.match_score')
+    .orderBy(['p.created_at', 'p.id'])) as TransactionPaymentRow[];
+}
+
+export async function countApprovedPayments(db: Conn, organizationId: string, statementId: string): Promise<number> {
+  const [{ count }] = await db('payments as p')
+    .join('bank_transactions as t', 't.id', 'p.bank_transaction_id')
+    .where({ 'p.organization_id': organizationId, 't.statement_id': statementId, 'p.status': 'approved' })
+    .count<{ count: string }[]>({ count: '*' });
+  return Number(count);
+}
+
+/** Moves the statement to `to` when its status is one of `from`; returns whether it moved. */
+export async function transition(
+  db: Conn,
+  organizationId: string,
+  id: string,
+  from: readonly StatementStatus[],
+  to: StatementStatus,
+  extra: Record<string, unknown> = {},
+): Promise<boolean> {
+  const n = await db('bank_statements')
+    .where({ organization_id: organizationId, id })
+    .whereIn('status', [...from])
+    .update({ status: to, modified_at: db.fn.now(), ...extra });
+  return n === 1;
+}
+
+export interface NewTransaction {
+  uniqueImportId: string;
+  sequence: number;
+  amount: string;
+  currency: string;
+  valueDate: string | null;
+  bookingDate: string | null;
+  counterpartyName: string | null;
+  counterpartyAccount: string | null;
+  counterpartyIban: string | null;
+  counterpartyBankCode: string | null;
+  remittanceInformation: string | null;
+  bankReference: string | null;
+  endToEndId: string | null;
+  transactionCode: string | null;
+}
+
+/**
+ * One set-based INSERT of a chunk; lines whose unique import id the organization already has (from
+ * this statement on a retry, or from an earlier statement) are skipped. Returns how many were new.
+ */
+export async function insertTransactions(
+  db: Conn,
+  organizationId: string,
+  statementId: string,
+  bankAccountId: string | null,
+  txs: readonly NewTransaction[],
+): Promise<number> {
+  if (txs.length === 0) return 0;
+  const rows = txs.map((t) => ({
+    id: newId(),
+    organization_id: organizationId,
+    statement_id: statementId,
+    bank_account_id: bankAccountId,
+    unique_import_id: t.uniqueImportId,
+    sequence: t.sequence,
+    amount: t.amount,
+    currency: t.currency,
+    value_date: t.valueDate,
+    booking_date: t.bookingDate,
+    counterparty_name: t.counterpartyName,
+    counterparty_account: t.counterpartyAccount,
+    counterparty_iban: t.counterpartyIban,
+    counterparty_bank_code: t.counterpartyBankCode,
+    remittance_information: t.remittanceInformation,
+    bank_reference: t.bankReference,
+    end_to_end_id: t.endToEndId,
+    transaction_code: t.transactionCode,
+  }));
+  const inserted = (await db('bank_transactions').insert(rows).onConflict(['organization_id', 'unique_import_id']).ignore().returning('id')) as unknown[];
+  return inserted.length;
+}
+
+export async function refreshTransactionCount(db: Conn, organizationId: string, statementId: string): Promise<number> {
+  const [row] = (await db.raw(
+    `UPDATE bank_statements SET transaction_count = (SELECT count(*) FROM bank_transactions WHERE statement_id = ? AND organization_id = ?), modified_at = now()
+     WHERE id = ? AND organization_id = ? RETURNING transaction_count`,
+    [statementId, organizationId, statementId, organizationId],
+  )).rows as { transaction_count: number }[];
+  return row?.transaction_count ?? 0;
+}
+
+export async function setPaymentFlags(db: Conn, organizationId: string, flags: readonly { id: string; isPayment: boolean }[]): Promise<void> {
+  if (flags.length === 0) return;
+  await db.raw(
+    `UPDATE bank_transactions t SET is_payment = v.p, modified_at = now()
+     FROM unnest(?::uuid[], ?::boolean[]) AS v(id, p)
+     WHERE t.id = v.id AND t.organization_id = ? AND t.is_payment IS DISTINCT FROM v.p`,
+    [flags.map((f) => f.id), flags.map((f) => f.isPayment), organizationId],
+  );
+}
+
+/** Removes the statement; its transactions, their payments and allocations go with it (ON DELETE CASCADE). */
+export async function deleteStatement(db: Conn, organizationId: string, id: string): Promise<boolean> {
+  const n = await db('bank_statements').where({ organization_id: organizationId, id }).delete();
+  return n === 1;
+}

@@ -1,0 +1,55 @@
+import { newId, type Db } from '@rp/platform';
+
+export interface ExchangeRateRow {
+  id: string;
+  organization_id: string;
+  base_currency: string;
+  quote_currency: string;
+  rate_date: string;
+  rate: string;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface ExchangeRateInput {
+  base_currency: string;
+  quote_currency: string;
+  rate_date: string;
+  rate: string;
+}
+
+/** Insert or update rates by (base, quote, date), set-based; returns the stored rows in input order. */
+export async function upsertExchangeRates(db: Db, organizationId: string, rates: readonly ExchangeRateInput[]): Promise<ExchangeRateRow[]> {
+  if (rates.length === 0) return [];
+  const rows = (await db('exchange_rates')
+    .insert(rates.map((r) => ({ id: newId(), organization_id: organizationId, ...r })))
+    .onConflict(['organization_id', 'base_currency', 'quote_currency', 'rate_date'])
+    .merge({ rate: db.raw('excluded.rate'), modified_at: db.fn.now() })
+    .returning('*')) as ExchangeRateRow[];
+  const key = (r: { base_currency: string; quote_currency: string; rate_date: string }) => `${r.base_currency.trim()}/${r.quote_currency.trim()}/${r.rate_date}`;
+  const byKey = new Map(rows.map((r) => [key(r), r]));
+  return rates.map((r) => byKey.get(key(r))!);
+}
+
+export interface ExchangeRateFilter {
+  baseCurrency?: string;
+  quoteCurrency?: string;
+  startDate?: string;
+  endDate?: string;
+}
+
+export async function listExchangeRates(db: Db, organizationId: string, f: ExchangeRateFilter, offset: number, limit: number) {
+  const scoped = () => {
+    const q = db('exchange_rates').where({ organization_id: organizationId });
+    if (f.baseCurrency) q.andWhere('base_currency', f.baseCurrency);
+    if (f.quoteCurrency) q.andWhere('quote_currency', f.quoteCurrency);
+    if (f.startDate) q.andWhere('rate_date', '>=', f.startDate);
+    if (f.endDate) q.andWhere('rate_date', '<=', f.endDate);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    scoped().select('*').orderBy([{ column: 'rate_date', order: 'desc' }, { column: 'base_currency' }, { column: 'quote_currency' }]).offset(offset).limit(limit),
+    scoped().count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as ExchangeRateRow[], total: Number(count) };
+}

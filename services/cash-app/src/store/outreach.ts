@@ -1,0 +1,134 @@
+import { newId, type Db } from '@rp/platform';
+
+export type OutreachStatus = 'pending' | 'sent' | 'failed' | 'skipped';
+export const OUTREACH_TYPES = ['payment_receipt', 'remittance_request'] as const;
+export const OUTREACH_STATUSES = ['pending', 'sent', 'failed', 'skipped'] as const;
+
+export interface OutreachRow {
+  id: string;
+  organization_id: string;
+  outreach_type: (typeof OUTREACH_TYPES)[number];
+  status: OutreachStatus;
+  skip_reason: string | null;
+  error: string | null;
+  bank_transaction_id: string | null;
+  payment_id: string | null;
+  partner_id: string | null;
+  email_id: string | null;
+  recipient: string | null;
+  requested_by: string | null;
+  attempts: number;
+  sending_started_at: Date | null;
+  sent_at: Date | null;
+  created_at: Date;
+  modified_at: Date;
+}
+
+/** What a receipt needs of a payment (payments belong to matching; read-only here). */
+export interface ReceiptPayment {
+  id: string;
+  partner_id: string | null;
+  bank_transaction_id: string;
+  amount: string;
+  currency: string;
+  payment_date: string | null;
+  bank_reference: string | null;
+  allocations: { invoice_id: string; amount_paid: string; amount_discount: string; amount_withheld: string }[];
+}
+
+export async function getReceiptPayment(db: Db, organizationId: string, paymentId: string): Promise<ReceiptPayment | null> {
+  const payment = await db('payments as p')
+    .leftJoin('bank_transactions as t', function () {
+      this.on('t.id', '=', 'p.bank_transaction_id').andOn('t.organization_id', '=', 'p.organization_id');
+    })
+    .where({ 'p.organization_id': organizationId, 'p.id': paymentId })
+    .first('p.id', 'p.partner_id', 'p.bank_transaction_id', 'p.amount', 'p.currency', 'p.payment_date', 't.bank_reference');
+  if (!payment) return null;
+  const allocations = await db('payment_allocations')
+    .where({ organization_id: organizationId, payment_id: paymentId })
+    .orderBy('id')
+    .select('invoice_id', 'amount_paid', 'amount_discount', 'amount_withheld');
+  return { ...payment, allocations };
+}
+
+/**
+ * Create a `pending` payment-receipt record, unless the payment already has a live (pending or
+ * sent) one: then that one is returned with created = false.
+ */
+export async function claimReceiptRecord(
+  db: Db,
+  organizationId: string,
+  input: { paymentId: string; partnerId: string | null; bankTransactionId: string | null; requestedBy: string | null },
+  attempt = 0,
+): Promise<{ record: OutreachRow; created: boolean }> {
+  const id = newId();
+  const inserted = await db.raw(
+    `INSERT INTO outreach_records (id, organization_id, outreach_type, status, payment_id, partner_id, bank_transaction_id, requested_by)
+     VALUES (?, ?, 'payment_receipt', 'pending', ?, ?, ?, ?)
+     ON CONFLICT (organization_id, payment_id) WHERE outreach_type = 'payment_receipt' AND status IN ('pending', 'sent') DO NOTHING
+     RETURNING id`,
+    [id, organizationId, input.paymentId, input.partnerId, input.bankTransactionId, input.requestedBy],
+  );
+  if (inserted.rows.length) return { record: (await getOutreach(db, organizationId, id))!, created: true };
+  const live = await db<OutreachRow>('outreach_records')
+    .where({ organization_id: organizationId, payment_id: input.paymentId, outreach_type: 'payment_receipt' })
+    .whereIn('status', ['pending', 'sent'])
+    .first();
+  if (live) return { record: live, created: false };
+  // The live record turned failed/skipped between our insert and read: try again.
+  if (attempt >= 3) throw new Error(`could not claim a payment-receipt record for payment ${input.paymentId}`);
+  return claimReceiptRecord(db, organizationId, input, attempt + 1);
+}
+
+export async function getOutreach(db: Db, organizationId: string, id: string): Promise<OutreachRow | undefined> {
+  return db<OutreachRow>('outreach_records').where({ organization_id: organizationId, id }).first();
+}
+
+export interface OutreachFilter {
+  outreachType?: string;
+  status?: string;
+  paymentId?: string;
+}
+
+export async function listOutreach(db: Db, organizationId: string, filter: OutreachFilter, offset: number, limit: number) {
+  const scoped = () => {
+    const q = db('outreach_records').where({ organization_id: organizationId });
+    if (filter.outreachType) q.andWhere('outreach_type', filter.outreachType);
+    if (filter.status) q.andWhere('status', filter.status);
+    if (filter.paymentId) q.andWhere('payment_id', filter.paymentId);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    scoped().select('*').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(offset).limit(limit),
+    scoped().count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as OutreachRow[], total: Number(count) };
+}
+
+/** Before the SMTP call: the attempt is recorded (the first one's start time is kept). */
+export async function markSending(db: Db, id: string, recipient: string, partnerId: string): Promise<void> {
+  await db('outreach_records')
+    .where({ id })
+    .update({ recipient, partner_id: partnerId, attempts: db.raw('attempts + 1'), sending_started_at: db.raw('coalesce(sending_started_at, now())'), modified_at: db.fn.now() });
+}
+
+/** After the SMTP server accepted the message. */
+export async function markSent(db: Db, id: string, messageId: string): Promise<void> {
+  await db('outreach_records').where({ id }).update({ status: 'sent', email_id: messageId, sent_at: db.fn.now(), error: null, modified_at: db.fn.now() });
+}
+
+/** An attempt failed (Temporal will retry): keep the error, stay pending. */
+export async function markAttemptError(db: Db, id: string, error: string): Promise<void> {
+  await db('outreach_records').where({ id }).update({ error: error.slice(0, 2000), modified_at: db.fn.now() });
+}
+
+export async function markSkipped(db: Db, id: string, reason: string): Promise<void> {
+  await db('outreach_records').where({ id, status: 'pending' }).update({ status: 'skipped', skip_reason: reason, modified_at: db.fn.now() });
+}
+
+/** Final failure after the last attempt; a record that was sent meanwhile stays sent. */
+export async function markFailed(db: Db, organizationId: string, id: string, error: string): Promise<void> {
+  await db('outreach_records')
+    .where({ organization_id: organizationId, id, status: 'pending' })
+    .update({ status: 'failed', error: error.slice(0, 2000), modified_at: db.fn.now() });
+}

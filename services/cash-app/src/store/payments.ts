@@ -1,0 +1,341 @@
+/**
+ * Payments proposed from bank deposits, their allocations to ledger invoices, and the bank accounts
+ * learned from approved payments. Every query is scoped by organization.
+ */
+import { newId, type Db } from '@rp/platform';
+import type { Knex } from 'knex';
+import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain/matching.js';
+
+export type PaymentStatus = 'unapproved' | 'approved';
+
+export interface DepositRow extends MatchTransaction {
+  booking_date: string | null;
+  value_date: string | null;
+}
+
+const TX_MATCH_COLUMNS = [
+  't.id', 't.amount', 't.currency', 't.counterparty_name', 't.counterparty_account', 't.counterparty_iban', 't.remittance_information',
+  't.bank_reference', 't.end_to_end_id', 't.booking_date', 't.value_date',
+];
+
+export async function statementExists(db: Db, organizationId: string, statementId: string): Promise<boolean> {
+  const row = await db('bank_statements').select('id').where({ organization_id: organizationId, id: statementId }).first();
+  return !!row;
+}
+
+/** The statement's deposits (amount > 0, is_payment not false) that have no payment yet, in statement order. */
+export async function depositsWithoutPayment(db: Db, organizationId: string, statementId: string): Promise<DepositRow[]> {
+  return db('bank_transactions as t')
+    .select(TX_MATCH_COLUMNS)
+    .where({ 't.organization_id': organizationId, 't.statement_id': statementId })
+    .andWhere('t.amount', '>', 0)
+    .andWhereRaw('t.is_payment IS DISTINCT FROM false')
+    .whereNotExists(db('payments as p').select(db.raw('1')).whereRaw('p.bank_transaction_id = t.id'))
+    .orderBy(['t.sequence', 't.id']) as Promise<DepositRow[]>;
+}
+
+/**
+ * What cash application has already taken off invoices, per invoice: amount paid + discount +
+ * withheld + adjustment of the allocations of payments with the given statuses.
+ */
+export async function relievedByInvoice(
+  db: Db | Knex.Transaction,
+  organizationId: string,
+  statuses: readonly PaymentStatus[],
+  opts: { invoiceIds?: readonly string[]; excludePaymentId?: string } = {},
+): Promise<Map<string, string>> {
+  const q = db('payment_allocations as a')
+    .join('payments as p', 'p.id', 'a.payment_id')
+    .where('a.organization_id', organizationId)
+    .whereIn('p.status', [...statuses])
+    .groupBy('a.invoice_id')
+    .select('a.invoice_id', db.raw('SUM(a.amount_paid + a.amount_discount + a.amount_withheld + a.adjustment_amount)::text AS relieved'));
+  if (opts.invoiceIds) q.whereIn('a.invoice_id', [...new Set(opts.invoiceIds)]);
+  if (opts.excludePaymentId) q.whereNot('p.id', opts.excludePaymentId);
+  const rows = (await q) as { invoice_id: string; relieved: string }[];
+  return new Map(rows.map((r) => [r.invoice_id, r.relieved]));
+}
+
+export async function knownAccounts(db: Db, organizationId: string): Promise<KnownAccount[]> {
+  return db('partner_bank_accounts').select('account_identifier', 'partner_id').where({ organization_id: organizationId });
+}
+
+/**
+ * Remittances not tied to a bank transaction or a payment, with their allocations: `submitted` ones,
+ * and `applied` ones whose payment has since been deleted (with its statement).
+ */
+export async function unusedRemittances(db: Db, organizationId: string): Promise<MatchRemittance[]> {
+  const rows = (await db('remittances as r')
+    .select('r.id', 'r.partner_id', 'r.transaction_amount', 'r.transaction_number', 'r.currency', 'r.payer_bank_details')
+    .where({ 'r.organization_id': organizationId })
+    .whereIn('r.status', ['submitted', 'applied'])
+    .whereNull('r.bank_transaction_id')
+    .whereNotExists(db('payments as p').select(db.raw('1')).whereRaw('p.remittance_id = r.id'))
+    .orderBy('r.id')) as {
+    id: string;
+    partner_id: string | null;
+    transaction_amount: string | null;
+    transaction_number: string | null;
+    currency: string | null;
+    payer_bank_details: { iban?: string | null; account_number?: string | null } | null;
+  }[];
+  if (rows.length === 0) return [];
+  const allocs = (await db('remittance_allocations')
+    .select('remittance_id', 'invoice_id', 'amount_paid', 'amount_discount', 'amount_withheld')
+    .where({ organization_id: organizationId })
+    .whereIn('remittance_id', rows.map((r) => r.id))
+    .orderBy(['remittance_id', 'created_at', 'id'])) as { remittance_id: string; invoice_id: string | null; amount_paid: string; amount_discount: string; amount_withheld: string }[];
+  return rows.map((r) => ({
+    id: r.id,
+    partner_id: r.partner_id,
+    transaction_amount: r.transaction_amount,
+    transaction_number: r.transaction_number,
+    currency: r.currency ? r.currency.trim() : null,
+    payer_iban: r.payer_bank_details?.iban ?? null,
+    payer_account: r.payer_bank_details?.account_number ?? null,
+    allocations: allocs
+      .filter((a) => a.remittance_id === r.id)
+      .map((a) => ({ invoice_id: a.invoice_id, amount_paid: a.amount_paid, amount_discount: a.amount_discount, amount_withheld: a.amount_withheld })),
+  }));
+}
+
+/** Id of the organization's active system adjustment with this key, if any. */
+export async function activeSystemAdjustmentId(db: Db, organizationId: string, systemKey: string): Promise<string | null> {
+  const row = (await db('adjustments').select('id').where({ organization_id: organizationId, system_key: systemKey, is_active: true }).first()) as { id: string } | undefined;
+  return row?.id ?? null;
+}
+
+/**
+ * Insert proposals as unapproved payments with their allocations, set-based, in one transaction.
+ * The transactions are locked first and those that meanwhile got a payment are skipped, so a
+ * retried or concurrent run never creates a second payment for a transaction. Used remittances are
+ * tied to their transaction and marked `applied`. Returns how many payments were inserted.
+ */
+export async function insertProposals(db: Db, organizationId: string, proposals: readonly Proposal[], deposits: ReadonlyMap<string, DepositRow>): Promise<number> {
+  if (proposals.length === 0) return 0;
+  return db.transaction(async (trx) => {
+    const ids = proposals.map((p) => p.transaction_id);
+    await trx('bank_transactions').select('id').where({ organization_id: organizationId }).whereIn('id', ids).forUpdate();
+    const taken = new Set(((await trx('payments').select('bank_transaction_id').where({ organization_id: organizationId }).whereIn('bank_transaction_id', ids)) as { bank_transaction_id: string }[]).map((r) => r.bank_transaction_id));
+    const todo = proposals.filter((p) => !taken.has(p.transaction_id) && deposits.has(p.transaction_id));
+    if (todo.length === 0) return 0;
+    const payments = todo.map((p) => {
+      const tx = deposits.get(p.transaction_id)!;
+      return {
+        id: newId(),
+        organization_id: organizationId,
+        bank_transaction_id: p.transaction_id,
+        partner_id: p.partner_id,
+        remittance_id: p.remittance_id,
+        status: 'unapproved',
+        amount: tx.amount,
+        currency: tx.currency,
+        payment_date: tx.booking_date ?? tx.value_date,
+        match_score: p.score,
+        match_reasons: JSON.stringify(p.reasons),
+      };
+    });
+    for (let i = 0; i < payments.length; i += 1000) await trx('payments').insert(payments.slice(i, i + 1000));
+    const allocations = todo.flatMap((p, i) =>
+      p.allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: payments[i]!.id, ...a })),
+    );
+    for (let i = 0; i < allocations.length; i += 1000) await trx('payment_allocations').insert(allocations.slice(i, i + 1000));
+    const withRemittance = todo.filter((p) => p.remittance_id);
+    for (const p of withRemittance) {
+      await trx('remittances').where({ organization_id: organizationId, id: p.remittance_id! }).whereNull('bank_transaction_id').update({ bank_transaction_id: p.transaction_id, status: 'applied', modified_at: trx.fn.now() });
+    }
+    return payments.length;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// API reads and writes
+
+export interface PaymentRow {
+  id: string;
+  organization_id: string;
+  bank_transaction_id: string;
+  partner_id: string | null;
+  remittance_id: string | null;
+  status: PaymentStatus;
+  amount: string;
+  currency: string;
+  payment_date: string | null;
+  match_score: string | null;
+  match_reasons: unknown[];
+  posting_error: string | null;
+  posted_at: Date | null;
+  approved_by: string | null;
+  approved_at: Date | null;
+  created_at: Date;
+  modified_at: Date;
+  allocated_amount: string;
+  // joined transaction
+  tx_statement_id: string;
+  tx_bank_account_id: string | null;
+  tx_amount: string;
+  tx_currency: string;
+  tx_booking_date: string | null;
+  tx_value_date: string | null;
+  tx_counterparty_name: string | null;
+  tx_counterparty_iban: string | null;
+  tx_counterparty_account: string | null;
+  tx_remittance_information: string | null;
+  tx_bank_reference: string | null;
+}
+
+export interface AllocationRow {
+  id: string;
+  payment_id: string;
+  invoice_id: string;
+  amount_paid: string;
+  amount_discount: string;
+  amount_withheld: string;
+  adjustment_id: string | null;
+  adjustment_amount: string;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface PaymentFilter {
+  status?: PaymentStatus;
+  bankTransactionId?: string;
+  statementId?: string;
+  partnerId?: string;
+  startDate?: string;
+  endDate?: string;
+}
+
+function paymentsQuery(db: Db | Knex.Transaction, organizationId: string) {
+  return db('payments as p')
+    .join('bank_transactions as t', function () {
+      this.on('t.id', '=', 'p.bank_transaction_id').andOn('t.organization_id', '=', 'p.organization_id');
+    })
+    .where('p.organization_id', organizationId);
+}
+
+function applyFilter(q: Knex.QueryBuilder, f: PaymentFilter): Knex.QueryBuilder {
+  if (f.status) q.andWhere('p.status', f.status);
+  if (f.bankTransactionId) q.andWhere('p.bank_transaction_id', f.bankTransactionId);
+  if (f.statementId) q.andWhere('t.statement_id', f.statementId);
+  if (f.partnerId) q.andWhere('p.partner_id', f.partnerId);
+  if (f.startDate) q.andWhere('p.payment_date', '>=', f.startDate);
+  if (f.endDate) q.andWhere('p.payment_date', '<=', f.endDate);
+  return q;
+}
+
+function selectPayment(db: Db | Knex.Transaction, q: Knex.QueryBuilder): Knex.QueryBuilder {
+  return q.select(
+    'p.*',
+    db.raw('(SELECT COALESCE(SUM(a.amount_paid), 0)::text FROM payment_allocations a WHERE a.payment_id = p.id) AS allocated_amount'),
+    't.statement_id as tx_statement_id',
+    't.bank_account_id as tx_bank_account_id',
+    't.amount as tx_amount',
+    't.currency as tx_currency',
+    't.booking_date as tx_booking_date',
+    't.value_date as tx_value_date',
+    't.counterparty_name as tx_counterparty_name',
+    't.counterparty_iban as tx_counterparty_iban',
+    't.counterparty_account as tx_counterparty_account',
+    't.remittance_information as tx_remittance_information',
+    't.bank_reference as tx_bank_reference',
+  );
+}
+
+export async function listPayments(db: Db, organizationId: string, filter: PaymentFilter, offset: number, limit: number): Promise<{ rows: PaymentRow[]; total: number }> {
+  const [rows, [{ count }]] = await Promise.all([
+    selectPayment(db, applyFilter(paymentsQuery(db, organizationId), filter)).orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }]).offset(offset).limit(limit),
+    applyFilter(paymentsQuery(db, organizationId), filter).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as PaymentRow[], total: Number(count) };
+}
+
+export async function getPayment(db: Db | Knex.Transaction, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<PaymentRow | undefined> {
+  if (opts.forUpdate) await db('payments').select('id').where({ organization_id: organizationId, id }).forUpdate();
+  return (await selectPayment(db, paymentsQuery(db, organizationId).andWhere('p.id', id)).first()) as PaymentRow | undefined;
+}
+
+export async function allocationsOf(db: Db | Knex.Transaction, organizationId: string, paymentIds: readonly string[]): Promise<AllocationRow[]> {
+  if (paymentIds.length === 0) return [];
+  return db('payment_allocations')
+    .select('id', 'payment_id', 'invoice_id', 'amount_paid', 'amount_discount', 'amount_withheld', 'adjustment_id', 'adjustment_amount', 'created_at', 'modified_at')
+    .where({ organization_id: organizationId })
+    .whereIn('payment_id', [...paymentIds])
+    .orderBy(['payment_id', 'created_at', 'id']) as Promise<AllocationRow[]>;
+}
+
+export interface AllocationInput {
+  invoice_id: string;
+  amount_paid: string;
+  amount_discount: string;
+  amount_withheld: string;
+  adjustment_id: string | null;
+  adjustment_amount: string;
+}
+
+export async function replaceAllocations(trx: Knex.Transaction, organizationId: string, paymentId: string, allocations: readonly AllocationInput[], partnerId: string | null): Promise<void> {
+  await trx('payment_allocations').where({ organization_id: organizationId, payment_id: paymentId }).delete();
+  if (allocations.length > 0) {
+    await trx('payment_allocations').insert(allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: paymentId, ...a })));
+  }
+  await trx('payments').where({ organization_id: organizationId, id: paymentId }).update({ partner_id: partnerId, modified_at: trx.fn.now() });
+}
+
+export async function markApproved(trx: Knex.Transaction, organizationId: string, paymentId: string, userId: string | null, partnerId: string | null): Promise<void> {
+  await trx('payments')
+    .where({ organization_id: organizationId, id: paymentId })
+    .update({ status: 'approved', approved_by: userId, approved_at: trx.fn.now(), partner_id: partnerId, modified_at: trx.fn.now() });
+}
+
+/** Remember that this partner pays from this account (IBAN or account number), for matching later deposits. */
+export async function learnPartnerAccount(trx: Knex.Transaction, organizationId: string, partnerId: string, accountIdentifier: string): Promise<void> {
+  await trx('partner_bank_accounts')
+    .insert({ id: newId(), organization_id: organizationId, partner_id: partnerId, account_identifier: accountIdentifier })
+    .onConflict(['organization_id', 'account_identifier', 'partner_id'])
+    .merge({ modified_at: trx.fn.now() });
+}
+
+/** The active adjustments of the organization among `ids`. */
+export async function activeAdjustmentIds(db: Db | Knex.Transaction, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = (await db('adjustments').select('id').where({ organization_id: organizationId, is_active: true }).whereIn('id', [...new Set(ids)])) as { id: string }[];
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Serialize approvals and allocation edits of one organization (open amounts are checked inside). */
+export async function lockOrganizationPayments(trx: Knex.Transaction, organizationId: string): Promise<void> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`cash-app:payments:${organizationId}`]);
+}
+
+/** The organization's transaction, locked, with whether it already has a payment. */
+export async function lockTransaction(trx: Knex.Transaction, organizationId: string, id: string) {
+  const row = (await trx('bank_transactions')
+    .select('id', 'amount', 'currency', 'booking_date', 'value_date')
+    .where({ organization_id: organizationId, id })
+    .forUpdate()
+    .first()) as { id: string; amount: string; currency: string; booking_date: string | null; value_date: string | null } | undefined;
+  if (!row) return null;
+  const payment = await trx('payments').select('id').where({ organization_id: organizationId, bank_transaction_id: id }).first();
+  return { ...row, currency: row.currency.trim(), has_payment: !!payment };
+}
+
+/** An unapproved payment created by a user (no match score or reasons). */
+export async function insertManualPayment(
+  trx: Knex.Transaction,
+  organizationId: string,
+  tx: { id: string; amount: string; currency: string; booking_date: string | null; value_date: string | null },
+): Promise<string> {
+  const id = newId();
+  await trx('payments').insert({
+    id,
+    organization_id: organizationId,
+    bank_transaction_id: tx.id,
+    status: 'unapproved',
+    amount: tx.amount,
+    currency: tx.currency,
+    payment_date: tx.booking_date ?? tx.value_date,
+    match_score: null,
+    match_reasons: JSON.stringify([]),
+  });
+  return id;
+}

@@ -1,0 +1,150 @@
+import { newId, type Db } from '@rp/platform';
+import type { RemittanceLine } from '../domain/remittances.js';
+
+export interface BankDetails {
+  account_number: string | null;
+  bank_name: string | null;
+  bank_number: string | null;
+  branch_number: string | null;
+  iban: string | null;
+  type: string | null;
+}
+
+export interface RemittanceRow {
+  id: string;
+  organization_id: string;
+  partner_id: string | null;
+  status: string;
+  source: string;
+  currency: string | null;
+  transaction_amount: string | null;
+  transaction_date: string | null;
+  transaction_number: string | null;
+  payment_method: string | null;
+  payer_name: string | null;
+  payer_email: string | null;
+  payer_bank_details: BankDetails | null;
+  payee_bank_details: BankDetails | null;
+  agent_confidence_score: string | null;
+  agent_confidence_reason: string | null;
+  agent_error_code: string | null;
+  agent_uncertainties: string[];
+  bank_transaction_id: string | null;
+  attachment_file_name: string | null;
+  attachment_content_type: string | null;
+  attachment_size: number | null;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface RemittanceAllocationRow {
+  id: string;
+  organization_id: string;
+  remittance_id: string;
+  invoice_number: string;
+  invoice_id: string | null;
+  amount_paid: string;
+  amount_discount: string;
+  amount_withheld: string;
+  created_at: Date;
+  modified_at: Date;
+}
+
+/** Every column but the attachment's content (kept for download, never listed). */
+const REMITTANCE_COLUMNS = [
+  'id', 'organization_id', 'partner_id', 'status', 'source', 'currency', 'transaction_amount', 'transaction_date', 'transaction_number',
+  'payment_method', 'payer_name', 'payer_email', 'payer_bank_details', 'payee_bank_details', 'agent_confidence_score',
+  'agent_confidence_reason', 'agent_error_code', 'agent_uncertainties', 'bank_transaction_id', 'attachment_file_name',
+  'attachment_content_type', 'attachment_size', 'created_at', 'modified_at',
+];
+
+export interface NewRemittance {
+  partner_id: string | null;
+  source: 'json' | 'csv';
+  currency: string | null;
+  transaction_amount: string | null;
+  transaction_date: string | null;
+  transaction_number: string | null;
+  payment_method: string | null;
+  payer_name: string | null;
+  payer_email: string | null;
+  payer_bank_details: BankDetails | null;
+  payee_bank_details: BankDetails | null;
+  agent_confidence_score: number;
+  agent_confidence_reason: string;
+  agent_error_code: string | null;
+  agent_uncertainties: string[];
+  attachment?: { file_name: string | null; content_type: string; content: Buffer };
+}
+
+/** Insert the remittance (status `submitted`) and its allocations in one transaction; returns its id. */
+export async function insertRemittance(db: Db, organizationId: string, r: NewRemittance, lines: (RemittanceLine & { invoice_id: string | null })[]): Promise<string> {
+  const id = newId();
+  const { attachment, ...fields } = r;
+  await db.transaction(async (trx) => {
+    await trx('remittances').insert({
+      id,
+      organization_id: organizationId,
+      status: 'submitted',
+      ...fields,
+      payer_bank_details: fields.payer_bank_details ? JSON.stringify(fields.payer_bank_details) : null,
+      payee_bank_details: fields.payee_bank_details ? JSON.stringify(fields.payee_bank_details) : null,
+      agent_uncertainties: JSON.stringify(fields.agent_uncertainties),
+      attachment_file_name: attachment?.file_name ?? null,
+      attachment_content_type: attachment?.content_type ?? null,
+      attachment_size: attachment ? attachment.content.length : null,
+      attachment_content: attachment?.content ?? null,
+    });
+    if (lines.length) {
+      await trx('remittance_allocations').insert(
+        lines.map((l) => ({
+          id: newId(),
+          organization_id: organizationId,
+          remittance_id: id,
+          invoice_number: l.invoice_number,
+          invoice_id: l.invoice_id,
+          amount_paid: l.amount_paid,
+          amount_discount: l.amount_discount,
+          amount_withheld: l.amount_withheld,
+        })),
+      );
+    }
+  });
+  return id;
+}
+
+export interface RemittanceFilter {
+  status?: string;
+  partnerId?: string;
+  dateFrom?: string;
+  dateTo?: string;
+}
+
+export async function listRemittances(db: Db, organizationId: string, filter: RemittanceFilter, offset: number, limit: number) {
+  const scoped = () => {
+    const q = db('remittances').where({ organization_id: organizationId });
+    if (filter.status) q.andWhere('status', filter.status);
+    if (filter.partnerId) q.andWhere('partner_id', filter.partnerId);
+    if (filter.dateFrom) q.andWhere('transaction_date', '>=', filter.dateFrom);
+    if (filter.dateTo) q.andWhere('transaction_date', '<=', filter.dateTo);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    scoped().select(REMITTANCE_COLUMNS).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(offset).limit(limit),
+    scoped().count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as RemittanceRow[], total: Number(count) };
+}
+
+export async function getRemittance(db: Db, organizationId: string, id: string): Promise<RemittanceRow | undefined> {
+  return db('remittances').select(REMITTANCE_COLUMNS).where({ organization_id: organizationId, id }).first();
+}
+
+/** Allocations of the given remittances, in the order they were given. */
+export async function allocationsOf(db: Db, organizationId: string, remittanceIds: string[]): Promise<RemittanceAllocationRow[]> {
+  if (remittanceIds.length === 0) return [];
+  return db<RemittanceAllocationRow>('remittance_allocations')
+    .where({ organization_id: organizationId })
+    .whereIn('remittance_id', remittanceIds)
+    .orderBy('id');
+}

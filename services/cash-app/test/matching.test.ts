@@ -1,0 +1,262 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_MATCH_CONFIG,
+  extractTokens,
+  findSubsetSum,
+  identifyPayer,
+  matchDeposit,
+  matchDeposits,
+  MatchState,
+  nameSimilarity,
+  nameTokens,
+  PartnerIndex,
+  type MatchContext,
+  type MatchInvoice,
+  type MatchPartner,
+  type MatchTransaction,
+} from '../src/domain/matching.js';
+
+const ACME = 'p-acme';
+const BETA = 'p-beta';
+const WRITE_OFF = 'adj-write-off';
+
+function inv(id: string, partner: string | null, number: string, open: string, extra: Partial<MatchInvoice> = {}): MatchInvoice {
+  return { id, partner_id: partner, document_number: number, reference: null, currency: 'EUR', open_amount: open, net_due_date: '2026-10-01', ...extra };
+}
+
+function tx(extra: Partial<MatchTransaction>): MatchTransaction {
+  return {
+    id: 't1',
+    amount: '100.00',
+    currency: 'EUR',
+    counterparty_name: null,
+    counterparty_account: null,
+    counterparty_iban: null,
+    remittance_information: null,
+    bank_reference: null,
+    end_to_end_id: null,
+    ...extra,
+  };
+}
+
+function ctx(extra: Partial<MatchContext> = {}): MatchContext {
+  return {
+    invoices: [],
+    partners: [
+      { id: ACME, name: 'Acme Handels GmbH', legal_name: 'ACME Handels-GmbH & Co. KG' },
+      { id: BETA, name: 'Beta Logistics Ltd', legal_name: null },
+    ],
+    knownAccounts: [],
+    remittances: [],
+    toleranceAdjustmentId: WRITE_OFF,
+    config: DEFAULT_MATCH_CONFIG,
+    ...extra,
+  };
+}
+
+function run(t: MatchTransaction, c: MatchContext) {
+  return matchDeposit(t, c, new MatchState(c.invoices));
+}
+
+describe('token extraction', () => {
+  it('finds numeric and invoice-number-like tokens, ignores words', () => {
+    const tokens = extractTokens('Zahlung RE 9000001/9000002, INV-000123 Kd.Nr. C-100 danke', 'REF#77');
+    expect(tokens).toEqual(expect.arrayContaining(['9000001', '9000002', 'INV000123', '000123', '123', 'C100', '100']));
+    expect(tokens).not.toContain('ZAHLUNG');
+    expect(tokens).not.toContain('77'); // too short to be a document number
+    expect(extractTokens(null, undefined, 'no numbers here')).toEqual([]);
+  });
+
+  it('normalizes names: case, punctuation, diacritics, legal forms', () => {
+    expect(nameTokens('ACME Handels-GmbH & Co. KG')).toEqual(['acme', 'handels']);
+    expect(nameTokens('Müller AG')).toEqual(['muller']);
+    expect(nameSimilarity('ACME HANDELS GMBH', 'Acme Handels GmbH')).toBe(1);
+    expect(nameSimilarity('Acme Handels', 'Beta Logistics Ltd')).toBeLessThan(0.3);
+  });
+
+  it('finds a bounded subset sum and reports ambiguity', () => {
+    expect(findSubsetSum([500n, 300n, 200n], 700n, 1000)).toEqual({ indexes: [0, 2], ambiguous: false });
+    expect(findSubsetSum([500n, 300n, 200n], 50n, 1000)).toBeNull();
+    expect(findSubsetSum([100n, 100n], 100n, 1000)?.ambiguous).toBe(true);
+  });
+});
+
+describe('matching engine', () => {
+  it('matches a single invoice by number and exact amount', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '1190.00'), inv('i2', ACME, '9000002', '1190.00')] });
+    const p = run(tx({ amount: '1190.00', remittance_information: 'Invoice 9000001 thank you' }), c)!;
+    expect(p.partner_id).toBe(ACME);
+    expect(p.allocations).toEqual([
+      { invoice_id: 'i1', amount_paid: '1190.0000', amount_discount: '0.0000', amount_withheld: '0.0000', adjustment_id: null, adjustment_amount: '0.0000' },
+    ]);
+    expect(p.reasons).toEqual([{ rule: 'invoice_number', value: '9000001', invoice_id: 'i1' }, { rule: 'amount_exact', invoices: 1 }]);
+    expect(p.score).toBe(0.8);
+  });
+
+  it('matches a reference with punctuation and leading zeros', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, '0090000001', '50.00', { reference: 'PO-4711' })] });
+    expect(run(tx({ amount: '50.00', remittance_information: 'po 4711' }), c)).toBeNull(); // "4711" alone is not the reference "PO4711"
+    expect(run(tx({ amount: '50.00', remittance_information: 'PO-4711' }), c)?.allocations[0]?.invoice_id).toBe('i1');
+    expect(run(tx({ amount: '50.00', bank_reference: '90000001' }), c)?.allocations[0]?.invoice_id).toBe('i1');
+  });
+
+  it('pays several referenced invoices at once', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '100.00'), inv('i2', ACME, '9000002', '250.50'), inv('i3', ACME, '9000003', '80.00')] });
+    const p = run(tx({ amount: '350.50', remittance_information: 'RE 9000001 9000002 9000003' }), c)!;
+    expect(p.allocations.map((a) => [a.invoice_id, a.amount_paid])).toEqual([
+      ['i1', '100.0000'],
+      ['i2', '250.5000'],
+    ]);
+    expect(p.reasons.at(-1)).toMatchObject({ rule: 'amount_combination', invoices: 2 });
+  });
+
+  it('finds a combination of the payer\'s open invoices without references', () => {
+    const c = ctx({
+      invoices: [inv('i1', ACME, 'A1', '100.00'), inv('i2', ACME, 'A2', '40.00', { net_due_date: '2026-11-01' }), inv('i3', ACME, 'A3', '60.25'), inv('b1', BETA, 'B1', '40.00')],
+    });
+    const p = run(tx({ amount: '140.00', counterparty_name: 'ACME HANDELS GMBH' }), c)!;
+    expect(p.partner_id).toBe(ACME);
+    expect(p.allocations.map((a) => a.invoice_id).sort()).toEqual(['i1', 'i2']);
+    expect(p.reasons[0]).toMatchObject({ rule: 'name', partner_id: ACME, similarity: 1 });
+    expect(p.reasons[1]).toMatchObject({ rule: 'amount_combination' });
+  });
+
+  it('proposes a short payment within tolerance with the write-off adjustment', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '1190.00')] });
+    const p = run(tx({ amount: '1187.50', remittance_information: '9000001' }), c)!;
+    expect(p.allocations).toEqual([
+      { invoice_id: 'i1', amount_paid: '1187.5000', amount_discount: '0.0000', amount_withheld: '0.0000', adjustment_id: WRITE_OFF, adjustment_amount: '2.5000' },
+    ]);
+    expect(p.reasons.at(-1)).toEqual({ rule: 'amount_within_tolerance', shortfall: '2.5000', adjustment_id: WRITE_OFF });
+  });
+
+  it('proposes a partial payment beyond tolerance, oldest due first', () => {
+    const c = ctx({ invoices: [inv('i2', ACME, '9000002', '300.00', { net_due_date: '2026-12-01' }), inv('i1', ACME, '9000001', '200.00')] });
+    const p = run(tx({ amount: '250.00', remittance_information: '9000001 9000002' }), c)!;
+    expect(p.allocations.map((a) => [a.invoice_id, a.amount_paid, a.adjustment_id])).toEqual([
+      ['i1', '200.0000', null],
+      ['i2', '50.0000', null],
+    ]);
+    expect(p.reasons.at(-1)).toEqual({ rule: 'amount_partial', shortfall: '250.0000' });
+  });
+
+  it('uses the percentage tolerance when larger than the absolute one', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '1000.00')], config: { ...DEFAULT_MATCH_CONFIG, toleranceAmount: '1', tolerancePercent: '2' } });
+    expect(run(tx({ amount: '985.00', remittance_information: '9000001' }), c)!.allocations[0]!.adjustment_amount).toBe('15.0000');
+    expect(run(tx({ amount: '975.00', remittance_information: '9000001' }), c)!.allocations[0]!.adjustment_amount).toBe('0.0000');
+  });
+
+  it('identifies the payer by a learned IBAN before the name', () => {
+    const c = ctx({
+      invoices: [inv('a1', ACME, 'A1', '99.00'), inv('b1', BETA, 'B1', '99.00')],
+      knownAccounts: [{ account_identifier: 'DE89370400440532013000', partner_id: BETA }],
+    });
+    const p = run(tx({ amount: '99.00', counterparty_name: 'Acme Handels GmbH', counterparty_iban: 'DE89 3704 0044 0532 0130 00' }), c)!;
+    expect(p.partner_id).toBe(BETA);
+    expect(p.allocations[0]!.invoice_id).toBe('b1');
+    expect(p.reasons[0]).toEqual({ rule: 'iban', partner_id: BETA, value: 'DE89370400440532013000' });
+    expect(p.score).toBe(0.6);
+  });
+
+  it('rejects a name tie between two partners', () => {
+    const partners = [
+      { id: 'x1', name: 'Nordwind Trading GmbH', legal_name: null },
+      { id: 'x2', name: 'Nordwind Trading AG', legal_name: null },
+    ];
+    expect(identifyPayer({ counterparty_name: 'NORDWIND TRADING', counterparty_iban: null, counterparty_account: null }, partners, [], DEFAULT_MATCH_CONFIG)).toBeNull();
+    const c = ctx({ partners, invoices: [inv('i1', 'x1', 'N1', '10.00')] });
+    expect(run(tx({ amount: '10.00', counterparty_name: 'Nordwind Trading' }), c)).toBeNull();
+    // one of them known by account: no tie any more
+    expect(run(tx({ amount: '10.00', counterparty_name: 'Nordwind Trading', counterparty_account: '12345678' }), { ...c, knownAccounts: [{ account_identifier: '12345678', partner_id: 'x1' }] })?.partner_id).toBe('x1');
+  });
+
+  it('matches a legal name among many partners through the index', () => {
+    const partners: MatchPartner[] = Array.from({ length: 2000 }, (_, i) => ({ id: `p${String(i).padStart(4, '0')}`, name: `Customer ${i} Trading GmbH`, legal_name: null }));
+    partners.push({ id: 'p-legal', name: 'ZZ Brand', legal_name: 'Quantum Widgets Holding AG' });
+    const index = new PartnerIndex(partners, []);
+    expect(identifyPayer({ counterparty_name: 'QUANTUM WIDGETS HOLDING', counterparty_iban: null, counterparty_account: null }, index, [], DEFAULT_MATCH_CONFIG)).toMatchObject({
+      partner_id: 'p-legal',
+      rule: 'name',
+    });
+    expect(identifyPayer({ counterparty_name: 'Customer 1234 Trading', counterparty_iban: null, counterparty_account: null }, index, [], DEFAULT_MATCH_CONFIG)?.partner_id).toBe('p1234');
+    // an account known for two partners identifies nobody by account
+    const shared = new PartnerIndex(partners.slice(0, 2), [
+      { account_identifier: 'DE02 1001 0010 0006 8201 01', partner_id: 'p0000' },
+      { account_identifier: 'DE02100100100006820101', partner_id: 'p0001' },
+    ]);
+    expect(identifyPayer({ counterparty_name: null, counterparty_iban: 'DE02100100100006820101', counterparty_account: null }, shared, [], DEFAULT_MATCH_CONFIG)).toBeNull();
+  });
+
+  it('decides exactly as scoring every partner would (pruned candidate search)', () => {
+    const words = ['nord', 'sued', 'handel', 'logistik', 'foods', 'metall', 'bau', 'tech', 'trading', 'systems'];
+    const partners: MatchPartner[] = [];
+    for (let i = 0; i < 600; i++) partners.push({ id: `q${String(i).padStart(3, '0')}`, name: `${words[i % 10]} ${words[(i * 7) % 10]} ${i % 50} GmbH`, legal_name: i % 3 ? null : `${words[(i * 3) % 10]} Holding ${i}` });
+    const index = new PartnerIndex(partners, []);
+    const brute = (name: string) => {
+      const scored = partners
+        .map((p) => ({ id: p.id, similarity: Math.max(nameSimilarity(name, p.name), p.legal_name ? nameSimilarity(name, p.legal_name) : 0) }))
+        .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id));
+      const [best, second] = scored;
+      if (!best || best.similarity < DEFAULT_MATCH_CONFIG.nameThreshold) return null;
+      if (second && best.similarity - second.similarity <= DEFAULT_MATCH_CONFIG.nameTieMargin) return null;
+      return best.id;
+    };
+    let decided = 0;
+    for (let i = 0; i < 120; i++) {
+      const name = i % 4 === 0 ? `${words[(i * 3) % 10]} Holding ${i * 2}` : `${words[i % 10]} ${words[(i * 7) % 10]} ${i % 50}`;
+      const viaIndex = identifyPayer({ counterparty_name: name, counterparty_iban: null, counterparty_account: null }, index, [], DEFAULT_MATCH_CONFIG)?.partner_id ?? null;
+      expect(viaIndex, name).toBe(brute(name));
+      if (viaIndex) decided++;
+    }
+    expect(decided).toBeGreaterThan(0);
+  });
+
+  it('rejects a name below the threshold', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, 'A1', '10.00')] });
+    expect(run(tx({ amount: '10.00', counterparty_name: 'Zenith Partners' }), c)).toBeNull();
+  });
+
+  it('never matches another currency', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '100.00', { currency: 'USD' })] });
+    expect(run(tx({ amount: '100.00', remittance_information: '9000001' }), c)).toBeNull();
+  });
+
+  it('applies a remittance found by its transaction number', () => {
+    const c = ctx({
+      invoices: [inv('i1', ACME, '9000001', '100.00'), inv('i2', ACME, '9000002', '200.00')],
+      remittances: [
+        {
+          id: 'r1',
+          partner_id: ACME,
+          transaction_amount: '290.00',
+          transaction_number: 'PAY-2026-0815',
+          currency: 'EUR',
+          payer_iban: null,
+          payer_account: null,
+          allocations: [
+            { invoice_id: 'i1', amount_paid: '98.00', amount_discount: '2.00', amount_withheld: '0' },
+            { invoice_id: 'i2', amount_paid: '192.00', amount_discount: '0', amount_withheld: '8.00' },
+          ],
+        },
+      ],
+    });
+    const p = run(tx({ amount: '290.00', remittance_information: 'payment PAY-2026-0815' }), c)!;
+    expect(p.remittance_id).toBe('r1');
+    expect(p.allocations.map((a) => [a.invoice_id, a.amount_paid, a.amount_discount, a.amount_withheld])).toEqual([
+      ['i1', '98.0000', '2.0000', '0.0000'],
+      ['i2', '192.0000', '0.0000', '8.0000'],
+    ]);
+    expect(p.reasons[0]).toEqual({ rule: 'remittance', remittance_id: 'r1', matched_by: 'transaction_number', value: 'PAY-2026-0815' });
+    expect(p.score).toBe(0.9);
+  });
+
+  it('does not propose the same open amount twice within a batch', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '100.00')] });
+    const { proposals, unmatched } = matchDeposits(
+      [tx({ id: 't1', amount: '100.00', remittance_information: '9000001' }), tx({ id: 't2', amount: '100.00', remittance_information: '9000001' })],
+      c,
+    );
+    expect(proposals.map((p) => p.transaction_id)).toEqual(['t1']);
+    expect(unmatched).toEqual(['t2']);
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { formatAmount, renderPaymentReceipt } from '../src/domain/receipts.js';
+
+describe('payment receipt rendering', () => {
+  it('formats amounts with grouping and two decimals, exactly', () => {
+    expect(formatAmount('1234567.5')).toBe('1,234,567.50');
+    expect(formatAmount('0.005')).toBe('0.01');
+    expect(formatAmount('999.994')).toBe('999.99');
+    expect(formatAmount('-1000')).toBe('-1,000.00');
+  });
+
+  it('lists the invoices paid with discounts and withholdings, and escapes HTML', () => {
+    const r = renderPaymentReceipt({
+      organizationName: 'Seller & Co',
+      partnerName: '<Acme>',
+      amount: '1761.2',
+      currency: 'EUR',
+      paymentDate: '2026-10-02',
+      reference: null,
+      lines: [
+        { invoice_number: '9100001', currency: 'EUR', amount_paid: '1166.2', amount_discount: '23.8', amount_withheld: '0' },
+        { invoice_number: '9100002', currency: 'EUR', amount_paid: '595', amount_discount: '0', amount_withheld: '10' },
+      ],
+    });
+    expect(r.subject).toBe('Payment received: EUR 1,761.20 on 2026-10-02');
+    expect(r.text).toContain('Dear <Acme>,');
+    expect(r.text).toContain('  Invoice 9100001: EUR 1,166.20 (discount EUR 23.80)\n  Invoice 9100002: EUR 595.00 (withheld EUR 10.00)');
+    expect(r.text).not.toContain('Bank reference');
+    expect(r.html).toContain('Dear &lt;Acme&gt;,');
+    expect(r.html).toContain('Seller &amp; Co');
+    expect(r.html).not.toContain('<Acme>');
+  });
+
+  it('says so when the payment is not applied to an invoice', () => {
+    const r = renderPaymentReceipt({ organizationName: 'S', partnerName: 'P', amount: '5', currency: 'USD', paymentDate: null, reference: 'R1', lines: [] });
+    expect(r.subject).toBe('Payment received: USD 5.00');
+    expect(r.text).toContain('It has not been applied to an invoice yet.');
+    expect(r.text).toContain('Bank reference: R1');
+  });
+});

@@ -1,0 +1,436 @@
+/**
+ * Bank statements end to end through the gateway: upload in every format, processing by the
+ * bankStatement workflow on a real worker, duplicates, list/get/approve and every delete rule,
+ * including a delete while the workflow is storing transactions and a worker killed mid-way.
+ *
+ * Processing is made observable by the cash-app throttle BANK_STATEMENT_CHUNK_SIZE=2 /
+ * BANK_STATEMENT_CHUNK_PAUSE_MS=150 (documented in config.ts): the store activity writes two lines,
+ * heartbeats, then sleeps (cancellably) before the next chunk.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { bankStatementWorkflowId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
+import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { startStack, type Org, type TestStack } from './support/stack.js';
+
+let stack: TestStack;
+let org: Org;
+let other: Org;
+let memberToken: string;
+let temporal: TemporalHandle;
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/bank-statements/${name}`, import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const CSV_SEMICOLON = {
+  account: 'DE75512108001245126199',
+  date_column: 'Date',
+  value_date_column: 'Value date',
+  amount_column: 'Amount',
+  currency_column: 'Currency',
+  counterparty_name_column: 'Name',
+  counterparty_account_column: 'IBAN',
+  remittance_column: 'Purpose',
+  reference_column: 'Reference',
+  delimiter: ';',
+  decimal_separator: ',',
+  date_format: 'DD.MM.YYYY',
+};
+const CSV_DEBIT_CREDIT = {
+  account: '123456789',
+  date_column: 'Posted',
+  debit_column: 'Debit',
+  credit_column: 'Credit',
+  currency: 'USD',
+  counterparty_name_column: 'Payer',
+  remittance_column: 'Memo',
+  reference_column: 'Ref',
+  date_format: 'MM/DD/YYYY',
+};
+
+async function upload(token: string, format: string, name: string, content: Buffer | string, mapping?: object) {
+  const form = new FormData();
+  form.set('format', format);
+  if (mapping) form.set('mapping', JSON.stringify(mapping));
+  form.set('file', new Blob([content]), name);
+  const res = await fetch(`${stack.gatewayUrl}/v2/bank-statements`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function waitFor(token: string, id: string, statuses: string[], timeoutMs = 45_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  let last: any;
+  while (Date.now() < deadline) {
+    last = await stack.request('GET', `/v2/bank-statements/${id}`, { token });
+    if (statuses.includes(last.body?.status)) return last.body;
+    await sleep(150);
+  }
+  throw new Error(`statement ${id} did not reach ${statuses.join('/')}: ${JSON.stringify(last?.body).slice(0, 300)}`);
+}
+
+async function rowCounts(organizationId: string) {
+  const [s] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_statements WHERE organization_id = $1`, [organizationId]);
+  const [t] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_transactions WHERE organization_id = $1`, [organizationId]);
+  return { statements: s.n as number, transactions: t.n as number };
+}
+
+function jsonStatement(account: string, n: number, prefix: string) {
+  return {
+    account,
+    currency: 'EUR',
+    transactions: Array.from({ length: n }, (_, i) => ({
+      amount: `${100 + i}.25`,
+      booking_date: '2026-11-10',
+      counterparty_name: `Payer ${i}`,
+      remittance_information: `INV-${prefix}-${i}`,
+      bank_reference: `${prefix}-${i}`,
+    })),
+  };
+}
+
+beforeAll(async () => {
+  stack = await startStack({ workers: ['cash-app'], env: { BANK_STATEMENT_CHUNK_SIZE: '2', BANK_STATEMENT_CHUNK_PAUSE_MS: '150' } });
+  [org, other] = await Promise.all([stack.onboard('Statement Org'), stack.onboard('Other Org')]);
+  temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
+  const member = await stack.request('POST', '/v2/users', { token: org.token, body: { email: 'member@statements.example', name: 'Max Member', role: 'member' } });
+  expect(member.status).toBe(200);
+  const { runCli } = await import('@rp/admin/cli');
+  memberToken = ((await runCli(['token', 'issue', '--org', org.organizationId, '--user', member.body.id], stack.env)) as { token: string }).token;
+  // An open invoice the CAMT sample's first deposit pays ("Invoice INV-1001", 1250.00 EUR).
+  expect((await pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: 'C-ACME', name1: 'Acme GmbH' })])).status).toBe(200);
+  const inv = await pushInvoices(stack, org.apiKey, [
+    invoiceRecord({ document_number: 'INV-1001', reference: 'INV-1001', customer_code: 'C-ACME', amount_in_document_currency: 1250, amount_in_local_currency: 1250 }),
+  ]);
+  expect(inv.body.results[0]).toMatchObject({ success: true });
+});
+afterAll(async () => {
+  await temporal?.close();
+  await stack?.close();
+});
+
+describe('upload and processing', () => {
+  it('processes a CAMT.053 file to ready with exact amounts, classification and the workflow conventions', async () => {
+    const res = await upload(org.token, 'camt053', 'camt053.xml', fixture('camt053.xml'));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      object: 'bank_statement',
+      status: 'uploaded',
+      format: 'camt053',
+      source: 'upload',
+      file_name: 'camt053.xml',
+      account_identifier: 'DE89370400440532013000',
+      currency: 'EUR',
+      opening_balance: '10000.00',
+      closing_balance: '12007.67',
+      statement_number: '221',
+      statement_date: '2026-11-04',
+      workflow_id: `bank-statement-${res.body.id}`,
+    });
+    const s = await waitFor(org.token, res.body.id, ['ready', 'failed']);
+    expect(s.status).toBe('ready');
+    expect(s.error).toBeNull();
+    expect(s.transaction_count).toBe(5);
+    expect(s.transactions.map((t: any) => [t.amount, t.currency, t.is_payment])).toEqual([
+      ['1250.00', 'EUR', true],
+      ['-45.50', 'EUR', false],
+      ['3.17', 'EUR', false], // interest (ACMT/MDOP/INTR)
+      ['500.00', 'EUR', true],
+      ['300.00', 'EUR', true],
+    ]);
+    expect(s.transactions[0]).toMatchObject({
+      object: 'bank_transaction',
+      sequence: 1,
+      booking_date: '2026-11-02',
+      value_date: '2026-11-02',
+      counterparty_name: 'Acme GmbH',
+      counterparty_iban: 'DE44500105175407324931',
+      remittance_information: 'Invoice INV-1001',
+      bank_reference: '2026110200001',
+      end_to_end_id: 'E2E-INV-1001',
+      unique_import_id: 'DE89370400440532013000:ref:2026110200001',
+      bank_account_id: s.bank_account_id,
+      is_deposit: true,
+    });
+    // The workflow's matching step proposed a payment for the deposit that names the open invoice.
+    expect(s.transactions[0].payments).toEqual([expect.objectContaining({ status: 'unapproved', amount: '1250.00', currency: 'EUR' })]);
+    expect(s.transactions[1].payments).toEqual([]);
+    const [account] = await stack.sql(`SELECT account_identifier, iban, bank_code, currency FROM cash_app.bank_accounts WHERE id = $1 AND organization_id = $2`, [s.bank_account_id, org.organizationId]);
+    expect(account).toEqual({ account_identifier: 'DE89370400440532013000', iban: 'DE89370400440532013000', bank_code: 'COBADEFFXXX', currency: 'EUR' });
+
+    const handle = temporal.client.workflow.getHandle(bankStatementWorkflowId(s.id));
+    expect(await handle.result()).toMatchObject({ status: 'ready', total: 5, stored: 5, payments: 3, proposed: 1 });
+    const d = await handle.describe();
+    expect(d.taskQueue).toBe(TASK_QUEUES.cashApp);
+    expect(d.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
+    expect(d.typedSearchAttributes.get(ENTITY_ID)).toBe(s.id);
+    const history = await handle.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, d.workflowId);
+    if (process.env.RECORD_HISTORIES) {
+      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', d.workflowId, '-o', 'json']);
+      writeFileSync('workflows/test/histories/bank-statement.json', json);
+    }
+  });
+
+  it('processes BAI2, MT940, both CSV layouts, a JSON file and the JSON form', async () => {
+    const cases: [string, () => Promise<{ status: number; body: any }>, [string, string, boolean][]][] = [
+      ['bai2', () => upload(org.token, 'bai2', 'bai2.txt', fixture('bai2.txt')), [['1500.00', 'USD', true], ['-25.00', 'USD', false], ['15.00', 'USD', false], ['275.00', 'USD', true]]],
+      ['mt940', () => upload(org.token, 'mt940', 'mt940.txt', fixture('mt940.txt')), [['1250.00', 'EUR', true], ['-99.95', 'EUR', false], ['200.00', 'EUR', false], ['75.00', 'EUR', true]]],
+      ['csv', () => upload(org.token, 'csv', 'statement-semicolon.csv', fixture('statement-semicolon.csv'), CSV_SEMICOLON), [['1234.56', 'EUR', true], ['-12.00', 'EUR', false], ['500.00', 'EUR', true]]],
+      ['csv', () => upload(org.token, 'csv', 'statement-debit-credit.csv', fixture('statement-debit-credit.csv'), CSV_DEBIT_CREDIT), [['2500.00', 'USD', true], ['-19.99', 'USD', false]]],
+      ['json', () => upload(org.token, 'json', 'statement.json', fixture('statement.json')), [['900.00', 'CHF', true], ['-30.00', 'CHF', false]]],
+      [
+        'json',
+        () =>
+          stack.request('POST', '/v2/bank-statements', {
+            token: org.token,
+            body: { account: 'GB33BUKB20201555555555', currency: 'GBP', transactions: [{ amount: '42.10', booking_date: '2026-11-06', remittance_information: 'INV-7001', counterparty_name: 'Mu Ltd' }, { amount: -5, value_date: '2026-11-06', remittance_information: 'Refund to customer' }] },
+          }),
+        [['42.10', 'GBP', true], ['-5.00', 'GBP', false]],
+      ],
+    ];
+    const uploaded = [];
+    for (const [format, send, expected] of cases) {
+      const res = await send();
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.format).toBe(format);
+      uploaded.push({ id: res.body.id as string, expected });
+    }
+    for (const { id, expected } of uploaded) {
+      const s = await waitFor(org.token, id, ['ready', 'failed']);
+      expect(s.status).toBe('ready');
+      expect(s.transactions.map((t: any) => [t.amount, t.currency, t.is_payment])).toEqual(expected);
+      expect(s.transaction_count).toBe(expected.length);
+    }
+    const mt = await stack.request('GET', `/v2/bank-statements/${uploaded[1].id}`, { token: org.token });
+    expect(mt.body.transactions[2]).toMatchObject({ transaction_code: 'R:NTRF', counterparty_name: 'Epsilon AG', unique_import_id: expect.stringMatching(/^NL91ABNA0417164300:sha256:[0-9a-f]{64}:1$/) });
+  });
+
+  it('refuses a malformed file with 422 naming the line or element, and stores nothing', async () => {
+    const before = await rowCounts(org.organizationId);
+    const bai = fixture('bai2.txt').toString().replace('16,475,2500,0', '16,475,25X0,0');
+    let res = await upload(org.token, 'bai2', 'bad.bai', bai);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ type: 'request-validation', errors: [{ loc: ['body', 'file', 'line 5'], msg: expect.stringContaining('line 5: amount "25X0"') }] });
+
+    res = await upload(org.token, 'mt940', 'bad.sta', fixture('mt940.txt').toString().replace(':61:261103C75,00', ':61:261103C75.00'));
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].loc).toEqual(['body', 'file', 'line 11']);
+
+    res = await upload(org.token, 'camt053', 'bad.xml', fixture('camt053.xml').toString().replace('<CdtDbtInd>DBIT</CdtDbtInd>', '<CdtDbtInd>DEBIT</CdtDbtInd>'));
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].loc).toEqual(['body', 'file', 'Document/BkToCstmrStmt/Stmt/Ntry[2]/CdtDbtInd']);
+    expect(res.body.detail).toContain('Ntry[2]/CdtDbtInd');
+
+    res = await upload(org.token, 'csv', 'bad.csv', fixture('statement-semicolon.csv').toString().replace('04.11.2026;04.11.2026', '2026-11-04;2026-11-04'), CSV_SEMICOLON);
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].loc).toEqual(['body', 'file', 'line 4']);
+
+    res = await upload(org.token, 'csv', 'nomap.csv', fixture('statement-semicolon.csv'));
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].loc).toEqual(['body', 'mapping']);
+
+    res = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: { account: 'X1', currency: 'EUR', transactions: [{ amount: '1,5', booking_date: '2026-11-01' }] } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].loc).toEqual(['body', 'transactions', 0, 'amount']);
+
+    expect(await rowCounts(org.organizationId)).toEqual(before);
+  });
+
+  it('takes files larger than the general body limit through the gateway', async () => {
+    // 1.5 MB of CSV (the gateway's BODY_LIMIT_BYTES is 1 MiB; uploads get UPLOAD_LIMIT_BYTES): read to its last line.
+    const lines = ['Date;Amount;Purpose'];
+    for (let i = 0; i < 40_000; i++) lines.push(`01.11.2026;1,00;Invoice number INV-${String(i).padStart(8, '0')}`);
+    lines.push('01.11.2026;one;bad');
+    const res = await upload(org.token, 'csv', 'big.csv', lines.join('\n'), { account: 'BIG1', date_column: 'Date', amount_column: 'Amount', currency: 'EUR', remittance_column: 'Purpose', delimiter: ';', decimal_separator: ',', date_format: 'DD.MM.YYYY' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].loc).toEqual(['body', 'file', 'line 40002']);
+  });
+
+  it('imports the same file once (409 naming the first) and stores only new lines of an overlapping statement', async () => {
+    const first = await stack.request('GET', '/v2/bank-statements?format=camt053', { token: org.token });
+    const camt = first.body.data.find((s: any) => s.format === 'camt053');
+    const again = await upload(org.token, 'camt053', 'camt053-again.xml', fixture('camt053.xml'));
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ type: 'conflict', detail: expect.stringContaining(camt.id) });
+
+    // The JSON statement of the CHF account again, plus one new line: only the new line is stored.
+    const doc = JSON.parse(fixture('statement.json').toString());
+    doc.transactions.push({ amount: '15.00', booking_date: '2026-11-06', remittance_information: 'INV-6002', bank_reference: 'CHREF-6002' });
+    const overlap = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: doc });
+    expect(overlap.status).toBe(200);
+    const s = await waitFor(org.token, overlap.body.id, ['ready', 'failed']);
+    expect(s.status).toBe('ready');
+    expect(s.transaction_count).toBe(1);
+    expect(s.transactions.map((t: any) => [t.amount, t.bank_reference])).toEqual([['15.00', 'CHREF-6002']]);
+    const [{ n }] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_transactions WHERE organization_id = $1 AND unique_import_id LIKE 'CH9300762011623852957:%'`, [org.organizationId]);
+    expect(n).toBe(3);
+  });
+});
+
+describe('list, get, approve', () => {
+  it('lists with pagination and filters, gets with transactions, approves only ready statements', async () => {
+    const all = await stack.request('GET', '/v2/bank-statements?page_size=2', { token: org.token });
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ current_page: 0, next_page: 1 });
+    expect(all.body.data).toHaveLength(2);
+    expect(all.body.total_records).toBeGreaterThanOrEqual(8);
+    const ready = await stack.request('GET', '/v2/bank-statements?status=ready&page_size=200', { token: org.token });
+    expect(ready.body.data.every((s: any) => s.status === 'ready')).toBe(true);
+    const camt = ready.body.data.find((s: any) => s.format === 'camt053');
+    const byAccount = await stack.request('GET', `/v2/bank-statements?bank_account_id=${camt.bank_account_id}`, { token: org.token });
+    expect(byAccount.body.data.map((s: any) => s.id)).toEqual([camt.id]);
+    expect((await stack.request('GET', '/v2/bank-statements?status=nope', { token: org.token })).status).toBe(422);
+    expect((await stack.request('GET', '/v2/bank-statements', { token: other.token })).body.total_records).toBe(0);
+
+    expect((await stack.request('GET', `/v2/bank-statements/${camt.id}`, { token: other.token })).status).toBe(404);
+    expect((await stack.request('GET', '/v2/bank-statements/not-a-uuid', { token: org.token })).status).toBe(404);
+    expect((await stack.request('POST', `/v2/bank-statements/${camt.id}/approve`, { token: other.token })).status).toBe(404);
+
+    const approved = await stack.request('POST', `/v2/bank-statements/${camt.id}/approve`, { token: org.token });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ status: 'approved', approved_by: org.userId, approved_at: expect.stringMatching(/Z$/) });
+    const twice = await stack.request('POST', `/v2/bank-statements/${camt.id}/approve`, { token: org.token });
+    expect(twice).toMatchObject({ status: 409, body: { type: 'conflict' } });
+  });
+});
+
+describe('delete', () => {
+  it('refuses an approved statement with 409 and changes nothing', async () => {
+    const [approved] = (await stack.request('GET', '/v2/bank-statements?status=approved', { token: org.token })).body.data;
+    const res = await stack.request('DELETE', `/v2/bank-statements/${approved.id}`, { token: org.token });
+    expect(res).toMatchObject({ status: 409, body: { type: 'conflict' } });
+    const after = await stack.request('GET', `/v2/bank-statements/${approved.id}`, { token: org.token });
+    expect(after.body).toMatchObject({ status: 'approved', transaction_count: 5 });
+    expect(after.body.transactions).toHaveLength(5);
+  });
+
+  it('lets only an admin delete a synced statement, with its transactions and unapproved payments', async () => {
+    // No bank-connection adapter exists yet: the synced statement is written as one would arrive.
+    const [{ id: accountId }] = await stack.sql(`SELECT id FROM cash_app.bank_accounts WHERE organization_id = $1 LIMIT 1`, [org.organizationId]);
+    const id = '01938f5e-1111-7000-8000-000000000001';
+    const txId = '01938f5e-1111-7000-8000-000000000002';
+    await stack.sql(
+      `INSERT INTO cash_app.bank_statements (id, organization_id, bank_account_id, source, format, status, currency, transaction_count) VALUES ($1, $2, $3, 'connection', 'camt053', 'synced', 'EUR', 1)`,
+      [id, org.organizationId, accountId],
+    );
+    await stack.sql(
+      `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, bank_account_id, unique_import_id, sequence, amount, currency, booking_date) VALUES ($1, $2, $3, $4, 'synced:1', 1, 70.00, 'EUR', '2026-11-07')`,
+      [txId, org.organizationId, id, accountId],
+    );
+    await stack.sql(
+      `INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, status, amount, currency) VALUES ('01938f5e-1111-7000-8000-000000000003', $1, $2, 'unapproved', 70.00, 'EUR')`,
+      [org.organizationId, txId],
+    );
+    const member = await stack.request('DELETE', `/v2/bank-statements/${id}`, { token: memberToken });
+    expect(member).toMatchObject({ status: 403, body: { type: 'forbidden' } });
+    expect((await stack.request('GET', `/v2/bank-statements/${id}`, { token: org.token })).body).toMatchObject({ status: 'synced', transactions: [{ id: txId, payments: [{ status: 'unapproved', amount: '70.00' }] }] });
+
+    expect((await stack.request('DELETE', `/v2/bank-statements/${id}`, { token: other.token })).status).toBe(404);
+    const admin = await stack.request('DELETE', `/v2/bank-statements/${id}`, { token: org.token });
+    expect(admin.status).toBe(204);
+    expect(admin.text).toBe('');
+    expect((await stack.request('GET', `/v2/bank-statements/${id}`, { token: org.token })).status).toBe(404);
+    expect(await stack.sql(`SELECT id FROM cash_app.bank_transactions WHERE statement_id = $1`, [id])).toEqual([]);
+    expect(await stack.sql(`SELECT id FROM cash_app.payments WHERE bank_transaction_id = $1`, [txId])).toEqual([]);
+  });
+
+  it('lets a member delete a ready statement; unknown and other-organization ids are 404', async () => {
+    const res = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: jsonStatement('DE02100100109307118603', 3, 'MEMBERDEL') });
+    const s = await waitFor(org.token, res.body.id, ['ready']);
+    expect((await stack.request('DELETE', `/v2/bank-statements/${s.id}`, { token: other.token })).status).toBe(404);
+    expect((await stack.request('DELETE', '/v2/bank-statements/01938f5e-0000-7000-8000-000000000000', { token: org.token })).status).toBe(404);
+    expect((await stack.request('DELETE', `/v2/bank-statements/${s.id}`, { token: memberToken })).status).toBe(204);
+    expect(await stack.sql(`SELECT id FROM cash_app.bank_transactions WHERE statement_id = $1`, [s.id])).toEqual([]);
+  });
+
+  it('cancels the processing workflow and removes everything, with nothing appearing afterwards', async () => {
+    // 200 lines = 100 chunks of 150 ms: longer than the activity's heartbeat throttle (0.8 × 10 s), so the
+    // cancellation reaches the running store activity through a heartbeat.
+    const res = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: jsonStatement('DE12500105170648489890', 200, 'CANCEL') });
+    expect(res.status).toBe(200);
+    const id = res.body.id as string;
+    // Wait until the store activity has written some (not all) lines.
+    const deadline = Date.now() + 30_000;
+    let stored = 0;
+    while (Date.now() < deadline) {
+      [{ n: stored }] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_transactions WHERE statement_id = $1`, [id]);
+      if (stored > 0) break;
+      await sleep(50);
+    }
+    expect(stored).toBeGreaterThan(0);
+    expect(stored).toBeLessThan(200);
+    expect((await stack.request('GET', `/v2/bank-statements/${id}`, { token: org.token })).body.status).toBe('processing');
+
+    const del = await stack.request('DELETE', `/v2/bank-statements/${id}`, { token: org.token });
+    expect(del.status).toBe(204);
+    const handle = temporal.client.workflow.getHandle(bankStatementWorkflowId(id));
+    const d = await handle.describe();
+    expect(d.status.name).toBe('CANCELLED');
+    // The store activity itself acknowledged the cancellation (it did not run to completion).
+    const events = (await handle.fetchHistory()).events!;
+    const scheduled = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name]));
+    const cancelled = events.filter((e) => e.activityTaskCanceledEventAttributes).map((e) => scheduled.get(String(e.activityTaskCanceledEventAttributes!.scheduledEventId)));
+    expect(cancelled).toEqual(['storeStatementTransactions']);
+    expect(events.some((e) => e.activityTaskCompletedEventAttributes)).toBe(false);
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, await handle.fetchHistory(), d.workflowId);
+    if (process.env.RECORD_HISTORIES) {
+      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', d.workflowId, '-o', 'json']);
+      writeFileSync('workflows/test/histories/bank-statement-cancelled.json', json);
+    }
+    for (let i = 0; i < 10; i++) {
+      expect(await stack.sql(`SELECT id FROM cash_app.bank_transactions WHERE statement_id = $1 OR unique_import_id LIKE 'DE12500105170648489890:%'`, [id])).toEqual([]);
+      expect(await stack.sql(`SELECT p.id FROM cash_app.payments p JOIN cash_app.bank_transactions t ON t.id = p.bank_transaction_id WHERE t.statement_id = $1`, [id])).toEqual([]);
+      expect(await stack.sql(`SELECT id FROM cash_app.bank_statements WHERE id = $1`, [id])).toEqual([]);
+      await sleep(300);
+    }
+  });
+});
+
+describe('resilience', () => {
+  it('resumes on a new worker after the worker dies mid-way, losing and duplicating nothing', async () => {
+    const res = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: jsonStatement('DE27100777770209299700', 40, 'RESUME') });
+    const id = res.body.id as string;
+    const deadline = Date.now() + 30_000;
+    let stored = 0;
+    while (Date.now() < deadline) {
+      [{ n: stored }] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_transactions WHERE statement_id = $1`, [id]);
+      if (stored >= 4) break;
+      await sleep(50);
+    }
+    expect(stored).toBeGreaterThanOrEqual(4);
+    await stack.workers['cash-app']!.close();
+    const [{ n: atStop }] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_transactions WHERE statement_id = $1`, [id]);
+    expect(atStop).toBeLessThan(40);
+    expect((await stack.request('GET', `/v2/bank-statements/${id}`, { token: org.token })).body.status).toBe('processing');
+
+    await stack.startWorker('cash-app');
+    const s = await waitFor(org.token, id, ['ready', 'failed'], 90_000);
+    expect(s.status).toBe('ready');
+    expect(s.transaction_count).toBe(40);
+    expect(s.transactions.map((t: any) => t.sequence)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(s.transactions.map((t: any) => t.amount)).toEqual(Array.from({ length: 40 }, (_, i) => `${100 + i}.25`));
+    const [{ n, distinct }] = await stack.sql(
+      `SELECT count(*)::int AS n, count(DISTINCT unique_import_id)::int AS distinct FROM cash_app.bank_transactions WHERE unique_import_id LIKE 'DE27100777770209299700:%'`,
+    );
+    expect({ n, distinct }).toEqual({ n: 40, distinct: 40 });
+  }, 120_000);
+
+  it('marks a statement failed with the error when processing fails after retries', async () => {
+    // A stored file that no longer parses (written directly: uploads are validated first).
+    const [{ id: accountId }] = await stack.sql(`SELECT id FROM cash_app.bank_accounts WHERE organization_id = $1 LIMIT 1`, [org.organizationId]);
+    const id = '01938f5e-2222-7000-8000-000000000001';
+    await stack.sql(
+      `INSERT INTO cash_app.bank_statements (id, organization_id, bank_account_id, format, status, content, currency, workflow_id) VALUES ($1, $2, $3, 'bai2', 'uploaded', $4, 'USD', $5)`,
+      [id, org.organizationId, accountId, Buffer.from('01,broken/\n'), bankStatementWorkflowId(id)],
+    );
+    const { bankStatement } = await import('@rp/workflows');
+    const result = await temporal.client.workflow.execute(bankStatement, { taskQueue: TASK_QUEUES.cashApp, workflowId: bankStatementWorkflowId(id), args: [{ organizationId: org.organizationId, statementId: id }] });
+    expect(result).toMatchObject({ status: 'failed', error: expect.stringContaining('line 1') });
+    const s = await stack.request('GET', `/v2/bank-statements/${id}`, { token: org.token });
+    expect(s.body).toMatchObject({ status: 'failed', error: expect.stringContaining('line 1'), transactions: [] });
+  });
+});

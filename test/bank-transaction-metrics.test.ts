@@ -1,0 +1,248 @@
+/**
+ * Bank-transaction metrics (spec 2.14, row 16) and exchange rates, through the gateway, against
+ * hand-computed values. Transactions and payments are written straight into the cash-app tables
+ * so each category of 2.14 gets exactly the rows it needs.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Org, type TestStack } from './support/stack.js';
+
+let stack: TestStack;
+let orgA: Org;
+let orgB: Org;
+const accounts = { eur: randomUUID(), usd: randomUUID(), gbp: randomUUID(), chf: randomUUID() };
+
+async function bankAccount(org: Org, id: string, currency: string) {
+  await stack.sql(`INSERT INTO cash_app.bank_accounts (id, organization_id, account_identifier, currency) VALUES ($1, $2, $3, $4)`, [id, org.organizationId, `ACC-${id}`, currency]);
+  const statement = randomUUID();
+  await stack.sql(`INSERT INTO cash_app.bank_statements (id, organization_id, bank_account_id, format, status, currency) VALUES ($1, $2, $3, 'json', 'ready', $4)`, [
+    statement,
+    org.organizationId,
+    id,
+    currency,
+  ]);
+  return statement;
+}
+
+let seq = 0;
+async function transaction(org: Org, statement: string, account: string, amount: string, currency: string, date: string, opts: { isPayment?: boolean; valueDateOnly?: boolean } = {}) {
+  const id = randomUUID();
+  seq++;
+  await stack.sql(
+    `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, bank_account_id, unique_import_id, sequence, amount, currency, is_payment, booking_date, value_date)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [id, org.organizationId, statement, account, `imp-${id}`, seq, amount, currency, opts.isPayment ?? null, opts.valueDateOnly ? null : date, date],
+  );
+  return id;
+}
+
+async function payment(org: Org, txId: string, amount: string, currency: string, status: 'unapproved' | 'approved', allocated: string[], extra: { postingError?: string; posted?: boolean } = {}) {
+  const id = randomUUID();
+  await stack.sql(
+    `INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, status, amount, currency, posting_error, posted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [id, org.organizationId, txId, status, amount, currency, extra.postingError ?? null, extra.posted ? new Date() : null],
+  );
+  for (const paid of allocated) {
+    await stack.sql(`INSERT INTO cash_app.payment_allocations (id, organization_id, payment_id, invoice_id, amount_paid) VALUES ($1, $2, $3, $4, $5)`, [
+      randomUUID(),
+      org.organizationId,
+      id,
+      randomUUID(),
+      paid,
+    ]);
+  }
+  return id;
+}
+
+function metrics(org: Org, query = '') {
+  return stack.request('GET', `/v2/analytics/bank-transactions${query}`, { token: org.token });
+}
+
+beforeAll(async () => {
+  stack = await startStack();
+  orgA = await stack.onboard('Metrics A');
+  orgB = await stack.onboard('Metrics B');
+  const eur = await bankAccount(orgA, accounts.eur, 'EUR');
+  const t1 = await transaction(orgA, eur, accounts.eur, '100.00', 'EUR', '2026-10-01'); // potential
+  await transaction(orgA, eur, accounts.eur, '200.00', 'EUR', '2026-10-02', { isPayment: false }); // not a payment
+  const t3 = await transaction(orgA, eur, accounts.eur, '300.00', 'EUR', '2026-10-03'); // ready to post
+  const t4 = await transaction(orgA, eur, accounts.eur, '400.50', 'EUR', '2026-10-04'); // needs allocation
+  const t5 = await transaction(orgA, eur, accounts.eur, '500.00', 'EUR', '2026-10-05'); // approved, posting error
+  await transaction(orgA, eur, accounts.eur, '-50.00', 'EUR', '2026-10-03'); // withdrawal: not a deposit
+  await transaction(orgA, eur, accounts.eur, '600.00', 'EUR', '2026-11-01', { valueDateOnly: true }); // potential, dated by value date
+  const t8 = await transaction(orgA, eur, accounts.eur, '75.00', 'EUR', '2026-10-06'); // approved and posted despite an old error
+  expect(t1).toBeTruthy();
+  await payment(orgA, t3, '300.00', 'EUR', 'unapproved', ['100.00', '200.00']);
+  await payment(orgA, t4, '400.50', 'EUR', 'unapproved', ['100.00']);
+  await payment(orgA, t5, '500.00', 'EUR', 'approved', ['500.00'], { postingError: 'ERP rejected the posting: period closed' });
+  await payment(orgA, t8, '75.00', 'EUR', 'approved', ['75.00'], { postingError: 'timeout', posted: true });
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('single currency', () => {
+  it('computes every 2.14 definition over all transactions', async () => {
+    const res = await metrics(orgA);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      total_count: 7,
+      potential_payments: { count: 2, total_amount: '700.00' },
+      needs_allocation: { count: 1, total_amount: '400.50' },
+      ready_to_post: { count: 1, total_amount: '300.00' },
+      posting_errors_count: 1,
+      is_multi_currency: false,
+      currency: 'EUR',
+    });
+  });
+
+  it('filters by an inclusive date range', async () => {
+    const res = await metrics(orgA, '?start_date=2026-10-02&end_date=2026-10-04');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      total_count: 3,
+      potential_payments: { count: 0, total_amount: '0.00' },
+      needs_allocation: { count: 1, total_amount: '400.50' },
+      ready_to_post: { count: 1, total_amount: '300.00' },
+      posting_errors_count: 0,
+    });
+    const late = await metrics(orgA, '?start_date=2026-10-05');
+    expect(late.body).toMatchObject({ total_count: 3, potential_payments: { count: 1, total_amount: '600.00' }, posting_errors_count: 1 });
+  });
+
+  it('filters by bank account', async () => {
+    const other = await metrics(orgA, `?bank_account_id=${randomUUID()}`);
+    expect(other.body).toMatchObject({ total_count: 0, potential_payments: { count: 0, total_amount: '0.00' }, currency: 'EUR', is_multi_currency: false });
+    const eur = await metrics(orgA, `?bank_account_id=${accounts.eur}`);
+    expect(eur.body.total_count).toBe(7);
+  });
+
+  it('validates the query', async () => {
+    const bad = await metrics(orgA, '?start_date=2026-13-01&bank_account_id=nope');
+    expect(bad.status).toBe(422);
+    expect(bad.body.type).toBe('request-validation');
+    expect(bad.body.errors.map((e: { loc: unknown[] }) => e.loc)).toEqual(expect.arrayContaining([['query', 'start_date'], ['query', 'bank_account_id']]));
+    const reversed = await metrics(orgA, '?start_date=2026-10-05&end_date=2026-10-01');
+    expect(reversed.status).toBe(422);
+    expect(reversed.body.errors[0].loc).toEqual(['query', 'end_date']);
+  });
+
+  it('is isolated per organization', async () => {
+    const res = await metrics(orgB);
+    expect(res.body).toEqual({
+      total_count: 0,
+      potential_payments: { count: 0, total_amount: '0.00' },
+      needs_allocation: { count: 0, total_amount: '0.00' },
+      ready_to_post: { count: 0, total_amount: '0.00' },
+      posting_errors_count: 0,
+      is_multi_currency: false,
+      currency: 'EUR',
+    });
+    expect((await metrics(orgB, `?bank_account_id=${accounts.eur}`)).body.total_count).toBe(0);
+  });
+});
+
+describe('exchange rates', () => {
+  it('loads a batch idempotently and lists it with filters', async () => {
+    const batch = [
+      { base_currency: 'EUR', quote_currency: 'USD', rate_date: '2026-10-01', rate: '1.10' },
+      { base_currency: 'EUR', quote_currency: 'USD', rate_date: '2026-10-20', rate: 1.25 },
+      { base_currency: 'EUR', quote_currency: 'GBP', rate_date: '2026-09-28', rate: '0.85' },
+      { base_currency: 'EUR', quote_currency: 'GBP', rate_date: '2026-10-10', rate: '0.80' },
+    ];
+    const put = await stack.request('PUT', '/v2/exchange-rates', { token: orgA.token, body: batch });
+    expect(put.status).toBe(200);
+    expect(put.body.data.map((r: { rate: string }) => r.rate)).toEqual(['1.1', '1.25', '0.85', '0.8']);
+    expect(put.body.data[0]).toMatchObject({ object: 'exchange_rate', base_currency: 'EUR', quote_currency: 'USD', rate_date: '2026-10-01' });
+    const again = await stack.request('PUT', '/v2/exchange-rates', { token: orgA.token, body: batch });
+    expect(again.body.data.map((r: { id: string }) => r.id)).toEqual(put.body.data.map((r: { id: string }) => r.id));
+
+    const all = await stack.request('GET', '/v2/exchange-rates', { token: orgA.token });
+    expect(all.body.total_records).toBe(4);
+    expect(all.body.data.map((r: { rate_date: string }) => r.rate_date)).toEqual(['2026-10-20', '2026-10-10', '2026-10-01', '2026-09-28']);
+    const gbp = await stack.request('GET', '/v2/exchange-rates?quote_currency=GBP&end_date=2026-10-01&page_size=1', { token: orgA.token });
+    expect(gbp.body).toMatchObject({ total_records: 1, next_page: null, data: [{ rate: '0.85', rate_date: '2026-09-28' }] });
+    expect((await stack.request('GET', '/v2/exchange-rates', { token: orgB.token })).body.total_records).toBe(0);
+  });
+
+  it('rejects invalid rates with the index in loc', async () => {
+    const res = await stack.request('PUT', '/v2/exchange-rates', {
+      token: orgA.token,
+      body: [
+        { base_currency: 'EUR', quote_currency: 'XYZ', rate_date: '2026-10-01', rate: '1' },
+        { base_currency: 'EUR', quote_currency: 'EUR', rate_date: '2026-10-01', rate: '1' },
+        { base_currency: 'EUR', quote_currency: 'USD', rate_date: '2026-10-01', rate: '0' },
+      ],
+    });
+    expect(res.status).toBe(422);
+    const locs = res.body.errors.map((e: { loc: unknown[] }) => e.loc);
+    expect(locs).toEqual(expect.arrayContaining([['body', 0, 'quote_currency'], ['body', 1, 'quote_currency'], ['body', 2, 'rate']]));
+    const dup = await stack.request('PUT', '/v2/exchange-rates', {
+      token: orgA.token,
+      body: [
+        { base_currency: 'EUR', quote_currency: 'CHF', rate_date: '2026-10-01', rate: '0.95' },
+        { base_currency: 'EUR', quote_currency: 'CHF', rate_date: '2026-10-01', rate: '0.96' },
+      ],
+    });
+    expect(dup.status).toBe(422);
+    expect(dup.body.errors[0].loc).toEqual(['body', 1, 'rate_date']);
+    expect((await stack.request('GET', '/v2/exchange-rates?quote_currency=CHF', { token: orgA.token })).body.total_records).toBe(0);
+  });
+});
+
+describe('multi-currency', () => {
+  it('converts to the base currency with the latest rate on or before each transaction date', async () => {
+    const usd = await bankAccount(orgA, accounts.usd, 'USD');
+    const gbp = await bankAccount(orgA, accounts.gbp, 'GBP');
+    // 110 USD on 2026-10-03: EUR/USD 1.10 of 2026-10-01 (not the later 1.25) → 100.00 EUR
+    await transaction(orgA, usd, accounts.usd, '110.00', 'USD', '2026-10-03');
+    // 85 GBP on 2026-10-04: EUR/GBP 0.85 of 2026-09-28 (not 0.80 of 2026-10-10) → 100.00 EUR
+    const tGbp = await transaction(orgA, gbp, accounts.gbp, '85.00', 'GBP', '2026-10-04');
+    // ready to post: 42.50 GBP → 50.00 EUR
+    const tGbp2 = await transaction(orgA, gbp, accounts.gbp, '42.50', 'GBP', '2026-10-04');
+    await payment(orgA, tGbp2, '42.50', 'GBP', 'unapproved', ['42.50']);
+    expect(tGbp).toBeTruthy();
+
+    const res = await metrics(orgA);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      total_count: 10,
+      potential_payments: { count: 4, total_amount: '900.00' }, // 100 + 600 EUR + 100 (USD) + 100 (GBP)
+      needs_allocation: { count: 1, total_amount: '400.50' },
+      ready_to_post: { count: 2, total_amount: '350.00' }, // 300 EUR + 50 (GBP)
+      posting_errors_count: 1,
+      is_multi_currency: true,
+      currency: 'EUR',
+    });
+
+    // one currency again when filtered to the GBP account: original currency, no conversion
+    const onlyGbp = await metrics(orgA, `?bank_account_id=${accounts.gbp}`);
+    expect(onlyGbp.body).toMatchObject({ total_count: 2, potential_payments: { count: 1, total_amount: '85.00' }, ready_to_post: { count: 1, total_amount: '42.50' }, is_multi_currency: false, currency: 'GBP' });
+  });
+
+  it('uses the inverse pair when only base→quote or quote→base is stored', async () => {
+    // a CHF deposit with only a CHF/EUR rate (1 CHF = 1.05 EUR): 20 CHF → 21.00 EUR
+    const chf = await bankAccount(orgA, accounts.chf, 'CHF');
+    await transaction(orgA, chf, accounts.chf, '20.00', 'CHF', '2026-10-07');
+    const put = await stack.request('PUT', '/v2/exchange-rates', { token: orgA.token, body: [{ base_currency: 'CHF', quote_currency: 'EUR', rate_date: '2026-10-07', rate: '1.05' }] });
+    expect(put.status).toBe(200);
+    const res = await metrics(orgA);
+    expect(res.body.potential_payments).toEqual({ count: 5, total_amount: '921.00' });
+  });
+
+  it('refuses with a clear error when a rate is missing', async () => {
+    // a CHF deposit before the only CHF rate
+    const statement = (await stack.sql(`SELECT id FROM cash_app.bank_statements WHERE bank_account_id = $1`, [accounts.chf]))[0].id;
+    await transaction(orgA, statement, accounts.chf, '10.00', 'CHF', '2026-10-06');
+    const res = await metrics(orgA);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ type: 'missing-exchange-rate', status: 422, title: 'Exchange rate missing' });
+    expect(res.body.detail).toContain('CHF/EUR');
+    expect(res.body.detail).toContain('2026-10-06');
+    // the range that avoids it works
+    const ok = await metrics(orgA, '?start_date=2026-10-07');
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ total_count: 2, potential_payments: { count: 2, total_amount: '621.00' }, is_multi_currency: true });
+  });
+});

@@ -1,0 +1,388 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { connectTemporal, startServiceWorker, type TemporalHandle } from '@rp/platform';
+import { cashAppModule, loadCashAppConfig } from '@rp/cash-app';
+import { workflowsPath } from '@rp/workflows/paths';
+import { ENTITY_ID, ORGANIZATION_ID, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES } from '@rp/workflows';
+import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
+
+let stack: TestStack;
+let org: Org;
+let other: Org;
+let temporal: TemporalHandle;
+const RETRY_ENV = { PAYMENT_RECEIPT_MAX_ATTEMPTS: '2', PAYMENT_RECEIPT_RETRY_SECONDS: '1' };
+
+beforeAll(async () => {
+  stack = await startStack({ workers: ['cash-app'], env: RETRY_ENV });
+  org = await stack.onboard('Receipt Org');
+  other = await stack.onboard('Other Org');
+  temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
+});
+afterAll(async () => {
+  await temporal?.close();
+  await stack?.close();
+});
+
+/** A customer (pushed like the middleware does) with its invoices; returns the partner and invoice ids. */
+async function customerWithInvoices(o: Org, email: string, invoices: { number: string; amount: number }[]) {
+  const code = `C-${randomBytes(3).toString('hex')}`;
+  const c = await pushCustomers(stack, o.apiKey, [customerRecord({ customer_code: code, name1: 'Acme Handels GmbH', smtp_addr: email })]);
+  expect(c.body.results[0].success).toBe(true);
+  const pushed = await pushInvoices(
+    stack,
+    o.apiKey,
+    invoices.map((i) => invoiceRecord({ customer_code: code, document_number: i.number, reference: `INV-${i.number}`, amount_in_document_currency: i.amount })),
+  );
+  expect(pushed.body.results.every((r) => r.success)).toBe(true);
+  return { partnerId: c.body.results[0].service_id!, invoiceIds: pushed.body.results.map((r) => r.service_id!) };
+}
+
+/**
+ * A proposed payment for a deposit: bank statement, transaction, payment and allocations written
+ * with SQL, standing in for statement processing (a fixed payment is what the receipt needs).
+ */
+async function payment(o: Org, p: { partnerId: string | null; amount: string; date: string; allocations: { invoiceId: string; paid: string; discount?: string }[] }) {
+  const [st] = await stack.sql(`INSERT INTO cash_app.bank_statements (id, organization_id, format, status) VALUES (gen_random_uuid(), $1, 'json', 'ready') RETURNING id`, [
+    o.organizationId,
+  ]);
+  const [tx] = await stack.sql(
+    `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, unique_import_id, sequence, amount, currency, booking_date, value_date, bank_reference, counterparty_name)
+     VALUES (gen_random_uuid(), $1, $2, gen_random_uuid()::text, 1, $3, 'EUR', $4, $4, 'BANKREF-77', 'ACME HANDELS') RETURNING id`,
+    [o.organizationId, st.id, p.amount, p.date],
+  );
+  const [pay] = await stack.sql(
+    `INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, partner_id, amount, currency, payment_date)
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, 'EUR', $5) RETURNING id`,
+    [o.organizationId, tx.id, p.partnerId, p.amount, p.date],
+  );
+  for (const a of p.allocations) {
+    await stack.sql(
+      `INSERT INTO cash_app.payment_allocations (id, organization_id, payment_id, invoice_id, amount_paid, amount_discount) VALUES (gen_random_uuid(), $1, $2, $3, $4, $5)`,
+      [o.organizationId, pay.id, a.invoiceId, a.paid, a.discount ?? '0'],
+    );
+  }
+  return { paymentId: pay.id as string, transactionId: tx.id as string };
+}
+
+const requestReceipt = (o: Org, paymentId: string) => stack.request('POST', '/v2/cash-app/outreach/payment-receipt', { token: o.token, body: { payment_id: paymentId } });
+
+async function deadSmtpPort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((r) => probe.close(() => r()));
+  return port;
+}
+
+/** A loopback SMTP server that refuses every recipient (550), as a real server does for an unknown mailbox. */
+async function rejectingSmtp(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = net.createServer((socket) => {
+    socket.write('220 reject.test ESMTP\r\n');
+    let buffer = '';
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      let i: number;
+      while ((i = buffer.indexOf('\r\n')) >= 0) {
+        const cmd = buffer.slice(0, i).toUpperCase();
+        buffer = buffer.slice(i + 2);
+        if (cmd.startsWith('EHLO') || cmd.startsWith('HELO')) socket.write('250 reject.test\r\n');
+        else if (cmd.startsWith('MAIL FROM')) socket.write('250 OK\r\n');
+        else if (cmd.startsWith('RCPT TO')) socket.write('550 5.1.1 Mailbox unavailable\r\n');
+        else if (cmd.startsWith('QUIT')) socket.end('221 Bye\r\n');
+        else socket.write('250 OK\r\n');
+      }
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { port: (server.address() as { port: number }).port, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('payment-receipt email', () => {
+  it('emails the receipt through Temporal and SMTP once, and records it as sent', async () => {
+    const email = `ap.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [
+      { number: '9100001', amount: 1190 },
+      { number: '9100002', amount: 595 },
+    ]);
+    const { paymentId, transactionId } = await payment(org, {
+      partnerId,
+      amount: '1761.20',
+      date: '2026-10-02',
+      allocations: [
+        { invoiceId: invoiceIds[0], paid: '1166.20', discount: '23.80' },
+        { invoiceId: invoiceIds[1], paid: '595.00' },
+      ],
+    });
+
+    const res = await requestReceipt(org, paymentId);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      object: 'outreach_record',
+      outreach_type: 'payment_receipt',
+      status: 'pending',
+      payment_id: paymentId,
+      partner_id: partnerId,
+      bank_transaction_id: transactionId,
+      email_id: null,
+      skip_reason: null,
+    });
+    const recordId = res.body.id;
+
+    const handle = temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId));
+    expect(await handle.result()).toEqual({ status: 'sent', emailId: `<${recordId}@receivables.local>` });
+    const description = await handle.describe();
+    expect(description.taskQueue).toBe(TASK_QUEUES.cashApp);
+    expect(description.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
+    expect(description.typedSearchAttributes.get(ENTITY_ID)).toBe(paymentId);
+
+    const history = await handle.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
+    if (process.env.RECORD_HISTORIES) {
+      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
+      writeFileSync('workflows/test/histories/payment-receipt.json', json);
+    }
+
+    const mails = await waitForMail(email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0].subject).toBe('Payment received: EUR 1,761.20 on 2026-10-02');
+    expect(mails[0].messageId).toBe(`${recordId}@receivables.local`);
+    expect(mails[0].text).toContain('Dear Acme Handels GmbH,');
+    expect(mails[0].text).toContain('Receipt Org has received EUR 1,761.20 on 2026-10-02.');
+    expect(mails[0].text).toContain('Invoice 9100001: EUR 1,166.20 (discount EUR 23.80)');
+    expect(mails[0].text).toContain('Invoice 9100002: EUR 595.00');
+    expect(mails[0].text).toContain('Bank reference: BANKREF-77');
+    expect(mails[0].html).toContain('<td>9100001</td><td style="text-align:right">EUR 1,166.20</td>');
+
+    const got = await stack.request('GET', `/v2/cash-app/outreach/${recordId}`, { token: org.token });
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ id: recordId, status: 'sent', email_id: `<${recordId}@receivables.local>`, recipient: email, error: null });
+    expect(got.body.sent_at).toMatch(/Z$/);
+    const [row] = await stack.sql('SELECT attempts FROM cash_app.outreach_records WHERE id = $1', [recordId]);
+    expect(row.attempts).toBe(1);
+
+    // Asking again while a receipt is sent returns that record and sends nothing.
+    const again = await requestReceipt(org, paymentId);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id: recordId, status: 'sent' });
+
+    // Re-running the workflow (an operator's re-run, a retry) does not send a second email.
+    const rerun = await temporal.client.workflow.execute(paymentReceipt, {
+      taskQueue: TASK_QUEUES.cashApp,
+      workflowId: `${paymentReceiptWorkflowId(paymentId)}-rerun`,
+      args: [{ organizationId: org.organizationId, outreachId: recordId, paymentId, retry: { maximumAttempts: 2, initialIntervalSeconds: 1 } }],
+    });
+    expect(rerun).toEqual({ status: 'already-sent', emailId: `<${recordId}@receivables.local>` });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await waitForMail(email, { count: 2, timeoutMs: 1000 })).toHaveLength(1);
+    const [{ n }] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.outreach_records WHERE payment_id = $1`, [paymentId]);
+    expect(n).toBe(1);
+  });
+
+  it('sends the receipt of a payment that statement processing proposed', async () => {
+    const email = `ap.real.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9500001', amount: 1190 }]);
+    const upload = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: {
+        account: 'DE44500105175407324931',
+        currency: 'EUR',
+        statement_number: `S-${randomUUID()}`,
+        transactions: [
+          {
+            amount: '1190.00',
+            booking_date: '2026-10-15',
+            value_date: '2026-10-15',
+            counterparty_name: 'Acme Handels GmbH',
+            remittance_information: 'Rechnung 9500001',
+            bank_reference: 'REF-REAL-1',
+          },
+        ],
+      },
+    });
+    expect(upload.status).toBe(200);
+    const deadline = Date.now() + 30_000;
+    let txId: string | undefined;
+    while (!txId) {
+      const st = await stack.request('GET', `/v2/bank-statements/${upload.body.id}`, { token: org.token });
+      if (st.body.status === 'ready') txId = st.body.transactions[0].id;
+      else if (st.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement not ready: ${JSON.stringify(st.body)}`);
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+    const payments = await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token });
+    expect(payments.body.data).toHaveLength(1);
+    const proposed = payments.body.data[0];
+    expect(proposed.partner_id).toBe(partnerId);
+
+    const res = await requestReceipt(org, proposed.id);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'pending', payment_id: proposed.id, partner_id: partnerId, bank_transaction_id: txId });
+    expect(await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(proposed.id)).result()).toMatchObject({ status: 'sent' });
+    const mails = await waitForMail(email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0].subject).toBe('Payment received: EUR 1,190.00 on 2026-10-15');
+    expect(mails[0].text).toContain('Invoice 9500001: EUR 1,190.00');
+    expect(mails[0].text).toContain('Bank reference: REF-REAL-1');
+    expect(invoiceIds).toHaveLength(1);
+  });
+
+  it('makes one receipt of concurrent requests for the same payment', async () => {
+    const email = `ap.race.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9600001', amount: 42 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '42.00', date: '2026-10-06', allocations: [{ invoiceId: invoiceIds[0], paid: '42.00' }] });
+    const results = await Promise.all(Array.from({ length: 4 }, () => requestReceipt(org, paymentId)));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
+    await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result();
+    const [{ n }] = await stack.sql('SELECT count(*)::int AS n FROM cash_app.outreach_records WHERE payment_id = $1', [paymentId]);
+    expect(n).toBe(1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await waitForMail(email, { count: 2, timeoutMs: 1000 })).toHaveLength(1);
+  });
+
+  it('starts again a pending receipt whose workflow never ran', async () => {
+    const email = `ap.orphan.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9700001', amount: 77 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '77.00', date: '2026-10-07', allocations: [{ invoiceId: invoiceIds[0], paid: '77.00' }] });
+    // As if the API stopped right after writing the record, before starting the workflow.
+    const [orphan] = await stack.sql(
+      `INSERT INTO cash_app.outreach_records (id, organization_id, outreach_type, status, payment_id, partner_id)
+       VALUES (gen_random_uuid(), $1, 'payment_receipt', 'pending', $2, $3) RETURNING id`,
+      [org.organizationId, paymentId, partnerId],
+    );
+    const res = await requestReceipt(org, paymentId);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: orphan.id, status: 'pending' });
+    expect(await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result()).toEqual({ status: 'sent', emailId: `<${orphan.id}@receivables.local>` });
+    expect(await waitForMail(email)).toHaveLength(1);
+  });
+
+  it('skips a customer without an email address and a payment without a customer; a skipped receipt can be asked again', async () => {
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, '', [{ number: '9200001', amount: 100 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '100.00', date: '2026-10-03', allocations: [{ invoiceId: invoiceIds[0], paid: '100.00' }] });
+    const res = await requestReceipt(org, paymentId);
+    expect(res.status).toBe(200);
+    const result = await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result();
+    expect(result).toEqual({ status: 'skipped', reason: 'no recipient: the customer has no email address' });
+    const got = await stack.request('GET', `/v2/cash-app/outreach/${res.body.id}`, { token: org.token });
+    expect(got.body).toMatchObject({ status: 'skipped', skip_reason: 'no recipient: the customer has no email address', email_id: null });
+
+    const unassigned = await payment(org, { partnerId: null, amount: '50.00', date: '2026-10-03', allocations: [] });
+    const res2 = await requestReceipt(org, unassigned.paymentId);
+    expect(res2.body).toMatchObject({ status: 'pending', partner_id: null });
+    expect(await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(unassigned.paymentId)).result()).toEqual({
+      status: 'skipped',
+      reason: 'no recipient: the payment has no customer',
+    });
+
+    // After a skip, a new request makes a new record (the customer may have an address by now).
+    const retry = await requestReceipt(org, paymentId);
+    expect(retry.status).toBe(200);
+    expect(retry.body.id).not.toBe(res.body.id);
+    expect(retry.body.status).toBe('pending');
+    await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result();
+    const list = await stack.request('GET', `/v2/cash-app/outreach?payment_id=${paymentId}`, { token: org.token });
+    expect(list.body.total_records).toBe(2);
+    expect(list.body.data.map((r: any) => r.id)).toEqual([retry.body.id, res.body.id]);
+  });
+
+  it('marks the receipt failed after the configured SMTP retries, and a new request then sends it', async () => {
+    const email = `ap.fail.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9300001', amount: 250 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '250.00', date: '2026-10-04', allocations: [{ invoiceId: invoiceIds[0], paid: '250.00' }] });
+
+    await stack.workers['cash-app']!.close();
+    const broken = await startServiceWorker(cashAppModule, loadCashAppConfig({ ...stack.env, SMTP_URL: `smtp://127.0.0.1:${await deadSmtpPort()}` }), {
+      workflowsPath,
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+    let failedId: string;
+    try {
+      const res = await requestReceipt(org, paymentId);
+      failedId = res.body.id;
+      const handle = temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId));
+      expect(await handle.result()).toMatchObject({ status: 'failed', error: expect.stringMatching(/ECONNREFUSED/) });
+      // The failure path (retries exhausted, record marked failed) replays too.
+      await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, await handle.fetchHistory(), handle.workflowId);
+      if (process.env.RECORD_HISTORIES) {
+        const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', handle.workflowId, '-o', 'json']);
+        writeFileSync('workflows/test/histories/payment-receipt-failed.json', json);
+      }
+    } finally {
+      await broken.close();
+      await stack.startWorker('cash-app');
+    }
+    const got = await stack.request('GET', `/v2/cash-app/outreach/${failedId}`, { token: org.token });
+    expect(got.body).toMatchObject({ status: 'failed', email_id: null, recipient: email, error: expect.stringMatching(/ECONNREFUSED/) });
+    const [row] = await stack.sql('SELECT attempts FROM cash_app.outreach_records WHERE id = $1', [failedId]);
+    expect(row.attempts).toBe(2);
+    expect(await waitForMail(email, { timeoutMs: 500 })).toHaveLength(0);
+
+    const failedList = await stack.request('GET', '/v2/cash-app/outreach?status=failed&outreach_type=payment_receipt', { token: org.token });
+    expect(failedList.body.data.map((r: any) => r.id)).toContain(failedId);
+
+    const retry = await requestReceipt(org, paymentId);
+    expect(retry.body.id).not.toBe(failedId);
+    expect(await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result()).toMatchObject({ status: 'sent' });
+    expect(await waitForMail(email)).toHaveLength(1);
+  });
+
+  it('fails at once, without retries, when the SMTP server permanently rejects the recipient', async () => {
+    const email = `ap.gone.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9800001', amount: 12 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '12.00', date: '2026-10-08', allocations: [{ invoiceId: invoiceIds[0], paid: '12.00' }] });
+    const smtp = await rejectingSmtp();
+    await stack.workers['cash-app']!.close();
+    const rejecting = await startServiceWorker(cashAppModule, loadCashAppConfig({ ...stack.env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}` }), {
+      workflowsPath,
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+    try {
+      const res = await requestReceipt(org, paymentId);
+      const result = await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result();
+      expect(result).toMatchObject({ status: 'failed', error: expect.stringMatching(/550/) });
+      const [row] = await stack.sql('SELECT status, attempts, error FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
+      // PAYMENT_RECEIPT_MAX_ATTEMPTS is 2 here: a 5xx answer is not retried.
+      expect(row).toMatchObject({ status: 'failed', attempts: 1, error: expect.stringMatching(/Mailbox unavailable/) });
+    } finally {
+      await rejecting.close();
+      await smtp.close();
+      await stack.startWorker('cash-app');
+    }
+  });
+
+  it('answers 404 for an unknown or another organization\'s payment or record, and validates the body', async () => {
+    const unknown = await requestReceipt(org, randomUUID());
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ type: 'entity-not-found', title: 'Entity not found' });
+    expect((await requestReceipt(org, 'not-a-uuid')).status).toBe(404);
+
+    const { partnerId, invoiceIds } = await customerWithInvoices(other, `ap.other.${randomBytes(3).toString('hex')}@acme.example`, [{ number: '9400001', amount: 10 }]);
+    const theirs = await payment(other, { partnerId, amount: '10.00', date: '2026-10-05', allocations: [{ invoiceId: invoiceIds[0], paid: '10.00' }] });
+    const cross = await requestReceipt(org, theirs.paymentId);
+    expect(cross.status).toBe(404);
+    const [{ n }] = await stack.sql('SELECT count(*)::int AS n FROM cash_app.outreach_records WHERE payment_id = $1', [theirs.paymentId]);
+    expect(n).toBe(0);
+
+    const mine = await requestReceipt(other, theirs.paymentId);
+    expect(mine.status).toBe(200);
+    await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(theirs.paymentId)).result();
+    expect((await stack.request('GET', `/v2/cash-app/outreach/${mine.body.id}`, { token: org.token })).status).toBe(404);
+    expect((await stack.request('GET', '/v2/cash-app/outreach/nope', { token: org.token })).status).toBe(404);
+    const listOrg = await stack.request('GET', '/v2/cash-app/outreach?page_size=500', { token: org.token });
+    expect(listOrg.body.data.map((r: any) => r.id)).not.toContain(mine.body.id);
+
+    const missing = await stack.request('POST', '/v2/cash-app/outreach/payment-receipt', { token: org.token, body: {} });
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors[0].loc).toEqual(['body', 'payment_id']);
+    const badFilter = await stack.request('GET', '/v2/cash-app/outreach?status=lost', { token: org.token });
+    expect(badFilter.status).toBe(422);
+    expect(badFilter.body.errors[0].loc).toEqual(['query', 'status']);
+  });
+});
