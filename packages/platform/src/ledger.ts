@@ -136,7 +136,9 @@ export async function findPartnersByName(db: Knex, organizationId: string, name:
   return db(LEDGER_TABLES.partners)
     .select(PARTNER_COLUMNS)
     .where({ organization_id: organizationId })
-    .andWhere((q) => q.whereRaw('lower(name) = ?', [wanted]).orWhereRaw('lower(legal_name) = ?', [wanted]))
+    .andWhere((q) => {
+      void q.whereRaw('lower(name) = ?', [wanted]).orWhereRaw('lower(legal_name) = ?', [wanted]);
+    })
     .orderBy('id') as Promise<LedgerPartner[]>;
 }
 
