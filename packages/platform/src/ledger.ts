@@ -258,8 +258,13 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
     q.asOfDate, organizationId, q.asOfDate, minDays, ...scopeBindings,
     organizationId,
   ];
-  const { rows } = await db.raw(sql, bindings as Knex.RawBinding[]);
-  return rows as PredictedOverdueRow[];
+  // The planner's estimate of tripped customers is far too high (HAVING selectivity), which pushes the
+  // statement past the JIT cost thresholds: compiling it costs more than the scan. JIT off, for this statement only.
+  return db.transaction(async (trx) => {
+    await trx.raw('SET LOCAL jit = off');
+    const { rows } = await trx.raw(sql, bindings as Knex.RawBinding[]);
+    return rows as PredictedOverdueRow[];
+  });
 }
 
 /** The organization's whole payment history: lateness (clearing − net due, days) → number of closed invoices. */
