@@ -247,13 +247,13 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
     FROM agg
     CROSS JOIN LATERAL (SELECT name, account_number FROM ${LEDGER_TABLES.partners} WHERE id = agg.partner_id OFFSET 0) p
     CROSS JOIN LATERAL (
-      SELECT coalesce(array_agg(?::date - net_due_date), '{}') AS ages, coalesce(array_agg(open_lc_cents::float8), '{}') AS cents
+      SELECT string_agg((?::date - net_due_date)::text, ',') AS ages, string_agg(open_lc_cents::text, ',') AS cents
       FROM ${LEDGER_TABLES.documents}
       WHERE organization_id = ? AND partner_id = agg.partner_id AND kind = 'invoice' AND status_open
         AND net_due_date < ?::date - ?::int ${scopeSql}
     ) inv
     CROSS JOIN LATERAL (
-      SELECT coalesce(array_agg(clearing_date - net_due_date), '{}') AS lateness
+      SELECT string_agg((clearing_date - net_due_date)::text, ',') AS lateness
       FROM ${LEDGER_TABLES.documents}
       WHERE organization_id = ? AND partner_id = agg.partner_id AND ${CLOSED_INVOICE_SQL}
     ) hist`;
@@ -262,8 +262,19 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
     q.asOfDate, organizationId, q.asOfDate, minDays, ...scopeBindings,
     organizationId,
   ];
-  const { rows } = await db.raw(sql, bindings as Knex.RawBinding[]);
-  return rows as PredictedOverdueRow[];
+  // The planner's estimate of tripped customers is far too high (HAVING selectivity), which pushes the
+  // statement past the JIT cost thresholds: compiling it costs more than the scan. JIT off, for this statement only.
+  const rows = await db.transaction(async (trx) => {
+    await trx.raw('SET LOCAL jit = off');
+    return (await trx.raw(sql, bindings as Knex.RawBinding[])).rows as (Omit<PredictedOverdueRow, 'invoice_ages' | 'invoice_cents' | 'history_lateness'> & {
+      invoice_ages: string | null;
+      invoice_cents: string | null;
+      history_lateness: string | null;
+    })[];
+  });
+  // integer lists travel as comma-separated text: much cheaper to parse than Postgres arrays
+  const numbers = (list: string | null): number[] => (list ? list.split(',').map(Number) : []);
+  return rows.map((r) => ({ ...r, invoice_ages: numbers(r.invoice_ages), invoice_cents: numbers(r.invoice_cents), history_lateness: numbers(r.history_lateness) }));
 }
 
 /** The organization's whole payment history: lateness (clearing − net due, days) → number of closed invoices. */
