@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -41,14 +42,7 @@ async function allocateWith(org: Org, adjustmentId: string) {
     },
   });
   expect(upload.status).toBe(200);
-  const deadline = Date.now() + 30_000;
-  let txId: string | undefined;
-  while (!txId) {
-    const st = await stack.request('GET', `/v2/bank-statements/${upload.body.id}`, { token: org.token });
-    if (st.body.status === 'ready') txId = st.body.transactions[0].id;
-    else if (st.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement not ready: ${JSON.stringify(st.body)}`);
-    else await new Promise((r) => setTimeout(r, 200));
-  }
+  const txId = (await waitForStatement(stack, org.token, upload.body.id)).transactions[0].id as string;
   const payment = (await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token })).body.data[0];
   const patched = await stack.request('PATCH', `/v2/payments/${payment.id}`, {
     token: org.token,

@@ -15,6 +15,7 @@ import { connectTemporal, type TemporalHandle } from '@rp/platform';
 import { bankStatementWorkflowId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -61,15 +62,8 @@ async function upload(token: string, format: string, name: string, content: Buff
   return { status: res.status, body: (await res.json()) as any };
 }
 
-async function waitFor(token: string, id: string, statuses: string[], timeoutMs = 45_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  let last: any;
-  while (Date.now() < deadline) {
-    last = await stack.request('GET', `/v2/bank-statements/${id}`, { token });
-    if (statuses.includes(last.body?.status)) return last.body;
-    await sleep(150);
-  }
-  throw new Error(`statement ${id} did not reach ${statuses.join('/')}: ${JSON.stringify(last?.body).slice(0, 300)}`);
+function waitFor(token: string, id: string, statuses: string[], timeoutMs = 45_000): Promise<any> {
+  return waitForStatement(stack, token, id, { statuses, timeoutMs });
 }
 
 async function rowCounts(organizationId: string) {

@@ -10,6 +10,7 @@ import { workflowsPath } from '@rp/workflows/paths';
 import { ENTITY_ID, ORGANIZATION_ID, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES } from '@rp/workflows';
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { waitForStatement } from './support/cash.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -207,14 +208,7 @@ describe('payment-receipt email', () => {
       },
     });
     expect(upload.status).toBe(200);
-    const deadline = Date.now() + 30_000;
-    let txId: string | undefined;
-    while (!txId) {
-      const st = await stack.request('GET', `/v2/bank-statements/${upload.body.id}`, { token: org.token });
-      if (st.body.status === 'ready') txId = st.body.transactions[0].id;
-      else if (st.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement not ready: ${JSON.stringify(st.body)}`);
-      else await new Promise((r) => setTimeout(r, 200));
-    }
+    const txId = (await waitForStatement(stack, org.token, upload.body.id)).transactions[0].id as string;
     const payments = await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token });
     expect(payments.body.data).toHaveLength(1);
     const proposed = payments.body.data[0];

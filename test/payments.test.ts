@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '@rp/platform';
 import { createMatchingActivities } from '../services/cash-app/src/activities/matching.js';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -81,18 +82,10 @@ async function statement(org: Org, txs: Tx[]): Promise<{ statementId: string; tx
   });
   expect(res.status).toBe(200);
   const statementId = res.body.id as string;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const s = await stack.request('GET', `/v2/bank-statements/${statementId}`, { token: org.token });
-    expect(s.status).toBe(200);
-    if (s.body.status === 'ready') {
-      const txIds = (s.body.transactions as { id: string; sequence: number }[]).sort((a, b) => a.sequence - b.sequence).map((t) => t.id);
-      expect(txIds).toHaveLength(txs.length);
-      return { statementId, txIds };
-    }
-    if (s.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement ${statementId} did not become ready: ${JSON.stringify(s.body)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const ready = await waitForStatement(stack, org.token, statementId);
+  const txIds = (ready.transactions as { id: string; sequence: number }[]).sort((a, b) => a.sequence - b.sequence).map((t) => t.id);
+  expect(txIds).toHaveLength(txs.length);
+  return { statementId, txIds };
 }
 
 const activities = () => createMatchingActivities({ db, config: { MATCH_TOLERANCE_AMOUNT: '5.00', MATCH_TOLERANCE_PERCENT: '0', MATCH_TOLERANCE_ADJUSTMENT: 'short_pay_write_off' } });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -291,14 +292,7 @@ describe('remittances (v1)', () => {
       },
     });
     expect(upload.status).toBe(200);
-    const deadline = Date.now() + 30_000;
-    let txId: string | undefined;
-    while (!txId) {
-      const st = await stack.request('GET', `/v2/bank-statements/${upload.body.id}`, { token: org.token });
-      if (st.body.status === 'ready') txId = st.body.transactions[0].id;
-      else if (st.body.status === 'failed' || Date.now() > deadline) throw new Error(`statement not ready: ${JSON.stringify(st.body)}`);
-      else await new Promise((r) => setTimeout(r, 200));
-    }
+    const txId = (await waitForStatement(stack, org.token, upload.body.id)).transactions[0].id as string;
     const applied = await stack.request('GET', `/v1/remittances/${created.body.id}`, { token: org.token });
     expect(applied.body).toMatchObject({ status: 'applied', bank_transaction_id: txId });
     expect((await stack.request('GET', '/v1/remittances?status=applied', { token: org.token })).body.data.map((r: any) => r.id)).toEqual([created.body.id]);

@@ -23,6 +23,7 @@
  * All amounts are decimal strings / decimal.js values.
  */
 import { Money } from '@rp/platform';
+import type { AllocationDraft } from './payments.js';
 
 type Dec = InstanceType<typeof Money>;
 
@@ -107,14 +108,8 @@ export interface MatchContext {
 
 export type MatchReason = Record<string, string | number | boolean | null> & { rule: string };
 
-export interface ProposedAllocation {
-  invoice_id: string;
-  amount_paid: string;
-  amount_discount: string;
-  amount_withheld: string;
-  adjustment_id: string | null;
-  adjustment_amount: string;
-}
+/** An allocation as matching proposes it: the same shape a user edits (domain/payments.ts). */
+export type ProposedAllocation = AllocationDraft;
 
 export interface Proposal {
   transaction_id: string;

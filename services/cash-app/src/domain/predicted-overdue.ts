@@ -16,7 +16,7 @@
  *    exactly over the invoices (a distribution of sums in integer cents, see `tailProbability`).
  */
 
-import { Money } from '@rp/platform';
+import { Money, type PredictedOverdueRow } from '@rp/platform';
 
 export const HISTORY_PRIOR_WEIGHT = 10;
 
@@ -242,19 +242,8 @@ export interface Tier {
   amount_lc: string;
 }
 
-/** One customer as the ledger aggregation returns it (see predictedOverdueRows in @rp/platform). */
-export interface CustomerAging {
-  partner_id: string;
-  partner_name: string;
-  partner_account_number: string | null;
-  total_open_lc: string;
-  tier_amounts: string[];
-  tier_counts: number[];
-  invoice_ages: number[];
-  invoice_cents: number[];
-  /** lateness (days) of each of the customer's closed invoices */
-  history_lateness: number[];
-}
+/** One customer as the ledger aggregation returns it (predictedOverdueRows in @rp/platform). */
+export type CustomerAging = PredictedOverdueRow;
 
 export interface TrippedTier {
   days: number;

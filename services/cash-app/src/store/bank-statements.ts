@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { currencyMinorUnits, isoTime, Money, newId, type Db } from '@rp/platform';
-import type { ParsedAccount, StatementFormat } from '../parsers/types.js';
+import type { ParsedAccount, ParsedTransaction, StatementFormat } from '../parsers/types.js';
 import type { StatementStatus } from '../domain/bank-statements.js';
 
 type Conn = Db | Knex.Transaction;
@@ -288,21 +288,9 @@ export async function transition(
   return n === 1;
 }
 
-export interface NewTransaction {
+export interface NewTransaction extends ParsedTransaction {
   uniqueImportId: string;
   sequence: number;
-  amount: string;
-  currency: string;
-  valueDate: string | null;
-  bookingDate: string | null;
-  counterpartyName: string | null;
-  counterpartyAccount: string | null;
-  counterpartyIban: string | null;
-  counterpartyBankCode: string | null;
-  remittanceInformation: string | null;
-  bankReference: string | null;
-  endToEndId: string | null;
-  transactionCode: string | null;
 }
 
 /**

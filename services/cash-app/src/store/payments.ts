@@ -5,6 +5,7 @@
 import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain/matching.js';
+import type { AllocationDraft } from '../domain/payments.js';
 
 export type PaymentStatus = 'unapproved' | 'approved';
 
@@ -184,15 +185,9 @@ export interface PaymentRow {
   tx_bank_reference: string | null;
 }
 
-export interface AllocationRow {
+export interface AllocationRow extends AllocationDraft {
   id: string;
   payment_id: string;
-  invoice_id: string;
-  amount_paid: string;
-  amount_discount: string;
-  amount_withheld: string;
-  adjustment_id: string | null;
-  adjustment_amount: string;
   created_at: Date;
   modified_at: Date;
 }
@@ -264,16 +259,8 @@ export async function allocationsOf(db: Db | Knex.Transaction, organizationId: s
     .orderBy(['payment_id', 'created_at', 'id']) as Promise<AllocationRow[]>;
 }
 
-export interface AllocationInput {
-  invoice_id: string;
-  amount_paid: string;
-  amount_discount: string;
-  amount_withheld: string;
-  adjustment_id: string | null;
-  adjustment_amount: string;
-}
 
-export async function replaceAllocations(trx: Knex.Transaction, organizationId: string, paymentId: string, allocations: readonly AllocationInput[], partnerId: string | null): Promise<void> {
+export async function replaceAllocations(trx: Knex.Transaction, organizationId: string, paymentId: string, allocations: readonly AllocationDraft[], partnerId: string | null): Promise<void> {
   await trx('payment_allocations').where({ organization_id: organizationId, payment_id: paymentId }).delete();
   if (allocations.length > 0) {
     await trx('payment_allocations').insert(allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: paymentId, ...a })));
