@@ -178,8 +178,8 @@ describe('QuickBooks Online sync', () => {
       ['1001', 'invoice', 'INV-1001', fake.realmId, '2026', '677.2500', '677.2500', true, 'USD', '1'],
       ['1002', 'invoice', '1002', fake.realmId, '2026', '0.3000', '0.0000', false, 'USD', '2'],
       ['1003', 'invoice', 'INV-1003', fake.realmId, '2025', '1234567.8900', '1000.0100', true, 'CAD', '3'],
-      ['5001', 'credit_memo', 'CM-5001', fake.realmId, '2025', '25.5000', '25.5000', true, 'USD', '1'],
-      ['5002', 'credit_memo', 'CM-5002', fake.realmId, '2025', '26.5000', '0.0000', false, 'USD', '2'],
+      ['5001', 'credit_memo', 'CM-5001', `${fake.realmId}:credit_memo`, '2025', '25.5000', '25.5000', true, 'USD', '1'],
+      ['5002', 'credit_memo', 'CM-5002', `${fake.realmId}:credit_memo`, '2025', '26.5000', '0.0000', false, 'USD', '2'],
     ]);
     expect(docs[0]).toMatchObject({ document_date: '2026-03-15', net_due_date: '2026-04-14', text: 'Invoice 1001' });
     const lines = await stack.sql(`SELECT line_number, quantity, unit_amount, total_amount FROM integrations.line_items WHERE document_id = $1 ORDER BY line_number`, [docs[0].id]);

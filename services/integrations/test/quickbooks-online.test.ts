@@ -69,6 +69,12 @@ describe('QuickBooks Online adapter (pure parts)', () => {
     });
     const memo = mapTransaction({ Id: '8', DocNumber: 'CM-8', TxnDate: '2026-02-01', TotalAmt: '5', Balance: '5', CurrencyRef: { value: 'EUR' } }, 'credit_memo', 'realm-1', null);
     expect(memo).toMatchObject({ kind: 'credit_memo', document_number: 'CM-8', status_open: true, net_due_date: '2026-02-01', customer_code: null });
+    // QuickBooks numbers invoices and credit memos apart: the same DocNumber on both must give two ledger keys.
+    const sameNumber = { Id: '10', DocNumber: '1001', TxnDate: '2026-02-01', TotalAmt: '5', Balance: '5', CurrencyRef: { value: 'EUR' } };
+    const invoiceKey = mapTransaction(sameNumber, 'invoice', 'realm-1', null);
+    const memoKey = mapTransaction({ ...sameNumber, Id: '11' }, 'credit_memo', 'realm-1', null);
+    expect([invoiceKey.company_code, invoiceKey.fiscal_year, invoiceKey.document_number]).toEqual(['realm-1', '2026', '1001']);
+    expect([memoKey.company_code, memoKey.fiscal_year, memoKey.document_number]).toEqual(['realm-1:credit_memo', '2026', '1001']);
     expect(() => mapTransaction({ Id: '9', TotalAmt: '1' }, 'invoice', 'r', 'USD')).toThrow(/TxnDate/);
   });
 });

@@ -21,7 +21,9 @@
  *   address = BillAddr (line1..line5, city, region = CountrySubDivisionCode, postal_code, country),
  *   attributes = {given_name, family_name, active, qbo_balance, sync_token}.
  * - Invoice → document kind invoice, CreditMemo → kind credit_memo: remote_id = Id,
- *   company_code = realmId, fiscal_year = year of TxnDate, document_number = DocNumber or Id,
+ *   company_code = realmId (credit memos: `<realmId>:credit_memo`, because QuickBooks numbers invoices and
+ *   credit memos apart and the same DocNumber on both must not make one overwrite the other),
+ *   fiscal_year = year of TxnDate, document_number = DocNumber or Id,
  *   document_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate),
  *   amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0,
  *   currency = CurrencyRef.value, customer_code = CustomerRef.value (links the partner),
@@ -172,7 +174,7 @@ export function mapTransaction(t: QboTransaction, kind: 'invoice' | 'credit_memo
   return {
     kind,
     remote_id: String(t.Id),
-    company_code: realmId,
+    company_code: kind === 'invoice' ? realmId : `${realmId}:credit_memo`,
     fiscal_year: txnDate.slice(0, 4),
     document_number: text(t.DocNumber) ?? String(t.Id),
     customer_code: text(t.CustomerRef?.value),

@@ -69,7 +69,8 @@ const MAPPING_DOC =
   '**Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, ' +
   'email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr ' +
   '(line1..line5, city, region = CountrySubDivisionCode, postal_code, country). ' +
-  '**Invoice → invoice, CreditMemo → credit memo**: company_code = realmId, fiscal_year = year of TxnDate, document_number = DocNumber ' +
+  '**Invoice → invoice, CreditMemo → credit memo**: company_code = realmId (credit memos: `<realmId>:credit_memo`, so an invoice and a ' +
+  'credit memo with the same DocNumber never overwrite each other), fiscal_year = year of TxnDate, document_number = DocNumber ' +
   '(Id when absent), remote_id = Id, document_date = posting_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate), ' +
   'amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0, currency = CurrencyRef.value, ' +
   'customer_code = CustomerRef.value (links the partner with that remote_id), exchange_rate = ExchangeRate, text = PrivateNote, ' +
