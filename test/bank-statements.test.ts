@@ -16,6 +16,7 @@ import { bankStatementWorkflowId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
+import { CSV_DEBIT_CREDIT_MAPPING, CSV_SEMICOLON_MAPPING } from './fixtures/bank-statements/csv-mappings.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -26,32 +27,6 @@ let temporal: TemporalHandle;
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/bank-statements/${name}`, import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const CSV_SEMICOLON = {
-  account: 'DE75512108001245126199',
-  date_column: 'Date',
-  value_date_column: 'Value date',
-  amount_column: 'Amount',
-  currency_column: 'Currency',
-  counterparty_name_column: 'Name',
-  counterparty_account_column: 'IBAN',
-  remittance_column: 'Purpose',
-  reference_column: 'Reference',
-  delimiter: ';',
-  decimal_separator: ',',
-  date_format: 'DD.MM.YYYY',
-};
-const CSV_DEBIT_CREDIT = {
-  account: '123456789',
-  date_column: 'Posted',
-  debit_column: 'Debit',
-  credit_column: 'Credit',
-  currency: 'USD',
-  counterparty_name_column: 'Payer',
-  remittance_column: 'Memo',
-  reference_column: 'Ref',
-  date_format: 'MM/DD/YYYY',
-};
 
 async function upload(token: string, format: string, name: string, content: Buffer | string, mapping?: object) {
   const form = new FormData();
@@ -173,8 +148,8 @@ describe('upload and processing', () => {
     const cases: [string, () => Promise<{ status: number; body: any }>, [string, string, boolean][]][] = [
       ['bai2', () => upload(org.token, 'bai2', 'bai2.txt', fixture('bai2.txt')), [['1500.00', 'USD', true], ['-25.00', 'USD', false], ['15.00', 'USD', false], ['275.00', 'USD', true]]],
       ['mt940', () => upload(org.token, 'mt940', 'mt940.txt', fixture('mt940.txt')), [['1250.00', 'EUR', true], ['-99.95', 'EUR', false], ['200.00', 'EUR', false], ['75.00', 'EUR', true]]],
-      ['csv', () => upload(org.token, 'csv', 'statement-semicolon.csv', fixture('statement-semicolon.csv'), CSV_SEMICOLON), [['1234.56', 'EUR', true], ['-12.00', 'EUR', false], ['500.00', 'EUR', true]]],
-      ['csv', () => upload(org.token, 'csv', 'statement-debit-credit.csv', fixture('statement-debit-credit.csv'), CSV_DEBIT_CREDIT), [['2500.00', 'USD', true], ['-19.99', 'USD', false]]],
+      ['csv', () => upload(org.token, 'csv', 'statement-semicolon.csv', fixture('statement-semicolon.csv'), CSV_SEMICOLON_MAPPING), [['1234.56', 'EUR', true], ['-12.00', 'EUR', false], ['500.00', 'EUR', true]]],
+      ['csv', () => upload(org.token, 'csv', 'statement-debit-credit.csv', fixture('statement-debit-credit.csv'), CSV_DEBIT_CREDIT_MAPPING), [['2500.00', 'USD', true], ['-19.99', 'USD', false]]],
       ['json', () => upload(org.token, 'json', 'statement.json', fixture('statement.json')), [['900.00', 'CHF', true], ['-30.00', 'CHF', false]]],
       [
         'json',
@@ -219,7 +194,7 @@ describe('upload and processing', () => {
     expect(res.body.errors[0].loc).toEqual(['body', 'file', 'Document/BkToCstmrStmt/Stmt/Ntry[2]/CdtDbtInd']);
     expect(res.body.detail).toContain('Ntry[2]/CdtDbtInd');
 
-    res = await upload(org.token, 'csv', 'bad.csv', fixture('statement-semicolon.csv').toString().replace('04.11.2026;04.11.2026', '2026-11-04;2026-11-04'), CSV_SEMICOLON);
+    res = await upload(org.token, 'csv', 'bad.csv', fixture('statement-semicolon.csv').toString().replace('04.11.2026;04.11.2026', '2026-11-04;2026-11-04'), CSV_SEMICOLON_MAPPING);
     expect(res.status).toBe(422);
     expect(res.body.errors[0].loc).toEqual(['body', 'file', 'line 4']);
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseStatement, StatementParseError, type StatementFormat } from '../src/parsers/index.js';
+import { CSV_DEBIT_CREDIT_MAPPING, CSV_SEMICOLON_MAPPING } from '../../../test/fixtures/bank-statements/csv-mappings.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/bank-statements/${name}`, import.meta.url));
 
@@ -122,25 +123,8 @@ describe('MT940', () => {
 });
 
 describe('CSV', () => {
-  const semicolon = {
-    mapping: {
-      account: 'DE75512108001245126199',
-      date_column: 'Date',
-      value_date_column: 'Value date',
-      amount_column: 'Amount',
-      currency_column: 'Currency',
-      counterparty_name_column: 'Name',
-      counterparty_account_column: 'IBAN',
-      remittance_column: 'Purpose',
-      reference_column: 'Reference',
-      delimiter: ';',
-      decimal_separator: ',',
-      date_format: 'DD.MM.YYYY',
-    },
-  };
-  const debitCredit = {
-    mapping: { account: '123456789', date_column: 'Posted', debit_column: 'Debit', credit_column: 'Credit', currency: 'USD', counterparty_name_column: 'Payer', remittance_column: 'Memo', reference_column: 'Ref', date_format: 'MM/DD/YYYY' },
-  };
+  const semicolon = { mapping: CSV_SEMICOLON_MAPPING };
+  const debitCredit = { mapping: CSV_DEBIT_CREDIT_MAPPING };
   it('reads one amount column with quoted fields, thousands separators and a decimal comma', () => {
     const s = parseStatement('csv', fixture('statement-semicolon.csv'), semicolon);
     expect(s.account).toMatchObject({ identifier: 'DE75512108001245126199', iban: 'DE75512108001245126199' });
