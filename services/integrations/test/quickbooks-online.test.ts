@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mapCustomer, mapTransaction, parseQboJson, qboQuery, quickbooksOnlineAdapter } from '../src/adapters/quickbooks-online.js';
+import { mapCustomer, mapTransaction, parseQboJson, qboIncrementalSince, qboQuery, qboStartState, quickbooksOnlineAdapter } from '../src/adapters/quickbooks-online.js';
 import { ProviderApiError } from '../src/adapters/adapter.js';
 
 describe('QuickBooks Online adapter (pure parts)', () => {
@@ -17,13 +17,25 @@ describe('QuickBooks Online adapter (pure parts)', () => {
     expect(inv.PrivateNote).toBe('"TotalAmt": 5');
   });
 
-  it('builds the documented query: incremental window (5 minutes of overlap), paging, whole-second UTC literals', () => {
-    expect(qboQuery('Invoice', { start: '2026-01-02T03:04:05.678Z', end: '2026-01-03T00:00:00.000Z' }, 101, 100)).toBe(
-      "SELECT * FROM Invoice WHERE Metadata.LastUpdatedTime >= '2026-01-02T02:59:05+00:00' AND Metadata.LastUpdatedTime < '2026-01-03T00:00:00+00:00' ORDERBY Id STARTPOSITION 101 MAXRESULTS 100",
+  it('builds the documented query: keyset from a LastUpdatedTime in a stable order, incremental start with 5 minutes of overlap', () => {
+    expect(qboIncrementalSince({ start: '2026-01-02T03:04:05.678Z', end: '2026-01-03T00:00:00.000Z' })).toBe('2026-01-02T02:59:05+00:00');
+    expect(qboQuery('Invoice', '2026-01-02T02:59:05+00:00', 100)).toBe(
+      "SELECT * FROM Invoice WHERE MetaData.LastUpdatedTime >= '2026-01-02T02:59:05+00:00' ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS 100",
     );
-    expect(qboQuery('Customer', { start: null, end: '2026-01-03T00:00:00Z' }, 1, 100)).toBe(
-      "SELECT * FROM Customer WHERE Metadata.LastUpdatedTime < '2026-01-03T00:00:00+00:00' ORDERBY Id STARTPOSITION 1 MAXRESULTS 100",
-    );
+    expect(qboQuery('Customer', null, 100)).toBe('SELECT * FROM Customer ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS 100');
+    // Initial syncs and windows beyond CDC's 30-day look-back read everything; recent windows of documents start with CDC.
+    const now = Date.parse('2026-03-01T00:00:00Z');
+    expect(qboStartState('Invoice', { start: null, end: '2026-03-01T00:00:00Z' }, 100, now)).toMatchObject({ mode: 'full', phase: 'query', since: null });
+    expect(qboStartState('Invoice', { start: '2026-01-15T00:00:00Z', end: '2026-03-01T00:00:00Z' }, 100, now)).toMatchObject({ mode: 'full', since: null });
+    expect(qboStartState('Invoice', { start: '2026-02-25T00:00:00Z', end: '2026-03-01T00:00:00Z' }, 100, now)).toMatchObject({ mode: 'incremental', phase: 'changes', since: '2026-02-24T23:55:00+00:00' });
+    expect(qboStartState('Customer', { start: '2026-02-25T00:00:00Z', end: '2026-03-01T00:00:00Z' }, 100, now)).toMatchObject({ mode: 'incremental', phase: 'query' });
+  });
+
+  it('closes a voided invoice even when QuickBooks left a balance', () => {
+    const voided = mapTransaction({ Id: '12', TxnDate: '2026-02-01', TotalAmt: '0', Balance: '0', PrivateNote: 'Voided', CurrencyRef: { value: 'USD' } }, 'invoice', 'r', null);
+    expect(voided).toMatchObject({ amount_open: '0', status_open: false });
+    const odd = mapTransaction({ Id: '13', TxnDate: '2026-02-01', TotalAmt: '10', Balance: '10', PrivateNote: 'Voided - duplicate', CurrencyRef: { value: 'USD' } }, 'invoice', 'r', null);
+    expect(odd).toMatchObject({ amount_open: '0', status_open: false });
   });
 
   it('maps customers, invoices and credit memos', () => {
@@ -116,19 +128,46 @@ describe('QuickBooks Online adapter errors', () => {
     if (s === 429) expect(err.retryAfterSeconds).toBe(7);
   });
 
-  it('treats an empty QueryResponse as the last page, and a full page as one with a next page', async () => {
+  it('treats an empty QueryResponse as the last page, and a full page as one with a next page from its last LastUpdatedTime', async () => {
     status = 200;
     body = JSON.stringify({ QueryResponse: {}, time: '2026-01-01T00:00:00Z' });
     expect(await fetchPage()).toEqual({ records: { type: 'partners', rows: [] }, next: null });
-    body = JSON.stringify({ QueryResponse: { Customer: Array.from({ length: 100 }, (_, i) => ({ Id: String(i + 1), DisplayName: `C${i}` })), startPosition: 1, maxResults: 100 } });
+    const at = (i: number) => (i < 60 ? '2026-01-01T00:00:00-08:00' : '2026-01-01T00:00:01-08:00');
+    body = JSON.stringify({
+      QueryResponse: { Customer: Array.from({ length: 100 }, (_, i) => ({ Id: String(i + 1), DisplayName: `C${i}`, MetaData: { LastUpdatedTime: at(i) } })), startPosition: 1, maxResults: 100 },
+    });
     const page = await fetchPage();
     expect(page.records.rows).toHaveLength(100);
-    expect(page.next).toEqual({ start_position: 101, max_results: 100 });
+    const seen = Array.from({ length: 40 }, (_, i) => String(i + 61));
+    expect(page.next).toEqual({ mode: 'full', phase: 'query', since: '2026-01-01T00:00:01-08:00', seen, max_results: 100 });
+    // The next page asks for 100 + the 40 already read at that second, and drops those 40.
+    const again = Array.from({ length: 140 }, (_, i) => ({ Id: String(i + 61), DisplayName: `C${i}`, MetaData: { LastUpdatedTime: '2026-01-01T00:00:01-08:00' } }));
+    body = JSON.stringify({ QueryResponse: { Customer: again, startPosition: 1, maxResults: 140 } });
+    const second = await quickbooksOnlineAdapter.fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: url }, 'customers', { start: null, end: new Date().toISOString() }, page.next!, {});
+    expect(second.records.rows.map((r) => (r as { remote_id: string }).remote_id)).toEqual(Array.from({ length: 100 }, (_, i) => String(i + 101)));
+    expect((second.next as { seen: string[] }).seen).toHaveLength(140);
+  });
+
+  it('reads deletions from CDC, and falls back to a full read when CDC answers its maximum', async () => {
+    status = 200;
+    const state = { mode: 'incremental', phase: 'changes', since: new Date().toISOString(), seen: [], max_results: 100 };
+    const window = { start: new Date().toISOString(), end: new Date().toISOString() };
+    const access = { accessToken: 't', realmId: '1', apiBaseUrl: url };
+    body = JSON.stringify({
+      CDCResponse: [{ QueryResponse: [{ Invoice: [{ Id: '5', TotalAmt: 1 }, { domain: 'QBO', status: 'Deleted', Id: '6', MetaData: { LastUpdatedTime: '2026-01-01T00:00:00Z' } }], startPosition: 1, maxResults: 2 }] }],
+      time: '2026-01-01T00:00:00Z',
+    });
+    const page = await quickbooksOnlineAdapter.fetchPage(access, 'invoices', window, state, {});
+    expect(page).toEqual({ records: { type: 'documents', rows: [] }, deletions: { kind: 'invoice', remoteIds: ['6'] }, next: { ...state, phase: 'query' } });
+    body = JSON.stringify({ CDCResponse: [{ QueryResponse: [{ Invoice: Array.from({ length: 1000 }, (_, i) => ({ Id: String(i) })) }] }] });
+    const capped = await quickbooksOnlineAdapter.fetchPage(access, 'invoices', window, state, {});
+    expect(capped.deletions).toBeUndefined();
+    expect(capped.next).toEqual({ mode: 'full', phase: 'query', since: null, seen: [], max_results: 100 });
   });
 
   it('reports an unreachable server as retryable', async () => {
     const err = (await quickbooksOnlineAdapter
-      .fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: 'http://127.0.0.1:1' }, 'customers', { start: null, end: new Date().toISOString() }, { start_position: 1, max_results: 10 }, {})
+      .fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: 'http://127.0.0.1:1' }, 'customers', { start: null, end: new Date().toISOString() }, { max_results: 10 }, {})
       .catch((e: unknown) => e)) as ProviderApiError;
     expect(err.kind).toBe('unreachable');
     expect(err.retryable).toBe(true);

@@ -12,7 +12,7 @@ import type {
   SyncModelResult,
 } from '@rp/workflows';
 import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAccess, type PullAdapter } from '../adapters/index.js';
-import { upsertDocuments, upsertPartners } from '../store/ledger.js';
+import { closeDocumentsNotSeenSince, markRemoteDocumentsDeleted, upsertPartners, upsertRemoteDocuments } from '../store/ledger.js';
 import { getConnection, updateConnection } from '../store/connections.js';
 import { getProviderAccess } from '../domain/connection-auth.js';
 import { health } from '../domain/health.js';
@@ -158,15 +158,27 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
           const access = await deps.getAccess(input.organizationId, input.connectionId);
           const page = await adapter.fetchPage(access, run.model_name, window, state, { signal: ctx.cancellationSignal });
-          const rows = page.records.rows;
           const stored: PaginationState = page.next ?? { ...state, done: true };
-          await db.transaction(async (trx) => {
+          const written = await db.transaction(async (trx) => {
+            let n = page.records.rows.length;
             if (page.records.type === 'partners') await upsertPartners(trx, input.organizationId, origin, page.records.rows);
-            else await upsertDocuments(trx, input.organizationId, origin, page.records.rows);
-            await recordPage(trx, input.organizationId, run.id, stored, records + rows.length);
+            else await upsertRemoteDocuments(trx, input.organizationId, origin, page.records.rows);
+            if (page.deletions?.remoteIds.length) {
+              const closed = await markRemoteDocumentsDeleted(trx, input.organizationId, origin, page.deletions.kind, page.deletions.remoteIds);
+              if (closed) log.info({ kind: page.deletions.kind, closed }, 'documents deleted at the source closed');
+              n += closed;
+            }
+            // A read that returned every live record: what the run did not write (since it started) is gone at the source.
+            if (page.sweep) {
+              const closed = await closeDocumentsNotSeenSince(trx, input.organizationId, origin, page.sweep.kind, run.started_at!);
+              if (closed) log.info({ kind: page.sweep.kind, closed }, 'documents no longer at the source closed');
+              n += closed;
+            }
+            await recordPage(trx, input.organizationId, run.id, stored, records + n);
+            return n;
           });
           pages += 1;
-          records += rows.length;
+          records += written;
           state = page.next;
           heartbeat();
         }

@@ -19,16 +19,30 @@ export interface ProviderAccess {
 export type PaginationState = Record<string, unknown>;
 
 export interface SyncWindow {
-  /** ISO time; null for an initial sync (everything up to `end`). */
+  /** ISO time; null for an initial sync (everything). */
   start: string | null;
-  /** ISO time; records changed at or after it are left for the next sync. */
+  /**
+   * ISO time the sync started; the next sync's `start`. An adapter may also read records changed
+   * after it (QuickBooks reads up to the moment it reads: a record changed during the sync is read
+   * at its new position rather than skipped); the next sync reads them again, which is harmless.
+   */
   end: string;
 }
 
 export type PulledRecords = { type: 'partners'; rows: PartnerUpsert[] } | { type: 'documents'; rows: DocumentUpsert[] };
 
+export type DocumentKind = DocumentUpsert['kind'];
+
 export interface PulledPage {
   records: PulledRecords;
+  /** Documents of this kind the source reports deleted (by remote id): closed in the ledger with the page. */
+  deletions?: { kind: DocumentKind; remoteIds: string[] };
+  /**
+   * Only on the last page of a read that returned every live record of the model: the origin's
+   * documents of this kind that the run did not write are gone from the source and are closed with
+   * the page (how deletions arrive when no change feed covers the window).
+   */
+  sweep?: { kind: DocumentKind };
   /** Where the page after this one starts; null when this was the last page. */
   next: PaginationState | null;
 }
@@ -43,7 +57,7 @@ export interface PullAdapter {
   providerName: string;
   /** Models in sync order (partners before the documents that reference them). */
   models: readonly PullModel[];
-  /** The first page's state. */
+  /** The first page's state (the adapter may settle the details on its first page, from the window). */
   initialState(): PaginationState;
   fetchPage(access: ProviderAccess, model: string, window: SyncWindow, state: PaginationState, opts: { signal?: AbortSignal }): Promise<PulledPage>;
 }

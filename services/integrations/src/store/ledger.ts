@@ -174,6 +174,13 @@ const DOCUMENT_COLUMNS = `id uuid, kind text, remote_id text, customer_code text
 
 const documentKey = (r: { company_code: string; fiscal_year: string; document_number: string }) =>
   JSON.stringify([r.company_code, r.fiscal_year, r.document_number]);
+const remoteKey = (r: { kind: string; remote_id?: string | null }) => JSON.stringify([r.kind, r.remote_id]);
+
+/** Pull syncs write under an origin of this form; their documents are keyed by the source's id. */
+export const SYNC_ORIGIN_PREFIX = 'connection:';
+/** The partial-index predicates of integrations migration 006 (repeated verbatim for ON CONFLICT inference). */
+const NATURAL_KEY_PREDICATE = `remote_id IS NULL OR origin NOT LIKE 'connection:%'`;
+const REMOTE_KEY_PREDICATE = `remote_id IS NOT NULL AND origin LIKE 'connection:%'`;
 
 /**
  * Insert or update documents by (organization, company_code, fiscal_year, document_number) in one
@@ -184,10 +191,32 @@ const documentKey = (r: { company_code: string; fiscal_year: string; document_nu
  * line items are replaced as a set in the same statement: items are upserted by line_number (one
  * keeps its id when its line_number is re-sent) and the document's other items are deleted.
  * `line_number`s must be unique within a document. Returns the documents' ids in input order.
+ *
+ * For the middleware push (and any origin that is not a pull sync). Pull syncs use
+ * upsertRemoteDocuments.
  */
 export async function upsertDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[]): Promise<string[]> {
+  if (origin.startsWith(SYNC_ORIGIN_PREFIX)) throw new Error('documents of a pull sync are keyed by their remote id: use upsertRemoteDocuments');
+  return writeDocuments(trx, organizationId, origin, rows, 'natural');
+}
+
+/**
+ * Insert or update a pull sync's documents by the source system's identity: (organization, origin,
+ * kind, remote_id), in one statement. An edited number or date updates the same row (same id); a
+ * document written again after the source had deleted it is live again (remote_deleted_at cleared).
+ * Otherwise as upsertDocuments. `origin` must be a sync origin (`connection:<id>`) and every row
+ * needs a remote_id. Returns the documents' ids in input order.
+ */
+export async function upsertRemoteDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[]): Promise<string[]> {
+  if (!origin.startsWith(SYNC_ORIGIN_PREFIX)) throw new Error(`remote-keyed documents need a sync origin (${SYNC_ORIGIN_PREFIX}<id>), not ${origin}`);
+  for (const r of rows) if (!r.remote_id) throw new Error(`a synced ${r.kind} (${r.document_number}) has no remote_id`);
+  return writeDocuments(trx, organizationId, origin, rows, 'remote');
+}
+
+async function writeDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[], key: 'natural' | 'remote'): Promise<string[]> {
   if (rows.length === 0) return [];
-  const { keys, kept } = lastByKey(rows, documentKey);
+  const keyOf = key === 'natural' ? documentKey : remoteKey;
+  const { keys, kept } = lastByKey(rows, keyOf);
   const payload = [...kept.values()].map((i) => {
     const r = rows[i]!;
     return {
@@ -228,9 +257,19 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
         })) ?? null,
     };
   });
-  const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string }>(
+  const conflict =
+    key === 'natural'
+      ? `ON CONFLICT (organization_id, company_code, fiscal_year, document_number) WHERE ${NATURAL_KEY_PREDICATE} DO UPDATE SET
+       business_unit_id = EXCLUDED.business_unit_id, origin = EXCLUDED.origin, kind = EXCLUDED.kind, remote_id = EXCLUDED.remote_id,`
+      : `ON CONFLICT (organization_id, origin, kind, remote_id) WHERE ${REMOTE_KEY_PREDICATE} DO UPDATE SET
+       business_unit_id = EXCLUDED.business_unit_id, company_code = EXCLUDED.company_code, fiscal_year = EXCLUDED.fiscal_year,
+       document_number = EXCLUDED.document_number, remote_deleted_at = NULL,`;
+  // How the items and line-item CTEs find their document again: by the key the rows were written by.
+  const join = key === 'natural' ? 'docs.company_code = r.company_code AND docs.fiscal_year = r.fiscal_year AND docs.document_number = r.document_number' : 'docs.kind = r.kind AND docs.remote_id = r.remote_id';
+  const order = key === 'natural' ? 'r.company_code, r.fiscal_year, r.document_number' : 'r.kind, r.remote_id';
+  const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string; kind: string; remote_id: string | null }>(
     trx,
-    'ledger_upsert_documents_v1',
+    `ledger_upsert_documents_${key}_v2`,
     `WITH input AS (
        SELECT * FROM json_to_recordset($1::json) AS r(${DOCUMENT_COLUMNS})
      ), docs AS (
@@ -245,9 +284,8 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
      FROM input AS r
      LEFT JOIN partners AS p
        ON r.partner_id IS NULL AND p.organization_id = $2 AND p.origin = $3 AND p.remote_id = r.customer_code
-     ORDER BY r.company_code, r.fiscal_year, r.document_number
-     ON CONFLICT (organization_id, company_code, fiscal_year, document_number) DO UPDATE SET
-       business_unit_id = EXCLUDED.business_unit_id, origin = EXCLUDED.origin, kind = EXCLUDED.kind, remote_id = EXCLUDED.remote_id,
+     ORDER BY ${order}
+     ${conflict}
        partner_id = EXCLUDED.partner_id, customer_code = EXCLUDED.customer_code, document_type = EXCLUDED.document_type,
        invoice_doc_type = EXCLUDED.invoice_doc_type, currency = EXCLUDED.currency, exchange_rate = EXCLUDED.exchange_rate,
        reference = EXCLUDED.reference, assignment = EXCLUDED.assignment, text = EXCLUDED.text, reason_code = EXCLUDED.reason_code,
@@ -255,17 +293,17 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
        net_due_date = EXCLUDED.net_due_date, posting_date = EXCLUDED.posting_date, clearing_date = EXCLUDED.clearing_date,
        amount_in_document_currency = EXCLUDED.amount_in_document_currency, amount_in_local_currency = EXCLUDED.amount_in_local_currency,
        amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now()
-     RETURNING d.id, d.company_code, d.fiscal_year, d.document_number
+     RETURNING d.id, d.company_code, d.fiscal_year, d.document_number, d.kind, d.remote_id
      ), items AS (
        SELECT docs.id AS document_id, li.*
          FROM input AS r
-         JOIN docs ON docs.company_code = r.company_code AND docs.fiscal_year = r.fiscal_year AND docs.document_number = r.document_number
+         JOIN docs ON ${join}
          CROSS JOIN LATERAL json_to_recordset(r.line_items) AS li(id uuid, line_number integer, description text,
            quantity numeric, unit_amount numeric, total_amount numeric)
      ), replaced AS (
        SELECT docs.id AS document_id
          FROM input AS r
-         JOIN docs ON docs.company_code = r.company_code AND docs.fiscal_year = r.fiscal_year AND docs.document_number = r.document_number
+         JOIN docs ON ${join}
         WHERE r.line_items IS NOT NULL
      ), removed AS (
        DELETE FROM line_items AS l USING replaced
@@ -280,9 +318,60 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
          description = EXCLUDED.description, quantity = EXCLUDED.quantity, unit_amount = EXCLUDED.unit_amount,
          total_amount = EXCLUDED.total_amount, modified_at = now()
      )
-     SELECT id, company_code, fiscal_year, document_number FROM docs`,
+     SELECT id, company_code, fiscal_year, document_number, kind, remote_id FROM docs`,
     [JSON.stringify(payload), organizationId, origin],
   );
-  const ids = new Map(rows_.map((r) => [documentKey(r), r.id]));
+  const ids = new Map(rows_.map((r) => [keyOf(r), r.id]));
   return keys.map((k) => ids.get(k)!);
+}
+
+/**
+ * The source deleted these documents (by remote id, of one kind): they stay in the ledger (their
+ * ids may be referenced) but are no longer open AR: amount_open 0, status_open false,
+ * remote_deleted_at set. Ids the ledger does not have, or has already closed this way, are skipped.
+ * Returns how many documents were closed.
+ */
+export async function markRemoteDocumentsDeleted(
+  trx: Db,
+  organizationId: string,
+  origin: string,
+  kind: DocumentUpsert['kind'],
+  remoteIds: readonly string[],
+): Promise<number> {
+  if (remoteIds.length === 0) return 0;
+  const rows = await query<{ id: string }>(
+    trx,
+    'ledger_mark_remote_deleted_v1',
+    `UPDATE documents
+        SET amount_open = 0, status_open = false, remote_deleted_at = now(), modified_at = now()
+      WHERE id IN (SELECT id FROM documents
+                    WHERE organization_id = $1 AND origin = $2 AND kind = $3 AND remote_id = ANY($4::text[]) AND remote_deleted_at IS NULL
+                      AND ${REMOTE_KEY_PREDICATE}
+                    ORDER BY id FOR UPDATE)
+      RETURNING id`,
+    [organizationId, origin, kind, [...new Set(remoteIds)]],
+  );
+  return rows.length;
+}
+
+/**
+ * After a read that returned every live record of a kind: the origin's documents of that kind that
+ * were not written since `seenSince` (the run's start; every document the read returned was
+ * upserted after it) are gone from the source and are closed as in markRemoteDocumentsDeleted.
+ * Documents something else touched in the meantime are left alone (the fail-safe direction: a
+ * later full read closes them). Returns how many documents were closed.
+ */
+export async function closeDocumentsNotSeenSince(trx: Db, organizationId: string, origin: string, kind: DocumentUpsert['kind'], seenSince: Date): Promise<number> {
+  const rows = await query<{ id: string }>(
+    trx,
+    'ledger_close_unseen_v1',
+    `UPDATE documents
+        SET amount_open = 0, status_open = false, remote_deleted_at = now(), modified_at = now()
+      WHERE id IN (SELECT id FROM documents
+                    WHERE organization_id = $1 AND origin = $2 AND kind = $3 AND remote_deleted_at IS NULL AND modified_at < $4
+                    ORDER BY id FOR UPDATE)
+      RETURNING id`,
+    [organizationId, origin, kind, seenSince],
+  );
+  return rows.length;
 }
