@@ -140,13 +140,17 @@ describe('QuickBooks Online sync', () => {
     }
     firstEnd = byModel.customers.timerange_end;
 
-    // The documented query shapes: paging, the upper time bound, no lower bound on an initial sync.
+    // The documented query shapes: keyset paging in (LastUpdatedTime, Id) order, no lower bound on an initial
+    // sync. Every seeded record has the same LastUpdatedTime: each page asks for 100 more than it has read at that time.
     const customerQueries = fake.queriesFor('Customer');
-    expect(customerQueries.map((q) => q.startPosition)).toEqual([1, 101, 201]);
-    expect(customerQueries.every((q) => q.maxResults === 100 && q.since === null && q.minorversion === '75')).toBe(true);
-    expect(customerQueries[0]!.statement).toBe(`SELECT * FROM Customer WHERE Metadata.LastUpdatedTime < '${firstEnd.replace(/\.\d{3}Z$/, '+00:00').replace(/Z$/, '+00:00')}' ORDERBY Id STARTPOSITION 1 MAXRESULTS 100`);
-    expect(fake.queriesFor('Invoice').map((q) => q.startPosition)).toEqual([1, 101, 201]);
-    expect(fake.queriesFor('CreditMemo').map((q) => q.startPosition)).toEqual([1]);
+    expect(customerQueries.map((q) => [q.since, q.maxResults])).toEqual([[null, 100], [OLD, 200], [OLD, 300]]);
+    expect(customerQueries.every((q) => q.startPosition === 1 && q.minorversion === '75' && q.orderBy.join() === 'MetaData.LastUpdatedTime,Id')).toBe(true);
+    expect(customerQueries[0]!.statement).toBe('SELECT * FROM Customer ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS 100');
+    expect(customerQueries[1]!.statement).toBe(`SELECT * FROM Customer WHERE MetaData.LastUpdatedTime >= '${OLD}' ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS 200`);
+    expect(fake.queriesFor('Invoice').map((q) => q.maxResults)).toEqual([100, 200, 300]);
+    expect(fake.queriesFor('CreditMemo').map((q) => q.maxResults)).toEqual([100]);
+    // An initial sync reads everything: no change data capture.
+    expect(fake.cdcRequests).toEqual([]);
     expect(customerQueries[0]!.authorization).toMatch(/^Bearer qbo-access-token-/);
 
     const origin = `connection:${connectionId}`;
@@ -239,6 +243,8 @@ describe('QuickBooks Online sync', () => {
     // From the end of the last window, minus the 5 minutes of overlap for Intuit's clock.
     const since = new Date(Date.parse(firstEnd) - 5 * 60 * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
     expect(queries.map((q) => q.since)).toEqual([since, since, since]);
+    // Invoices and credit memos first ask change data capture for deletions since then (customers are never deleted).
+    expect(fake.cdcRequests.map((c) => [c.entities.join(), c.changedSince])).toEqual([['Invoice', since], ['CreditMemo', since]]);
 
     const [counts] = await stack.sql(
       `SELECT (SELECT count(*) FROM integrations.partners WHERE organization_id = $1)::int AS partners,
@@ -382,13 +388,14 @@ describe('a sync interrupted mid-way', () => {
     org = await stack.onboard('Sync Org Crash');
     connectionId = await authenticatedQbo(org, 'QBO crash');
     const before = fake.queries.length;
-    const block = fake.block('Invoice', 101);
+    const block = fake.block('Invoice', (q) => q.since !== null);
     const started = await startSync(org, connectionId);
     await block.reached;
 
-    // The invoices run is on its second page: its first page is committed with its state.
+    // The invoices run is on its second page: its first page is committed with its state (where the next page starts).
     const running = (await runsOf(org, connectionId, '?model=invoices')).data[0];
-    expect(running).toMatchObject({ status: 'running', attempt: 1, records_synced: 100, pagination_state: { start_position: 101, max_results: 100 } });
+    expect(running).toMatchObject({ status: 'running', attempt: 1, records_synced: 100, pagination_state: { mode: 'full', phase: 'query', since: OLD, max_results: 100 } });
+    expect(running.pagination_state.seen).toHaveLength(100);
 
     // The worker dies while the page request hangs; a new worker takes the retried activity.
     await stack.workers.integrations!.close();
@@ -403,8 +410,8 @@ describe('a sync interrupted mid-way', () => {
     expect(runs.credit_memos).toMatchObject({ status: 'completed', records_synced: 13 });
 
     // Page 1 was not fetched again; the interrupted page was fetched twice.
-    const invoicePages = fake.queries.slice(before).filter((q) => q.entity === 'Invoice').map((q) => q.startPosition);
-    expect(invoicePages).toEqual([1, 101, 101, 201]);
+    const invoicePages = fake.queries.slice(before).filter((q) => q.entity === 'Invoice').map((q) => [q.since, q.maxResults]);
+    expect(invoicePages).toEqual([[null, 100], [OLD, 200], [OLD, 200], [OLD, 300]]);
 
     const [counts] = await stack.sql(
       `SELECT count(*)::int AS documents, count(DISTINCT remote_id)::int AS distinct_remote,
@@ -444,5 +451,145 @@ describe('a sync interrupted mid-way', () => {
     });
     expect(runs).toHaveLength(3);
     expect(runs.every((r) => r.completed_at !== null)).toBe(true);
+  }, 60_000);
+});
+
+/**
+ * QuickBooks' own identity, changes while a sync pages, deletions and voids. Runs last: it edits,
+ * deletes and inserts records of the shared fake company. Ledger state is read with SQL (no endpoint
+ * lists the ledger's documents); the one SQL set-up is the 40-day-old sync cursor (no endpoint can
+ * move a cursor back in time).
+ */
+describe('QuickBooks Online identity, changes during a sync, deletions', () => {
+  let org: Org;
+  let connectionId: string;
+  const nowStamp = () => new Date().toISOString();
+  const touch = (r: QboRecord, changes: Record<string, unknown>) => Object.assign(r, changes, { MetaData: { ...r.MetaData, LastUpdatedTime: nowStamp() } });
+  const invoice = (id: string) => fake.records.Invoice.find((r) => r.Id === id)!;
+  const docs = (remoteIds: string[], kind = 'invoice') =>
+    stack.sql(
+      `SELECT id, remote_id, document_number, fiscal_year, document_date::text, amount_in_document_currency, amount_open, status_open, remote_deleted_at
+         FROM integrations.documents WHERE organization_id = $1 AND kind = $2 AND remote_id = ANY($3::text[]) ORDER BY remote_id, created_at`,
+      [org.organizationId, kind, remoteIds],
+    );
+  async function syncAndWait() {
+    const started = await startSync(org, connectionId);
+    const result = await temporal.client.workflow.getHandle(started.workflow_id).result();
+    expect(result.runs.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    return Object.fromEntries((await runsOf(org, connectionId)).data.filter((r) => r.batch_id === started.batch_id).map((r) => [r.model_name, r]));
+  }
+
+  beforeAll(async () => {
+    org = await stack.onboard('Sync Org Identity');
+    connectionId = await authenticatedQbo(org, 'QBO identity');
+    await syncAndWait();
+  }, 90_000);
+
+  it('updates the same document when QuickBooks edits its DocNumber or TxnDate (no second open document)', async () => {
+    const [before5, before8] = await docs(['1005', '1008']);
+    expect([before5.document_number, before8.fiscal_year]).toEqual(['INV-1005', '2026']);
+    touch(invoice('1005'), { DocNumber: 'INV-1005-R' });
+    touch(invoice('1008'), { TxnDate: '2025-12-20', Balance: 60 });
+
+    const runs = await syncAndWait();
+    expect(runs.invoices).toMatchObject({ is_initial_sync: false, pagination_state: { mode: 'incremental', done: true } });
+    const after = await docs(['1005', '1008']);
+    expect(after.map((d) => [d.id, d.remote_id, d.document_number, d.fiscal_year, d.document_date, d.amount_open, d.status_open])).toEqual([
+      [before5.id, '1005', 'INV-1005-R', '2026', '2026-03-15', '100.0000', true],
+      [before8.id, '1008', 'INV-1008', '2025', '2025-12-20', '60.0000', true],
+    ]);
+    const [stale] = await stack.sql(
+      `SELECT count(*)::int AS n FROM integrations.documents WHERE organization_id = $1 AND status_open AND (document_number = 'INV-1005' OR (document_number = 'INV-1008' AND fiscal_year = '2026'))`,
+      [org.organizationId],
+    );
+    expect(stale.n).toBe(0);
+  }, 60_000);
+
+  it('closes a deleted invoice, a deleted credit memo and a voided invoice at the next sync', async () => {
+    const [open6, open7] = await docs(['1006', '1007']);
+    expect([open6.status_open, open7.status_open]).toEqual([true, true]);
+    const [memo] = await docs(['5003'], 'credit_memo');
+    expect(memo).toMatchObject({ amount_open: '27.5000', status_open: true });
+    fake.remove('Invoice', '1006');
+    fake.remove('CreditMemo', '5003');
+    // QuickBooks keeps a voided invoice with zero amounts and the note "Voided".
+    touch(invoice('1007'), { TotalAmt: 0, Balance: 0, PrivateNote: 'Voided', Line: [{ Amount: 0, DetailType: 'SubTotalLineDetail', SubTotalLineDetail: {} }] });
+    const cdcBefore = fake.cdcRequests.length;
+
+    const runs = await syncAndWait();
+    expect(fake.cdcRequests.slice(cdcBefore).map((c) => c.entities.join())).toEqual(['Invoice', 'CreditMemo']);
+    // The deletions count as synced records (overlapping re-reads of earlier changes may add more).
+    expect(runs.invoices.records_synced).toBeGreaterThanOrEqual(2);
+    expect(runs.credit_memos.records_synced).toBeGreaterThanOrEqual(1);
+    const [deleted, voided] = await docs(['1006', '1007']);
+    expect(deleted).toMatchObject({ id: open6.id, amount_in_document_currency: '100.0000', amount_open: '0.0000', status_open: false });
+    expect(deleted.remote_deleted_at).not.toBeNull();
+    expect(voided).toMatchObject({ id: open7.id, amount_in_document_currency: '0.0000', amount_open: '0.0000', status_open: false, remote_deleted_at: null });
+    expect((await docs(['5003'], 'credit_memo'))[0]).toMatchObject({ id: memo.id, amount_open: '0.0000', status_open: false });
+    // Nothing of them is open AR any more.
+    const [open] = await stack.sql(
+      `SELECT count(*)::int AS n FROM integrations.documents WHERE organization_id = $1 AND status_open AND remote_id IN ('1006', '1007', '5003')`,
+      [org.organizationId],
+    );
+    expect(open.n).toBe(0);
+  }, 60_000);
+
+  it('skips nothing when records are inserted, updated and deleted while a sync pages, and closes the deleted one at the next sync', async () => {
+    const other = await stack.onboard('Sync Org Paging');
+    const otherConnection = await authenticatedQbo(other, 'QBO paging');
+    const block = fake.block('Invoice', (q) => q.since !== null);
+    const started = await startSync(other, otherConnection);
+    await block.reached;
+    // Page 1 (the 100 oldest changes) is in the ledger. Now a QuickBooks user deletes and edits records
+    // already read, edits one not read yet and adds one.
+    const [readFirst, readSecond] = [...fake.records.Invoice].sort((a, b) => Date.parse(a.MetaData.LastUpdatedTime) - Date.parse(b.MetaData.LastUpdatedTime) || Number(a.Id) - Number(b.Id));
+    fake.remove('Invoice', readFirst!.Id);
+    touch(readSecond!, { Balance: 12.34 });
+    touch(invoice('1200'), { Balance: 55.55 });
+    fake.records.Invoice.push(qboInvoice(2000, 7, nowStamp(), [{ qty: 2, unitPrice: 10, amount: 20 }], { TotalAmt: 20, Balance: 20 }));
+    block.release();
+    const result = await temporal.client.workflow.getHandle(started.workflow_id).result();
+    expect(result.runs.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
+
+    // Every invoice QuickBooks has now is in the ledger once, with its current balance.
+    const ledger = await stack.sql(
+      `SELECT remote_id, amount_open, count(*) OVER (PARTITION BY remote_id)::int AS copies FROM integrations.documents WHERE organization_id = $1 AND kind = 'invoice'`,
+      [other.organizationId],
+    );
+    const byId = new Map(ledger.map((d) => [d.remote_id as string, d]));
+    const missing = fake.records.Invoice.filter((r) => !byId.has(r.Id)).map((r) => r.Id);
+    expect(missing).toEqual([]);
+    expect(ledger.every((d) => d.copies === 1)).toBe(true);
+    expect([byId.get(readSecond!.Id)?.amount_open, byId.get('1200')?.amount_open, byId.get('2000')?.amount_open]).toEqual(['12.3400', '55.5500', '20.0000']);
+
+    // The one deleted after it was read: CDC reports it at the next sync.
+    const next = await startSync(other, otherConnection);
+    await temporal.client.workflow.getHandle(next.workflow_id).result();
+    const [gone] = await stack.sql(`SELECT amount_open, status_open, remote_deleted_at FROM integrations.documents WHERE organization_id = $1 AND kind = 'invoice' AND remote_id = $2`, [
+      other.organizationId,
+      readFirst!.Id,
+    ]);
+    expect(gone).toMatchObject({ amount_open: '0.0000', status_open: false });
+    expect(gone.remote_deleted_at).not.toBeNull();
+  }, 90_000);
+
+  it('reads in full when the last sync is older than CDC looks back (30 days), closing what QuickBooks no longer has', async () => {
+    // A deletion 40 days ago: CDC could no longer report it.
+    const [live] = await docs(['1009']);
+    expect(live.status_open).toBe(true);
+    fake.remove('Invoice', '1009', new Date(Date.now() - 40 * 24 * 3600 * 1000).toISOString());
+    await stack.sql(`UPDATE integrations.connection_models SET sync_cursor = now() - interval '40 days' WHERE connection_id = $1`, [connectionId]);
+    const cdcBefore = fake.cdcRequests.length;
+    const queriesBefore = fake.queries.length;
+
+    const runs = await syncAndWait();
+    expect(fake.cdcRequests.length).toBe(cdcBefore);
+    expect(fake.queries.slice(queriesBefore).filter((q) => q.entity === 'Invoice')[0]).toMatchObject({ since: null, maxResults: 100 });
+    expect(runs.invoices.pagination_state).toMatchObject({ mode: 'full', done: true });
+    const [gone] = await docs(['1009']);
+    expect(gone).toMatchObject({ id: live.id, amount_open: '0.0000', status_open: false });
+    // What QuickBooks still has stays as it is.
+    const [kept] = await docs(['1005']);
+    expect(kept).toMatchObject({ document_number: 'INV-1005-R', status_open: true, remote_deleted_at: null });
   }, 60_000);
 });
