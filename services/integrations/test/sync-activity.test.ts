@@ -59,11 +59,12 @@ describe('syncModel activity', () => {
     env.on('heartbeat', (d: SyncHeartbeat) => beats.push(d));
     const result = await env.run(activities().syncModel, { organizationId: orgId, connectionId, runId });
     expect(result).toEqual({ runId, recordsSynced: 150, pages: 2 });
-    expect(beats[0]).toEqual({ runId, pagination_state: { start_position: 1, max_results: 100 }, records_synced: 0 });
-    expect(beats).toContainEqual({ runId, pagination_state: { start_position: 101, max_results: 100 }, records_synced: 100 });
+    expect(beats[0]).toEqual({ runId, pagination_state: { max_results: 100 }, records_synced: 0 });
+    const second = { mode: 'full', phase: 'query', since: '2026-01-01T00:00:00Z', seen: Array.from({ length: 100 }, (_, i) => String(i + 1)), max_results: 100 };
+    expect(beats).toContainEqual({ runId, pagination_state: second, records_synced: 100 });
     expect(beats.at(-1)).toEqual({ runId, pagination_state: null, records_synced: 150 });
     const run = await getSyncRun(db, orgId, runId);
-    expect(run).toMatchObject({ status: 'completed', attempt: 1, records_synced: 150, pagination_state: { start_position: 101, max_results: 100, done: true } });
+    expect(run).toMatchObject({ status: 'completed', attempt: 1, records_synced: 150, pagination_state: { ...second, done: true } });
     const [model] = await db('connection_models').where({ id: run!.model_id }).select('sync_cursor');
     expect(model.sync_cursor.toISOString()).toBe(run!.timerange_end!.toISOString());
   });
@@ -71,10 +72,11 @@ describe('syncModel activity', () => {
   it('resumes from the heartbeat details of the previous attempt when the run has no stored state', async () => {
     const runId = await newRun('invoices');
     const before = fake.queries.length;
-    const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { runId, pagination_state: { start_position: 101, max_results: 100 }, records_synced: 100 } satisfies SyncHeartbeat });
+    const state = { mode: 'full', phase: 'query', since: '2026-01-01T00:00:00Z', seen: Array.from({ length: 100 }, (_, i) => String(i + 1)), max_results: 100 };
+    const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { runId, pagination_state: state, records_synced: 100 } satisfies SyncHeartbeat });
     const result = await env.run(activities().syncModel, { organizationId: orgId, connectionId, runId });
     expect(result).toEqual({ runId, recordsSynced: 120, pages: 1 });
-    expect(fake.queries.slice(before).map((q) => q.startPosition)).toEqual([101]);
+    expect(fake.queries.slice(before).map((q) => [q.since, q.maxResults])).toEqual([['2026-01-01T00:00:00Z', 200]]);
     expect(await getSyncRun(db, orgId, runId)).toMatchObject({ status: 'completed', attempt: 2, records_synced: 120 });
   });
 
@@ -82,13 +84,13 @@ describe('syncModel activity', () => {
     // Start over (an initial sync again) so the run has a second page to be interrupted on.
     await db('connection_models').where({ connection_id: connectionId, name: 'customers' }).update({ sync_cursor: null });
     const runId = await newRun('customers');
-    const block = fake.block('Customer', 101);
+    const block = fake.block('Customer', (q) => q.since !== null);
     const env = new MockActivityEnvironment({ attempt: 1 });
     const running = env.run(activities().syncModel, { organizationId: orgId, connectionId, runId });
     await block.reached;
     env.cancel('CANCELLED');
     await expect(running).rejects.toBeInstanceOf(CancelledFailure);
     block.release();
-    expect(await getSyncRun(db, orgId, runId)).toMatchObject({ status: 'running', error: null, records_synced: 100, pagination_state: { start_position: 101, max_results: 100 } });
+    expect(await getSyncRun(db, orgId, runId)).toMatchObject({ status: 'running', error: null, records_synced: 100, pagination_state: { mode: 'full', since: '2026-01-01T00:00:00Z', max_results: 100 } });
   });
 });
