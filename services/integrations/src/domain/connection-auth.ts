@@ -4,13 +4,20 @@
  * `getProviderAccess` returns a usable access token (OAuth providers: refreshed with the
  * refresh_token grant when it expires within 5 minutes; API-key providers: the key), the
  * QuickBooks company (`realmId`) and the API base URL (PROVIDER_URL_OVERRIDES applied).
- * Concurrent refreshes of one connection are serialized with `SELECT … FOR UPDATE`: the second
- * caller waits, then finds the fresh token and does not refresh again (a rotated refresh token
- * used twice would be refused).
+ * Concurrent refreshes of one connection are serialized with a per-connection advisory lock held on
+ * its own database session with no transaction open: the second caller waits, then finds the fresh
+ * token and does not refresh again (a rotated refresh token used twice would be refused).
+ *
+ * The provider invalidates the old refresh token the moment it answers (QuickBooks rotates them), so
+ * the new pair is stored first and on its own: one autocommit statement right after the answer,
+ * before anything else happens, never inside a transaction with other work whose failed commit
+ * would lose it. Should that session have died meanwhile, the pair is stored from a new pooled
+ * session (a few attempts). `getProviderAccess` therefore refuses to run inside a caller's
+ * transaction (deps.db must be the pool).
  */
 import type { Db } from '@rp/platform';
 import type { IntegrationsConfig } from '../config.js';
-import { getConnection, lockConnection, updateConnection, type ConnectionRow } from '../store/connections.js';
+import { getConnection, storeRefreshedSecrets, updateConnection, withTokenRefreshLock, type ConnectionRow } from '../store/connections.js';
 import { health } from './health.js';
 import { OAuthProviderError, OAuthRefusedError, requestTokens } from './oauth.js';
 import { providerRuntime, providerUrls } from './provider-runtime.js';
@@ -108,21 +115,25 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
   if (!expiresSoon(secrets, Date.now())) return access(row, secrets.access_token, apiBaseUrl);
 
   let refused: OAuthRefusedError | null = null;
-  const result = await db.transaction(async (trx) => {
-    const locked = await lockConnection(trx, organizationId, connectionId);
-    if (!locked) throw new ProviderConfigurationError(`Connection ${connectionId} was deleted.`);
+  let unsaved: { sealed: string; expected: string | null } | null = null;
+  const result = await withTokenRefreshLock(db, connectionId, async (session) => {
+    const locked = await session.read();
+    if (!locked || locked.organization_id !== organizationId) throw new ProviderConfigurationError(`Connection ${connectionId} was deleted.`);
     const current = usableSecrets(config, locked);
     // Another caller may have refreshed while we waited for the lock.
     if (current.access_token && !expiresSoon(current, Date.now())) return access(locked, current.access_token, apiBaseUrl);
     if (!current.refresh_token) {
       throw new ProviderAuthenticationRequiredError(`The access token of connection ${connectionId} to ${display} expired and there is no refresh token; authenticate again.`);
     }
+    let fresh: ConnectionSecrets;
     try {
-      const fresh = await requestTokens(config, locked.provider_name, locked.settings, { grant_type: 'refresh_token', refresh_token: current.refresh_token }, current);
-      await updateConnection(trx, organizationId, connectionId, { secrets: sealSecrets(config, locked, { ...current, ...fresh }) });
-      return access(locked, fresh.access_token!, apiBaseUrl);
+      fresh = await requestTokens(config, locked.provider_name, locked.settings, { grant_type: 'refresh_token', refresh_token: current.refresh_token }, current);
     } catch (e) {
       if (e instanceof OAuthRefusedError) {
+        // Refreshed meanwhile by someone whose lock we did not see (their session died)? Then use theirs.
+        const again = await session.read();
+        const now = again ? usableSecrets(config, again) : null;
+        if (again && now?.access_token && now.refresh_token !== current.refresh_token && !expiresSoon(now, Date.now())) return access(again, now.access_token, apiBaseUrl);
         refused = e;
         return null;
       }
@@ -133,7 +144,16 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
       }
       throw e;
     }
+    // The old refresh token is spent: store the new pair now, on its own, before anything else.
+    const sealed = sealSecrets(config, locked, { ...current, ...fresh });
+    try {
+      await session.storeSecrets(sealed, locked.secrets);
+    } catch {
+      unsaved = { sealed, expected: locked.secrets };
+    }
+    return access(locked, fresh.access_token!, apiBaseUrl);
   });
+  if (unsaved) await storeUnsaved(db, connectionId, unsaved, display);
   if (result) return result;
   const err = refused as unknown as OAuthRefusedError;
   await updateConnection(db, organizationId, connectionId, {
@@ -144,4 +164,19 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
     ),
   });
   throw new ProviderAuthenticationRequiredError(`${display} refused to refresh the access token of connection ${connectionId} (${err.providerError}); authenticate again.`);
+}
+
+/** The lock's session failed while storing a refreshed pair: store it from the pool (the provider already rotated the old one). */
+async function storeUnsaved(db: Db, connectionId: string, unsaved: { sealed: string; expected: string | null }, display: string): Promise<void> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await storeRefreshedSecrets(db, connectionId, unsaved.sealed, unsaved.expected);
+      return;
+    } catch (e) {
+      last = e;
+      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+    }
+  }
+  throw new ProviderTemporaryError(`The refreshed ${display} tokens could not be stored: ${(last as Error)?.message ?? 'database unavailable'}.`);
 }

@@ -95,7 +95,66 @@ export async function getConnection(db: Q, organizationId: string, id: string): 
   return db<ConnectionRow>('connections').where({ organization_id: organizationId, id }).first();
 }
 
-/** The row locked for the rest of the transaction (serializes token refreshes and authentication). */
+interface PgSession {
+  query(text: string, values?: unknown[]): Promise<unknown>;
+  /** set by knex's pg dialect when the connection failed; the pool then destroys it instead of reusing it */
+  __knex__disposed?: unknown;
+}
+
+/** What a token refresh may do while it holds the connection's refresh lock (on the lock's own session). */
+export interface RefreshSession {
+  /** The connection as stored now (autocommit read). */
+  read(): Promise<ConnectionRow | undefined>;
+  /**
+   * Store the sealed secrets in one autocommit statement (durable when it returns), unless the stored
+   * secrets are no longer `expected` (the connection was authenticated again or deleted meanwhile:
+   * that newer state wins). Whether it stored them.
+   */
+  storeSecrets(secrets: string, expected: string | null): Promise<boolean>;
+}
+
+/**
+ * Run `fn` holding the connection's token-refresh lock: a session-level advisory lock on one pooled
+ * database connection with NO transaction open. Refreshes of one connection are serialized, and
+ * whatever `fn` stores through the session is committed statement by statement, so a refreshed
+ * token pair never waits for (or dies with) a later commit; a provider call inside `fn` holds no
+ * row lock. If the session dies, Postgres releases the lock with it. `db` must be the pool, not a
+ * transaction.
+ */
+export async function withTokenRefreshLock<T>(db: Db, connectionId: string, fn: (session: RefreshSession) => Promise<T>): Promise<T> {
+  if ((db as Knex.Transaction).isTransaction) throw new Error('a token refresh must not run inside a transaction: the refreshed tokens are stored on their own');
+  const client = db.client as { acquireConnection(): Promise<PgSession>; releaseConnection(c: PgSession): Promise<unknown> };
+  const conn = await client.acquireConnection();
+  const key = `integrations:token-refresh:${connectionId}`;
+  try {
+    await conn.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+    try {
+      return await fn({
+        read: async () => (await db<ConnectionRow>('connections').connection(conn).where({ id: connectionId }).first()) as ConnectionRow | undefined,
+        storeSecrets: async (secrets, expected) => (await storeRefreshedSecrets(db, connectionId, secrets, expected, conn)) > 0,
+      });
+    } finally {
+      // A session that cannot unlock must not go back to the pool holding the lock.
+      await conn.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch((e: unknown) => {
+        conn.__knex__disposed ??= e;
+      });
+    }
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}
+
+/** The refreshed secrets, if the stored ones are still `expected` (one statement; on `session` when given, else from the pool). */
+export async function storeRefreshedSecrets(db: Db, connectionId: string, secrets: string, expected: string | null, session?: unknown): Promise<number> {
+  const q = db('connections').where({ id: connectionId }).andWhere((w) => {
+    if (expected === null) void w.whereNull('secrets');
+    else void w.where('secrets', expected);
+  });
+  if (session) q.connection(session);
+  return q.update({ secrets, modified_at: db.fn.now() });
+}
+
+/** The row locked for the rest of the transaction (serializes authentication). */
 export async function lockConnection(trx: Knex.Transaction, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
   return trx<ConnectionRow>('connections').where({ organization_id: organizationId, id }).forUpdate().first();
 }
