@@ -52,10 +52,17 @@ export const syncRunSchema = z.strictObject({
   pagination_state: z
     .record(z.string(), z.unknown())
     .nullable()
-    .describe('Where the next page starts (QuickBooks Online: `start_position`, `max_results`; `done: true` after the last page). Committed with each page, so a retried run resumes there.'),
-  records_synced: z.number().int().describe('Records this run wrote to the ledger.'),
+    .describe(
+      'Where the next page starts. QuickBooks Online: `mode` (`full` or `incremental`), `phase` (`changes` = the change-data-capture ' +
+      'step for deletions, then `query`), `since` (LastUpdatedTime of the last record read), `seen` (Ids already read at exactly ' +
+      'that time), `max_results`; `done: true` after the last page. Committed with each page, so a retried run resumes there.',
+    ),
+  records_synced: z.number().int().describe('Records this run wrote to the ledger, deletions it applied included.'),
   timerange_start: z.string().nullable().describe('Records changed at or after this time are read; null for an initial sync.'),
-  timerange_end: z.string().nullable().describe('Records changed before this time are read (the start of the sync); the next sync starts here.'),
+  timerange_end: z
+    .string()
+    .nullable()
+    .describe('The start of the sync; the next sync starts here. QuickBooks Online reads up to the moment it reads, so records changed during the sync are read too (and again next time).'),
   started_at: z.string().nullable(),
   completed_at: z.string().nullable().describe('When the run completed, failed or was cancelled.'),
   error: z.string().nullable().describe('Why the run failed.'),
@@ -63,9 +70,21 @@ export const syncRunSchema = z.strictObject({
 });
 
 const MAPPING_DOC =
-  'QuickBooks Online mapping (Accounting API v3, `GET {api}/v3/company/{realmId}/query?query=…&minorversion=75`, pages of 100 with ' +
-  '`STARTPOSITION`/`MAXRESULTS`, incremental by `Metadata.LastUpdatedTime` in [timerange_start, timerange_end), the lower bound ' +
-  'moved 5 minutes earlier so changes stamped by a lagging Intuit clock are not missed; re-read records are upserted again, not duplicated): ' +
+  'QuickBooks Online (Accounting API v3, minorversion 75). **Identity**: every record is keyed by QuickBooks\' own entity `Id` ' +
+  '(per kind for documents), so editing an invoice\'s DocNumber or TxnDate updates the same ledger document (same id), never a second one. ' +
+  '**Reads**: `GET {api}/v3/company/{realmId}/query` with `SELECT * FROM <Entity> WHERE MetaData.LastUpdatedTime >= \'<since>\' ' +
+  'ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS <n>`: keyset pages of 100 continuing from the last LastUpdatedTime read ' +
+  '(records already read at exactly that time are asked for again and dropped), so records inserted, edited or deleted while a sync ' +
+  'pages are not skipped (an edited record is read at its new place). Incremental syncs start 5 minutes before timerange_start (Intuit ' +
+  'stamps times with its own clock; re-read records are upserted again, not duplicated). At most 900 records may share one ' +
+  'LastUpdatedTime second, otherwise the run fails with ProviderRequestRejected. ' +
+  '**Deletions and voids**: an incremental sync of invoices and credit memos first calls change data capture ' +
+  '(`GET {api}/v3/company/{realmId}/cdc?entities=<Entity>&changedSince=<start − 5 min>`); entries with `status: "Deleted"` close their ' +
+  'documents. A deleted document stays in the ledger (its id may be referenced) but leaves open AR: amount_open 0, status_open false, ' +
+  'and it is marked deleted (remote_deleted_at). CDC looks back 30 days and answers at most 1,000 objects: an initial sync, a window ' +
+  'starting more than 29 days ago, or a CDC answer at that maximum makes the run a full read instead, whose last page closes the ' +
+  'connection\'s documents of that kind it did not read. A voided invoice (QuickBooks keeps it with TotalAmt and Balance 0, PrivateNote ' +
+  '"Voided") is read as closed. Customers are never deleted in QuickBooks (made inactive instead). Mapping: ' +
   '**Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, ' +
   'email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr ' +
   '(line1..line5, city, region = CountrySubDivisionCode, postal_code, country). ' +
