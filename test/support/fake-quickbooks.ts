@@ -5,7 +5,8 @@
  *   an empty result `{QueryResponse: {}, time}`; faults `{Fault: {Error: [{Message, Detail, code}], type}, time}`.
  *   The statement supports what the adapter sends: `SELECT * FROM <Entity> [WHERE <cond> [AND <cond>]]
  *   [ORDERBY <property>[, <property>]] [STARTPOSITION n] [MAXRESULTS m]` with conditions on
- *   `MetaData.LastUpdatedTime` and ordering by `MetaData.LastUpdatedTime` and/or `Id` (ascending; Id numerically).
+ *   `MetaData.LastUpdatedTime` and `Id` (compared numerically) and ordering by `MetaData.LastUpdatedTime`
+ *   and/or `Id` (ascending; Id numerically).
  *   The result is computed when the request is answered, so records changed while a request is held
  *   (see `block`) are answered as they are then, as QuickBooks would.
  * - Change data capture: `GET /v3/company/{realmId}/cdc?entities=<A,B>&changedSince=<dateTime>`,
@@ -87,6 +88,7 @@ function fault(res: http.ServerResponse, status: number, type: string, message: 
 
 const STATEMENT_RE = /^SELECT \* FROM (\w+)(?: WHERE (.+?))?(?: ORDERBY ([\w.]+(?:\s*,\s*[\w.]+)*))?(?: STARTPOSITION (\d+))?(?: MAXRESULTS (\d+))?$/i;
 const CONDITION_RE = /^Metadata\.LastUpdatedTime\s*(>=|>|<=|<|=)\s*'([^']+)'$/i;
+const ID_CONDITION_RE = /^Id\s*(>=|>|<=|<|=)\s*'(\d+)'$/i;
 const ORDER_KEYS: Record<string, (r: QboRecord) => number> = {
   'metadata.lastupdatedtime': (r) => Date.parse(r.MetaData.LastUpdatedTime),
   id: (r) => Number(r.Id),
@@ -194,6 +196,16 @@ export async function startFakeQuickbooks(opts: { realmId?: string } = {}): Prom
     let until: string | null = null;
     const predicates: ((r: QboRecord) => boolean)[] = [];
     for (const part of sm[2] ? sm[2].split(/\s+AND\s+/i) : []) {
+      const idc = part.trim().match(ID_CONDITION_RE);
+      if (idc) {
+        const [, op, value] = idc;
+        const v = Number(value);
+        predicates.push((r) => {
+          const id = Number(r.Id);
+          return op === '>=' ? id >= v : op === '>' ? id > v : op === '<=' ? id <= v : op === '=' ? id === v : id < v;
+        });
+        continue;
+      }
       const c = part.trim().match(CONDITION_RE);
       if (!c) {
         fault(res, 400, 'ValidationFault', `QueryValidationError: unsupported condition ${part}`, '4001');

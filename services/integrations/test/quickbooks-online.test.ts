@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapCustomer, mapTransaction, parseQboJson, qboIncrementalSince, qboQuery, qboStartState, quickbooksOnlineAdapter } from '../src/adapters/quickbooks-online.js';
 import { ProviderApiError } from '../src/adapters/adapter.js';
+import { qboCustomer, qboInvoice, startFakeQuickbooks, type FakeQuickbooks } from '../../../test/support/fake-quickbooks.js';
 
 describe('QuickBooks Online adapter (pure parts)', () => {
   it('reads amounts as the exact decimal text the server sent', () => {
@@ -171,5 +172,61 @@ describe('QuickBooks Online adapter errors', () => {
       .catch((e: unknown) => e)) as ProviderApiError;
     expect(err.kind).toBe('unreachable');
     expect(err.retryable).toBe(true);
+  });
+});
+
+describe('QuickBooks Online keyset reads against the fake QuickBooks', () => {
+  let fake: FakeQuickbooks;
+  beforeAll(async () => {
+    fake = await startFakeQuickbooks();
+    fake.accessTokens.add('t');
+  });
+  afterAll(() => fake.close());
+
+  async function readAll(model: string, onPage?: (n: number) => void) {
+    const access = { accessToken: 't', realmId: fake.realmId, apiBaseUrl: fake.url };
+    const window = { start: null, end: new Date().toISOString() };
+    const ids: string[] = [];
+    let state: Record<string, unknown> | null = quickbooksOnlineAdapter.initialState();
+    let pages = 0;
+    let sweep = false;
+    while (state) {
+      const page = await quickbooksOnlineAdapter.fetchPage(access, model, window, state, {});
+      ids.push(...page.records.rows.map((r) => r.remote_id!));
+      sweep = Boolean(page.sweep);
+      state = page.next;
+      onPage?.(++pages);
+    }
+    return { ids, pages, sweep };
+  }
+
+  it('reads more than 1,000 records sharing one LastUpdatedTime second completely, once each (the rest of the second by Id)', async () => {
+    const at = '2025-06-01T10:00:00-07:00';
+    fake.records.Customer = Array.from({ length: 1250 }, (_, i) => qboCustomer(i + 1, at));
+    fake.records.Customer.push(qboCustomer(5000, '2025-06-01T10:00:01-07:00'));
+    const before = fake.queries.length;
+    const { ids } = await readAll('customers');
+    expect(ids).toHaveLength(1251);
+    expect(new Set(ids).size).toBe(1251);
+    const statements = fake.queries.slice(before).map((q) => q.statement);
+    expect(statements).toContain(`SELECT * FROM Customer WHERE MetaData.LastUpdatedTime = '${at}' AND Id > '1000' ORDERBY Id MAXRESULTS 100`);
+    expect(statements.at(-1)).toBe(`SELECT * FROM Customer WHERE MetaData.LastUpdatedTime > '${at}' ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS 100`);
+    expect(fake.queries.slice(before).every((q) => q.maxResults <= 1000)).toBe(true);
+  });
+
+  it('misses nothing when records are edited, deleted and added between pages, and marks the last page of a full read for the sweep', async () => {
+    const old = '2025-06-01T10:00:00Z';
+    fake.records.Invoice = Array.from({ length: 250 }, (_, i) => qboInvoice(i + 1, 1, old, [{ qty: 1, unitPrice: 1, amount: 1 }], { TotalAmt: 1, Balance: 1 }));
+    const { ids, sweep } = await readAll('invoices', (n) => {
+      if (n !== 1) return;
+      // After page 1: one read record is deleted, one read record and one unread record are edited, one is added.
+      fake.records.Invoice.splice(0, 1);
+      const now = new Date().toISOString();
+      for (const id of ['2', '200']) fake.records.Invoice.find((r) => r.Id === id)!.MetaData.LastUpdatedTime = now;
+      fake.records.Invoice.push(qboInvoice(999, 1, now, [], { TotalAmt: 5, Balance: 5 }));
+    });
+    const expected = [...fake.records.Invoice.map((r) => r.Id), '1'];
+    expect(new Set(ids)).toEqual(new Set(expected));
+    expect(sweep).toBe(true);
   });
 });

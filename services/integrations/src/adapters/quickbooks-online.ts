@@ -18,8 +18,10 @@
  * written). A record changed while the sync pages gets a later LastUpdatedTime and is read at its
  * new place; an inserted one likewise; a deleted one cannot shift the others. There is no upper time
  * bound: the read runs until a page is short. A page with fewer rows than asked for is the last.
- * Limit: at most 1,000 - page size (900) records may share one LastUpdatedTime second; beyond that
- * the run fails clearly (QuickBooks answers at most 1,000 rows per query).
+ * QuickBooks answers at most 1,000 rows per query: once more than 900 records read share one
+ * LastUpdatedTime (a bulk import or a company converted from Desktop), the rest of that second is
+ * read by Id instead (`MetaData.LastUpdatedTime = '<since>' AND Id > '<after_id>' ORDERBY Id`, Ids
+ * compare numerically), then the read continues after it (`MetaData.LastUpdatedTime > '<since>'`).
  *
  * Modes (fixed on a run's first page and kept in its pagination state):
  * - `full`: an initial sync (no window start) or a window starting more than 29 days ago (CDC looks
@@ -238,8 +240,8 @@ export function mapTransaction(t: QboTransaction, kind: 'invoice' | 'credit_memo
  * The query statement for one page (exported for tests and logs): every record changed at or after
  * `since` (all records when null), oldest change first, ties by Id.
  */
-export function qboQuery(entity: string, since: string | null, maxResults: number): string {
-  const where = since ? ` WHERE MetaData.LastUpdatedTime >= '${since.replace(/'/g, '')}'` : '';
+export function qboQuery(entity: string, since: string | null, maxResults: number, strictlyAfter = false): string {
+  const where = since ? ` WHERE MetaData.LastUpdatedTime ${strictlyAfter ? '>' : '>='} '${since.replace(/'/g, '')}'` : '';
   return `SELECT * FROM ${entity}${where} ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS ${maxResults}`;
 }
 
@@ -330,6 +332,10 @@ export interface QboPaginationState {
   /** Ids already read whose LastUpdatedTime is exactly `since`. */
   seen: string[];
   max_results: number;
+  /** Present while the rest of the `since` second is read by Id (too many records share it): the last Id read. */
+  after_id?: string;
+  /** Present (true) when the next page starts strictly after `since` (that second is read completely). */
+  strict?: boolean;
   [key: string]: unknown;
 }
 
@@ -349,13 +355,49 @@ export function qboStartState(entity: string, window: SyncWindow, maxResults: nu
 function readState(raw: PaginationState, entity: string, window: SyncWindow): QboPaginationState {
   const maxResults = Math.min(Math.max(1, Number(raw.max_results ?? QBO_PAGE_SIZE)), QBO_MAX_RESULTS);
   if (raw.mode !== 'full' && raw.mode !== 'incremental') return qboStartState(entity, window, maxResults);
-  return {
+  const state: QboPaginationState = {
     mode: raw.mode,
     phase: raw.phase === 'changes' ? 'changes' : 'query',
     since: typeof raw.since === 'string' ? raw.since : null,
     seen: Array.isArray(raw.seen) ? raw.seen.map(String) : [],
     max_results: maxResults,
   };
+  if (typeof raw.after_id === 'string' && state.since) state.after_id = raw.after_id;
+  if (raw.strict === true && state.since) state.strict = true;
+  return state;
+}
+
+/** The query of the rest of one LastUpdatedTime second, by Id. */
+export function qboTieQuery(entity: string, since: string, afterId: string, maxResults: number): string {
+  return `SELECT * FROM ${entity} WHERE MetaData.LastUpdatedTime = '${since.replace(/'/g, '')}' AND Id > '${afterId.replace(/'/g, '')}' ORDERBY Id MAXRESULTS ${maxResults}`;
+}
+
+function without(state: QboPaginationState, key: 'after_id' | 'strict'): QboPaginationState {
+  const copy = { ...state };
+  delete copy[key];
+  return copy;
+}
+
+function maxId(ids: readonly string[]): string {
+  return ids.reduce((a, b) => (compareIds(a, b) >= 0 ? a : b));
+}
+
+function compareIds(a: string, b: string): number {
+  const [x, y] = [Number(a), Number(b)];
+  if (Number.isFinite(x) && Number.isFinite(y) && x !== y) return x - y;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+async function queryItems(access: ProviderAccess, realmId: string, entity: string, query: string, signal?: AbortSignal): Promise<(QboCustomer | QboTransaction)[]> {
+  const body = (await qboGet(access, `/v3/company/${encodeURIComponent(realmId)}/query`, { query }, signal)) as { QueryResponse?: Record<string, unknown> };
+  const qr = body.QueryResponse;
+  if (!qr || typeof qr !== 'object') throw new ProviderApiError('server_error', 'QuickBooks Online answered without a QueryResponse.');
+  const items = (qr[entity] ?? []) as (QboCustomer | QboTransaction)[];
+  if (!Array.isArray(items)) throw new ProviderApiError('server_error', `QuickBooks Online answered a non-array ${entity}.`);
+  for (const i of items) {
+    if (Number.isNaN(instant(i.MetaData?.LastUpdatedTime))) throw new ProviderApiError('rejected', `QuickBooks ${entity} ${i.Id} has no valid MetaData.LastUpdatedTime.`);
+  }
+  return items;
 }
 
 const EMPTY_DOCUMENTS = { type: 'documents' as const, rows: [] };
@@ -396,38 +438,35 @@ export const quickbooksOnlineAdapter: PullAdapter = {
     const state = readState(raw, entity, window);
     if (state.phase === 'changes' && kind) return fetchDeletions(access, realmId, entity, kind, state, opts.signal);
 
-    const limit = state.max_results + state.seen.length;
-    if (limit > QBO_MAX_RESULTS) {
-      throw new ProviderApiError(
-        'rejected',
-        `More than ${QBO_MAX_RESULTS - state.max_results} QuickBooks ${entity} records share the LastUpdatedTime ${state.since}; they cannot be paged without skipping records.`,
-      );
+    let fresh: (QboCustomer | QboTransaction)[];
+    let next: QboPaginationState | null;
+    const page = state.max_results;
+    if (state.after_id === undefined && state.since && !state.strict && page + state.seen.length > QBO_MAX_RESULTS) {
+      // Too many records share the `since` second to ask for them again: read the rest of it by Id.
+      state.after_id = maxId(state.seen);
     }
-    const query = qboQuery(entity, state.since, limit);
-    const body = (await qboGet(access, `/v3/company/${encodeURIComponent(realmId)}/query`, { query }, opts.signal)) as {
-      QueryResponse?: Record<string, unknown>;
-    };
-    const qr = body.QueryResponse;
-    if (!qr || typeof qr !== 'object') throw new ProviderApiError('server_error', 'QuickBooks Online answered without a QueryResponse.');
-    const items = (qr[entity] ?? []) as (QboCustomer | QboTransaction)[];
-    if (!Array.isArray(items)) throw new ProviderApiError('server_error', `QuickBooks Online answered a non-array ${entity}.`);
-    for (const i of items) {
-      if (Number.isNaN(instant(i.MetaData?.LastUpdatedTime))) throw new ProviderApiError('rejected', `QuickBooks ${entity} ${i.Id} has no valid MetaData.LastUpdatedTime.`);
-    }
-    const sinceAt = instant(state.since);
-    const seen = new Set(state.seen);
-    const fresh = items.filter((i) => !(instant(i.MetaData!.LastUpdatedTime) === sinceAt && seen.has(String(i.Id))));
-
-    let next: QboPaginationState | null = null;
-    if (items.length >= limit) {
-      const last = items[items.length - 1]!.MetaData!.LastUpdatedTime!;
-      const lastAt = instant(last);
-      const atLast = items.filter((i) => instant(i.MetaData!.LastUpdatedTime) === lastAt).map((i) => String(i.Id));
-      next = { ...state, since: last, seen: lastAt === sinceAt ? [...new Set([...state.seen, ...atLast])] : [...new Set(atLast)] };
+    if (state.after_id !== undefined && state.since) {
+      const items = await queryItems(access, realmId, entity, qboTieQuery(entity, state.since, state.after_id, page), opts.signal);
+      fresh = items.filter((i) => compareIds(String(i.Id), state.after_id!) > 0);
+      // That second is read completely once a page is short: continue strictly after it.
+      next = items.length >= page ? { ...state, seen: [], after_id: String(items[items.length - 1]!.Id) } : { ...without(state, 'after_id'), seen: [], strict: true };
+    } else {
+      const limit = page + (state.strict ? 0 : state.seen.length);
+      const items = await queryItems(access, realmId, entity, qboQuery(entity, state.since, limit, state.strict), opts.signal);
+      const sinceAt = state.strict ? NaN : instant(state.since);
+      const seen = new Set(state.seen);
+      fresh = items.filter((i) => !(instant(i.MetaData!.LastUpdatedTime) === sinceAt && seen.has(String(i.Id))));
+      next = null;
+      if (items.length >= limit) {
+        const last = items[items.length - 1]!.MetaData!.LastUpdatedTime!;
+        const lastAt = instant(last);
+        const atLast = items.filter((i) => instant(i.MetaData!.LastUpdatedTime) === lastAt).map((i) => String(i.Id));
+        next = { ...without(state, 'strict'), since: last, seen: lastAt === sinceAt ? [...new Set([...state.seen, ...atLast])] : [...new Set(atLast)] };
+      }
     }
     if (!kind) return { records: { type: 'partners', rows: (fresh as QboCustomer[]).map(mapCustomer) }, next };
-    const page: PulledPage = { records: { type: 'documents', rows: (fresh as QboTransaction[]).map((t) => mapTransaction(t, kind, realmId, null)) }, next };
-    if (!next && state.mode === 'full') page.sweep = { kind };
-    return page;
+    const pulled: PulledPage = { records: { type: 'documents', rows: (fresh as QboTransaction[]).map((t) => mapTransaction(t, kind, realmId, null)) }, next };
+    if (!next && state.mode === 'full') pulled.sweep = { kind };
+    return pulled;
   },
 };
