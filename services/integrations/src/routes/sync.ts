@@ -55,7 +55,8 @@ export const syncRunSchema = z.strictObject({
     .describe(
       'Where the next page starts. QuickBooks Online: `mode` (`full` or `incremental`), `phase` (`changes` = the change-data-capture ' +
       'step for deletions, then `query`), `since` (LastUpdatedTime of the last record read), `seen` (Ids already read at exactly ' +
-      'that time), `max_results`; `done: true` after the last page. Committed with each page, so a retried run resumes there.',
+      'that time), `max_results`, and while a crowded second is read by Id `after_id` / then `strict`; `done: true` after the last ' +
+      'page. Committed with each page, so a retried run resumes there.',
     ),
   records_synced: z.number().int().describe('Records this run wrote to the ledger, deletions it applied included.'),
   timerange_start: z.string().nullable().describe('Records changed at or after this time are read; null for an initial sync.'),
@@ -76,8 +77,9 @@ const MAPPING_DOC =
   'ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS <n>`: keyset pages of 100 continuing from the last LastUpdatedTime read ' +
   '(records already read at exactly that time are asked for again and dropped), so records inserted, edited or deleted while a sync ' +
   'pages are not skipped (an edited record is read at its new place). Incremental syncs start 5 minutes before timerange_start (Intuit ' +
-  'stamps times with its own clock; re-read records are upserted again, not duplicated). At most 900 records may share one ' +
-  'LastUpdatedTime second, otherwise the run fails with ProviderRequestRejected. ' +
+  'stamps times with its own clock; re-read records are upserted again, not duplicated). Beyond 900 records in one LastUpdatedTime ' +
+  'second (QuickBooks answers at most 1,000 rows), the rest of that second is read with `MetaData.LastUpdatedTime = \'<since>\' AND ' +
+  'Id > \'<last Id>\' ORDERBY Id` (state `after_id`), then the read continues strictly after it (`strict`). ' +
   '**Deletions and voids**: an incremental sync of invoices and credit memos first calls change data capture ' +
   '(`GET {api}/v3/company/{realmId}/cdc?entities=<Entity>&changedSince=<start − 5 min>`); entries with `status: "Deleted"` close their ' +
   'documents. A deleted document stays in the ledger (its id may be referenced) but leaves open AR: amount_open 0, status_open false, ' +
