@@ -546,7 +546,7 @@ describe('QuickBooks Online identity, changes during a sync, deletions', () => {
     // already read, edits one not read yet and adds one.
     const [readFirst, readSecond] = [...fake.records.Invoice].sort((a, b) => Date.parse(a.MetaData.LastUpdatedTime) - Date.parse(b.MetaData.LastUpdatedTime) || Number(a.Id) - Number(b.Id));
     fake.remove('Invoice', readFirst!.Id);
-    touch(readSecond!, { Balance: 12.34 });
+    touch(readSecond!, { Balance: 12.34, DocNumber: `${String(readSecond!.DocNumber)}-EDITED` });
     touch(invoice('1200'), { Balance: 55.55 });
     fake.records.Invoice.push(qboInvoice(2000, 7, nowStamp(), [{ qty: 2, unitPrice: 10, amount: 20 }], { TotalAmt: 20, Balance: 20 }));
     block.release();
@@ -555,7 +555,7 @@ describe('QuickBooks Online identity, changes during a sync, deletions', () => {
 
     // Every invoice QuickBooks has now is in the ledger once, with its current balance.
     const ledger = await stack.sql(
-      `SELECT remote_id, amount_open, count(*) OVER (PARTITION BY remote_id)::int AS copies FROM integrations.documents WHERE organization_id = $1 AND kind = 'invoice'`,
+      `SELECT remote_id, document_number, amount_open, count(*) OVER (PARTITION BY remote_id)::int AS copies FROM integrations.documents WHERE organization_id = $1 AND kind = 'invoice'`,
       [other.organizationId],
     );
     const byId = new Map(ledger.map((d) => [d.remote_id as string, d]));
@@ -563,6 +563,9 @@ describe('QuickBooks Online identity, changes during a sync, deletions', () => {
     expect(missing).toEqual([]);
     expect(ledger.every((d) => d.copies === 1)).toBe(true);
     expect([byId.get(readSecond!.Id)?.amount_open, byId.get('1200')?.amount_open, byId.get('2000')?.amount_open]).toEqual(['12.3400', '55.5500', '20.0000']);
+    // The invoice renumbered after it was read is one document, with its new number.
+    expect(byId.get(readSecond!.Id)?.document_number).toBe(`${String(readSecond!.DocNumber)}`);
+    expect(ledger.filter((d) => String(d.document_number).startsWith(String(readSecond!.DocNumber).replace(/-EDITED$/, '')))).toHaveLength(1);
 
     // The one deleted after it was read: CDC reports it at the next sync.
     const next = await startSync(other, otherConnection);
