@@ -505,6 +505,42 @@ describe('line identity', () => {
   }, 180_000);
 });
 
+describe('line identity of lines stored before', () => {
+  it('gives lines stored under the old reference-only id the new form, so an overlapping file stores only its new lines', async () => {
+    // A line as the previous code stored it (id `<account>:ref:<reference>`): written directly.
+    const account = 'DE11520513735120710131';
+    const [{ id: accountId }] = await stack.sql(
+      `INSERT INTO cash_app.bank_accounts (id, organization_id, account_identifier, iban, currency) VALUES ('01938f5e-5555-7000-8000-000000000001', $1, $2, $2, 'EUR') RETURNING id`,
+      [org.organizationId, account],
+    );
+    const statementId = '01938f5e-5555-7000-8000-000000000002';
+    await stack.sql(`INSERT INTO cash_app.bank_statements (id, organization_id, bank_account_id, format, status, currency, transaction_count) VALUES ($1, $2, $3, 'json', 'ready', 'EUR', 1)`, [
+      statementId,
+      org.organizationId,
+      accountId,
+    ]);
+    await stack.sql(
+      `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, bank_account_id, unique_import_id, sequence, amount, currency, booking_date, value_date, bank_reference)
+       VALUES ('01938f5e-5555-7000-8000-000000000003', $1, $2, $3, $4, 1, 77.00, 'EUR', '2026-11-05', '2026-11-05', 'LEG-1')`,
+      [org.organizationId, statementId, accountId, `${account}:ref:LEG-1`],
+    );
+    const { rewriteLegacyLineIds } = await import('../services/cash-app/migrations/005_line_ids_and_live_payments.js');
+    const db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 1 });
+    try {
+      expect(await rewriteLegacyLineIds(db)).toBe(1);
+    } finally {
+      await db.destroy();
+    }
+    expect(await stack.sql(`SELECT unique_import_id FROM cash_app.bank_transactions WHERE statement_id = $1`, [statementId])).toEqual([{ unique_import_id: `${account}:ref:LEG-1:2026-11-05:77.0000` }]);
+    const res = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: { account, currency: 'EUR', transactions: ['2026-11-05', '2026-11-06'].map((d) => ({ amount: '77.00', booking_date: d, bank_reference: 'LEG-1' })) },
+    });
+    const s = await waitFor(org.token, res.body.id, ['ready']);
+    expect(s.transactions.map((t: any) => t.booking_date)).toEqual(['2026-11-06']);
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // Upload and workflow start: no statement stranded in `uploaded`
 

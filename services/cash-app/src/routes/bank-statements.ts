@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import {
   ConflictError,
@@ -17,7 +18,8 @@ import {
   csvMappingSchema,
   fromJsonStatement,
   jsonStatementShape,
-  parseStatement,
+  parseStatementSteps,
+  runParseAsync,
   StatementParseError,
   STATEMENT_FORMATS,
   type ParsedStatement,
@@ -198,7 +200,8 @@ export const bankStatementRoutes = [
           content = body.file.content;
           fileName = body.file.filename;
           if (body.mapping) options.mapping = body.mapping;
-          parsed = parseStatement(format, content, options);
+          // In batches with a turn of the event loop between them: a large file does not stall the service.
+          parsed = await runParseAsync(parseStatementSteps(format, content, options), () => nextTurn());
         } else {
           format = 'json';
           const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, (body as Record<string, unknown>)[k]]));
