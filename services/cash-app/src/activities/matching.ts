@@ -22,18 +22,18 @@ export interface MatchingDeps {
   db: Db;
   config: Pick<CashAppConfig, 'MATCH_TOLERANCE_AMOUNT' | 'MATCH_TOLERANCE_PERCENT' | 'MATCH_TOLERANCE_ADJUSTMENT'>;
   log?: Logger;
-  /** Heartbeat interval while the context is loaded and a chunk is matched (default MATCHING_HEARTBEAT_EVERY_MS). */
+  /** Heartbeat interval while the context is loaded and a chunk is matched (default HEARTBEAT_EVERY_MS, the first after MATCHING_FIRST_HEARTBEAT_MS). */
   heartbeatEveryMs?: number;
   /** Open invoices per query while the context is loaded (default 20,000). */
   invoicePageSize?: number;
 }
 
 /**
- * Heartbeat interval inside the context load and a chunk's matching (a chunk's end always heartbeats).
- * Twice the store activity's: a small statement is matched before it is due, so its heartbeats stay
- * one per chunk, and a cancellation is still seen within about a second.
+ * The first heartbeat inside the context load is due after this long (then every HEARTBEAT_EVERY_MS;
+ * a chunk's end always heartbeats): a small statement is matched before it is due, so its heartbeats
+ * stay one per chunk, while a large organization's context load heartbeats throughout.
  */
-const MATCHING_HEARTBEAT_EVERY_MS = 2 * HEARTBEAT_EVERY_MS;
+const MATCHING_FIRST_HEARTBEAT_MS = 2000;
 
 /** Deposits matched and written per chunk; the activity heartbeats after each chunk. */
 const CHUNK = 500;
@@ -130,7 +130,8 @@ export function createMatchingActivities(deps: MatchingDeps): MatchingActivities
       let done = 0;
       // Between two chunks the context load and the matching of a chunk must not outlast the
       // heartbeat timeout: heartbeat (time-paced) inside them too, with the progress so far.
-      const pace = heartbeatPacer(ctx, () => ({ done, total: deposits.length }), deps.heartbeatEveryMs ?? MATCHING_HEARTBEAT_EVERY_MS);
+      const everyMs = deps.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
+      const pace = heartbeatPacer(ctx, () => ({ done, total: deposits.length }), everyMs, deps.heartbeatEveryMs ?? MATCHING_FIRST_HEARTBEAT_MS);
       const matchContext = await loadMatchContext(deps.db, organizationId, currencies, deps.config, { pace, pageSize: deps.invoicePageSize });
       const state = new MatchState(matchContext.invoices);
       await pace();

@@ -17,11 +17,11 @@ export function throwIfCancelled(ctx: Context): void {
  * the returned function between small batches of work. Every `everyMs` it heartbeats `details()` and
  * rethrows a cancellation the heartbeat brought; every call lets the event loop turn, so the worker
  * actually sends the heartbeat (the SDK sends them from the event loop; a synchronous loop of several
- * seconds would starve them and the activity would time out) and timers run. `ctx` null (outside an
- * activity) only yields.
+ * seconds would starve them and the activity would time out) and timers run. The first heartbeat is due
+ * `firstAfterMs` after the pacer is made. `ctx` null (outside an activity) only yields.
  */
-export function heartbeatPacer(ctx: Context | null, details: () => unknown, everyMs = HEARTBEAT_EVERY_MS): () => Promise<void> {
-  let last = Date.now();
+export function heartbeatPacer(ctx: Context | null, details: () => unknown, everyMs = HEARTBEAT_EVERY_MS, firstAfterMs = everyMs): () => Promise<void> {
+  let last = Date.now() + firstAfterMs - everyMs;
   return async () => {
     if (ctx && Date.now() - last >= everyMs) {
       last = Date.now();
