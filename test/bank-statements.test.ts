@@ -23,6 +23,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { CancelledFailure } from '@temporalio/common';
 import { connectTemporal, createDb, type Db, type TemporalHandle } from '@rp/platform';
 import { bankStatementWorkflowId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
@@ -774,5 +775,26 @@ describe('heartbeats inside long steps', () => {
     // 30 open invoices in pages of 5: a heartbeat after each page, before any deposit is matched
     expect(beats.filter((b) => b.done === 0).length).toBeGreaterThanOrEqual(6);
     expect(beats.at(-1)).toEqual({ done: 3, total: 3 });
+  });
+
+  it('sees a cancellation (a DELETE) while it loads the matching context, before it proposes anything', async () => {
+    // Deposits that pay invoices of the previous test. The worker's run proposed payments for them: those are
+    // removed with SQL (no endpoint deletes a proposal) so the activity below has deposits to match.
+    const res = await stack.request('POST', '/v2/bank-statements', {
+      token: other.token,
+      body: { account: 'HB-MATCH-2', currency: 'EUR', transactions: [0, 1].map((i) => ({ amount: `${100 + i}.00`, booking_date: '2026-11-02', remittance_information: `Invoice HB-${7000 + i}` })) },
+    });
+    const s = await waitFor(other.token, res.body.id, ['ready']);
+    await stack.sql(`DELETE FROM cash_app.payments p USING cash_app.bank_transactions t WHERE t.id = p.bank_transaction_id AND t.statement_id = $1`, [s.id]);
+    const env = new MockActivityEnvironment({ attempt: 1 });
+    env.cancel('CANCELLED');
+    const { proposePayments } = createMatchingActivities({
+      db,
+      config: { MATCH_TOLERANCE_AMOUNT: '5.00', MATCH_TOLERANCE_PERCENT: '0', MATCH_TOLERANCE_ADJUSTMENT: 'short_pay_write_off' },
+      heartbeatEveryMs: 0,
+      invoicePageSize: 5,
+    });
+    await expect(env.run(proposePayments, { organizationId: other.organizationId, statementId: s.id })).rejects.toBeInstanceOf(CancelledFailure);
+    expect(await stack.sql(`SELECT p.id FROM cash_app.payments p JOIN cash_app.bank_transactions t ON t.id = p.bank_transaction_id WHERE t.statement_id = $1`, [s.id])).toEqual([]);
   });
 });
