@@ -4,11 +4,14 @@
  *   push      200,000 invoices through the middleware push endpoint vs the same upsert straight through pg
  *   cash-app  predicted overdue over 1M open + 2M closed invoices vs the bare SQL aggregation;
  *             a 10,000-transaction CAMT.053 statement from upload to ready
+ *   cash-app-large-statement  a 100,000-line CAMT.053 statement against 200,000 open invoices from
+ *             upload to ready, and the DELETE latency while a statement is processed
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
   push: async () => (await import('./push.js')).run(),
   'cash-app': async () => (await import('./cash-app.js')).run(),
+  'cash-app-large-statement': async () => (await import('./cash-app.js')).runLargeStatement(),
 };
 
 const name = process.argv[2];

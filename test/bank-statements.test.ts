@@ -1,23 +1,40 @@
 /**
  * Bank statements end to end through the gateway: upload in every format, processing by the
  * bankStatement workflow on a real worker, duplicates, list/get/approve and every delete rule,
- * including a delete while the workflow is storing transactions and a worker killed mid-way.
+ * including a delete while the workflow is storing transactions and a worker killed mid-way; line
+ * identity when a bank reuses its references every day; an upload that dies between starting the
+ * workflow and committing (injected at domain level: no API client can kill the server there); a
+ * statement delete racing a payment approval in both orders.
+ *
+ * Written with SQL where no endpoint can produce the state: a synced statement (no bank connection
+ * adapter yet), a stored file that no longer parses, a statement stranded `uploaded` by the earlier
+ * upload code, a second payment for a transaction (to show the database refuses it). The races are
+ * ordered by holding a row lock from a separate database session (an uncommitted row, a FOR UPDATE)
+ * at the point where one request must wait for the other.
  *
  * Processing is made observable by the cash-app throttle BANK_STATEMENT_CHUNK_SIZE=2 /
  * BANK_STATEMENT_CHUNK_PAUSE_MS=150 (documented in config.ts): the store activity writes two lines,
  * heartbeats, then sleeps (cancellably) before the next chunk.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
-import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { CancelledFailure } from '@temporalio/common';
+import { connectTemporal, createDb, type Db, type TemporalHandle } from '@rp/platform';
 import { bankStatementWorkflowId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { CSV_DEBIT_CREDIT_MAPPING, CSV_SEMICOLON_MAPPING } from './fixtures/bank-statements/csv-mappings.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
+import { createBankStatementActivities } from '../services/cash-app/src/activities/bank-statement.js';
+import { createMatchingActivities } from '../services/cash-app/src/activities/matching.js';
+import { uploadStatement } from '../services/cash-app/src/domain/bank-statements.js';
+import { parseStatement } from '../services/cash-app/src/parsers/index.js';
 
 let stack: TestStack;
 let org: Org;
@@ -120,7 +137,7 @@ describe('upload and processing', () => {
       remittance_information: 'Invoice INV-1001',
       bank_reference: '2026110200001',
       end_to_end_id: 'E2E-INV-1001',
-      unique_import_id: 'DE89370400440532013000:ref:2026110200001',
+      unique_import_id: 'DE89370400440532013000:stmt:STMT-20261104-DE89:2026110200001:1',
       bank_account_id: s.bank_account_id,
       is_deposit: true,
     });
@@ -317,8 +334,8 @@ describe('delete', () => {
   });
 
   it('cancels the processing workflow and removes everything, with nothing appearing afterwards', async () => {
-    // 200 lines = 100 chunks of 150 ms: longer than the activity's heartbeat throttle (0.8 × 10 s), so the
-    // cancellation reaches the running store activity through a heartbeat.
+    // 200 lines = 100 chunks of 150 ms: the store activity is still running when the DELETE comes, and the
+    // cancellation reaches it through a heartbeat (sent at most every 0.5 s, see the cash-app worker options).
     const res = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: jsonStatement('DE12500105170648489890', 200, 'CANCEL') });
     expect(res.status).toBe(200);
     const id = res.body.id as string;
@@ -401,5 +418,383 @@ describe('resilience', () => {
     expect(result).toMatchObject({ status: 'failed', error: expect.stringContaining('line 1') });
     const s = await stack.request('GET', `/v2/bank-statements/${id}`, { token: org.token });
     expect(s.body).toMatchObject({ status: 'failed', error: expect.stringContaining('line 1'), transactions: [] });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Line identity: banks that restart their reference counter every day
+
+/** One day's statement of `account` with lines (reference, amount) in each format. */
+const dayFiles = {
+  camt053(account: string, day: string, lines: [string, string][]) {
+    const entries = lines
+      .map(
+        ([ref, amount]) => `<Ntry><Amt Ccy="EUR">${amount}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts>BOOK</Sts><BookgDt><Dt>${day}</Dt></BookgDt>
+        <AcctSvcrRef>${ref}</AcctSvcrRef><NtryDtls><TxDtls><RmtInf><Ustrd>Payment ${ref}</Ustrd></RmtInf></TxDtls></NtryDtls></Ntry>`,
+      )
+      .join('\n');
+    return `<?xml version="1.0" encoding="UTF-8"?>
+<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"><BkToCstmrStmt><GrpHdr><MsgId>M-${day}</MsgId><CreDtTm>${day}T18:00:00</CreDtTm></GrpHdr>
+<Stmt><Id>STMT-${day}</Id><CreDtTm>${day}T18:00:00</CreDtTm><Acct><Id><IBAN>${account}</IBAN></Id><Ccy>EUR</Ccy></Acct>
+${entries}
+</Stmt></BkToCstmrStmt></Document>`;
+  },
+  mt940(account: string, day: string, lines: [string, string][]) {
+    const yymmdd = day.slice(2).replace(/-/g, '');
+    const body = lines.map(([ref, amount]) => `:61:${yymmdd}C${amount.replace('.', ',')}NTRFNONREF//${ref}\n:86:Payment ${ref}`).join('\n');
+    return `:20:STMT${yymmdd}\n:25:${account}\n:28C:1/1\n:60F:C${yymmdd}EUR0,00\n${body}\n:62F:C${yymmdd}EUR0,00\n-`;
+  },
+  bai2(account: string, day: string, lines: [string, string][]) {
+    const yymmdd = day.slice(2).replace(/-/g, '');
+    const cents = lines.map(([, amount]) => Math.round(Number(amount) * 100));
+    const total = cents.reduce((a, b) => a + b, 0);
+    const details = lines.map(([ref], i) => `16,195,${cents[i]},0,${ref},,PAYMENT ${ref}/`);
+    const accountRecords = 2 + details.length;
+    return [
+      `01,BANK,CUST,${yymmdd},0800,1,80,,2/`,
+      `02,CUST,021000021,1,${yymmdd},2400,USD,2/`,
+      `03,${account},USD,/`,
+      ...details,
+      `49,${total},${accountRecords}/`,
+      `98,${total},1,${accountRecords + 2}/`,
+      `99,${total},1,${accountRecords + 4}/`,
+    ].join('\n');
+  },
+  csv(_account: string, day: string, lines: [string, string][]) {
+    return [`Date,Amount,Purpose,Reference`, ...lines.map(([ref, amount]) => `${day},${amount},Payment ${ref},${ref}`)].join('\n');
+  },
+  json(account: string, day: string, lines: [string, string][]) {
+    return JSON.stringify({ account, currency: 'EUR', statement_number: day, transactions: lines.map(([ref, amount]) => ({ amount, booking_date: day, remittance_information: `Payment ${ref}`, bank_reference: ref })) });
+  },
+};
+
+describe('line identity', () => {
+  it('stores both days when the bank restarts its references every day, in every format; the same lines again store nothing', async () => {
+    const accounts = { camt053: 'DE91100000000123456789', mt940: 'NL20INGB0001234567', bai2: '5550001111', csv: 'CSV-DAILY-1', json: 'GB82WEST12345698765432' } as const;
+    const lines: [string, string][] = [
+      ['1', '100.00'],
+      ['2', '250.00'],
+    ];
+    for (const format of Object.keys(accounts) as (keyof typeof accounts)[]) {
+      const account = accounts[format];
+      const mapping = format === 'csv' ? { account, date_column: 'Date', amount_column: 'Amount', currency: 'EUR', remittance_column: 'Purpose', reference_column: 'Reference' } : undefined;
+      // `again`: the same day exported once more, as another file (a trailing line break: another SHA-256)
+      const send = (day: string, again = false) => upload(org.token, format, `${day}.${format}`, dayFiles[format](account, day, lines) + (again ? '\n' : ''), mapping);
+      const day1 = await send('2026-11-09');
+      expect(day1.status, `${format}: ${JSON.stringify(day1.body)}`).toBe(200);
+      expect((await waitFor(org.token, day1.body.id, ['ready'])).transaction_count, format).toBe(2);
+      // The next day: the same references "1" and "2" (and the same amounts) are two new lines.
+      const day2 = await send('2026-11-10');
+      expect(day2.status, format).toBe(200);
+      const s2 = await waitFor(org.token, day2.body.id, ['ready']);
+      expect(s2.transaction_count, format).toBe(2);
+      expect(s2.transactions.map((t: any) => [t.bank_reference, t.booking_date]), format).toEqual([
+        ['1', '2026-11-10'],
+        ['2', '2026-11-10'],
+      ]);
+      // Day 1 exported again: nothing new.
+      const again = await send('2026-11-09', true);
+      expect(again.status, `${format}: ${JSON.stringify(again.body)}`).toBe(200);
+      expect(again.body.file_sha256).not.toBe(day1.body.file_sha256);
+      expect((await waitFor(org.token, again.body.id, ['ready'])).transaction_count, format).toBe(0);
+      const [{ n }] = await stack.sql(
+        `SELECT count(*)::int AS n FROM cash_app.bank_transactions t JOIN cash_app.bank_accounts a ON a.id = t.bank_account_id WHERE t.organization_id = $1 AND a.account_identifier = $2`,
+        [org.organizationId, account],
+      );
+      expect(n, format).toBe(4);
+    }
+  }, 180_000);
+});
+
+describe('line identity of lines stored before', () => {
+  it('gives lines stored under the old reference-only id the new form, so an overlapping file stores only its new lines', async () => {
+    // A line as the previous code stored it (id `<account>:ref:<reference>`): written directly.
+    const account = 'DE11520513735120710131';
+    const [{ id: accountId }] = await stack.sql(
+      `INSERT INTO cash_app.bank_accounts (id, organization_id, account_identifier, iban, currency) VALUES ('01938f5e-5555-7000-8000-000000000001', $1, $2, $2, 'EUR') RETURNING id`,
+      [org.organizationId, account],
+    );
+    const statementId = '01938f5e-5555-7000-8000-000000000002';
+    await stack.sql(`INSERT INTO cash_app.bank_statements (id, organization_id, bank_account_id, format, status, currency, transaction_count) VALUES ($1, $2, $3, 'json', 'ready', 'EUR', 1)`, [
+      statementId,
+      org.organizationId,
+      accountId,
+    ]);
+    await stack.sql(
+      `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, bank_account_id, unique_import_id, sequence, amount, currency, booking_date, value_date, bank_reference)
+       VALUES ('01938f5e-5555-7000-8000-000000000003', $1, $2, $3, $4, 1, 77.00, 'EUR', '2026-11-05', '2026-11-05', 'LEG-1')`,
+      [org.organizationId, statementId, accountId, `${account}:ref:LEG-1`],
+    );
+    const { rewriteLegacyLineIds } = await import('../services/cash-app/migrations/005_line_ids_and_live_payments.js');
+    const db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 1 });
+    try {
+      expect(await rewriteLegacyLineIds(db)).toBe(1);
+    } finally {
+      await db.destroy();
+    }
+    expect(await stack.sql(`SELECT unique_import_id FROM cash_app.bank_transactions WHERE statement_id = $1`, [statementId])).toEqual([{ unique_import_id: `${account}:ref:LEG-1:2026-11-05:77.0000` }]);
+    const res = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: { account, currency: 'EUR', transactions: ['2026-11-05', '2026-11-06'].map((d) => ({ amount: '77.00', booking_date: d, bank_reference: 'LEG-1' })) },
+    });
+    const s = await waitFor(org.token, res.body.id, ['ready']);
+    expect(s.transactions.map((t: any) => t.booking_date)).toEqual(['2026-11-06']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Upload and workflow start: no statement stranded in `uploaded`
+
+describe('upload crash safety', () => {
+  it('leaves nothing behind when the upload dies between starting the workflow and committing; the same file uploads again', async () => {
+    const db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 2 });
+    try {
+      const content = Buffer.from(JSON.stringify(jsonStatement('DE44500105175407324931', 3, 'CRASH')));
+      let startedId: string | null = null;
+      const crash = uploadStatement(
+        { db, temporal: temporal.client },
+        { organizationId: org.organizationId, uploadedBy: org.userId, format: 'json', fileName: 'crash.json', content, options: {}, parsed: parseStatement('json', content) },
+        {
+          beforeCommit: async (id) => {
+            startedId = id;
+            throw new Error('process killed');
+          },
+        },
+      );
+      await expect(crash).rejects.toThrow('process killed');
+      expect(startedId).not.toBeNull();
+      // No row: the transaction never committed. The workflow it had started finds no statement and ends.
+      expect(await stack.sql(`SELECT id FROM cash_app.bank_statements WHERE id = $1`, [startedId])).toEqual([]);
+      expect(await temporal.client.workflow.getHandle(bankStatementWorkflowId(startedId!)).result()).toEqual({ status: 'missing' });
+      expect(await stack.sql(`SELECT id FROM cash_app.bank_statements WHERE status = 'uploaded' AND organization_id = $1`, [org.organizationId])).toEqual([]);
+
+      // The same file through the gateway: accepted (not a duplicate) and processed.
+      const res = await upload(org.token, 'json', 'crash.json', content);
+      expect(res.status).toBe(200);
+      const s = await waitFor(org.token, res.body.id, ['ready']);
+      expect(s.transaction_count).toBe(3);
+    } finally {
+      await db.destroy();
+    }
+  }, 90_000);
+
+  it('processes a statement stranded in `uploaded` without a workflow when its file is uploaded again', async () => {
+    // The state the previous upload code left when it died after committing the row and before starting the
+    // workflow (no endpoint can produce it any more): written directly.
+    const content = Buffer.from(JSON.stringify(jsonStatement('DE62370400440532013001', 2, 'STRANDED')));
+    const sha = createHash('sha256').update(content).digest('hex');
+    const id = '01938f5e-3333-7000-8000-000000000001';
+    const [{ id: accountId }] = await stack.sql(
+      `INSERT INTO cash_app.bank_accounts (id, organization_id, account_identifier, iban, currency) VALUES ('01938f5e-3333-7000-8000-000000000002', $1, 'DE62370400440532013001', 'DE62370400440532013001', 'EUR') RETURNING id`,
+      [org.organizationId],
+    );
+    await stack.sql(
+      `INSERT INTO cash_app.bank_statements (id, organization_id, bank_account_id, format, status, file_name, file_sha256, content, currency, workflow_id)
+       VALUES ($1, $2, $3, 'json', 'uploaded', 'stranded.json', $4, $5, 'EUR', $6)`,
+      [id, org.organizationId, accountId, sha, content, bankStatementWorkflowId(id)],
+    );
+    const res = await upload(org.token, 'json', 'stranded.json', content);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.id).toBe(id);
+    const s = await waitFor(org.token, id, ['ready']);
+    expect(s.transaction_count).toBe(2);
+    // Now it is processed: the same file again is a plain duplicate.
+    const again = await upload(org.token, 'json', 'stranded.json', content);
+    expect(again).toMatchObject({ status: 409, body: { type: 'conflict', detail: expect.stringContaining(id) } });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// One live payment per transaction; statement delete racing a payment approval
+
+describe('payments of a statement', () => {
+  const PAYER_IBAN = 'DE02500105170137075030';
+  let lockClient: pg.Client;
+  beforeAll(async () => {
+    lockClient = new pg.Client({ connectionString: stack.databaseUrl });
+    await lockClient.connect();
+  });
+  afterAll(async () => {
+    await lockClient?.end();
+  });
+
+  /** A ready statement with one deposit and an unapproved payment allocated in full to a fresh invoice. */
+  async function statementWithPayment(tag: string, account: string) {
+    const number = `INV-${tag}`;
+    const pushed = await pushInvoices(stack, org.apiKey, [
+      invoiceRecord({ document_number: number, reference: number, customer_code: 'C-ACME', amount_in_document_currency: 640, amount_in_local_currency: 640 }),
+    ]);
+    expect(pushed.body.results[0]).toMatchObject({ success: true });
+    const [{ id: invoiceId }] = await stack.sql(`SELECT id FROM integrations.documents WHERE organization_id = $1 AND document_number = $2`, [org.organizationId, number]);
+    const res = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: { account, currency: 'EUR', transactions: [{ amount: '640.00', booking_date: '2026-11-12', counterparty_name: 'Acme GmbH', counterparty_account: PAYER_IBAN, remittance_information: `Invoice ${number}`, bank_reference: `R-${tag}` }] },
+    });
+    expect(res.status).toBe(200);
+    const s = await waitFor(org.token, res.body.id, ['ready']);
+    const txId = s.transactions[0].id as string;
+    const allocations = [{ invoice_id: invoiceId, amount_paid: '640.00' }];
+    let paymentId = s.transactions[0].payments[0]?.id as string | undefined;
+    if (paymentId) {
+      const patched = await stack.request('PATCH', `/v2/payments/${paymentId}`, { token: org.token, body: { allocations } });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    } else {
+      const created = await stack.request('POST', '/v2/payments', { token: org.token, body: { bank_transaction_id: txId, allocations } });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      paymentId = created.body.id as string;
+    }
+    const payment = await stack.request('GET', `/v2/payments/${paymentId}`, { token: org.token });
+    expect(payment.body).toMatchObject({ status: 'unapproved', partner_id: expect.any(String) });
+    return { statementId: s.id as string, txId, paymentId: paymentId!, partnerId: payment.body.partner_id as string };
+  }
+
+  /** Waits until `n` sessions of the test database wait for a lock (bounded: returns how many do). */
+  async function lockWaiters(n: number, timeoutMs = 10_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [{ waiting }] = await stack.sql(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+      if (waiting >= n || Date.now() > deadline) return waiting;
+      await sleep(25);
+    }
+  }
+
+  it('refuses a second live payment for a transaction, in the API and in the database', async () => {
+    const { txId, paymentId } = await statementWithPayment('ONE-1', 'DE75512108001245126001');
+    const second = await stack.request('POST', '/v2/payments', { token: org.token, body: { bank_transaction_id: txId } });
+    expect(second.status).toBe(409);
+    // The database itself refuses it (the code path above is not the only guard).
+    await expect(
+      stack.sql(`INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, status, amount, currency) VALUES (gen_random_uuid(), $1, $2, 'unapproved', 640, 'EUR')`, [org.organizationId, txId]),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'payments_bank_transaction_live_uq' });
+    expect(await stack.sql(`SELECT id FROM cash_app.payments WHERE bank_transaction_id = $1`, [txId])).toEqual([{ id: paymentId }]);
+  });
+
+  it('never cascade-deletes an approved payment: approval first, delete racing it → 409 and the payment stays approved', async () => {
+    const { statementId, paymentId, partnerId } = await statementWithPayment('RACE-A', 'DE75512108001245126002');
+    // Hold the approval inside its transaction, after it has marked the payment approved: an uncommitted row
+    // with the key the approval inserts when it learns the payer's account makes it wait until we roll back.
+    await lockClient.query('BEGIN');
+    await lockClient.query(`INSERT INTO cash_app.partner_bank_accounts (id, organization_id, partner_id, account_identifier) VALUES (gen_random_uuid(), $1, $2, $3)`, [
+      org.organizationId,
+      partnerId,
+      PAYER_IBAN,
+    ]);
+    const approve = stack.request('POST', `/v2/payments/${paymentId}/approve`, { token: org.token });
+    expect(await lockWaiters(1)).toBe(1);
+    const del = stack.request('DELETE', `/v2/bank-statements/${statementId}`, { token: org.token });
+    await lockWaiters(2);
+    await lockClient.query('ROLLBACK');
+    const [a, d] = await Promise.all([approve, del]);
+    expect(a.status, JSON.stringify(a.body)).toBe(200);
+    expect(d).toMatchObject({ status: 409, body: { type: 'conflict' } });
+    expect((await stack.request('GET', `/v2/payments/${paymentId}`, { token: org.token })).body).toMatchObject({ id: paymentId, status: 'approved' });
+    expect((await stack.request('GET', `/v2/bank-statements/${statementId}`, { token: org.token })).status).toBe(200);
+  });
+
+  it('never cascade-deletes an approved payment: delete first, approval racing it → the approval finds no payment', async () => {
+    const { statementId, txId, paymentId } = await statementWithPayment('RACE-B', 'DE75512108001245126003');
+    // Hold the delete inside its transaction, after its checks: a lock on the deposit's row makes the cascade wait.
+    await lockClient.query('BEGIN');
+    await lockClient.query(`SELECT id FROM cash_app.bank_transactions WHERE id = $1 FOR UPDATE`, [txId]);
+    const del = stack.request('DELETE', `/v2/bank-statements/${statementId}`, { token: org.token });
+    expect(await lockWaiters(1)).toBe(1);
+    const approve = stack.request('POST', `/v2/payments/${paymentId}/approve`, { token: org.token });
+    // The approval waits for the delete (the same lock) — or, without that lock, commits while the delete waits.
+    await Promise.race([lockWaiters(2), approve]);
+    await lockClient.query('ROLLBACK');
+    const [d, a] = await Promise.all([del, approve]);
+    expect(d.status).toBe(204);
+    expect(a).toMatchObject({ status: 404, body: { type: 'entity-not-found' } });
+    expect(await stack.sql(`SELECT id FROM cash_app.payments WHERE id = $1`, [paymentId])).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Large inputs: the activities heartbeat inside parsing and context loading (activity level)
+
+describe('heartbeats inside long steps', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 3 });
+  });
+  afterAll(async () => {
+    await db?.destroy();
+  });
+
+  it('heartbeats while it parses a statement file, before the first line is stored', async () => {
+    // A statement row with its file and no workflow (written directly: the worker must not process it).
+    const lines = ['Date;Amount;Purpose', ...Array.from({ length: 3000 }, (_, i) => `01.11.2026;${i + 1},00;Invoice ${i}`)].join('\n');
+    const id = '01938f5e-4444-7000-8000-000000000001';
+    const [{ id: accountId }] = await stack.sql(
+      `INSERT INTO cash_app.bank_accounts (id, organization_id, account_identifier, currency) VALUES ('01938f5e-4444-7000-8000-000000000002', $1, 'HB-PARSE-1', 'EUR') RETURNING id`,
+      [other.organizationId],
+    );
+    const mapping = { account: 'HB-PARSE-1', date_column: 'Date', amount_column: 'Amount', currency: 'EUR', remittance_column: 'Purpose', delimiter: ';', decimal_separator: ',', date_format: 'DD.MM.YYYY' };
+    await stack.sql(
+      `INSERT INTO cash_app.bank_statements (id, organization_id, bank_account_id, format, status, content, options, currency, workflow_id) VALUES ($1, $2, $3, 'csv', 'uploaded', $4, $5, 'EUR', $6)`,
+      [id, other.organizationId, accountId, Buffer.from(lines), JSON.stringify({ mapping }), bankStatementWorkflowId(id)],
+    );
+    const env = new MockActivityEnvironment({ attempt: 1 });
+    const beats: any[] = [];
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    const activities = createBankStatementActivities({ db, chunkSize: 1000, chunkPauseMs: 0, heartbeatEveryMs: 0 });
+    expect(await env.run(activities.storeStatementTransactions, { organizationId: other.organizationId, statementId: id })).toEqual({ missing: false, total: 3000, stored: 3000 });
+    const firstStored = beats.findIndex((b) => b?.next > 0);
+    const whileParsing = beats.slice(0, firstStored).filter((b) => b?.parsing > 0);
+    // 3,000 lines read in batches of 500, a heartbeat (with the resume point) between batches
+    expect(whileParsing.length).toBeGreaterThanOrEqual(5);
+    expect(whileParsing.every((b) => b.next === 0)).toBe(true);
+    expect(beats.slice(firstStored).map((b) => b.next)).toEqual([1000, 2000, 3000]);
+  });
+
+  it('heartbeats while it loads the open invoices of the matching context, page by page', async () => {
+    await pushCustomers(stack, other.apiKey, [customerRecord({ customer_code: 'C-HB', name1: 'Heartbeat GmbH' })]);
+    const pushed = await pushInvoices(
+      stack,
+      other.apiKey,
+      Array.from({ length: 30 }, (_, i) => invoiceRecord({ document_number: `HB-${7000 + i}`, reference: `HB-${7000 + i}`, customer_code: 'C-HB', amount_in_document_currency: 100 + i, amount_in_local_currency: 100 + i })),
+    );
+    expect(pushed.status).toBe(200);
+    const res = await stack.request('POST', '/v2/bank-statements', {
+      token: other.token,
+      body: { account: 'HB-MATCH-1', currency: 'EUR', transactions: [1, 2, 3].map((i) => ({ amount: `${i}.11`, booking_date: '2026-11-02', remittance_information: `no invoice here ${i}` })) },
+    });
+    const s = await waitFor(other.token, res.body.id, ['ready']);
+    expect(s.transactions.every((t: any) => t.payments.length === 0)).toBe(true);
+
+    const env = new MockActivityEnvironment({ attempt: 1 });
+    const beats: any[] = [];
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    const { proposePayments } = createMatchingActivities({
+      db,
+      config: { MATCH_TOLERANCE_AMOUNT: '5.00', MATCH_TOLERANCE_PERCENT: '0', MATCH_TOLERANCE_ADJUSTMENT: 'short_pay_write_off' },
+      heartbeatEveryMs: 0,
+      invoicePageSize: 5,
+    });
+    expect(await env.run(proposePayments, { organizationId: other.organizationId, statementId: s.id })).toEqual({ proposed: 0, unmatched: 3 });
+    // 30 open invoices in pages of 5: a heartbeat after each page, before any deposit is matched
+    expect(beats.filter((b) => b.done === 0).length).toBeGreaterThanOrEqual(6);
+    expect(beats.at(-1)).toEqual({ done: 3, total: 3 });
+  });
+
+  it('sees a cancellation (a DELETE) while it loads the matching context, before it proposes anything', async () => {
+    // Deposits that pay invoices of the previous test. The worker's run proposed payments for them: those are
+    // removed with SQL (no endpoint deletes a proposal) so the activity below has deposits to match.
+    const res = await stack.request('POST', '/v2/bank-statements', {
+      token: other.token,
+      body: { account: 'HB-MATCH-2', currency: 'EUR', transactions: [0, 1].map((i) => ({ amount: `${100 + i}.00`, booking_date: '2026-11-02', remittance_information: `Invoice HB-${7000 + i}` })) },
+    });
+    const s = await waitFor(other.token, res.body.id, ['ready']);
+    await stack.sql(`DELETE FROM cash_app.payments p USING cash_app.bank_transactions t WHERE t.id = p.bank_transaction_id AND t.statement_id = $1`, [s.id]);
+    const env = new MockActivityEnvironment({ attempt: 1 });
+    env.cancel('CANCELLED');
+    const { proposePayments } = createMatchingActivities({
+      db,
+      config: { MATCH_TOLERANCE_AMOUNT: '5.00', MATCH_TOLERANCE_PERCENT: '0', MATCH_TOLERANCE_ADJUSTMENT: 'short_pay_write_off' },
+      heartbeatEveryMs: 0,
+      invoicePageSize: 5,
+    });
+    await expect(env.run(proposePayments, { organizationId: other.organizationId, statementId: s.id })).rejects.toBeInstanceOf(CancelledFailure);
+    expect(await stack.sql(`SELECT p.id FROM cash_app.payments p JOIN cash_app.bank_transactions t ON t.id = p.bank_transaction_id WHERE t.statement_id = $1`, [s.id])).toEqual([]);
   });
 });

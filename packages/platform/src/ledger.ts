@@ -129,6 +129,28 @@ export async function listOpenInvoicesForMatching(
     .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]);
 }
 
+/**
+ * One keyset page of listOpenInvoicesForMatching, in id order: the invoices after `afterId` (null:
+ * from the start), at most `limit`. Lets a caller load a large ledger in pages and do other work
+ * (heartbeats) between them; sort by due date afterwards where that order matters.
+ */
+export async function listOpenInvoicesForMatchingPage(
+  db: Knex,
+  organizationId: string,
+  currencies: readonly string[],
+  afterId: string | null,
+  limit: number,
+): Promise<Pick<LedgerDocument, 'id' | 'partner_id' | 'document_number' | 'reference' | 'currency' | 'amount_open' | 'net_due_date'>[]> {
+  if (currencies.length === 0) return [];
+  const q = db(LEDGER_TABLES.documents)
+    .select('id', 'partner_id', 'document_number', 'reference', 'currency', 'amount_open', 'net_due_date')
+    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
+    .whereIn('currency', [...new Set(currencies)])
+    .andWhere('amount_open', '>', 0);
+  if (afterId) q.andWhere('id', '>', afterId);
+  return q.orderBy('id').limit(limit);
+}
+
 /** Partners whose name or legal name equals `name`, ignoring case (payer identification on remittances). */
 export async function findPartnersByName(db: Knex, organizationId: string, name: string): Promise<LedgerPartner[]> {
   const wanted = name.trim().toLowerCase();

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createDb, migrate, type Db, type Migration } from './db.js';
 import { createServiceApp, type ServiceApp } from './http/service.js';
@@ -21,6 +21,13 @@ export interface ServiceModule<C extends CommonConfig, D> {
   routes: RouteDef<D>[];
   deps(base: BaseDeps<C>): D | Promise<D>;
   activities(base: BaseDeps<C>): object | Promise<object>;
+  /**
+   * Worker options of the service's worker. Heartbeat throttling: the SDK sends an activity's
+   * heartbeats at most every 0.8 × heartbeatTimeout (defaultHeartbeatThrottleInterval when the
+   * activity has none), capped at maxHeartbeatThrottleInterval, and a cancellation reaches the
+   * activity only with a heartbeat's answer; lower these where a cancellation must be seen quickly.
+   */
+  worker?: Pick<WorkerOptions, 'maxHeartbeatThrottleInterval' | 'defaultHeartbeatThrottleInterval'>;
 }
 
 export interface BaseDeps<C extends CommonConfig> {
@@ -106,6 +113,7 @@ export async function startServiceWorker<C extends CommonConfig, D>(
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: mod.taskQueue,
     activities,
+    ...mod.worker,
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: opts.workflowsPath }),
   });
   const done = worker.run().finally(async () => {

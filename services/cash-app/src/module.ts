@@ -21,6 +21,11 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   taskQueue: TASK_QUEUES.cashApp,
   info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
   migrations,
+  // A DELETE of a statement cancels its workflow and waits for it to close: the cancellation reaches
+  // the running activity with the answer to its next heartbeat, so heartbeats are sent at least every
+  // 500 ms (the SDK's default throttle is 0.8 × the heartbeat timeout, 8 s for the statement's store
+  // step) and the activities heartbeat at least that often (activities/pacer.ts).
+  worker: { maxHeartbeatThrottleInterval: '500 ms', defaultHeartbeatThrottleInterval: '500 ms' },
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => ({

@@ -18,12 +18,31 @@ const tx = (over: Partial<ParsedTransaction> = {}): ParsedTransaction => ({
   ...over,
 });
 
+const stmt = (transactions: ParsedTransaction[], statementId: string | null = null) => ({
+  account: { identifier: 'DE89', iban: 'DE89', accountNumber: null, bankCode: null, currency: 'EUR', name: null },
+  statementId,
+  transactions,
+});
+
 describe('unique import ids', () => {
-  it('uses account + bank reference, numbering a reference repeated in the file', () => {
-    expect(uniqueImportIds('DE89', [tx({ bankReference: 'R1' }), tx({ bankReference: 'R2' }), tx({ bankReference: 'R1' })])).toEqual(['DE89:ref:R1', 'DE89:ref:R2', 'DE89:ref:R1#2']);
+  it('uses the statement id, entry reference and position when the statement has an id (CAMT, as OCA does)', () => {
+    const day1 = uniqueImportIds(stmt([tx({ bankReference: '1', lineKey: '1:1' }), tx({ bankReference: '2', lineKey: '2:2' }), tx({ bankReference: '2/1', lineKey: '2:3.1' })], 'STMT-2026-11-02'));
+    expect(day1).toEqual(['DE89:stmt:STMT-2026-11-02:1:1', 'DE89:stmt:STMT-2026-11-02:2:2', 'DE89:stmt:STMT-2026-11-02:2:3.1']);
+    // the next day's statement restarts the bank's counter: other ids
+    const day2 = uniqueImportIds(stmt([tx({ bankReference: '1', lineKey: '1:1' })], 'STMT-2026-11-03'));
+    expect(day2).toEqual(['DE89:stmt:STMT-2026-11-03:1:1']);
+  });
+  it('uses account + reference + booking date + amount otherwise, numbering a repeat in the file', () => {
+    const ids = uniqueImportIds(stmt([tx({ bankReference: 'R1' }), tx({ bankReference: 'R2' }), tx({ bankReference: 'R1' })]));
+    expect(ids).toEqual(['DE89:ref:R1:2026-11-02:100.0000', 'DE89:ref:R2:2026-11-02:100.0000', 'DE89:ref:R1:2026-11-02:100.0000#2']);
+    // a reference the bank reuses on another day, or for another amount, is another line
+    expect(uniqueImportIds(stmt([tx({ bankReference: 'R1', bookingDate: '2026-11-03' })]))).toEqual(['DE89:ref:R1:2026-11-03:100.0000']);
+    expect(uniqueImportIds(stmt([tx({ bankReference: 'R1', amount: '-100.0000' })]))).toEqual(['DE89:ref:R1:2026-11-02:-100.0000']);
+    // a statement id alone (no line keys) does not change that
+    expect(uniqueImportIds(stmt([tx({ bankReference: 'R1' })], 'S1'))).toEqual(['DE89:ref:R1:2026-11-02:100.0000']);
   });
   it('hashes the fields of a line without reference, with an ordinal among identical lines', () => {
-    const ids = uniqueImportIds('DE89', [tx(), tx(), tx({ amount: '100.0100' })]);
+    const ids = uniqueImportIds(stmt([tx(), tx(), tx({ amount: '100.0100' })]));
     const h = contentHash('DE89', tx());
     expect(ids[0]).toBe(`DE89:sha256:${h}:1`);
     expect(ids[1]).toBe(`DE89:sha256:${h}:2`);
@@ -31,7 +50,7 @@ describe('unique import ids', () => {
     // Another account's identical line is another line.
     expect(contentHash('DE00', tx())).not.toBe(h);
     // The same lines in a later file get the same ids (that is what makes re-imports idempotent).
-    expect(uniqueImportIds('DE89', [tx(), tx()])).toEqual(ids.slice(0, 2));
+    expect(uniqueImportIds(stmt([tx(), tx()]))).toEqual(ids.slice(0, 2));
   });
 });
 

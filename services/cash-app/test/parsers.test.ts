@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseStatement, StatementParseError, type StatementFormat } from '../src/parsers/index.js';
+import { parseStatement, parseStatementSteps, runParseAsync, StatementParseError, type StatementFormat } from '../src/parsers/index.js';
 import { CSV_DEBIT_CREDIT_MAPPING, CSV_SEMICOLON_MAPPING } from '../../../test/fixtures/bank-statements/csv-mappings.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/bank-statements/${name}`, import.meta.url));
@@ -35,7 +35,11 @@ describe('CAMT.053', () => {
       bankReference: '2026110200001',
       endToEndId: 'E2E-INV-1001',
       transactionCode: 'PMNT/RCDT/ESCT',
+      lineKey: '2026110200001:1',
     });
+    // The statement's own id and each line's place in it make the unique import id (see uniqueImportIds).
+    expect(s.statementId).toBe('STMT-20261104-DE89');
+    expect(s.transactions.map((t) => t.lineKey)).toEqual(['2026110200001:1', '2026110200002:2', '2026110300003:3', '2026110400004:4.1', '2026110400004:4.2']);
     expect(s.transactions[2].transactionCode).toBe('ACMT/MDOP/INTR');
     expect(s.transactions[3]).toMatchObject({ counterpartyName: 'Beta Ltd', remittanceInformation: 'RF18INV1002', bankReference: '2026110400004/1', endToEndId: 'E2E-BETA-77' });
     expect(s.transactions[4]).toMatchObject({ counterpartyName: 'Gamma SA', remittanceInformation: 'INV-1003', bankReference: '2026110400004/2', endToEndId: null });
@@ -166,5 +170,36 @@ describe('JSON', () => {
     doc.transactions[1].amount = '12,5';
     expect(parseError('json', JSON.stringify(doc)).where).toBe('$.transactions[1].amount');
     expect(parseError('json', '{"account": ').where).toBe('$');
+  });
+});
+
+describe('parsing in steps (the store activity heartbeats between them)', () => {
+  it('gives the same statement as the one-go parse, pausing between batches of lines, for every format', async () => {
+    const big = ['Date;Amount;Purpose', ...Array.from({ length: 1200 }, (_, i) => `01.11.2026;${i + 1},00;Invoice INV-${i}`)].join('\n');
+    const csvMapping = { account: 'BIG1', date_column: 'Date', amount_column: 'Amount', currency: 'EUR', remittance_column: 'Purpose', delimiter: ';', decimal_separator: ',', date_format: 'DD.MM.YYYY' };
+    const entry = (i: number) =>
+      `<Ntry><Amt Ccy="EUR">1.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><BookgDt><Dt>2026-11-02</Dt></BookgDt><AcctSvcrRef>${i}</AcctSvcrRef></Ntry>`;
+    const camt = fixture('camt053.xml').toString().replace('<Ntry>', `${Array.from({ length: 1200 }, (_, i) => entry(i)).join('\n')}<Ntry>`);
+    const json = JSON.stringify({ account: 'X1', currency: 'EUR', transactions: Array.from({ length: 1200 }, (_, i) => ({ amount: `${i}.5`, booking_date: '2026-11-01' })) });
+    const cases: [StatementFormat, Buffer, Record<string, unknown>][] = [
+      ['csv', Buffer.from(big), { mapping: csvMapping }],
+      ['camt053', Buffer.from(camt), {}],
+      ['json', Buffer.from(json), {}],
+      ['mt940', fixture('mt940.txt'), {}],
+      ['bai2', fixture('bai2.txt'), {}],
+    ];
+    for (const [format, content, options] of cases) {
+      const pauses: number[] = [];
+      const stepped = await runParseAsync(parseStatementSteps(format, content, options), async (n) => void pauses.push(n));
+      expect(stepped).toEqual(parseStatement(format, content, options));
+      if (format !== 'mt940' && format !== 'bai2') expect(pauses.length, format).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it('reports a malformed line the same way', async () => {
+    const bad = fixture('statement-semicolon.csv').toString().replace('04.11.2026;04.11.2026', '2026-11-04;2026-11-04');
+    await expect(runParseAsync(parseStatementSteps('csv', Buffer.from(bad), { mapping: CSV_SEMICOLON_MAPPING }), async () => {})).rejects.toMatchObject({ where: 'line 4' });
+    const json = JSON.stringify({ account: 'X1', currency: 'EUR', transactions: [{ amount: '1', booking_date: '2026-11-01' }, { amount: '1,5', booking_date: '2026-11-01' }] });
+    expect(parseError('json', json).where).toBe('$.transactions[1].amount');
   });
 });

@@ -64,8 +64,11 @@ const quick = proxyActivities<BankStatementActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 
+// Matching a large statement against a large ledger takes minutes (100,000 lines against 200,000 open
+// invoices: see bench cash-app-large-statement); the heartbeat timeout, not this bound, detects a
+// stuck or lost worker.
 const matching = proxyActivities<MatchingActivities>({
-  startToCloseTimeout: '10 minutes',
+  startToCloseTimeout: '2 hours',
   heartbeatTimeout: '20 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },

@@ -1,20 +1,21 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '@rp/platform';
 import type { Logger } from 'pino';
 import type { BankStatementActivities, BankStatementInput, ClassifyDepositsResult, StoreTransactionsResult } from '@rp/workflows';
 import { classifyDeposit, uniqueImportIds } from '../domain/bank-statements.js';
-import { parseStatement, StatementParseError, type StatementFormat } from '../parsers/index.js';
+import { parseStatementSteps, runParseAsync, StatementParseError, type ParsedStatement, type StatementFormat } from '../parsers/index.js';
 import {
   getStatement,
   getStatementContent,
   insertTransactions,
-  listTransactions,
+  listTransactionsPage,
   ownAccountIdentifiers,
   refreshTransactionCount,
   setPaymentFlags,
   transition,
 } from '../store/bank-statements.js';
+import { heartbeatPacer, HEARTBEAT_EVERY_MS, throwIfCancelled } from './pacer.js';
 
 export interface BankStatementDeps {
   db: Db;
@@ -27,29 +28,47 @@ export interface BankStatementDeps {
    * mid-way); the pause is a cancellable activity sleep.
    */
   chunkPauseMs: number;
+  /** Heartbeat interval while parsing the file and classifying (default HEARTBEAT_EVERY_MS). */
+  heartbeatEveryMs?: number;
 }
 
 interface StoreProgress {
   /** index of the next transaction to store */
   next: number;
+  /** while the file is re-parsed: lines read so far */
+  parsing?: number;
 }
 
-function throwIfCancelled(ctx: Context): void {
-  if (ctx.cancellationSignal.aborted) {
-    const r: unknown = ctx.cancellationSignal.reason;
-    throw r instanceof CancelledFailure ? r : new CancelledFailure(r instanceof Error ? r.message : 'cancelled');
-  }
-}
+/** Transactions classified per page (read, classified, flagged; heartbeat between pages). */
+const CLASSIFY_PAGE = 5000;
+
+/**
+ * Attempts of the store activity that wait for a statement row that does not exist yet. The upload
+ * starts the workflow before it commits the row (start-then-commit, see domain uploadStatement), so a
+ * fast worker can look for the row a moment before the commit. A row still missing after that was
+ * never committed (the upload failed or crashed between start and commit) or was deleted: the
+ * workflow then ends `missing`.
+ */
+const MISSING_ROW_ATTEMPTS = 3;
 
 export function createBankStatementActivities(deps: BankStatementDeps): BankStatementActivities {
   const { db } = deps;
+  const everyMs = deps.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   return {
     async storeStatementTransactions({ organizationId, statementId }: BankStatementInput): Promise<StoreTransactionsResult> {
       const ctx = Context.current();
       const log = deps.log?.child({ organization_id: organizationId, statement_id: statementId, activity: 'storeStatementTransactions' });
-      ctx.heartbeat();
+      const previous = ctx.info.heartbeatDetails as StoreProgress | undefined;
+      const progress: StoreProgress = { next: Math.max(0, previous?.next ?? 0) };
+      // (heartbeat copies: the SDK may serialize details after this call returns)
+      ctx.heartbeat({ ...progress });
       const statement = await getStatement(db, organizationId, statementId);
-      if (!statement) return { missing: true, total: 0, stored: 0 };
+      if (!statement) {
+        if (ctx.info.attempt < MISSING_ROW_ATTEMPTS) {
+          throw ApplicationFailure.retryable(`bank statement ${statementId} is not committed yet`, 'StatementNotCommitted');
+        }
+        return { missing: true, total: 0, stored: 0 };
+      }
       if (!['uploaded', 'processing'].includes(statement.status)) {
         // Already past this step (a retry after the step completed): nothing to do.
         return { missing: false, total: statement.transaction_count, stored: statement.transaction_count };
@@ -57,23 +76,30 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
       await transition(db, organizationId, statementId, ['uploaded'], 'processing');
       const file = await getStatementContent(db, organizationId, statementId);
       if (!file?.content) throw ApplicationFailure.nonRetryable('the statement has no stored file to process', 'StatementParseError');
-      let parsed;
+      let parsed: ParsedStatement;
       try {
-        parsed = parseStatement(statement.format as StatementFormat, file.content, statement.options);
+        // Parsed in batches of lines with heartbeats in between: a large file must not starve them.
+        const pace = heartbeatPacer(ctx, () => ({ ...progress }), everyMs);
+        parsed = await runParseAsync(parseStatementSteps(statement.format as StatementFormat, file.content, statement.options), async (lines) => {
+          progress.parsing = lines;
+          await pace();
+        });
       } catch (err) {
         if (err instanceof StatementParseError) throw ApplicationFailure.nonRetryable(err.message, 'StatementParseError');
         throw err;
       }
-      ctx.heartbeat();
-      const ids = uniqueImportIds(parsed.account.identifier, parsed.transactions);
-      const progress = ctx.info.heartbeatDetails as StoreProgress | undefined;
-      const start = Math.max(0, Math.min(progress?.next ?? 0, parsed.transactions.length));
+      delete progress.parsing;
+      ctx.heartbeat({ ...progress });
+      throwIfCancelled(ctx);
+      const ids = uniqueImportIds(parsed);
+      const start = Math.min(progress.next, parsed.transactions.length);
       if (start > 0) log?.info({ resume_from: start }, 'resuming statement storage');
       for (let i = start; i < parsed.transactions.length; i += deps.chunkSize) {
         throwIfCancelled(ctx);
         const chunk = parsed.transactions.slice(i, i + deps.chunkSize).map((t, j) => ({ ...t, uniqueImportId: ids[i + j], sequence: i + j + 1 }));
         await insertTransactions(db, organizationId, statementId, statement.bank_account_id, chunk);
-        ctx.heartbeat({ next: i + chunk.length } satisfies StoreProgress);
+        progress.next = i + chunk.length;
+        ctx.heartbeat({ ...progress });
         if (deps.chunkPauseMs > 0) await ctx.sleep(deps.chunkPauseMs);
       }
       throwIfCancelled(ctx);
@@ -82,25 +108,39 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
       return { missing: false, total: parsed.transactions.length, stored };
     },
 
+    /** Pages through the statement's transactions (heartbeat between pages; a cancellation stops it there). */
     async classifyStatementDeposits({ organizationId, statementId }: BankStatementInput): Promise<ClassifyDepositsResult> {
-      const [own, txs] = await Promise.all([ownAccountIdentifiers(db, organizationId), listTransactions(db, organizationId, statementId)]);
-      const flags = txs.map((t) => ({
-        id: t.id,
-        isPayment: classifyDeposit(
-          {
-            amount: t.amount,
-            counterpartyName: t.counterparty_name,
-            counterpartyAccount: t.counterparty_account,
-            counterpartyIban: t.counterparty_iban,
-            remittanceInformation: t.remittance_information,
-            transactionCode: t.transaction_code,
-          },
-          own,
-        ).isPayment,
-      }));
-      await setPaymentFlags(db, organizationId, flags);
-      const payments = flags.filter((f) => f.isPayment).length;
-      return { payments, nonPayments: flags.length - payments };
+      const ctx = Context.current();
+      const own = await ownAccountIdentifiers(db, organizationId);
+      let payments = 0;
+      let nonPayments = 0;
+      let after = 0;
+      const pace = heartbeatPacer(ctx, () => ({ classified: payments + nonPayments }), everyMs);
+      for (;;) {
+        const txs = await listTransactionsPage(db, organizationId, statementId, after, CLASSIFY_PAGE);
+        if (txs.length === 0) break;
+        const flags = txs.map((t) => ({
+          id: t.id,
+          isPayment: classifyDeposit(
+            {
+              amount: t.amount,
+              counterpartyName: t.counterparty_name,
+              counterpartyAccount: t.counterparty_account,
+              counterpartyIban: t.counterparty_iban,
+              remittanceInformation: t.remittance_information,
+              transactionCode: t.transaction_code,
+            },
+            own,
+          ).isPayment,
+        }));
+        await setPaymentFlags(db, organizationId, flags);
+        const n = flags.filter((f) => f.isPayment).length;
+        payments += n;
+        nonPayments += flags.length - n;
+        after = txs[txs.length - 1].sequence;
+        await pace();
+      }
+      return { payments, nonPayments };
     },
 
     async markStatementReady({ organizationId, statementId }: BankStatementInput): Promise<void> {

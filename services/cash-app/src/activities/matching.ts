@@ -1,8 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { listOpenInvoicesForMatching, listPartnersForMatching, Money, type Db } from '@rp/platform';
+import { listOpenInvoicesForMatchingPage, listPartnersForMatching, Money, type Db } from '@rp/platform';
 import type { MatchingActivities, ProposePaymentsInput, ProposePaymentsResult } from '@rp/workflows';
 import type { Logger } from 'pino';
+import { heartbeatPacer, HEARTBEAT_EVERY_MS } from './pacer.js';
 import type { CashAppConfig } from '../config.js';
 import { DEFAULT_MATCH_CONFIG, MatchState, matchDeposit, type MatchContext, type MatchInvoice, type Proposal } from '../domain/matching.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
@@ -21,7 +22,18 @@ export interface MatchingDeps {
   db: Db;
   config: Pick<CashAppConfig, 'MATCH_TOLERANCE_AMOUNT' | 'MATCH_TOLERANCE_PERCENT' | 'MATCH_TOLERANCE_ADJUSTMENT'>;
   log?: Logger;
+  /** Heartbeat interval while the context is loaded and a chunk is matched (default HEARTBEAT_EVERY_MS, the first after MATCHING_FIRST_HEARTBEAT_MS). */
+  heartbeatEveryMs?: number;
+  /** Open invoices per query while the context is loaded (default 20,000). */
+  invoicePageSize?: number;
 }
+
+/**
+ * The first heartbeat inside the context load is due after this long (then every HEARTBEAT_EVERY_MS;
+ * a chunk's end always heartbeats): a small statement is matched before it is due, so its heartbeats
+ * stay one per chunk, while a large organization's context load heartbeats throughout.
+ */
+const MATCHING_FIRST_HEARTBEAT_MS = 2000;
 
 /** Deposits matched and written per chunk; the activity heartbeats after each chunk. */
 const CHUNK = 500;
@@ -34,28 +46,54 @@ function activityContext(): Context | null {
   }
 }
 
+/** Open invoices read per query while the matching context is loaded. */
+const INVOICE_PAGE = 20_000;
+
 /**
  * Build the matching context of an organization. The open amount of an invoice offered to the
  * engine is the ledger's `amount_open` minus what payments in cash application already take off it
  * — approved payments AND unapproved proposals of other transactions (a proposal reserves its
  * amounts, so two deposits are never proposed against the same open amount).
+ *
+ * The open invoices are read in keyset pages of `pageSize` and `pace` is awaited between pages and
+ * every few thousand invoices: an organization with hundreds of thousands of open invoices must not
+ * hold the activity between two heartbeats for longer than its heartbeat timeout.
  */
-export async function loadMatchContext(db: Db, organizationId: string, currencies: readonly string[], config: MatchingDeps['config']): Promise<MatchContext> {
+export async function loadMatchContext(
+  db: Db,
+  organizationId: string,
+  currencies: readonly string[],
+  config: MatchingDeps['config'],
+  opts: { pace?: () => Promise<void>; pageSize?: number } = {},
+): Promise<MatchContext> {
+  const pace = opts.pace ?? (async () => {});
+  const pageSize = opts.pageSize ?? INVOICE_PAGE;
   await ensureSystemAdjustments(db, organizationId);
-  const [ledgerInvoices, partners, accounts, remittances, toleranceAdjustmentId] = await Promise.all([
-    listOpenInvoicesForMatching(db, organizationId, currencies),
+  const [partners, accounts, remittances, toleranceAdjustmentId, relieved] = await Promise.all([
     listPartnersForMatching(db, organizationId),
     knownAccounts(db, organizationId),
     unusedRemittances(db, organizationId),
     activeSystemAdjustmentId(db, organizationId, config.MATCH_TOLERANCE_ADJUSTMENT),
+    relievedByInvoice(db, organizationId, ['approved', 'unapproved']),
   ]);
-  const relieved = await relievedByInvoice(db, organizationId, ['approved', 'unapproved']);
+  await pace();
   const invoices: MatchInvoice[] = [];
-  for (const inv of ledgerInvoices) {
-    const open = new Money(inv.amount_open).minus(relieved.get(inv.id) ?? 0);
-    if (open.lte(0)) continue;
-    invoices.push({ ...inv, currency: inv.currency.trim(), open_amount: open.toFixed(4) });
+  let after: string | null = null;
+  for (;;) {
+    const page = await listOpenInvoicesForMatchingPage(db, organizationId, currencies, after, pageSize);
+    for (let i = 0; i < page.length; i++) {
+      if (i > 0 && i % 5000 === 0) await pace();
+      const inv = page[i];
+      const open = new Money(inv.amount_open).minus(relieved.get(inv.id) ?? 0);
+      if (open.lte(0)) continue;
+      invoices.push({ ...inv, currency: inv.currency.trim(), open_amount: open.toFixed(4) });
+    }
+    await pace();
+    if (page.length < pageSize) break;
+    after = page[page.length - 1].id;
   }
+  // The engine's order: oldest due first (nulls last), then id, as listOpenInvoicesForMatching gives it.
+  invoices.sort(byDueThenId);
   return {
     invoices,
     partners,
@@ -64,6 +102,15 @@ export async function loadMatchContext(db: Db, organizationId: string, currencie
     toleranceAdjustmentId,
     config: { ...DEFAULT_MATCH_CONFIG, toleranceAmount: config.MATCH_TOLERANCE_AMOUNT, tolerancePercent: config.MATCH_TOLERANCE_PERCENT },
   };
+}
+
+function byDueThenId(a: MatchInvoice, b: MatchInvoice): number {
+  if (a.net_due_date !== b.net_due_date) {
+    if (a.net_due_date == null) return 1;
+    if (b.net_due_date == null) return -1;
+    return a.net_due_date < b.net_due_date ? -1 : 1;
+  }
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 export function createMatchingActivities(deps: MatchingDeps): MatchingActivities {
@@ -80,21 +127,29 @@ export function createMatchingActivities(deps: MatchingDeps): MatchingActivities
       const deposits = await depositsWithoutPayment(deps.db, organizationId, statementId);
       if (deposits.length === 0) return { proposed: 0, unmatched: 0 };
       const currencies = [...new Set(deposits.map((d) => d.currency.trim()))];
-      const matchContext = await loadMatchContext(deps.db, organizationId, currencies, deps.config);
+      let done = 0;
+      // Between two chunks the context load and the matching of a chunk must not outlast the
+      // heartbeat timeout: heartbeat (time-paced) inside them too, with the progress so far.
+      const everyMs = deps.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
+      const pace = heartbeatPacer(ctx, () => ({ done, total: deposits.length }), everyMs, deps.heartbeatEveryMs ?? MATCHING_FIRST_HEARTBEAT_MS);
+      const matchContext = await loadMatchContext(deps.db, organizationId, currencies, deps.config, { pace, pageSize: deps.invoicePageSize });
       const state = new MatchState(matchContext.invoices);
+      await pace();
       let proposed = 0;
       let unmatched = 0;
       for (let i = 0; i < deposits.length; i += CHUNK) {
         const chunk = deposits.slice(i, i + CHUNK).map((d) => ({ ...d, currency: d.currency.trim() }));
         const proposals: Proposal[] = [];
-        for (const d of chunk) {
-          const p = matchDeposit(d, matchContext, state);
+        for (let j = 0; j < chunk.length; j++) {
+          if (j > 0 && j % 100 === 0) await pace();
+          const p = matchDeposit(chunk[j], matchContext, state);
           if (p) proposals.push(p);
           else unmatched++;
         }
         proposed += await insertProposals(deps.db, organizationId, proposals, new Map<string, DepositRow>(chunk.map((d) => [d.id, d])));
+        done = i + chunk.length;
         if (ctx) {
-          ctx.heartbeat({ done: i + chunk.length, total: deposits.length });
+          ctx.heartbeat({ done, total: deposits.length });
           if (ctx.cancellationSignal.aborted) throw new CancelledFailure('proposePayments cancelled');
         }
       }

@@ -1,9 +1,25 @@
 /**
- * Bank statement rules that need no database: statuses and their moves, the unique import id of a
- * transaction, and the classification of deposits as payments.
+ * Bank statements: statuses and their moves, the unique import id of a transaction, the
+ * classification of deposits as payments (rules that need no database), and the upload and delete of
+ * a statement with its processing workflow.
  */
 import { createHash } from 'node:crypto';
-import type { ParsedTransaction } from '../parsers/types.js';
+import type { Logger } from 'pino';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { AppError, ConflictError, ForbiddenError, isUuid, newId, NotFoundError, UpstreamError } from '@rp/platform';
+import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
+import type { CashAppDeps } from '../deps.js';
+import type { ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
+import {
+  countApprovedPayments,
+  deleteStatement,
+  getStatement,
+  insertStatement,
+  lockStatementForDelete,
+  statementByFileHash,
+  upsertBankAccount,
+  type StatementRow,
+} from '../store/bank-statements.js';
 
 /**
  * Statuses. `uploaded`: file stored, processing not started. `processing`: the bankStatement workflow
@@ -20,20 +36,38 @@ export const STATUS_DESCRIPTION =
   'processing failed after retries, `error` says why. `synced`: the statement arrived through a bank ' +
   'connection rather than an upload (only organization admins may delete it).';
 
-/** The unique import ids of a statement's transactions, in order (see uniqueImportId). */
-export function uniqueImportIds(accountIdentifier: string, txs: readonly ParsedTransaction[]): string[] {
+/**
+ * The unique import ids of a statement's transactions, in order. A bank line is imported once per
+ * organization; the id must name one real line, never something a bank reuses (daily counters that
+ * restart at "1"):
+ *
+ * - A statement with its own identity (CAMT `Stmt/Id`), as OCA bank-statement-import's camt parser
+ *   does: `<account>:stmt:<statement id>:<entry reference>:<entry position>[.<transaction position>]`.
+ *   The same statement imported again (a re-export of it) maps onto the same ids; another day's
+ *   statement has another id, so its lines are new even when the bank reuses references.
+ * - Otherwise (MT940, BAI2, CSV, JSON, or a CAMT statement without `Stmt/Id`), the line's content:
+ *   with a bank reference `<account>:ref:<reference>:<booking date>:<amount>`, without one
+ *   `<account>:sha256:<contentHash>:<n>`. A reference the bank reuses on another day, or for another
+ *   amount, is another line; an overlapping file (the same lines exported again with new ones) stores
+ *   only the new lines. The nth line with the same id inside one file gets `#n` (`:n` for hashes).
+ */
+export function uniqueImportIds(statement: Pick<ParsedStatement, 'account' | 'statementId' | 'transactions'>): string[] {
+  const account = statement.account.identifier;
+  const statementId = statement.statementId?.trim() || null;
   const refSeen = new Map<string, number>();
   const hashSeen = new Map<string, number>();
-  return txs.map((t) => {
+  return statement.transactions.map((t) => {
+    if (statementId && t.lineKey) return `${account}:stmt:${statementId}:${t.lineKey}`;
     if (t.bankReference) {
-      const n = (refSeen.get(t.bankReference) ?? 0) + 1;
-      refSeen.set(t.bankReference, n);
-      return `${accountIdentifier}:ref:${t.bankReference}${n > 1 ? `#${n}` : ''}`;
+      const key = `${account}:ref:${t.bankReference}:${t.bookingDate ?? t.valueDate ?? ''}:${t.amount}`;
+      const n = (refSeen.get(key) ?? 0) + 1;
+      refSeen.set(key, n);
+      return n > 1 ? `${key}#${n}` : key;
     }
-    const hash = contentHash(accountIdentifier, t);
+    const hash = contentHash(account, t);
     const n = (hashSeen.get(hash) ?? 0) + 1;
     hashSeen.set(hash, n);
-    return `${accountIdentifier}:sha256:${hash}:${n}`;
+    return `${account}:sha256:${hash}:${n}`;
   });
 }
 
@@ -102,4 +136,181 @@ export function classifyDeposit(t: ClassifiableTransaction, ownAccounts: Readonl
   const text = [t.remittanceInformation, t.counterpartyName].filter(Boolean).join(' ');
   for (const [re, reason] of TEXT_RULES) if (re.test(text)) return { isPayment: false, reason };
   return { isPayment: true, reason: 'deposit' };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upload and delete: the statement row and its processing workflow
+
+/** What an upload stores: the file, its parse and who sent it. */
+export interface StatementUpload {
+  organizationId: string;
+  uploadedBy: string | null;
+  format: StatementFormat;
+  fileName: string | null;
+  content: Buffer;
+  options: Record<string, unknown>;
+  parsed: ParsedStatement;
+}
+
+/** Test seam: runs after the workflow has started and before the statement row commits (a crash there). */
+export interface UploadHooks {
+  beforeCommit?: (statementId: string) => Promise<void>;
+}
+
+async function startProcessing(temporal: Client, organizationId: string, statementId: string): Promise<void> {
+  try {
+    await temporal.workflow.start(bankStatement, {
+      taskQueue: TASK_QUEUES.cashApp,
+      workflowId: bankStatementWorkflowId(statementId),
+      args: [{ organizationId, statementId }],
+      typedSearchAttributes: businessSearchAttributes(organizationId, statementId),
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return; // idempotent: the id is the statement's
+    throw err;
+  }
+}
+
+/**
+ * A statement left `uploaded` with no running workflow (the upload of an earlier version committed
+ * the row and died before starting the workflow, or its workflow gave up waiting for a commit that
+ * came too late): start processing it now, under its own workflow id. False when its workflow runs.
+ */
+async function resumeStranded(deps: Pick<CashAppDeps, 'temporal'>, row: StatementRow): Promise<boolean> {
+  const workflowId = row.workflow_id ?? bankStatementWorkflowId(row.id);
+  try {
+    const d = await deps.temporal.workflow.getHandle(workflowId).describe();
+    if (d.status.name === 'RUNNING') return false;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  await startProcessing(deps.temporal, row.organization_id, row.id);
+  return true;
+}
+
+/**
+ * Stores an uploaded statement and starts its processing workflow `bank-statement-<id>`, atomically
+ * in effect: the row is inserted in a transaction, the workflow is started, and only then does the
+ * transaction commit (start-then-commit). A crash before the commit leaves no row (the same file can
+ * be uploaded again; the started workflow finds no statement and ends `missing`); a failed start
+ * rolls the row back. The store activity waits briefly for a row it cannot see yet.
+ *
+ * The same file again (same SHA-256): 409 naming the first statement, unless that one is stranded in
+ * `uploaded` without a workflow: then its processing is started and it is returned (`resumed`).
+ */
+export async function uploadStatement(
+  deps: Pick<CashAppDeps, 'db' | 'temporal'>,
+  upload: StatementUpload,
+  hooks: UploadHooks = {},
+): Promise<{ statement: StatementRow; resumed: boolean }> {
+  const { db } = deps;
+  const org = upload.organizationId;
+  const sha256 = createHash('sha256').update(upload.content).digest('hex');
+  const duplicate = async (row: StatementRow | undefined) => {
+    if (row && row.status === 'uploaded' && (await resumeStranded(deps, row))) return { statement: row, resumed: true };
+    throw new ConflictError(`This file was already imported as bank statement ${row?.id ?? 'unknown'}${row ? ` (status ${row.status})` : ''}.`);
+  };
+  const already = await statementByFileHash(db, org, sha256);
+  if (already) return duplicate(already);
+
+  const id = newId();
+  const { parsed } = upload;
+  let started = false;
+  const inserted = await db
+    .transaction(async (trx) => {
+      const bankAccountId = await upsertBankAccount(trx, org, parsed.account);
+      const ok = await insertStatement(trx, {
+        id,
+        organizationId: org,
+        bankAccountId,
+        source: 'upload',
+        format: upload.format,
+        status: 'uploaded',
+        fileName: upload.fileName,
+        fileSha256: sha256,
+        content: upload.content,
+        options: upload.options,
+        statementNumber: parsed.statementNumber,
+        statementDate: parsed.statementDate,
+        openingBalance: parsed.openingBalance,
+        closingBalance: parsed.closingBalance,
+        currency: parsed.currency,
+        workflowId: bankStatementWorkflowId(id),
+        uploadedBy: upload.uploadedBy,
+      });
+      if (!ok) return false; // the same file committed by a concurrent upload
+      await startProcessing(deps.temporal, org, id);
+      started = true;
+      await hooks.beforeCommit?.(id);
+      return true;
+    })
+    .catch((err: unknown) => {
+      if (started || err instanceof AppError) throw err;
+      throw new UpstreamError(503, 'Processing of the statement could not be started; nothing was stored. Upload the file again.');
+    });
+  if (!inserted) return duplicate(await statementByFileHash(db, org, sha256));
+  return { statement: (await getStatement(db, org, id))!, resumed: false };
+}
+
+/** How long a DELETE waits for a cancelled processing workflow to close before terminating it. */
+const CANCEL_WAIT_MS = 20_000;
+
+/** Cancels the statement's processing workflow if it runs, and waits (bounded) until it has closed. */
+async function stopProcessing(deps: Pick<CashAppDeps, 'temporal'>, workflowId: string, log?: Logger): Promise<void> {
+  const handle = deps.temporal.workflow.getHandle(workflowId);
+  try {
+    const d = await handle.describe();
+    if (d.status.name !== 'RUNNING') return;
+    await handle.cancel();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return;
+    throw err;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    handle.result().then(
+      () => true,
+      () => true, // CancelledFailure (expected) or any other ending: the workflow is closed
+    ),
+    new Promise<false>((r) => (timer = setTimeout(() => r(false), CANCEL_WAIT_MS))),
+  ]);
+  clearTimeout(timer);
+  if (!closed) {
+    log?.warn({ workflow_id: workflowId }, 'statement workflow did not close after cancellation; terminating it');
+    await handle.terminate('bank statement deleted').catch((err: unknown) => {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    });
+  }
+}
+
+/**
+ * Deletes a statement with its transactions and their (unapproved) payments. Refused (409) when the
+ * statement or one of its payments is approved; `synced` statements need an admin. A running
+ * processing workflow is cancelled and awaited first. The final check and the delete run under the
+ * organization's payment lock, the lock a payment approval holds: an approval racing the delete
+ * either commits first (the delete then sees it and refuses) or waits and finds the payment gone
+ * (404) — an approved payment is never removed by the cascade.
+ */
+export async function deleteUploadedStatement(
+  deps: Pick<CashAppDeps, 'db' | 'temporal'>,
+  who: { organizationId: string; role: string | null },
+  statementId: string,
+  log?: Logger,
+): Promise<void> {
+  const org = who.organizationId;
+  const row = isUuid(statementId) ? await getStatement(deps.db, org, statementId) : undefined;
+  if (!row) throw new NotFoundError(`No bank statement ${statementId}.`);
+  const refuse = async (db: Parameters<typeof countApprovedPayments>[0], status: StatementStatus) => {
+    if (status === 'approved') throw new ConflictError('An approved bank statement cannot be deleted.');
+    if ((await countApprovedPayments(db, org, row.id)) > 0) throw new ConflictError('The statement has approved payments; it cannot be deleted.');
+  };
+  if (row.status === 'synced' && who.role !== 'admin') throw new ForbiddenError('Only organization admins may delete a statement synced from a bank connection.');
+  await refuse(deps.db, row.status);
+  await stopProcessing(deps, row.workflow_id ?? bankStatementWorkflowId(row.id), log);
+  await deps.db.transaction(async (trx) => {
+    const now = await lockStatementForDelete(trx, org, row.id);
+    if (!now) throw new NotFoundError(`No bank statement ${statementId}.`);
+    await refuse(trx, now.status);
+    await deleteStatement(trx, org, row.id);
+  });
 }

@@ -10,7 +10,7 @@
  * Errors name the physical line.
  */
 import { currencyMinorUnits, isIsoCurrency, Money } from '@rp/platform';
-import { fixed, StatementParseError, text, yymmdd, type ParsedStatement, type ParsedTransaction } from './types.js';
+import { fixed, PARSE_BATCH, runParse, StatementParseError, text, yymmdd, type ParseSteps, type ParsedStatement, type ParsedTransaction } from './types.js';
 
 interface LogicalRecord {
   code: string;
@@ -90,6 +90,11 @@ function counterpartyFromText(t: string | null): string | null {
 }
 
 export function parseBai2(content: Buffer): ParsedStatement {
+  return runParse(parseBai2Steps(content));
+}
+
+/** parseBai2 as ParseSteps (yields every PARSE_BATCH detail records). */
+export function* parseBai2Steps(content: Buffer): ParseSteps {
   const records = splitRecords(content.toString('utf8'));
   if (records.length === 0) throw new StatementParseError('line 1', 'the file is empty');
   const at = (r: LogicalRecord) => `line ${r.line}`;
@@ -152,6 +157,7 @@ export function parseBai2(content: Buffer): ParsedStatement {
       statementDate = asOf;
 
       while (records[i]?.code === '16') {
+        if (i % PARSE_BATCH === 0) yield i;
         const d = records[i++];
         accountRecords += d.physical;
         const f = d.fields;

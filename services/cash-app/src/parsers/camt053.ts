@@ -15,7 +15,10 @@ import {
   fixed,
   isoDate,
   StatementParseError,
+  PARSE_BATCH,
+  runParse,
   text,
+  type ParseSteps,
   type ParsedStatement,
   type ParsedTransaction,
 } from './types.js';
@@ -27,8 +30,14 @@ const ARRAYS = new Set(['Stmt', 'Bal', 'Ntry', 'NtryDtls', 'TxDtls', 'Ustrd', 'S
 
 const local = (name: string) => name.slice(name.indexOf(':') + 1);
 
-/** The document as nested objects: child elements by local name, attributes as `@name`, text as `#text`. */
-function readXml(xml: string): Node {
+/** Characters of XML handed to the streaming parser between two yields. */
+const XML_CHUNK = 256 * 1024;
+
+/**
+ * The document as nested objects: child elements by local name, attributes as `@name`, text as `#text`.
+ * The XML is fed to saxes in chunks, yielding between them (see ParseSteps).
+ */
+function* readXml(xml: string): Generator<number, Node, void> {
   const parser = new SaxesParser({ position: true });
   const root: Node = {};
   const stack: Node[] = [root];
@@ -54,10 +63,26 @@ function readXml(xml: string): Node {
   parser.on('closetag', () => {
     stack.pop();
   });
+  const fail = (err: unknown) =>
+    new StatementParseError(`line ${parser.line}`, `XML is not well-formed: ${(err as Error).message.replace(/^[^:]*:\d+:\d+: /, '')}`);
+  let at = 0;
+  while (at < xml.length) {
+    let end = Math.min(xml.length, at + XML_CHUNK);
+    // never split a surrogate pair between two chunks
+    const last = xml.charCodeAt(end - 1);
+    if (end < xml.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+    try {
+      parser.write(xml.slice(at, end));
+    } catch (err) {
+      throw fail(err);
+    }
+    at = end;
+    yield parser.line;
+  }
   try {
-    parser.write(xml).close();
+    parser.close();
   } catch (err) {
-    throw new StatementParseError(`line ${parser.line}`, `XML is not well-formed: ${(err as Error).message.replace(/^[^:]*:\d+:\d+: /, '')}`);
+    throw fail(err);
   }
   return root;
 }
@@ -166,7 +191,12 @@ function details(tx: unknown, credit: boolean) {
 }
 
 export function parseCamt053(content: Buffer): ParsedStatement {
-  const doc = readXml(content.toString('utf8').replace(/^\uFEFF/, ''));
+  return runParse(parseCamt053Steps(content));
+}
+
+/** parseCamt053 as ParseSteps (yields while reading the XML and every PARSE_BATCH entries). */
+export function* parseCamt053Steps(content: Buffer): ParseSteps {
+  const doc = yield* readXml(content.toString('utf8').replace(/^\uFEFF/, ''));
   const root = 'Document/BkToCstmrStmt';
   const bk = child(doc, 'Document', 'BkToCstmrStmt');
   if (!bk) throw new StatementParseError(root, 'missing: not a camt.053 BankToCustomerStatement document');
@@ -202,7 +232,10 @@ export function parseCamt053(content: Buffer): ParsedStatement {
   });
 
   const transactions: ParsedTransaction[] = [];
-  list(stmt, 'Ntry').forEach((ntry, i) => {
+  const entries = list(stmt, 'Ntry');
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0 && i % PARSE_BATCH === 0) yield i;
+    const ntry = entries[i];
     const where = `${sp}/Ntry[${i + 1}]`;
     const amt = amountOf(ntry, where);
     const s = sign(ntry, where);
@@ -236,9 +269,10 @@ export function parseCamt053(content: Buffer): ParsedStatement {
           remittanceInformation: d.remittanceInformation,
           endToEndId: d.endToEndId,
           bankReference: d.txReference ?? (entryRef ? `${entryRef}/${j + 1}` : null),
+          lineKey: `${entryRef ?? ''}:${i + 1}.${j + 1}`,
         });
       });
-      return;
+      continue;
     }
 
     const d = details(txs[0], s === 1);
@@ -253,8 +287,9 @@ export function parseCamt053(content: Buffer): ParsedStatement {
       remittanceInformation: txs.length > 1 ? txs.map(remittance).filter(Boolean).join(' ') || null : d.remittanceInformation,
       endToEndId: d.endToEndId,
       bankReference: entryRef ?? d.txReference,
+      lineKey: `${entryRef ?? ''}:${i + 1}`,
     });
-  });
+  }
 
   const currency = acctCcy ?? balCcy ?? transactions[0]?.currency;
   if (!currency) throw new StatementParseError(`${sp}/Acct/Ccy`, 'missing, and no balance or entry names a currency');
@@ -268,6 +303,7 @@ export function parseCamt053(content: Buffer): ParsedStatement {
       currency,
       name: str(stmt, 'Acct', 'Nm'),
     },
+    statementId: str(stmt, 'Id'),
     statementNumber: str(stmt, 'ElctrncSeqNb') ?? str(stmt, 'LglSeqNb') ?? str(stmt, 'Id'),
     statementDate: statementDate ?? (str(stmt, 'CreDtTm') ? isoDate(str(stmt, 'CreDtTm')!, `${sp}/CreDtTm`) : null),
     openingBalance: opening,

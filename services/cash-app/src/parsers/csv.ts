@@ -7,7 +7,19 @@
  */
 import { z } from 'zod';
 import { isIsoCurrency, isoCurrencyCode } from '@rp/platform';
-import { calendarDate, decimal, fixed, looksLikeIban, StatementParseError, text, type ParsedStatement, type ParsedTransaction } from './types.js';
+import {
+  calendarDate,
+  decimal,
+  fixed,
+  looksLikeIban,
+  PARSE_BATCH,
+  runParse,
+  StatementParseError,
+  text,
+  type ParseSteps,
+  type ParsedStatement,
+  type ParsedTransaction,
+} from './types.js';
 
 export const CSV_DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'YYYYMMDD', 'DD-MM-YYYY'] as const;
 
@@ -47,6 +59,11 @@ export type CsvMapping = z.output<typeof csvMappingSchema>;
 
 /** RFC 4180 records with the line each starts on. */
 export function readCsv(content: string, delimiter: string): { line: number; cells: string[] }[] {
+  return runParse(readCsvSteps(content, delimiter));
+}
+
+/** readCsv, yielding every PARSE_BATCH records. */
+function* readCsvSteps(content: string, delimiter: string): Generator<number, { line: number; cells: string[] }[], void> {
   const rows: { line: number; cells: string[] }[] = [];
   let cells: string[] = [];
   let cell = '';
@@ -87,6 +104,7 @@ export function readCsv(content: string, delimiter: string): { line: number; cel
       fieldStart = true;
       line++;
       start = line;
+      if (rows.length % PARSE_BATCH === 0) yield rows.length;
     } else {
       cell += c;
       fieldStart = false;
@@ -121,7 +139,12 @@ function parseAmount(raw: string, sep: '.' | ',', where: string) {
 }
 
 export function parseCsv(content: Buffer, mapping: CsvMapping): ParsedStatement {
-  const rows = readCsv(content.toString('utf8').replace(/^\uFEFF/, ''), mapping.delimiter);
+  return runParse(parseCsvSteps(content, mapping));
+}
+
+/** parseCsv as ParseSteps (yields every PARSE_BATCH records while reading and while converting). */
+export function* parseCsvSteps(content: Buffer, mapping: CsvMapping): ParseSteps {
+  const rows = yield* readCsvSteps(content.toString('utf8').replace(/^\uFEFF/, ''), mapping.delimiter);
   if (rows.length === 0) throw new StatementParseError('line 1', 'the file is empty (a header row is required)');
   const [header, ...data] = rows;
   const index = new Map(header.cells.map((h, i) => [h.trim(), i] as const));
@@ -145,7 +168,10 @@ export function parseCsv(content: Buffer, mapping: CsvMapping): ParsedStatement 
     e2e: col(mapping.end_to_end_id_column),
     code: col(mapping.transaction_code_column),
   };
-  const transactions: ParsedTransaction[] = data.map((r) => {
+  const transactions: ParsedTransaction[] = [];
+  for (let n = 0; n < data.length; n++) {
+    if (n > 0 && n % PARSE_BATCH === 0) yield n;
+    const r = data[n];
     const where = `line ${r.line}`;
     if (r.cells.length !== header.cells.length) throw new StatementParseError(where, `${r.cells.length} columns, the header has ${header.cells.length}`);
     const get = (i: number | undefined) => (i === undefined ? null : text(r.cells[i]));
@@ -169,7 +195,7 @@ export function parseCsv(content: Buffer, mapping: CsvMapping): ParsedStatement 
     const bookingDate = parseDate(dateRaw, mapping.date_format, where);
     const vd = get(c.valueDate);
     const account = get(c.account);
-    return {
+    transactions.push({
       amount: fixed(amount),
       currency,
       bookingDate,
@@ -182,8 +208,8 @@ export function parseCsv(content: Buffer, mapping: CsvMapping): ParsedStatement 
       bankReference: get(c.reference),
       endToEndId: get(c.e2e),
       transactionCode: get(c.code),
-    };
-  });
+    });
+  }
   const account = mapping.account.replace(/\s+/g, '');
   const iban = looksLikeIban(account) ? account.toUpperCase() : null;
   const currency = mapping.currency ?? transactions[0]?.currency;

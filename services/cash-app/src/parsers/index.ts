@@ -1,9 +1,9 @@
-import { parseBai2 } from './bai2.js';
-import { parseCamt053 } from './camt053.js';
-import { csvMappingSchema, parseCsv } from './csv.js';
-import { parseJsonStatementFile } from './json.js';
-import { parseMt940 } from './mt940.js';
-import { StatementParseError, type ParsedStatement, type StatementFormat } from './types.js';
+import { parseBai2Steps } from './bai2.js';
+import { parseCamt053Steps } from './camt053.js';
+import { csvMappingSchema, parseCsvSteps } from './csv.js';
+import { parseJsonStatementFileSteps } from './json.js';
+import { parseMt940Steps } from './mt940.js';
+import { runParse, StatementParseError, type ParsedStatement, type ParseSteps, type StatementFormat } from './types.js';
 
 export * from './types.js';
 export { csvMappingSchema, type CsvMapping } from './csv.js';
@@ -14,19 +14,27 @@ export { jsonStatementSchema, jsonStatementShape, fromJsonStatement, type JsonSt
  * column mapping). Throws StatementParseError naming the line or element of the first problem.
  */
 export function parseStatement(format: StatementFormat, content: Buffer, options: Record<string, unknown> = {}): ParsedStatement {
+  return runParse(parseStatementSteps(format, content, options));
+}
+
+/**
+ * parseStatement as ParseSteps: the parser yields between batches of lines; drive it with
+ * runParseAsync to heartbeat and let the event loop run while a large file is read.
+ */
+export function parseStatementSteps(format: StatementFormat, content: Buffer, options: Record<string, unknown> = {}): ParseSteps {
   switch (format) {
     case 'camt053':
-      return parseCamt053(content);
+      return parseCamt053Steps(content);
     case 'bai2':
-      return parseBai2(content);
+      return parseBai2Steps(content);
     case 'mt940':
-      return parseMt940(content);
+      return parseMt940Steps(content);
     case 'csv': {
       const mapping = csvMappingSchema.safeParse(options.mapping);
       if (!mapping.success) throw new StatementParseError('mapping', mapping.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-      return parseCsv(content, mapping.data);
+      return parseCsvSteps(content, mapping.data);
     }
     case 'json':
-      return parseJsonStatementFile(content);
+      return parseJsonStatementFileSteps(content);
   }
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { isoCurrencyCode } from '@rp/platform';
-import { decimal, fixed, looksLikeIban, StatementParseError, text, type ParsedStatement } from './types.js';
+import { decimal, fixed, looksLikeIban, PARSE_BATCH, runParse, StatementParseError, text, type ParseSteps, type ParsedStatement } from './types.js';
 
 const amount = z
   .union([z.string(), z.number()])
@@ -41,6 +41,10 @@ export const jsonStatementSchema = z.object(jsonStatementShape);
 export type JsonStatement = z.output<typeof jsonStatementSchema>;
 
 export function fromJsonStatement(s: JsonStatement): ParsedStatement {
+  return runParse(fromJsonStatementSteps(s));
+}
+
+function* fromJsonStatementSteps(s: JsonStatement): ParseSteps {
   const account = s.account.replace(/\s+/g, '');
   const iban = looksLikeIban(account) ? account.toUpperCase() : null;
   return {
@@ -50,7 +54,7 @@ export function fromJsonStatement(s: JsonStatement): ParsedStatement {
     openingBalance: s.opening_balance != null ? fixed(decimal(s.opening_balance, 'opening_balance')) : null,
     closingBalance: s.closing_balance != null ? fixed(decimal(s.closing_balance, 'closing_balance')) : null,
     currency: s.currency,
-    transactions: s.transactions.map((t, i) => {
+    transactions: yield* mapInBatches(s.transactions, (t, i) => {
       if (!t.booking_date && !t.value_date) throw new StatementParseError(`transactions[${i}].booking_date`, 'give booking_date or value_date');
       const cpAccount = text(t.counterparty_account)?.replace(/\s+/g, '') ?? null;
       return {
@@ -71,19 +75,42 @@ export function fromJsonStatement(s: JsonStatement): ParsedStatement {
   };
 }
 
+function* mapInBatches<T, U>(items: readonly T[], f: (item: T, i: number) => U): Generator<number, U[], void> {
+  const out: U[] = [];
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0 && i % PARSE_BATCH === 0) yield i;
+    out.push(f(items[i], i));
+  }
+  return out;
+}
+
+function parseError(issue: z.core.$ZodIssue, prefix: PropertyKey[] = []): StatementParseError {
+  const path = [...prefix, ...issue.path].map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+  return new StatementParseError(`$${path}`, issue.message);
+}
+
+/** The statement with its transactions left unchecked: they are validated in batches (see parseJsonStatementFileSteps). */
+const jsonStatementHeadSchema = z.object({ ...jsonStatementShape, transactions: z.array(z.unknown()).max(100_000) });
+
 /** A JSON statement file: parse errors name the JSON path of the first problem. */
 export function parseJsonStatementFile(content: Buffer): ParsedStatement {
+  return runParse(parseJsonStatementFileSteps(content));
+}
+
+/** parseJsonStatementFile as ParseSteps (transactions validated and converted in batches of PARSE_BATCH). */
+export function* parseJsonStatementFileSteps(content: Buffer): ParseSteps {
   let doc: unknown;
   try {
     doc = JSON.parse(content.toString('utf8').replace(/^\uFEFF/, ''));
   } catch (err) {
     throw new StatementParseError('$', `not valid JSON: ${(err as Error).message}`);
   }
-  const r = jsonStatementSchema.safeParse(doc);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
-    throw new StatementParseError(`$${path}`, issue.message);
-  }
-  return fromJsonStatement(r.data);
+  const head = jsonStatementHeadSchema.safeParse(doc);
+  if (!head.success) throw parseError(head.error.issues[0]);
+  const transactions = yield* mapInBatches(head.data.transactions, (t, i) => {
+    const r = jsonTransactionSchema.safeParse(t);
+    if (!r.success) throw parseError(r.error.issues[0], ['transactions', i]);
+    return r.data;
+  });
+  return yield* fromJsonStatementSteps({ ...head.data, transactions });
 }

@@ -10,7 +10,20 @@
  * One statement (one :20:) per upload. Errors name the line.
  */
 import { isIsoCurrency } from '@rp/platform';
-import { calendarDate, decimal, fixed, looksLikeIban, StatementParseError, text, yymmdd, type ParsedStatement, type ParsedTransaction } from './types.js';
+import {
+  calendarDate,
+  decimal,
+  fixed,
+  looksLikeIban,
+  PARSE_BATCH,
+  runParse,
+  StatementParseError,
+  text,
+  yymmdd,
+  type ParseSteps,
+  type ParsedStatement,
+  type ParsedTransaction,
+} from './types.js';
 
 interface Field {
   tag: string;
@@ -72,6 +85,11 @@ function info86(raw: string) {
 }
 
 export function parseMt940(content: Buffer): ParsedStatement {
+  return runParse(parseMt940Steps(content));
+}
+
+/** parseMt940 as ParseSteps (yields every PARSE_BATCH fields). */
+export function* parseMt940Steps(content: Buffer): ParseSteps {
   const fs = fields(content.toString('utf8'));
   if (fs.length === 0) throw new StatementParseError('line 1', 'the file has no MT940 fields');
   const first = (tag: RegExp) => fs.find((f) => tag.test(f.tag));
@@ -95,7 +113,9 @@ export function parseMt940(content: Buffer): ParsedStatement {
 
   const transactions: ParsedTransaction[] = [];
   let last: ParsedTransaction | null = null;
-  for (const f of fs) {
+  for (let n = 0; n < fs.length; n++) {
+    if (n > 0 && n % PARSE_BATCH === 0) yield n;
+    const f = fs[n];
     const where = `line ${f.line}`;
     if (f.tag === '61') {
       const [head, ...supplementary] = f.value.split('\n');

@@ -22,6 +22,12 @@ export interface ParsedTransaction {
    * the line as a reversal (MT940 RC/RD, CAMT RvslInd) gets the prefix `R:`.
    */
   transactionCode: string | null;
+  /**
+   * Where the line sits in a statement that has its own identity (`ParsedStatement.statementId`): CAMT
+   * `<entry reference>:<entry position>[.<transaction position>]`. With the statement id it forms the
+   * line's unique import id; absent for formats identified by content (see uniqueImportIds).
+   */
+  lineKey?: string;
 }
 
 export interface ParsedAccount {
@@ -36,12 +42,44 @@ export interface ParsedAccount {
 
 export interface ParsedStatement {
   account: ParsedAccount;
+  /** The bank's own identity of the statement where the format has one (CAMT `Stmt/Id`), else null. */
+  statementId?: string | null;
   statementNumber: string | null;
   statementDate: string | null;
   openingBalance: string | null;
   closingBalance: string | null;
   currency: string;
   transactions: ParsedTransaction[];
+}
+
+/**
+ * A parser written as a generator: it yields (the number of lines read so far) between batches of
+ * lines, so an activity can heartbeat and let the event loop run while it parses a large file, and
+ * the API can run the same code in one go (runParse).
+ */
+export type ParseSteps = Generator<number, ParsedStatement, void>;
+
+/** Lines (or KiB of XML) between two yields of a parser. */
+export const PARSE_BATCH = 500;
+
+/** Runs a parser to its end without pausing (the upload request, tests). */
+export function runParse<T>(steps: Generator<number, T, void>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * Runs a parser, awaiting `pause(progress)` at each of its yields: the caller heartbeats there and
+ * lets the event loop turn (so the worker's heartbeats and cancellations get through).
+ */
+export async function runParseAsync<T>(steps: Generator<number, T, void>, pause: (progress: number) => Promise<void>): Promise<T> {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    await pause(r.value);
+  }
 }
 
 /** A malformed file: `where` names the line (`line 7`) or the XML element path. */

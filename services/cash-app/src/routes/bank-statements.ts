@@ -1,11 +1,8 @@
-import { createHash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import {
   ConflictError,
-  ForbiddenError,
   isUuid,
-  newId,
   NotFoundError,
   pageEnvelopeSchema,
   pageOf,
@@ -15,39 +12,32 @@ import {
   ValidationError,
   type UploadedFile,
 } from '@rp/platform';
-import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
-import { route, type CashAppDeps } from '../deps.js';
-import { STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain/bank-statements.js';
+import { route } from '../deps.js';
+import { deleteUploadedStatement, STATEMENT_STATUSES, STATUS_DESCRIPTION, uploadStatement } from '../domain/bank-statements.js';
 import {
   csvMappingSchema,
   fromJsonStatement,
   jsonStatementShape,
-  parseStatement,
+  parseStatementSteps,
+  runParseAsync,
   StatementParseError,
   STATEMENT_FORMATS,
   type ParsedStatement,
   type StatementFormat,
 } from '../parsers/index.js';
 import {
-  countApprovedPayments,
-  deleteStatement,
   getStatement,
-  insertStatement,
   listStatements,
   listTransactions,
   paymentsOfStatement,
-  statementByFileHash,
   statementView,
   transactionView,
   transition,
-  upsertBankAccount,
 } from '../store/bank-statements.js';
 
 const MAX_PAGE = 200;
 /** Largest statement upload (the gateway's UPLOAD_LIMIT_BYTES default is the same). */
 export const MAX_STATEMENT_BYTES = 50 * 1024 * 1024;
-/** How long a DELETE waits for a cancelled processing workflow to close before terminating it. */
-const CANCEL_WAIT_MS = 20_000;
 
 const money = z.string().describe('Decimal string with the currency\'s minor units, e.g. "1250.00".');
 
@@ -67,7 +57,14 @@ export const bankTransactionSchema = z.object({
   bank_account_id: z.string().nullable(),
   unique_import_id: z
     .string()
-    .describe('`<account>:ref:<bank reference>`, or `<account>:sha256:<hash of the line\'s fields>:<ordinal among identical lines>` when the bank gives no reference. Unique per organization: a line is imported once.'),
+    .describe(
+      'Identity of the bank line, unique per organization: a line is imported once. CAMT.053 (the statement has its own id): ' +
+        '`<account>:stmt:<Stmt/Id>:<entry reference>:<entry position>[.<transaction position>]`, so a re-export of the same ' +
+        'statement maps onto the same lines while another day\'s statement is new even when the bank reuses its references. ' +
+        'Other formats, by content: `<account>:ref:<bank reference>:<booking date>:<amount>` (a reference reused on another ' +
+        'day or for another amount is another line), or `<account>:sha256:<hash of the line\'s fields>:<n>` without a ' +
+        'reference. The nth identical id inside one file gets `#n` (`:n` for hashes).',
+    ),
   sequence: z.number().int().describe('Position in the statement file (1-based).'),
   amount: money.describe('Signed: credits (deposits) positive, debits negative.'),
   currency: z.string(),
@@ -163,43 +160,6 @@ const multipartDoc = z.object({
   mapping: z.string().optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
 });
 
-async function startProcessing(deps: CashAppDeps, organizationId: string, statementId: string): Promise<void> {
-  await deps.temporal.workflow.start(bankStatement, {
-    taskQueue: TASK_QUEUES.cashApp,
-    workflowId: bankStatementWorkflowId(statementId),
-    args: [{ organizationId, statementId }],
-    typedSearchAttributes: businessSearchAttributes(organizationId, statementId),
-  });
-}
-
-/** Cancels the statement's processing workflow if it runs, and waits (bounded) until it has closed. */
-async function stopProcessing(deps: CashAppDeps, workflowId: string, log: { warn: (o: object, m: string) => void }): Promise<void> {
-  const handle = deps.temporal.workflow.getHandle(workflowId);
-  try {
-    const d = await handle.describe();
-    if (d.status.name !== 'RUNNING') return;
-    await handle.cancel();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return;
-    throw err;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const closed = await Promise.race([
-    handle.result().then(
-      () => true,
-      () => true, // CancelledFailure (expected) or any other ending: the workflow is closed
-    ),
-    new Promise<false>((r) => (timer = setTimeout(() => r(false), CANCEL_WAIT_MS))),
-  ]);
-  clearTimeout(timer);
-  if (!closed) {
-    log.warn({ workflow_id: workflowId }, 'statement workflow did not close after cancellation; terminating it');
-    await handle.terminate('bank statement deleted').catch((err: unknown) => {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    });
-  }
-}
-
 export const bankStatementRoutes = [
   route({
     method: 'post',
@@ -215,17 +175,20 @@ export const bankStatementRoutes = [
       'The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
       'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A valid file is stored ' +
       'with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify ' +
-      'deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries).\n\n' +
+      'deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is ' +
+      'started before the statement is committed: a statement is never left `uploaded` without processing, and when the ' +
+      'workflow cannot be started nothing is stored (503 `service-unavailable`; upload again).\n\n' +
       'Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing ' +
-      'statement. A different file that overlaps an earlier one is accepted and stores only the lines not imported before ' +
-      '(each line has a unique import id: account + bank reference, else a content hash); `transaction_count` counts those.\n\n' +
+      'statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its ' +
+      'processing is started instead and it is returned (200). A different file that overlaps an earlier one is accepted and ' +
+      'stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.\n\n' +
       `Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],
     multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc },
     body: uploadBody,
     response: bankStatementSchema,
     errors: [409],
-    handler: async ({ body, identity, deps, log }) => {
+    handler: async ({ body, identity, deps }) => {
       let format: StatementFormat;
       let content: Buffer;
       let parsed: ParsedStatement;
@@ -237,7 +200,8 @@ export const bankStatementRoutes = [
           content = body.file.content;
           fileName = body.file.filename;
           if (body.mapping) options.mapping = body.mapping;
-          parsed = parseStatement(format, content, options);
+          // In batches with a turn of the event loop between them: a large file does not stall the service.
+          parsed = await runParseAsync(parseStatementSteps(format, content, options), () => nextTurn());
         } else {
           format = 'json';
           const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, (body as Record<string, unknown>)[k]]));
@@ -251,46 +215,8 @@ export const bankStatementRoutes = [
         }
         throw err;
       }
-      const sha256 = createHash('sha256').update(content).digest('hex');
-      const already = await statementByFileHash(deps.db, identity.org, sha256);
-      if (already) throw new ConflictError(`This file was already imported as bank statement ${already.id} (status ${already.status}).`);
-
-      const id = newId();
-      const workflowId = bankStatementWorkflowId(id);
-      const inserted = await deps.db.transaction(async (trx) => {
-        const bankAccountId = await upsertBankAccount(trx, identity.org, parsed.account);
-        return insertStatement(trx, {
-          id,
-          organizationId: identity.org,
-          bankAccountId,
-          source: 'upload',
-          format,
-          status: 'uploaded',
-          fileName,
-          fileSha256: sha256,
-          content,
-          options,
-          statementNumber: parsed.statementNumber,
-          statementDate: parsed.statementDate,
-          openingBalance: parsed.openingBalance,
-          closingBalance: parsed.closingBalance,
-          currency: parsed.currency,
-          workflowId,
-          uploadedBy: identity.sub,
-        });
-      });
-      if (!inserted) {
-        const first = await statementByFileHash(deps.db, identity.org, sha256);
-        throw new ConflictError(`This file was already imported as bank statement ${first?.id ?? 'unknown'}.`);
-      }
-      try {
-        await startProcessing(deps, identity.org, id);
-      } catch (err) {
-        log.error({ err, statement_id: id }, 'could not start the bank statement workflow');
-        await transition(deps.db, identity.org, id, ['uploaded'], 'failed', { error: 'processing could not be started; delete the statement and upload it again' });
-        throw err;
-      }
-      return statementView((await getStatement(deps.db, identity.org, id))!);
+      const { statement } = await uploadStatement(deps, { organizationId: identity.org, uploadedBy: identity.sub, format: format!, fileName, content, options, parsed });
+      return statementView(statement);
     },
   }),
   route({
@@ -361,28 +287,16 @@ export const bankStatementRoutes = [
       'Removes the statement, its transactions and their payments (204). `approved`: refused with 409 `conflict`, nothing ' +
       'changes. `synced` (from a bank connection): organization admins only (403 `forbidden` for members). Any other status: ' +
       'any user; when its processing workflow is still running it is cancelled first (the activities see the cancellation ' +
-      'through their heartbeats) and the rows are removed only after the workflow has closed, so no transaction or payment ' +
-      'appears afterwards. A statement with an approved payment is refused with 409 (approve or delete nothing silently). ' +
+      'through their heartbeats, at most every 0.5 s, so the answer comes within a few seconds) and the rows are removed only ' +
+      'after the workflow has closed, so no transaction or payment appears afterwards. A statement with an approved payment ' +
+      'is refused with 409; the check and the delete run under the lock a payment approval takes, so an approval racing the ' +
+      'delete either comes first (the delete answers 409 and nothing is removed) or finds the payment gone (404). ' +
       'Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
     params: z.object({ statement_id: z.string() }),
     errors: [404, 409],
     handler: async ({ params, identity, deps, log }) => {
-      const row = isUuid(params.statement_id) ? await getStatement(deps.db, identity.org, params.statement_id) : undefined;
-      if (!row) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
-      if (row.status === 'approved') throw new ConflictError('An approved bank statement cannot be deleted.');
-      if (row.status === 'synced' && identity.role !== 'admin') throw new ForbiddenError('Only organization admins may delete a statement synced from a bank connection.');
-      if ((await countApprovedPayments(deps.db, identity.org, row.id)) > 0) {
-        throw new ConflictError('The statement has approved payments; it cannot be deleted.');
-      }
-      await stopProcessing(deps, row.workflow_id ?? bankStatementWorkflowId(row.id), log);
-      await deps.db.transaction(async (trx) => {
-        const now = await getStatement(trx, identity.org, row.id, { forUpdate: true });
-        if (!now) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
-        if (now.status === 'approved') throw new ConflictError('An approved bank statement cannot be deleted.');
-        if ((await countApprovedPayments(trx, identity.org, row.id)) > 0) throw new ConflictError('The statement has approved payments; it cannot be deleted.');
-        await deleteStatement(trx, identity.org, row.id);
-      });
+      await deleteUploadedStatement(deps, { organizationId: identity.org, role: identity.role }, params.statement_id, log);
     },
   }),
 ];

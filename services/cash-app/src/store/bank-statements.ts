@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { currencyMinorUnits, isoTime, Money, newId, type Db } from '@rp/platform';
 import type { ParsedAccount, ParsedTransaction, StatementFormat } from '../parsers/types.js';
 import type { StatementStatus } from '../domain/bank-statements.js';
+import { lockOrganizationPayments } from './payments.js';
 
 type Conn = Db | Knex.Transaction;
 
@@ -255,6 +256,16 @@ export async function listTransactions(db: Conn, organizationId: string, stateme
     .orderBy(['sequence', 'id'])) as TransactionRow[];
 }
 
+/** Up to `limit` of the statement's transactions after position `afterSequence`, in file order (keyset pages). */
+export async function listTransactionsPage(db: Conn, organizationId: string, statementId: string, afterSequence: number, limit: number): Promise<TransactionRow[]> {
+  return (await db('bank_transactions')
+    .select('*')
+    .where({ organization_id: organizationId, statement_id: statementId })
+    .andWhere('sequence', '>', afterSequence)
+    .orderBy(['sequence', 'id'])
+    .limit(limit)) as TransactionRow[];
+}
+
 /** Payments proposed or approved for the statement's transactions. */
 export async function paymentsOfStatement(db: Conn, organizationId: string, statementId: string): Promise<TransactionPaymentRow[]> {
   return (await db('payments as p')
@@ -346,6 +357,17 @@ export async function setPaymentFlags(db: Conn, organizationId: string, flags: r
      WHERE t.id = v.id AND t.organization_id = ? AND t.is_payment IS DISTINCT FROM v.p`,
     [flags.map((f) => f.id), flags.map((f) => f.isPayment), organizationId],
   );
+}
+
+/**
+ * For a delete: takes the organization's payment lock (the advisory lock payment approvals and
+ * allocation edits hold, lockOrganizationPayments) and then the statement row, and returns the row as
+ * it is now. Whatever an approval committed before is visible to the caller's next statements, and
+ * no approval can commit until the caller's transaction ends.
+ */
+export async function lockStatementForDelete(trx: Knex.Transaction, organizationId: string, id: string): Promise<StatementRow | undefined> {
+  await lockOrganizationPayments(trx, organizationId);
+  return getStatement(trx, organizationId, id, { forUpdate: true });
 }
 
 /** Removes the statement; its transactions, their payments and allocations go with it (ON DELETE CASCADE). */
