@@ -27,6 +27,8 @@ export interface OutreachRow {
 /** What a receipt needs of a payment (payments belong to matching; read-only here). */
 export interface ReceiptPayment {
   id: string;
+  /** only an approved payment gets a receipt: a proposal may be wrong about who paid */
+  status: 'unapproved' | 'approved';
   partner_id: string | null;
   bank_transaction_id: string;
   amount: string;
@@ -42,7 +44,7 @@ export async function getReceiptPayment(db: Db, organizationId: string, paymentI
       this.on('t.id', '=', 'p.bank_transaction_id').andOn('t.organization_id', '=', 'p.organization_id');
     })
     .where({ 'p.organization_id': organizationId, 'p.id': paymentId })
-    .first('p.id', 'p.partner_id', 'p.bank_transaction_id', 'p.amount', 'p.currency', 'p.payment_date', 't.bank_reference');
+    .first('p.id', 'p.status', 'p.partner_id', 'p.bank_transaction_id', 'p.amount', 'p.currency', 'p.payment_date', 't.bank_reference');
   if (!payment) return null;
   const allocations = await db('payment_allocations')
     .where({ organization_id: organizationId, payment_id: paymentId })
