@@ -156,7 +156,7 @@ describe('payment-receipt email', () => {
     await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
     if (process.env.RECORD_HISTORIES) {
       const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
-      writeFileSync('workflows/test/histories/payment-receipt.json', json);
+      writeFileSync('workflows/test/histories/payment-receipt-send-then-record.json', json);
     }
 
     const mails = await waitForMail(email);
@@ -297,6 +297,39 @@ describe('payment-receipt email', () => {
     expect(await waitForMail(email)).toHaveLength(1);
   });
 
+  it('sends once when recording "sent" fails after the SMTP server accepted: only the recording is retried', async () => {
+    const email = `ap.write.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9720001', amount: 81 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '81.00', date: '2026-10-10', allocations: [{ invoiceId: invoiceIds[0], paid: '81.00' }] });
+    // The database refuses the first two "sent" updates of this payment's record (a trigger; a
+    // sequence counts across the rolled-back attempts), as an outage right after the SMTP call would.
+    const tag = paymentId.replace(/-/g, '_');
+    await stack.sql(`CREATE SEQUENCE cash_app.fail_${tag}`);
+    await stack.sql(`CREATE FUNCTION cash_app.fail_${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.status = 'sent' AND OLD.status <> 'sent' AND NEW.payment_id = '${paymentId}' AND nextval('cash_app.fail_${tag}') <= 2 THEN
+          RAISE EXCEPTION 'injected: database unavailable while recording sent';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await stack.sql(`CREATE TRIGGER fail_${tag} BEFORE UPDATE ON cash_app.outreach_records FOR EACH ROW EXECUTE FUNCTION cash_app.fail_${tag}()`);
+    try {
+      const res = await requestReceipt(org, paymentId);
+      expect(res.status).toBe(200);
+      const handle = temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId));
+      expect(await handle.result()).toEqual({ status: 'sent', emailId: `<${res.body.id}@receivables.local>` });
+      const [{ n }] = await stack.sql(`SELECT last_value::int AS n FROM cash_app.fail_${tag}`);
+      expect(n).toBeGreaterThanOrEqual(3); // the two injected failures happened, then the record was written
+      const [row] = await stack.sql('SELECT status, attempts, email_id FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
+      expect(row).toMatchObject({ status: 'sent', attempts: 1, email_id: `<${res.body.id}@receivables.local>` });
+      // Before: each failed write failed the send activity, which sent again on retry (three emails).
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
+    } finally {
+      await stack.sql(`DROP TRIGGER IF EXISTS fail_${tag} ON cash_app.outreach_records`);
+    }
+  });
+
   it('starts again a pending receipt whose workflow never ran', async () => {
     const email = `ap.orphan.${randomBytes(4).toString('hex')}@acme.example`;
     const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9700001', amount: 77 }]);
@@ -363,7 +396,7 @@ describe('payment-receipt email', () => {
       await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, await handle.fetchHistory(), handle.workflowId);
       if (process.env.RECORD_HISTORIES) {
         const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', handle.workflowId, '-o', 'json']);
-        writeFileSync('workflows/test/histories/payment-receipt-failed.json', json);
+        writeFileSync('workflows/test/histories/payment-receipt-failed-send-then-record.json', json);
       }
     } finally {
       await broken.close();

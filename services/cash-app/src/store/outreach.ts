@@ -107,7 +107,19 @@ export async function listOutreach(db: Db, organizationId: string, filter: Outre
   return { rows: rows as OutreachRow[], total: Number(count) };
 }
 
-/** Before the SMTP call: the attempt is recorded (the first one's start time is kept). */
+/** The intent, before any SMTP call: whom the receipt goes to. */
+export async function markIntent(db: Db, id: string, recipient: string, partnerId: string): Promise<void> {
+  await db('outreach_records').where({ id, status: 'pending' }).update({ recipient, partner_id: partnerId, modified_at: db.fn.now() });
+}
+
+/** Right before an SMTP call: the attempt is counted (the first one's start time is kept). */
+export async function markAttempt(db: Db, id: string): Promise<void> {
+  await db('outreach_records')
+    .where({ id })
+    .update({ attempts: db.raw('attempts + 1'), sending_started_at: db.raw('coalesce(sending_started_at, now())'), modified_at: db.fn.now() });
+}
+
+/** Before the SMTP call (single-activity flow): recipient and attempt recorded (the first one's start time is kept). */
 export async function markSending(db: Db, id: string, recipient: string, partnerId: string): Promise<void> {
   await db('outreach_records')
     .where({ id })
