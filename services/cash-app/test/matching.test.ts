@@ -3,7 +3,7 @@ import {
   DEFAULT_MATCH_CONFIG,
   extractTokens,
   findSubsetSum,
-  fitsMinorUnits,
+  allocationsFitMinorUnits,
   identifyPayer,
   matchDeposit,
   matchDeposits,
@@ -223,9 +223,9 @@ describe('matching engine', () => {
   });
 
   it('proposes nothing that does not fit the currency\'s minor units', () => {
-    expect(fitsMinorUnits([{ invoice_id: 'x', amount_paid: '1190.0000', amount_discount: '0.0000', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0' }], 'JPY')).toBe(true);
-    expect(fitsMinorUnits([{ invoice_id: 'x', amount_paid: '1.2340', amount_discount: '0', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0.001' }], 'KWD')).toBe(true);
-    expect(fitsMinorUnits([{ invoice_id: 'x', amount_paid: '1.2345', amount_discount: '0', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0' }], 'KWD')).toBe(false);
+    expect(allocationsFitMinorUnits([{ invoice_id: 'x', amount_paid: '1190.0000', amount_discount: '0.0000', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0' }], 'JPY')).toBe(true);
+    expect(allocationsFitMinorUnits([{ invoice_id: 'x', amount_paid: '1.2340', amount_discount: '0', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0.001' }], 'KWD')).toBe(true);
+    expect(allocationsFitMinorUnits([{ invoice_id: 'x', amount_paid: '1.2345', amount_discount: '0', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0' }], 'KWD')).toBe(false);
     // a JPY invoice whose open amount has decimals (bad ledger data) is not proposed; the next deposit still matches cleanly
     const c = ctx({ invoices: [inv('j1', ACME, '9000001', '1190.50', { currency: 'JPY' }), inv('j2', ACME, '9000002', '500', { currency: 'JPY' })] });
     const state = new MatchState(c.invoices);

@@ -24,8 +24,8 @@
  * made, so two deposits of one batch are never both proposed against the same open amount.
  * All amounts are decimal strings / decimal.js values.
  */
-import { currencyMinorUnits, Money } from '@rp/platform';
-import type { AllocationDraft } from './payments.js';
+import { Money } from '@rp/platform';
+import { fitsMinorUnits, type AllocationDraft } from './payments.js';
 
 type Dec = InstanceType<typeof Money>;
 
@@ -641,19 +641,9 @@ function payerConflict(payer: PayerMatch | null, partnerId: string | null): { re
   };
 }
 
-const minorUnitsCache = new Map<string, number>();
-function minorUnitsOf(currency: string): number {
-  let n = minorUnitsCache.get(currency);
-  if (n === undefined) minorUnitsCache.set(currency, (n = currencyMinorUnits(currency)));
-  return n;
-}
-
 /** Every amount of the allocations fits the currency's minor units (JPY 0, EUR 2, KWD 3 decimals). */
-export function fitsMinorUnits(allocations: readonly ProposedAllocation[], currency: string): boolean {
-  const digits = minorUnitsOf(currency.trim());
-  return allocations.every((a) =>
-    [a.amount_paid, a.amount_discount, a.amount_withheld, a.adjustment_amount].every((v) => new Money(v).decimalPlaces() <= digits),
-  );
+export function allocationsFitMinorUnits(allocations: readonly ProposedAllocation[], currency: string): boolean {
+  return allocations.every((a) => [a.amount_paid, a.amount_discount, a.amount_withheld, a.adjustment_amount].every((v) => fitsMinorUnits(v, currency)));
 }
 
 /**
@@ -664,7 +654,7 @@ export function fitsMinorUnits(allocations: readonly ProposedAllocation[], curre
  */
 export function matchDeposit(tx: MatchTransaction, ctx: MatchContext, state: MatchState): Proposal | null {
   const proposal = propose(tx, ctx, state);
-  if (!proposal || !fitsMinorUnits(proposal.allocations, tx.currency)) return null;
+  if (!proposal || !allocationsFitMinorUnits(proposal.allocations, tx.currency)) return null;
   if (proposal.remittance_id) state.usedRemittances.add(proposal.remittance_id);
   state.consume(proposal.allocations);
   return proposal;
