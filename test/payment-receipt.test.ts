@@ -330,6 +330,29 @@ describe('payment-receipt email', () => {
     }
   });
 
+  it('the workflow itself sends nothing for a payment that is not approved', async () => {
+    // The API refuses such a receipt; this pending record for an unapproved payment (SQL) stands for one requested
+    // before that rule, or a payment whose approval was taken back.
+    const email = `ap.unapproved.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9730001', amount: 19 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '19.00', date: '2026-10-11', allocations: [{ invoiceId: invoiceIds[0], paid: '19.00' }] });
+    await stack.sql(`UPDATE cash_app.payments SET status = 'unapproved', approved_at = NULL WHERE id = $1`, [paymentId]);
+    const [record] = await stack.sql(
+      `INSERT INTO cash_app.outreach_records (id, organization_id, outreach_type, status, payment_id, partner_id)
+       VALUES (gen_random_uuid(), $1, 'payment_receipt', 'pending', $2, $3) RETURNING id`,
+      [org.organizationId, paymentId, partnerId],
+    );
+    const result = await temporal.client.workflow.execute(paymentReceipt, {
+      taskQueue: TASK_QUEUES.cashApp,
+      workflowId: paymentReceiptWorkflowId(paymentId),
+      args: [{ organizationId: org.organizationId, outreachId: record.id, paymentId, retry: { maximumAttempts: 2, initialIntervalSeconds: 1 } }],
+    });
+    expect(result).toEqual({ status: 'skipped', reason: 'the payment is not approved' });
+    const got = await stack.request('GET', `/v2/cash-app/outreach/${record.id}`, { token: org.token });
+    expect(got.body).toMatchObject({ status: 'skipped', skip_reason: 'the payment is not approved', recipient: null });
+    expect(await waitForMail(email, { timeoutMs: 500 })).toHaveLength(0);
+  });
+
   it('starts again a pending receipt whose workflow never ran', async () => {
     const email = `ap.orphan.${randomBytes(4).toString('hex')}@acme.example`;
     const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9700001', amount: 77 }]);
