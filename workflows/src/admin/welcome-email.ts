@@ -26,7 +26,7 @@ export type WelcomeEmailResult =
   | { status: 'skipped'; reason: string };
 
 export type PrepareWelcomeEmailResult = { status: 'ready'; emailId: string } | Exclude<WelcomeEmailResult, { status: 'sent' }>;
-export type DeliverWelcomeEmailResult = { status: 'delivered'; emailId: string; messageId: string } | { status: 'already-sent'; emailId: string; messageId: string | null };
+export type DeliverWelcomeEmailResult = { status: 'delivered'; emailId: string; messageId: string } | Exclude<WelcomeEmailResult, { status: 'sent' }>;
 
 /** Activity contract, implemented by services/admin (createWelcomeEmailActivities). */
 export interface WelcomeEmailActivities {

@@ -79,7 +79,7 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
       if (!email) throw ApplicationFailure.nonRetryable(`outbound email ${input.emailId} does not exist`, 'EmailNotFound');
       if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
       const found = await subject(input);
-      if ('status' in found) throw ApplicationFailure.nonRetryable(found.reason, 'NothingToSend');
+      if ('status' in found) return found; // the user or organization was deleted since the intent was recorded
       const messageId = await smtp(email, found.user, found.org, log);
       // Nothing is written here: recordWelcomeEmailSent does that, so a failed write cannot send again.
       log.info({ email_id: email.id, user_id: found.user.id, message_id: messageId }, 'welcome email delivered to the SMTP server');
