@@ -1,3 +1,11 @@
+/**
+ * Payment receipts end to end: requested through the gateway, sent by the payment-receipt workflow
+ * through a real SMTP sink (MailDev). SQL set-up, where used, stands for states no endpoint
+ * produces directly: an approved payment of a fixed shape (see `payment`), an orphaned `pending`
+ * record (the API stopping between writing it and starting its workflow), a previous receipt
+ * workflow that never closes (started on a task queue no worker polls), and a write failure of the
+ * "sent" record (a trigger), standing for a database outage right after the SMTP server accepted.
+ */
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -45,8 +53,9 @@ async function customerWithInvoices(o: Org, email: string, invoices: { number: s
 }
 
 /**
- * A proposed payment for a deposit: bank statement, transaction, payment and allocations written
- * with SQL, standing in for statement processing (a fixed payment is what the receipt needs).
+ * An approved payment for a deposit: bank statement, transaction, payment and allocations written
+ * with SQL, standing in for statement processing and approval (a fixed payment is what the receipt
+ * needs; a payment without a customer cannot be approved through the API).
  */
 async function payment(o: Org, p: { partnerId: string | null; amount: string; date: string; allocations: { invoiceId: string; paid: string; discount?: string }[] }) {
   const [st] = await stack.sql(`INSERT INTO cash_app.bank_statements (id, organization_id, format, status) VALUES (gen_random_uuid(), $1, 'json', 'ready') RETURNING id`, [
@@ -58,8 +67,8 @@ async function payment(o: Org, p: { partnerId: string | null; amount: string; da
     [o.organizationId, st.id, p.amount, p.date],
   );
   const [pay] = await stack.sql(
-    `INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, partner_id, amount, currency, payment_date)
-     VALUES (gen_random_uuid(), $1, $2, $3, $4, 'EUR', $5) RETURNING id`,
+    `INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, partner_id, amount, currency, payment_date, status, approved_at)
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, 'EUR', $5, 'approved', now()) RETURNING id`,
     [o.organizationId, tx.id, p.partnerId, p.amount, p.date],
   );
   for (const a of p.allocations) {
@@ -147,7 +156,7 @@ describe('payment-receipt email', () => {
     await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
     if (process.env.RECORD_HISTORIES) {
       const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
-      writeFileSync('workflows/test/histories/payment-receipt.json', json);
+      writeFileSync('workflows/test/histories/payment-receipt-send-then-record.json', json);
     }
 
     const mails = await waitForMail(email);
@@ -213,7 +222,16 @@ describe('payment-receipt email', () => {
     expect(payments.body.data).toHaveLength(1);
     const proposed = payments.body.data[0];
     expect(proposed.partner_id).toBe(partnerId);
+    expect(proposed.status).toBe('unapproved');
 
+    // A proposal is a guess about who paid what: no receipt until a person approved it.
+    const early = await requestReceipt(org, proposed.id);
+    expect(early.status).toBe(409);
+    expect(early.body).toMatchObject({ type: 'conflict', status: 409, detail: expect.stringContaining('is not approved') });
+    expect(await stack.sql('SELECT id FROM cash_app.outreach_records WHERE payment_id = $1', [proposed.id])).toEqual([]);
+    expect(await waitForMail(email, { timeoutMs: 500 })).toHaveLength(0);
+
+    expect((await stack.request('POST', `/v2/payments/${proposed.id}/approve`, { token: org.token })).status).toBe(200);
     const res = await requestReceipt(org, proposed.id);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'pending', payment_id: proposed.id, partner_id: partnerId, bank_transaction_id: txId });
@@ -238,6 +256,101 @@ describe('payment-receipt email', () => {
     expect(n).toBe(1);
     await new Promise((r) => setTimeout(r, 500));
     expect(await waitForMail(email, { count: 2, timeoutMs: 1000 })).toHaveLength(1);
+  });
+
+  it('answers at once while the previous receipt workflow of the payment has not closed, and sends once it has', async () => {
+    const email = `ap.stuck.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9710001', amount: 64 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '64.00', date: '2026-10-09', allocations: [{ invoiceId: invoiceIds[0], paid: '64.00' }] });
+    // A previous receipt, already failed, whose workflow is still open (no worker polls its task queue).
+    const [previous] = await stack.sql(
+      `INSERT INTO cash_app.outreach_records (id, organization_id, outreach_type, status, error, payment_id, partner_id)
+       VALUES (gen_random_uuid(), $1, 'payment_receipt', 'failed', 'SMTP down', $2, $3) RETURNING id`,
+      [org.organizationId, paymentId, partnerId],
+    );
+    const stuck = await temporal.client.workflow.start(paymentReceipt, {
+      taskQueue: 'nobody-polls-this-queue',
+      workflowId: paymentReceiptWorkflowId(paymentId),
+      args: [{ organizationId: org.organizationId, outreachId: previous.id, paymentId, retry: { maximumAttempts: 1, initialIntervalSeconds: 1 } }],
+      memo: { outreachId: previous.id },
+    });
+
+    // Before: the handler waited for that workflow's result without limit (this request never answered).
+    const res = await requestReceipt(org, paymentId);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'pending', payment_id: paymentId });
+    expect(res.body.id).not.toBe(previous.id);
+    expect(await waitForMail(email, { timeoutMs: 500 })).toHaveLength(0);
+    // Asking again meanwhile answers the same pending record, again without waiting for the old workflow.
+    const again = await requestReceipt(org, paymentId);
+    expect(again.body).toMatchObject({ id: res.body.id, status: 'pending' });
+
+    // Once the old workflow has closed, the new record's workflow is started and the receipt sent, once.
+    await stuck.terminate('test: the previous receipt workflow closes');
+    const handle = temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId));
+    for (;;) {
+      const d = await handle.describe().catch(() => null);
+      if (d?.memo?.outreachId === res.body.id) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(await handle.result()).toEqual({ status: 'sent', emailId: `<${res.body.id}@receivables.local>` });
+    expect(await waitForMail(email)).toHaveLength(1);
+  });
+
+  it('sends once when recording "sent" fails after the SMTP server accepted: only the recording is retried', async () => {
+    const email = `ap.write.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9720001', amount: 81 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '81.00', date: '2026-10-10', allocations: [{ invoiceId: invoiceIds[0], paid: '81.00' }] });
+    // The database refuses the first two "sent" updates of this payment's record (a trigger; a
+    // sequence counts across the rolled-back attempts), as an outage right after the SMTP call would.
+    const tag = paymentId.replace(/-/g, '_');
+    await stack.sql(`CREATE SEQUENCE cash_app.fail_${tag}`);
+    await stack.sql(`CREATE FUNCTION cash_app.fail_${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.status = 'sent' AND OLD.status <> 'sent' AND NEW.payment_id = '${paymentId}' AND nextval('cash_app.fail_${tag}') <= 2 THEN
+          RAISE EXCEPTION 'injected: database unavailable while recording sent';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await stack.sql(`CREATE TRIGGER fail_${tag} BEFORE UPDATE ON cash_app.outreach_records FOR EACH ROW EXECUTE FUNCTION cash_app.fail_${tag}()`);
+    try {
+      const res = await requestReceipt(org, paymentId);
+      expect(res.status).toBe(200);
+      const handle = temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId));
+      expect(await handle.result()).toEqual({ status: 'sent', emailId: `<${res.body.id}@receivables.local>` });
+      const [{ n }] = await stack.sql(`SELECT last_value::int AS n FROM cash_app.fail_${tag}`);
+      expect(n).toBeGreaterThanOrEqual(3); // the two injected failures happened, then the record was written
+      const [row] = await stack.sql('SELECT status, attempts, email_id FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
+      expect(row).toMatchObject({ status: 'sent', attempts: 1, email_id: `<${res.body.id}@receivables.local>` });
+      // Before: each failed write failed the send activity, which sent again on retry (three emails).
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
+    } finally {
+      await stack.sql(`DROP TRIGGER IF EXISTS fail_${tag} ON cash_app.outreach_records`);
+    }
+  });
+
+  it('the workflow itself sends nothing for a payment that is not approved', async () => {
+    // The API refuses such a receipt; this pending record for an unapproved payment (SQL) stands for one requested
+    // before that rule, or a payment whose approval was taken back.
+    const email = `ap.unapproved.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9730001', amount: 19 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '19.00', date: '2026-10-11', allocations: [{ invoiceId: invoiceIds[0], paid: '19.00' }] });
+    await stack.sql(`UPDATE cash_app.payments SET status = 'unapproved', approved_at = NULL WHERE id = $1`, [paymentId]);
+    const [record] = await stack.sql(
+      `INSERT INTO cash_app.outreach_records (id, organization_id, outreach_type, status, payment_id, partner_id)
+       VALUES (gen_random_uuid(), $1, 'payment_receipt', 'pending', $2, $3) RETURNING id`,
+      [org.organizationId, paymentId, partnerId],
+    );
+    const result = await temporal.client.workflow.execute(paymentReceipt, {
+      taskQueue: TASK_QUEUES.cashApp,
+      workflowId: paymentReceiptWorkflowId(paymentId),
+      args: [{ organizationId: org.organizationId, outreachId: record.id, paymentId, retry: { maximumAttempts: 2, initialIntervalSeconds: 1 } }],
+    });
+    expect(result).toEqual({ status: 'skipped', reason: 'the payment is not approved' });
+    const got = await stack.request('GET', `/v2/cash-app/outreach/${record.id}`, { token: org.token });
+    expect(got.body).toMatchObject({ status: 'skipped', skip_reason: 'the payment is not approved', recipient: null });
+    expect(await waitForMail(email, { timeoutMs: 500 })).toHaveLength(0);
   });
 
   it('starts again a pending receipt whose workflow never ran', async () => {
@@ -306,7 +419,7 @@ describe('payment-receipt email', () => {
       await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, await handle.fetchHistory(), handle.workflowId);
       if (process.env.RECORD_HISTORIES) {
         const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', handle.workflowId, '-o', 'json']);
-        writeFileSync('workflows/test/histories/payment-receipt-failed.json', json);
+        writeFileSync('workflows/test/histories/payment-receipt-failed-send-then-record.json', json);
       }
     } finally {
       await broken.close();

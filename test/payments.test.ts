@@ -431,3 +431,117 @@ describe('manual payments', () => {
     expect((await create({ bank_transaction_id: first.txIds[3] })).status).toBe(409);
   });
 });
+
+describe('matching: amounts, dates and a disagreeing payer', () => {
+  it('does not take the amount or the date in the remittance text for an invoice number', async () => {
+    const c = await pushCustomers(stack, orgA.apiKey, [customerRecord({ customer_code: 'C-400', name1: 'Delta Supplies SE' })]);
+    expect(c.body.results[0].success).toBe(true);
+    const pushed = await pushInvoices(stack, orgA.apiKey, [
+      invoiceRecord({ document_number: '1190', reference: '', customer_code: 'C-400', amount_in_document_currency: 1190 }),
+      invoiceRecord({ document_number: '15102026', reference: '', customer_code: 'C-400', amount_in_document_currency: 1190 }),
+    ]);
+    expect(pushed.body.results.every((r) => r.success)).toBe(true);
+    // Before: "1.190,00" gave the token 1190 and "15.10.2026" the token 15102026, and this deposit of
+    // somebody else was proposed against Delta's invoice 1190.
+    const s = await statement(orgA, [
+      { amount: '1190.00', remittance_information: 'Zahlung 1.190,00 EUR vom 15.10.2026', counterparty_name: 'Omega Unknown Trading' },
+      { amount: '1190.00', remittance_information: 'Payment 1,190.00 of 2026-10-15', counterparty_name: 'Omega Unknown Trading' },
+    ]);
+    for (const tx of s.txIds) expect(await paymentOf(orgA, tx)).toBeUndefined();
+  });
+
+  it('records the conflict and scores lower when the payer known by IBAN is not the invoices\' partner', async () => {
+    // ACME_IBAN was learned for Acme (C-100) when its payment was approved; this deposit from it quotes Beta's invoice.
+    const s = await statement(orgA, [{ amount: '1000.00', remittance_information: 'Invoice 9000010', counterparty_name: 'Acme Handels GmbH', counterparty_iban: ACME_IBAN }]);
+    const p = await paymentOf(orgA, s.txIds[0]!);
+    expect(p.partner_id).toBe(await partnerId(orgA, 'C-200'));
+    expect(p.allocations.map((a: { invoice_number: string }) => a.invoice_number)).toEqual(['9000010']);
+    expect(p.match_reasons).toContainEqual({
+      rule: 'payer_conflict',
+      payer_rule: 'iban',
+      payer_partner_id: await partnerId(orgA, 'C-100'),
+      partner_id: await partnerId(orgA, 'C-200'),
+      value: ACME_IBAN,
+    });
+    expect(p.match_score).toBe(0.5); // number 0.5 + exact amount 0.3 − the disagreeing payer 0.3
+  });
+});
+
+describe('allocation amounts in the currency\'s minor units', () => {
+  /** A deposit in `currency` that matching leaves alone (no payer, no numbers), through the gateway. */
+  async function deposit(currency: string, account: string, amount: string): Promise<string> {
+    const res = await stack.request('POST', '/v2/bank-statements', {
+      token: orgB.token,
+      body: {
+        account,
+        currency,
+        statement_number: `S-${randomUUID()}`,
+        transactions: [{ amount, booking_date: '2026-11-02', value_date: '2026-11-02', counterparty_name: 'Nobody Known', remittance_information: 'Sammelzahlung' }],
+      },
+    });
+    expect(res.status).toBe(200);
+    return (await waitForStatement(stack, orgB.token, res.body.id)).transactions[0].id as string;
+  }
+
+  let jpyPaymentId: string;
+
+  it('JPY (no decimals): refuses 1190.5 naming the field, answers amounts without decimals', async () => {
+    const pushed = await pushInvoices(stack, orgB.apiKey, [invoiceRecord({ document_number: 'JP-1', reference: '', customer_code: 'C-100', currency: 'JPY', amount_in_document_currency: 3000, amount_in_local_currency: 18.5 })]);
+    expect(pushed.body.results[0]).toMatchObject({ success: true });
+    const txId = await deposit('JPY', 'DE02100100100006820101', '5000');
+    const invoice = await invoiceId(orgB, 'JP-1');
+    const bad = await stack.request('POST', '/v2/payments', { token: orgB.token, body: { bank_transaction_id: txId, allocations: [{ invoice_id: invoice, amount_paid: '1190.5', amount_discount: 0.5 }] } });
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ type: 'request-validation', status: 422 });
+    expect(bad.body.errors).toEqual([
+      expect.objectContaining({ loc: ['body', 'allocations', 0, 'amount_paid'], type: 'value_error.decimal_places', msg: 'has more decimals than JPY allows (no decimals)' }),
+      expect.objectContaining({ loc: ['body', 'allocations', 0, 'amount_discount'], type: 'value_error.decimal_places' }),
+    ]);
+    expect(await paymentOf(orgB, txId)).toBeUndefined(); // nothing written
+
+    const ok = await stack.request('POST', '/v2/payments', { token: orgB.token, body: { bank_transaction_id: txId, allocations: [{ invoice_id: invoice, amount_paid: '1190' }] } });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ currency: 'JPY', amount: '5000', allocated_amount: '1190', unallocated_amount: '3810', transaction: { amount: '5000' } });
+    expect(ok.body.allocations[0]).toMatchObject({ amount_paid: '1190', amount_discount: '0', amount_withheld: '0', adjustment_amount: '0' });
+    jpyPaymentId = ok.body.id;
+
+    const patched = await stack.request('PATCH', `/v2/payments/${jpyPaymentId}`, { token: orgB.token, body: { allocations: [{ invoice_id: invoice, amount_paid: 1190.25 }] } });
+    expect(patched.status).toBe(422);
+    expect(patched.body.errors[0]).toMatchObject({ loc: ['body', 'allocations', 0, 'amount_paid'], type: 'value_error.decimal_places' });
+    expect((await stack.request('GET', `/v2/payments/${jpyPaymentId}`, { token: orgB.token })).body.allocated_amount).toBe('1190');
+  });
+
+  it('KWD (3 decimals): keeps fils exact in and out, refuses a fourth decimal', async () => {
+    const pushed = await pushInvoices(stack, orgB.apiKey, [
+      invoiceRecord({ document_number: 'KW-1', reference: '', customer_code: 'C-100', currency: 'KWD', amount_in_document_currency: 1500.125, amount_in_local_currency: 4500.38 }),
+    ]);
+    expect(pushed.body.results[0]).toMatchObject({ success: true });
+    const txId = await deposit('KWD', 'KW81CBKU0000000000001234560101', '2000.000');
+    const invoice = await invoiceId(orgB, 'KW-1');
+    const bad = await stack.request('POST', '/v2/payments', { token: orgB.token, body: { bank_transaction_id: txId, allocations: [{ invoice_id: invoice, amount_paid: '1190.1255' }] } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0]).toMatchObject({ loc: ['body', 'allocations', 0, 'amount_paid'], type: 'value_error.decimal_places', msg: 'has more decimals than KWD allows (at most 3)' });
+    const ok = await stack.request('POST', '/v2/payments', { token: orgB.token, body: { bank_transaction_id: txId, allocations: [{ invoice_id: invoice, amount_paid: '1190.125' }] } });
+    expect(ok.status).toBe(200);
+    // Before: every amount was written with 2 decimals ("1190.13", "2000.00")
+    expect(ok.body).toMatchObject({ currency: 'KWD', amount: '2000.000', allocated_amount: '1190.125', unallocated_amount: '809.875' });
+    expect(ok.body.allocations[0]).toMatchObject({ amount_paid: '1190.125', amount_discount: '0.000' });
+  });
+
+  it('the database refuses an allocation with more decimals than its payment\'s currency, whoever writes it', async () => {
+    const insert = (amount: string) =>
+      stack.sql(
+        `INSERT INTO cash_app.payment_allocations (id, organization_id, payment_id, invoice_id, amount_paid) VALUES (gen_random_uuid(), $1, $2, $3, $4)`,
+        [orgB.organizationId, jpyPaymentId, randomUUID(), amount],
+      );
+    await expect(insert('0.5')).rejects.toThrow(/more decimals than JPY allows/);
+    await insert('7'); // whole yen are fine
+    await stack.sql(`DELETE FROM cash_app.payment_allocations WHERE payment_id = $1 AND amount_paid = 7`, [jpyPaymentId]);
+    await expect(stack.sql(`UPDATE cash_app.payment_allocations SET amount_discount = 0.01 WHERE payment_id = $1`, [jpyPaymentId])).rejects.toThrow(
+      /payment allocation .* more decimals than JPY allows \(0\)/,
+    );
+    const [{ digits }] = await stack.sql(`SELECT cash_app.currency_minor_units('KWD') AS digits`);
+    expect(digits).toBe(3);
+    expect((await stack.request('GET', `/v2/payments/${jpyPaymentId}`, { token: orgB.token })).body.allocations).toHaveLength(1);
+  });
+});

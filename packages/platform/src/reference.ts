@@ -51,6 +51,11 @@ export function currencyMinorUnits(code: string): number {
   return digits === undefined ? 2 : Number(digits);
 }
 
+/** Every ISO 4217 code this platform knows, current and historic (e.g. to seed a database table of minor units). */
+export function isoCurrencyCodes(): string[] {
+  return [...CURRENT, ...HISTORIC].sort();
+}
+
 let timezones: Set<string> | null = null;
 /** IANA timezone name known to this runtime's ICU data. */
 export function isIanaTimezone(tz: string): boolean {

@@ -56,4 +56,48 @@ describe('sendWelcomeEmail activity', () => {
     await expect(new MockActivityEnvironment({ attempt: 1 }).run(acts.sendWelcomeEmail, missing)).rejects.toThrow(/not visible yet/);
     expect(await new MockActivityEnvironment({ attempt: 4 }).run(acts.sendWelcomeEmail, missing)).toEqual({ status: 'skipped', reason: 'user does not exist' });
   });
+
+  it('in three steps: the intent before the send, nothing written after the SMTP call, "sent" recorded on its own', async () => {
+    const user = newId();
+    await db('users').insert({ id: user, organization_id: orgId, email: 'three@acme.example', name: 'Tess', role: 'member' });
+    const mailer = recordingMailer();
+    const acts = createWelcomeEmailActivities({ db, mailer, log: createLogger('t', 'silent'), from: 'Platform <a@b.example>', publicBaseUrl: 'http://x' });
+    const env = new MockActivityEnvironment();
+    const input = { organizationId: orgId, userId: user };
+
+    const prepared = await env.run(acts.prepareWelcomeEmail, input);
+    expect(prepared).toMatchObject({ status: 'ready', emailId: expect.any(String) });
+    const emailId = (prepared as { emailId: string }).emailId;
+    expect(await db('outbound_emails').where({ id: emailId }).first()).toMatchObject({ status: 'sending', attempts: 0, idempotency_key: `welcome-${user}` });
+
+    const delivered = await env.run(acts.deliverWelcomeEmail, { ...input, emailId });
+    expect(delivered).toEqual({ status: 'delivered', emailId, messageId: '<m1@test>' });
+    expect(mailer.sent[0]).toMatchObject({ to: 'three@acme.example', messageId: `<${emailId}@b.example>` });
+    // the send activity wrote only the attempt, before the call: the row is not marked sent by it
+    expect(await db('outbound_emails').where({ id: emailId }).first()).toMatchObject({ status: 'sending', attempts: 1, message_id: null });
+
+    await env.run(acts.recordWelcomeEmailSent, { organizationId: orgId, emailId, messageId: '<m1@test>' });
+    await env.run(acts.recordWelcomeEmailSent, { organizationId: orgId, emailId, messageId: '<m1@test>' }); // a retried record is harmless
+    expect(await db('outbound_emails').where({ id: emailId }).first()).toMatchObject({ status: 'sent', attempts: 1, message_id: '<m1@test>' });
+    expect(await env.run(acts.deliverWelcomeEmail, { ...input, emailId })).toEqual({ status: 'already-sent', emailId, messageId: '<m1@test>' });
+    expect(await env.run(acts.prepareWelcomeEmail, input)).toEqual({ status: 'already-sent', emailId, messageId: '<m1@test>' });
+    expect(mailer.sent).toHaveLength(1);
+  });
+
+  it('single-activity flow (workflows started before the split): a failed "sent" write does not fail the send', async () => {
+    const user = newId();
+    await db('users').insert({ id: user, organization_id: orgId, email: 'legacy@acme.example', name: 'Lee', role: 'member' });
+    // the database refuses every "sent" update of this row
+    await db.raw(`CREATE FUNCTION admin.refuse_sent() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.status = 'sent' AND NEW.to_address = 'legacy@acme.example' THEN RAISE EXCEPTION 'injected'; END IF; RETURN NEW; END $$`);
+    await db.raw('CREATE TRIGGER refuse_sent BEFORE UPDATE ON admin.outbound_emails FOR EACH ROW EXECUTE FUNCTION admin.refuse_sent()');
+    try {
+      const mailer = recordingMailer();
+      const acts = createWelcomeEmailActivities({ db, mailer, log: createLogger('t', 'silent'), from: 'a@b.example', publicBaseUrl: 'http://x' });
+      expect(await new MockActivityEnvironment().run(acts.sendWelcomeEmail, { organizationId: orgId, userId: user })).toMatchObject({ status: 'sent', messageId: '<m1@test>' });
+      expect(mailer.sent).toHaveLength(1);
+    } finally {
+      await db.raw('DROP TRIGGER refuse_sent ON admin.outbound_emails');
+    }
+  });
 });

@@ -4,5 +4,13 @@ import * as m002 from './002_cash_application.js';
 import * as m003 from './003_remittance_attachments_outreach.js';
 import * as m004BankStatements from './004_bank_statement_files.js';
 import * as m005LineIdsLivePayments from './005_line_ids_and_live_payments.js';
+import * as m006AllocationMinorUnits from './006_allocation_minor_units.js';
 
-export const migrations: Migration[] = [m001, m002, m003, m004BankStatements, m005LineIdsLivePayments];
+export const migrations: Migration[] = [
+  m001,
+  m002,
+  m003,
+  m004BankStatements,
+  m005LineIdsLivePayments,
+  m006AllocationMinorUnits,
+];

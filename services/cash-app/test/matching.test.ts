@@ -3,6 +3,7 @@ import {
   DEFAULT_MATCH_CONFIG,
   extractTokens,
   findSubsetSum,
+  allocationsFitMinorUnits,
   identifyPayer,
   matchDeposit,
   matchDeposits,
@@ -10,6 +11,8 @@ import {
   nameSimilarity,
   nameTokens,
   PartnerIndex,
+  stripAmountsAndDates,
+  transactionTokens,
   type MatchContext,
   type MatchInvoice,
   type MatchPartner,
@@ -65,6 +68,21 @@ describe('token extraction', () => {
     expect(tokens).not.toContain('ZAHLUNG');
     expect(tokens).not.toContain('77'); // too short to be a document number
     expect(extractTokens(null, undefined, 'no numbers here')).toEqual([]);
+  });
+
+  it('takes amounts and dates out before looking for invoice numbers', () => {
+    // today's defect: "1.190,00" gave the token "1190", "15.10.2026" gave "15102026" and "2026"
+    expect(extractTokens('Betrag 1.190,00 vom 15.10.2026')).toEqual([]);
+    expect(extractTokens('paid 1,190.00 on 2026-10-15; 1190.00 and 1\'190.50 and 10/15/2026')).toEqual([]);
+    expect(extractTokens('RE 9000001 EUR 1.190,00 15.10.26')).toEqual(['9000001']);
+    expect(extractTokens('Rechnung 9000001 über 1.190 € am 2026/10/15')).toEqual(['9000001']);
+    // what only looks like a date or an amount stays: not a calendar date, an identifier with a prefix, 4 decimals
+    expect(extractTokens('INV 12.34.5678')).toEqual(expect.arrayContaining(['12345678']));
+    expect(extractTokens('INV-2026-10-15')).toEqual(expect.arrayContaining(['INV20261015']));
+    expect(extractTokens('RE 2026.0015')).toEqual(expect.arrayContaining(['20260015']));
+    // a bare number next to the deposit's own currency code is an amount; another three-letter word is not a currency
+    expect(stripAmountsAndDates('EUR 1190 PAY ALL 9000001', 'EUR').trim()).toBe('PAY ALL 9000001');
+    expect(transactionTokens({ remittance_information: 'EUR 1190 PAY ALL 9000001', bank_reference: '1190 EUR', end_to_end_id: null, currency: 'EUR' })).toEqual(['9000001']);
   });
 
   it('normalizes names: case, punctuation, diacritics, legal forms', () => {
@@ -156,6 +174,65 @@ describe('matching engine', () => {
     expect(p.allocations[0]!.invoice_id).toBe('b1');
     expect(p.reasons[0]).toEqual({ rule: 'iban', partner_id: BETA, value: 'DE89370400440532013000' });
     expect(p.score).toBe(0.6);
+  });
+
+  it('does not take an amount or a date in the remittance text for an invoice number', () => {
+    const c = ctx({ invoices: [inv('b1', BETA, '1190', '1190.00'), inv('b2', BETA, '15102026', '1190.00'), inv('b3', BETA, '2026', '1190.00')] });
+    for (const info of ['Zahlung 1.190,00 EUR vom 15.10.2026', 'Payment 1,190.00 of 2026-10-15', 'Betrag EUR 1190']) {
+      expect(run(tx({ amount: '1190.00', remittance_information: info }), c), info).toBeNull();
+    }
+    // the invoice number itself still matches
+    expect(run(tx({ amount: '1190.00', remittance_information: 'Rechnung 1190 über 1.190,00 EUR' }), c)?.allocations[0]?.invoice_id).toBe('b1');
+  });
+
+  it('records a conflict and scores lower when the payer known by IBAN is not the invoices\' partner', () => {
+    const c = ctx({
+      invoices: [inv('a1', ACME, '9000001', '500.00'), inv('b1', BETA, 'B1', '500.00')],
+      knownAccounts: [{ account_identifier: 'DE89370400440532013000', partner_id: BETA }],
+    });
+    const p = run(tx({ amount: '500.00', remittance_information: 'Invoice 9000001', counterparty_iban: 'DE89370400440532013000' }), c)!;
+    expect(p.partner_id).toBe(ACME);
+    expect(p.reasons).toEqual([
+      { rule: 'invoice_number', value: '9000001', invoice_id: 'a1' },
+      { rule: 'payer_conflict', payer_rule: 'iban', payer_partner_id: BETA, partner_id: ACME, value: 'DE89370400440532013000' },
+      { rule: 'amount_exact', invoices: 1 },
+    ]);
+    // number + exact amount is 0.8; the disagreeing payer takes off what an agreeing one adds (0.3)
+    expect(p.score).toBe(0.5);
+    // no conflict when the payer and the invoices agree
+    const agreeing = run(tx({ amount: '500.00', remittance_information: 'Invoice 9000001', counterparty_iban: 'DE89370400440532013000' }), {
+      ...c,
+      knownAccounts: [{ account_identifier: 'DE89370400440532013000', partner_id: ACME }],
+    })!;
+    expect(agreeing.reasons.map((r) => r.rule)).toEqual(['invoice_number', 'iban', 'amount_exact']);
+    expect(agreeing.score).toBe(1);
+  });
+
+  it('records a conflict when a remittance names another partner than the payer known by IBAN', () => {
+    const c = ctx({
+      invoices: [inv('a1', ACME, '9000001', '100.00')],
+      knownAccounts: [{ account_identifier: 'DE89370400440532013000', partner_id: BETA }],
+      remittances: [
+        { id: 'r1', partner_id: ACME, transaction_amount: '100.00', transaction_number: 'PAY-4711', currency: 'EUR', payer_iban: null, payer_account: null, allocations: [{ invoice_id: 'a1', amount_paid: '100.00', amount_discount: '0', amount_withheld: '0' }] },
+      ],
+    });
+    const p = run(tx({ amount: '100.00', remittance_information: 'PAY-4711', counterparty_iban: 'DE89370400440532013000' }), c)!;
+    expect(p.remittance_id).toBe('r1');
+    expect(p.reasons).toContainEqual(expect.objectContaining({ rule: 'payer_conflict', payer_partner_id: BETA, partner_id: ACME }));
+    expect(p.score).toBe(0.6);
+  });
+
+  it('proposes nothing that does not fit the currency\'s minor units', () => {
+    expect(allocationsFitMinorUnits([{ invoice_id: 'x', amount_paid: '1190.0000', amount_discount: '0.0000', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0' }], 'JPY')).toBe(true);
+    expect(allocationsFitMinorUnits([{ invoice_id: 'x', amount_paid: '1.2340', amount_discount: '0', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0.001' }], 'KWD')).toBe(true);
+    expect(allocationsFitMinorUnits([{ invoice_id: 'x', amount_paid: '1.2345', amount_discount: '0', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0' }], 'KWD')).toBe(false);
+    // a JPY invoice whose open amount has decimals (bad ledger data) is not proposed; the next deposit still matches cleanly
+    const c = ctx({ invoices: [inv('j1', ACME, '9000001', '1190.50', { currency: 'JPY' }), inv('j2', ACME, '9000002', '500', { currency: 'JPY' })] });
+    const state = new MatchState(c.invoices);
+    // 1190 against 1190.50 open would write off 0.50 yen
+    expect(matchDeposit(tx({ amount: '1190', currency: 'JPY', remittance_information: '9000001' }), c, state)).toBeNull();
+    expect(state.available('j1').toFixed(2)).toBe('1190.50');
+    expect(matchDeposit(tx({ amount: '500', currency: 'JPY', remittance_information: '9000002' }), c, state)?.allocations[0]?.amount_paid).toBe('500.0000');
   });
 
   it('rejects a name tie between two partners', () => {

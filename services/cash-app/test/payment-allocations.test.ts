@@ -59,4 +59,35 @@ describe('payment allocation rules', () => {
     ]);
     expect(check([draft('a', '0')])).toEqual([['body.allocations.0.amount_paid', 'value_error.empty']]);
   });
+
+  it('refuses amounts with more decimals than the currency allows, naming the field (JPY none, KWD 3)', () => {
+    const jpy = { transactionAmount: '5000', currency: 'JPY', invoices: new Map([inv('a', '1190', { currency: 'JPY' })]) };
+    expect(check([draft('a', '1190')], jpy)).toEqual([]);
+    expect(check([draft('a', '1190.0000')], jpy)).toEqual([]); // trailing zeros are no decimals
+    expect(check([draft('a', '1189.5', { amount_discount: '0.5' })], jpy)).toEqual([
+      ['body.allocations.0.amount_paid', 'value_error.decimal_places'],
+      ['body.allocations.0.amount_discount', 'value_error.decimal_places'],
+    ]);
+    const kwd = { transactionAmount: '5000', currency: 'KWD', invoices: new Map([inv('a', '1190.125', { currency: 'KWD' })]) };
+    expect(check([draft('a', '1190.125')], kwd)).toEqual([]);
+    expect(check([draft('a', '1190', { amount_withheld: '0.0005', adjustment_id: 'adj', adjustment_amount: '0.1234' })], kwd)).toEqual([
+      ['body.allocations.0.amount_withheld', 'value_error.decimal_places'],
+      ['body.allocations.0.adjustment_amount', 'value_error.decimal_places'],
+    ]);
+    expect(check([draft('a', '10.001')])).toEqual([['body.allocations.0.amount_paid', 'value_error.decimal_places']]); // EUR
+    const [issue] = checkAllocations({ allocations: [draft('a', '1.5')], transactionAmount: '5000', currency: 'JPY', invoices: jpy.invoices, relievedElsewhere: new Map(), activeAdjustments: new Set() });
+    expect(issue!.msg).toBe('has more decimals than JPY allows (no decimals)');
+  });
+
+  it('writes amounts in messages with the currency\'s minor units', () => {
+    const [issue] = checkAllocations({
+      allocations: [draft('a', '1200')],
+      transactionAmount: '5000',
+      currency: 'JPY',
+      invoices: new Map([inv('a', '1190', { currency: 'JPY' })]),
+      relievedElsewhere: new Map(),
+      activeAdjustments: new Set(),
+    });
+    expect(issue!.msg).toBe('paid + discount + withheld + adjustment (1200) exceeds the open amount of invoice N-a (1190)');
+  });
 });

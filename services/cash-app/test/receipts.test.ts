@@ -9,6 +9,23 @@ describe('payment receipt rendering', () => {
     expect(formatAmount('-1000')).toBe('-1,000.00');
   });
 
+  it('writes amounts with the currency\'s minor units (JPY none, KWD 3)', () => {
+    expect(formatAmount('1190.0000', 'JPY')).toBe('1,190');
+    expect(formatAmount('1190.5', 'KWD')).toBe('1,190.500');
+    expect(formatAmount('1190.5', 'EUR')).toBe('1,190.50');
+    const r = renderPaymentReceipt({
+      organizationName: 'S',
+      partnerName: 'P',
+      amount: '1190.0000',
+      currency: 'JPY',
+      paymentDate: null,
+      reference: null,
+      lines: [{ invoice_number: 'J1', currency: 'JPY', amount_paid: '1190.0000', amount_discount: '0', amount_withheld: '0' }],
+    });
+    expect(r.subject).toBe('Payment received: JPY 1,190');
+    expect(r.text).toContain('Invoice J1: JPY 1,190\n');
+  });
+
   it('lists the invoices paid with discounts and withholdings, and escapes HTML', () => {
     const r = renderPaymentReceipt({
       organizationName: 'Seller & Co',

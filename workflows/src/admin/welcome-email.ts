@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const WELCOME_EMAIL_TASK_QUEUE = TASK_QUEUES.admin;
@@ -6,6 +6,12 @@ export const WELCOME_EMAIL_TASK_QUEUE = TASK_QUEUES.admin;
 export function welcomeEmailWorkflowId(userId: string): string {
   return `welcome-email-${userId}`;
 }
+
+/**
+ * Patch id of the three-step send (prepare → deliver → record): histories recorded before it ran
+ * one `sendWelcomeEmail` activity and still replay that way.
+ */
+export const WELCOME_EMAIL_SEND_THEN_RECORD = 'welcome-email-send-then-record';
 
 export interface WelcomeEmailInput {
   organizationId: string;
@@ -19,17 +25,45 @@ export type WelcomeEmailResult =
   | { status: 'already-sent'; emailId: string; messageId: string | null }
   | { status: 'skipped'; reason: string };
 
+export type PrepareWelcomeEmailResult = { status: 'ready'; emailId: string } | Exclude<WelcomeEmailResult, { status: 'sent' }>;
+export type DeliverWelcomeEmailResult = { status: 'delivered'; emailId: string; messageId: string } | Exclude<WelcomeEmailResult, { status: 'sent' }>;
+
 /** Activity contract, implemented by services/admin (createWelcomeEmailActivities). */
 export interface WelcomeEmailActivities {
+  /** Before the patch: claim, send and record in one activity (kept for running and recorded workflows). */
   sendWelcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult>;
+  /** Records the intent: the outbound-email row keyed `welcome-<userId>` (its id makes the Message-ID); or says why nothing is sent. */
+  prepareWelcomeEmail(input: WelcomeEmailInput): Promise<PrepareWelcomeEmailResult>;
+  /** The SMTP call alone: counts the attempt before it and writes nothing after it (a failed write must not resend). */
+  deliverWelcomeEmail(input: WelcomeEmailInput & { emailId: string }): Promise<DeliverWelcomeEmailResult>;
+  /** Marks the row sent with the Message-ID the SMTP server accepted; retried on its own, never resending. */
+  recordWelcomeEmailSent(input: { organizationId: string; emailId: string; messageId: string }): Promise<void>;
 }
 
-const { sendWelcomeEmail } = proxyActivities<WelcomeEmailActivities>({
+const SMTP_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20 } as const;
+
+const { sendWelcomeEmail, prepareWelcomeEmail, deliverWelcomeEmail } = proxyActivities<WelcomeEmailActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20 },
+  retry: SMTP_RETRY,
 });
 
-/** Sends a new user their welcome email once; SMTP outages are retried with backoff. */
+const { recordWelcomeEmailSent } = proxyActivities<WelcomeEmailActivities>({
+  startToCloseTimeout: '30 seconds',
+  // unlimited attempts (the default): the email went out; only the record is missing
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/**
+ * Sends a new user their welcome email once; SMTP outages are retried with backoff. The intent is
+ * recorded first, the send is its own activity, and recording "sent" is a separate activity whose
+ * failure retries only the recording, never the send.
+ */
 export async function welcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult> {
-  return await sendWelcomeEmail(input);
+  if (!patched(WELCOME_EMAIL_SEND_THEN_RECORD)) return await sendWelcomeEmail(input);
+  const prepared = await prepareWelcomeEmail(input);
+  if (prepared.status !== 'ready') return prepared;
+  const delivered = await deliverWelcomeEmail({ ...input, emailId: prepared.emailId });
+  if (delivered.status !== 'delivered') return delivered;
+  await recordWelcomeEmailSent({ organizationId: input.organizationId, emailId: delivered.emailId, messageId: delivered.messageId });
+  return { status: 'sent', emailId: delivered.emailId, messageId: delivered.messageId };
 }

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const PAYMENT_RECEIPT_TASK_QUEUE = TASK_QUEUES.cashApp;
@@ -7,6 +7,12 @@ export const PAYMENT_RECEIPT_TASK_QUEUE = TASK_QUEUES.cashApp;
 export function paymentReceiptWorkflowId(paymentId: string): string {
   return `payment-receipt-${paymentId}`;
 }
+
+/**
+ * Patch id of the three-step send (prepare → deliver → record): histories recorded before it ran
+ * one `sendPaymentReceipt` activity and still replay that way.
+ */
+export const PAYMENT_RECEIPT_SEND_THEN_RECORD = 'payment-receipt-send-then-record';
 
 export interface PaymentReceiptInput {
   organizationId: string;
@@ -26,15 +32,24 @@ export type SendPaymentReceiptResult =
 
 export type PaymentReceiptResult = SendPaymentReceiptResult | { status: 'failed'; error: string };
 
+export type PreparePaymentReceiptResult = { status: 'ready' } | Exclude<SendPaymentReceiptResult, { status: 'sent' }>;
+export type DeliverPaymentReceiptResult = { status: 'delivered'; messageId: string } | Exclude<SendPaymentReceiptResult, { status: 'sent' }>;
+
 /** Activity contract, implemented by services/cash-app (createPaymentReceiptActivities). */
 export interface PaymentReceiptActivities {
-  /** Renders and sends the receipt once (idempotent on the outreach record), or records why it is skipped. */
+  /** Before the patch: renders, sends and records in one activity (kept for running and recorded workflows). */
   sendPaymentReceipt(input: PaymentReceiptInput): Promise<SendPaymentReceiptResult>;
+  /** Records the intent on the outreach record (recipient; the record id makes the Message-ID), or why nothing is sent. */
+  preparePaymentReceipt(input: PaymentReceiptInput): Promise<PreparePaymentReceiptResult>;
+  /** The SMTP call alone: counts the attempt before it and writes nothing after it (a failed write must not resend). */
+  deliverPaymentReceipt(input: PaymentReceiptInput): Promise<DeliverPaymentReceiptResult>;
+  /** Marks the record sent with the Message-ID the SMTP server accepted; retried on its own, never resending. */
+  recordPaymentReceiptSent(input: { organizationId: string; outreachId: string; messageId: string }): Promise<void>;
   /** Marks the outreach record `failed` with the last error (unless it was sent meanwhile). */
   markPaymentReceiptFailed(input: { organizationId: string; outreachId: string; error: string }): Promise<void>;
 }
 
-const { markPaymentReceiptFailed } = proxyActivities<PaymentReceiptActivities>({
+const { markPaymentReceiptFailed, preparePaymentReceipt, recordPaymentReceiptSent } = proxyActivities<PaymentReceiptActivities>({
   startToCloseTimeout: '30 seconds',
   // unlimited attempts (the default): a database hiccup must not leave the record pending
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
@@ -42,10 +57,12 @@ const { markPaymentReceiptFailed } = proxyActivities<PaymentReceiptActivities>({
 
 /**
  * Sends a payment's receipt email: SMTP outages are retried with backoff up to the configured
- * number of attempts; after the last one the outreach record is marked `failed`.
+ * number of attempts; after the last one the outreach record is marked `failed`. The intent is
+ * recorded first, the send is its own activity, and recording "sent" is a separate activity whose
+ * failure retries only the recording, never the send.
  */
 export async function paymentReceipt(input: PaymentReceiptInput): Promise<PaymentReceiptResult> {
-  const { sendPaymentReceipt } = proxyActivities<PaymentReceiptActivities>({
+  const { sendPaymentReceipt, deliverPaymentReceipt } = proxyActivities<PaymentReceiptActivities>({
     startToCloseTimeout: '1 minute',
     retry: {
       initialInterval: `${input.retry.initialIntervalSeconds} seconds`,
@@ -54,8 +71,13 @@ export async function paymentReceipt(input: PaymentReceiptInput): Promise<Paymen
       maximumAttempts: input.retry.maximumAttempts,
     },
   });
+  const sendThenRecord = patched(PAYMENT_RECEIPT_SEND_THEN_RECORD);
+  let delivered: DeliverPaymentReceiptResult;
   try {
-    return await sendPaymentReceipt(input);
+    if (!sendThenRecord) return await sendPaymentReceipt(input);
+    const prepared = await preparePaymentReceipt(input);
+    if (prepared.status !== 'ready') return prepared;
+    delivered = await deliverPaymentReceipt(input);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     const cause = err.cause;
@@ -63,4 +85,8 @@ export async function paymentReceipt(input: PaymentReceiptInput): Promise<Paymen
     await markPaymentReceiptFailed({ organizationId: input.organizationId, outreachId: input.outreachId, error });
     return { status: 'failed', error };
   }
+  if (delivered.status !== 'delivered') return delivered;
+  // The email went out: from here on only the record is retried (a failure here is never a failed receipt).
+  await recordPaymentReceiptSent({ organizationId: input.organizationId, outreachId: input.outreachId, messageId: delivered.messageId });
+  return { status: 'sent', emailId: delivered.messageId };
 }

@@ -2,10 +2,10 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db, Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
-import type { WelcomeEmailActivities, WelcomeEmailInput, WelcomeEmailResult } from '@rp/workflows';
-import { getOrganization } from '../store/organizations.js';
-import { getUser } from '../store/users.js';
-import { claimEmail, markAttempt, markError, markSent } from '../store/emails.js';
+import type { DeliverWelcomeEmailResult, PrepareWelcomeEmailResult, WelcomeEmailActivities, WelcomeEmailInput, WelcomeEmailResult } from '@rp/workflows';
+import { getOrganization, type OrganizationRow } from '../store/organizations.js';
+import { getUser, type UserRow } from '../store/users.js';
+import { claimEmail, getEmail, markAttempt, markError, markSent, type OutboundEmailRow } from '../store/emails.js';
 import { renderWelcomeEmail } from '../domain/welcome-email.js';
 
 export interface WelcomeEmailDeps {
@@ -17,52 +17,102 @@ export interface WelcomeEmailDeps {
 }
 
 /**
- * The send is guarded by an outbound-email row keyed `welcome-<userId>`, recorded before the SMTP
- * call and marked sent after it: a retried or replayed activity never sends a second email once
- * the first is recorded. The Message-ID is derived from that key so a receiving server can
- * de-duplicate the one window (crash after SMTP accepted, before the row was marked) we cannot close.
+ * The send is guarded by an outbound-email row keyed `welcome-<userId>` (the idempotency key),
+ * written before the SMTP call; its id makes the Message-ID, so a receiving server can de-duplicate
+ * the one window no database closes (the worker dies after SMTP accepted, before the activity reported).
+ *
+ * The workflow runs three activities: prepareWelcomeEmail records the intent (the row), or why
+ * nothing is sent; deliverWelcomeEmail is the SMTP call alone (the attempt is counted before it,
+ * nothing is written after it); recordWelcomeEmailSent marks the row sent and is retried on its
+ * own. A failure to record "sent" therefore never sends the email again. sendWelcomeEmail is the
+ * single activity of workflows started before that split (they still run it).
  */
 export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEmailActivities {
+  const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
+  const logFor = (input: WelcomeEmailInput, activity: string) => deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity });
+
+  /** The user and organization, or why there is nobody to welcome. */
+  async function subject(input: WelcomeEmailInput): Promise<{ user: UserRow; org: OrganizationRow } | { status: 'skipped'; reason: string }> {
+    const user = await getUser(deps.db, input.organizationId, input.userId);
+    if (!user) {
+      // The workflow is started inside the transaction that creates the user: give that
+      // transaction a few attempts to commit before concluding it rolled back.
+      if (Context.current().info.attempt < 4) throw ApplicationFailure.retryable('user not visible yet', 'UserNotFound');
+      return { status: 'skipped', reason: 'user does not exist' };
+    }
+    const org = await getOrganization(deps.db, input.organizationId);
+    if (!org) return { status: 'skipped', reason: 'organization no longer exists' };
+    return { user, org };
+  }
+
+  async function claim(user: UserRow, org: OrganizationRow): Promise<OutboundEmailRow> {
+    const message = renderWelcomeEmail({ user, organization: org, publicBaseUrl: deps.publicBaseUrl });
+    return claimEmail(deps.db, { organizationId: org.id, idempotencyKey: `welcome-${user.id}`, kind: 'welcome', to: user.email, subject: message.subject });
+  }
+
+  /** The SMTP call; a failure is kept on the row and rethrown so Temporal retries it. */
+  async function smtp(email: OutboundEmailRow, user: UserRow, org: OrganizationRow, log: Logger): Promise<string> {
+    const message = renderWelcomeEmail({ user, organization: org, publicBaseUrl: deps.publicBaseUrl });
+    await markAttempt(deps.db, email.id);
+    try {
+      const sent = await deps.mailer.send({ from: deps.from, to: email.to_address, subject: message.subject, text: message.text, html: message.html, messageId: `<${email.id}@${domain}>` });
+      return sent.messageId;
+    } catch (err) {
+      await markError(deps.db, email.id, (err as Error).message);
+      log.warn({ email_id: email.id, err }, 'welcome email not sent; Temporal will retry');
+      throw err;
+    }
+  }
+
   return {
-    async sendWelcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult> {
-      const log = deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity: 'sendWelcomeEmail' });
-      const user = await getUser(deps.db, input.organizationId, input.userId);
-      if (!user) {
-        // The workflow is started inside the transaction that creates the user: give that
-        // transaction a few attempts to commit before concluding it rolled back.
-        if (Context.current().info.attempt < 4) throw ApplicationFailure.retryable('user not visible yet', 'UserNotFound');
-        return { status: 'skipped', reason: 'user does not exist' };
-      }
-      const org = await getOrganization(deps.db, input.organizationId);
-      if (!org) return { status: 'skipped', reason: 'organization no longer exists' };
-      const message = renderWelcomeEmail({ user, organization: org, publicBaseUrl: deps.publicBaseUrl });
-      const email = await claimEmail(deps.db, {
-        organizationId: org.id,
-        idempotencyKey: `welcome-${user.id}`,
-        kind: 'welcome',
-        to: user.email,
-        subject: message.subject,
-      });
+    async prepareWelcomeEmail(input: WelcomeEmailInput): Promise<PrepareWelcomeEmailResult> {
+      const found = await subject(input);
+      if ('status' in found) return found;
+      const email = await claim(found.user, found.org);
       if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
-      await markAttempt(deps.db, email.id);
-      const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
-      try {
-        const sent = await deps.mailer.send({
-          from: deps.from,
-          to: user.email,
-          subject: message.subject,
-          text: message.text,
-          html: message.html,
-          messageId: `<${email.id}@${domain}>`,
-        });
-        await markSent(deps.db, email.id, sent.messageId);
-        log.info({ email_id: email.id, user_id: user.id }, 'welcome email sent');
-        return { status: 'sent', emailId: email.id, messageId: sent.messageId };
-      } catch (err) {
-        await markError(deps.db, email.id, (err as Error).message);
-        log.warn({ email_id: email.id, err }, 'welcome email not sent; Temporal will retry');
-        throw err;
+      return { status: 'ready', emailId: email.id };
+    },
+
+    async deliverWelcomeEmail(input): Promise<DeliverWelcomeEmailResult> {
+      const log = logFor(input, 'deliverWelcomeEmail');
+      const email = await getEmail(deps.db, input.emailId);
+      if (!email) throw ApplicationFailure.nonRetryable(`outbound email ${input.emailId} does not exist`, 'EmailNotFound');
+      if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
+      const found = await subject(input);
+      if ('status' in found) return found; // the user or organization was deleted since the intent was recorded
+      const messageId = await smtp(email, found.user, found.org, log);
+      // Nothing is written here: recordWelcomeEmailSent does that, so a failed write cannot send again.
+      log.info({ email_id: email.id, user_id: found.user.id, message_id: messageId }, 'welcome email delivered to the SMTP server');
+      return { status: 'delivered', emailId: email.id, messageId };
+    },
+
+    async recordWelcomeEmailSent(input): Promise<void> {
+      await markSent(deps.db, input.emailId, input.messageId);
+      deps.log.info({ organization_id: input.organizationId, email_id: input.emailId }, 'welcome email recorded as sent');
+    },
+
+    async sendWelcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult> {
+      const log = logFor(input, 'sendWelcomeEmail');
+      const found = await subject(input);
+      if ('status' in found) return found;
+      const email = await claim(found.user, found.org);
+      if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
+      const messageId = await smtp(email, found.user, found.org, log);
+      // Accepted: a failure to record it must not fail the activity (a retry would send it again).
+      for (let i = 1; ; i++) {
+        try {
+          await markSent(deps.db, email.id, messageId);
+          break;
+        } catch (err) {
+          if (i >= 3) {
+            log.error({ err, email_id: email.id }, 'the welcome email was accepted by the SMTP server but could not be recorded as sent');
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 200 * i));
+        }
       }
+      log.info({ email_id: email.id, user_id: found.user.id }, 'welcome email sent');
+      return { status: 'sent', emailId: email.id, messageId };
     },
   };
 }

@@ -28,10 +28,16 @@ export async function claimEmail(
   return row!;
 }
 
+export async function getEmail(db: Db, id: string): Promise<OutboundEmailRow | undefined> {
+  return db<OutboundEmailRow>('outbound_emails').where({ id }).first();
+}
+
+/** Right before an SMTP call: the attempt is counted. */
 export async function markAttempt(db: Db, id: string): Promise<void> {
   await db('outbound_emails').where({ id }).update({ attempts: db.raw('attempts + 1'), modified_at: db.fn.now() });
 }
 
+/** After the SMTP server accepted the message (its own activity: a failure here never resends). */
 export async function markSent(db: Db, id: string, messageId: string): Promise<void> {
   await db('outbound_emails').where({ id }).update({ status: 'sent', message_id: messageId, sent_at: db.fn.now(), last_error: null, modified_at: db.fn.now() });
 }

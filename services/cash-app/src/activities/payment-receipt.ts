@@ -1,9 +1,21 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { getDocuments, getOrganizationProfile, getPartner, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
-import type { PaymentReceiptActivities, PaymentReceiptInput, SendPaymentReceiptResult } from '@rp/workflows';
+import type { DeliverPaymentReceiptResult, PaymentReceiptActivities, PaymentReceiptInput, PreparePaymentReceiptResult, SendPaymentReceiptResult } from '@rp/workflows';
 import { renderPaymentReceipt } from '../domain/receipts.js';
-import { getOutreach, getReceiptPayment, markAttemptError, markFailed, markSending, markSent, markSkipped } from '../store/outreach.js';
+import {
+  getOutreach,
+  getReceiptPayment,
+  markAttempt,
+  markAttemptError,
+  markFailed,
+  markIntent,
+  markSending,
+  markSent,
+  markSkipped,
+  type OutreachRow,
+  type ReceiptPayment,
+} from '../store/outreach.js';
 
 export interface PaymentReceiptDeps {
   db: Db;
@@ -15,83 +27,143 @@ export interface PaymentReceiptDeps {
 
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
 
+type Recipient = { kind: 'ok'; to: string; partner: { id: string; name: string }; payment: ReceiptPayment } | { kind: 'skip'; reason: string };
+
 /**
- * The send is guarded by the outreach record itself, the email's idempotency row: the attempt is
- * recorded on it before the SMTP call and it is marked `sent` (with the Message-ID as `email_id`)
- * after. A retried or re-run activity finds it sent and never sends again. The Message-ID is
- * derived from the record id, so a receiving server can de-duplicate the one window (a crash after
- * the SMTP server accepted, before the record was marked) that cannot be closed.
+ * The outreach record is the email's idempotency row: its id is the idempotency key and makes the
+ * Message-ID (`<record id@from-domain>`), so a receiving server can de-duplicate the one window no
+ * database can close (the worker dies after the SMTP server accepted, before the activity reported).
+ *
+ * The workflow runs three activities: preparePaymentReceipt records the intent (recipient) or why
+ * nothing is sent; deliverPaymentReceipt is the SMTP call alone (the attempt is counted before it,
+ * nothing is written after it); recordPaymentReceiptSent marks the record sent and is retried on
+ * its own. A failure to record "sent" therefore never sends the email again. sendPaymentReceipt is
+ * the single activity of workflows started before that split (they still run it).
  */
 export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): PaymentReceiptActivities {
+  const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
+  const messageIdOf = (record: OutreachRow) => `<${record.id}@${domain}>`;
+  const logFor = (input: PaymentReceiptInput, activity: string) =>
+    deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity, outreach_id: input.outreachId });
+
+  /** The record, or the final answer when it is no longer pending. */
+  async function pendingRecord(input: PaymentReceiptInput): Promise<OutreachRow | Exclude<SendPaymentReceiptResult, { status: 'sent' }>> {
+    const record = await getOutreach(deps.db, input.organizationId, input.outreachId);
+    if (!record) return { status: 'skipped', reason: 'the outreach record no longer exists' };
+    if (record.status === 'sent') return { status: 'already-sent', emailId: record.email_id };
+    if (record.status === 'skipped') return { status: 'skipped', reason: record.skip_reason ?? 'skipped' };
+    if (record.status === 'failed') throw ApplicationFailure.nonRetryable(record.error ?? 'the receipt already failed', 'ReceiptFailed');
+    return record;
+  }
+
+  async function recipientOf(input: PaymentReceiptInput): Promise<Recipient> {
+    const payment = await getReceiptPayment(deps.db, input.organizationId, input.paymentId);
+    if (!payment) return { kind: 'skip', reason: 'the payment no longer exists' };
+    if (payment.status !== 'approved') return { kind: 'skip', reason: 'the payment is not approved' };
+    if (!payment.partner_id) return { kind: 'skip', reason: 'no recipient: the payment has no customer' };
+    const partner = await getPartner(deps.db, input.organizationId, payment.partner_id);
+    if (!partner) return { kind: 'skip', reason: 'no recipient: the customer no longer exists' };
+    const to = partner.email?.trim();
+    if (!to) return { kind: 'skip', reason: 'no recipient: the customer has no email address' };
+    if (!EMAIL.test(to)) return { kind: 'skip', reason: `no recipient: the customer's email address ${JSON.stringify(to)} is not valid` };
+    return { kind: 'ok', to, partner: { id: partner.id, name: partner.name }, payment };
+  }
+
+  async function render(input: PaymentReceiptInput, partnerName: string, payment: ReceiptPayment) {
+    const [invoices, org] = await Promise.all([
+      getDocuments(deps.db, input.organizationId, payment.allocations.map((a) => a.invoice_id)),
+      getOrganizationProfile(deps.db, input.organizationId),
+    ]);
+    return renderPaymentReceipt({
+      organizationName: org?.name ?? 'Accounts receivable',
+      partnerName,
+      amount: payment.amount,
+      currency: payment.currency,
+      paymentDate: payment.payment_date,
+      reference: payment.bank_reference,
+      lines: payment.allocations.map((a) => {
+        const invoice = invoices.get(a.invoice_id);
+        return {
+          invoice_number: invoice?.document_number ?? a.invoice_id,
+          currency: invoice?.currency ?? payment.currency,
+          amount_paid: a.amount_paid,
+          amount_discount: a.amount_discount,
+          amount_withheld: a.amount_withheld,
+        };
+      }),
+    });
+  }
+
+  /** The SMTP call; a failure is kept on the record (still pending) and rethrown, a permanent rejection (5xx) is not retried. */
+  async function smtp(record: OutreachRow, to: string, message: { subject: string; text: string; html: string }, log: Logger): Promise<string> {
+    try {
+      const sent = await deps.mailer.send({ from: deps.from, to, subject: message.subject, text: message.text, html: message.html, messageId: messageIdOf(record) });
+      return sent.messageId;
+    } catch (err) {
+      const e = err as Error & { responseCode?: number };
+      await markAttemptError(deps.db, record.id, e.message);
+      log.warn({ err }, 'payment receipt not sent');
+      if (e.responseCode && e.responseCode >= 500 && e.responseCode < 600) throw ApplicationFailure.nonRetryable(e.message, 'SmtpRejected');
+      throw err;
+    }
+  }
+
   return {
-    async sendPaymentReceipt(input: PaymentReceiptInput): Promise<SendPaymentReceiptResult> {
-      const log = deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity: 'sendPaymentReceipt', outreach_id: input.outreachId });
-      const record = await getOutreach(deps.db, input.organizationId, input.outreachId);
-      if (!record) return { status: 'skipped', reason: 'the outreach record no longer exists' };
-      if (record.status === 'sent') return { status: 'already-sent', emailId: record.email_id };
-      if (record.status === 'skipped') return { status: 'skipped', reason: record.skip_reason ?? 'skipped' };
-      if (record.status === 'failed') throw ApplicationFailure.nonRetryable(record.error ?? 'the receipt already failed', 'ReceiptFailed');
-
-      const skip = async (reason: string): Promise<SendPaymentReceiptResult> => {
-        await markSkipped(deps.db, record.id, reason);
-        log.info({ reason }, 'payment receipt skipped');
-        return { status: 'skipped', reason };
-      };
-      const payment = await getReceiptPayment(deps.db, input.organizationId, input.paymentId);
-      if (!payment) return skip('the payment no longer exists');
-      if (!payment.partner_id) return skip('no recipient: the payment has no customer');
-      const partner = await getPartner(deps.db, input.organizationId, payment.partner_id);
-      if (!partner) return skip('no recipient: the customer no longer exists');
-      const to = partner.email?.trim();
-      if (!to) return skip('no recipient: the customer has no email address');
-      if (!EMAIL.test(to)) return skip(`no recipient: the customer's email address ${JSON.stringify(to)} is not valid`);
-
-      const [invoices, org] = await Promise.all([
-        getDocuments(deps.db, input.organizationId, payment.allocations.map((a) => a.invoice_id)),
-        getOrganizationProfile(deps.db, input.organizationId),
-      ]);
-      const message = renderPaymentReceipt({
-        organizationName: org?.name ?? 'Accounts receivable',
-        partnerName: partner.name,
-        amount: payment.amount,
-        currency: payment.currency,
-        paymentDate: payment.payment_date,
-        reference: payment.bank_reference,
-        lines: payment.allocations.map((a) => {
-          const invoice = invoices.get(a.invoice_id);
-          return {
-            invoice_number: invoice?.document_number ?? a.invoice_id,
-            currency: invoice?.currency ?? payment.currency,
-            amount_paid: a.amount_paid,
-            amount_discount: a.amount_discount,
-            amount_withheld: a.amount_withheld,
-          };
-        }),
-      });
-
-      // The customer may have been changed on the payment since the receipt was requested: record whom it went to.
-      await markSending(deps.db, record.id, to, partner.id);
-      const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
-      try {
-        const sent = await deps.mailer.send({
-          from: deps.from,
-          to,
-          subject: message.subject,
-          text: message.text,
-          html: message.html,
-          messageId: `<${record.id}@${domain}>`,
-        });
-        await markSent(deps.db, record.id, sent.messageId);
-        log.info({ payment_id: payment.id }, 'payment receipt sent');
-        return { status: 'sent', emailId: sent.messageId };
-      } catch (err) {
-        const e = err as Error & { responseCode?: number };
-        await markAttemptError(deps.db, record.id, e.message);
-        log.warn({ err }, 'payment receipt not sent');
-        // A permanent SMTP rejection (5xx, e.g. unknown mailbox) will not get better by retrying.
-        if (e.responseCode && e.responseCode >= 500 && e.responseCode < 600) throw ApplicationFailure.nonRetryable(e.message, 'SmtpRejected');
-        throw err;
+    async preparePaymentReceipt(input): Promise<PreparePaymentReceiptResult> {
+      const log = logFor(input, 'preparePaymentReceipt');
+      const record = await pendingRecord(input);
+      if (!('id' in record)) return record;
+      const recipient = await recipientOf(input);
+      if (recipient.kind === 'skip') {
+        await markSkipped(deps.db, record.id, recipient.reason);
+        log.info({ reason: recipient.reason }, 'payment receipt skipped');
+        return { status: 'skipped', reason: recipient.reason };
       }
+      // The customer may have been changed on the payment since the receipt was requested: record whom it goes to.
+      await markIntent(deps.db, record.id, recipient.to, recipient.partner.id);
+      return { status: 'ready' };
+    },
+
+    async deliverPaymentReceipt(input): Promise<DeliverPaymentReceiptResult> {
+      const log = logFor(input, 'deliverPaymentReceipt');
+      const record = await pendingRecord(input);
+      if (!('id' in record)) return record;
+      const recipient = await recipientOf(input);
+      if (recipient.kind === 'skip') {
+        await markSkipped(deps.db, record.id, recipient.reason);
+        return { status: 'skipped', reason: recipient.reason };
+      }
+      const to = record.recipient ?? recipient.to;
+      const message = await render(input, recipient.partner.name, recipient.payment);
+      await markAttempt(deps.db, record.id);
+      const messageId = await smtp(record, to, message, log);
+      // Nothing is written here: recordPaymentReceiptSent does that, so a failed write cannot send again.
+      log.info({ payment_id: input.paymentId, message_id: messageId }, 'payment receipt delivered to the SMTP server');
+      return { status: 'delivered', messageId };
+    },
+
+    async recordPaymentReceiptSent(input): Promise<void> {
+      await markSent(deps.db, input.outreachId, input.messageId);
+      deps.log.info({ organization_id: input.organizationId, outreach_id: input.outreachId }, 'payment receipt recorded as sent');
+    },
+
+    async sendPaymentReceipt(input: PaymentReceiptInput): Promise<SendPaymentReceiptResult> {
+      const log = logFor(input, 'sendPaymentReceipt');
+      const record = await pendingRecord(input);
+      if (!('id' in record)) return record;
+      const recipient = await recipientOf(input);
+      if (recipient.kind === 'skip') {
+        await markSkipped(deps.db, record.id, recipient.reason);
+        log.info({ reason: recipient.reason }, 'payment receipt skipped');
+        return { status: 'skipped', reason: recipient.reason };
+      }
+      const message = await render(input, recipient.partner.name, recipient.payment);
+      await markSending(deps.db, record.id, recipient.to, recipient.partner.id);
+      const messageId = await smtp(record, recipient.to, message, log);
+      // Accepted: a failure to record it must not fail the activity (a retry would send it again).
+      await recordSentBestEffort(() => markSent(deps.db, record.id, messageId), log);
+      log.info({ payment_id: input.paymentId }, 'payment receipt sent');
+      return { status: 'sent', emailId: messageId };
     },
 
     async markPaymentReceiptFailed(input): Promise<void> {
@@ -99,4 +171,19 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       deps.log.warn({ organization_id: input.organizationId, outreach_id: input.outreachId, error: input.error }, 'payment receipt failed');
     },
   };
+}
+
+/** For the single-activity (pre-split) flows: a few tries to record "sent", then a logged error instead of a resend. */
+export async function recordSentBestEffort(record: () => Promise<void>, log: Logger, tries = 3): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await record();
+    } catch (err) {
+      if (i >= tries) {
+        log.error({ err }, 'the email was accepted by the SMTP server but could not be recorded as sent');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 200 * i));
+    }
+  }
 }

@@ -8,7 +8,9 @@
  *  2. Invoice tokens: numeric and alphanumeric invoice-number-like tokens of the remittance
  *     information and references are matched against open invoices' document number and reference
  *     (case and punctuation ignored; leading zeros of purely numeric numbers ignored), in the spirit
- *     of OCA account-reconcile's numeric-token matching.
+ *     of OCA account-reconcile's numeric-token matching. Amounts ("1.190,00") and dates
+ *     ("15.10.2026") are taken out of the text first. When the payer identified in 3 is not the
+ *     partner of the referenced invoices, the proposal says so (`payer_conflict`) and scores lower.
  *  3. Payer: the counterparty IBAN/account against accounts learned from approved payments first,
  *     then a fuzzy name match against partners' name and legal name (normalized for case,
  *     punctuation, diacritics and legal forms; similarity = max(token Jaccard, trigram Dice));
@@ -23,7 +25,7 @@
  * All amounts are decimal strings / decimal.js values.
  */
 import { Money } from '@rp/platform';
-import type { AllocationDraft } from './payments.js';
+import { fitsMinorUnits, type AllocationDraft } from './payments.js';
 
 type Dec = InstanceType<typeof Money>;
 
@@ -141,20 +143,69 @@ export function documentKeys(value: string | null): string[] {
   return keys;
 }
 
+// Amounts and dates are taken out of the text before invoice numbers are looked for: their digit runs
+// ("1.190,00" → "1190", "15.10.2026" → "15102026" / "2026") are not document numbers and would
+// otherwise match invoices numbered like them. A match must not touch a letter, digit or joiner
+// (. , ' - / #) on either side, so "INV-2026-10-15" or "RE2026.10" stay whole.
+const BEFORE = String.raw`(?<![\p{L}\p{N}.,'’\-/#_])`;
+const AFTER = String.raw`(?![\p{L}\p{N}]|[.,'’\-/#_][\p{L}\p{N}])`;
+/** 1.190,00 · 1,190.00 · 1'190.00 · 1.190 · 1190,00 · 1190.00: thousands groups (decimals optional), or a plain number with 2 decimals. */
+const AMOUNT = String.raw`[+-]?(?:\d{1,3}(?:([.,'’])\d{3})+(?:(?!\1)[.,]\d{1,3})?|\d+[.,]\d{2})`;
+/** an amount next to a currency symbol or a three-letter code: "EUR 1.190", "1190 €", "$1,190" */
+const CURRENCY = String.raw`(?:[€$£¥₹₽₺₩₪]|\b[A-Z]{3}\b)`;
+const AMOUNT_RE = new RegExp(`${BEFORE}${AMOUNT}${AFTER}`, 'gu');
+const CURRENCY_AMOUNT_RE = new RegExp(
+  String.raw`(${CURRENCY})\s?[+-]?\d(?:[\d.,'’]*\d)?${AFTER}|${BEFORE}[+-]?\d(?:[\d.,'’]*\d)?\s?(${CURRENCY})`,
+  'gu',
+);
+/** 2026-10-15 · 2026/10/15 · 2026.10.15 · 15.10.2026 · 15/10/26 · 10-15-2026 */
+const DATE_RE = new RegExp(`${BEFORE}(?:(\\d{4})([-./])(\\d{1,2})\\2(\\d{1,2})|(\\d{1,2})([-./])(\\d{1,2})\\6(\\d{4}|\\d{2}))${AFTER}`, 'gu');
+
+function isDate(a: number, b: number): boolean {
+  // day.month or month/day: one of them a month, both a day of a month
+  return a >= 1 && b >= 1 && a <= 31 && b <= 31 && (a <= 12 || b <= 12);
+}
+
+/**
+ * The text with its dates and amounts replaced by a blank: what is left may hold document numbers.
+ * Dates are calendar-checked (month 1..12, day 1..31), so "12.34.5678" stays. A number next to a
+ * currency symbol, or next to `currency` (the deposit's ISO code), is an amount whatever its shape
+ * ("EUR 1190"); other three-letter words are not taken for currencies ("PAY ALL 9000001").
+ */
+export function stripAmountsAndDates(text: string, currency?: string): string {
+  const isCurrencyMark = (mark: string) => mark.length === 1 || (currency !== undefined && mark === currency.trim().toUpperCase());
+  return text
+    .replace(DATE_RE, (m, y: string | undefined, _s1, mo: string | undefined, d: string | undefined, a: string | undefined, _s2, b: string | undefined) =>
+      (y ? isDate(Number(d), Number(mo)) && Number(mo) <= 12 : isDate(Number(a), Number(b))) ? ' ' : m,
+    )
+    .replace(CURRENCY_AMOUNT_RE, (m, before: string | undefined, after: string | undefined) => (isCurrencyMark(before ?? after ?? '') ? ' ' : m))
+    .replace(AMOUNT_RE, ' ');
+}
+
 /**
  * Invoice-number-like tokens of free text: every whitespace/separator-delimited word that contains a
  * digit (normalized, e.g. "INV-9000001" → "INV9000001"), its digit runs of 3+ digits ("RE9000001" →
  * "9000001"), and its parts split at - . # _ ("INV-9000001" → "9000001"). Numeric tokens are also
  * given without leading zeros. Words without digits are ignored (they are names, not numbers).
+ * Amounts and dates are taken out first (stripAmountsAndDates).
  */
 export function extractTokens(...texts: (string | null | undefined)[]): string[] {
+  return tokensOf(texts);
+}
+
+/** The invoice-number-like tokens of a deposit: its remittance information and references, amounts in its currency taken out. */
+export function transactionTokens(tx: Pick<MatchTransaction, 'remittance_information' | 'bank_reference' | 'end_to_end_id' | 'currency'>): string[] {
+  return tokensOf([tx.remittance_information, tx.bank_reference, tx.end_to_end_id], tx.currency);
+}
+
+function tokensOf(texts: readonly (string | null | undefined)[], currency?: string): string[] {
   const out = new Set<string>();
   const add = (raw: string) => {
     for (const k of documentKeys(raw)) if (k.length >= 3 && /\d/.test(k)) out.add(k);
   };
   for (const text of texts) {
     if (!text) continue;
-    for (const word of text.split(/[\s,;:/\\|()[\]{}<>"']+/)) {
+    for (const word of stripAmountsAndDates(text, currency).split(/[\s,;:/\\|()[\]{}<>"']+/)) {
       if (!/\d/.test(word)) continue;
       add(word);
       for (const part of word.split(/[-.#_+*=]+/)) if (part !== word) add(part);
@@ -577,11 +628,42 @@ function payerScore(payer: PayerMatch | null, partnerId: string | null): number 
   return payer.rule === 'name' ? 0.25 * payer.similarity : 0.3;
 }
 
-/** Propose a payment for one deposit, or null when nothing could be matched. Consumes open amounts in `state`. */
+/**
+ * The payer identified from the deposit (by IBAN, account or name) is not the partner whose invoices
+ * (or remittance) the proposal pays: said in the reasons, and the score loses what an agreeing payer
+ * would have added (a payer paying for another company is possible, but needs a look).
+ */
+function payerConflict(payer: PayerMatch | null, partnerId: string | null): { reason: MatchReason; penalty: number } | null {
+  if (!payer || !partnerId || payer.partner_id === partnerId) return null;
+  return {
+    reason: { rule: 'payer_conflict', payer_rule: payer.rule, payer_partner_id: payer.partner_id, partner_id: partnerId, value: payer.value },
+    penalty: payerScore(payer, payer.partner_id),
+  };
+}
+
+/** Every amount of the allocations fits the currency's minor units (JPY 0, EUR 2, KWD 3 decimals). */
+export function allocationsFitMinorUnits(allocations: readonly ProposedAllocation[], currency: string): boolean {
+  return allocations.every((a) => [a.amount_paid, a.amount_discount, a.amount_withheld, a.adjustment_amount].every((v) => fitsMinorUnits(v, currency)));
+}
+
+/**
+ * Propose a payment for one deposit, or null when nothing could be matched. Consumes open amounts
+ * (and the remittance used) in `state`. A proposal whose amounts do not fit the currency's minor
+ * units (a deposit, open amount or remittance line with more decimals than the currency has) is not
+ * made: the deposit is left for a person, since such an allocation could never be stored.
+ */
 export function matchDeposit(tx: MatchTransaction, ctx: MatchContext, state: MatchState): Proposal | null {
+  const proposal = propose(tx, ctx, state);
+  if (!proposal || !allocationsFitMinorUnits(proposal.allocations, tx.currency)) return null;
+  if (proposal.remittance_id) state.usedRemittances.add(proposal.remittance_id);
+  state.consume(proposal.allocations);
+  return proposal;
+}
+
+function propose(tx: MatchTransaction, ctx: MatchContext, state: MatchState): Proposal | null {
   const amount = new Money(tx.amount);
   if (!amount.gt(0)) return null;
-  const tokenList = extractTokens(tx.remittance_information, tx.bank_reference, tx.end_to_end_id);
+  const tokenList = transactionTokens(tx);
   const tokens = new Set(tokenList);
   const payer = identifyPayer(tx, state.partnersOf(ctx), ctx.knownAccounts, ctx.config);
 
@@ -603,18 +685,18 @@ export function matchDeposit(tx: MatchTransaction, ctx: MatchContext, state: Mat
       allocations.push({ ...allocation(inv.id, paid), amount_discount: fmt(discount), amount_withheld: fmt(withheld) });
     }
     if (allocations.length > 0) {
-      state.usedRemittances.add(rem.r.id);
-      state.consume(allocations);
       const partnerId = rem.r.partner_id ?? state.invoiceById.get(allocations[0]!.invoice_id)?.partner_id ?? payer?.partner_id ?? null;
       const reasons: MatchReason[] = [{ rule: 'remittance', remittance_id: rem.r.id, matched_by: rem.by, value: rem.r.transaction_number }];
       if (payer && payer.partner_id === partnerId) reasons.push(payerReason(payer));
+      const conflict = payerConflict(payer, partnerId);
+      if (conflict) reasons.push(conflict.reason);
       const exact = paidTotal.eq(amount);
       if (exact) reasons.push({ rule: 'amount_exact' });
       return {
         transaction_id: tx.id,
         partner_id: partnerId,
         remittance_id: rem.r.id,
-        score: score([rem.by === 'transaction_number' ? 0.6 : 0.4, payerScore(payer, partnerId), exact ? 0.3 : 0]),
+        score: score([rem.by === 'transaction_number' ? 0.6 : 0.4, payerScore(payer, partnerId), exact ? 0.3 : 0, -(conflict?.penalty ?? 0)]),
         reasons,
         allocations,
       };
@@ -639,11 +721,19 @@ export function matchDeposit(tx: MatchTransaction, ctx: MatchContext, state: Mat
     const candidates = referencedOpen.filter((i) => i.partner_id === partnerId).sort(byDue);
     const fit = fitAmount(amount, candidates, state, ctx, true);
     if (fit) {
-      state.consume(fit.allocations);
       const reasons: MatchReason[] = fit.allocations.map((a) => ({ rule: 'invoice_number', value: tokenOf.get(a.invoice_id)!, invoice_id: a.invoice_id }));
       if (payer && payer.partner_id === partnerId) reasons.push(payerReason(payer));
+      const conflict = payerConflict(payer, partnerId);
+      if (conflict) reasons.push(conflict.reason);
       reasons.push(...fit.reasons);
-      return { transaction_id: tx.id, partner_id: partnerId, remittance_id: null, score: score([0.5, payerScore(payer, partnerId), fit.amountScore]), reasons, allocations: fit.allocations };
+      return {
+        transaction_id: tx.id,
+        partner_id: partnerId,
+        remittance_id: null,
+        score: score([0.5, payerScore(payer, partnerId), fit.amountScore, -(conflict?.penalty ?? 0)]),
+        reasons,
+        allocations: fit.allocations,
+      };
     }
   }
 
@@ -667,7 +757,6 @@ export function matchDeposit(tx: MatchTransaction, ctx: MatchContext, state: Mat
       }
     }
     if (fit) {
-      state.consume(fit.allocations);
       return {
         transaction_id: tx.id,
         partner_id: payer.partner_id,

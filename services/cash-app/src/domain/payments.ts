@@ -8,10 +8,32 @@
  *    `amount_open` minus what APPROVED payments other than this one already relieve (unapproved
  *    proposals of other transactions do not block an edit: they are suggestions; approval re-checks);
  *  - the running total of amount_paid never exceeds the transaction amount;
- *  - an adjustment_amount needs an adjustment_id, which must be one of the organization's active adjustments.
+ *  - an adjustment_amount needs an adjustment_id, which must be one of the organization's active adjustments;
+ *  - every amount fits the currency's minor units (JPY none, EUR 2, KWD 3 decimals).
  * Violations are reported as 422 issues whose `loc` names the allocation index and field.
  */
-import { Money, type LedgerDocument, type ValidationIssue } from '@rp/platform';
+import { currencyMinorUnits, Money, type LedgerDocument, type ValidationIssue } from '@rp/platform';
+
+const minorUnitsCache = new Map<string, number>();
+/** Decimal places of the currency (JPY 0, EUR 2, KWD 3), from the kernel's ISO 4217 data. */
+export function minorUnits(currency: string): number {
+  const code = currency.trim();
+  let n = minorUnitsCache.get(code);
+  if (n === undefined) minorUnitsCache.set(code, (n = currencyMinorUnits(code)));
+  return n;
+}
+
+/** Whether the amount has no more decimals (other than trailing zeros) than the currency allows. */
+export function fitsMinorUnits(value: string | InstanceType<typeof Money>, currency: string): boolean {
+  return new Money(value).decimalPlaces() <= minorUnits(currency);
+}
+
+/** An amount as the currency writes it: "1190" (JPY), "1190.00" (EUR), "1.234" (KWD); half-up rounding. */
+export function formatInCurrency(value: string | number | InstanceType<typeof Money>, currency: string): string {
+  return new Money(value).toFixed(minorUnits(currency));
+}
+
+const AMOUNT_FIELDS = ['amount_paid', 'amount_discount', 'amount_withheld', 'adjustment_amount'] as const;
 
 export interface AllocationDraft {
   invoice_id: string;
@@ -46,8 +68,19 @@ export function checkAllocations(input: AllocationCheckInput): ValidationIssue[]
   let paidTotal = new Money(0);
   let totalReported = false;
   const transactionAmount = new Money(input.transactionAmount);
+  const digits = minorUnits(input.currency);
+  const fmt = (v: InstanceType<typeof Money>) => v.toFixed(digits);
   input.allocations.forEach((a, i) => {
     const loc = (field: string) => ['body', 'allocations', i, field];
+    const tooPrecise = AMOUNT_FIELDS.filter((f) => !fitsMinorUnits(a[f], input.currency));
+    for (const f of tooPrecise) {
+      issues.push({
+        loc: loc(f),
+        msg: `has more decimals than ${input.currency.trim()} allows (${digits === 0 ? 'no decimals' : `at most ${digits}`})`,
+        type: 'value_error.decimal_places',
+      });
+    }
+    if (tooPrecise.length > 0) return;
     if (seen.has(a.invoice_id)) {
       issues.push({ loc: loc('invoice_id'), msg: 'this invoice is already allocated in an earlier entry', type: 'value_error.duplicate' });
       return;
@@ -80,7 +113,7 @@ export function checkAllocations(input: AllocationCheckInput): ValidationIssue[]
     if (relieved.gt(open)) {
       issues.push({
         loc: loc('amount_paid'),
-        msg: `paid + discount + withheld + adjustment (${relieved.toFixed(2)}) exceeds the open amount of invoice ${inv.document_number} (${Money.max(open, 0).toFixed(2)})`,
+        msg: `paid + discount + withheld + adjustment (${fmt(relieved)}) exceeds the open amount of invoice ${inv.document_number} (${fmt(Money.max(open, 0))})`,
         type: 'value_error.exceeds_open_amount',
       });
     }
@@ -89,7 +122,7 @@ export function checkAllocations(input: AllocationCheckInput): ValidationIssue[]
       totalReported = true;
       issues.push({
         loc: loc('amount_paid'),
-        msg: `the allocations' amount_paid total (${paidTotal.toFixed(2)}) exceeds the transaction amount (${transactionAmount.toFixed(2)})`,
+        msg: `the allocations' amount_paid total (${fmt(paidTotal)}) exceeds the transaction amount (${fmt(transactionAmount)})`,
         type: 'value_error.exceeds_transaction_amount',
       });
     }

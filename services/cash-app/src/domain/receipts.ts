@@ -1,8 +1,9 @@
 /**
  * The payment-receipt email: what was received, when, and which invoices it paid. Pure rendering
- * (plain text and HTML); amounts are exact decimal strings formatted with 2 decimals.
+ * (plain text and HTML); amounts are exact decimal strings written with their currency's minor units.
  */
-import { formatMoney, Money } from '@rp/platform';
+import { Money } from '@rp/platform';
+import { formatInCurrency } from './payments.js';
 
 export interface ReceiptLine {
   invoice_number: string;
@@ -23,12 +24,15 @@ export interface ReceiptInput {
   lines: ReceiptLine[];
 }
 
-/** "1234567.5" → "1,234,567.50" */
-export function formatAmount(value: string): string {
-  const fixed = formatMoney(value);
+/**
+ * "1234567.5" → "1,234,567.50": grouped, with the currency's minor units (JPY "1,190", KWD
+ * "1,190.000"; 2 when no currency is given), rounded half up.
+ */
+export function formatAmount(value: string, currency?: string): string {
+  const fixed = currency ? formatInCurrency(value, currency) : new Money(value).toFixed(2);
   const negative = fixed.startsWith('-');
-  const [whole, cents] = (negative ? fixed.slice(1) : fixed).split('.');
-  return `${negative ? '-' : ''}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
+  const [whole, fraction] = (negative ? fixed.slice(1) : fixed).split('.');
+  return `${negative ? '-' : ''}${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction === undefined ? '' : `.${fraction}`}`;
 }
 
 function escapeHtml(s: string): string {
@@ -36,7 +40,7 @@ function escapeHtml(s: string): string {
 }
 
 export function renderPaymentReceipt(r: ReceiptInput): { subject: string; text: string; html: string } {
-  const money = (v: string, currency: string) => `${currency} ${formatAmount(v)}`;
+  const money = (v: string, currency: string) => `${currency} ${formatAmount(v, currency)}`;
   const total = money(r.amount, r.currency);
   const subject = `Payment received: ${total}${r.paymentDate ? ` on ${r.paymentDate}` : ''}`;
   const reductions = (l: ReceiptLine) =>

@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import {
   ConflictError,
-  formatMoney,
   getDocuments,
   getPartner,
   isDecimalString,
@@ -20,7 +19,7 @@ import {
 } from '@rp/platform';
 import { route } from '../deps.js';
 import { normalizeAccount } from '../domain/matching.js';
-import { checkAllocations, openAmount, relievedBy, type AllocationDraft } from '../domain/payments.js';
+import { checkAllocations, formatInCurrency, openAmount, relievedBy, type AllocationDraft } from '../domain/payments.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
 import {
   activeAdjustmentIds,
@@ -39,7 +38,7 @@ import {
 } from '../store/payments.js';
 
 const MAX_PAGE = 500;
-const money2 = () => z.string().describe('Decimal string with 2 decimals.');
+const money2 = () => z.string().describe('Decimal string with the currency\'s minor units: JPY "1190", EUR "1190.00", KWD "1190.000".');
 const dateParam = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a valid date');
 const uuidParam = () => z.string().uuid('must be a UUID');
 
@@ -79,7 +78,7 @@ export const paymentSchema = z.object({
   statement_id: z.string(),
   partner_id: z.string().nullable(),
   remittance_id: z.string().nullable(),
-  amount: money2().describe('The bank transaction amount (2 decimals).'),
+  amount: money2().describe('The bank transaction amount (in the currency\'s minor units).'),
   currency: z.string(),
   payment_date: z.string().nullable().describe('Booking date of the transaction (value date when it has none).'),
   allocated_amount: money2().describe('Sum of the allocations\' amount_paid.'),
@@ -96,6 +95,8 @@ export const paymentSchema = z.object({
 });
 
 function paymentView(p: PaymentRow, allocations: AllocationRow[], numbers: Map<string, string>) {
+  // every amount as its currency writes it (JPY 0, EUR 2, KWD 3 decimals)
+  const money = (v: string | InstanceType<typeof Money>) => formatInCurrency(v, p.currency);
   return {
     object: 'payment' as const,
     id: p.id,
@@ -104,11 +105,11 @@ function paymentView(p: PaymentRow, allocations: AllocationRow[], numbers: Map<s
     statement_id: p.tx_statement_id,
     partner_id: p.partner_id,
     remittance_id: p.remittance_id,
-    amount: formatMoney(p.amount),
+    amount: money(p.amount),
     currency: p.currency.trim(),
     payment_date: p.payment_date,
-    allocated_amount: formatMoney(p.allocated_amount),
-    unallocated_amount: formatMoney(new Money(p.amount).minus(p.allocated_amount)),
+    allocated_amount: money(p.allocated_amount),
+    unallocated_amount: money(new Money(p.amount).minus(p.allocated_amount)),
     match_score: p.match_score === null ? null : Number(p.match_score),
     match_reasons: p.match_reasons as Record<string, unknown>[],
     posting_error: p.posting_error,
@@ -120,11 +121,11 @@ function paymentView(p: PaymentRow, allocations: AllocationRow[], numbers: Map<s
       id: a.id,
       invoice_id: a.invoice_id,
       invoice_number: numbers.get(a.invoice_id) ?? null,
-      amount_paid: formatMoney(a.amount_paid),
-      amount_discount: formatMoney(a.amount_discount),
-      amount_withheld: formatMoney(a.amount_withheld),
+      amount_paid: money(a.amount_paid),
+      amount_discount: money(a.amount_discount),
+      amount_withheld: money(a.amount_withheld),
       adjustment_id: a.adjustment_id,
-      adjustment_amount: formatMoney(a.adjustment_amount),
+      adjustment_amount: money(a.adjustment_amount),
       created_at: isoTime(a.created_at)!,
       modified_at: isoTime(a.modified_at)!,
     })),
@@ -132,7 +133,7 @@ function paymentView(p: PaymentRow, allocations: AllocationRow[], numbers: Map<s
       id: p.bank_transaction_id,
       statement_id: p.tx_statement_id,
       bank_account_id: p.tx_bank_account_id,
-      amount: formatMoney(p.tx_amount),
+      amount: formatInCurrency(p.tx_amount, p.tx_currency),
       currency: p.tx_currency.trim(),
       booking_date: p.tx_booking_date,
       value_date: p.tx_value_date,
@@ -164,7 +165,8 @@ const amountInput = () =>
   z
     .union([z.string(), z.number()])
     .transform((v) => (typeof v === 'number' ? String(v) : v.trim()))
-    .refine((v) => isDecimalString(v) && !v.startsWith('-') && /^\d+(\.\d{1,4})?$/.test(v), 'must be a non-negative decimal amount with at most 4 decimals');
+    .refine((v) => isDecimalString(v) && !v.startsWith('-') && /^\d+(\.\d{1,4})?$/.test(v), 'must be a non-negative decimal amount with at most 4 decimals')
+    .describe('Non-negative decimal (string or number) with at most the currency\'s minor units of decimals (JPY none, EUR 2, KWD 3): more → 422 `value_error.decimal_places`.');
 
 const allocationInput = z.object({
   invoice_id: uuidParam().describe('An open invoice of the organization, in the transaction\'s currency.'),
@@ -265,7 +267,7 @@ export const paymentRoutes = [
     description:
       'Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its ' +
       'allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, ' +
-      '`statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with 2 decimals.',
+      '`statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency\'s minor units (JPY "1190", EUR "1190.00", KWD "1190.000").',
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -319,7 +321,9 @@ export const paymentRoutes = [
       '422 (loc `["body","allocations",<index>,<field>]`) when an invoice is not an open invoice of the organization in the ' +
       'transaction\'s currency, when an allocation exceeds the invoice\'s open amount (ledger amount_open minus approved payments ' +
       'of other transactions; unapproved proposals do not count), when the amount_paid total exceeds the transaction amount, or for ' +
-      'an unknown/inactive adjustment. `partner_id` sets the payer (default: the invoices\' partner when they have one). ' +
+      'an unknown/inactive adjustment, or when an amount has more decimals than the transaction\'s currency allows (JPY none, ' +
+      'EUR 2, KWD 3: `value_error.decimal_places`; the database refuses such an allocation too). ' +
+      '`partner_id` sets the payer (default: the invoices\' partner when they have one). ' +
       'An approved payment cannot be changed (409).',
     tags: ['Cash application'],
     params: z.object({ payment_id: z.string() }),
@@ -378,7 +382,7 @@ export const paymentRoutes = [
           if (!inv || !inv.status_open) throw new ConflictError(`Invoice ${inv?.document_number ?? a.invoice_id} is no longer open; change the allocations first.`);
           const open = openAmount(inv.amount_open, relievedElsewhere.get(inv.id));
           if (relievedBy(a).gt(open)) {
-            throw new ConflictError(`Invoice ${inv.document_number} has only ${Money.max(open, 0).toFixed(2)} open after other approved payments; change the allocations first.`);
+            throw new ConflictError(`Invoice ${inv.document_number} has only ${formatInCurrency(Money.max(open, 0), payment.currency)} open after other approved payments; change the allocations first.`);
           }
         }
         const partners = [...new Set(invoiceIds.map((id) => invoices.get(id)?.partner_id ?? null))];

@@ -27,6 +27,8 @@ export interface OutreachRow {
 /** What a receipt needs of a payment (payments belong to matching; read-only here). */
 export interface ReceiptPayment {
   id: string;
+  /** only an approved payment gets a receipt: a proposal may be wrong about who paid */
+  status: 'unapproved' | 'approved';
   partner_id: string | null;
   bank_transaction_id: string;
   amount: string;
@@ -42,7 +44,7 @@ export async function getReceiptPayment(db: Db, organizationId: string, paymentI
       this.on('t.id', '=', 'p.bank_transaction_id').andOn('t.organization_id', '=', 'p.organization_id');
     })
     .where({ 'p.organization_id': organizationId, 'p.id': paymentId })
-    .first('p.id', 'p.partner_id', 'p.bank_transaction_id', 'p.amount', 'p.currency', 'p.payment_date', 't.bank_reference');
+    .first('p.id', 'p.status', 'p.partner_id', 'p.bank_transaction_id', 'p.amount', 'p.currency', 'p.payment_date', 't.bank_reference');
   if (!payment) return null;
   const allocations = await db('payment_allocations')
     .where({ organization_id: organizationId, payment_id: paymentId })
@@ -105,7 +107,19 @@ export async function listOutreach(db: Db, organizationId: string, filter: Outre
   return { rows: rows as OutreachRow[], total: Number(count) };
 }
 
-/** Before the SMTP call: the attempt is recorded (the first one's start time is kept). */
+/** The intent, before any SMTP call: whom the receipt goes to. */
+export async function markIntent(db: Db, id: string, recipient: string, partnerId: string): Promise<void> {
+  await db('outreach_records').where({ id, status: 'pending' }).update({ recipient, partner_id: partnerId, modified_at: db.fn.now() });
+}
+
+/** Right before an SMTP call: the attempt is counted (the first one's start time is kept). */
+export async function markAttempt(db: Db, id: string): Promise<void> {
+  await db('outreach_records')
+    .where({ id })
+    .update({ attempts: db.raw('attempts + 1'), sending_started_at: db.raw('coalesce(sending_started_at, now())'), modified_at: db.fn.now() });
+}
+
+/** Before the SMTP call (single-activity flow): recipient and attempt recorded (the first one's start time is kept). */
 export async function markSending(db: Db, id: string, recipient: string, partnerId: string): Promise<void> {
   await db('outreach_records')
     .where({ id })
