@@ -12,6 +12,12 @@
  *     the bank-statement workflow on a cash-app worker (parse, store, classify, match, propose
  *     payments) until `ready`. Each transfer pays one invoice, named in its remittance information,
  *     from its customer. Target: ≤ 30 s; reported as transactions per second.
+ * (c) Predicted overdue, the pathological customer (issue 8): one customer with 40 open invoices of
+ *     10,000.00..60,000.00, all uncertain (1..40 days late today, a payment history spread over 0..120
+ *     days), and a 1,000,000.00 tier near the middle of the distribution (the hardest case for the error). The exact run would track millions of partial sums; the endpoint
+ *     answers at a bounded resolution on a worker thread. Reported: its time through the gateway
+ *     (median), the reported error bound, and the actual error against the exact answer computed here
+ *     by meet in the middle (2 × 2^20 sums).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +36,8 @@ import { workflowsPath } from '@rp/workflows/paths';
 import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
 import { SERVICE_MODULES } from '../scripts/local/services.js';
 import { startBenchEnvironment } from './support/environment.js';
+import { blendedSurvival, SurvivalCurve, unpaidProbability } from '../services/cash-app/src/domain/predicted-overdue.js';
+import { tailProbability, type UncertainAmount } from '../services/cash-app/src/domain/tail-probability.js';
 
 export interface LedgerVolume {
   customers: number;
@@ -257,6 +265,125 @@ async function statementBenchmark(gatewayUrl: string, token: string, client: pg.
   return result;
 }
 
+const PATHOLOGICAL_INVOICES = 40;
+const PATHOLOGICAL_TIER = { days: 0, amount_lc: '1000000.00' };
+
+/** Exactly P(Σ X_i·cents_i > threshold) by meet in the middle: the 2^(m/2) sums of each half, one half sorted. */
+function exactByMeetInTheMiddle(items: UncertainAmount[], threshold: number): number {
+  const half = (part: UncertainAmount[]) => {
+    const sums = new Float64Array(1 << part.length);
+    const probs = new Float64Array(1 << part.length);
+    probs[0] = 1;
+    let n = 1;
+    for (const it of part) {
+      for (let i = 0; i < n; i++) {
+        sums[n + i] = sums[i] + it.cents;
+        probs[n + i] = probs[i] * it.p;
+        probs[i] *= 1 - it.p;
+      }
+      n *= 2;
+    }
+    return { sums, probs };
+  };
+  const a = half(items.slice(0, items.length >> 1));
+  const b = half(items.slice(items.length >> 1));
+  const order = Uint32Array.from(b.sums, (_, i) => i).sort((x, y) => b.sums[x] - b.sums[y]);
+  const sorted = Float64Array.from(order, (i) => b.sums[i]);
+  const above = new Float64Array(order.length + 1);
+  for (let k = order.length - 1; k >= 0; k--) above[k] = above[k + 1] + b.probs[order[k]];
+  let total = 0;
+  for (let i = 0; i < a.sums.length; i++) {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid] > threshold - a.sums[i]) hi = mid;
+      else lo = mid + 1;
+    }
+    total += a.probs[i] * above[lo];
+  }
+  return total;
+}
+
+/** (c): the pathological customer in an organization of its own. */
+async function pathologicalBenchmark(gatewayUrl: string, token: string, client: pg.Client, orgId: string, log: (m: string) => void) {
+  let x = 20261122;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const amounts = Array.from({ length: PATHOLOGICAL_INVOICES }, () => Math.round((10000 + next() * 50000) * 100)); // cents: about 1,400,000.00 in all, ~1,000,000.00 expected at as_of
+  const today = new Date().toISOString().slice(0, 10);
+  const asOfDaysAhead = 30;
+  const asOf = new Date(Date.now() + asOfDaysAhead * 86_400_000).toISOString().slice(0, 10);
+  await client.query(
+    `INSERT INTO integrations.partners (id, organization_id, origin, remote_id, account_number, name)
+     VALUES (md5($1 || ':pp')::uuid, $1::uuid, 'middleware', 'PATH-1', 'PATH-1', 'Pathological customer')`,
+    [orgId],
+  );
+  // open: invoice i (1..40, ordinality) is i days late today; closed: one invoice cleared L days after due for L = 0..120
+  await client.query(
+    `INSERT INTO integrations.documents (id, organization_id, origin, kind, remote_id, partner_id, customer_code, company_code, fiscal_year,
+       document_number, currency, net_due_date, document_date, amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
+     SELECT gen_random_uuid(), $1::uuid, 'middleware', 'invoice', 'PO-' || i, md5($1 || ':pp')::uuid, 'PATH-1', '1000', '2026', 'PO-' || i, 'EUR',
+       current_date - i::int, current_date - (i + 30)::int, a / 100.0, a / 100.0, a / 100.0, true
+     FROM unnest($2::bigint[]) WITH ORDINALITY AS t(a, i)`,
+    [orgId, amounts],
+  );
+  await client.query(
+    `INSERT INTO integrations.documents (id, organization_id, origin, kind, remote_id, partner_id, customer_code, company_code, fiscal_year,
+       document_number, currency, net_due_date, document_date, clearing_date, amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
+     SELECT gen_random_uuid(), $1::uuid, 'middleware', 'invoice', 'PC-' || l, md5($1 || ':pp')::uuid, 'PATH-1', '1000', '2025', 'PC-' || l, 'EUR',
+       current_date - 400, current_date - 430, current_date - 400 + l, 100, 100, 0, false
+     FROM generate_series(0, 120) l`,
+    [orgId],
+  );
+  const body = JSON.stringify({ as_of_date: asOf, evaluated_at: today, tiers: [PATHOLOGICAL_TIER] });
+  const request = async () => {
+    const t = performance.now();
+    const res = await fetch(`${gatewayUrl}/v2/analytics/predicted-overdue`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+    const text = await res.text();
+    const ms = performance.now() - t;
+    if (res.status !== 200) throw new Error(`pathological predicted-overdue: ${res.status} ${text.slice(0, 500)}`);
+    const tier = (JSON.parse(text) as { customers: { tripped_tiers: { trip_probability: number; trip_probability_max_error: number }[] }[] }).customers[0]?.tripped_tiers[0];
+    if (!tier) throw new Error(`pathological predicted-overdue: the tier did not trip: ${text.slice(0, 500)}`);
+    return { ms, tier };
+  };
+  await request(); // warm-up (starts the worker thread)
+  const runs: number[] = [];
+  let tier = (await request()).tier;
+  for (let i = 0; i < 5; i++) {
+    const r = await request();
+    runs.push(r.ms);
+    tier = r.tier;
+  }
+  // the same model in process: history 0..120 (the customer's and the organization's), p per invoice
+  const history = Array.from({ length: 121 }, (_, l) => l);
+  const survival = blendedSurvival(SurvivalCurve.fromValues(history), new SurvivalCurve(history.map((l) => [l, 1] as const)));
+  const items = amounts.map((cents, i) => ({ cents, p: unpaidProbability(survival, i + 1, i + 1 + asOfDaysAhead) }));
+  const threshold = Number(PATHOLOGICAL_TIER.amount_lc.replace('.', ''));
+  let t = performance.now();
+  const exact = exactByMeetInTheMiddle(items, threshold);
+  const exactMs = performance.now() - t;
+  t = performance.now();
+  const inProcess = tailProbability(items, threshold);
+  const boundedMs = performance.now() - t;
+  const result = {
+    invoices: PATHOLOGICAL_INVOICES,
+    tier: PATHOLOGICAL_TIER,
+    uncertain_invoices: items.filter((it) => it.p > 0 && it.p < 1).length,
+    endpoint_ms: runs.map(round1),
+    endpoint_median_ms: round1(median(runs)),
+    trip_probability: tier.trip_probability,
+    reported_max_error: tier.trip_probability_max_error,
+    exact_probability: exact,
+    actual_error: Math.abs(tier.trip_probability - exact),
+    resolution_cents: inProcess.resolution,
+    bounded_computation_ms: round1(boundedMs),
+    exact_meet_in_the_middle_ms: round1(exactMs),
+    targets: { error_within_bound: Math.abs(tier.trip_probability - exact) <= tier.trip_probability_max_error + 1e-12 },
+  };
+  log(JSON.stringify(result));
+  return result;
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -298,12 +425,17 @@ export async function run(): Promise<void> {
       { db: adminDb, temporal: temporal.client },
       { name: 'Statement bench', base_currency: 'EUR', timezone: 'UTC', admin: { email: 'statements@example.com', name: 'Bench' } },
     );
+    const pathologicalOrg = await onboardOrganization(
+      { db: adminDb, temporal: temporal.client },
+      { name: 'Pathological bench', base_currency: 'EUR', timezone: 'UTC', admin: { email: 'pathological@example.com', name: 'Bench' } },
+    );
     await adminDb.destroy();
     await temporal.close();
     const orgId = org.organization.id;
     const token = org.accessToken.token;
 
     const client = new pg.Client({ connectionString: e.DATABASE_URL });
+    client.on('error', () => {}); // the environment's shutdown after a failure must not mask that failure
     await client.connect();
 
     // (b) first, on a small ledger of its own organization
@@ -316,6 +448,9 @@ export async function run(): Promise<void> {
       await worker.close();
       worker = undefined;
     }
+
+    // (c) on its own organization, before the large ledger exists
+    const pathological = await pathologicalBenchmark(gatewayUrl, pathologicalOrg.accessToken.token, client, pathologicalOrg.organization.id, log);
 
     // (a)
     const genStart = Date.now();
@@ -390,6 +525,7 @@ export async function run(): Promise<void> {
       benchmark: 'cash-app',
       machine: { cpus: os.cpus().length, load_average_1m: Number(os.loadavg()[0].toFixed(2)), node: process.version },
       predicted_overdue: predictedOverdue,
+      predicted_overdue_pathological: pathological,
       bank_statement_camt053: statement,
     };
     mkdirSync('bench/results', { recursive: true });

@@ -17,10 +17,20 @@
  *   C-3: tier 0 → 5000.00 > 4000 (1 invoice). No own history: the organization curve,
  *        p = S_org(11) / S_org(−19) = (4/10) / 1 = 0.4.
  *   Order by largest tripped amount: C-3 (5000), C-2 (1850), C-1 (1800).
+ *
+ * Issue 8 (exact AR analytics), each in an organization of its own:
+ *   - local currency: invoices without a local-currency amount (as QuickBooks syncs them) are converted
+ *     1:1 only in the base currency, else with the stored rates (PUT /v2/exchange-rates), else reported
+ *     as not convertible, never summed 1:1;
+ *   - signed amounts: +1000 (p = 1), −600 (p = 1), +500 (p = 0.5) over a 500.00 tier → 0.5;
+ *   - bounded cost: customers with 40 uncertain invoices around 1,000,000.00 tiers are answered with a
+ *     reported error bound, and a small request of another organization is answered while they compute.
+ * Everything is set up through the API (push endpoints, exchange rates).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices, type InvoiceRecord } from './support/ledger.js';
+import { sharedTailPool } from '../services/cash-app/src/domain/tail-pool.js';
 
 let stack: TestStack;
 let orgA: Org;
@@ -101,7 +111,7 @@ describe('predicted overdue', () => {
   it('trips tiers on hand-computed data, with exact probabilities, sorted by largest tripped amount', async () => {
     const res = await query(orgA, { as_of_date: '2026-12-31', evaluated_at: '2026-12-01', tiers: TIERS });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ as_of_date: '2026-12-31', currency: 'EUR', tiers: TIERS });
+    expect(res.body).toMatchObject({ as_of_date: '2026-12-31', currency: 'EUR', tiers: TIERS, unconvertible_currencies: [], unconvertible_invoice_count: 0 });
     const customers = res.body.customers;
     expect(customers.map((c: { partner_id: string }) => c.partner_id)).toEqual([partnerIds['C-3'], partnerIds['C-2'], partnerIds['C-1']]);
 
@@ -111,19 +121,20 @@ describe('predicted overdue', () => {
       partner_account_number: expect.anything(),
       total_open_lc: '5000.00',
       history_count: 0,
-      tripped_tiers: [{ days: 0, amount_threshold_lc: '4000.00', amount_lc: '5000.00', invoice_count: 1, trip_probability: expect.any(Number) }],
+      unconvertible_invoice_count: 0,
+      tripped_tiers: [{ days: '0', amount_threshold_lc: '4000.00', amount_lc: '5000.00', invoice_count: 1, trip_probability: expect.any(Number), trip_probability_max_error: 0 }],
     });
     expect(customers[0].tripped_tiers[0].trip_probability).toBeCloseTo(0.4, 12);
 
     expect(customers[1]).toMatchObject({ partner_name: 'Beta AG', total_open_lc: '1850.00', history_count: 5 });
     expect(customers[1].tripped_tiers).toEqual([
-      { days: 15, amount_threshold_lc: '1200.00', amount_lc: '1850.00', invoice_count: 1, trip_probability: 1 },
-      { days: 60, amount_threshold_lc: '1000.00', amount_lc: '1850.00', invoice_count: 1, trip_probability: 1 },
+      { days: '15', amount_threshold_lc: '1200.00', amount_lc: '1850.00', invoice_count: 1, trip_probability: 1, trip_probability_max_error: 0 },
+      { days: '60', amount_threshold_lc: '1000.00', amount_lc: '1850.00', invoice_count: 1, trip_probability: 1, trip_probability_max_error: 0 },
     ]);
 
     expect(customers[2]).toMatchObject({ partner_name: 'Alpha GmbH', total_open_lc: '1800.00', history_count: 5 });
     expect(customers[2].tripped_tiers).toHaveLength(1);
-    expect(customers[2].tripped_tiers[0]).toMatchObject({ days: 15, amount_threshold_lc: '1200.00', amount_lc: '1800.00', invoice_count: 3 });
+    expect(customers[2].tripped_tiers[0]).toMatchObject({ days: '15', amount_threshold_lc: '1200.00', amount_lc: '1800.00', invoice_count: 3 });
     expect(customers[2].tripped_tiers[0].trip_probability).toBeCloseTo(2 / 45, 12);
   });
 
@@ -132,7 +143,9 @@ describe('predicted overdue', () => {
     const res = await query(orgA, { as_of_date: '2026-11-15', evaluated_at: '2026-12-01', tiers: [{ days: 10, amount_lc: '400.00' }] });
     expect(res.status).toBe(200);
     expect(res.body.customers.map((c: { partner_name: string }) => c.partner_name)).toEqual(['Beta AG', 'Alpha GmbH']);
-    expect(res.body.customers[1].tripped_tiers).toEqual([{ days: 10, amount_threshold_lc: '400.00', amount_lc: '500.00', invoice_count: 1, trip_probability: 1 }]);
+    expect(res.body.customers[1].tripped_tiers).toEqual([
+      { days: '10', amount_threshold_lc: '400.00', amount_lc: '500.00', invoice_count: 1, trip_probability: 1, trip_probability_max_error: 0 },
+    ]);
     expect(res.body.customers[0].tripped_tiers[0].trip_probability).toBe(1);
   });
 
@@ -217,5 +230,141 @@ describe('predicted overdue', () => {
   it('requires a token', async () => {
     const res = await stack.request('POST', PATH, { body: { as_of_date: '2026-12-31', tiers: TIERS } });
     expect(res.status).toBe(401);
+  });
+});
+
+describe('predicted overdue: currencies, credits and bounded cost (issue 8)', () => {
+  const day = (iso: string, delta: number) => new Date(Date.parse(`${iso}T00:00:00Z`) + delta * 86_400_000).toISOString().slice(0, 10);
+  const noLocal = (r: InvoiceRecord): InvoiceRecord => ({ ...r, amount_in_local_currency: undefined as unknown as number, exchange_rate: '' });
+
+  it('converts invoices without a local amount with the stored rates, 1:1 only in the base currency, and reports the rest', async () => {
+    const org = await stack.onboard('Overdue currencies');
+    await push(
+      org,
+      [customerRecord({ customer_code: 'D-1', name1: 'Dollar Inc' }), customerRecord({ customer_code: 'D-2', name1: 'Euro Sarl' })],
+      [
+        // USD 10,000.00 with no local amount (a QuickBooks-style document): must not count as EUR 10,000.00
+        noLocal(open('D-1', '2026-11-01', 10000, { currency: 'USD', exchange_rate: '' })),
+        // EUR (the base currency) without a local amount: 1:1; GBP without one: needs a rate
+        noLocal(open('D-2', '2026-11-01', 3000)),
+        noLocal(open('D-2', '2026-11-01', 1000, { currency: 'GBP' })),
+      ],
+    );
+    const body = { as_of_date: '2026-12-31', evaluated_at: '2026-12-01', tiers: [{ days: 0, amount_lc: '2000.00' }] };
+    const before = await query(org, body);
+    expect(before.status, before.text).toBe(200);
+    expect(before.body.customers).toEqual([
+      expect.objectContaining({ partner_name: 'Euro Sarl', total_open_lc: '3000.00', unconvertible_invoice_count: 1, tripped_tiers: [expect.objectContaining({ amount_lc: '3000.00', invoice_count: 1 })] }),
+    ]);
+    expect(before.body.unconvertible_currencies).toEqual([
+      { currency: 'GBP', invoice_count: 1 },
+      { currency: 'USD', invoice_count: 1 },
+    ]);
+    expect(before.body.unconvertible_invoice_count).toBe(2);
+
+    const rates = await stack.request('PUT', '/v2/exchange-rates', {
+      token: org.token,
+      body: [
+        { base_currency: 'EUR', quote_currency: 'USD', rate_date: '2026-12-01', rate: '1.25' }, // 10,000 USD / 1.25 = 8,000.00 EUR
+        { base_currency: 'EUR', quote_currency: 'USD', rate_date: '2027-01-15', rate: '2.00' }, // after as_of: not used
+        { base_currency: 'GBP', quote_currency: 'EUR', rate_date: '2026-11-01', rate: '1.15' }, // 1,000 GBP · 1.15 = 1,150.00 EUR
+      ],
+    });
+    expect(rates.status, rates.text).toBe(200);
+    const after = await query(org, body);
+    expect(after.status).toBe(200);
+    expect(after.body.customers.map((c: { partner_name: string; total_open_lc: string; unconvertible_invoice_count: number }) => [c.partner_name, c.total_open_lc, c.unconvertible_invoice_count])).toEqual([
+      ['Dollar Inc', '8000.00', 0],
+      ['Euro Sarl', '4150.00', 0],
+    ]);
+    expect(after.body.customers[1].tripped_tiers[0]).toMatchObject({ amount_lc: '4150.00', invoice_count: 2 });
+    expect(after.body).toMatchObject({ unconvertible_currencies: [], unconvertible_invoice_count: 0 });
+    // an as_of before every USD rate: USD is not convertible again
+    const early = await query(org, { ...body, as_of_date: '2026-11-15' });
+    expect(early.body.unconvertible_currencies).toEqual([{ currency: 'USD', invoice_count: 1 }]);
+    expect(early.body.customers.map((c: { partner_name: string }) => c.partner_name)).toEqual(['Euro Sarl']);
+  });
+
+  it('models credits exactly: +1000 (p = 1), −600 (p = 1), +500 (p = 0.5) over a 500.00 tier trips with probability 0.5', async () => {
+    // history L = 0, 20, 40, 100: S(30) = 1/2, S(60) = 1/4, S(122) = 0. Today 2026-12-01, as_of 2026-12-31.
+    //   +1000.00 and −600.00 due 2026-08-01: 122 days late today, beyond the history → p = 1
+    //   +500.00 due 2026-11-01: p = S(60) / S(30) = 1/2
+    // The certain part is 400.00: the tier (> 500.00) trips exactly when the 500.00 stays unpaid.
+    const org = await stack.onboard('Overdue credits');
+    await push(
+      org,
+      [customerRecord({ customer_code: 'S-1', name1: 'Signed GmbH' })],
+      [
+        ...[0, 20, 40, 100].map((l) => closed('S-1', '2026-03-01', l)),
+        open('S-1', '2026-08-01', 1000),
+        open('S-1', '2026-08-01', -600),
+        open('S-1', '2026-11-01', 500),
+      ],
+    );
+    const res = await query(org, { as_of_date: '2026-12-31', evaluated_at: '2026-12-01', tiers: [{ days: 0, amount_lc: '500.00' }] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.customers).toHaveLength(1);
+    expect(res.body.customers[0]).toMatchObject({ partner_name: 'Signed GmbH', total_open_lc: '900.00', history_count: 4 });
+    expect(res.body.customers[0].tripped_tiers).toEqual([
+      { days: '0', amount_threshold_lc: '500.00', amount_lc: '900.00', invoice_count: 3, trip_probability: 0.5, trip_probability_max_error: 0 },
+    ]);
+  });
+
+  describe('bounded cost', () => {
+    let big: Org;
+    const TODAY = '2026-12-01';
+    const AS_OF = '2026-12-31';
+    const BIG_TIERS = Array.from({ length: 10 }, (_, i) => ({ days: i, amount_lc: '1000000.00' }));
+
+    beforeAll(async () => {
+      // four customers with 40 open invoices each, 20,000.00..80,000.00 (about 2,000,000.00 in all), 1..40 days late today;
+      // the organization's history (P-1's closed invoices) was paid 0..120 days late, so every invoice is uncertain.
+      big = await stack.onboard('Overdue pathological');
+      let x = 12345;
+      const next = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+      const customers = ['P-1', 'P-2', 'P-3', 'P-4'];
+      const history = Array.from({ length: 121 }, (_, l) => closed('P-1', '2026-01-01', l));
+      await push(big, customers.map((c) => customerRecord({ customer_code: c, name1: `Pathological ${c}` })), history.slice(0, 100));
+      await push(big, [], history.slice(100));
+      for (const c of customers) {
+        await push(big, [], Array.from({ length: 40 }, (_, i) => open(c, day(TODAY, -(1 + i)), Math.round(20000 + next() * 60000))));
+      }
+    });
+
+    it('answers a customer with 40 uncertain invoices around 1,000,000.00 tiers, with a reported error bound', async () => {
+      const res = await query(big, { as_of_date: AS_OF, evaluated_at: TODAY, tiers: BIG_TIERS.slice(0, 2), business_unit_id__in: undefined });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.customers).toHaveLength(4);
+      for (const c of res.body.customers) {
+        expect(c.tripped_tiers).toHaveLength(2);
+        for (const t of c.tripped_tiers) {
+          expect(t.trip_probability).toBeGreaterThan(0);
+          expect(t.trip_probability).toBeLessThan(1);
+          expect(t.trip_probability_max_error).toBeGreaterThan(0); // computed at a coarser resolution…
+          expect(t.trip_probability_max_error).toBeLessThan(0.01); // …within a small guaranteed bound
+        }
+        // the same invoices in both tiers (all are more than 1 day late at as_of): the same answer
+        expect(c.tripped_tiers[0].trip_probability).toBe(c.tripped_tiers[1].trip_probability);
+      }
+    });
+
+    it('answers a small request of another organization while the large one computes', async () => {
+      const order: string[] = [];
+      const large = query(big, { as_of_date: AS_OF, evaluated_at: TODAY, tiers: BIG_TIERS }).then((r) => {
+        order.push('large');
+        return r;
+      });
+      // wait until the large request's tails are on the worker threads (same process as the cash-app API)
+      while (sharedTailPool().pending === 0 && order.length === 0) await new Promise((r) => setTimeout(r, 2));
+      const small = await query(orgA, { as_of_date: '2026-12-31', evaluated_at: '2026-12-01', tiers: TIERS });
+      order.push('small');
+      expect(small.status).toBe(200);
+      expect(small.body.customers).toHaveLength(3);
+      const l = await large;
+      expect(l.status, l.text).toBe(200);
+      expect(l.body.customers).toHaveLength(4);
+      expect(l.body.customers[0].tripped_tiers).toHaveLength(10);
+      expect(order).toEqual(['small', 'large']);
+    });
   });
 });

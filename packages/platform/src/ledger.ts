@@ -205,18 +205,26 @@ export interface PredictedOverdueQuery {
   businessUnitIds?: readonly string[];
   /** business units the caller may access ('*' for all); documents of other units are left out, unassigned ones stay */
   accessibleBusinessUnits?: '*' | readonly string[];
+  /**
+   * How to convert an open invoice without a local-currency amount: its currency → factor to the base
+   * currency (decimal strings; the base currency itself with '1'). Without a factor the invoice is not
+   * convertible: left out of every sum and counted in `unconvertible_count`. Default: none.
+   */
+  conversion?: { currencies: readonly string[]; factors: readonly string[] };
 }
 
 export interface PredictedOverdueRow {
   partner_id: string;
   partner_name: string;
   partner_account_number: string | null;
-  /** LC sum of all the customer's open invoices (in scope), 2 decimals */
+  /** LC sum of all the customer's convertible open invoices (in scope), 2 decimals */
   total_open_lc: string;
+  /** open invoices in scope that are not convertible (no local amount, no conversion factor): in no sum */
+  unconvertible_count: number;
   /** per tier, in request order: LC sum and count of the invoices aged past it */
   tier_amounts: string[];
   tier_counts: number[];
-  /** the invoices aged past the smallest tier: as_of − net_due_date (days) and open LC in cents */
+  /** the convertible invoices aged past the smallest tier: as_of − net_due_date (days) and open LC in signed cents */
   invoice_ages: number[];
   invoice_cents: number[];
   /** the customer's closed invoices (whole history, every business unit): lateness of each (days) */
@@ -227,52 +235,73 @@ const LATENESS_COUNTS_TABLE = 'integrations.invoice_lateness_counts';
 const CLOSED_INVOICE_SQL = `kind = 'invoice' AND NOT status_open AND clearing_date IS NOT NULL AND net_due_date IS NOT NULL`;
 
 /**
- * Predicted overdue, one statement: a single pass over the organization's open invoices (kind
- * invoice, status_open, with a partner; their open amount in local currency is the generated
- * column open_lc_cents, see integrations migration 004) aggregates per customer its total and, per tier, the LC sum
- * and count of the invoices more than `days` past net due at as_of; only customers with a tripped
- * tier (sum > amount) come back, each with its aged invoices (for the trip probabilities) and its
- * lateness histogram, both read through covering indexes for those customers only.
+ * An open invoice's open amount in local currency, in cents (bigint), or NULL when not convertible:
+ * the stored `open_lc_cents` when the document gives its own rate (integrations migration 008),
+ * else `open_unconverted_amount` times the factor of its currency (`converted_cents`).
+ * Bindings: the factors, then the currencies.
  */
-export async function predictedOverdueRows(db: Knex, organizationId: string, q: PredictedOverdueQuery): Promise<PredictedOverdueRow[]> {
+const OPEN_LC_CENTS_SQL = `coalesce(open_lc_cents,
+  integrations.converted_cents(open_unconverted_amount, (?::numeric[])[array_position(?::text[], open_unconverted_currency::text)]))`;
+
+function conversionBindings(q: PredictedOverdueQuery): unknown[] {
+  return [[...(q.conversion?.factors ?? [])], [...(q.conversion?.currencies ?? [])]];
+}
+
+function scopeOf(q: Pick<PredictedOverdueQuery, 'businessUnitIds' | 'accessibleBusinessUnits'>): { sql: string; bindings: unknown[] } {
   const scope: string[] = [];
-  const scopeBindings: unknown[] = [];
+  const bindings: unknown[] = [];
   if (q.businessUnitIds) {
     scope.push('AND business_unit_id = ANY(?::uuid[])');
-    scopeBindings.push([...q.businessUnitIds]);
+    bindings.push([...q.businessUnitIds]);
   }
   if (q.accessibleBusinessUnits && q.accessibleBusinessUnits !== '*') {
     scope.push('AND (business_unit_id IS NULL OR business_unit_id = ANY(?::uuid[]))');
-    scopeBindings.push([...q.accessibleBusinessUnits]);
+    bindings.push([...q.accessibleBusinessUnits]);
   }
-  const scopeSql = scope.join(' ');
+  return { sql: scope.join(' '), bindings };
+}
+
+/**
+ * Predicted overdue, one statement: a single pass over the organization's open invoices (kind
+ * invoice, status_open, with a partner; their open amount in local currency per OPEN_LC_CENTS_SQL,
+ * NULL when not convertible) aggregates per customer its total, the number of invoices that are not
+ * convertible and, per tier, the LC sum and count of the (convertible) invoices more than `days` past
+ * net due at as_of; sums are signed (credits on the invoice side reduce them). Only customers with a
+ * tripped tier (sum > amount) come back, each with its aged invoices (for the trip probabilities)
+ * and its lateness histogram, both read through covering indexes for those customers only.
+ */
+export async function predictedOverdueRows(db: Knex, organizationId: string, q: PredictedOverdueQuery): Promise<PredictedOverdueRow[]> {
+  const { sql: scopeSql, bindings: scopeBindings } = scopeOf(q);
+  const fx = conversionBindings(q);
   const minDays = Math.min(...q.tiers.map((t) => t.days));
-  const tierCols = q.tiers.map((_, i) => `sum(cents) FILTER (WHERE age > ?) AS s${i}, count(*) FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
+  const tierCols = q.tiers.map((_, i) => `sum(cents) FILTER (WHERE age > ?) AS s${i}, count(cents) FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
   const tierBindings = q.tiers.flatMap((t) => [t.days, t.days]);
   const having = q.tiers.map(() => 'sum(cents) FILTER (WHERE age > ?) > ?::numeric * 100').join(' OR ');
   const havingBindings = q.tiers.flatMap((t) => [t.days, t.amountLc]);
   const sql = `
     WITH agg AS (
-      SELECT partner_id, sum(cents) AS total_open_cents,
+      SELECT partner_id, sum(cents) AS total_open_cents, count(*) FILTER (WHERE cents IS NULL) AS unconvertible,
       ${tierCols}
-      FROM (SELECT partner_id, ?::date - net_due_date AS age, open_lc_cents AS cents
+      FROM (SELECT partner_id, ?::date - net_due_date AS age, ${OPEN_LC_CENTS_SQL} AS cents
             FROM ${LEDGER_TABLES.documents}
             WHERE organization_id = ? AND kind = 'invoice' AND status_open AND partner_id IS NOT NULL ${scopeSql}) o
       GROUP BY partner_id
       HAVING ${having}
     )
     SELECT agg.partner_id, p.name AS partner_name, p.account_number AS partner_account_number,
-      (agg.total_open_cents / 100.0)::numeric(20, 2)::text AS total_open_lc,
+      (coalesce(agg.total_open_cents, 0) / 100.0)::numeric(20, 2)::text AS total_open_lc, agg.unconvertible::int AS unconvertible_count,
       ARRAY[${q.tiers.map((_, i) => `(coalesce(agg.s${i}, 0) / 100.0)::numeric(20, 2)::text`).join(', ')}] AS tier_amounts,
       ARRAY[${q.tiers.map((_, i) => `agg.c${i}::int`).join(', ')}] AS tier_counts,
       inv.ages AS invoice_ages, inv.cents AS invoice_cents, hist.lateness AS history_lateness
     FROM agg
     CROSS JOIN LATERAL (SELECT name, account_number FROM ${LEDGER_TABLES.partners} WHERE id = agg.partner_id OFFSET 0) p
     CROSS JOIN LATERAL (
-      SELECT string_agg((?::date - net_due_date)::text, ',') AS ages, string_agg(open_lc_cents::text, ',') AS cents
-      FROM ${LEDGER_TABLES.documents}
-      WHERE organization_id = ? AND partner_id = agg.partner_id AND kind = 'invoice' AND status_open
-        AND net_due_date < ?::date - ?::int ${scopeSql}
+      SELECT string_agg(age::text, ',') AS ages, string_agg(cents::text, ',') AS cents
+      FROM (SELECT ?::date - net_due_date AS age, ${OPEN_LC_CENTS_SQL} AS cents
+            FROM ${LEDGER_TABLES.documents}
+            WHERE organization_id = ? AND partner_id = agg.partner_id AND kind = 'invoice' AND status_open
+              AND net_due_date < ?::date - ?::int ${scopeSql}) a
+      WHERE cents IS NOT NULL
     ) inv
     CROSS JOIN LATERAL (
       SELECT string_agg((clearing_date - net_due_date)::text, ',') AS lateness
@@ -280,8 +309,8 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
       WHERE organization_id = ? AND partner_id = agg.partner_id AND ${CLOSED_INVOICE_SQL}
     ) hist`;
   const bindings = [
-    ...tierBindings, q.asOfDate, organizationId, ...scopeBindings, ...havingBindings,
-    q.asOfDate, organizationId, q.asOfDate, minDays, ...scopeBindings,
+    ...tierBindings, q.asOfDate, ...fx, organizationId, ...scopeBindings, ...havingBindings,
+    q.asOfDate, ...fx, organizationId, q.asOfDate, minDays, ...scopeBindings,
     organizationId,
   ];
   // The planner's estimate of tripped customers is far too high (HAVING selectivity), which pushes the
@@ -297,6 +326,28 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
   // integer lists travel as comma-separated text: much cheaper to parse than Postgres arrays
   const numbers = (list: string | null): number[] => (list ? list.split(',').map(Number) : []);
   return rows.map((r) => ({ ...r, invoice_ages: numbers(r.invoice_ages), invoice_cents: numbers(r.invoice_cents), history_lateness: numbers(r.history_lateness) }));
+}
+
+/**
+ * Open invoices (kind invoice, with a partner, in scope) that have no local-currency amount and whose
+ * currency is not among `convertible`, per currency: what predicted overdue cannot convert.
+ */
+export async function unconvertibleOpenInvoices(
+  db: Knex,
+  organizationId: string,
+  q: Pick<PredictedOverdueQuery, 'businessUnitIds' | 'accessibleBusinessUnits'>,
+  convertible: readonly string[],
+): Promise<{ currency: string; invoice_count: number }[]> {
+  const { sql: scopeSql, bindings: scopeBindings } = scopeOf(q);
+  const res = await db.raw(
+    `SELECT trim(open_unconverted_currency) AS currency, count(*)::int AS invoice_count
+     FROM ${LEDGER_TABLES.documents}
+     WHERE organization_id = ? AND open_unconverted_amount IS NOT NULL AND partner_id IS NOT NULL
+       AND kind = 'invoice' AND status_open AND open_unconverted_currency::text <> ALL(?::text[]) ${scopeSql}
+     GROUP BY 1 ORDER BY 1`,
+    [organizationId, [...convertible], ...scopeBindings] as Knex.RawBinding[],
+  );
+  return res.rows as { currency: string; invoice_count: number }[];
 }
 
 /** The organization's whole payment history: lateness (clearing − net due, days) → number of closed invoices. */

@@ -12,11 +12,16 @@
  *    p = P(L > t | L > a) = S(t) / S(a) (conditional survival: it is unpaid today).
  *    When as_of ≤ today (t ≤ a) the date has passed for an invoice open today: p = 1.
  *    When S(a) = 0 (no history was ever this late) the history says nothing: p = 1.
- * 3. Per tier. With X_i ~ Bernoulli(p_i) independent, P(Σ X_i·amount_i > threshold) is computed
- *    exactly over the invoices (a distribution of sums in integer cents, see `tailProbability`).
+ * 3. Per tier. With X_i ~ Bernoulli(p_i) independent, P(Σ X_i·amount_i > threshold) over the signed
+ *    amounts (credits are negative), exactly when that is cheap and within a reported error bound
+ *    otherwise (see tail-probability.ts). Small cases run here; larger ones go to `offload` (the
+ *    worker-thread pool), so a pathological customer does not hold the event loop.
  */
 
 import { Money, type PredictedOverdueRow } from '@rp/platform';
+import { exactTail, prepareTail, tailEstimate, statesFor, type PreparedTail, type TailEstimate, type UncertainAmount } from './tail-probability.js';
+
+export { type UncertainAmount } from './tail-probability.js';
 
 export const HISTORY_PRIOR_WEIGHT = 10;
 
@@ -100,107 +105,6 @@ export function unpaidProbability(survival: Survival | null, ageNow: number, age
   return p > 1 ? 1 : p < 0 ? 0 : p;
 }
 
-export interface UncertainAmount {
-  /** amount in integer cents, > 0 */
-  cents: number;
-  /** probability that it still counts (is unpaid) */
-  p: number;
-}
-
-// working buffers of the merge (partial sums, their probabilities, and the next step's), reused across calls
-let buffers: [Float64Array, Float64Array, Float64Array, Float64Array] = [new Float64Array(256), new Float64Array(256), new Float64Array(256), new Float64Array(256)];
-
-/**
- * Exactly P(Σ X_i·cents_i > thresholdCents) for independent X_i ~ Bernoulli(p_i), amounts ≥ 0.
- *
- * Certain amounts (p = 1) are subtracted from the threshold first; impossible ones (p = 0 or a zero
- * amount) are dropped. The rest, largest first, build the distribution of partial sums still
- * undecided: a sum that already exceeds the threshold moves its mass to the answer, and a sum that
- * cannot exceed it even if every remaining amount stays unpaid is dropped (it never trips). The
- * undecided sums are kept as one sorted array, so each step is a linear merge of the array with
- * itself shifted by the amount. Cost: O(Σ_j live_j) with live_j ≤ min(2^j, threshold + 1);
- * negligible branches are cut within a total error of 1e-13 (NEGLIGIBLE_STATE, DISCARD_BUDGET).
- */
-export function tailProbability(items: readonly UncertainAmount[], thresholdCents: number): number {
-  let threshold = thresholdCents;
-  const uncertain: UncertainAmount[] = [];
-  for (const it of items) {
-    if (it.cents <= 0 || it.p <= 0) continue;
-    if (it.p >= 1) threshold -= it.cents;
-    else uncertain.push(it);
-  }
-  if (threshold < 0) return 1;
-  uncertain.sort((x, y) => y.cents - x.cents);
-  const remaining = new Float64Array(uncertain.length + 1); // remaining[j] = Σ cents of items j..end
-  for (let j = uncertain.length - 1; j >= 0; j--) remaining[j] = remaining[j + 1] + uncertain[j].cents;
-  if (remaining[0] <= threshold) return 0;
-
-  // two pairs of buffers, swapped each step (grown on demand, reused across calls: no garbage per step)
-  let [sums, probs, outSums, outProbs] = buffers;
-  sums[0] = 0;
-  probs[0] = 1;
-  let n = 1;
-  let exceeded = 0;
-  let discarded = 0;
-  for (let j = 0; j < uncertain.length; j++) {
-    const { cents: a, p } = uncertain[j];
-    const q = 1 - p;
-    const rest = remaining[j + 1];
-    if (outSums.length < 2 * n) {
-      outSums = new Float64Array(4 * n);
-      outProbs = new Float64Array(4 * n);
-    }
-    let m = 0;
-    // merge "paid" (s, prob·q) and "unpaid" (s + a, prob·p), both ascending
-    let i = 0;
-    let k = 0;
-    const floor = threshold - rest; // a sum ≤ floor can no longer exceed the threshold
-    while (i < n || k < n) {
-      let s: number;
-      let pr: number;
-      if (k >= n || (i < n && sums[i] < sums[k] + a)) {
-        s = sums[i];
-        pr = probs[i] * q;
-        i++;
-      } else if (i < n && sums[i] === sums[k] + a) {
-        s = sums[i];
-        pr = probs[i] * q + probs[k] * p;
-        i++;
-        k++;
-      } else {
-        s = sums[k] + a;
-        pr = probs[k] * p;
-        k++;
-      }
-      if (s > threshold) exceeded += pr;
-      else if (s > floor) {
-        if (pr < NEGLIGIBLE_STATE && discarded + pr <= DISCARD_BUDGET) {
-          discarded += pr; // a negligible branch (see DISCARD_BUDGET)
-          continue;
-        }
-        outSums[m] = s;
-        outProbs[m] = pr;
-        m++;
-      }
-    }
-    [sums, outSums] = [outSums, sums];
-    [probs, outProbs] = [outProbs, probs];
-    n = m;
-    if (n === 0) break;
-  }
-  buffers = [sums, probs, outSums, outProbs];
-  return exceeded > 1 ? 1 : exceeded;
-}
-
-/**
- * Numerical guard against the combinatorial tail: an undecided partial sum whose probability is
- * below 1e-17 is discarded, as long as the discarded mass stays within 1e-13 in total. The result
- * is then exact to within 1e-13 (far below what a probability shown as a double can mean), and the
- * work stays bounded where many unlikely invoices would otherwise multiply the partial sums.
- */
-const NEGLIGIBLE_STATE = 1e-17;
-const DISCARD_BUDGET = 1e-13;
-
 /**
  * A tier threshold (decimal string ≥ 0) as whole cents: with sums in cents, sum > threshold ⇔
  * sumCents > floor(threshold·100) (e.g. 10.005 → 1000: 10.01 exceeds it, 10.00 does not).
@@ -213,27 +117,41 @@ export function thresholdCents(amount: string): number {
 export interface OpenInvoiceAging {
   /** as_of − net_due_date, days */
   ageAtAsOf: number;
-  /** open amount in local currency, integer cents */
+  /** open amount in local currency, signed integer cents */
   cents: number;
   /** P(still unpaid at as_of | unpaid today), when already known */
   p?: number;
 }
 
-/** The tier's trip probability for one customer: invoices more than `days` past due at as_of. */
+/** The amounts of a tier for one customer: invoices more than `days` past due at as_of, with their p. */
+export function tierItems(invoices: readonly OpenInvoiceAging[], days: number, survival: Survival | null, asOfMinusToday: number): UncertainAmount[] {
+  const items: UncertainAmount[] = [];
+  for (const inv of invoices) {
+    if (inv.ageAtAsOf <= days) continue;
+    items.push({ cents: inv.cents, p: inv.p ?? unpaidProbability(survival, inv.ageAtAsOf - asOfMinusToday, inv.ageAtAsOf) });
+  }
+  return items;
+}
+
+/** The tier's trip probability for one customer, computed here (exact, or bounded for large cases). */
 export function tierTripProbability(
   invoices: readonly OpenInvoiceAging[],
   days: number,
   thresholdCentsValue: number,
   survival: Survival | null,
   asOfMinusToday: number,
-): number {
-  const items: UncertainAmount[] = [];
-  for (const inv of invoices) {
-    if (inv.ageAtAsOf <= days) continue;
-    items.push({ cents: inv.cents, p: inv.p ?? unpaidProbability(survival, inv.ageAtAsOf - asOfMinusToday, inv.ageAtAsOf) });
-  }
-  return tailProbability(items, thresholdCentsValue);
+): TailEstimate {
+  const t = prepareTail(tierItems(invoices, days, survival, asOfMinusToday), thresholdCentsValue);
+  return tailEstimate(t, { maxStates: statesFor(t.cents.length) });
 }
+
+/**
+ * What the event loop computes itself: the exact tail within these limits (about a millisecond);
+ * anything larger goes to `offload`.
+ */
+export const EVENT_LOOP_LIMITS = { maxStates: 1 << 14, maxWork: 1 << 19 };
+/** Yield to the event loop after this much synchronous work (ms) while assembling an answer. */
+const SLICE_MS = 10;
 
 // ---------------------------------------------------------------- assembling the answer
 
@@ -246,11 +164,14 @@ export interface Tier {
 export type CustomerAging = PredictedOverdueRow;
 
 export interface TrippedTier {
-  days: number;
+  /** spec 4.3.2: `days`, `amount_threshold_lc` and `amount_lc` are strings */
+  days: string;
   amount_threshold_lc: string;
   amount_lc: string;
   invoice_count: number;
   trip_probability: number;
+  /** guaranteed |exact − trip_probability| ≤ this (0 when computed exactly) */
+  trip_probability_max_error: number;
 }
 
 export interface PredictedOverdueCustomer {
@@ -259,6 +180,8 @@ export interface PredictedOverdueCustomer {
   partner_account_number: string | null;
   total_open_lc: string;
   history_count: number;
+  /** open invoices in scope left out of every sum: no local amount and no exchange rate to the base currency */
+  unconvertible_invoice_count: number;
   tripped_tiers: TrippedTier[];
 }
 
@@ -274,51 +197,78 @@ export function daysBetween(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
 
+export interface PredictedOverdueOptions {
+  /** computes a tail too large for the event loop (the worker-thread pool); default: computed in place */
+  offload?: (t: PreparedTail) => Promise<TailEstimate>;
+}
+
 /**
  * The tripped tiers of each customer with their probabilities; customers sorted by their largest
  * tripped amount, descending (ties: partner id ascending). Tiers keep the request's order.
+ * Small tails are computed in place (yielding to the event loop every few ms), large ones by `offload`.
  */
-export function predictedOverdueCustomers(
+export async function predictedOverdueCustomers(
   customers: readonly CustomerAging[],
   organizationHistory: Iterable<LatenessBucket>,
   tiers: readonly Tier[],
   asOfMinusToday: number,
-): PredictedOverdueCustomer[] {
+  options: PredictedOverdueOptions = {},
+): Promise<PredictedOverdueCustomer[]> {
   const organization = new SurvivalCurve(organizationHistory);
   const thresholds = tiers.map((t) => ({ cents: thresholdCents(t.amount_lc), text: new Money(t.amount_lc).toFixed(2) }));
   const out: { customer: PredictedOverdueCustomer; largest: number }[] = [];
+  const offloaded: Promise<void>[] = [];
+  let sliceStart = performance.now();
   for (const c of customers) {
     const own = SurvivalCurve.fromValues(c.history_lateness);
     const survival = blendedSurvival(own, organization);
     // p depends on the invoice only: computed once, shared by the tiers
     const invoices = c.invoice_ages.map((age, i) => ({ ageAtAsOf: age, cents: c.invoice_cents[i], p: unpaidProbability(survival, age - asOfMinusToday, age) }));
     const tripped: TrippedTier[] = [];
-    let largest = -1;
+    let largest = -Infinity;
     tiers.forEach((tier, i) => {
       const cents = centsOf(c.tier_amounts[i]);
       if (cents <= thresholds[i].cents) return;
       if (cents > largest) largest = cents;
-      tripped.push({
-        days: tier.days,
+      const t = prepareTail(tierItems(invoices, tier.days, survival, asOfMinusToday), thresholds[i].cents);
+      const row: TrippedTier = {
+        days: String(tier.days),
         amount_threshold_lc: thresholds[i].text,
         amount_lc: c.tier_amounts[i],
         invoice_count: c.tier_counts[i],
-        trip_probability: tierTripProbability(invoices, tier.days, thresholds[i].cents, survival, asOfMinusToday),
+        trip_probability: 0,
+        trip_probability_max_error: 0,
+      };
+      const set = (e: TailEstimate) => {
+        row.trip_probability = e.probability;
+        row.trip_probability_max_error = e.maxError;
+      };
+      const quick = exactTail(t, EVENT_LOOP_LIMITS);
+      if (quick) set(quick);
+      else if (options.offload) offloaded.push(options.offload(t).then(set));
+      else set(tailEstimate(t, { maxStates: statesFor(t.cents.length) }));
+      tripped.push(row);
+    });
+    if (tripped.length > 0) {
+      out.push({
+        largest,
+        customer: {
+          partner_id: c.partner_id,
+          partner_name: c.partner_name,
+          partner_account_number: c.partner_account_number,
+          total_open_lc: c.total_open_lc,
+          history_count: own.total,
+          unconvertible_invoice_count: c.unconvertible_count,
+          tripped_tiers: tripped,
+        },
       });
-    });
-    if (tripped.length === 0) continue;
-    out.push({
-      largest,
-      customer: {
-        partner_id: c.partner_id,
-        partner_name: c.partner_name,
-        partner_account_number: c.partner_account_number,
-        total_open_lc: c.total_open_lc,
-        history_count: own.total,
-        tripped_tiers: tripped,
-      },
-    });
+    }
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
   }
+  await Promise.all(offloaded);
   out.sort((a, b) => b.largest - a.largest || (a.customer.partner_id < b.customer.partner_id ? -1 : a.customer.partner_id > b.customer.partner_id ? 1 : 0));
   return out.map((o) => o.customer);
 }

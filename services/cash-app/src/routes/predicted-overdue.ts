@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { NotFoundError } from '@rp/platform';
 import { route } from '../deps.js';
 import { daysBetween, HISTORY_PRIOR_WEIGHT, predictedOverdueCustomers } from '../domain/predicted-overdue.js';
+import { MAX_STATES, MIN_STATES, WORK_BUDGET } from '../domain/tail-probability.js';
+import { sharedTailPool } from '../domain/tail-pool.js';
 import { loadPredictedOverdue } from '../store/predicted-overdue.js';
 
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
@@ -33,11 +35,16 @@ const bodySchema = z.object({
 });
 
 const trippedTierSchema = z.object({
-  days: z.number().int(),
-  amount_threshold_lc: z.string(),
-  amount_lc: z.string(),
+  days: z.string().describe('The tier\'s `days`, as a string (spec 4.3.2), e.g. "30".'),
+  amount_threshold_lc: z.string().describe('The tier\'s `amount_lc` with 2 decimals.'),
+  amount_lc: z.string().describe('The customer\'s aged sum for the tier, 2 decimals.'),
   invoice_count: z.number().int(),
   trip_probability: z.number().min(0).max(1),
+  trip_probability_max_error: z
+    .number()
+    .min(0)
+    .max(0.5)
+    .describe('Guaranteed bound: the exact probability lies within ± this of `trip_probability`. 0 (or below 1e-13) when computed exactly.'),
 });
 
 const responseSchema = z.object({
@@ -51,9 +58,17 @@ const responseSchema = z.object({
       partner_account_number: z.string().nullable(),
       total_open_lc: z.string(),
       history_count: z.number().int(),
+      unconvertible_invoice_count: z
+        .number()
+        .int()
+        .describe('Open invoices of the customer in scope left out of every sum: no local-currency amount and no exchange rate to the base currency.'),
       tripped_tiers: z.array(trippedTierSchema),
     }),
   ),
+  unconvertible_currencies: z
+    .array(z.object({ currency: z.string(), invoice_count: z.number().int() }))
+    .describe('Over all customers in scope: currencies of open invoices that could not be converted (no stored rate), with how many; empty when every invoice counted.'),
+  unconvertible_invoice_count: z.number().int().describe('Their total: open invoices in scope left out of every sum.'),
 });
 
 function todayIn(timezone: string): string {
@@ -76,15 +91,28 @@ export const predictedOverdueRoutes = [
       '**Which invoices.** Open invoices (kind invoice, `status_open`) of a customer; credit memos and invoices without a',
       'customer are left out. An invoice counts in a tier when it will be more than `days` days past its `net_due_date` at',
       '`as_of_date` (as_of_date − net_due_date > days); invoices without a net due date count only in `total_open_lc`.',
-      'Its local-currency open amount is `amount_open` (document currency) converted at the document\'s own rate',
-      '(amount_in_local_currency / amount_in_document_currency), rounded to cents; without a local amount, `amount_open` as is.',
       '`business_unit_id__in` keeps only invoices of those business units; a user restricted to some business units never',
       'sees invoices of others (unassigned invoices stay visible).',
       '',
+      '**Local currency.** An invoice\'s local-currency open amount is `amount_open` (document currency) converted, rounded',
+      'half away from zero to cents:',
+      '1. at the document\'s own rate (amount_in_local_currency / amount_in_document_currency) when it has a local amount;',
+      '2. else 1:1 when its currency is the base currency;',
+      '3. else with the stored exchange rates (PUT /v2/exchange-rates): the latest rate on or before `as_of_date` of',
+      '   currency/base (multiply) or base/currency (divide), the direct pair winning on the same date.',
+      'The free-text `exchange_rate` of a document is not used (its reference is the source system\'s home currency, not',
+      'necessarily the organization\'s). Without any of these the invoice is **not convertible**: it is in no sum (never',
+      'counted 1:1) and is reported, per customer in `unconvertible_invoice_count` and over all customers in scope in',
+      '`unconvertible_currencies` (currency and count) and `unconvertible_invoice_count`.',
+      '',
+      '**Signed amounts.** Open amounts are signed: a negative open amount on the invoice side (a credit) reduces the sums',
+      'and the probability model treats it the same way (below).',
+      '',
       '**Tripping.** A tier trips for a customer when the sum (`amount_lc`, with `invoice_count` invoices) exceeds `amount_lc`',
-      'of the tier (strictly). Customers with at least one tripped tier are returned, only their tripped tiers listed (request',
-      'order), sorted by their largest tripped amount descending, ties by partner id. `total_open_lc` sums all their open',
-      'invoices in scope.',
+      'of the tier (strictly). In `tripped_tiers`, `days`, `amount_threshold_lc` and `amount_lc` are strings (spec 4.3.2).',
+      'Customers with at least one tripped tier are returned, only their tripped tiers listed (request',
+      'order), sorted by their largest tripped amount descending, ties by partner id. `total_open_lc` sums all their',
+      'convertible open invoices in scope.',
       '',
       '**trip_probability.** The probability that the tier is still exceeded at `as_of_date`, given what is unpaid today',
       '(`evaluated_at`, default today in the organization\'s timezone):',
@@ -95,9 +123,15 @@ export const predictedOverdueRoutes = [
       '2. Each invoice aged a = today − due now and t = as_of − due at as_of is still unpaid then with p = S(t) / S(a)',
       '   (conditional survival). When `as_of_date` is not after today the date has passed for invoices open now: p = 1.',
       '   When S(a) = 0 (no history this late) or the organization has no history at all: p = 1.',
-      '3. Invoices are independent Bernoulli(p): the probability that their sum exceeds the tier amount is computed exactly',
-      '   over the distribution of sums in cents (no sampling, no approximation; branches below 1e-17 are dropped within a',
-      '   total of 1e-13).',
+      '3. Invoices are independent Bernoulli(p) with their signed amounts: the probability that their sum exceeds the tier',
+      '   amount is computed over the distribution of sums in cents, no sampling. **Exact** when the distribution stays small',
+      '   (branches below 1e-17 are dropped within a total of 1e-13); `trip_probability_max_error` is then 0 (or that',
+      '   dropped mass). **Bounded** otherwise: past N live sums, N = clamp(' + WORK_BUDGET + ' / m, ' + MIN_STATES + ', ' + MAX_STATES + ') for m',
+      '   uncertain invoices, the amounts are counted in units of r = ⌈Σ|amount| / N⌉ cents, once rounded down and once up;',
+      '   the two results enclose the exact probability, `trip_probability` is their midpoint and `trip_probability_max_error`',
+      '   half their distance (a guaranteed bound, per tier and request; below 1e-3 for 40 uncertain invoices of 10,000.00–60,000.00',
+      '   around a 1,000,000.00 tier). Large cases run on a small pool of worker threads, not on the API\'s event loop, so',
+      '   one heavy request does not delay others.',
       '',
       'Amounts are strings with 2 decimals. 422 for 0 or more than 10 tiers, a bad decimal or date.',
     ].join('\n'),
@@ -113,10 +147,20 @@ export const predictedOverdueRoutes = [
         businessUnitIds: body.business_unit_id__in,
         accessibleBusinessUnits: identity.bu,
       });
-      if (!data.organization) throw new NotFoundError('Unknown organization.');
+      if (!data) throw new NotFoundError('Unknown organization.');
       const today = body.evaluated_at ?? todayIn(data.organization.timezone);
-      const customers = predictedOverdueCustomers(data.rows, data.organizationHistory, tiers, daysBetween(today, body.as_of_date));
-      return { as_of_date: body.as_of_date, currency: data.organization.base_currency, tiers, customers };
+      const pool = sharedTailPool();
+      const customers = await predictedOverdueCustomers(data.rows, data.organizationHistory, tiers, daysBetween(today, body.as_of_date), {
+        offload: (t) => pool.estimate(t),
+      });
+      return {
+        as_of_date: body.as_of_date,
+        currency: data.organization.base_currency,
+        tiers,
+        customers,
+        unconvertible_currencies: data.unconvertible,
+        unconvertible_invoice_count: data.unconvertible.reduce((n, u) => n + u.invoice_count, 0),
+      };
     },
   }),
 ];

@@ -53,3 +53,24 @@ export async function listExchangeRates(db: Db, organizationId: string, f: Excha
   ]);
   return { rows: rows as ExchangeRateRow[], total: Number(count) };
 }
+
+/**
+ * Factors to `base` for every currency with a stored rate on or before `onOrBefore`: the latest rate
+ * of X/base (factor = rate) or base/X (factor = 1 / rate), the direct pair winning on the same date
+ * (the rule of the bank-transaction metrics). The base currency itself has factor 1.
+ */
+export async function conversionFactorsTo(db: Db, organizationId: string, base: string, onOrBefore: string): Promise<Map<string, string>> {
+  const res = await db.raw(
+    `SELECT DISTINCT ON (currency) currency, (CASE WHEN inverse THEN 1 / rate ELSE rate END)::text AS factor
+     FROM (SELECT trim(base_currency) AS currency, rate, false AS inverse, rate_date FROM exchange_rates
+           WHERE organization_id = ? AND trim(quote_currency) = ? AND rate_date <= ?::date
+           UNION ALL
+           SELECT trim(quote_currency), rate, true, rate_date FROM exchange_rates
+           WHERE organization_id = ? AND trim(base_currency) = ? AND rate_date <= ?::date) r
+     ORDER BY currency, rate_date DESC, inverse`,
+    [organizationId, base, onOrBefore, organizationId, base, onOrBefore],
+  );
+  const factors = new Map<string, string>((res.rows as { currency: string; factor: string }[]).map((r) => [r.currency, r.factor]));
+  factors.set(base, '1');
+  return factors;
+}

@@ -2,28 +2,41 @@ import {
   getOrganizationProfile,
   organizationLatenessHistogram,
   predictedOverdueRows,
+  unconvertibleOpenInvoices,
   type Db,
   type OrganizationProfile,
   type PredictedOverdueQuery,
   type PredictedOverdueRow,
 } from '@rp/platform';
+import { conversionFactorsTo } from './exchange-rates.js';
 
 export interface PredictedOverdueData {
-  organization: OrganizationProfile | null;
+  organization: OrganizationProfile;
   rows: PredictedOverdueRow[];
   organizationHistory: [number, number][];
+  /** open invoices in scope that cannot be converted to the base currency, per currency */
+  unconvertible: { currency: string; invoice_count: number }[];
 }
 
 /**
  * Everything predicted overdue reads, through the kernel ledger module (integrations owns the
- * ledger): the single aggregation statement over open invoices, the organization's lateness
- * histogram and its profile (base currency, timezone), run concurrently.
+ * ledger): the organization's profile (base currency) and lateness histogram, the conversion
+ * factors of the stored exchange rates (latest on or before as_of), then — concurrently — the single
+ * aggregation statement over open invoices and the count of those without a rate. Null for an
+ * unknown organization.
  */
-export async function loadPredictedOverdue(db: Db, organizationId: string, q: PredictedOverdueQuery): Promise<PredictedOverdueData> {
-  const [organization, rows, organizationHistory] = await Promise.all([
-    getOrganizationProfile(db, organizationId),
-    predictedOverdueRows(db, organizationId, q),
-    organizationLatenessHistogram(db, organizationId),
+export async function loadPredictedOverdue(
+  db: Db,
+  organizationId: string,
+  q: Omit<PredictedOverdueQuery, 'conversion'>,
+): Promise<PredictedOverdueData | null> {
+  const [organization, organizationHistory] = await Promise.all([getOrganizationProfile(db, organizationId), organizationLatenessHistogram(db, organizationId)]);
+  if (!organization) return null;
+  const factors = await conversionFactorsTo(db, organizationId, organization.base_currency.trim(), q.asOfDate);
+  const conversion = { currencies: [...factors.keys()], factors: [...factors.values()] };
+  const [rows, unconvertible] = await Promise.all([
+    predictedOverdueRows(db, organizationId, { ...q, conversion }),
+    unconvertibleOpenInvoices(db, organizationId, q, conversion.currencies),
   ]);
-  return { organization, rows, organizationHistory };
+  return { organization, rows, organizationHistory, unconvertible };
 }
