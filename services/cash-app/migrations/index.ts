@@ -3,5 +3,6 @@ import * as m001 from './001_ledger_accounts_adjustments.js';
 import * as m002 from './002_cash_application.js';
 import * as m003 from './003_remittance_attachments_outreach.js';
 import * as m004BankStatements from './004_bank_statement_files.js';
+import * as m007PaymentPosting from './007_payment_posting.js';
 
-export const migrations: Migration[] = [m001, m002, m003, m004BankStatements];
+export const migrations: Migration[] = [m001, m002, m003, m004BankStatements, m007PaymentPosting];

@@ -12,6 +12,8 @@ import { createMatchingActivities } from './activities/matching.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
 import { bankStatementRoutes } from './routes/bank-statements.js';
 import { paymentRoutes } from './routes/payments.js';
+import { paymentPostingRoutes } from './routes/payment-posting.js';
+import { createPaymentPostingActivities } from './activities/payment-posting.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
 
@@ -21,11 +23,12 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   taskQueue: TASK_QUEUES.cashApp,
   info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
   migrations,
-  routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
+  routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => ({
     ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM }),
     ...createMatchingActivities({ db, log, config }),
+    ...createPaymentPostingActivities({ db, log }),
     ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
   }),
 };

@@ -157,12 +157,13 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
         while (state) {
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
           const access = await deps.getAccess(input.organizationId, input.connectionId);
+          const readAt = new Date(); // the ERP's figures are at least this recent (open-amount rule, see payment posting)
           const page = await adapter.fetchPage(access, run.model_name, window, state, { signal: ctx.cancellationSignal });
           const rows = page.records.rows;
           const stored: PaginationState = page.next ?? { ...state, done: true };
           await db.transaction(async (trx) => {
             if (page.records.type === 'partners') await upsertPartners(trx, input.organizationId, origin, page.records.rows);
-            else await upsertDocuments(trx, input.organizationId, origin, page.records.rows);
+            else await upsertDocuments(trx, input.organizationId, origin, page.records.rows, { reportedAt: readAt });
             await recordPage(trx, input.organizationId, run.id, stored, records + rows.length);
           });
           pages += 1;

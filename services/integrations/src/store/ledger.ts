@@ -183,9 +183,17 @@ const documentKey = (r: { company_code: string; fiscal_year: string; document_nu
  * unit is the explicit one, else the partner's. For the documents given with `line_items`, the
  * line items are replaced as a set in the same statement: items are upserted by line_number (one
  * keeps its id when its line_number is re-sent) and the document's other items are deleted.
- * `line_number`s must be unique within a document. Returns the documents' ids in input order.
+ * `line_number`s must be unique within a document. `erp_reported_at` (when the ERP reported these
+ * figures: `opts.reportedAt`, e.g. when a sync read the page, else now) is what cash-app's open-amount
+ * rule compares with a payment's `posted_at`. Returns the documents' ids in input order.
  */
-export async function upsertDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[]): Promise<string[]> {
+export async function upsertDocuments(
+  trx: Db,
+  organizationId: string,
+  origin: string,
+  rows: readonly DocumentUpsert[],
+  opts: { reportedAt?: Date } = {},
+): Promise<string[]> {
   if (rows.length === 0) return [];
   const { keys, kept } = lastByKey(rows, documentKey);
   const payload = [...kept.values()].map((i) => {
@@ -230,18 +238,18 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
   });
   const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string }>(
     trx,
-    'ledger_upsert_documents_v1',
+    'ledger_upsert_documents_v2',
     `WITH input AS (
        SELECT * FROM json_to_recordset($1::json) AS r(${DOCUMENT_COLUMNS})
      ), docs AS (
      INSERT INTO documents AS d (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
        company_code, fiscal_year, document_number, document_type, invoice_doc_type, currency, exchange_rate, reference,
        assignment, text, reason_code, clearing_document_number, document_date, net_due_date, posting_date, clearing_date,
-       amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
+       amount_in_document_currency, amount_in_local_currency, amount_open, status_open, erp_reported_at)
      SELECT r.id, $2, coalesce(r.business_unit_id, p.business_unit_id), $3, r.kind, r.remote_id, coalesce(r.partner_id, p.id), r.customer_code,
        r.company_code, r.fiscal_year, r.document_number, r.document_type, r.invoice_doc_type, r.currency, r.exchange_rate, r.reference,
        r.assignment, r.text, r.reason_code, r.clearing_document_number, r.document_date, r.net_due_date, r.posting_date, r.clearing_date,
-       r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open
+       r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open, coalesce($4::timestamptz, now())
      FROM input AS r
      LEFT JOIN partners AS p
        ON r.partner_id IS NULL AND p.organization_id = $2 AND p.origin = $3 AND p.remote_id = r.customer_code
@@ -254,7 +262,8 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
        clearing_document_number = EXCLUDED.clearing_document_number, document_date = EXCLUDED.document_date,
        net_due_date = EXCLUDED.net_due_date, posting_date = EXCLUDED.posting_date, clearing_date = EXCLUDED.clearing_date,
        amount_in_document_currency = EXCLUDED.amount_in_document_currency, amount_in_local_currency = EXCLUDED.amount_in_local_currency,
-       amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now()
+       amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now(),
+       erp_reported_at = EXCLUDED.erp_reported_at
      RETURNING d.id, d.company_code, d.fiscal_year, d.document_number
      ), items AS (
        SELECT docs.id AS document_id, li.*
@@ -281,7 +290,7 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
          total_amount = EXCLUDED.total_amount, modified_at = now()
      )
      SELECT id, company_code, fiscal_year, document_number FROM docs`,
-    [JSON.stringify(payload), organizationId, origin],
+    [JSON.stringify(payload), organizationId, origin, opts.reportedAt ?? null],
   );
   const ids = new Map(rows_.map((r) => [documentKey(r), r.id]));
   return keys.map((k) => ids.get(k)!);
