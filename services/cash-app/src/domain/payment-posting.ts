@@ -16,11 +16,16 @@ export class PostingInProgressError extends ConflictError {
   }
 }
 
-/** Whether the payment's posting workflow is running now. */
-export async function postingWorkflowRunning(temporal: Client, paymentId: string): Promise<boolean> {
+/**
+ * Whether the payment's posting workflow is running. One that is just closing (it has recorded its
+ * outcome and returns) is given `waitMs` to close before the answer is yes.
+ */
+export async function postingWorkflowRunning(temporal: Client, paymentId: string, waitMs = 3_000): Promise<boolean> {
+  const handle = temporal.workflow.getHandle(paymentPostingWorkflowId(paymentId));
   try {
-    const d = await temporal.workflow.getHandle(paymentPostingWorkflowId(paymentId)).describe();
-    return d.status.name === 'RUNNING';
+    if ((await handle.describe()).status.name !== 'RUNNING') return false;
+    await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, waitMs))]);
+    return (await handle.describe()).status.name === 'RUNNING';
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;
     throw err;
