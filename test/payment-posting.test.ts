@@ -14,8 +14,14 @@
  * the result fails once" cases, to inject the failure with a one-shot trigger in the real database
  * (no endpoint can make a database write fail).
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { ENTITY_ID, ORGANIZATION_ID, paymentPostingWorkflowId, TASK_QUEUES } from '@rp/workflows';
+import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -31,6 +37,24 @@ let qbo: FakeQboPayments;
 let orgM: Org;
 let orgQ: Org;
 let orgOther: Org;
+let temporal: TemporalHandle;
+
+/** The payment's finished posting workflow: on the integrations queue, with search attributes; its history replays (and is recorded with RECORD_HISTORIES=1). */
+async function checkWorkflow(org: Org, paymentId: string, historyFile: string) {
+  const handle = temporal.client.workflow.getHandle(paymentPostingWorkflowId(paymentId));
+  const result = await handle.result();
+  const description = await handle.describe();
+  expect(description.taskQueue).toBe(TASK_QUEUES.integrations);
+  expect(description.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
+  expect(description.typedSearchAttributes.get(ENTITY_ID)).toBe(paymentId);
+  const history = await handle.fetchHistory();
+  await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
+  if (process.env.RECORD_HISTORIES) {
+    const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
+    writeFileSync(`workflows/test/histories/${historyFile}`, json);
+  }
+  return result;
+}
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -119,12 +143,14 @@ beforeAll(async () => {
   orgM = await stack.onboard('Posting Middleware');
   orgQ = await stack.onboard('Posting QuickBooks');
   orgOther = await stack.onboard('Posting Other');
+  temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
   // orgQ's deposits are USD, its base currency EUR: the metrics convert with this rate
   const rate = await stack.request('PUT', '/v2/exchange-rates', { token: orgQ.token, body: [{ base_currency: 'EUR', quote_currency: 'USD', rate_date: '2026-10-01', rate: '1.10' }] });
   expect(rate.status).toBe(200);
 }, 120_000);
 
 afterAll(async () => {
+  await temporal?.close();
   await stack?.close();
   await qbo?.close();
   await qboBase?.close();
@@ -177,6 +203,7 @@ describe('middleware posting queue', () => {
     expect(done).toMatchObject({ erp_provider: 'middleware', erp_document_number: '1400000123', posting_error: null, can_unpost: false });
     expect(Date.parse(done.posted_at)).not.toBeNaN();
     expect((await queue(orgM)).body.data.find((e: { id: string }) => e.id === p400.body.id)).toBeUndefined();
+    expect(await checkWorkflow(orgM, p400.body.id, 'payment-posting-middleware.json')).toMatchObject({ status: 'posted', provider: 'middleware', erpDocumentNumber: '1400000123' });
 
     // posted, but the ledger still says 1000 until the ERP reports the invoice again: still 600 open
     expect((await allocate(orgM, tx600!, [{ invoice_id: invoice7001, amount_paid: '601.00' }])).status).toBe(422);
@@ -347,6 +374,7 @@ describe('QuickBooks Online posting', () => {
         { Amount: 100, LinkedTxn: [{ TxnId: '102', TxnType: 'Invoice' }] },
       ],
     });
+    expect(await checkWorkflow(orgQ, payment.id, 'payment-posting-quickbooks.json')).toMatchObject({ status: 'posted', provider: 'quickbooks_online', canUnpost: true });
     const sent = qbo.requests.filter((r) => r.operation === 'create' && r.body?.TotalAmt === 1150);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.requestId).toMatch(/^[0-9a-f-]{36}$/);
@@ -388,6 +416,7 @@ describe('QuickBooks Online posting', () => {
       return r.body.posting_status === 'not_posted' ? r.body : null;
     });
     expect(unposted).toMatchObject({ status: 'unapproved', posted_at: null, erp_payment_id: null, approved_at: null });
+    expect(await checkWorkflow(orgQ, failed.id, 'payment-posting-unpost.json')).toMatchObject({ status: 'unposted' });
     expect(qbo.deleted.map((p) => p.Id)).toContain(posted.erp_payment_id);
     expect(qbo.requests.filter((r) => r.operation === 'delete').at(-1)!.body).toEqual({ Id: posted.erp_payment_id, SyncToken: '0' });
     expect(qboBase.records.Invoice.find((i) => i.Id === '103')!.Balance).toBe(250.25);
