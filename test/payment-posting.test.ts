@@ -423,6 +423,21 @@ describe('QuickBooks Online posting', () => {
     expect((await stack.request('POST', `/v2/payments/${failed.id}/unpost`, { token: orgQ.token })).status).toBe(409);
   });
 
+  it('a deposit without allocations is approved on account of its payer and posted as unapplied credit', async () => {
+    const partner = (await stack.sql(`SELECT id FROM integrations.partners WHERE organization_id = $1 AND remote_id = '2'`, [orgQ.organizationId]))[0].id as string;
+    const [tx] = await statement(orgQ, 'USD', [{ amount: '60.00' }]);
+    const existing = (await stack.request('GET', `/v2/payments?bank_transaction_id=${tx}`, { token: orgQ.token })).body.data[0];
+    const p = existing
+      ? await stack.request('PATCH', `/v2/payments/${existing.id}`, { token: orgQ.token, body: { allocations: [], partner_id: partner } })
+      : await stack.request('POST', '/v2/payments', { token: orgQ.token, body: { bank_transaction_id: tx, allocations: [], partner_id: partner } });
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    expect((await stack.request('POST', `/v2/payments/${p.body.id}/approve`, { token: orgQ.token })).status).toBe(409);
+    const approved = await stack.request('POST', `/v2/payments/${p.body.id}/approve`, { token: orgQ.token, body: { on_account: true } });
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const posted = await paymentWhen(orgQ, p.body.id, 'posted');
+    expect(qbo.payments.find((x) => x.Id === posted.erp_payment_id)).toMatchObject({ CustomerRef: { value: '2' }, TotalAmt: 60, UnappliedAmt: 60, Line: [] });
+  });
+
   it('a failed write of the result after QuickBooks created the Payment does not post twice (integrations record)', async () => {
     const inv104 = await documentId(orgQ, { remote_id: '104' });
     const [tx] = await statement(orgQ, 'USD', [{ amount: '80.00' }]);

@@ -360,12 +360,18 @@ export const paymentRoutes = [
       'invoice is no longer open or would be over-allocated. Approving records the transaction\'s IBAN (or account number) as an ' +
       'account of the payer, so later deposits from it are matched to that partner first. Already approved → 409. ' +
       'Approval starts the posting to the ERP the invoices came from (workflow `payment-posting-<payment_id>`, ' +
-      '`posting_status` `pending` → `posted` or `failed`; see POST /v2/payments/{payment_id}/post).',
+      '`posting_status` `pending` → `posted` or `failed`; see POST /v2/payments/{payment_id}/post). An unallocated remainder is ' +
+      'posted on account of the payer where the provider allows it (`cash_app_features.can_post_on_account_payment`); ' +
+      '`{"on_account": true}` approves a payment without allocations that has a payer (`partner_id`), to post the whole ' +
+      'deposit on account (unapplied cash); without it, or without a payer, a payment without allocations → 409.',
     tags: ['Cash application'],
     params: z.object({ payment_id: z.string() }),
+    body: z
+      .object({ on_account: z.boolean().optional().describe('Approve without allocations: the whole deposit is posted on account of the payer.') })
+      .optional(),
     response: paymentSchema,
     errors: [404, 409],
-    handler: async ({ params, identity, deps, requestId }) => {
+    handler: async ({ params, body, identity, deps, requestId }) => {
       const org = identity.org;
       if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
       await deps.db.transaction(async (trx) => {
@@ -374,7 +380,10 @@ export const paymentRoutes = [
         if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
         if (payment.status === 'approved') throw new ConflictError('The payment is already approved.');
         const allocations = await allocationsOf(trx, org, [payment.id]);
-        if (allocations.length === 0) throw new ConflictError('The payment has no allocations; allocate it to invoices before approving it.');
+        const onAccount = allocations.length === 0 && body?.on_account === true && payment.partner_id !== null;
+        if (allocations.length === 0 && !onAccount) {
+          throw new ConflictError('The payment has no allocations; allocate it to invoices before approving it (or approve it on account of its payer with {"on_account": true}).');
+        }
         const invoiceIds = allocations.map((a) => a.invoice_id);
         const [invoices, relievedElsewhere] = await Promise.all([
           getDocuments(trx, org, invoiceIds),
