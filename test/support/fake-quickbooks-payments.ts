@@ -106,7 +106,7 @@ export async function startFakeQboPayments(base: FakeQuickbooks): Promise<FakeQb
         return fault(400, 'ValidationFault', 'Business Validation Error: the invoice belongs to another customer', '6000', `Invoice ${inv.Id} is not an invoice of customer ${body.CustomerRef.value}.`);
       }
       if (cents(line.Amount) > cents(Number(inv.Balance))) {
-        return fault(400, 'ValidationFault', 'Business Validation Error: the payment is more than the open balance', '6000', `Invoice ${inv.Id} has a balance of ${inv.Balance}.`);
+        return fault(400, 'ValidationFault', 'Business Validation Error: the payment is more than the open balance', '6000', `Invoice ${inv.Id} has a balance of ${String(inv.Balance)}.`);
       }
       applied += cents(line.Amount);
     }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Knex } from 'knex';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { ConflictError, isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape, type Db } from '@rp/platform';
 import { paymentPostingWorkflowId, postingReportedSignal } from '@rp/workflows';
@@ -87,7 +88,7 @@ async function answer(
   db: Db,
   org: string,
   paymentId: string,
-  apply: (row: PostingRow) => { same: boolean; write?: (trx: Db) => Promise<PostingRow | undefined> },
+  apply: (row: PostingRow) => { same: boolean; write?: (trx: Knex.Transaction) => Promise<PostingRow | undefined> },
 ): Promise<PostingRow> {
   if (!isUuid(paymentId)) throw new NotFoundError(`No payment ${paymentId} in the posting queue.`);
   return db.transaction(async (trx) => {
@@ -97,7 +98,7 @@ async function answer(
     const decision = apply(row);
     if (decision.same) return row;
     if (row.status !== 'ready_to_post' || !decision.write) throw new ConflictError(`The payment's posting is ${row.status}, not ready_to_post.`);
-    return (await decision.write(trx as unknown as Db))!;
+    return (await decision.write(trx))!;
   });
 }
 
