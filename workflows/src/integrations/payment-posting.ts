@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { TASK_QUEUES } from '../task-queues.js';
 
 /**
@@ -134,6 +134,8 @@ const erp = proxyActivities<IntegrationsPostingActivities>({
 
 /** How long the workflow sleeps between reads of a queued posting when no signal arrives. */
 const QUEUE_POLL = '1 hour';
+/** A middleware may take days: after this many reads the workflow continues as new (same input, it finds its posting again). */
+const POLLS_PER_RUN = 48;
 
 function failureMessage(err: unknown): string {
   let cause: unknown = err;
@@ -148,7 +150,8 @@ function failureMessage(err: unknown): string {
  *
  * post: intent recorded (posting row) → QuickBooks Online: Payment created with the row id as
  * `requestid`, result recorded → outcome to cash-app. Middleware: the row waits `ready_to_post`
- * until the middleware answers through the API (signal, with an hourly read as a fallback).
+ * until the middleware answers through the API (signal, with an hourly read as a fallback; after
+ * two days of waiting the workflow continues as new, which finds the same posting again).
  */
 export async function paymentPosting(input: PaymentPostingInput): Promise<PaymentPostingResult> {
   const reported = new Set<string>();
@@ -185,9 +188,12 @@ export async function paymentPosting(input: PaymentPostingInput): Promise<Paymen
     } else {
       const postingId = prepared.postingId;
       let answer: PostingOutcome | null = await local.readPaymentPosting({ organizationId, postingId });
+      let polls = 0;
       while (!answer) {
+        if (polls >= POLLS_PER_RUN || workflowInfo().continueAsNewSuggested) await continueAsNew<typeof paymentPosting>(input);
         await condition(() => reported.has(postingId), QUEUE_POLL);
         reported.delete(postingId);
+        polls += 1;
         answer = await local.readPaymentPosting({ organizationId, postingId });
       }
       outcome = answer;
