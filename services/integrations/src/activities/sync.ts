@@ -12,7 +12,7 @@ import type {
   SyncModelResult,
 } from '@rp/workflows';
 import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAccess, type PullAdapter } from '../adapters/index.js';
-import { upsertDocuments, upsertPartners } from '../store/ledger.js';
+import { databaseNow, upsertDocuments, upsertPartners } from '../store/ledger.js';
 import { getConnection, updateConnection } from '../store/connections.js';
 import { getProviderAccess } from '../domain/connection-auth.js';
 import { health } from '../domain/health.js';
@@ -157,7 +157,7 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
         while (state) {
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
           const access = await deps.getAccess(input.organizationId, input.connectionId);
-          const readAt = new Date(); // the ERP's figures are at least this recent (open-amount rule, see payment posting)
+          const readAt = await databaseNow(db); // the ERP's figures are at least this recent (open-amount rule, see payment posting)
           const page = await adapter.fetchPage(access, run.model_name, window, state, { signal: ctx.cancellationSignal });
           const rows = page.records.rows;
           const stored: PaginationState = page.next ?? { ...state, done: true };

@@ -295,3 +295,12 @@ export async function upsertDocuments(
   const ids = new Map(rows_.map((r) => [documentKey(r), r.id]));
   return keys.map((k) => ids.get(k)!);
 }
+
+/**
+ * The database's clock now: the time a sync stamps on the figures it is about to read
+ * (`erp_reported_at`), on the same clock as the payments' `posted_at` it is compared with.
+ */
+export async function databaseNow(db: Db): Promise<Date> {
+  const { rows } = (await db.raw('SELECT clock_timestamp() AS now')) as { rows: { now: Date }[] };
+  return rows[0]!.now;
+}
