@@ -156,6 +156,20 @@ afterAll(async () => {
   await qboBase?.close();
 });
 
+describe('OpenAPI', () => {
+  it('documents the posting routes, the payment posting fields and the open-amount rule', async () => {
+    const doc = (await stack.request('GET', '/openapi.json')).body;
+    for (const path of ['/v2/payments/{payment_id}/post', '/v2/payments/{payment_id}/unpost', '/v2/integrations/providers/middleware/payments/{payment_id}/posted', '/v2/integrations/providers/middleware/payments/{payment_id}/failed']) {
+      expect(doc.paths[path]?.post, path).toBeDefined();
+    }
+    expect(doc.paths['/v2/payments/{payment_id}/post'].post.description).toContain('until the ERP reports the invoice again');
+    expect(doc.paths['/v2/integrations/providers/middleware/payments'].get.description).toContain('ready_to_post');
+    expect(doc.paths['/v2/payments/{payment_id}/approve'].post.requestBody.required).toBe(false);
+    const payment = doc.paths['/v2/payments/{payment_id}'].get.responses['200'].content['application/json'].schema;
+    expect(Object.keys(payment.properties)).toEqual(expect.arrayContaining(['posting_status', 'posting_error', 'posted_at', 'erp_payment_id', 'erp_document_number', 'can_unpost']));
+  });
+});
+
 describe('middleware posting queue', () => {
   let invoice7001: string;
 
