@@ -363,7 +363,9 @@ export const paymentRoutes = [
       '`posting_status` `pending` → `posted` or `failed`; see POST /v2/payments/{payment_id}/post). An unallocated remainder is ' +
       'posted on account of the payer where the provider allows it (`cash_app_features.can_post_on_account_payment`); ' +
       '`{"on_account": true}` approves a payment without allocations that has a payer (`partner_id`), to post the whole ' +
-      'deposit on account (unapplied cash); without it, or without a payer, a payment without allocations → 409.',
+      'deposit on account (unapplied cash); without it, or without a payer, a payment without allocations → 409. Open amounts ' +
+      'here and in PATCH: an approved payment\'s allocations are subtracted from the ledger amount_open until the ERP\'s own ' +
+      'figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice.',
     tags: ['Cash application'],
     params: z.object({ payment_id: z.string() }),
     body: z
