@@ -36,7 +36,8 @@ describe('posting target and refusals', () => {
   it('refuses providers without posting, QuickBooks without customer or invoice ids', () => {
     expect(postingRefusal('xero', 'connection:c1', payment())).toContain('no posting');
     expect(postingRefusal('quickbooks_online', 'connection:c1', payment())).toBeNull();
-    expect(postingRefusal('middleware', 'middleware', payment({ partner: null }))).toBeNull();
+    expect(postingRefusal('middleware', 'middleware', payment({ partner: null, unallocatedAmount: '0' }))).toBeNull();
+    expect(postingRefusal('middleware', 'middleware', payment({ partner: null }))).toContain('no customer');
     expect(postingRefusal('quickbooks_online', 'connection:c1', payment({ partner: null }))).toContain('no customer');
     const noId = payment();
     noId.lines[0]!.remoteId = null;

@@ -45,6 +45,9 @@ export function postingRefusal(providerName: string, origin: string, payment: Pa
   if (new Money(payment.unallocatedAmount).gt(0) && !features.can_post_on_account_payment) {
     return `Provider ${providerName} cannot post the unallocated ${new Money(payment.unallocatedAmount).toFixed(2)} on account; allocate the whole amount.`;
   }
+  if (new Money(payment.unallocatedAmount).gt(0) && !payment.partner) {
+    return `The unallocated ${new Money(payment.unallocatedAmount).toFixed(2)} cannot be posted on account: the payment has no customer; set its partner.`;
+  }
   if (DIRECT_POSTING_PROVIDERS.has(providerName)) {
     if (!payment.partner || payment.partner.origin !== origin) return 'The payment has no customer of this ERP; set its partner before posting.';
     const missing = payment.lines.filter((l) => !l.remoteId).map((l) => l.documentNumber);
