@@ -1,11 +1,15 @@
 /**
  * Bank-transaction metrics (spec 2.14, row 16) and exchange rates, through the gateway, against
- * hand-computed values. Transactions and payments are written straight into the cash-app tables
- * so each category of 2.14 gets exactly the rows it needs.
+ * hand-computed values. Transactions and unapproved payments are written straight into the
+ * cash-app tables so each category of 2.14 gets exactly the rows it needs; the approved payments
+ * with posting errors are made through the API as a client would: invoices pushed by the
+ * middleware, the payment created and approved (which queues it for the ERP), and the middleware's
+ * `failed` answer (then, for one, a retry that the middleware reports `posted`).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Org, type TestStack } from './support/stack.js';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 
 let stack: TestStack;
 let orgA: Org;
@@ -36,12 +40,16 @@ async function transaction(org: Org, statement: string, account: string, amount:
   return id;
 }
 
-async function payment(org: Org, txId: string, amount: string, currency: string, status: 'unapproved' | 'approved', allocated: string[], extra: { postingError?: string; posted?: boolean } = {}) {
+async function payment(org: Org, txId: string, amount: string, currency: string, status: 'unapproved' | 'approved', allocated: string[]) {
   const id = randomUUID();
-  await stack.sql(
-    `INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, status, amount, currency, posting_error, posted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [id, org.organizationId, txId, status, amount, currency, extra.postingError ?? null, extra.posted ? new Date() : null],
-  );
+  await stack.sql(`INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, status, amount, currency) VALUES ($1, $2, $3, $4, $5, $6)`, [
+    id,
+    org.organizationId,
+    txId,
+    status,
+    amount,
+    currency,
+  ]);
   for (const paid of allocated) {
     await stack.sql(`INSERT INTO cash_app.payment_allocations (id, organization_id, payment_id, invoice_id, amount_paid) VALUES ($1, $2, $3, $4, $5)`, [
       randomUUID(),
@@ -54,12 +62,48 @@ async function payment(org: Org, txId: string, amount: string, currency: string,
   return id;
 }
 
+async function waitForPayment(org: Org, id: string, postingStatus: string) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await stack.request('GET', `/v2/payments/${id}`, { token: org.token });
+    if (res.body.posting_status === postingStatus) return res.body;
+    if (Date.now() > deadline) throw new Error(`payment ${id} did not become ${postingStatus}: ${JSON.stringify(res.body)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** The middleware's answer to the payment's queued posting (waits until it is queued). */
+async function middlewareAnswers(org: Org, paymentId: string, answer: { error: string } | { erp_document_number: string }) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const queue = await stack.request('GET', '/v2/integrations/providers/middleware/payments?status=ready_to_post', { token: org.apiKey });
+    if (queue.body.data.some((e: { id: string }) => e.id === paymentId)) break;
+    if (Date.now() > deadline) throw new Error(`payment ${paymentId} was not queued for the middleware`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  const verb = 'error' in answer ? 'failed' : 'posted';
+  const res = await stack.request('POST', `/v2/integrations/providers/middleware/payments/${paymentId}/${verb}`, { token: org.apiKey, body: answer });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return waitForPayment(org, paymentId, verb);
+}
+
+/** An approved payment of the deposit whose ERP posting was refused (the middleware reported `failed`). */
+async function approvedWithPostingError(org: Org, txId: string, invoiceNumber: string, amount: string, error: string) {
+  const invoiceId = (await stack.sql(`SELECT id FROM integrations.documents WHERE organization_id = $1 AND document_number = $2`, [org.organizationId, invoiceNumber]))[0].id;
+  const created = await stack.request('POST', '/v2/payments', { token: org.token, body: { bank_transaction_id: txId, allocations: [{ invoice_id: invoiceId, amount_paid: amount }] } });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  expect((await stack.request('POST', `/v2/payments/${created.body.id}/approve`, { token: org.token })).status).toBe(200);
+  const failed = await middlewareAnswers(org, created.body.id, { error });
+  expect(failed).toMatchObject({ status: 'approved', posting_error: error, posted_at: null });
+  return created.body.id as string;
+}
+
 function metrics(org: Org, query = '') {
   return stack.request('GET', `/v2/analytics/bank-transactions${query}`, { token: org.token });
 }
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ workers: ['cash-app', 'integrations'] });
   orgA = await stack.onboard('Metrics A');
   orgB = await stack.onboard('Metrics B');
   const eur = await bankAccount(orgA, accounts.eur, 'EUR');
@@ -74,8 +118,19 @@ beforeAll(async () => {
   expect(t1).toBeTruthy();
   await payment(orgA, t3, '300.00', 'EUR', 'unapproved', ['100.00', '200.00']);
   await payment(orgA, t4, '400.50', 'EUR', 'unapproved', ['100.00']);
-  await payment(orgA, t5, '500.00', 'EUR', 'approved', ['500.00'], { postingError: 'ERP rejected the posting: period closed' });
-  await payment(orgA, t8, '75.00', 'EUR', 'approved', ['75.00'], { postingError: 'timeout', posted: true });
+  // approved, posting refused by the ERP (through the payments API and the middleware posting queue)
+  await pushCustomers(stack, orgA.apiKey, [customerRecord({ customer_code: 'C-M' })]);
+  const pushed = await pushInvoices(stack, orgA.apiKey, [
+    invoiceRecord({ document_number: 'M-500', customer_code: 'C-M', amount_in_document_currency: 500 }),
+    invoiceRecord({ document_number: 'M-75', customer_code: 'C-M', amount_in_document_currency: 75 }),
+  ]);
+  expect(pushed.body.results.every((r) => r.success)).toBe(true);
+  await approvedWithPostingError(orgA, t5, 'M-500', '500.00', 'ERP rejected the posting: period closed');
+  // approved and posted despite an earlier error: refused once, retried (POST …/post) and posted
+  const p8 = await approvedWithPostingError(orgA, t8, 'M-75', '75.00', 'timeout');
+  expect((await stack.request('POST', `/v2/payments/${p8}/post`, { token: orgA.token })).status).toBe(200);
+  const posted = await middlewareAnswers(orgA, p8, { erp_document_number: '1400000075' });
+  expect(posted).toMatchObject({ posting_error: null, erp_document_number: '1400000075' });
 });
 
 afterAll(async () => {

@@ -6,3 +6,4 @@ export * from './cash-app/payment-receipt.js';
 export * from './cash-app/matching.js';
 export * from './cash-app/bank-statement.js';
 export * from './integrations/connection-sync.js';
+export * from './integrations/payment-posting.js';

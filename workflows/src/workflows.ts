@@ -4,3 +4,4 @@ export { welcomeEmail } from './admin/welcome-email.js';
 export { connectionSync } from './integrations/connection-sync.js';
 export { paymentReceipt } from './cash-app/payment-receipt.js';
 export { bankStatement } from './cash-app/bank-statement.js';
+export { paymentPosting } from './integrations/payment-posting.js';

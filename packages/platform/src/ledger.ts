@@ -91,6 +91,41 @@ export async function getDocuments(db: Knex, organizationId: string, ids: readon
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/**
+ * When the ERP last reported each document's figures (`erp_reported_at`: a push's arrival, or when a
+ * sync read the page). cash-app's open-amount rule: an allocation of a payment posted at `posted_at`
+ * is included in the ledger's `amount_open` once the document was reported after `posted_at`.
+ */
+export async function documentsReportedAt(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, Date>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await db(LEDGER_TABLES.documents)
+    .select('id', 'erp_reported_at')
+    .where({ organization_id: organizationId })
+    .whereRaw('id = ANY(?::uuid[])', [[...new Set(ids)]])) as { id: string; erp_reported_at: Date }[];
+  return new Map(rows.map((r) => [r.id, r.erp_reported_at]));
+}
+
+/** Where documents came from and their ERP identity, for posting payments back to that ERP. */
+export interface LedgerDocumentOrigin {
+  id: string;
+  /** `middleware` (pushed) or `connection:<id>` (synced) */
+  origin: string;
+  /** the ERP's own id (QuickBooks Invoice Id), when the source has one */
+  remote_id: string | null;
+  document_number: string;
+  company_code: string;
+  fiscal_year: string;
+}
+
+export async function documentOrigins(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, LedgerDocumentOrigin>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await db(LEDGER_TABLES.documents)
+    .select('id', 'origin', 'remote_id', 'document_number', 'company_code', 'fiscal_year')
+    .where({ organization_id: organizationId })
+    .whereIn('id', [...new Set(ids)])) as LedgerDocumentOrigin[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
 /** Open invoices whose document number or reference is one of `tokens` (exact, case-sensitive as stored). */
 export async function findOpenInvoicesByTokens(db: Knex, organizationId: string, tokens: readonly string[]): Promise<LedgerDocument[]> {
   if (tokens.length === 0) return [];

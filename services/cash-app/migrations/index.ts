@@ -5,6 +5,7 @@ import * as m003 from './003_remittance_attachments_outreach.js';
 import * as m004BankStatements from './004_bank_statement_files.js';
 import * as m005LineIdsLivePayments from './005_line_ids_and_live_payments.js';
 import * as m006AllocationMinorUnits from './006_allocation_minor_units.js';
+import * as m007PaymentPosting from './007_payment_posting.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -13,4 +14,5 @@ export const migrations: Migration[] = [
   m004BankStatements,
   m005LineIdsLivePayments,
   m006AllocationMinorUnits,
+  m007PaymentPosting,
 ];

@@ -12,6 +12,8 @@ import { createMatchingActivities } from './activities/matching.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
 import { bankStatementRoutes } from './routes/bank-statements.js';
 import { paymentRoutes } from './routes/payments.js';
+import { paymentPostingRoutes } from './routes/payment-posting.js';
+import { createPaymentPostingActivities } from './activities/payment-posting.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
 
@@ -26,11 +28,12 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   // 500 ms (the SDK's default throttle is 0.8 × the heartbeat timeout, 8 s for the statement's store
   // step) and the activities heartbeat at least that often (activities/pacer.ts).
   worker: { maxHeartbeatThrottleInterval: '500 ms', defaultHeartbeatThrottleInterval: '500 ms' },
-  routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...metricsRoutes, ...exchangeRateRoutes],
+  routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => ({
     ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM }),
     ...createMatchingActivities({ db, log, config }),
+    ...createPaymentPostingActivities({ db, log }),
     ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
   }),
 };

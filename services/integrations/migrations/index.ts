@@ -4,6 +4,7 @@ import * as m002 from './002_connections.js';
 import * as m004 from './004_predicted_overdue_indexes.js';
 import * as m005 from './005_drop_redundant_partner_index.js';
 import * as m006 from './006_remote_document_identity.js';
+import * as m007PaymentPostings from './007_payment_postings.js';
 import * as m008 from './008_open_amounts_without_local_currency.js';
 
-export const migrations: Migration[] = [m001, m002, m004, m005, m006, m008];
+export const migrations: Migration[] = [m001, m002, m004, m005, m006, m007PaymentPostings, m008];

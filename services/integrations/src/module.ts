@@ -8,14 +8,16 @@ import { connectionRoutes } from './routes/connections.js';
 import { syncRoutes } from './routes/sync.js';
 import { connectionSyncActivities } from './activities/sync.js';
 import { pushRoutes } from './routes/push.js';
+import { paymentPostingRoutes } from './routes/payment-postings.js';
+import { paymentPostingActivities } from './activities/payment-posting.js';
 
 export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsDeps> = {
   name: 'integrations',
   schema: 'integrations',
   taskQueue: TASK_QUEUES.integrations,
-  info: { title: 'Integrations service', version: '2.0.0', description: 'External systems: the provider registry, connections (OAuth, health), durable pull syncs on Temporal (QuickBooks Online) and the middleware push endpoints.' },
+  info: { title: 'Integrations service', version: '2.0.0', description: 'External systems: the provider registry, connections (OAuth, health), durable pull syncs on Temporal (QuickBooks Online), the middleware push endpoints and the posting of applied cash back to the ERP.' },
   migrations,
-  routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes],
+  routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes, ...paymentPostingRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  activities: (b) => ({ ...connectionSyncActivities(b) }),
+  activities: (b) => ({ ...connectionSyncActivities(b), ...paymentPostingActivities(b) }),
 };

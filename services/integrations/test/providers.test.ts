@@ -33,7 +33,11 @@ describe('integration providers', () => {
       expect(providerSchema.safeParse(p).success).toBe(true);
       expect(p.is_enabled).toBe(['middleware', 'quickbooks_online'].includes(p.name));
       expect(p.is_manual_sync_supported).toBe(p.name === 'quickbooks_online');
-      expect(p.cash_app_features).toEqual({ can_unpost_payment: false, can_post_on_account_payment: false });
+      // posting applied cash: QuickBooks posts and deletes Payments; the middleware queue cannot take a posting back
+      expect(p.cash_app_features).toEqual({
+        can_unpost_payment: p.name === 'quickbooks_online',
+        can_post_on_account_payment: ['quickbooks_online', 'middleware'].includes(p.name),
+      });
       expect(p.color).toMatch(/^#[0-9A-F]{6}$/i);
       expect(p.logo).toMatch(/^data:image\/svg\+xml,/);
       expect(p.connection_instructions.length).toBeGreaterThan(0);

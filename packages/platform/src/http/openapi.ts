@@ -128,7 +128,8 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
     if (r.body) {
       const content: Record<string, unknown> = { [r.textBody ?? 'application/json']: { schema: jsonSchema(r.body, 'input') } };
       if (r.multipart) content['multipart/form-data'] = { schema: r.multipart.schema ? jsonSchema(r.multipart.schema, 'input') : { type: 'object' } };
-      operation.requestBody = { required: true, content };
+      // a body schema that accepts no body at all (an optional object) documents the body as optional
+      operation.requestBody = { required: !r.body.safeParse(undefined).success, content };
     }
     (paths[r.path] ??= {})[r.method] = operation;
   }

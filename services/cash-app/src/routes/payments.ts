@@ -21,6 +21,9 @@ import { route } from '../deps.js';
 import { normalizeAccount } from '../domain/matching.js';
 import { checkAllocations, formatInCurrency, openAmount, relievedBy, type AllocationDraft } from '../domain/payments.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
+import { requestPosting } from '../domain/payment-posting.js';
+import { markPostingPending } from '../store/payment-posting.js';
+import { postingShape, postingView } from './posting-fields.js';
 import {
   activeAdjustmentIds,
   allocationsOf,
@@ -85,8 +88,9 @@ export const paymentSchema = z.object({
   unallocated_amount: money2().describe('amount - allocated_amount.'),
   match_score: z.number().nullable().describe('0..1: confidence of the automatic match; null for payments not proposed by matching.'),
   match_reasons: z.array(z.record(z.string(), z.unknown())).describe('The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`.'),
-  posting_error: z.string().nullable(),
-  posted_at: z.string().nullable(),
+  posting_error: z.string().nullable().describe('Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted.'),
+  posted_at: z.string().nullable().describe('When the ERP was known to have the payment (posted); null otherwise.'),
+  ...postingShape,
   approved_by: z.string().nullable(),
   approved_at: z.string().nullable(),
   allocations: z.array(allocationSchema),
@@ -114,6 +118,7 @@ function paymentView(p: PaymentRow, allocations: AllocationRow[], numbers: Map<s
     match_reasons: p.match_reasons as Record<string, unknown>[],
     posting_error: p.posting_error,
     posted_at: isoTime(p.posted_at),
+    ...postingView(p),
     approved_by: p.approved_by,
     approved_at: isoTime(p.approved_at),
     allocations: allocations.map((a) => ({
@@ -155,7 +160,7 @@ async function viewsOf(db: Db, organizationId: string, rows: PaymentRow[]) {
   return rows.map((r) => paymentView(r, allocations.filter((a) => a.payment_id === r.id), numbers));
 }
 
-async function loadView(db: Db, organizationId: string, id: string) {
+export async function loadView(db: Db, organizationId: string, id: string) {
   const row = isUuid(id) ? await getPayment(db, organizationId, id) : undefined;
   if (!row) throw new NotFoundError(`No payment ${id}.`);
   return (await viewsOf(db, organizationId, [row]))[0]!;
@@ -357,12 +362,22 @@ export const paymentRoutes = [
       'Approves an unapproved payment with at least one allocation. The allocations are re-checked against the invoices\' open ' +
       'amounts (ledger amount_open minus approved payments), since another payment may have been approved meanwhile: 409 when an ' +
       'invoice is no longer open or would be over-allocated. Approving records the transaction\'s IBAN (or account number) as an ' +
-      'account of the payer, so later deposits from it are matched to that partner first. Already approved → 409.',
+      'account of the payer, so later deposits from it are matched to that partner first. Already approved → 409. ' +
+      'Approval starts the posting to the ERP the invoices came from (workflow `payment-posting-<payment_id>`, ' +
+      '`posting_status` `pending` → `posted` or `failed`; see POST /v2/payments/{payment_id}/post). An unallocated remainder is ' +
+      'posted on account of the payer where the provider allows it (`cash_app_features.can_post_on_account_payment`); ' +
+      '`{"on_account": true}` approves a payment without allocations that has a payer (`partner_id`), to post the whole ' +
+      'deposit on account (unapplied cash); without it, or without a payer, a payment without allocations → 409. Open amounts ' +
+      'here and in PATCH: an approved payment\'s allocations are subtracted from the ledger amount_open until the ERP\'s own ' +
+      'figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice.',
     tags: ['Cash application'],
     params: z.object({ payment_id: z.string() }),
+    body: z
+      .object({ on_account: z.boolean().optional().describe('Approve without allocations: the whole deposit is posted on account of the payer.') })
+      .optional(),
     response: paymentSchema,
     errors: [404, 409],
-    handler: async ({ params, identity, deps }) => {
+    handler: async ({ params, body, identity, deps, requestId }) => {
       const org = identity.org;
       if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
       await deps.db.transaction(async (trx) => {
@@ -371,7 +386,10 @@ export const paymentRoutes = [
         if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
         if (payment.status === 'approved') throw new ConflictError('The payment is already approved.');
         const allocations = await allocationsOf(trx, org, [payment.id]);
-        if (allocations.length === 0) throw new ConflictError('The payment has no allocations; allocate it to invoices before approving it.');
+        const onAccount = allocations.length === 0 && body?.on_account === true && payment.partner_id !== null;
+        if (allocations.length === 0 && !onAccount) {
+          throw new ConflictError('The payment has no allocations; allocate it to invoices before approving it (or approve it on account of its payer with {"on_account": true}).');
+        }
         const invoiceIds = allocations.map((a) => a.invoice_id);
         const [invoices, relievedElsewhere] = await Promise.all([
           getDocuments(trx, org, invoiceIds),
@@ -388,9 +406,11 @@ export const paymentRoutes = [
         const partners = [...new Set(invoiceIds.map((id) => invoices.get(id)?.partner_id ?? null))];
         const partnerId = payment.partner_id ?? (partners.length === 1 ? partners[0]! : null);
         await markApproved(trx, org, payment.id, identity.sub, partnerId);
+        await markPostingPending(trx, org, payment.id);
         const account = normalizeAccount(payment.tx_counterparty_iban) ?? normalizeAccount(payment.tx_counterparty_account);
         if (partnerId && account) await learnPartnerAccount(trx, org, partnerId, account);
       });
+      await requestPosting(deps, { organizationId: org, paymentId: params.payment_id, operation: 'post', requestId });
       return loadView(deps.db, org, params.payment_id);
     },
   }),

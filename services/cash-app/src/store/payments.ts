@@ -2,10 +2,11 @@
  * Payments proposed from bank deposits, their allocations to ledger invoices, and the bank accounts
  * learned from approved payments. Every query is scoped by organization.
  */
-import { newId, type Db } from '@rp/platform';
+import { documentsReportedAt, newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain/matching.js';
 import type { AllocationDraft } from '../domain/payments.js';
+import { pendingRelief, type ReliefRow } from '../domain/open-amounts.js';
 
 export type PaymentStatus = 'unapproved' | 'approved';
 
@@ -36,8 +37,10 @@ export async function depositsWithoutPayment(db: Db, organizationId: string, sta
 }
 
 /**
- * What cash application has already taken off invoices, per invoice: amount paid + discount +
- * withheld + adjustment of the allocations of payments with the given statuses.
+ * What cash application has taken off invoices that the ledger's `amount_open` does not show yet,
+ * per invoice: amount paid + discount + withheld + adjustment of the allocations of payments with
+ * the given statuses, except those the ERP already reflects (open-amount rule, see
+ * domain/open-amounts.ts: the payment was posted and the document reported by the ERP since).
  */
 export async function relievedByInvoice(
   db: Db | Knex.Transaction,
@@ -49,12 +52,14 @@ export async function relievedByInvoice(
     .join('payments as p', 'p.id', 'a.payment_id')
     .where('a.organization_id', organizationId)
     .whereIn('p.status', [...statuses])
-    .groupBy('a.invoice_id')
-    .select('a.invoice_id', db.raw('SUM(a.amount_paid + a.amount_discount + a.amount_withheld + a.adjustment_amount)::text AS relieved'));
+    .groupBy('a.invoice_id', 'p.posted_at')
+    .select('a.invoice_id', 'p.posted_at', db.raw('SUM(a.amount_paid + a.amount_discount + a.amount_withheld + a.adjustment_amount)::text AS relieved'));
   if (opts.invoiceIds) q.whereIn('a.invoice_id', [...new Set(opts.invoiceIds)]);
   if (opts.excludePaymentId) q.whereNot('p.id', opts.excludePaymentId);
-  const rows = (await q) as { invoice_id: string; relieved: string }[];
-  return new Map(rows.map((r) => [r.invoice_id, r.relieved]));
+  const rows = (await q) as ReliefRow[];
+  const posted = rows.filter((r) => r.posted_at !== null).map((r) => r.invoice_id);
+  const reportedAt = await documentsReportedAt(db, organizationId, posted);
+  return pendingRelief(rows, reportedAt);
 }
 
 export async function knownAccounts(db: Db, organizationId: string): Promise<KnownAccount[]> {
@@ -166,6 +171,12 @@ export interface PaymentRow {
   match_reasons: unknown[];
   posting_error: string | null;
   posted_at: Date | null;
+  posting_status: 'not_posted' | 'pending' | 'posted' | 'failed' | 'unposting';
+  posting_id: string | null;
+  erp_provider: string | null;
+  erp_payment_id: string | null;
+  erp_document_number: string | null;
+  erp_can_unpost: boolean;
   approved_by: string | null;
   approved_at: Date | null;
   created_at: Date;

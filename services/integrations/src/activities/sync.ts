@@ -12,7 +12,7 @@ import type {
   SyncModelResult,
 } from '@rp/workflows';
 import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAccess, type PullAdapter } from '../adapters/index.js';
-import { closeDocumentsNotSeenSince, markRemoteDocumentsDeleted, upsertPartners, upsertRemoteDocuments } from '../store/ledger.js';
+import { closeDocumentsNotSeenSince, databaseNow, markRemoteDocumentsDeleted, upsertPartners, upsertRemoteDocuments } from '../store/ledger.js';
 import { getConnection, updateConnection } from '../store/connections.js';
 import { getProviderAccess } from '../domain/connection-auth.js';
 import { health } from '../domain/health.js';
@@ -157,12 +157,13 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
         while (state) {
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
           const access = await deps.getAccess(input.organizationId, input.connectionId);
+          const readAt = await databaseNow(db); // the ERP's figures are at least this recent (open-amount rule, see payment posting)
           const page = await adapter.fetchPage(access, run.model_name, window, state, { signal: ctx.cancellationSignal });
           const stored: PaginationState = page.next ?? { ...state, done: true };
           const written = await db.transaction(async (trx) => {
             let n = page.records.rows.length;
             if (page.records.type === 'partners') await upsertPartners(trx, input.organizationId, origin, page.records.rows);
-            else await upsertRemoteDocuments(trx, input.organizationId, origin, page.records.rows);
+            else await upsertRemoteDocuments(trx, input.organizationId, origin, page.records.rows, { reportedAt: readAt });
             if (page.deletions?.remoteIds.length) {
               const closed = await markRemoteDocumentsDeleted(trx, input.organizationId, origin, page.deletions.kind, page.deletions.remoteIds);
               if (closed) log.info({ kind: page.deletions.kind, closed }, 'documents deleted at the source closed');

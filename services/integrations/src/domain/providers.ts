@@ -454,6 +454,18 @@ export const PULL_ADAPTER_PROVIDERS: ReadonlySet<string> = new Set(['quickbooks_
 export const PUSH_ADAPTER_PROVIDERS: ReadonlySet<string> = new Set(['middleware']);
 const ADAPTER_PROVIDERS: ReadonlySet<string> = new Set([...PULL_ADAPTER_PROVIDERS, ...PUSH_ADAPTER_PROVIDERS]);
 
+/**
+ * What the ERP posting of applied cash (workflow payment-posting-<paymentId>) can do per provider:
+ * QuickBooks Online posts a Payment through its API, on account too (TotalAmt above the linked
+ * lines is unapplied credit on the customer), and deletes it again. The middleware pulls a posting
+ * queue (with the unallocated amount, to post on account) but has no way to take a posting back.
+ * Every other provider has no posting at all.
+ */
+export const CASH_APP_FEATURES: Readonly<Record<string, ProviderDescriptor['cash_app_features']>> = {
+  quickbooks_online: { can_unpost_payment: true, can_post_on_account_payment: true },
+  middleware: { can_unpost_payment: false, can_post_on_account_payment: true },
+};
+
 function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 }
@@ -510,7 +522,7 @@ function toDescriptor(entry: ProviderEntry): ProviderDescriptor {
     is_manual_sync_supported: PULL_ADAPTER_PROVIDERS.has(entry.name),
     connection_instructions: entry.connection_instructions,
     required_settings: entry.required_settings,
-    cash_app_features: { can_unpost_payment: false, can_post_on_account_payment: false },
+    cash_app_features: CASH_APP_FEATURES[entry.name] ?? { can_unpost_payment: false, can_post_on_account_payment: false },
   };
 }
 

@@ -218,6 +218,7 @@ export const invoiceRecordSchema = z
     amount_in_document_currency: amount({ scale: 4 }),
     amount_in_local_currency: amount({ scale: 4, optional: true }).optional(),
     status_open: z.boolean(),
+    amount_open: amount({ scale: 4, optional: true }).optional(),
     line_items: z
       .array(lineItemSchema)
       .max(1000)
@@ -230,6 +231,16 @@ export const invoiceRecordSchema = z
     const tooPrecise = (d: ExactDecimal | null | undefined) => d != null && d.places > minor;
     if (tooPrecise(r.amount_in_document_currency)) {
       ctx.addIssue({ code: 'custom', path: ['amount_in_document_currency'], message: `has more than ${minor} decimal places (the minor unit of ${r.currency})`, ...code('invalid_amount') });
+    }
+    if (r.amount_open != null) {
+      const open = new Money(r.amount_open.text);
+      if (tooPrecise(r.amount_open)) {
+        ctx.addIssue({ code: 'custom', path: ['amount_open'], message: `has more than ${minor} decimal places (the minor unit of ${r.currency})`, ...code('invalid_amount') });
+      } else if (open.isNegative() || (r.amount_in_document_currency && open.gt(new Money(r.amount_in_document_currency.text).abs()))) {
+        ctx.addIssue({ code: 'custom', path: ['amount_open'], message: 'must be between 0 and the document amount', ...code('invalid_amount') });
+      } else if (!r.status_open && !open.isZero()) {
+        ctx.addIssue({ code: 'custom', path: ['amount_open'], message: 'must be 0 (or absent) when status_open is false', ...code('invalid_amount') });
+      }
     }
     const seen = new Set<number>();
     r.line_items.forEach((li, i) => {
@@ -288,7 +299,8 @@ export function validateInvoice(record: unknown, localMinorUnits: number): PushO
       clearing_date: r.clearing_date,
       amount_in_document_currency: amountDoc,
       amount_in_local_currency: r.amount_in_local_currency?.text ?? null,
-      amount_open: r.status_open ? amountDoc : '0',
+      // the ERP's open amount (optional extension, e.g. after a partial payment), else the whole amount while open
+      amount_open: r.status_open ? (r.amount_open?.text ?? amountDoc) : '0',
       status_open: r.status_open,
       line_items: r.line_items.map((li) => ({
         line_number: li.line_number,

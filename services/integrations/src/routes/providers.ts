@@ -10,8 +10,11 @@ const NOT_ENABLED_NOTE =
   '`is_enabled` is true exactly for the providers with a working adapter on this platform: `middleware` (records pushed to ' +
   'the middleware push endpoints) and `quickbooks_online` (pulled on a schedule and on demand, so also ' +
   '`is_manual_sync_supported`). Every other provider says `is_enabled: false`: a connection to it may be created, but its ' +
-  'health reports `unsupported_provider` and nothing syncs. No adapter receives webhooks or posts payments yet, so ' +
-  '`is_webhooks_supported` and `cash_app_features` are false everywhere.';
+  'health reports `unsupported_provider` and nothing syncs. No adapter receives webhooks (`is_webhooks_supported` is false ' +
+  'everywhere). `cash_app_features` says what posting applied cash back to the ERP can do: `quickbooks_online` posts ' +
+  'Payments (on account too) and deletes them on unpost (both true); `middleware` pulls a posting queue that carries the ' +
+  'unallocated amount for on-account posting (`can_post_on_account_payment` true) but cannot take a posting back ' +
+  '(`can_unpost_payment` false); every other provider has no posting (both false).';
 
 export const providerRoutes = [
   route({

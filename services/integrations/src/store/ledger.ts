@@ -190,14 +190,27 @@ const REMOTE_KEY_PREDICATE = `remote_id IS NOT NULL AND origin LIKE 'connection:
  * unit is the explicit one, else the partner's. For the documents given with `line_items`, the
  * line items are replaced as a set in the same statement: items are upserted by line_number (one
  * keeps its id when its line_number is re-sent) and the document's other items are deleted.
- * `line_number`s must be unique within a document. Returns the documents' ids in input order.
+ * `line_number`s must be unique within a document. `erp_reported_at` (when the ERP reported these
+ * figures: `opts.reportedAt`, e.g. when a sync read the page, else now) is what cash-app's open-amount
+ * rule compares with a payment's `posted_at`. Returns the documents' ids in input order.
  *
  * For the middleware push (and any origin that is not a pull sync). Pull syncs use
  * upsertRemoteDocuments.
  */
-export async function upsertDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[]): Promise<string[]> {
+export async function upsertDocuments(
+  trx: Db,
+  organizationId: string,
+  origin: string,
+  rows: readonly DocumentUpsert[],
+  opts: DocumentWriteOptions = {},
+): Promise<string[]> {
   if (origin.startsWith(SYNC_ORIGIN_PREFIX)) throw new Error('documents of a pull sync are keyed by their remote id: use upsertRemoteDocuments');
-  return writeDocuments(trx, organizationId, origin, rows, 'natural');
+  return writeDocuments(trx, organizationId, origin, rows, 'natural', opts);
+}
+
+/** How a write stamps the ERP's figures: when the ERP reported them (default: now). */
+export interface DocumentWriteOptions {
+  reportedAt?: Date;
 }
 
 /**
@@ -207,13 +220,26 @@ export async function upsertDocuments(trx: Db, organizationId: string, origin: s
  * Otherwise as upsertDocuments. `origin` must be a sync origin (`connection:<id>`) and every row
  * needs a remote_id. Returns the documents' ids in input order.
  */
-export async function upsertRemoteDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[]): Promise<string[]> {
+export async function upsertRemoteDocuments(
+  trx: Db,
+  organizationId: string,
+  origin: string,
+  rows: readonly DocumentUpsert[],
+  opts: DocumentWriteOptions = {},
+): Promise<string[]> {
   if (!origin.startsWith(SYNC_ORIGIN_PREFIX)) throw new Error(`remote-keyed documents need a sync origin (${SYNC_ORIGIN_PREFIX}<id>), not ${origin}`);
   for (const r of rows) if (!r.remote_id) throw new Error(`a synced ${r.kind} (${r.document_number}) has no remote_id`);
-  return writeDocuments(trx, organizationId, origin, rows, 'remote');
+  return writeDocuments(trx, organizationId, origin, rows, 'remote', opts);
 }
 
-async function writeDocuments(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[], key: 'natural' | 'remote'): Promise<string[]> {
+async function writeDocuments(
+  trx: Db,
+  organizationId: string,
+  origin: string,
+  rows: readonly DocumentUpsert[],
+  key: 'natural' | 'remote',
+  opts: DocumentWriteOptions,
+): Promise<string[]> {
   if (rows.length === 0) return [];
   const keyOf = key === 'natural' ? documentKey : remoteKey;
   const { keys, kept } = lastByKey(rows, keyOf);
@@ -269,18 +295,18 @@ async function writeDocuments(trx: Db, organizationId: string, origin: string, r
   const order = key === 'natural' ? 'r.company_code, r.fiscal_year, r.document_number' : 'r.kind, r.remote_id';
   const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string; kind: string; remote_id: string | null }>(
     trx,
-    `ledger_upsert_documents_${key}_v2`,
+    `ledger_upsert_documents_${key}_v3`,
     `WITH input AS (
        SELECT * FROM json_to_recordset($1::json) AS r(${DOCUMENT_COLUMNS})
      ), docs AS (
      INSERT INTO documents AS d (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
        company_code, fiscal_year, document_number, document_type, invoice_doc_type, currency, exchange_rate, reference,
        assignment, text, reason_code, clearing_document_number, document_date, net_due_date, posting_date, clearing_date,
-       amount_in_document_currency, amount_in_local_currency, amount_open, status_open)
+       amount_in_document_currency, amount_in_local_currency, amount_open, status_open, erp_reported_at)
      SELECT r.id, $2, coalesce(r.business_unit_id, p.business_unit_id), $3, r.kind, r.remote_id, coalesce(r.partner_id, p.id), r.customer_code,
        r.company_code, r.fiscal_year, r.document_number, r.document_type, r.invoice_doc_type, r.currency, r.exchange_rate, r.reference,
        r.assignment, r.text, r.reason_code, r.clearing_document_number, r.document_date, r.net_due_date, r.posting_date, r.clearing_date,
-       r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open
+       r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open, coalesce($4::timestamptz, now())
      FROM input AS r
      LEFT JOIN partners AS p
        ON r.partner_id IS NULL AND p.organization_id = $2 AND p.origin = $3 AND p.remote_id = r.customer_code
@@ -292,7 +318,8 @@ async function writeDocuments(trx: Db, organizationId: string, origin: string, r
        clearing_document_number = EXCLUDED.clearing_document_number, document_date = EXCLUDED.document_date,
        net_due_date = EXCLUDED.net_due_date, posting_date = EXCLUDED.posting_date, clearing_date = EXCLUDED.clearing_date,
        amount_in_document_currency = EXCLUDED.amount_in_document_currency, amount_in_local_currency = EXCLUDED.amount_in_local_currency,
-       amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now()
+       amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now(),
+       erp_reported_at = EXCLUDED.erp_reported_at
      RETURNING d.id, d.company_code, d.fiscal_year, d.document_number, d.kind, d.remote_id
      ), items AS (
        SELECT docs.id AS document_id, li.*
@@ -319,7 +346,7 @@ async function writeDocuments(trx: Db, organizationId: string, origin: string, r
          total_amount = EXCLUDED.total_amount, modified_at = now()
      )
      SELECT id, company_code, fiscal_year, document_number, kind, remote_id FROM docs`,
-    [JSON.stringify(payload), organizationId, origin],
+    [JSON.stringify(payload), organizationId, origin, opts.reportedAt ?? null],
   );
   const ids = new Map(rows_.map((r) => [keyOf(r), r.id]));
   return keys.map((k) => ids.get(k)!);
@@ -374,4 +401,13 @@ export async function closeDocumentsNotSeenSince(trx: Db, organizationId: string
     [organizationId, origin, kind, seenSince],
   );
   return rows.length;
+}
+
+/**
+ * The database's clock now: the time a sync stamps on the figures it is about to read
+ * (`erp_reported_at`), on the same clock as the payments' `posted_at` it is compared with.
+ */
+export async function databaseNow(db: Db): Promise<Date> {
+  const { rows } = (await db.raw('SELECT clock_timestamp() AS now')) as { rows: { now: Date }[] };
+  return rows[0]!.now;
 }

@@ -1,0 +1,67 @@
+import { documentOrigins, getPartner, Money, type Db } from '@rp/platform';
+import type { Logger } from 'pino';
+import type { CashAppPostingActivities, PaymentForPosting, PostingOperation, PostingOutcome } from '@rp/workflows';
+import { allocationsOf, getPayment } from '../store/payments.js';
+import { recordPostingOutcome } from '../store/payment-posting.js';
+
+export interface CashAppPostingDeps {
+  db: Db;
+  log: Logger;
+}
+
+/**
+ * cash-app's side of workflow payment-posting-<paymentId> (which runs on the integrations task
+ * queue): hand the payment, its allocations and the ERP identity of its invoices and customer to
+ * integrations, and store the posting's outcome on the payment. Neither service reads the other's
+ * schema; the ledger is read through the kernel's read module.
+ */
+export function createPaymentPostingActivities(deps: CashAppPostingDeps): CashAppPostingActivities {
+  const { db } = deps;
+  return {
+    async loadPaymentForPosting({ organizationId, paymentId }: { organizationId: string; paymentId: string }): Promise<PaymentForPosting | null> {
+      const payment = await getPayment(db, organizationId, paymentId);
+      if (!payment) return null;
+      const allocations = await allocationsOf(db, organizationId, [paymentId]);
+      const [origins, partner] = await Promise.all([
+        documentOrigins(db, organizationId, allocations.map((a) => a.invoice_id)),
+        payment.partner_id ? getPartner(db, organizationId, payment.partner_id) : Promise.resolve(null),
+      ]);
+      const allocated = allocations.reduce((sum, a) => sum.plus(a.amount_paid), new Money(0));
+      return {
+        paymentId: payment.id,
+        status: payment.status,
+        postingStatus: payment.posting_status,
+        postingId: payment.posting_id,
+        amount: new Money(payment.amount).toFixed(),
+        currency: payment.currency.trim(),
+        paymentDate: payment.payment_date,
+        bankReference: payment.tx_bank_reference,
+        partner: partner ? { id: partner.id, origin: partner.origin, remoteId: partner.remote_id, name: partner.name } : null,
+        lines: allocations.map((a) => {
+          const doc = origins.get(a.invoice_id);
+          return {
+            invoiceId: a.invoice_id,
+            origin: doc?.origin ?? 'unknown',
+            remoteId: doc?.remote_id ?? null,
+            documentNumber: doc?.document_number ?? a.invoice_id,
+            companyCode: doc?.company_code ?? '',
+            fiscalYear: doc?.fiscal_year ?? '',
+            amountPaid: new Money(a.amount_paid).toFixed(),
+            amountDiscount: new Money(a.amount_discount).toFixed(),
+            amountWithheld: new Money(a.amount_withheld).toFixed(),
+            adjustmentAmount: new Money(a.adjustment_amount).toFixed(),
+          };
+        }),
+        unallocatedAmount: new Money(payment.amount).minus(allocated).toFixed(),
+      };
+    },
+
+    async recordPaymentPosting(input: { organizationId: string; paymentId: string; operation: PostingOperation; outcome: PostingOutcome }): Promise<void> {
+      const changed = await recordPostingOutcome(db, input.organizationId, input.paymentId, input.operation, input.outcome);
+      deps.log.info(
+        { organization_id: input.organizationId, payment_id: input.paymentId, operation: input.operation, outcome: input.outcome.status, changed },
+        'payment posting outcome recorded',
+      );
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import type { PaymentRow } from '../store/payments.js';
+
+/** The ERP posting fields of a payment response (besides `posting_error` and `posted_at`). */
+export const postingShape = {
+  posting_status: z
+    .enum(['not_posted', 'pending', 'posted', 'failed', 'unposting'])
+    .describe(
+      'Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow ' +
+        '`payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` ' +
+        '(see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).',
+    ),
+  erp_provider: z.string().nullable().describe('The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`.'),
+  erp_payment_id: z.string().nullable().describe('The ERP\'s id of the posted payment (QuickBooks Payment Id).'),
+  erp_document_number: z.string().nullable().describe('The ERP\'s document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum).'),
+  can_unpost: z.boolean().describe('Whether POST …/unpost can remove the posting (the provider\'s cash_app_features.can_unpost_payment).'),
+};
+
+export function postingView(p: PaymentRow) {
+  return {
+    posting_status: p.posting_status,
+    erp_provider: p.erp_provider,
+    erp_payment_id: p.erp_payment_id,
+    erp_document_number: p.erp_document_number,
+    can_unpost: p.posting_status === 'posted' && p.erp_can_unpost,
+  };
+}

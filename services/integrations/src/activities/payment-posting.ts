@@ -1,0 +1,184 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { Money, type Db } from '@rp/platform';
+import type { Logger } from 'pino';
+import type { IntegrationsPostingActivities, PaymentForPosting, PostingOutcome, PreparedPosting } from '@rp/workflows';
+import { ProviderApiError, type ProviderAccess } from '../adapters/adapter.js';
+import { createQboPayment, deleteQboPayment } from '../adapters/quickbooks-online-payments.js';
+import type { IntegrationsConfig } from '../config.js';
+import { getProviderAccess } from '../domain/connection-auth.js';
+import { DIRECT_POSTING_PROVIDERS, MIDDLEWARE_ORIGIN, outcomeOf, postingOrigin, postingPayload, postingRefusal } from '../domain/payment-posting.js';
+import { CASH_APP_FEATURES } from '../domain/providers.js';
+import { getConnection } from '../store/connections.js';
+import {
+  getPosting,
+  insertPosting,
+  livePostingOf,
+  lockPaymentPostings,
+  markFailed,
+  markPosted,
+  markUnposted,
+  markUnposting,
+  revertUnposting,
+  type PostingRow,
+} from '../store/payment-postings.js';
+
+export interface PaymentPostingDeps {
+  db: Db;
+  log: Logger;
+  /** A usable token, realm and API base URL for the connection (connection-auth's getProviderAccess). */
+  getAccess(organizationId: string, connectionId: string): Promise<ProviderAccess>;
+}
+
+/** Provider errors as Temporal failures: refusals and credential problems are not retried, outages are. */
+function toFailure(err: unknown): unknown {
+  if (err instanceof ProviderApiError) {
+    if (err.kind === 'authentication_required') return ApplicationFailure.create({ type: 'AuthenticationRequired', message: err.message, nonRetryable: true });
+    if (err.kind === 'misconfigured') return ApplicationFailure.create({ type: 'ProviderMisconfigured', message: err.message, nonRetryable: true });
+    return ApplicationFailure.create({
+      type: err.kind === 'rate_limited' ? 'RateLimited' : 'ProviderUnavailable',
+      message: err.message,
+      nextRetryDelay: err.retryAfterSeconds !== null ? `${Math.max(1, err.retryAfterSeconds)} seconds` : undefined,
+    });
+  }
+  const e = err as { code?: string; nonRetryable?: boolean };
+  if (err instanceof Error && typeof e.code === 'string' && typeof e.nonRetryable === 'boolean') {
+    const type = e.code === 'authentication_required' ? 'AuthenticationRequired' : e.code === 'misconfigured' ? 'ProviderMisconfigured' : 'ProviderUnavailable';
+    return ApplicationFailure.create({ type, message: err.message, nonRetryable: e.nonRetryable });
+  }
+  return err;
+}
+
+function notFound(postingId: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: 'PostingNotFound', message: `Posting ${postingId} does not exist.`, nonRetryable: true });
+}
+
+/**
+ * The integrations side of workflow payment-posting-<paymentId>. Side effects once: the posting
+ * row is written before the ERP call and its id is the call's idempotency key (QuickBooks
+ * `requestid`); the result is written after. A failure between the two (or of the result write)
+ * retries the activity, and the repeated call returns the same ERP payment.
+ */
+export function createPaymentPostingActivities(deps: PaymentPostingDeps): IntegrationsPostingActivities {
+  const { db } = deps;
+
+  async function accessFor(row: PostingRow): Promise<ProviderAccess> {
+    if (!row.connection_id) throw ApplicationFailure.create({ type: 'ProviderMisconfigured', message: `Posting ${row.id} has no connection.`, nonRetryable: true });
+    return deps.getAccess(row.organization_id, row.connection_id);
+  }
+
+  return {
+    async preparePaymentPosting({ organizationId, payment }: { organizationId: string; payment: PaymentForPosting }): Promise<PreparedPosting> {
+      const refused = (error: string): PreparedPosting => ({ mode: 'done', outcome: { status: 'failed', postingId: null, provider: null, error } });
+      return db.transaction(async (trx) => {
+        await lockPaymentPostings(trx, organizationId, payment.paymentId);
+        const live = await livePostingOf(trx, organizationId, payment.paymentId);
+        if (live) {
+          // a retried prepare, or a retry after a crash: continue with the same idempotency key
+          if (live.status === 'posting') return { mode: 'direct', postingId: live.id, provider: live.provider_name };
+          if (live.status === 'ready_to_post') return { mode: 'queue', postingId: live.id, provider: live.provider_name };
+          return { mode: 'done', outcome: outcomeOf(live)! };
+        }
+        const target = postingOrigin(payment);
+        if ('error' in target) return refused(target.error);
+        let provider = 'middleware';
+        if (target.origin !== MIDDLEWARE_ORIGIN) {
+          const connection = await getConnection(trx, organizationId, target.connectionId!);
+          if (!connection) return refused(`The connection ${target.connectionId} the invoices were synced from no longer exists.`);
+          provider = connection.provider_name;
+        }
+        const refusal = postingRefusal(provider, target.origin, payment);
+        if (refusal) return refused(refusal);
+        const direct = DIRECT_POSTING_PROVIDERS.has(provider);
+        const row = await insertPosting(trx, {
+          organizationId,
+          paymentId: payment.paymentId,
+          origin: target.origin,
+          providerName: provider,
+          connectionId: target.connectionId,
+          status: direct ? 'posting' : 'ready_to_post',
+          payload: postingPayload(payment),
+        });
+        deps.log.info({ organization_id: organizationId, payment_id: payment.paymentId, posting_id: row.id, provider }, 'payment posting prepared');
+        return direct ? { mode: 'direct', postingId: row.id, provider } : { mode: 'queue', postingId: row.id, provider };
+      });
+    },
+
+    async submitPaymentPosting({ organizationId, postingId }: { organizationId: string; postingId: string }): Promise<PostingOutcome> {
+      const row = await getPosting(db, organizationId, postingId);
+      if (!row) throw notFound(postingId);
+      if (row.status !== 'posting') {
+        const done = outcomeOf(row);
+        if (done) return done;
+        throw ApplicationFailure.create({ type: 'PostingNotDirect', message: `Posting ${postingId} is ${row.status}.`, nonRetryable: true });
+      }
+      const p = row.payload;
+      let created;
+      try {
+        const access = await accessFor(row);
+        created = await createQboPayment(access, row.id, {
+          customerId: p.customer!.remote_id,
+          currency: p.currency,
+          totalAmount: p.amount,
+          txnDate: p.payment_date,
+          reference: p.bank_reference,
+          privateNote: `Receivables platform payment ${p.payment_id}`,
+          lines: p.lines.filter((l) => !new Money(l.amount_paid).isZero()).map((l) => ({ invoiceId: l.remote_id!, amount: l.amount_paid })),
+        });
+      } catch (err) {
+        if (err instanceof ProviderApiError && err.kind === 'rejected') {
+          // the ERP refused the payment: that is the outcome, stored as the posting error
+          const failed = await markFailed(db, organizationId, row.id, err.message);
+          deps.log.warn({ organization_id: organizationId, posting_id: row.id, err: err.message }, 'payment posting refused by the ERP');
+          return outcomeOf(failed ?? (await getPosting(db, organizationId, row.id))!)!;
+        }
+        throw toFailure(err);
+      }
+      const posted = await markPosted(db, organizationId, row.id, { erpPaymentId: created.Id, erpDocumentNumber: created.PaymentRefNum ?? null, erpSyncToken: created.SyncToken });
+      deps.log.info({ organization_id: organizationId, posting_id: row.id, erp_payment_id: created.Id }, 'payment posted to the ERP');
+      return outcomeOf(posted ?? (await getPosting(db, organizationId, row.id))!)!;
+    },
+
+    async failPaymentPosting({ organizationId, postingId, error }: { organizationId: string; postingId: string; error: string }): Promise<PostingOutcome> {
+      await markFailed(db, organizationId, postingId, error);
+      const row = await getPosting(db, organizationId, postingId);
+      if (!row) throw notFound(postingId);
+      return outcomeOf(row) ?? { status: 'failed', postingId, provider: row.provider_name, error };
+    },
+
+    async readPaymentPosting({ organizationId, postingId }: { organizationId: string; postingId: string }): Promise<PostingOutcome | null> {
+      const row = await getPosting(db, organizationId, postingId);
+      if (!row) throw notFound(postingId);
+      return outcomeOf(row);
+    },
+
+    async unpostPayment({ organizationId, paymentId }: { organizationId: string; paymentId: string }): Promise<PostingOutcome> {
+      const live = await livePostingOf(db, organizationId, paymentId);
+      if (!live || (live.status !== 'posted' && live.status !== 'unposting')) {
+        return { status: 'unpost_failed', postingId: live?.id ?? null, error: 'The payment has no posting in the ERP to remove.' };
+      }
+      if (!CASH_APP_FEATURES[live.provider_name]?.can_unpost_payment || !DIRECT_POSTING_PROVIDERS.has(live.provider_name)) {
+        return { status: 'unpost_failed', postingId: live.id, error: `Provider ${live.provider_name} cannot remove a posted payment.` };
+      }
+      await markUnposting(db, organizationId, live.id);
+      try {
+        const access = await accessFor(live);
+        if (live.erp_payment_id) await deleteQboPayment(access, `${live.id}-del`, live.erp_payment_id);
+      } catch (err) {
+        if (err instanceof ProviderApiError && err.kind === 'rejected') {
+          await revertUnposting(db, organizationId, live.id, err.message);
+          return { status: 'unpost_failed', postingId: live.id, error: err.message };
+        }
+        throw toFailure(err);
+      }
+      await markUnposted(db, organizationId, live.id);
+      deps.log.info({ organization_id: organizationId, posting_id: live.id, erp_payment_id: live.erp_payment_id }, 'payment removed from the ERP');
+      return { status: 'unposted', postingId: live.id };
+    },
+  };
+}
+
+/** The activities wired to the real provider access (token refresh). */
+export function paymentPostingActivities(base: { db: Db; config: IntegrationsConfig; log: Logger }): IntegrationsPostingActivities {
+  const { db, config, log } = base;
+  return createPaymentPostingActivities({ db, log, getAccess: (organizationId, connectionId) => getProviderAccess({ db, config }, organizationId, connectionId) });
+}

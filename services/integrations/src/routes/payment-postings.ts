@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { ConflictError, isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape, type Db } from '@rp/platform';
+import { paymentPostingWorkflowId, postingReportedSignal } from '@rp/workflows';
+import { route } from '../deps.js';
+import { latestPostingOf, listPostings, lockPaymentPostings, markFailed, markPosted, type PostingRow, type PostingRowStatus } from '../store/payment-postings.js';
+import type { IntegrationsDeps } from '../deps.js';
+
+const MAX_PAGE = 100;
+const PROVIDER = 'middleware';
+const QUEUE_STATUSES = ['ready_to_post', 'posted', 'failed', 'unposted'] as const satisfies readonly PostingRowStatus[];
+
+const money = () => z.string().describe('Decimal string with the currency\'s minor units.');
+
+const middlewarePaymentSchema = z.object({
+  object: z.literal('middleware_payment'),
+  id: z.string().describe('The cash-app payment id (use it in the posted/failed calls).'),
+  posting_id: z.string().describe('This posting attempt; also the idempotency key of the posting.'),
+  status: z.enum(QUEUE_STATUSES).describe('`ready_to_post` until the middleware reports `posted` or `failed`.'),
+  amount: money().describe('The whole deposit.'),
+  currency: z.string(),
+  payment_date: z.string().nullable(),
+  bank_reference: z.string().nullable(),
+  customer: z
+    .object({ partner_id: z.string(), customer_code: z.string().describe('The customer\'s `customer_code` as pushed.'), name: z.string() })
+    .nullable(),
+  unallocated_amount: money().describe('amount − Σ amount_paid: post it on account of the customer (unapplied cash).'),
+  lines: z.array(
+    z.object({
+      invoice_id: z.string(),
+      document_number: z.string(),
+      company_code: z.string(),
+      fiscal_year: z.string(),
+      amount_paid: money().describe('Cash applied to the invoice.'),
+      amount_discount: money(),
+      amount_withheld: money(),
+      adjustment_amount: money(),
+    }),
+  ),
+  erp_document_number: z.string().nullable().describe('Set by `posted`.'),
+  error: z.string().nullable().describe('Set by `failed`.'),
+  posted_at: z.string().nullable(),
+  ...timestampsShape,
+});
+
+function view(row: PostingRow) {
+  const p = row.payload;
+  return {
+    object: 'middleware_payment' as const,
+    id: row.payment_id,
+    posting_id: row.id,
+    status: row.status as (typeof QUEUE_STATUSES)[number],
+    amount: p.amount,
+    currency: p.currency,
+    payment_date: p.payment_date,
+    bank_reference: p.bank_reference,
+    customer: p.customer ? { partner_id: p.customer.partner_id, customer_code: p.customer.remote_id, name: p.customer.name } : null,
+    unallocated_amount: p.unallocated_amount,
+    lines: p.lines.map((l) => ({
+      invoice_id: l.invoice_id,
+      document_number: l.document_number,
+      company_code: l.company_code,
+      fiscal_year: l.fiscal_year,
+      amount_paid: l.amount_paid,
+      amount_discount: l.amount_discount,
+      amount_withheld: l.amount_withheld,
+      adjustment_amount: l.adjustment_amount,
+    })),
+    erp_document_number: row.erp_document_number,
+    error: row.error,
+    posted_at: isoTime(row.posted_at),
+    created_at: isoTime(row.created_at)!,
+    modified_at: isoTime(row.modified_at)!,
+  };
+}
+
+/** Wake the payment's posting workflow up; it reads the stored answer (and would find it on its hourly read anyway). */
+async function notifyWorkflow(deps: IntegrationsDeps, log: { warn: (o: object, m: string) => void }, row: PostingRow): Promise<void> {
+  try {
+    await deps.temporal.workflow.getHandle(paymentPostingWorkflowId(row.payment_id)).signal(postingReportedSignal, { postingId: row.id });
+  } catch (err) {
+    log.warn({ err, posting_id: row.id, not_found: err instanceof WorkflowNotFoundError }, 'could not signal the payment posting workflow');
+  }
+}
+
+async function answer(
+  db: Db,
+  org: string,
+  paymentId: string,
+  apply: (row: PostingRow) => { same: boolean; write?: (trx: Knex.Transaction) => Promise<PostingRow | undefined> },
+): Promise<PostingRow> {
+  if (!isUuid(paymentId)) throw new NotFoundError(`No payment ${paymentId} in the posting queue.`);
+  return db.transaction(async (trx) => {
+    await lockPaymentPostings(trx, org, paymentId);
+    const row = await latestPostingOf(trx, org, paymentId, PROVIDER);
+    if (!row) throw new NotFoundError(`No payment ${paymentId} in the posting queue.`);
+    const decision = apply(row);
+    if (decision.same) return row;
+    if (row.status !== 'ready_to_post' || !decision.write) throw new ConflictError(`The payment's posting is ${row.status}, not ready_to_post.`);
+    return (await decision.write(trx))!;
+  });
+}
+
+const COMMON =
+  'Authenticated with the organization\'s API key (user tokens get 403). Answers the posting of a payment that is ' +
+  '`ready_to_post` (the newest posting of that payment); the payment\'s `payment-posting-<id>` workflow then records the ' +
+  'result on the cash-app payment (`posted_at` and `erp_document_number`, or `posting_error`, which `posting_errors_count` ' +
+  'counts; POST /v2/payments/{id}/post queues it again). Repeating the same answer is harmless (200, nothing changes); a ' +
+  'different answer to a posting that is no longer `ready_to_post` → 409. Unknown payment → 404.';
+
+export const paymentPostingRoutes = [
+  route({
+    method: 'get',
+    path: '/v2/integrations/providers/middleware/payments',
+    operationId: 'listMiddlewarePayments',
+    summary: 'Posting queue of applied cash (integration middleware)',
+    description:
+      'Approved payments whose invoices the middleware pushed, for the middleware to post into the ERP, oldest first. ' +
+      'Authenticated with the organization\'s API key (user tokens get 403). `status=ready_to_post` is the work to do; each ' +
+      'entry carries the deposit (amount, currency, date, bank reference), the customer (`customer_code` as pushed), the ' +
+      'invoices with the cash applied (`amount_paid`) and the non-cash reductions (discount, withheld, adjustment), and ' +
+      '`unallocated_amount`, to post on account of the customer. Answer each with `POST …/payments/{id}/posted` ' +
+      '`{erp_document_number}` or `POST …/payments/{id}/failed` `{error}`. A posting cannot be taken back through the ' +
+      'queue (`cash_app_features.can_unpost_payment` is false for `middleware`). Open amounts: until the middleware ' +
+      'reports `posted` and then pushes the invoice again, the platform subtracts the payment from the pushed open amount ' +
+      'itself; push the invoice with the ERP\'s new open amount after posting.',
+    tags: ['Integrations'],
+    auth: { credentials: ['api_key'] },
+    query: z.object({
+      ...paginationQueryShape(MAX_PAGE),
+      status: z.enum(QUEUE_STATUSES).optional().describe('Only postings in this status (default: all).'),
+    }),
+    response: pageEnvelopeSchema(middlewarePaymentSchema),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listPostings(deps.db, identity.org, { providerName: PROVIDER, status: query.status }, page.offset, page.pageSize);
+      return pageOf(rows.map(view), total, page);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/integrations/providers/middleware/payments/{payment_id}/posted',
+    operationId: 'reportMiddlewarePaymentPosted',
+    summary: 'Report a payment posted in the ERP (integration middleware)',
+    description: `${COMMON} \`erp_document_number\`: the ERP's document of the posting (shown on the payment).`,
+    tags: ['Integrations'],
+    auth: { credentials: ['api_key'] },
+    params: z.object({ payment_id: z.string() }),
+    body: z.object({ erp_document_number: z.string().trim().min(1).max(100) }),
+    response: middlewarePaymentSchema,
+    errors: [404, 409],
+    handler: async ({ params, body, identity, deps, log }) => {
+      const row = await answer(deps.db, identity.org, params.payment_id, (r) => ({
+        same: r.status === 'posted' && r.erp_document_number === body.erp_document_number,
+        write: (trx) => markPosted(trx, identity.org, r.id, { erpPaymentId: null, erpDocumentNumber: body.erp_document_number }),
+      }));
+      await notifyWorkflow(deps, log, row);
+      return view(row);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v2/integrations/providers/middleware/payments/{payment_id}/failed',
+    operationId: 'reportMiddlewarePaymentFailed',
+    summary: 'Report that the ERP refused a payment (integration middleware)',
+    description: `${COMMON} \`error\`: why the ERP refused it, shown as the payment's \`posting_error\`.`,
+    tags: ['Integrations'],
+    auth: { credentials: ['api_key'] },
+    params: z.object({ payment_id: z.string() }),
+    body: z.object({ error: z.string().trim().min(1).max(2000) }),
+    response: middlewarePaymentSchema,
+    errors: [404, 409],
+    handler: async ({ params, body, identity, deps, log }) => {
+      const row = await answer(deps.db, identity.org, params.payment_id, (r) => ({
+        same: r.status === 'failed' && r.error === body.error,
+        write: (trx) => markFailed(trx, identity.org, r.id, body.error),
+      }));
+      await notifyWorkflow(deps, log, row);
+      return view(row);
+    },
+  }),
+];

@@ -1,0 +1,204 @@
+import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { TASK_QUEUES } from '../task-queues.js';
+
+/**
+ * Posting applied cash back to the ERP. The workflow runs on the integrations task queue (the ERP
+ * is integrations' business) and reaches cash-app's payments only through activities on the
+ * cash-app task queue, so neither service reads the other's schema.
+ */
+export const PAYMENT_POSTING_TASK_QUEUE = TASK_QUEUES.integrations;
+
+/** One posting workflow per payment at a time (a failed posting may be retried later). */
+export function paymentPostingWorkflowId(paymentId: string): string {
+  return `payment-posting-${paymentId}`;
+}
+
+export type PostingOperation = 'post' | 'unpost';
+
+export interface PaymentPostingInput {
+  organizationId: string;
+  paymentId: string;
+  operation: PostingOperation;
+  /** id of the API request that asked for it, for the activities' logs */
+  requestId?: string;
+}
+
+export type PaymentPostingStatus = 'not_posted' | 'pending' | 'posted' | 'failed' | 'unposting';
+
+/** One allocation as the ERP sees it: the invoice (its ledger origin and ERP id) and the cash applied. */
+export interface PostingLine {
+  invoiceId: string;
+  /** ledger origin of the invoice: `middleware` or `connection:<id>` */
+  origin: string;
+  /** the ERP's id of the invoice (QuickBooks Invoice Id), when the ledger has one */
+  remoteId: string | null;
+  documentNumber: string;
+  companyCode: string;
+  fiscalYear: string;
+  /** decimal strings */
+  amountPaid: string;
+  amountDiscount: string;
+  amountWithheld: string;
+  adjustmentAmount: string;
+}
+
+/** What cash-app hands to posting (amounts are exact decimal strings). */
+export interface PaymentForPosting {
+  paymentId: string;
+  status: 'unapproved' | 'approved';
+  postingStatus: PaymentPostingStatus;
+  postingId: string | null;
+  amount: string;
+  currency: string;
+  paymentDate: string | null;
+  bankReference: string | null;
+  partner: { id: string; origin: string; remoteId: string; name: string } | null;
+  lines: PostingLine[];
+  /** amount − Σ amount_paid: posted on account where the provider allows it */
+  unallocatedAmount: string;
+}
+
+export type PostingOutcome =
+  | {
+      status: 'posted';
+      postingId: string;
+      provider: string;
+      /** the provider's cash_app_features.can_unpost_payment */
+      canUnpost: boolean;
+      erpPaymentId: string | null;
+      erpDocumentNumber: string | null;
+      /** ISO time the ERP was known to have the payment */
+      postedAt: string;
+    }
+  | { status: 'failed'; postingId: string | null; provider: string | null; error: string }
+  | { status: 'unposted'; postingId: string }
+  | { status: 'unpost_failed'; postingId: string | null; error: string };
+
+export type PreparedPosting =
+  | { mode: 'direct'; postingId: string; provider: string }
+  | { mode: 'queue'; postingId: string; provider: string }
+  /** nothing to send: already posted by an earlier attempt, or refused before any ERP call */
+  | { mode: 'done'; outcome: PostingOutcome };
+
+export type PaymentPostingResult = PostingOutcome | { status: 'skipped'; reason: string };
+
+/** Sent by the middleware endpoints after they stored the middleware's answer (wakes the workflow up). */
+export const postingReportedSignal = defineSignal<[{ postingId: string }]>('postingReported');
+
+/** Activities on the cash-app task queue (createPaymentPostingActivities in services/cash-app). */
+export interface CashAppPostingActivities {
+  loadPaymentForPosting(input: { organizationId: string; paymentId: string }): Promise<PaymentForPosting | null>;
+  /** Stores the outcome on the payment (idempotent; outcomes of another attempt are ignored). */
+  recordPaymentPosting(input: { organizationId: string; paymentId: string; operation: PostingOperation; outcome: PostingOutcome }): Promise<void>;
+}
+
+/** Activities on the integrations task queue (createPaymentPostingActivities in services/integrations). */
+export interface IntegrationsPostingActivities {
+  /** Picks the ERP (the invoices' origin) and records the intent: the posting row whose id is the idempotency key. */
+  preparePaymentPosting(input: { organizationId: string; payment: PaymentForPosting; requestId?: string }): Promise<PreparedPosting>;
+  /** Direct providers: calls the ERP with the idempotency key, then records the result; an ERP refusal is a `failed` outcome. */
+  submitPaymentPosting(input: { organizationId: string; postingId: string; requestId?: string }): Promise<PostingOutcome>;
+  /** Marks the posting failed after the ERP call gave up (unreachable after the retries). */
+  failPaymentPosting(input: { organizationId: string; postingId: string; error: string }): Promise<PostingOutcome>;
+  /** Queue providers: the middleware's answer once it arrived, null while `ready_to_post`. */
+  readPaymentPosting(input: { organizationId: string; postingId: string }): Promise<PostingOutcome | null>;
+  /** Removes the payment from the ERP (direct providers that can). */
+  unpostPayment(input: { organizationId: string; paymentId: string; requestId?: string }): Promise<PostingOutcome>;
+}
+
+const cashApp = proxyActivities<CashAppPostingActivities>({
+  taskQueue: TASK_QUEUES.cashApp,
+  startToCloseTimeout: '1 minute',
+  // unlimited attempts: a database hiccup must not lose an ERP result
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const local = proxyActivities<IntegrationsPostingActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const erp = proxyActivities<IntegrationsPostingActivities>({
+  startToCloseTimeout: '2 minutes',
+  // The ERP call is idempotent (the posting id is its requestid): retrying after a lost answer or
+  // a failed result write returns the same ERP payment. Unreachable/5xx/429 are retried with
+  // backoff; after the last attempt the posting is marked failed (POST /v2/payments/{id}/post retries).
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 minutes',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: ['AuthenticationRequired', 'ProviderMisconfigured', 'PostingNotFound'],
+  },
+});
+
+/** How long the workflow sleeps between reads of a queued posting when no signal arrives. */
+const QUEUE_POLL = '1 hour';
+/** A middleware may take days: after this many reads the workflow continues as new (same input, it finds its posting again). */
+const POLLS_PER_RUN = 48;
+
+function failureMessage(err: unknown): string {
+  let cause: unknown = err;
+  if (err instanceof ActivityFailure && err.cause) cause = err.cause;
+  if (cause instanceof ApplicationFailure) return cause.type ? `${cause.type}: ${cause.message}` : cause.message;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/**
+ * Posts an approved payment to the ERP of its invoices (operation `post`) or removes it there
+ * (`unpost`), and records the outcome on the payment in cash-app.
+ *
+ * post: intent recorded (posting row) → QuickBooks Online: Payment created with the row id as
+ * `requestid`, result recorded → outcome to cash-app. Middleware: the row waits `ready_to_post`
+ * until the middleware answers through the API (signal, with an hourly read as a fallback; after
+ * two days of waiting the workflow continues as new, which finds the same posting again).
+ */
+export async function paymentPosting(input: PaymentPostingInput): Promise<PaymentPostingResult> {
+  const reported = new Set<string>();
+  setHandler(postingReportedSignal, ({ postingId }) => {
+    reported.add(postingId);
+  });
+  const { organizationId, paymentId, requestId } = input;
+  const payment = await cashApp.loadPaymentForPosting({ organizationId, paymentId });
+  if (!payment) return { status: 'skipped', reason: 'the payment no longer exists' };
+
+  let outcome: PostingOutcome;
+  if (input.operation === 'unpost') {
+    if (payment.postingStatus !== 'unposting') return { status: 'skipped', reason: `the payment is ${payment.postingStatus}, not unposting` };
+    try {
+      outcome = await erp.unpostPayment({ organizationId, paymentId, requestId });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      outcome = { status: 'unpost_failed', postingId: payment.postingId, error: failureMessage(err) };
+    }
+  } else {
+    if (payment.status !== 'approved' || payment.postingStatus !== 'pending') {
+      return { status: 'skipped', reason: `the payment is ${payment.status} with posting ${payment.postingStatus}` };
+    }
+    const prepared = await local.preparePaymentPosting({ organizationId, payment, requestId });
+    if (prepared.mode === 'done') {
+      outcome = prepared.outcome;
+    } else if (prepared.mode === 'direct') {
+      try {
+        outcome = await erp.submitPaymentPosting({ organizationId, postingId: prepared.postingId, requestId });
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        outcome = await local.failPaymentPosting({ organizationId, postingId: prepared.postingId, error: failureMessage(err) });
+      }
+    } else {
+      const postingId = prepared.postingId;
+      let answer: PostingOutcome | null = await local.readPaymentPosting({ organizationId, postingId });
+      let polls = 0;
+      while (!answer) {
+        if (polls >= POLLS_PER_RUN || workflowInfo().continueAsNewSuggested) await continueAsNew<typeof paymentPosting>(input);
+        await condition(() => reported.has(postingId), QUEUE_POLL);
+        reported.delete(postingId);
+        polls += 1;
+        answer = await local.readPaymentPosting({ organizationId, postingId });
+      }
+      outcome = answer;
+    }
+  }
+  await cashApp.recordPaymentPosting({ organizationId, paymentId, operation: input.operation, outcome });
+  return outcome;
+}
