@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import type { Logger } from 'pino';
-import { ConflictError, isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
-import { businessSearchAttributes, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES, type PaymentReceiptInput } from '@rp/workflows';
+import { isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { claimReceiptRecord, getOutreach, getReceiptPayment, listOutreach, markFailed, OUTREACH_STATUSES, OUTREACH_TYPES, type OutreachRow } from '../store/outreach.js';
+import { requestPaymentReceipt } from '../domain/outreach.js';
+import { getOutreach, listOutreach, OUTREACH_STATUSES, OUTREACH_TYPES, type OutreachRow } from '../store/outreach.js';
 
 const MAX_PAGE = 500;
 
@@ -43,79 +41,6 @@ function outreachView(r: OutreachRow) {
   };
 }
 
-/** How long a request waits for the payment's previous receipt workflow to close before answering. */
-export const PREVIOUS_RECEIPT_WAIT_MS = 3_000;
-/** How long the start of a receipt is then kept waiting in the background before it is left to the next request. */
-const PREVIOUS_RECEIPT_BACKGROUND_WAIT_MS = 10 * 60_000;
-const POLL_MS = 250;
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-
-/** Whether the workflow `handle` has closed (or is gone) within `ms`, polling its description. */
-async function closedWithin(handle: WorkflowHandle, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      if ((await handle.describe()).status.name !== 'RUNNING') return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return true;
-      throw err;
-    }
-    if (Date.now() >= deadline) return false;
-    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
-  }
-}
-
-/**
- * Make sure the payment's receipt workflow is running for this outreach record: started unless it
- * already runs for it (a concurrent request started it; the record id is in the workflow memo).
- * When the workflow of the payment's previous receipt (failed or skipped) is still closing, it is
- * given `waitMs` to close; still running then, this returns `deferred` without starting (the caller
- * answers at once). A `pending` record whose workflow is gone (the API stopped between writing the
- * record and starting the workflow, or an operator terminated it) is started again.
- */
-async function ensureReceiptWorkflow(temporal: Client, input: PaymentReceiptInput, waitMs = PREVIOUS_RECEIPT_WAIT_MS): Promise<'running' | 'deferred'> {
-  const workflowId = paymentReceiptWorkflowId(input.paymentId);
-  const handle = temporal.workflow.getHandle(workflowId);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const d = await handle.describe();
-      if (d.status.name === 'RUNNING') {
-        if (d.memo?.outreachId === input.outreachId) return 'running';
-        if (!(await closedWithin(handle, waitMs))) return 'deferred';
-      }
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
-    try {
-      await temporal.workflow.start(paymentReceipt, {
-        taskQueue: TASK_QUEUES.cashApp,
-        workflowId,
-        args: [input],
-        memo: { outreachId: input.outreachId },
-        typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
-      });
-      return 'running';
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-  }
-  throw new Error(`the receipt workflow ${workflowId} could not be started`);
-}
-
-/**
- * The previous receipt workflow did not close in time: keep waiting for it outside the request and
- * start this record's workflow when it has. If this process stops first, the record stays `pending`
- * without a workflow and the next request for the payment starts it (see ensureReceiptWorkflow).
- */
-function startWhenPreviousCloses(temporal: Client, input: PaymentReceiptInput, log: Logger): void {
-  void ensureReceiptWorkflow(temporal, input, PREVIOUS_RECEIPT_BACKGROUND_WAIT_MS)
-    .then((outcome) => {
-      if (outcome === 'deferred') log.warn({ payment_id: input.paymentId, outreach_id: input.outreachId }, 'previous receipt workflow still running; the receipt starts on the next request');
-    })
-    .catch((err: unknown) => log.warn({ err, payment_id: input.paymentId, outreach_id: input.outreachId }, 'receipt workflow not started; the next request starts it'));
-}
-
 export const outreachRoutes = [
   route({
     method: 'post',
@@ -130,47 +55,16 @@ export const outreachRoutes = [
       'while the payment has a `pending` or `sent` receipt, this returns that record (200) and sends nothing; after a ' +
       '`failed` or `skipped` one it creates a new record and tries again (a `pending` record whose workflow is no longer ' +
       'running is started again). Only an approved payment gets a receipt: an unapproved proposal (its payer and ' +
-      'allocations are a guess) → 409 conflict, nothing recorded or sent. The request never waits long: when the workflow of ' +
-      'the payment\'s previous receipt is still closing after a few seconds, the new record is returned `pending` and its ' +
-      'workflow starts as soon as the previous one has closed. Unknown or another organization\'s payment: 404.',
+      'allocations are a guess) → 409 conflict, nothing recorded or sent. The new record\'s workflow is started before the ' +
+      'answer: when the workflow of the payment\'s previous (failed or skipped) receipt is still closing, that run is ' +
+      'terminated and replaced (it has nothing left to do), so the request never waits for it. Unknown or another ' +
+      'organization\'s payment: 404.',
     tags: ['Cash application'],
     body: z.object({ payment_id: z.string().min(1) }),
     response: outreachSchema,
     errors: [404, 409],
-    handler: async ({ body, identity, deps, requestId, log }) => {
-      const payment = isUuid(body.payment_id) ? await getReceiptPayment(deps.db, identity.org, body.payment_id) : null;
-      if (!payment) throw new NotFoundError(`No payment ${body.payment_id}.`);
-      if (payment.status !== 'approved') {
-        throw new ConflictError(`Payment ${payment.id} is not approved: a receipt is sent only for an approved payment (approve it first with POST /v2/payments/${payment.id}/approve).`);
-      }
-      const { record, created } = await claimReceiptRecord(deps.db, identity.org, {
-        paymentId: payment.id,
-        partnerId: payment.partner_id,
-        bankTransactionId: payment.bank_transaction_id,
-        requestedBy: identity.sub ?? null,
-      });
-      const input: PaymentReceiptInput = {
-        organizationId: identity.org,
-        outreachId: record.id,
-        paymentId: payment.id,
-        requestId,
-        retry: { maximumAttempts: deps.config.PAYMENT_RECEIPT_MAX_ATTEMPTS, initialIntervalSeconds: deps.config.PAYMENT_RECEIPT_RETRY_SECONDS },
-      };
-      let outcome: 'running' | 'deferred' | null = null;
-      if (created) {
-        try {
-          outcome = await ensureReceiptWorkflow(deps.temporal, input);
-        } catch (err) {
-          // Nothing will send it: do not leave a pending record that blocks the next request.
-          await markFailed(deps.db, identity.org, record.id, `could not start the receipt workflow: ${(err as Error).message}`);
-          throw err;
-        }
-      } else if (record.status === 'pending') {
-        outcome = await ensureReceiptWorkflow(deps.temporal, input);
-      }
-      if (outcome === 'deferred') startWhenPreviousCloses(deps.temporal, input, log);
-      return outreachView(created ? record : (await getOutreach(deps.db, identity.org, record.id)) ?? record);
-    },
+    handler: async ({ body, identity, deps, requestId }) =>
+      outreachView(await requestPaymentReceipt(deps, { organizationId: identity.org, userId: identity.sub ?? null, paymentId: body.payment_id, requestId })),
   }),
   route({
     method: 'get',

@@ -1,0 +1,102 @@
+/**
+ * Requesting a payment's receipt: the outreach record that tracks it and its Temporal workflow
+ * `payment-receipt-<paymentId>` (which renders and sends the email, see activities/payment-receipt).
+ * Everything that must happen is done before the request answers: no promise is left running in
+ * the API process.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { ConflictError, isUuid, NotFoundError, type Db } from '@rp/platform';
+import { businessSearchAttributes, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES, type PaymentReceiptInput } from '@rp/workflows';
+import type { CashAppDeps } from '../deps.js';
+import { claimReceiptRecord, getOutreach, getReceiptPayment, markFailed, type OutreachRow } from '../store/outreach.js';
+
+/**
+ * Make sure the payment's receipt workflow runs for this `pending` outreach record.
+ *
+ * - It already runs for this record (the record id is the workflow's memo `outreachId`; a concurrent
+ *   request started it): nothing to do.
+ * - None runs: it is started (this also restarts a `pending` record whose workflow is gone: the API
+ *   stopped between writing the record and starting the workflow, or an operator terminated it).
+ * - The workflow of an earlier receipt of the payment still runs: while this record is `pending`,
+ *   that earlier record is closed (`failed` or `skipped`; the database allows one live receipt per
+ *   payment), so its workflow has nothing left to do that matters. The new workflow is started under
+ *   the same id with `workflowIdConflictPolicy: 'TERMINATE_EXISTING'`, which ends the old run and
+ *   starts this one in one server call. This record is re-read first: if it is no longer pending
+ *   (a race closed it), nothing is started.
+ */
+export async function ensureReceiptWorkflow(db: Db, temporal: Client, input: PaymentReceiptInput): Promise<void> {
+  const workflowId = paymentReceiptWorkflowId(input.paymentId);
+  const handle = temporal.workflow.getHandle(workflowId);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let replacePrevious = false;
+    try {
+      const d = await handle.describe();
+      if (d.status.name === 'RUNNING') {
+        if (d.memo?.outreachId === input.outreachId) return;
+        const own = await getOutreach(db, input.organizationId, input.outreachId);
+        if (own?.status !== 'pending') return; // this record closed meanwhile: the running workflow is not ours to replace
+        replacePrevious = true;
+      }
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    try {
+      await temporal.workflow.start(paymentReceipt, {
+        taskQueue: TASK_QUEUES.cashApp,
+        workflowId,
+        args: [input],
+        memo: { outreachId: input.outreachId },
+        typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
+        ...(replacePrevious ? { workflowIdConflictPolicy: 'TERMINATE_EXISTING' as const } : {}),
+      });
+      return;
+    } catch (err) {
+      // Another request started a workflow between our describe and start: look again.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+  throw new Error(`the receipt workflow ${workflowId} could not be started`);
+}
+
+/**
+ * Ask for a payment's receipt: the payment's live (pending or sent) receipt record is returned as
+ * is (its workflow started again when a pending one has none), or a new `pending` record is created
+ * and its workflow started before this returns. Unknown payment → 404; not approved → 409.
+ */
+export async function requestPaymentReceipt(
+  deps: Pick<CashAppDeps, 'db' | 'temporal' | 'config'>,
+  request: { organizationId: string; userId: string | null; paymentId: string; requestId?: string },
+): Promise<OutreachRow> {
+  const { db, temporal, config } = deps;
+  const org = request.organizationId;
+  const payment = isUuid(request.paymentId) ? await getReceiptPayment(db, org, request.paymentId) : null;
+  if (!payment) throw new NotFoundError(`No payment ${request.paymentId}.`);
+  if (payment.status !== 'approved') {
+    throw new ConflictError(`Payment ${payment.id} is not approved: a receipt is sent only for an approved payment (approve it first with POST /v2/payments/${payment.id}/approve).`);
+  }
+  const { record, created } = await claimReceiptRecord(db, org, {
+    paymentId: payment.id,
+    partnerId: payment.partner_id,
+    bankTransactionId: payment.bank_transaction_id,
+    requestedBy: request.userId,
+  });
+  const input: PaymentReceiptInput = {
+    organizationId: org,
+    outreachId: record.id,
+    paymentId: payment.id,
+    requestId: request.requestId,
+    retry: { maximumAttempts: config.PAYMENT_RECEIPT_MAX_ATTEMPTS, initialIntervalSeconds: config.PAYMENT_RECEIPT_RETRY_SECONDS },
+  };
+  if (created) {
+    try {
+      await ensureReceiptWorkflow(db, temporal, input);
+    } catch (err) {
+      // Nothing will send it: do not leave a pending record that blocks the next request.
+      await markFailed(db, org, record.id, `could not start the receipt workflow: ${(err as Error).message}`);
+      throw err;
+    }
+    return record;
+  }
+  if (record.status === 'pending') await ensureReceiptWorkflow(db, temporal, input);
+  return (await getOutreach(db, org, record.id)) ?? record;
+}
