@@ -12,20 +12,24 @@
  *
  * SQL is used only to look up ledger ids (as the other end-to-end tests do) and, for the "record
  * the result fails once" cases, to inject the failure with a one-shot trigger in the real database
- * (no endpoint can make a database write fail).
+ * (no endpoint can make a database write fail). A process dying between starting the posting
+ * workflow and committing (approve, post, unpost) is injected by calling the domain functions the
+ * routes call with a hook at that point, as test/bank-statements.test.ts does for the upload.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
-import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { connectTemporal, createDb, type TemporalHandle } from '@rp/platform';
 import { ENTITY_ID, ORGANIZATION_ID, paymentPostingWorkflowId, TASK_QUEUES } from '@rp/workflows';
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { qboCustomer, qboInvoice, startFakeQuickbooks, type FakeQuickbooks } from './support/fake-quickbooks.js';
+import { approvePayment } from '../services/cash-app/src/domain/payment-changes.js';
+import { requestPaymentPosting } from '../services/cash-app/src/domain/payment-posting.js';
 import { startFakeQboPayments, type FakeQboPayments } from './support/fake-quickbooks-payments.js';
 
 const REDIRECT_URI = 'https://app.example.com/oauth/callback';
@@ -121,6 +125,14 @@ function queue(org: Org, query = '?status=ready_to_post') {
 
 async function queued(org: Org, paymentId: string) {
   return waitFor(`payment ${paymentId} in the posting queue`, async () => (await queue(org)).body.data.find((e: { id: string }) => e.id === paymentId));
+}
+
+/** A process that dies right after starting the posting workflow, before its transaction commits. */
+const dies = { beforeCommit: async () => Promise.reject(new Error('process killed')) };
+
+/** The posting workflow the crashed request started: it found the payment unchanged and ended without posting. */
+async function skippedWorkflow(paymentId: string) {
+  expect(await temporal.client.workflow.getHandle(paymentPostingWorkflowId(paymentId)).result()).toMatchObject({ status: 'skipped' });
 }
 
 async function metrics(org: Org) {
@@ -277,6 +289,44 @@ describe('middleware posting queue', () => {
     expect(unpost.status).toBe(409);
     expect(unpost.body.detail).toContain('middleware');
     expect((await stack.request('POST', `/v2/payments/${p.body.id}/post`, { token: orgM.token })).status).toBe(409);
+  });
+
+  it('an approve or post that dies between starting the posting workflow and committing changes nothing; asking again posts', async () => {
+    const pushed = await pushInvoices(stack, orgM.apiKey, [invoiceRecord({ document_number: '7010', reference: 'INV-7010', customer_code: 'C-1', amount_in_document_currency: 300 })]);
+    expect(pushed.body.results[0].success).toBe(true);
+    const invoice = pushed.body.results[0].service_id!;
+    const [tx] = await statement(orgM, 'EUR', [{ amount: '70.00' }]);
+    const p = await allocate(orgM, tx!, [{ invoice_id: invoice, amount_paid: '70.00' }]);
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    const db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 2 });
+    try {
+      const deps = { db, temporal: temporal.client };
+      // approve dies: before, the approval was committed `pending` and the process died before the start (no workflow, pending forever)
+      await expect(approvePayment(deps, { organizationId: orgM.organizationId, userId: orgM.userId, paymentId: p.body.id, onAccount: false }, dies)).rejects.toThrow('process killed');
+      expect((await getPayment(orgM, p.body.id)).body).toMatchObject({ status: 'unapproved', posting_status: 'not_posted', approved_at: null });
+      await skippedWorkflow(p.body.id);
+      expect((await queue(orgM, '')).body.data.find((e: { id: string }) => e.id === p.body.id)).toBeUndefined();
+
+      const approved = await stack.request('POST', `/v2/payments/${p.body.id}/approve`, { token: orgM.token });
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+      expect(approved.body).toMatchObject({ status: 'approved', posting_status: 'pending' });
+      await queued(orgM, p.body.id);
+      expect((await stack.request('POST', `/v2/integrations/providers/middleware/payments/${p.body.id}/failed`, { token: orgM.apiKey, body: { error: 'ERP down' } })).status).toBe(200);
+      await paymentWhen(orgM, p.body.id, 'failed');
+
+      // the retry (POST …/post) dies the same way: the payment stays failed with its error
+      await expect(requestPaymentPosting(deps, { organizationId: orgM.organizationId, paymentId: p.body.id, operation: 'post' }, dies)).rejects.toThrow('process killed');
+      expect((await getPayment(orgM, p.body.id)).body).toMatchObject({ status: 'approved', posting_status: 'failed', posting_error: 'ERP down' });
+      await skippedWorkflow(p.body.id);
+      const retry = await stack.request('POST', `/v2/payments/${p.body.id}/post`, { token: orgM.token });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+      expect(retry.body).toMatchObject({ posting_status: 'pending', posting_error: null });
+      await queued(orgM, p.body.id);
+      expect((await stack.request('POST', `/v2/integrations/providers/middleware/payments/${p.body.id}/posted`, { token: orgM.apiKey, body: { erp_document_number: '1400000710' } })).status).toBe(200);
+      expect(await paymentWhen(orgM, p.body.id, 'posted')).toMatchObject({ erp_document_number: '1400000710' });
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('the queue is for the organization\'s API key only; bad answers are refused', async () => {
@@ -450,6 +500,35 @@ describe('QuickBooks Online posting', () => {
     expect(approved.status, JSON.stringify(approved.body)).toBe(200);
     const posted = await paymentWhen(orgQ, p.body.id, 'posted');
     expect(qbo.payments.find((x) => x.Id === posted.erp_payment_id)).toMatchObject({ CustomerRef: { value: '2' }, TotalAmt: 60, UnappliedAmt: 60, Line: [] });
+  });
+
+  it('an unpost that dies between starting the workflow and committing leaves the payment posted; unposting again removes it', async () => {
+    const partner = (await stack.sql(`SELECT id FROM integrations.partners WHERE organization_id = $1 AND remote_id = '2'`, [orgQ.organizationId]))[0].id as string;
+    const [tx] = await statement(orgQ, 'USD', [{ amount: '33.00' }]);
+    const existing = (await stack.request('GET', `/v2/payments?bank_transaction_id=${tx}`, { token: orgQ.token })).body.data[0];
+    const p = existing
+      ? await stack.request('PATCH', `/v2/payments/${existing.id}`, { token: orgQ.token, body: { allocations: [], partner_id: partner } })
+      : await stack.request('POST', '/v2/payments', { token: orgQ.token, body: { bank_transaction_id: tx, allocations: [], partner_id: partner } });
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    expect((await stack.request('POST', `/v2/payments/${p.body.id}/approve`, { token: orgQ.token, body: { on_account: true } })).status).toBe(200);
+    const posted = await paymentWhen(orgQ, p.body.id, 'posted');
+    await temporal.client.workflow.getHandle(paymentPostingWorkflowId(p.body.id)).result();
+    const db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 2 });
+    try {
+      await expect(requestPaymentPosting({ db, temporal: temporal.client }, { organizationId: orgQ.organizationId, paymentId: p.body.id, operation: 'unpost' }, dies)).rejects.toThrow(
+        'process killed',
+      );
+    } finally {
+      await db.destroy();
+    }
+    expect((await getPayment(orgQ, p.body.id)).body).toMatchObject({ status: 'approved', posting_status: 'posted', erp_payment_id: posted.erp_payment_id });
+    await skippedWorkflow(p.body.id);
+    expect(qbo.deleted.map((x) => x.Id)).not.toContain(posted.erp_payment_id);
+
+    const unpost = await stack.request('POST', `/v2/payments/${p.body.id}/unpost`, { token: orgQ.token });
+    expect(unpost.status, JSON.stringify(unpost.body)).toBe(200);
+    await paymentWhen(orgQ, p.body.id, 'not_posted');
+    expect(qbo.deleted.map((x) => x.Id)).toContain(posted.erp_payment_id);
   });
 
   it('a failed write of the result after QuickBooks created the Payment does not post twice (integrations record)', async () => {

@@ -87,7 +87,12 @@ export const postingReportedSignal = defineSignal<[{ postingId: string }]>('post
 
 /** Activities on the cash-app task queue (createPaymentPostingActivities in services/cash-app). */
 export interface CashAppPostingActivities {
-  loadPaymentForPosting(input: { organizationId: string; paymentId: string }): Promise<PaymentForPosting | null>;
+  /**
+   * The payment as posting sees it. With `operation` (workflows started since start-then-commit), a
+   * payment not yet in the state the operation's request commits (`pending` / `unposting`) is
+   * waited for briefly: the request starts the workflow before its transaction commits.
+   */
+  loadPaymentForPosting(input: { organizationId: string; paymentId: string; operation?: PostingOperation }): Promise<PaymentForPosting | null>;
   /** Stores the outcome on the payment (idempotent; outcomes of another attempt are ignored). */
   recordPaymentPosting(input: { organizationId: string; paymentId: string; operation: PostingOperation; outcome: PostingOutcome }): Promise<void>;
 }
@@ -159,7 +164,7 @@ export async function paymentPosting(input: PaymentPostingInput): Promise<Paymen
     reported.add(postingId);
   });
   const { organizationId, paymentId, requestId } = input;
-  const payment = await cashApp.loadPaymentForPosting({ organizationId, paymentId });
+  const payment = await cashApp.loadPaymentForPosting({ organizationId, paymentId, operation: input.operation });
   if (!payment) return { status: 'skipped', reason: 'the payment no longer exists' };
 
   let outcome: PostingOutcome;

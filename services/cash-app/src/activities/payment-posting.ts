@@ -1,12 +1,34 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { documentOrigins, getPartner, Money, type Db } from '@rp/platform';
 import type { Logger } from 'pino';
 import type { CashAppPostingActivities, PaymentForPosting, PostingOperation, PostingOutcome } from '@rp/workflows';
-import { allocationsOf, getPayment } from '../store/payments.js';
+import { allocationsOf, getPayment, type PaymentRow } from '../store/payments.js';
 import { recordPostingOutcome } from '../store/payment-posting.js';
 
 export interface CashAppPostingDeps {
   db: Db;
   log: Logger;
+  /** how long one attempt of loadPaymentForPosting waits for an uncommitted request (default 1 s) */
+  uncommittedWaitMs?: number;
+}
+
+/** Attempts of loadPaymentForPosting that wait for the request's commit (start-then-commit, see domain commitWithPosting). */
+const UNCOMMITTED_ATTEMPTS = 2;
+const UNCOMMITTED_POLL_MS = 100;
+
+/** Whether the payment is in the state a committed `operation` request leaves it in. */
+function requested(payment: PaymentRow, operation: PostingOperation): boolean {
+  return operation === 'post' ? payment.status === 'approved' && payment.posting_status === 'pending' : payment.posting_status === 'unposting';
+}
+
+/** The attempt number of the running activity (1 outside an activity). */
+function attempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
 }
 
 /**
@@ -17,10 +39,23 @@ export interface CashAppPostingDeps {
  */
 export function createPaymentPostingActivities(deps: CashAppPostingDeps): CashAppPostingActivities {
   const { db } = deps;
+  const uncommittedWaitMs = deps.uncommittedWaitMs ?? 1_000;
   return {
-    async loadPaymentForPosting({ organizationId, paymentId }: { organizationId: string; paymentId: string }): Promise<PaymentForPosting | null> {
-      const payment = await getPayment(db, organizationId, paymentId);
+    async loadPaymentForPosting({ organizationId, paymentId, operation }: { organizationId: string; paymentId: string; operation?: PostingOperation }): Promise<PaymentForPosting | null> {
+      let payment = await getPayment(db, organizationId, paymentId);
       if (!payment) return null;
+      if (operation && !requested(payment, operation)) {
+        // The request starts this workflow before it commits the payment's new state: wait briefly for it.
+        for (let waited = 0; waited < uncommittedWaitMs && payment && !requested(payment, operation); waited += UNCOMMITTED_POLL_MS) {
+          await new Promise((r) => setTimeout(r, UNCOMMITTED_POLL_MS));
+          payment = await getPayment(db, organizationId, paymentId);
+        }
+        if (!payment) return null;
+        if (!requested(payment, operation) && attempt() < UNCOMMITTED_ATTEMPTS) {
+          throw ApplicationFailure.retryable(`the ${operation} request of payment ${paymentId} is not committed yet`, 'PostingNotCommitted');
+        }
+        // Never committed (the request failed or crashed after the start) or changed meanwhile: the workflow skips it.
+      }
       const allocations = await allocationsOf(db, organizationId, [paymentId]);
       const [origins, partner] = await Promise.all([
         documentOrigins(db, organizationId, allocations.map((a) => a.invoice_id)),

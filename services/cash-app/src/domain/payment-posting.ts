@@ -2,13 +2,16 @@
  * Starting the ERP posting of a payment: workflow `payment-posting-<paymentId>` on the integrations
  * task queue (it calls back cash-app's activities to read the payment and record the outcome).
  * One posting workflow per payment at a time: a request while one runs is a conflict. The payment's
- * `posting_status` is set (pending / unposting) in the caller's transaction before the start; a
- * start that fails leaves a visible posting error instead of a payment that waits forever.
+ * `posting_status` is set (pending / unposting) in a transaction that commits only after the start
+ * (commitWithPosting); a start that fails leaves a visible posting error instead of a payment that
+ * waits forever.
  */
+import type { Knex } from 'knex';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ConflictError, type Db } from '@rp/platform';
+import { ConflictError, isUuid, NotFoundError, type Db } from '@rp/platform';
 import { businessSearchAttributes, paymentPosting, paymentPostingWorkflowId, PAYMENT_POSTING_TASK_QUEUE, type PostingOperation } from '@rp/workflows';
-import { markPostingNotStarted, revertUnposting } from '../store/payment-posting.js';
+import { markPostingNotStarted, markPostingPending, markUnpostingRequested, revertUnposting } from '../store/payment-posting.js';
+import { getPayment, lockOrganizationPayments } from '../store/payments.js';
 
 export class PostingInProgressError extends ConflictError {
   constructor(paymentId: string) {
@@ -32,46 +35,102 @@ export async function postingWorkflowRunning(temporal: Client, paymentId: string
   }
 }
 
+/** Test seam: runs after the posting workflow has started and before the payment's new state commits (a crash there). */
+export interface PostingHooks {
+  beforeCommit?: (paymentId: string) => Promise<void>;
+}
+
 /**
- * Start the workflow. A workflow of the payment that is still running (e.g. an unposting writing its
- * last record) is given a few seconds to close first; still running → PostingInProgressError.
+ * Waits (bounded) for a posting workflow of the payment that is still closing (e.g. an unposting
+ * writing its last record) so that a start right after does not collide with it. True when it has
+ * closed or none runs.
  */
+export async function awaitPostingWorkflowClosed(temporal: Client, paymentId: string, waitMs = 5_000): Promise<boolean> {
+  return !(await postingWorkflowRunning(temporal, paymentId, waitMs));
+}
+
+/** Start the workflow once; a workflow of the payment that is still running → PostingInProgressError. */
 export async function startPostingWorkflow(temporal: Client, input: { organizationId: string; paymentId: string; operation: PostingOperation; requestId?: string }): Promise<void> {
-  const workflowId = paymentPostingWorkflowId(input.paymentId);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await temporal.workflow.start(paymentPosting, {
-        taskQueue: PAYMENT_POSTING_TASK_QUEUE,
-        workflowId,
-        args: [input],
-        typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
-      });
-      return;
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError) || attempt >= 1) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) throw new PostingInProgressError(input.paymentId);
-        throw err;
-      }
-      const handle = temporal.workflow.getHandle(workflowId);
-      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000))]);
-    }
+  try {
+    await temporal.workflow.start(paymentPosting, {
+      taskQueue: PAYMENT_POSTING_TASK_QUEUE,
+      workflowId: paymentPostingWorkflowId(input.paymentId),
+      args: [input],
+      typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new PostingInProgressError(input.paymentId);
+    throw err;
   }
 }
 
 /**
- * Start a posting whose `pending` / `unposting` state the caller has committed. When the start
- * fails, the state is put back with the reason as the posting error (shown in the caller's answer;
- * POST /v2/payments/{id}/post or /unpost tries again).
+ * Change a payment's posting state and start its posting workflow, atomically in effect
+ * (start-then-commit, as the bank-statement upload does): `change` checks and writes the new state
+ * (`pending` / `unposting`) in a transaction, the workflow is started, and only then does the
+ * transaction commit. A crash before the commit leaves the payment as it was (the request can be
+ * repeated); the workflow it may have started finds the payment in another state and ends
+ * `skipped` (its first activity waits briefly for a commit it cannot see yet). A start that fails
+ * is not a failed request: the state is put back in the same transaction with the reason as the
+ * posting error (POST /v2/payments/{id}/post or /unpost tries again), as before.
+ *
+ * The caller has waited for a previous workflow of the payment to close (so no lock is held while
+ * waiting); the transaction holds the organization's payment lock only for the start call.
  */
-export async function requestPosting(
+export async function commitWithPosting<T>(
   deps: { db: Db; temporal: Client },
   input: { organizationId: string; paymentId: string; operation: PostingOperation; requestId?: string },
+  change: (trx: Knex.Transaction) => Promise<T>,
+  hooks: PostingHooks = {},
+): Promise<T> {
+  return deps.db.transaction(async (trx) => {
+    const result = await change(trx);
+    try {
+      await startPostingWorkflow(deps.temporal, input);
+    } catch (err) {
+      const reason = `Could not start the ERP ${input.operation === 'post' ? 'posting' : 'unposting'}: ${(err as Error).message}`;
+      if (input.operation === 'post') await markPostingNotStarted(trx, input.organizationId, input.paymentId, reason);
+      else await revertUnposting(trx, input.organizationId, input.paymentId, reason);
+      return result;
+    }
+    await hooks.beforeCommit?.(input.paymentId);
+    return result;
+  });
+}
+
+/**
+ * POST /v2/payments/{id}/post (retry a failed posting, or one that could not start) and
+ * /unpost: checks under the organization's payment lock, sets `pending` / `unposting`, starts the
+ * workflow and commits (commitWithPosting). A posting workflow still running → 409.
+ */
+export async function requestPaymentPosting(
+  deps: { db: Db; temporal: Client },
+  request: { organizationId: string; paymentId: string; operation: PostingOperation; requestId?: string },
+  hooks: PostingHooks = {},
 ): Promise<void> {
-  try {
-    await startPostingWorkflow(deps.temporal, input);
-  } catch (err) {
-    const reason = `Could not start the ERP ${input.operation === 'post' ? 'posting' : 'unposting'}: ${(err as Error).message}`;
-    if (input.operation === 'post') await markPostingNotStarted(deps.db, input.organizationId, input.paymentId, reason);
-    else await revertUnposting(deps.db, input.organizationId, input.paymentId, reason);
-  }
+  const { organizationId: org, paymentId, operation } = request;
+  if (!isUuid(paymentId)) throw new NotFoundError(`No payment ${paymentId}.`);
+  if (await postingWorkflowRunning(deps.temporal, paymentId)) throw new PostingInProgressError(paymentId);
+  await commitWithPosting(
+    deps,
+    request,
+    async (trx) => {
+      await lockOrganizationPayments(trx, org);
+      const payment = await getPayment(trx, org, paymentId, { forUpdate: true });
+      if (!payment) throw new NotFoundError(`No payment ${paymentId}.`);
+      if (operation === 'post') {
+        if (payment.status !== 'approved') throw new ConflictError('Only an approved payment is posted; approve it first.');
+        if (payment.posting_status === 'posted') throw new ConflictError('The payment is already posted to the ERP.');
+        if (payment.posting_status === 'unposting') throw new ConflictError('The payment is being removed from the ERP.');
+        await markPostingPending(trx, org, payment.id);
+      } else {
+        if (payment.posting_status !== 'posted') throw new ConflictError(`The payment is not posted to the ERP (posting_status ${payment.posting_status}).`);
+        if (!payment.erp_can_unpost) {
+          throw new ConflictError(`The ERP (${payment.erp_provider ?? 'unknown provider'}) cannot take a posted payment back through this platform; reverse it in the ERP.`);
+        }
+        await markUnpostingRequested(trx, org, payment.id);
+      }
+    },
+    hooks,
+  );
 }

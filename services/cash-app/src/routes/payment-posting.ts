@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import { ConflictError, isUuid, NotFoundError } from '@rp/platform';
 import { route } from '../deps.js';
-import { PostingInProgressError, postingWorkflowRunning, requestPosting } from '../domain/payment-posting.js';
-import { markPostingPending, markUnpostingRequested } from '../store/payment-posting.js';
-import { getPayment, lockOrganizationPayments } from '../store/payments.js';
+import { requestPaymentPosting } from '../domain/payment-posting.js';
 import { loadView, paymentSchema } from './payments.js';
 
 const OPEN_AMOUNT_RULE =
@@ -34,20 +31,8 @@ export const paymentPostingRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps, requestId }) => {
-      const org = identity.org;
-      if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
-      if (await postingWorkflowRunning(deps.temporal, params.payment_id)) throw new PostingInProgressError(params.payment_id);
-      await deps.db.transaction(async (trx) => {
-        await lockOrganizationPayments(trx, org);
-        const payment = await getPayment(trx, org, params.payment_id, { forUpdate: true });
-        if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
-        if (payment.status !== 'approved') throw new ConflictError('Only an approved payment is posted; approve it first.');
-        if (payment.posting_status === 'posted') throw new ConflictError('The payment is already posted to the ERP.');
-        if (payment.posting_status === 'unposting') throw new ConflictError('The payment is being removed from the ERP.');
-        await markPostingPending(trx, org, payment.id);
-      });
-      await requestPosting(deps, { organizationId: org, paymentId: params.payment_id, operation: 'post', requestId });
-      return loadView(deps.db, org, params.payment_id);
+      await requestPaymentPosting(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'post', requestId });
+      return loadView(deps.db, identity.org, params.payment_id);
     },
   }),
   route({
@@ -68,21 +53,8 @@ export const paymentPostingRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps, requestId }) => {
-      const org = identity.org;
-      if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
-      if (await postingWorkflowRunning(deps.temporal, params.payment_id)) throw new PostingInProgressError(params.payment_id);
-      await deps.db.transaction(async (trx) => {
-        await lockOrganizationPayments(trx, org);
-        const payment = await getPayment(trx, org, params.payment_id, { forUpdate: true });
-        if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
-        if (payment.posting_status !== 'posted') throw new ConflictError(`The payment is not posted to the ERP (posting_status ${payment.posting_status}).`);
-        if (!payment.erp_can_unpost) {
-          throw new ConflictError(`The ERP (${payment.erp_provider ?? 'unknown provider'}) cannot take a posted payment back through this platform; reverse it in the ERP.`);
-        }
-        await markUnpostingRequested(trx, org, payment.id);
-      });
-      await requestPosting(deps, { organizationId: org, paymentId: params.payment_id, operation: 'unpost', requestId });
-      return loadView(deps.db, org, params.payment_id);
+      await requestPaymentPosting(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'unpost', requestId });
+      return loadView(deps.db, identity.org, params.payment_id);
     },
   }),
 ];

@@ -18,22 +18,18 @@ import {
   type Db,
 } from '@rp/platform';
 import { route } from '../deps.js';
-import { normalizeAccount } from '../domain/matching.js';
-import { checkAllocations, formatInCurrency, openAmount, relievedBy, type AllocationDraft } from '../domain/payments.js';
+import { checkAllocations, formatInCurrency, type AllocationDraft } from '../domain/payments.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
-import { requestPosting } from '../domain/payment-posting.js';
-import { markPostingPending } from '../store/payment-posting.js';
+import { approvePayment } from '../domain/payment-changes.js';
 import { postingShape, postingView } from './posting-fields.js';
 import {
   activeAdjustmentIds,
   allocationsOf,
   getPayment,
   insertManualPayment,
-  learnPartnerAccount,
   lockTransaction,
   listPayments,
   lockOrganizationPayments,
-  markApproved,
   relievedByInvoice,
   replaceAllocations,
   type AllocationRow,
@@ -378,40 +374,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps, requestId }) => {
-      const org = identity.org;
-      if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
-      await deps.db.transaction(async (trx) => {
-        await lockOrganizationPayments(trx, org);
-        const payment = await getPayment(trx, org, params.payment_id, { forUpdate: true });
-        if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
-        if (payment.status === 'approved') throw new ConflictError('The payment is already approved.');
-        const allocations = await allocationsOf(trx, org, [payment.id]);
-        const onAccount = allocations.length === 0 && body?.on_account === true && payment.partner_id !== null;
-        if (allocations.length === 0 && !onAccount) {
-          throw new ConflictError('The payment has no allocations; allocate it to invoices before approving it (or approve it on account of its payer with {"on_account": true}).');
-        }
-        const invoiceIds = allocations.map((a) => a.invoice_id);
-        const [invoices, relievedElsewhere] = await Promise.all([
-          getDocuments(trx, org, invoiceIds),
-          relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
-        ]);
-        for (const a of allocations) {
-          const inv = invoices.get(a.invoice_id);
-          if (!inv || !inv.status_open) throw new ConflictError(`Invoice ${inv?.document_number ?? a.invoice_id} is no longer open; change the allocations first.`);
-          const open = openAmount(inv.amount_open, relievedElsewhere.get(inv.id));
-          if (relievedBy(a).gt(open)) {
-            throw new ConflictError(`Invoice ${inv.document_number} has only ${formatInCurrency(Money.max(open, 0), payment.currency)} open after other approved payments; change the allocations first.`);
-          }
-        }
-        const partners = [...new Set(invoiceIds.map((id) => invoices.get(id)?.partner_id ?? null))];
-        const partnerId = payment.partner_id ?? (partners.length === 1 ? partners[0]! : null);
-        await markApproved(trx, org, payment.id, identity.sub, partnerId);
-        await markPostingPending(trx, org, payment.id);
-        const account = normalizeAccount(payment.tx_counterparty_iban) ?? normalizeAccount(payment.tx_counterparty_account);
-        if (partnerId && account) await learnPartnerAccount(trx, org, partnerId, account);
-      });
-      await requestPosting(deps, { organizationId: org, paymentId: params.payment_id, operation: 'post', requestId });
-      return loadView(deps.db, org, params.payment_id);
+      await approvePayment(deps, { organizationId: identity.org, userId: identity.sub, paymentId: params.payment_id, onAccount: body?.on_account === true, requestId });
+      return loadView(deps.db, identity.org, params.payment_id);
     },
   }),
 ];
