@@ -1,15 +1,103 @@
 /**
- * Changes to payments that the API makes: approval (with the start of its ERP posting). Each runs
+ * Changes to payments that the API makes: a manual payment for a deposit, replacing a payment's
+ * allocations, and approval (with the start of its ERP posting). Each runs
  * under the organization's payment lock, so approvals, edits and statement deletes of one
  * organization never interleave.
  */
-import { ConflictError, getDocuments, isUuid, Money, NotFoundError, type Db } from '@rp/platform';
+import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
+import { ConflictError, getDocuments, getPartner, isUuid, Money, NotFoundError, ValidationError, type Db } from '@rp/platform';
 import { normalizeAccount } from './matching.js';
-import { formatInCurrency, openAmount, relievedBy } from './payments.js';
+import { checkAllocations, formatInCurrency, openAmount, relievedBy, type AllocationDraft } from './payments.js';
 import { awaitPostingWorkflowClosed, commitWithPosting, type PostingHooks } from './payment-posting.js';
+import { ensureSystemAdjustments } from './system-adjustments.js';
 import { markPostingPending } from '../store/payment-posting.js';
-import { allocationsOf, getPayment, learnPartnerAccount, lockOrganizationPayments, markApproved, relievedByInvoice } from '../store/payments.js';
+import {
+  activeAdjustmentIds,
+  allocationsOf,
+  getPayment,
+  insertManualPayment,
+  learnPartnerAccount,
+  lockOrganizationPayments,
+  lockTransaction,
+  markApproved,
+  relievedByInvoice,
+  replaceAllocations,
+} from '../store/payments.js';
+
+/**
+ * Validate allocations for a payment of a transaction (amount, currency) and write them, with the
+ * payer: `partnerId` when given (must be a partner of the organization), else the invoices' partner
+ * when they all have the same one, else the payment's current payer. Throws 422 with every problem found.
+ */
+async function writeAllocations(
+  trx: Knex.Transaction,
+  org: string,
+  payment: { id: string; tx_amount: string; tx_currency: string; partner_id: string | null },
+  drafts: AllocationDraft[],
+  partnerId: string | null | undefined,
+): Promise<void> {
+  const invoiceIds = drafts.map((d) => d.invoice_id);
+  const [invoices, relievedElsewhere, activeAdjustments] = await Promise.all([
+    getDocuments(trx, org, invoiceIds),
+    relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
+    activeAdjustmentIds(trx, org, drafts.flatMap((d) => (d.adjustment_id ? [d.adjustment_id] : []))),
+  ]);
+  const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments });
+  let payer = payment.partner_id;
+  if (partnerId !== undefined) {
+    if (partnerId !== null && !(await getPartner(trx, org, partnerId))) {
+      issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
+    }
+    payer = partnerId;
+  } else {
+    const partners = [...new Set([...invoices.values()].filter((d) => invoiceIds.includes(d.id)).map((d) => d.partner_id))];
+    if (partners.length === 1 && partners[0]) payer = partners[0];
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+  await replaceAllocations(trx, org, payment.id, drafts, payer);
+}
+
+/**
+ * A new unapproved payment for a deposit of the organization that has none, with optional
+ * allocations (same rules as replacePaymentAllocations). 422 when the transaction is not a deposit
+ * of the organization; 409 when it already has a payment. Returns the payment id.
+ */
+export async function createPayment(
+  db: Db,
+  request: { organizationId: string; bankTransactionId: string; allocations: AllocationDraft[]; partnerId: string | null | undefined },
+): Promise<string> {
+  const org = request.organizationId;
+  await ensureSystemAdjustments(db, org);
+  return db.transaction(async (trx) => {
+    await lockOrganizationPayments(trx, org);
+    const tx = await lockTransaction(trx, org, request.bankTransactionId);
+    if (!tx) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a bank transaction of this organization', type: 'value_error.not_found' }]);
+    if (!new Money(tx.amount).gt(0)) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a deposit (its amount is not positive)', type: 'value_error.not_deposit' }]);
+    if (tx.has_payment) throw new ConflictError('This transaction already has a payment; change that payment\'s allocations instead.');
+    const paymentId = await insertManualPayment(trx, org, tx);
+    await writeAllocations(trx, org, { id: paymentId, tx_amount: tx.amount, tx_currency: tx.currency, partner_id: null }, request.allocations, request.partnerId);
+    return paymentId;
+  });
+}
+
+/** Replace all allocations (and possibly the payer) of an unapproved payment. 404 unknown; 409 approved; 422 invalid allocations. */
+export async function replacePaymentAllocations(
+  db: Db,
+  request: { organizationId: string; paymentId: string; allocations: AllocationDraft[]; partnerId: string | null | undefined },
+): Promise<void> {
+  const org = request.organizationId;
+  if (!isUuid(request.paymentId)) throw new NotFoundError(`No payment ${request.paymentId}.`);
+  await ensureSystemAdjustments(db, org);
+  await db.transaction(async (trx) => {
+    await lockOrganizationPayments(trx, org);
+    const payment = await getPayment(trx, org, request.paymentId, { forUpdate: true });
+    if (!payment) throw new NotFoundError(`No payment ${request.paymentId}.`);
+    if (payment.status === 'approved') throw new ConflictError('The payment is approved; its allocations cannot be changed.');
+    await writeAllocations(trx, org, payment, request.allocations, request.partnerId);
+  });
+}
+
 
 /**
  * Approve an unapproved payment and start its ERP posting (`posting_status` `pending`, workflow

@@ -7,9 +7,9 @@ import {
   pageOf,
   pageRequest,
   paginationQueryShape,
-  ValidationError,
 } from '@rp/platform';
 import { route } from '../deps.js';
+import { createAdjustment, unknownLedgerAccount } from '../domain/adjustments.js';
 import { LEDGER_CLASSIFICATIONS } from '../domain/ledger-accounts.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
 import {
@@ -17,7 +17,6 @@ import {
   deleteAdjustment,
   getAdjustment,
   getLedgerAccount,
-  insertAdjustment,
   insertLedgerAccount,
   ledgerAccountView,
   listAdjustments,
@@ -60,10 +59,6 @@ const patchBody = z.object({
 });
 
 const idParams = z.object({ adjustment_id: z.string() });
-
-function unknownLedgerAccount(): ValidationError {
-  return new ValidationError([{ loc: ['body', 'ledger_account_id'], msg: 'No ledger account with this id in the organization.', type: 'not_found' }]);
-}
 
 export const adjustmentRoutes = [
   route({
@@ -155,28 +150,8 @@ export const adjustmentRoutes = [
     body: createBody,
     response: adjustmentSchema,
     errors: [409],
-    handler: async ({ body, identity, deps }) => {
-      const id = await deps.db.transaction(async (trx) => {
-        let accountId = body.ledger_account_id;
-        if (body.ledger_account) {
-          const created = await insertLedgerAccount(trx, identity.org, body.ledger_account);
-          if (!created) {
-            throw new ConflictError(`The organization already has a ledger account numbered ${body.ledger_account.number}; pass its ledger_account_id.`);
-          }
-          accountId = created.id;
-        } else if (!(await getLedgerAccount(trx, identity.org, accountId!))) {
-          throw unknownLedgerAccount();
-        }
-        return insertAdjustment(trx, identity.org, {
-          name: body.name,
-          description: body.description ?? null,
-          is_active: body.is_active,
-          automated: body.automated,
-          ledger_account_id: accountId!,
-        });
-      });
-      return adjustmentView((await getAdjustment(deps.db, identity.org, id))!);
-    },
+    handler: async ({ body, identity, deps }) =>
+      adjustmentView(await createAdjustment(deps.db, identity.org, { ...body, description: body.description ?? null })),
   }),
   route({
     method: 'patch',

@@ -1,9 +1,6 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import {
-  ConflictError,
   getDocuments,
-  getPartner,
   isDecimalString,
   isoTime,
   isUuid,
@@ -14,27 +11,13 @@ import {
   pageRequest,
   paginationQueryShape,
   timestampsShape,
-  ValidationError,
   type Db,
 } from '@rp/platform';
 import { route } from '../deps.js';
-import { checkAllocations, formatInCurrency, type AllocationDraft } from '../domain/payments.js';
-import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
-import { approvePayment } from '../domain/payment-changes.js';
+import { formatInCurrency, type AllocationDraft } from '../domain/payments.js';
+import { approvePayment, createPayment, replacePaymentAllocations } from '../domain/payment-changes.js';
 import { postingShape, postingView } from './posting-fields.js';
-import {
-  activeAdjustmentIds,
-  allocationsOf,
-  getPayment,
-  insertManualPayment,
-  lockTransaction,
-  listPayments,
-  lockOrganizationPayments,
-  relievedByInvoice,
-  replaceAllocations,
-  type AllocationRow,
-  type PaymentRow,
-} from '../store/payments.js';
+import { allocationsOf, getPayment, listPayments, type AllocationRow, type PaymentRow } from '../store/payments.js';
 
 const MAX_PAGE = 500;
 const money2 = () => z.string().describe('Decimal string with the currency\'s minor units: JPY "1190", EUR "1190.00", KWD "1190.000".');
@@ -191,39 +174,6 @@ function draftsOf(allocations: AllocationBody[]): AllocationDraft[] {
   }));
 }
 
-/**
- * Validate allocations for a payment of a transaction (amount, currency) and write them, with the
- * payer: `partnerId` when given (must be a partner of the organization), else the invoices' partner
- * when they all have the same one, else `currentPartnerId`. Throws 422 with every problem found.
- */
-async function writeAllocations(
-  trx: Knex.Transaction,
-  org: string,
-  payment: { id: string; tx_amount: string; tx_currency: string; partner_id: string | null },
-  drafts: AllocationDraft[],
-  partnerId: string | null | undefined,
-): Promise<void> {
-  const invoiceIds = drafts.map((d) => d.invoice_id);
-  const [invoices, relievedElsewhere, activeAdjustments] = await Promise.all([
-    getDocuments(trx, org, invoiceIds),
-    relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
-    activeAdjustmentIds(trx, org, drafts.flatMap((d) => (d.adjustment_id ? [d.adjustment_id] : []))),
-  ]);
-  const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments });
-  let payer = payment.partner_id;
-  if (partnerId !== undefined) {
-    if (partnerId !== null && !(await getPartner(trx, org, partnerId))) {
-      issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
-    }
-    payer = partnerId;
-  } else {
-    const partners = [...new Set([...invoices.values()].filter((d) => invoiceIds.includes(d.id)).map((d) => d.partner_id))];
-    if (partners.length === 1 && partners[0]) payer = partners[0];
-  }
-  if (issues.length > 0) throw new ValidationError(issues);
-  await replaceAllocations(trx, org, payment.id, drafts, payer);
-}
-
 export const paymentRoutes = [
   route({
     method: 'post',
@@ -244,20 +194,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [409],
     handler: async ({ body, identity, deps }) => {
-      const org = identity.org;
-      await ensureSystemAdjustments(deps.db, org);
-      const drafts = draftsOf(body.allocations);
-      const id = await deps.db.transaction(async (trx) => {
-        await lockOrganizationPayments(trx, org);
-        const tx = await lockTransaction(trx, org, body.bank_transaction_id);
-        if (!tx) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a bank transaction of this organization', type: 'value_error.not_found' }]);
-        if (!new Money(tx.amount).gt(0)) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a deposit (its amount is not positive)', type: 'value_error.not_deposit' }]);
-        if (tx.has_payment) throw new ConflictError('This transaction already has a payment; change that payment\'s allocations instead.');
-        const paymentId = await insertManualPayment(trx, org, tx);
-        await writeAllocations(trx, org, { id: paymentId, tx_amount: tx.amount, tx_currency: tx.currency, partner_id: null }, drafts, body.partner_id);
-        return paymentId;
-      });
-      return loadView(deps.db, org, id);
+      const id = await createPayment(deps.db, { organizationId: identity.org, bankTransactionId: body.bank_transaction_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id });
+      return loadView(deps.db, identity.org, id);
     },
   }),
   route({
@@ -335,18 +273,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps }) => {
-      const org = identity.org;
-      if (!isUuid(params.payment_id)) throw new NotFoundError(`No payment ${params.payment_id}.`);
-      await ensureSystemAdjustments(deps.db, org);
-      const drafts = draftsOf(body.allocations);
-      await deps.db.transaction(async (trx) => {
-        await lockOrganizationPayments(trx, org);
-        const payment = await getPayment(trx, org, params.payment_id, { forUpdate: true });
-        if (!payment) throw new NotFoundError(`No payment ${params.payment_id}.`);
-        if (payment.status === 'approved') throw new ConflictError('The payment is approved; its allocations cannot be changed.');
-        await writeAllocations(trx, org, payment, drafts, body.partner_id);
-      });
-      return loadView(deps.db, org, params.payment_id);
+      await replacePaymentAllocations(deps.db, { organizationId: identity.org, paymentId: params.payment_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id });
+      return loadView(deps.db, identity.org, params.payment_id);
     },
   }),
   route({
