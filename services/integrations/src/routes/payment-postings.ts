@@ -1,14 +1,10 @@
 import { z } from 'zod';
-import type { Knex } from 'knex';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { ConflictError, isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape, type Db } from '@rp/platform';
-import { paymentPostingWorkflowId, postingReportedSignal } from '@rp/workflows';
+import { isoTime, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { latestPostingOf, listPostings, lockPaymentPostings, markFailed, markPosted, type PostingRow, type PostingRowStatus } from '../store/payment-postings.js';
-import type { IntegrationsDeps } from '../deps.js';
+import { MIDDLEWARE_PROVIDER, reportMiddlewarePosting } from '../domain/middleware-postings.js';
+import { listPostings, type PostingRow, type PostingRowStatus } from '../store/payment-postings.js';
 
 const MAX_PAGE = 100;
-const PROVIDER = 'middleware';
 const QUEUE_STATUSES = ['ready_to_post', 'posted', 'failed', 'unposted'] as const satisfies readonly PostingRowStatus[];
 
 const money = () => z.string().describe('Decimal string with the currency\'s minor units.');
@@ -75,33 +71,6 @@ function view(row: PostingRow) {
   };
 }
 
-/** Wake the payment's posting workflow up; it reads the stored answer (and would find it on its hourly read anyway). */
-async function notifyWorkflow(deps: IntegrationsDeps, log: { warn: (o: object, m: string) => void }, row: PostingRow): Promise<void> {
-  try {
-    await deps.temporal.workflow.getHandle(paymentPostingWorkflowId(row.payment_id)).signal(postingReportedSignal, { postingId: row.id });
-  } catch (err) {
-    log.warn({ err, posting_id: row.id, not_found: err instanceof WorkflowNotFoundError }, 'could not signal the payment posting workflow');
-  }
-}
-
-async function answer(
-  db: Db,
-  org: string,
-  paymentId: string,
-  apply: (row: PostingRow) => { same: boolean; write?: (trx: Knex.Transaction) => Promise<PostingRow | undefined> },
-): Promise<PostingRow> {
-  if (!isUuid(paymentId)) throw new NotFoundError(`No payment ${paymentId} in the posting queue.`);
-  return db.transaction(async (trx) => {
-    await lockPaymentPostings(trx, org, paymentId);
-    const row = await latestPostingOf(trx, org, paymentId, PROVIDER);
-    if (!row) throw new NotFoundError(`No payment ${paymentId} in the posting queue.`);
-    const decision = apply(row);
-    if (decision.same) return row;
-    if (row.status !== 'ready_to_post' || !decision.write) throw new ConflictError(`The payment's posting is ${row.status}, not ready_to_post.`);
-    return (await decision.write(trx))!;
-  });
-}
-
 const COMMON =
   'Authenticated with the organization\'s API key (user tokens get 403). Answers the posting of a payment that is ' +
   '`ready_to_post` (the newest posting of that payment); the payment\'s `payment-posting-<id>` workflow then records the ' +
@@ -134,7 +103,7 @@ export const paymentPostingRoutes = [
     response: pageEnvelopeSchema(middlewarePaymentSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listPostings(deps.db, identity.org, { providerName: PROVIDER, status: query.status }, page.offset, page.pageSize);
+      const { rows, total } = await listPostings(deps.db, identity.org, { providerName: MIDDLEWARE_PROVIDER, status: query.status }, page.offset, page.pageSize);
       return pageOf(rows.map(view), total, page);
     },
   }),
@@ -151,12 +120,9 @@ export const paymentPostingRoutes = [
     response: middlewarePaymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps, log }) => {
-      const row = await answer(deps.db, identity.org, params.payment_id, (r) => ({
-        same: r.status === 'posted' && r.erp_document_number === body.erp_document_number,
-        write: (trx) => markPosted(trx, identity.org, r.id, { erpPaymentId: null, erpDocumentNumber: body.erp_document_number }),
-      }));
-      await notifyWorkflow(deps, log, row);
-      return view(row);
+      return view(
+        await reportMiddlewarePosting(deps, log, { organizationId: identity.org, paymentId: params.payment_id, answer: { status: 'posted', erpDocumentNumber: body.erp_document_number } }),
+      );
     },
   }),
   route({
@@ -172,12 +138,7 @@ export const paymentPostingRoutes = [
     response: middlewarePaymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps, log }) => {
-      const row = await answer(deps.db, identity.org, params.payment_id, (r) => ({
-        same: r.status === 'failed' && r.error === body.error,
-        write: (trx) => markFailed(trx, identity.org, r.id, body.error),
-      }));
-      await notifyWorkflow(deps, log, row);
-      return view(row);
+      return view(await reportMiddlewarePosting(deps, log, { organizationId: identity.org, paymentId: params.payment_id, answer: { status: 'failed', error: body.error } }));
     },
   }),
 ];

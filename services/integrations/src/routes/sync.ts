@@ -5,32 +5,10 @@
  * in store/sync-runs.ts, and `next_sync_at` from `describeNextSyncAt` in domain/sync-schedule.ts.
  */
 import { z } from 'zod';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import {
-  ConflictError,
-  isUuid,
-  newId,
-  NotFoundError,
-  pageEnvelopeSchema,
-  pageOf,
-  pageRequest,
-  paginationQueryShape,
-  timestampsShape,
-  UpstreamError,
-} from '@rp/platform';
-import { businessSearchAttributes, CONNECTION_SYNC_TASK_QUEUE, connectionSyncWorkflowId, type ConnectionSyncInput } from '@rp/workflows';
-import { route, type IntegrationsDeps } from '../deps.js';
-import { pullAdapterFor } from '../adapters/index.js';
-import {
-  createSyncRuns,
-  failOrphanedRuns,
-  getSyncConnection,
-  listSyncRuns,
-  readEnabledModels,
-  SYNC_RUN_STATUSES,
-  syncRunView,
-} from '../store/sync-runs.js';
-import { syncInProgress } from '../domain/sync-schedule.js';
+import { pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { route } from '../deps.js';
+import { listSyncRuns, SYNC_RUN_STATUSES, syncRunView } from '../store/sync-runs.js';
+import { findSyncConnection, startOneOffSync } from '../domain/one-off-sync.js';
 
 const MAX_PAGE = 100;
 
@@ -108,12 +86,6 @@ const syncStartedSchema = z.strictObject({
 
 const connectionParams = z.object({ connection_id: z.string() });
 
-async function findConnection(deps: IntegrationsDeps, organizationId: string, connectionId: string) {
-  const connection = isUuid(connectionId) ? await getSyncConnection(deps.db, organizationId, connectionId) : undefined;
-  if (!connection) throw new NotFoundError(`No connection ${connectionId}.`);
-  return connection;
-}
-
 export const syncRoutes = [
   route({
     method: 'post',
@@ -136,36 +108,8 @@ export const syncRoutes = [
     response: syncStartedSchema,
     errors: [404, 409, 503],
     handler: async ({ params, identity, deps, requestId }) => {
-      const connection = await findConnection(deps, identity.org, params.connection_id);
-      const adapter = pullAdapterFor(connection.provider_name);
-      if (!adapter) throw new ConflictError(`Provider ${connection.provider_name} has no pull adapter on this platform; its connections cannot sync.`);
-      if (connection.is_authentication_pending) throw new ConflictError(`Connection ${connection.id} awaits authentication; authenticate it before syncing.`);
-      if (connection.is_sync_disabled) throw new ConflictError(`Sync is disabled on connection ${connection.id} (is_sync_disabled); enable it first.`);
-      const names = new Map(adapter.models.map((m, i) => [m.name, i]));
-      const models = (await readEnabledModels(deps.db, identity.org, connection.id)).filter((m) => names.has(m.name));
-      if (!models.length) throw new ConflictError(`Connection ${connection.id} has no read-enabled model to sync.`);
-      models.sort((a, b) => names.get(a.name)! - names.get(b.name)!);
-      const busy = await syncInProgress(deps, identity.org, connection.id);
-      if (busy) throw new ConflictError(`A sync of connection ${connection.id} is already in progress (workflow ${busy}); wait for it to finish.`);
-
-      const batchId = newId();
-      const workflowId = connectionSyncWorkflowId(connection.id, batchId);
-      const runs = await createSyncRuns(deps.db, { organizationId: identity.org, connectionId: connection.id, batchId, isOneOff: true, workflowId, models });
-      const input: ConnectionSyncInput = { organizationId: identity.org, connectionId: connection.id, isOneOff: true, batchId, requestId };
-      try {
-        await deps.temporal.workflow.start('connectionSync', {
-          workflowId,
-          taskQueue: CONNECTION_SYNC_TASK_QUEUE,
-          args: [input],
-          typedSearchAttributes: businessSearchAttributes(identity.org, connection.id),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-          await failOrphanedRuns(deps.db, identity.org, runs.map((r) => r.id), `The sync workflow could not be started: ${(err as Error).message}`);
-          throw new UpstreamError(503, 'The sync could not be started (workflow service unavailable); try again.');
-        }
-      }
-      return { object: 'connection_sync' as const, connection_id: connection.id, batch_id: batchId, workflow_id: workflowId, sync_runs: runs.map(syncRunView) };
+      const sync = await startOneOffSync(deps, { organizationId: identity.org, connectionId: params.connection_id, requestId });
+      return { object: 'connection_sync' as const, connection_id: sync.connectionId, batch_id: sync.batchId, workflow_id: sync.workflowId, sync_runs: sync.runs.map(syncRunView) };
     },
   }),
   route({
@@ -187,7 +131,7 @@ export const syncRoutes = [
     response: pageEnvelopeSchema(syncRunSchema),
     errors: [404],
     handler: async ({ params, query, identity, deps }) => {
-      const connection = await findConnection(deps, identity.org, params.connection_id);
+      const connection = await findSyncConnection(deps, identity.org, params.connection_id);
       const page = pageRequest(query, MAX_PAGE);
       const { rows, total } = await listSyncRuns(deps.db, identity.org, connection.id, { model: query.model, status: query.status }, page.offset, page.pageSize);
       return pageOf(rows.map(syncRunView), total, page);
