@@ -21,13 +21,15 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
-import { connectTemporal, createDb, type TemporalHandle } from '@rp/platform';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { connectTemporal, createDb, createLogger, type TemporalHandle } from '@rp/platform';
 import { ENTITY_ID, ORGANIZATION_ID, paymentPostingWorkflowId, TASK_QUEUES } from '@rp/workflows';
 import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { qboCustomer, qboInvoice, startFakeQuickbooks, type FakeQuickbooks } from './support/fake-quickbooks.js';
+import { createPaymentPostingActivities } from '../services/cash-app/src/activities/payment-posting.js';
 import { approvePayment } from '../services/cash-app/src/domain/payment-changes.js';
 import { requestPaymentPosting } from '../services/cash-app/src/domain/payment-posting.js';
 import { startFakeQboPayments, type FakeQboPayments } from './support/fake-quickbooks-payments.js';
@@ -324,6 +326,34 @@ describe('middleware posting queue', () => {
       await queued(orgM, p.body.id);
       expect((await stack.request('POST', `/v2/integrations/providers/middleware/payments/${p.body.id}/posted`, { token: orgM.apiKey, body: { erp_document_number: '1400000710' } })).status).toBe(200);
       expect(await paymentWhen(orgM, p.body.id, 'posted')).toMatchObject({ erp_document_number: '1400000710' });
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('the posting workflow\'s first activity waits for the approval it was started before, and gives up cleanly on its last attempt', async () => {
+    const pushed = await pushInvoices(stack, orgM.apiKey, [invoiceRecord({ document_number: '7011', reference: 'INV-7011', customer_code: 'C-1', amount_in_document_currency: 90 })]);
+    const [tx] = await statement(orgM, 'EUR', [{ amount: '90.00' }]);
+    const p = await allocate(orgM, tx!, [{ invoice_id: pushed.body.results[0].service_id!, amount_paid: '90.00' }]);
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    const db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 3 });
+    const log = createLogger('test', 'silent');
+    const load = { organizationId: orgM.organizationId, paymentId: p.body.id, operation: 'post' as const };
+    try {
+      let waited: Promise<unknown> | undefined;
+      await approvePayment({ db, temporal: temporal.client }, { organizationId: orgM.organizationId, userId: orgM.userId, paymentId: p.body.id, onAccount: false }, {
+        beforeCommit: async () => {
+          // started, not committed: an early attempt asks to be retried, the last one returns what it sees (the workflow then skips)
+          const quick = createPaymentPostingActivities({ db, log, uncommittedWaitMs: 0 });
+          await expect(new MockActivityEnvironment({ attempt: 1 }).run(quick.loadPaymentForPosting, load)).rejects.toThrow('not committed yet');
+          expect(await new MockActivityEnvironment({ attempt: 2 }).run(quick.loadPaymentForPosting, load)).toMatchObject({ status: 'unapproved', postingStatus: 'not_posted' });
+          // an attempt that is waiting when the commit comes sees it
+          waited = new MockActivityEnvironment({ attempt: 1 }).run(createPaymentPostingActivities({ db, log, uncommittedWaitMs: 10_000 }).loadPaymentForPosting, load);
+          await new Promise((r) => setTimeout(r, 300));
+        },
+      });
+      expect(await waited).toMatchObject({ status: 'approved', postingStatus: 'pending' });
+      await queued(orgM, p.body.id);
     } finally {
       await db.destroy();
     }
