@@ -19,23 +19,33 @@ import { claimReceiptRecord, getOutreach, getReceiptPayment, markFailed, type Ou
  *   stopped between writing the record and starting the workflow, or an operator terminated it).
  * - The workflow of an earlier receipt of the payment still runs: while this record is `pending`,
  *   that earlier record is closed (`failed` or `skipped`; the database allows one live receipt per
- *   payment), so its workflow has nothing left to do that matters. The new workflow is started under
- *   the same id with `workflowIdConflictPolicy: 'TERMINATE_EXISTING'`, which ends the old run and
- *   starts this one in one server call. This record is re-read first: if it is no longer pending
- *   (a race closed it), nothing is started.
+ *   payment), so its workflow has nothing left to do that matters. That run (by its run id) is
+ *   terminated and this record's workflow started in its place, before the request answers. This
+ *   record is re-read first: if it is no longer pending (a race closed it), nothing is started.
+ *
+ * The old run is terminated by run id, then the new one started with the default conflict policy
+ * (fail if one runs), rather than one start with `workflowIdConflictPolicy: 'TERMINATE_EXISTING'`:
+ * two concurrent requests for the same record would otherwise both start, the second terminating
+ * the run the first had just started for this very record. Here the loser sees "already started",
+ * looks again and finds its record's run. Should the process stop between the terminate and the
+ * start, the record is `pending` without a workflow, which the next request for the payment starts.
  */
 export async function ensureReceiptWorkflow(db: Db, temporal: Client, input: PaymentReceiptInput): Promise<void> {
   const workflowId = paymentReceiptWorkflowId(input.paymentId);
   const handle = temporal.workflow.getHandle(workflowId);
   for (let attempt = 0; attempt < 3; attempt++) {
-    let replacePrevious = false;
     try {
       const d = await handle.describe();
       if (d.status.name === 'RUNNING') {
         if (d.memo?.outreachId === input.outreachId) return;
         const own = await getOutreach(db, input.organizationId, input.outreachId);
         if (own?.status !== 'pending') return; // this record closed meanwhile: the running workflow is not ours to replace
-        replacePrevious = true;
+        await temporal.workflow
+          .getHandle(workflowId, d.runId)
+          .terminate(`the payment's previous receipt is closed; replaced by the workflow of outreach record ${input.outreachId}`)
+          .catch((err: unknown) => {
+            if (!(err instanceof WorkflowNotFoundError)) throw err; // it closed meanwhile
+          });
       }
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
@@ -47,7 +57,6 @@ export async function ensureReceiptWorkflow(db: Db, temporal: Client, input: Pay
         args: [input],
         memo: { outreachId: input.outreachId },
         typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
-        ...(replacePrevious ? { workflowIdConflictPolicy: 'TERMINATE_EXISTING' as const } : {}),
       });
       return;
     } catch (err) {

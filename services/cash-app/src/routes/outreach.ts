@@ -57,7 +57,7 @@ export const outreachRoutes = [
       'running is started again). Only an approved payment gets a receipt: an unapproved proposal (its payer and ' +
       'allocations are a guess) → 409 conflict, nothing recorded or sent. The new record\'s workflow is started before the ' +
       'answer: when the workflow of the payment\'s previous (failed or skipped) receipt is still closing, that run is ' +
-      'terminated and replaced (it has nothing left to do), so the request never waits for it. Unknown or another ' +
+      'terminated (it has nothing left to do) and replaced, so the request never waits for it. Unknown or another ' +
       'organization\'s payment: 404.',
     tags: ['Cash application'],
     body: z.object({ payment_id: z.string().min(1) }),
