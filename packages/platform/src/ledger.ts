@@ -307,7 +307,27 @@ function scopeOf(q: Pick<PredictedOverdueQuery, 'businessUnitIds' | 'accessibleB
  */
 export async function predictedOverdueRows(db: Knex, organizationId: string, q: PredictedOverdueQuery): Promise<PredictedOverdueRow[]> {
   const { sql: scopeSql, bindings: scopeBindings } = scopeOf(q);
-  const fx = conversionBindings(q);
+  return db.transaction(
+    async (trx) => {
+      // The conversion expression costs once per aggregate that reads it (the planner substitutes it
+      // into each of them) on every open invoice. When no open invoice in scope waits for a conversion
+      // (every one gives its local amount: the middleware's usual case), open_lc_cents is the same
+      // value: read the column. Both statements see one snapshot (repeatable read).
+      const { rows: pending } = await trx.raw(
+        `SELECT EXISTS (SELECT 1 FROM ${LEDGER_TABLES.documents}
+           WHERE organization_id = ? AND open_unconverted_amount IS NOT NULL AND partner_id IS NOT NULL ${scopeSql}) AS any`,
+        [organizationId, ...scopeBindings] as Knex.RawBinding[],
+      );
+      return predictedOverdueStatement(trx, organizationId, q, (pending as { any: boolean }[])[0]!.any);
+    },
+    { isolationLevel: 'repeatable read', readOnly: true },
+  );
+}
+
+async function predictedOverdueStatement(trx: Knex.Transaction, organizationId: string, q: PredictedOverdueQuery, converting: boolean): Promise<PredictedOverdueRow[]> {
+  const { sql: scopeSql, bindings: scopeBindings } = scopeOf(q);
+  const fx = converting ? conversionBindings(q) : [];
+  const centsSql = converting ? OPEN_LC_CENTS_SQL : 'open_lc_cents';
   const minDays = Math.min(...q.tiers.map((t) => t.days));
   const tierCols = q.tiers.map((_, i) => `sum(cents) FILTER (WHERE age > ?) AS s${i}, count(cents) FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
   const tierBindings = q.tiers.flatMap((t) => [t.days, t.days]);
@@ -317,7 +337,7 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
     WITH agg AS (
       SELECT partner_id, sum(cents) AS total_open_cents, count(*) FILTER (WHERE cents IS NULL) AS unconvertible,
       ${tierCols}
-      FROM (SELECT partner_id, ?::date - net_due_date AS age, ${OPEN_LC_CENTS_SQL} AS cents
+      FROM (SELECT partner_id, ?::date - net_due_date AS age, ${centsSql} AS cents
             FROM ${LEDGER_TABLES.documents}
             WHERE organization_id = ? AND kind = 'invoice' AND status_open AND partner_id IS NOT NULL ${scopeSql}) o
       GROUP BY partner_id
@@ -332,7 +352,7 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
     CROSS JOIN LATERAL (SELECT name, account_number FROM ${LEDGER_TABLES.partners} WHERE id = agg.partner_id OFFSET 0) p
     CROSS JOIN LATERAL (
       SELECT string_agg(age::text, ',') AS ages, string_agg(cents::text, ',') AS cents
-      FROM (SELECT ?::date - net_due_date AS age, ${OPEN_LC_CENTS_SQL} AS cents
+      FROM (SELECT ?::date - net_due_date AS age, ${centsSql} AS cents
             FROM ${LEDGER_TABLES.documents}
             WHERE organization_id = ? AND partner_id = agg.partner_id AND kind = 'invoice' AND status_open
               AND net_due_date < ?::date - ?::int ${scopeSql}) a
@@ -350,14 +370,12 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
   ];
   // The planner's estimate of tripped customers is far too high (HAVING selectivity), which pushes the
   // statement past the JIT cost thresholds: compiling it costs more than the scan. JIT off, for this statement only.
-  const rows = await db.transaction(async (trx) => {
-    await trx.raw('SET LOCAL jit = off');
-    return (await trx.raw(sql, bindings as Knex.RawBinding[])).rows as (Omit<PredictedOverdueRow, 'invoice_ages' | 'invoice_cents' | 'history_lateness'> & {
-      invoice_ages: string | null;
-      invoice_cents: string | null;
-      history_lateness: string | null;
-    })[];
-  });
+  await trx.raw('SET LOCAL jit = off');
+  const rows = (await trx.raw(sql, bindings as Knex.RawBinding[])).rows as (Omit<PredictedOverdueRow, 'invoice_ages' | 'invoice_cents' | 'history_lateness'> & {
+    invoice_ages: string | null;
+    invoice_cents: string | null;
+    history_lateness: string | null;
+  })[];
   // integer lists travel as comma-separated text: much cheaper to parse than Postgres arrays
   const numbers = (list: string | null): number[] => (list ? list.split(',').map(Number) : []);
   return rows.map((r) => ({ ...r, invoice_ages: numbers(r.invoice_ages), invoice_cents: numbers(r.invoice_cents), history_lateness: numbers(r.history_lateness) }));

@@ -295,7 +295,7 @@ async function writeDocuments(
   const order = key === 'natural' ? 'r.company_code, r.fiscal_year, r.document_number' : 'r.kind, r.remote_id';
   const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string; kind: string; remote_id: string | null }>(
     trx,
-    `ledger_upsert_documents_${key}_v3`,
+    `ledger_upsert_documents_${key}_v4`,
     `WITH input AS (
        SELECT * FROM json_to_recordset($1::json) AS r(${DOCUMENT_COLUMNS})
      ), docs AS (
@@ -308,8 +308,13 @@ async function writeDocuments(
        r.assignment, r.text, r.reason_code, r.clearing_document_number, r.document_date, r.net_due_date, r.posting_date, r.clearing_date,
        r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open, coalesce($4::timestamptz, now())
      FROM input AS r
-     LEFT JOIN partners AS p
-       ON r.partner_id IS NULL AND p.organization_id = $2 AND p.origin = $3 AND p.remote_id = r.customer_code
+     -- one index probe per row (the key is unique; LIMIT keeps the subquery from being flattened into a
+     -- join that hashes all the organization's partners for every batch)
+     LEFT JOIN LATERAL (
+       SELECT p.id, p.business_unit_id FROM partners AS p
+        WHERE r.partner_id IS NULL AND p.organization_id = $2 AND p.origin = $3 AND p.remote_id = r.customer_code
+        LIMIT 1
+     ) AS p ON true
      ORDER BY ${order}
      ${conflict}
        partner_id = EXCLUDED.partner_id, customer_code = EXCLUDED.customer_code, document_type = EXCLUDED.document_type,
