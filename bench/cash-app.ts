@@ -37,7 +37,7 @@ import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gatew
 import { SERVICE_MODULES } from '../scripts/local/services.js';
 import { startBenchEnvironment } from './support/environment.js';
 import { blendedSurvival, SurvivalCurve, unpaidProbability } from '../services/cash-app/src/domain/predicted-overdue.js';
-import { tailProbability, type UncertainAmount } from '../services/cash-app/src/domain/tail-probability.js';
+import { exactTailByMeetInTheMiddle, tailProbability } from '../services/cash-app/src/domain/tail-probability.js';
 
 export interface LedgerVolume {
   customers: number;
@@ -268,43 +268,6 @@ async function statementBenchmark(gatewayUrl: string, token: string, client: pg.
 const PATHOLOGICAL_INVOICES = 40;
 const PATHOLOGICAL_TIER = { days: 0, amount_lc: '1000000.00' };
 
-/** Exactly P(Σ X_i·cents_i > threshold) by meet in the middle: the 2^(m/2) sums of each half, one half sorted. */
-function exactByMeetInTheMiddle(items: UncertainAmount[], threshold: number): number {
-  const half = (part: UncertainAmount[]) => {
-    const sums = new Float64Array(1 << part.length);
-    const probs = new Float64Array(1 << part.length);
-    probs[0] = 1;
-    let n = 1;
-    for (const it of part) {
-      for (let i = 0; i < n; i++) {
-        sums[n + i] = sums[i] + it.cents;
-        probs[n + i] = probs[i] * it.p;
-        probs[i] *= 1 - it.p;
-      }
-      n *= 2;
-    }
-    return { sums, probs };
-  };
-  const a = half(items.slice(0, items.length >> 1));
-  const b = half(items.slice(items.length >> 1));
-  const order = Uint32Array.from(b.sums, (_, i) => i).sort((x, y) => b.sums[x] - b.sums[y]);
-  const sorted = Float64Array.from(order, (i) => b.sums[i]);
-  const above = new Float64Array(order.length + 1);
-  for (let k = order.length - 1; k >= 0; k--) above[k] = above[k + 1] + b.probs[order[k]];
-  let total = 0;
-  for (let i = 0; i < a.sums.length; i++) {
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid] > threshold - a.sums[i]) hi = mid;
-      else lo = mid + 1;
-    }
-    total += a.probs[i] * above[lo];
-  }
-  return total;
-}
-
 /** (c): the pathological customer in an organization of its own. */
 async function pathologicalBenchmark(gatewayUrl: string, token: string, client: pg.Client, orgId: string, log: (m: string) => void) {
   let x = 20261122;
@@ -360,7 +323,7 @@ async function pathologicalBenchmark(gatewayUrl: string, token: string, client: 
   const items = amounts.map((cents, i) => ({ cents, p: unpaidProbability(survival, i + 1, i + 1 + asOfDaysAhead) }));
   const threshold = Number(PATHOLOGICAL_TIER.amount_lc.replace('.', ''));
   let t = performance.now();
-  const exact = exactByMeetInTheMiddle(items, threshold);
+  const exact = exactTailByMeetInTheMiddle(items, threshold);
   const exactMs = performance.now() - t;
   t = performance.now();
   const inProcess = tailProbability(items, threshold);

@@ -9,7 +9,7 @@ import {
   type LatenessBucket,
   type UncertainAmount,
 } from '../src/domain/predicted-overdue.js';
-import { boundedTail, exactTail, prepareTail, tailProbability, type TailEstimate } from '../src/domain/tail-probability.js';
+import { boundedTail, exactTail, exactTailByMeetInTheMiddle, prepareTail, tailProbability, type TailEstimate } from '../src/domain/tail-probability.js';
 import { TailPool } from '../src/domain/tail-pool.js';
 
 const histogram = (values: number[]): LatenessBucket[] => values.map((v) => [v, 1] as const);
@@ -210,43 +210,6 @@ describe('bounded tail probability', () => {
     }
     return total;
   }
-  /** Exact by meet in the middle: both halves' 2^(m/2) sums, one sorted with suffix sums of its probabilities. */
-  function meetInTheMiddle(items: UncertainAmount[], threshold: number): number {
-    const half = (part: UncertainAmount[]) => {
-      const sums = new Float64Array(1 << part.length);
-      const probs = new Float64Array(1 << part.length);
-      probs[0] = 1;
-      let n = 1;
-      for (const it of part) {
-        for (let i = 0; i < n; i++) {
-          sums[n + i] = sums[i] + it.cents;
-          probs[n + i] = probs[i] * it.p;
-          probs[i] *= 1 - it.p;
-        }
-        n *= 2;
-      }
-      return { sums, probs };
-    };
-    const a = half(items.slice(0, items.length >> 1));
-    const b = half(items.slice(items.length >> 1));
-    const order = Uint32Array.from(b.sums, (_, i) => i).sort((x, y) => b.sums[x] - b.sums[y]);
-    const sorted = Float64Array.from(order, (i) => b.sums[i]);
-    const above = new Float64Array(order.length + 1); // above[k] = Σ probs of sorted[k..]
-    for (let k = order.length - 1; k >= 0; k--) above[k] = above[k + 1] + b.probs[order[k]];
-    let total = 0;
-    a.sums.forEach((s, i) => {
-      // first k with sorted[k] > threshold − s
-      let lo = 0;
-      let hi = sorted.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (sorted[mid] > threshold - s) hi = mid;
-        else lo = mid + 1;
-      }
-      total += a.probs[i] * above[lo];
-    });
-    return total;
-  }
   function rng(seed: number) {
     let a = seed >>> 0;
     return () => {
@@ -281,14 +244,14 @@ describe('bounded tail probability', () => {
     const equal = Array.from({ length: 40 }, () => ({ cents: 2_500_000, p: 0.5 }));
     const eq = tailProbability(equal, 50_000_000);
     expect(eq.resolution).toBe(1);
-    expect(eq.probability).toBeCloseTo(meetInTheMiddle(equal, 50_000_000), 12);
+    expect(eq.probability).toBeCloseTo(exactTailByMeetInTheMiddle(equal, 50_000_000), 12);
   });
 
   it('bounds the pathological customer: 40 uncertain invoices around a 1,000,000.00 tier, error within the bound and below 1e-2', () => {
     const r = rng(40);
     const items = Array.from({ length: 40 }, () => ({ cents: 2_000_000 + Math.floor(r() * 6_000_000), p: 0.2 + 0.6 * r() }));
     const threshold = 100_000_000;
-    const exact = meetInTheMiddle(items, threshold);
+    const exact = exactTailByMeetInTheMiddle(items, threshold);
     const e = tailProbability(items, threshold);
     expect(e.resolution).toBeGreaterThan(1);
     expect(e.maxError).toBeLessThan(1e-2);

@@ -69,6 +69,22 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
     return { kind: 'ok', to, partner: { id: partner.id, name: partner.name }, payment };
   }
 
+  /**
+   * The pending record and its recipient, or what the activity answers instead: the record is no
+   * longer pending (already sent), or there is nobody to send to (the record is marked skipped).
+   */
+  async function receiptTarget(input: PaymentReceiptInput, log: Logger) {
+    const record = await pendingRecord(input);
+    if (!('id' in record)) return record;
+    const recipient = await recipientOf(input);
+    if (recipient.kind === 'skip') {
+      await markSkipped(deps.db, record.id, recipient.reason);
+      log.info({ reason: recipient.reason }, 'payment receipt skipped');
+      return { status: 'skipped' as const, reason: recipient.reason };
+    }
+    return { record, recipient };
+  }
+
   async function render(input: PaymentReceiptInput, partnerName: string, payment: ReceiptPayment) {
     const [invoices, org] = await Promise.all([
       getDocuments(deps.db, input.organizationId, payment.allocations.map((a) => a.invoice_id)),
@@ -111,14 +127,9 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
   return {
     async preparePaymentReceipt(input): Promise<PreparePaymentReceiptResult> {
       const log = logFor(input, 'preparePaymentReceipt');
-      const record = await pendingRecord(input);
-      if (!('id' in record)) return record;
-      const recipient = await recipientOf(input);
-      if (recipient.kind === 'skip') {
-        await markSkipped(deps.db, record.id, recipient.reason);
-        log.info({ reason: recipient.reason }, 'payment receipt skipped');
-        return { status: 'skipped', reason: recipient.reason };
-      }
+      const target = await receiptTarget(input, log);
+      if (!('record' in target)) return target;
+      const { record, recipient } = target;
       // The customer may have been changed on the payment since the receipt was requested: record whom it goes to.
       await markIntent(deps.db, record.id, recipient.to, recipient.partner.id);
       return { status: 'ready' };
@@ -126,13 +137,9 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
 
     async deliverPaymentReceipt(input): Promise<DeliverPaymentReceiptResult> {
       const log = logFor(input, 'deliverPaymentReceipt');
-      const record = await pendingRecord(input);
-      if (!('id' in record)) return record;
-      const recipient = await recipientOf(input);
-      if (recipient.kind === 'skip') {
-        await markSkipped(deps.db, record.id, recipient.reason);
-        return { status: 'skipped', reason: recipient.reason };
-      }
+      const target = await receiptTarget(input, log);
+      if (!('record' in target)) return target;
+      const { record, recipient } = target;
       const to = record.recipient ?? recipient.to;
       const message = await render(input, recipient.partner.name, recipient.payment);
       await markAttempt(deps.db, record.id);
@@ -149,14 +156,9 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
 
     async sendPaymentReceipt(input: PaymentReceiptInput): Promise<SendPaymentReceiptResult> {
       const log = logFor(input, 'sendPaymentReceipt');
-      const record = await pendingRecord(input);
-      if (!('id' in record)) return record;
-      const recipient = await recipientOf(input);
-      if (recipient.kind === 'skip') {
-        await markSkipped(deps.db, record.id, recipient.reason);
-        log.info({ reason: recipient.reason }, 'payment receipt skipped');
-        return { status: 'skipped', reason: recipient.reason };
-      }
+      const target = await receiptTarget(input, log);
+      if (!('record' in target)) return target;
+      const { record, recipient } = target;
       const message = await render(input, recipient.partner.name, recipient.payment);
       await markSending(deps.db, record.id, recipient.to, recipient.partner.id);
       const messageId = await smtp(record, recipient.to, message, log);

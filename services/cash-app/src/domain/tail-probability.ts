@@ -215,3 +215,44 @@ export function tailProbability(items: readonly UncertainAmount[], thresholdCent
   const t = prepareTail(items, thresholdCents);
   return tailEstimate(t, limits ?? { maxStates: statesFor(t.cents.length) });
 }
+
+/**
+ * Exactly P(Σ X_i·cents_i > threshold) by meet in the middle: the 2^(m/2) sums of each half, one half
+ * sorted with suffix sums of its probabilities. Exponential (use for up to ~44 invoices): the
+ * reference the bounded computation is checked and benchmarked against, never used to answer requests.
+ */
+export function exactTailByMeetInTheMiddle(items: UncertainAmount[], threshold: number): number {
+  const half = (part: UncertainAmount[]) => {
+    const sums = new Float64Array(1 << part.length);
+    const probs = new Float64Array(1 << part.length);
+    probs[0] = 1;
+    let n = 1;
+    for (const it of part) {
+      for (let i = 0; i < n; i++) {
+        sums[n + i] = sums[i] + it.cents;
+        probs[n + i] = probs[i] * it.p;
+        probs[i] *= 1 - it.p;
+      }
+      n *= 2;
+    }
+    return { sums, probs };
+  };
+  const a = half(items.slice(0, items.length >> 1));
+  const b = half(items.slice(items.length >> 1));
+  const order = Uint32Array.from(b.sums, (_, i) => i).sort((x, y) => b.sums[x] - b.sums[y]);
+  const sorted = Float64Array.from(order, (i) => b.sums[i]);
+  const above = new Float64Array(order.length + 1);
+  for (let k = order.length - 1; k >= 0; k--) above[k] = above[k + 1] + b.probs[order[k]];
+  let total = 0;
+  for (let i = 0; i < a.sums.length; i++) {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid] > threshold - a.sums[i]) hi = mid;
+      else lo = mid + 1;
+    }
+    total += a.probs[i] * above[lo];
+  }
+  return total;
+}
