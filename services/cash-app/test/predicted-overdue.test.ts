@@ -99,34 +99,35 @@ describe('hand-computed example', () => {
   });
 });
 
-describe('exact tail probability', () => {
-  function bruteForce(items: UncertainAmount[], threshold: number): number {
-    let total = 0;
-    for (let mask = 0; mask < 1 << items.length; mask++) {
-      let sum = 0;
-      let pr = 1;
-      items.forEach((it, i) => {
-        if (mask & (1 << i)) {
-          sum += it.cents;
-          pr *= it.p;
-        } else pr *= 1 - it.p;
-      });
-      if (sum > threshold) total += pr;
-    }
-    return total;
+function bruteForce(items: UncertainAmount[], threshold: number): number {
+  let total = 0;
+  for (let mask = 0; mask < 1 << items.length; mask++) {
+    let sum = 0;
+    let pr = 1;
+    items.forEach((it, i) => {
+      if (mask & (1 << i)) {
+        sum += it.cents;
+        pr *= it.p;
+      } else pr *= 1 - it.p;
+    });
+    if (sum > threshold) total += pr;
   }
+  return total;
+}
 
-  // a small deterministic generator (mulberry32) so a failure reproduces
-  function rng(seed: number) {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
+// a small deterministic generator (mulberry32) so a failure reproduces
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('exact tail probability', () => {
 
   it('matches brute-force enumeration on random small cases', () => {
     const r = rng(20261122);
@@ -195,31 +196,6 @@ describe('exact tail probability', () => {
 });
 
 describe('bounded tail probability', () => {
-  function bruteForce(items: UncertainAmount[], threshold: number): number {
-    let total = 0;
-    for (let mask = 0; mask < 1 << items.length; mask++) {
-      let sum = 0;
-      let pr = 1;
-      items.forEach((it, i) => {
-        if (mask & (1 << i)) {
-          sum += it.cents;
-          pr *= it.p;
-        } else pr *= 1 - it.p;
-      });
-      if (sum > threshold) total += pr;
-    }
-    return total;
-  }
-  function rng(seed: number) {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
 
   it('encloses the brute-force answer within the reported error on small cases forced past a tiny state budget', () => {
     const r = rng(4242);
@@ -279,16 +255,6 @@ describe('bounded tail probability', () => {
 });
 
 describe('assembling the answer', () => {
-  function rng(seed: number) {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
 
   it('lists tripped tiers with days, thresholds and amounts as strings, and offloads only large tails', async () => {
     const row = {
