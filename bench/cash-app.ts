@@ -353,6 +353,28 @@ const median = (xs: number[]) => {
 };
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
+/**
+ * Every service's API on a free port (into `apis`, so the caller's clean-up closes what started) and
+ * the gateway in front of them, rate limit off; `gatewayEnv` adds gateway settings.
+ */
+async function startApisAndGateway(e: Record<string, string>, apis: Partial<Record<ServiceName, RunningApi>>, gatewayEnv: Record<string, string>) {
+  for (const [name, entry] of Object.entries(SERVICE_MODULES) as [ServiceName, (typeof SERVICE_MODULES)[ServiceName]][]) {
+    apis[name] = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { port: 0 });
+  }
+  return startGateway(
+    loadGatewayConfig({
+      ...e,
+      ADMIN_URL: `http://127.0.0.1:${apis.admin!.port}`,
+      INTEGRATIONS_URL: `http://127.0.0.1:${apis.integrations!.port}`,
+      CASH_APP_URL: `http://127.0.0.1:${apis['cash-app']!.port}`,
+      KNOWLEDGE_URL: `http://127.0.0.1:${apis.knowledge!.port}`,
+      RATE_LIMIT_PER_SECOND: '0',
+      ...gatewayEnv,
+    }),
+    { port: 0 },
+  );
+}
+
 export async function run(): Promise<void> {
   const started = Date.now();
   const log = (m: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
@@ -362,20 +384,7 @@ export async function run(): Promise<void> {
   let worker: Awaited<ReturnType<typeof startServiceWorker>> | undefined;
   try {
     const e: Record<string, string> = { ...env.env, DATABASE_POOL_MAX: '10' };
-    for (const [name, entry] of Object.entries(SERVICE_MODULES) as [ServiceName, (typeof SERVICE_MODULES)[ServiceName]][]) {
-      apis[name] = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { port: 0 });
-    }
-    gateway = await startGateway(
-      loadGatewayConfig({
-        ...e,
-        ADMIN_URL: `http://127.0.0.1:${apis.admin!.port}`,
-        INTEGRATIONS_URL: `http://127.0.0.1:${apis.integrations!.port}`,
-        CASH_APP_URL: `http://127.0.0.1:${apis['cash-app']!.port}`,
-        KNOWLEDGE_URL: `http://127.0.0.1:${apis.knowledge!.port}`,
-        RATE_LIMIT_PER_SECOND: '0',
-      }),
-      { port: 0 },
-    );
+    gateway = await startApisAndGateway(e, apis, {});
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
 
     const temporal = await connectTemporal({ address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE });
@@ -618,23 +627,9 @@ export async function runLargeStatement(): Promise<void> {
   const client = new pg.Client({ connectionString: env.env.DATABASE_URL });
   try {
     const e: Record<string, string> = { ...env.env, DATABASE_POOL_MAX: '10' };
-    for (const [name, entry] of Object.entries(SERVICE_MODULES) as [ServiceName, (typeof SERVICE_MODULES)[ServiceName]][]) {
-      apis[name] = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { port: 0 });
-    }
-    gateway = await startGateway(
-      loadGatewayConfig({
-        ...e,
-        ADMIN_URL: `http://127.0.0.1:${apis.admin!.port}`,
-        INTEGRATIONS_URL: `http://127.0.0.1:${apis.integrations!.port}`,
-        CASH_APP_URL: `http://127.0.0.1:${apis['cash-app']!.port}`,
-        KNOWLEDGE_URL: `http://127.0.0.1:${apis.knowledge!.port}`,
-        RATE_LIMIT_PER_SECOND: '0',
-        // The 38.6 MB upload is parsed (validated) in the request; on the shared bench machine that takes
-        // longer than the default 30 s upstream timeout. Its time is reported as upload_ms.
-        UPSTREAM_TIMEOUT_MS: '600000',
-      }),
-      { port: 0 },
-    );
+    // The 38.6 MB upload is parsed (validated) in the request; on the shared bench machine that takes
+    // longer than the default 30 s upstream timeout. Its time is reported as upload_ms.
+    gateway = await startApisAndGateway(e, apis, { UPSTREAM_TIMEOUT_MS: '600000' });
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
     temporal = await connectTemporal({ address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE });
     const adminDb = createDb({ url: e.DATABASE_URL, schema: 'admin', poolMax: 1 });
