@@ -329,13 +329,15 @@ async function predictedOverdueStatement(trx: Knex.Transaction, organizationId: 
   const fx = converting ? conversionBindings(q) : [];
   const centsSql = converting ? OPEN_LC_CENTS_SQL : 'open_lc_cents';
   const minDays = Math.min(...q.tiers.map((t) => t.days));
-  const tierCols = q.tiers.map((_, i) => `sum(cents) FILTER (WHERE age > ?) AS s${i}, count(cents) FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
+  // Without conversion every open invoice in scope has its cents (no NULLs to leave out): plain counts.
+  const counted = converting ? 'count(cents)' : 'count(*)';
+  const tierCols = q.tiers.map((_, i) => `sum(cents) FILTER (WHERE age > ?) AS s${i}, ${counted} FILTER (WHERE age > ?) AS c${i}`).join(',\n      ');
   const tierBindings = q.tiers.flatMap((t) => [t.days, t.days]);
   const having = q.tiers.map(() => 'sum(cents) FILTER (WHERE age > ?) > ?::numeric * 100').join(' OR ');
   const havingBindings = q.tiers.flatMap((t) => [t.days, t.amountLc]);
   const sql = `
     WITH agg AS (
-      SELECT partner_id, sum(cents) AS total_open_cents, count(*) FILTER (WHERE cents IS NULL) AS unconvertible,
+      SELECT partner_id, sum(cents) AS total_open_cents, ${converting ? 'count(*) FILTER (WHERE cents IS NULL)' : '0'} AS unconvertible,
       ${tierCols}
       FROM (SELECT partner_id, ?::date - net_due_date AS age, ${centsSql} AS cents
             FROM ${LEDGER_TABLES.documents}
@@ -356,7 +358,7 @@ async function predictedOverdueStatement(trx: Knex.Transaction, organizationId: 
             FROM ${LEDGER_TABLES.documents}
             WHERE organization_id = ? AND partner_id = agg.partner_id AND kind = 'invoice' AND status_open
               AND net_due_date < ?::date - ?::int ${scopeSql}) a
-      WHERE cents IS NOT NULL
+      ${converting ? 'WHERE cents IS NOT NULL' : ''}
     ) inv
     CROSS JOIN LATERAL (
       SELECT string_agg((clearing_date - net_due_date)::text, ',') AS lateness
