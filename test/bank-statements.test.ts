@@ -16,17 +16,14 @@
  * BANK_STATEMENT_CHUNK_PAUSE_MS=150 (documented in config.ts): the store activity writes two lines,
  * heartbeats, then sleeps (cancellably) before the next chunk.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { connectTemporal, createDb, type Db, type TemporalHandle } from '@rp/platform';
 import { bankStatementWorkflowId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
-import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { CSV_DEBIT_CREDIT_MAPPING, CSV_SEMICOLON_MAPPING } from './fixtures/bank-statements/csv-mappings.js';
@@ -35,6 +32,7 @@ import { createBankStatementActivities } from '../services/cash-app/src/activiti
 import { createMatchingActivities } from '../services/cash-app/src/activities/matching.js';
 import { uploadStatement } from '../services/cash-app/src/domain/bank-statements.js';
 import { parseStatement } from '../services/cash-app/src/parsers/index.js';
+import { replayHistory } from './support/histories.js';
 
 let stack: TestStack;
 let org: Org;
@@ -154,11 +152,7 @@ describe('upload and processing', () => {
     expect(d.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
     expect(d.typedSearchAttributes.get(ENTITY_ID)).toBe(s.id);
     const history = await handle.fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, d.workflowId);
-    if (process.env.RECORD_HISTORIES) {
-      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', d.workflowId, '-o', 'json']);
-      writeFileSync('workflows/test/histories/bank-statement.json', json);
-    }
+    await replayHistory(stack, d.workflowId, history, 'bank-statement.json');
   });
 
   it('processes BAI2, MT940, both CSV layouts, a JSON file and the JSON form', async () => {
@@ -362,11 +356,7 @@ describe('delete', () => {
     const cancelled = events.filter((e) => e.activityTaskCanceledEventAttributes).map((e) => scheduled.get(String(e.activityTaskCanceledEventAttributes!.scheduledEventId)));
     expect(cancelled).toEqual(['storeStatementTransactions']);
     expect(events.some((e) => e.activityTaskCompletedEventAttributes)).toBe(false);
-    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, await handle.fetchHistory(), d.workflowId);
-    if (process.env.RECORD_HISTORIES) {
-      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', d.workflowId, '-o', 'json']);
-      writeFileSync('workflows/test/histories/bank-statement-cancelled.json', json);
-    }
+    await replayHistory(stack, d.workflowId, await handle.fetchHistory(), 'bank-statement-cancelled.json');
     for (let i = 0; i < 10; i++) {
       expect(await stack.sql(`SELECT id FROM cash_app.bank_transactions WHERE statement_id = $1 OR unique_import_id LIKE 'DE12500105170648489890:%'`, [id])).toEqual([]);
       expect(await stack.sql(`SELECT p.id FROM cash_app.payments p JOIN cash_app.bank_transactions t ON t.id = p.bank_transaction_id WHERE t.statement_id = $1`, [id])).toEqual([]);

@@ -3,16 +3,13 @@
  * gateway against a fake QuickBooks (OAuth token endpoint + Accounting API query endpoint on
  * loopback), synced by the connectionSync workflow on a real Temporal dev server into the ledger.
  */
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTemporal, createDb, type TemporalHandle } from '@rp/platform';
 import { cancelRunningSyncs } from '../services/integrations/src/domain/sync-schedule.js';
 import { connectionSyncScheduleId, ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
-import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { qboCustomer, qboInvoice, startFakeQuickbooks, type FakeQuickbooks, type QboRecord } from './support/fake-quickbooks.js';
+import { replayHistory } from './support/histories.js';
 
 const REDIRECT_URI = 'https://app.example.com/oauth/callback';
 const OLD = '2026-01-10T08:00:00Z';
@@ -200,11 +197,7 @@ describe('QuickBooks Online sync', () => {
 
     // The recorded history replays against today's workflow code.
     const history = await handle.fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
-    if (process.env.RECORD_HISTORIES) {
-      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
-      writeFileSync('workflows/test/histories/connection-sync.json', json);
-    }
+    await replayHistory(stack, description.workflowId, history, 'connection-sync.json');
   }, 90_000);
 
   it('syncs incrementally: only records changed since the last sync are fetched', async () => {

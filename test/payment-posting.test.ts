@@ -16,15 +16,11 @@
  * workflow and committing (approve, post, unpost) is injected by calling the domain functions the
  * routes call with a hook at that point, as test/bank-statements.test.ts does for the upload.
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { connectTemporal, createDb, createLogger, type TemporalHandle } from '@rp/platform';
 import { ENTITY_ID, ORGANIZATION_ID, paymentPostingWorkflowId, TASK_QUEUES } from '@rp/workflows';
-import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -33,6 +29,8 @@ import { createPaymentPostingActivities } from '../services/cash-app/src/activit
 import { approvePayment } from '../services/cash-app/src/domain/payment-changes.js';
 import { requestPaymentPosting } from '../services/cash-app/src/domain/payment-posting.js';
 import { startFakeQboPayments, type FakeQboPayments } from './support/fake-quickbooks-payments.js';
+import { replayHistory } from './support/histories.js';
+import { failUpdates } from './support/faults.js';
 
 const REDIRECT_URI = 'https://app.example.com/oauth/callback';
 const OLD = '2026-01-10T08:00:00Z';
@@ -54,11 +52,7 @@ async function checkWorkflow(org: Org, paymentId: string, historyFile: string) {
   expect(description.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
   expect(description.typedSearchAttributes.get(ENTITY_ID)).toBe(paymentId);
   const history = await handle.fetchHistory();
-  await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
-  if (process.env.RECORD_HISTORIES) {
-    const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
-    writeFileSync(`workflows/test/histories/${historyFile}`, json);
-  }
+  await replayHistory(stack, description.workflowId, history, historyFile);
   return result;
 }
 
@@ -409,20 +403,6 @@ describe('QuickBooks Online posting', () => {
     return paymentWhen(org, p.body.id, status);
   }
 
-  /** One-shot failure of a database write: the first matching UPDATE raises, later ones pass. */
-  async function failOnce(table: string, when: string, name: string) {
-    await stack.sql(`CREATE SEQUENCE ${name}_seq`);
-    await stack.sql(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF nextval('${name}_seq') = 1 THEN RAISE EXCEPTION 'injected failure of %', TG_TABLE_NAME; END IF; RETURN NEW; END $$`);
-    await stack.sql(`CREATE TRIGGER ${name} BEFORE UPDATE ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`);
-  }
-
-  async function dropFailOnce(table: string, name: string) {
-    await stack.sql(`DROP TRIGGER ${name} ON ${table}`);
-    await stack.sql(`DROP FUNCTION ${name}()`);
-    await stack.sql(`DROP SEQUENCE ${name}_seq`);
-  }
-
   function creates(postingId: string) {
     return qbo.requests.filter((r) => r.operation === 'create' && r.requestId === postingId);
   }
@@ -564,7 +544,7 @@ describe('QuickBooks Online posting', () => {
   it('a failed write of the result after QuickBooks created the Payment does not post twice (integrations record)', async () => {
     const inv104 = await documentId(orgQ, { remote_id: '104' });
     const [tx] = await statement(orgQ, 'USD', [{ amount: '80.00' }]);
-    await failOnce('integrations.payment_postings', `NEW.status = 'posted'`, 'fail_posting_record');
+    const fault = await failUpdates(stack, { table: 'integrations.payment_postings', when: `NEW.status = 'posted'`, name: 'fail_posting_record' });
     try {
       const payment = await approveAndWait(orgQ, tx!, [{ invoice_id: inv104, amount_paid: '80.00' }], 'posted');
       const postingId = (await stack.sql(`SELECT id FROM integrations.payment_postings WHERE payment_id = $1`, [payment.id]))[0].id as string;
@@ -573,7 +553,7 @@ describe('QuickBooks Online posting', () => {
       expect(qbo.payments.filter((p) => p.Line.some((l) => l.LinkedTxn[0]!.TxnId === '104'))).toHaveLength(1);
       expect(payment.erp_payment_id).toBe(qbo.payments.find((p) => p.Line.some((l) => l.LinkedTxn[0]!.TxnId === '104'))!.Id);
     } finally {
-      await dropFailOnce('integrations.payment_postings', 'fail_posting_record');
+      await fault.restore();
     }
   });
 
@@ -582,14 +562,14 @@ describe('QuickBooks Online posting', () => {
     await sync();
     const inv105 = await documentId(orgQ, { remote_id: '105' });
     const [tx] = await statement(orgQ, 'USD', [{ amount: '45.00' }]);
-    await failOnce('cash_app.payments', `OLD.posting_status = 'pending' AND NEW.posting_status = 'posted'`, 'fail_payment_record');
+    const fault = await failUpdates(stack, { table: 'cash_app.payments', when: `OLD.posting_status = 'pending' AND NEW.posting_status = 'posted'`, name: 'fail_payment_record' });
     try {
       const payment = await approveAndWait(orgQ, tx!, [{ invoice_id: inv105, amount_paid: '45.00' }], 'posted');
       const postingId = (await stack.sql(`SELECT id FROM integrations.payment_postings WHERE payment_id = $1`, [payment.id]))[0].id as string;
       expect(creates(postingId)).toHaveLength(1);
       expect(qbo.payments.filter((p) => p.Line.some((l) => l.LinkedTxn[0]!.TxnId === '105'))).toHaveLength(1);
     } finally {
-      await dropFailOnce('cash_app.payments', 'fail_payment_record');
+      await fault.restore();
     }
   });
 });

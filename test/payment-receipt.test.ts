@@ -6,20 +6,18 @@
  * workflow that never closes (started on a task queue no worker polls), and a write failure of the
  * "sent" record (a trigger), standing for a database outage right after the SMTP server accepted.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Worker } from '@temporalio/worker';
 import { connectTemporal, startServiceWorker, type TemporalHandle } from '@rp/platform';
 import { cashAppModule, loadCashAppConfig } from '@rp/cash-app';
 import { workflowsPath } from '@rp/workflows/paths';
 import { ENTITY_ID, ORGANIZATION_ID, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES } from '@rp/workflows';
-import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
+import { replayHistory } from './support/histories.js';
+import { failUpdates } from './support/faults.js';
 
 let stack: TestStack;
 let org: Org;
@@ -153,11 +151,7 @@ describe('payment-receipt email', () => {
     expect(description.typedSearchAttributes.get(ENTITY_ID)).toBe(paymentId);
 
     const history = await handle.fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
-    if (process.env.RECORD_HISTORIES) {
-      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
-      writeFileSync('workflows/test/histories/payment-receipt-send-then-record.json', json);
-    }
+    await replayHistory(stack, description.workflowId, history, 'payment-receipt-send-then-record.json');
 
     const mails = await waitForMail(email);
     expect(mails).toHaveLength(1);
@@ -305,32 +299,27 @@ describe('payment-receipt email', () => {
     const email = `ap.write.${randomBytes(4).toString('hex')}@acme.example`;
     const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9720001', amount: 81 }]);
     const { paymentId } = await payment(org, { partnerId, amount: '81.00', date: '2026-10-10', allocations: [{ invoiceId: invoiceIds[0], paid: '81.00' }] });
-    // The database refuses the first two "sent" updates of this payment's record (a trigger; a
-    // sequence counts across the rolled-back attempts), as an outage right after the SMTP call would.
-    const tag = paymentId.replace(/-/g, '_');
-    await stack.sql(`CREATE SEQUENCE cash_app.fail_${tag}`);
-    await stack.sql(`CREATE FUNCTION cash_app.fail_${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.status = 'sent' AND OLD.status <> 'sent' AND NEW.payment_id = '${paymentId}' AND nextval('cash_app.fail_${tag}') <= 2 THEN
-          RAISE EXCEPTION 'injected: database unavailable while recording sent';
-        END IF;
-        RETURN NEW;
-      END $$`);
-    await stack.sql(`CREATE TRIGGER fail_${tag} BEFORE UPDATE ON cash_app.outreach_records FOR EACH ROW EXECUTE FUNCTION cash_app.fail_${tag}()`);
+    // The database refuses the first two "sent" updates of this payment's record, as an outage right
+    // after the SMTP call would.
+    const fault = await failUpdates(stack, {
+      table: 'cash_app.outreach_records',
+      when: `NEW.status = 'sent' AND OLD.status <> 'sent' AND NEW.payment_id = '${paymentId}'`,
+      name: `fail_${paymentId.replace(/-/g, '_')}`,
+      times: 2,
+    });
     try {
       const res = await requestReceipt(org, paymentId);
       expect(res.status).toBe(200);
       const handle = temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId));
       expect(await handle.result()).toEqual({ status: 'sent', emailId: `<${res.body.id}@receivables.local>` });
-      const [{ n }] = await stack.sql(`SELECT last_value::int AS n FROM cash_app.fail_${tag}`);
-      expect(n).toBeGreaterThanOrEqual(3); // the two injected failures happened, then the record was written
+      expect(await fault.attempts()).toBeGreaterThanOrEqual(3); // the two injected failures happened, then the record was written
       const [row] = await stack.sql('SELECT status, attempts, email_id FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
       expect(row).toMatchObject({ status: 'sent', attempts: 1, email_id: `<${res.body.id}@receivables.local>` });
       // Before: each failed write failed the send activity, which sent again on retry (three emails).
       await new Promise((r) => setTimeout(r, 500));
       expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
     } finally {
-      await stack.sql(`DROP TRIGGER IF EXISTS fail_${tag} ON cash_app.outreach_records`);
+      await fault.restore();
     }
   });
 
@@ -420,11 +409,7 @@ describe('payment-receipt email', () => {
       const handle = temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId));
       expect(await handle.result()).toMatchObject({ status: 'failed', error: expect.stringMatching(/ECONNREFUSED/) });
       // The failure path (retries exhausted, record marked failed) replays too.
-      await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, await handle.fetchHistory(), handle.workflowId);
-      if (process.env.RECORD_HISTORIES) {
-        const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', handle.workflowId, '-o', 'json']);
-        writeFileSync('workflows/test/histories/payment-receipt-failed-send-then-record.json', json);
-      }
+      await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'payment-receipt-failed-send-then-record.json');
     } finally {
       await broken.close();
       await stack.startWorker('cash-app');

@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { Worker } from '@temporalio/worker';
-import { findTemporalCli } from '../scripts/local/temporal-cli.mjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTemporal, type TemporalHandle } from '@rp/platform';
 import { welcomeEmail, welcomeEmailWorkflowId, TASK_QUEUES, ORGANIZATION_ID } from '@rp/workflows';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
+import { replayHistory } from './support/histories.js';
+import { failUpdates } from './support/faults.js';
 
 let stack: TestStack;
 let org: Org;
@@ -40,11 +38,7 @@ describe('welcome email workflow', () => {
     const started = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
     // The request id travels from the gateway through the service into the activity's input.
     expect(JSON.parse(Buffer.from(started.data!).toString())).toEqual({ organizationId: org.organizationId, userId, requestId: 'req-welcome-nora' });
-    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, description.workflowId);
-    if (process.env.RECORD_HISTORIES) {
-      const json = execFileSync(findTemporalCli()!, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS, '--namespace', stack.namespace, '-w', description.workflowId, '-o', 'json']);
-      writeFileSync('workflows/test/histories/welcome-email-send-then-record.json', json);
-    }
+    await replayHistory(stack, description.workflowId, history, 'welcome-email-send-then-record.json');
 
     const mails = await waitForMail(email);
     expect(mails).toHaveLength(1);
@@ -67,32 +61,27 @@ describe('welcome email workflow', () => {
 
   it('sends once when recording "sent" fails after the SMTP server accepted: only the recording is retried', async () => {
     const email = `write.fails.${Date.now()}@example.com`;
-    // The database refuses the first two "sent" updates of this email's row (a trigger; a sequence
-    // counts across the rolled-back attempts), as an outage right after the SMTP call would.
-    const tag = email.replace(/[^a-z0-9]/g, '_');
-    await stack.sql(`CREATE SEQUENCE admin.fail_${tag}`);
-    await stack.sql(`CREATE FUNCTION admin.fail_${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.status = 'sent' AND OLD.status <> 'sent' AND NEW.to_address = '${email}' AND nextval('admin.fail_${tag}') <= 2 THEN
-          RAISE EXCEPTION 'injected: database unavailable while recording sent';
-        END IF;
-        RETURN NEW;
-      END $$`);
-    await stack.sql(`CREATE TRIGGER fail_${tag} BEFORE UPDATE ON admin.outbound_emails FOR EACH ROW EXECUTE FUNCTION admin.fail_${tag}()`);
+    // The database refuses the first two "sent" updates of this email's row, as an outage right after
+    // the SMTP call would.
+    const fault = await failUpdates(stack, {
+      table: 'admin.outbound_emails',
+      when: `NEW.status = 'sent' AND OLD.status <> 'sent' AND NEW.to_address = '${email}'`,
+      name: `fail_${email.replace(/[^a-z0-9]/g, '_')}`,
+      times: 2,
+    });
     try {
       const res = await stack.request('POST', '/v2/users', { token: org.token, body: { email, name: 'Wanda Write' } });
       expect(res.status).toBe(200);
       const handle = temporal.client.workflow.getHandle(welcomeEmailWorkflowId(res.body.id));
       expect(await handle.result()).toMatchObject({ status: 'sent' });
-      const [{ n }] = await stack.sql(`SELECT last_value::int AS n FROM admin.fail_${tag}`);
-      expect(n).toBeGreaterThanOrEqual(3); // the two injected failures happened, then the record was written
+      expect(await fault.attempts()).toBeGreaterThanOrEqual(3); // the two injected failures happened, then the record was written
       const [row] = await stack.sql(`SELECT status, attempts, message_id FROM admin.outbound_emails WHERE to_address = $1`, [email]);
       expect(row).toMatchObject({ status: 'sent', attempts: 1, message_id: expect.any(String) });
       // Before: each failed write failed the send activity, which sent again on retry (three emails).
       await new Promise((r) => setTimeout(r, 500));
       expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
     } finally {
-      await stack.sql(`DROP TRIGGER IF EXISTS fail_${tag} ON admin.outbound_emails`);
+      await fault.restore();
     }
   });
 
