@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import {
   ConflictError,
+  idSchema,
   isUuid,
   NotFoundError,
   pageEnvelopeSchema,
@@ -229,7 +230,7 @@ export const bankStatementRoutes = [
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
       status: z.enum(STATEMENT_STATUSES).optional(),
-      bank_account_id: z.uuid().optional(),
+      bank_account_id: idSchema().optional(),
     }),
     response: pageEnvelopeSchema(bankStatementSchema),
     handler: async ({ query, identity, deps }) => {
@@ -245,7 +246,7 @@ export const bankStatementRoutes = [
     summary: 'Get a bank statement with its transactions',
     description: 'The statement with all its transactions in file order, each with the payments proposed or approved for it. Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
-    params: z.object({ statement_id: z.string() }),
+    params: z.object({ statement_id: idSchema() }),
     response: bankStatementDetailSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
@@ -264,7 +265,7 @@ export const bankStatementRoutes = [
     summary: 'Approve a processed bank statement',
     description: 'Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
-    params: z.object({ statement_id: z.string() }),
+    params: z.object({ statement_id: idSchema() }),
     response: bankStatementSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps }) => {
@@ -293,7 +294,7 @@ export const bankStatementRoutes = [
       'delete either comes first (the delete answers 409 and nothing is removed) or finds the payment gone (404). ' +
       'Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
-    params: z.object({ statement_id: z.string() }),
+    params: z.object({ statement_id: idSchema() }),
     errors: [404, 409],
     handler: async ({ params, identity, deps, log }) => {
       await deleteUploadedStatement(deps, { organizationId: identity.org, role: identity.role }, params.statement_id, log);

@@ -5,7 +5,7 @@
  * in store/sync-runs.ts, and `next_sync_at` from `describeNextSyncAt` in domain/sync-schedule.ts.
  */
 import { z } from 'zod';
-import { pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { listSyncRuns, SYNC_RUN_STATUSES, syncRunView } from '../store/sync-runs.js';
 import { findSyncConnection, startOneOffSync } from '../domain/one-off-sync.js';
@@ -84,7 +84,7 @@ const syncStartedSchema = z.strictObject({
   sync_runs: z.array(syncRunSchema).describe('One `scheduled` run per read-enabled model, in sync order.'),
 });
 
-const connectionParams = z.object({ connection_id: z.string() });
+const connectionParams = z.object({ connection_id: idSchema() });
 
 export const syncRoutes = [
   route({
