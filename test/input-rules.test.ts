@@ -96,6 +96,24 @@ describe('NUL (U+0000) is refused with 422 and its loc, nothing stored', () => {
     expect((await req('GET', '/v2/bank-statements')).body.total_records).toBe(0);
   });
 
+  it('uploaded statement files (a NUL byte, with its line) and the multipart mapping (also as a JSON escape)', async () => {
+    const mapping = { account: 'DE89370400440532013000', date_column: 'Date', amount_column: 'Amount', currency: 'EUR', counterparty_name_column: 'Name', delimiter: ';', decimal_separator: ',', date_format: 'DD.MM.YYYY' };
+    const upload = async (csv: string, map: string) => {
+      const form = new FormData();
+      form.set('format', 'csv');
+      form.set('mapping', map);
+      form.set('file', new Blob([csv]), 'statement.csv');
+      const res = await fetch(`${stack.gatewayUrl}/v2/bank-statements`, { method: 'POST', headers: { authorization: `Bearer ${org.token}` }, body: form });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const good = 'Date;Amount;Name\n04.11.2026;10,00;Fine payer\n';
+    expectNulRefused(await upload(`${good}05.11.2026;11,00;Bad${NUL}payer\n`, JSON.stringify(mapping)), ['body', 'file', 'line 3']);
+    // The mapping is JSON text: an escaped \u0000 becomes a NUL only once parsed.
+    expectNulRefused(await upload(good, JSON.stringify({ ...mapping, account: `DE89${NUL}` }).replace('\\u0000', NUL)), ['body', 'mapping']); // a raw NUL in the text field
+    expectNulRefused(await upload(good, `${JSON.stringify(mapping).slice(0, -1)},"delimiter":";","account":"DE\\u0000"}`), ['body', 'mapping', 'account']);
+    expect((await req('GET', '/v2/bank-statements')).body.total_records).toBe(0);
+  });
+
   it('path and query strings', async () => {
     expectNulRefused(await req('GET', `/v2/integrations/connections/${randomUUID()}/sync-runs?model=cust%00omers`), ['query', 'model']);
     expectNulRefused(await req('GET', '/v2/users/%00'), ['path', 'user_id']);

@@ -14,6 +14,7 @@ import {
   type UploadedFile,
 } from '@rp/platform';
 import { route } from '../deps.js';
+import { refuseNul } from '../parsers/nul.js';
 import { deleteUploadedStatement, STATEMENT_STATUSES, STATUS_DESCRIPTION, uploadStatement } from '../domain/bank-statements.js';
 import {
   csvMappingSchema,
@@ -174,7 +175,7 @@ export const bankStatementRoutes = [
       '`date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). ' +
       `Files up to ${MAX_STATEMENT_BYTES} bytes; one account (one statement) per file.\n\n` +
       'The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
-      'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A valid file is stored ' +
+      'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored ' +
       'with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify ' +
       'deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is ' +
       'started before the statement is committed: a statement is never left `uploaded` without processing, and when the ' +
@@ -216,6 +217,7 @@ export const bankStatementRoutes = [
         }
         throw err;
       }
+      refuseNul(body.file ? content! : null, parsed!, options);
       const { statement } = await uploadStatement(deps, { organizationId: identity.org, uploadedBy: identity.sub, format: format!, fileName, content, options, parsed });
       return statementView(statement);
     },
