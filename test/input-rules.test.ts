@@ -268,7 +268,7 @@ describe('405 and Allow: only methods that work, fixed segments win', () => {
           if (res.status === 405 || res.body?.type === 'route-not-found' || res.status >= 500) problems.push(`${method} ${t.path}: declared, answered ${res.status} ${res.body?.type}`);
         } else {
           const allow = (res.headers.get('allow') ?? '').split(',').map((m) => m.trim()).filter(Boolean).sort();
-          if (res.status !== 405 || allow.join() !== [...t.methods].sort().join()) problems.push(`${method} ${t.path}: undeclared, answered ${res.status} Allow [${allow}] (declared [${t.methods}])`);
+          if (res.status !== 405 || allow.join() !== [...t.methods].sort().join()) problems.push(`${method} ${t.path}: undeclared, answered ${res.status} Allow [${allow.join()}] (declared [${t.methods.join()}])`);
         }
       }
     }
