@@ -34,7 +34,8 @@ function pathOf(frame: Frame | undefined, tail: (string | number)[]): Path {
 /**
  * Where `value` (parsed JSON, a query object, form fields, a text body) carries a NUL character:
  * the path of each string value containing one, and of each object key containing one (`key: true`).
- * One iterative walk (no recursion, so any nesting depth is fine); binary data (Buffers, e.g.
+ * One allocation-free check (recursive, iterative below 256 levels so any nesting depth is fine),
+ * then, only when there is a NUL, a walk collecting the paths; binary data (Buffers, e.g.
  * uploaded file contents) is not text and is skipped. `skipTopLevelItems`: do not look inside the
  * items of a top-level array (routes that validate those items one by one, see `perRecordBody`).
  */
@@ -43,6 +44,14 @@ export function findNul(value: unknown, opts: { skipTopLevelItems?: boolean } = 
   if (value === null || typeof value !== 'object') return [];
   const found: { path: Path; key: boolean }[] = [];
   if (opts.skipTopLevelItems && Array.isArray(value)) return found;
+  // Fast path: the allocation-free check; paths are collected only for a request that has a NUL.
+  if (!hasNul(value, 0)) return found;
+  return collectNul(value);
+}
+
+/** The iterative walk collecting every NUL's path (any depth: no recursion). */
+function collectNul(value: object): { path: Path; key: boolean }[] {
+  const found: { path: Path; key: boolean }[] = [];
   const stack: Frame[] = [{ value, key: undefined, parent: undefined }];
   while (stack.length) {
     const frame = stack.pop()!;
@@ -69,6 +78,23 @@ export function findNul(value: unknown, opts: { skipTopLevelItems?: boolean } = 
     }
   }
   return found;
+}
+
+const MAX_RECURSION = 256;
+
+/** Whether a NUL is anywhere in `v`: recursive (fast) up to MAX_RECURSION levels, the iterative walk below that. */
+function hasNul(v: unknown, depth: number): boolean {
+  if (typeof v === 'string') return v.includes('\0');
+  if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) return false;
+  if (depth > MAX_RECURSION) return collectNul(v).length > 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (hasNul(v[i], depth + 1)) return true;
+    return false;
+  }
+  for (const k in v) {
+    if (k.includes('\0') || hasNul((v as Record<string, unknown>)[k], depth + 1)) return true;
+  }
+  return false;
 }
 
 /** {@link findNul} as validation issues located at `location` (`path`, `query`, `body`). */
