@@ -19,7 +19,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict with the current state',
   413: 'Request body too large',
   415: 'Unsupported content type',
-  422: 'Request validation failed',
+  422: 'Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits)',
   429: 'Rate limit exceeded; see Retry-After',
   500: 'Unexpected error',
   502: 'The owning service could not be reached',
