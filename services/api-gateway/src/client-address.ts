@@ -17,7 +17,9 @@ export class ClientAddress {
   }
 
   of(req: http.IncomingMessage): string {
-    const peer = normalize(req.socket.remoteAddress ?? '');
+    const raw = req.socket.remoteAddress ?? '';
+    // Node gives IPv4 peers of a dual-stack socket as ::ffff:a.b.c.d: one key per client either way.
+    const peer = raw.startsWith('::ffff:') && raw.includes('.') ? raw.slice(7) : raw;
     if (!this.trusted.length || !this.isTrusted(peer)) return peer;
     const header = req.headers['x-forwarded-for'];
     const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))

@@ -113,12 +113,7 @@ export class OutboundPolicy {
     if (url.username || url.password) return 'must not carry credentials';
     const host = bareHost(url);
     const literal = isIP(host) ? parseIp(host) : null;
-    if (!literal) {
-      if (host === 'localhost' || host.endsWith('.localhost')) {
-        return this.hostAllowed(host, defaultPort(url)) ? null : 'must not point at localhost (not in OUTBOUND_ALLOWLIST)';
-      }
-      return null;
-    }
+    if (!literal) return null; // a name: checked after DNS resolution, on every call
     const why = this.refusal(host, literal, defaultPort(url));
     return why ? `must not point at ${why}` : null;
   }
