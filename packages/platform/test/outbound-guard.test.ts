@@ -4,6 +4,7 @@
  * real loopback servers (DNS names checked after resolution, redirects re-checked and bounded,
  * credentials dropped across origins).
  */
+import dns from 'node:dns';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -154,5 +155,32 @@ describe('guardedFetch', () => {
     expect(seen.b.at(-1)!.accept).toBe('text/plain');
     const manual = await guardedFetch(`http://127.0.0.1:${a}/to-b`, { policy: both, maxRedirects: 0 });
     expect(manual.status).toBe(302);
+  });
+
+  it('connects to the very address it checked: one DNS answer per connection (no rebinding window)', async () => {
+    // A name whose answers change between look-ups, as a rebinding DNS server would answer.
+    const answers = ['127.0.0.1', '169.254.169.254'];
+    const asked: string[] = [];
+    const original = dns.lookup;
+    const patched = ((hostname: string, options: unknown, callback: (err: Error | null, addresses: dns.LookupAddress[]) => void) => {
+      if (hostname !== 'rebind.example') return (original as (...args: unknown[]) => void)(hostname, options, callback);
+      asked.push(hostname);
+      callback(null, [{ address: answers[Math.min(asked.length - 1, answers.length - 1)], family: 4 }]);
+    }) as unknown as typeof dns.lookup;
+    dns.lookup = patched;
+    try {
+      const policy = OutboundPolicy.parse(`127.0.0.1:${a}`);
+      const before = seen.a.length;
+      const first = await guardedFetch(`http://rebind.example:${a}/`, { policy });
+      expect(await first.text()).toBe('a');
+      expect(asked).toHaveLength(1);
+      expect(seen.a.at(-1)!.host).toBe(`rebind.example:${a}`);
+      // The next answer is the metadata address: refused before any connection.
+      await expect(guardedFetch(`http://rebind.example:${a}/`, { policy })).rejects.toThrow(/169\.254\.169\.254, a metadata address/);
+      expect(asked).toHaveLength(2);
+      expect(seen.a.length).toBe(before + 1);
+    } finally {
+      dns.lookup = original;
+    }
   });
 });

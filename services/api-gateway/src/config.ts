@@ -22,7 +22,7 @@ export const gatewayConfigSchema = z.object({
   AUTH_CACHE_TTL_MS: env.int(60_000, 0),
   /**
    * Failed authentications (401) one client address may have in a burst before it gets 429 without
-   * any credential look-up, and how many it regains per minute (token bucket; 0 per minute: never).
+   * any credential look-up, and how many it regains per minute (token bucket; 0 per minute disables the limit).
    */
   AUTH_FAILURE_BURST: env.int(30, 1),
   AUTH_FAILURE_PER_MINUTE: env.int(30, 0),
