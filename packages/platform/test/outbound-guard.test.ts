@@ -119,6 +119,10 @@ describe('guardedFetch', () => {
     b = await serve('b', (_req, res) => res.end('b'));
     a = await serve('a', (req, res) => {
       if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
+      if (req.url === '/big') {
+        res.write('x'.repeat(64 * 1024));
+        return void setTimeout(() => res.end('x'.repeat(64 * 1024)), 50);
+      }
       if (req.url === '/to-b') return res.writeHead(302, { location: `http://127.0.0.1:${b}/` }).end();
       res.end('a');
     });
@@ -155,6 +159,12 @@ describe('guardedFetch', () => {
     expect(seen.b.at(-1)!.accept).toBe('text/plain');
     const manual = await guardedFetch(`http://127.0.0.1:${a}/to-b`, { policy: both, maxRedirects: 0 });
     expect(manual.status).toBe(302);
+  });
+
+  it('bounds the response body it reads', async () => {
+    const policy = OutboundPolicy.parse(`127.0.0.1:${a}`);
+    await expect(guardedFetch(`http://127.0.0.1:${a}/big`, { policy, maxBytes: 1024 })).rejects.toThrow(/fetch failed/);
+    expect((await (await guardedFetch(`http://127.0.0.1:${a}/big`, { policy })).text()).length).toBe(128 * 1024);
   });
 
   it('connects to the very address it checked: one DNS answer per connection (no rebinding window)', async () => {

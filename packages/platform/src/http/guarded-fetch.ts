@@ -257,6 +257,13 @@ function requestOnce(url: URL, method: string, headers: Record<string, string>, 
         done();
         reject(err === signal?.reason ? err : Object.assign(new TypeError('fetch failed'), { cause: err }));
       });
+      // Destroyed mid-body (abort, size limit, connection lost) without an 'error': settle anyway.
+      res.on('close', () => {
+        if (res.complete) return;
+        done();
+        const reason = signal?.aborted ? signal.reason : new Error('response interrupted');
+        reject(reason === signal?.reason ? reason : Object.assign(new TypeError('fetch failed'), { cause: reason }));
+      });
       res.on('end', () => {
         done();
         const status = res.statusCode ?? 502;
