@@ -8,7 +8,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { connectTemporal, createDb, signIdentity, type Identity } from '@rp/platform';
+import { connectTemporal, createDb, deriveIdentityKey, signIdentity, type Identity } from '@rp/platform';
 import { onboardOrganization } from '@rp/admin';
 import { startBenchEnvironment } from './support/environment.js';
 import { serveInChild } from './support/process.js';
@@ -78,8 +78,11 @@ export async function run(): Promise<void> {
       bu: '*',
       iat: Math.floor(Date.now() / 1000),
     });
-    let signed = signIdentity(identity(), env.env.IDENTITY_SECRET);
-    const refresher = setInterval(() => (signed = signIdentity(identity(), env.env.IDENTITY_SECRET)), 1000);
+    // Signed as the gateway does: the admin service's key, bound to GET /v2/users/me.
+    const adminKey = deriveIdentityKey(env.env.IDENTITY_SECRET, 'admin');
+    const sign = () => signIdentity(identity(), adminKey, { method: 'GET', target: PATH });
+    let signed = sign();
+    const refresher = setInterval(() => (signed = sign()), 1000);
     const signedHeaders = () => ({ 'x-rp-identity': signed });
     const bearer = { authorization: `Bearer ${org.accessToken.token}` };
 

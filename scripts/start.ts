@@ -142,6 +142,8 @@ async function main(): Promise<void> {
     SMTP_URL: smtpUrl,
     IDENTITY_SECRET: env.IDENTITY_SECRET ?? persistentSecret('identity-secret'),
     CONNECTION_SECRETS_KEY: env.CONNECTION_SECRETS_KEY ?? persistentSecret('connection-secrets-key'),
+    // /metrics of the gateway and every service: `Authorization: Bearer $(cat var/metrics-token)`.
+    METRICS_TOKEN: env.METRICS_TOKEN ?? persistentSecret('metrics-token'),
     WORKFLOW_BUNDLE_PATH: bundlePath,
     PUBLIC_BASE_URL: env.PUBLIC_BASE_URL ?? `http://localhost:${GATEWAY_PORT}`,
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',
@@ -193,6 +195,7 @@ async function main(): Promise<void> {
   log('Ready.');
   log(`  API             ${api}`);
   log(`  API reference   ${api}/docs   (OpenAPI: ${api}/openapi.json)`);
+  log(`  Metrics         ${api}/metrics with "Authorization: Bearer <var/metrics-token>"`);
   if (temporalUi) log(`  Temporal UI     ${temporalUi}`);
   if (inbox) log(`  Mail inbox      ${inbox}`);
   log('');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signIdentity } from '@rp/platform';
+import { deriveIdentityKey, signIdentity } from '@rp/platform';
 import { IDENTITY_SECRET, startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -179,7 +179,10 @@ describe('business-unit access and tenant isolation', () => {
   });
 
   it('ignores identity headers a client sends', async () => {
-    const forged = signIdentity({ org: orgA.organizationId, sub: orgA.userId, role: 'admin', kind: 'user', cred: orgA.tokenId, bu: '*', iat: Math.floor(Date.now() / 1000) }, IDENTITY_SECRET);
+    const forged = signIdentity({ org: orgA.organizationId, sub: orgA.userId, role: 'admin', kind: 'user', cred: orgA.tokenId, bu: '*', iat: Math.floor(Date.now() / 1000) }, deriveIdentityKey(IDENTITY_SECRET, 'admin'), {
+      method: 'GET',
+      target: '/v2/business-units',
+    });
     expect((await stack.request('GET', '/v2/business-units', { headers: { 'x-rp-identity': forged } })).status).toBe(401);
     const res = await stack.request('GET', '/v2/business-units', { token: orgB.token, headers: { 'x-rp-identity': forged } });
     expect(res.status).toBe(200);

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadGatewayConfig, startGateway, type Gateway } from '@rp/api-gateway';
-import { startStack, type Org, type TestStack } from './support/stack.js';
+import { METRICS_TOKEN, startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
 let org: Org;
@@ -129,7 +129,7 @@ describe('operational endpoints', () => {
   it('serves health, readiness and metrics', async () => {
     expect((await stack.request('GET', '/healthz')).body).toEqual({ status: 'ok', service: 'api-gateway' });
     expect((await stack.request('GET', '/readyz')).body).toMatchObject({ status: 'ready', checks: { database: 'ok' } });
-    const metrics = await stack.request('GET', '/metrics');
+    const metrics = await stack.request('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(metrics.text).toContain('http_request_duration_seconds_bucket');
     for (const api of Object.values(stack.apis)) {
       const ready = await fetch(`http://127.0.0.1:${api.port}/readyz`);

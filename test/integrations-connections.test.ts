@@ -338,7 +338,7 @@ describe('OAuth: authorization URL and authenticate', () => {
     expect(noRealm.body.errors[0].loc).toEqual(['body', 'extra_data', 'realm_id']);
     const wrongRedirect = await stack.request('POST', `/v2/integrations/connections/${c.id}/authenticate`, {
       token: orgA.token,
-      body: { provider_name: 'quickbooks_online', authorization_code: 'x', redirect_uri: 'https://evil.example.com/cb', extra_data: { realm_id: '1' } },
+      body: { provider_name: 'quickbooks_online', authorization_code: 'x', redirect_uri: 'https://evil.example.com/cb', state: stateOf(c), extra_data: { realm_id: '1' } },
     });
     expect(wrongRedirect.status).toBe(422);
     expect(wrongRedirect.body.errors[0].loc).toEqual(['body', 'redirect_uri']);
@@ -349,7 +349,7 @@ describe('OAuth: authorization URL and authenticate', () => {
 
   it('mismatched or malformed variants: 422', async () => {
     const c = await createOk(orgA, { provider_name: 'quickbooks_online', name: 'QBO variant' });
-    const xeroBody = await stack.request('POST', `/v2/integrations/connections/${c.id}/authenticate`, { token: orgA.token, body: { provider_name: 'xero', authorization_code: 'abc' } });
+    const xeroBody = await stack.request('POST', `/v2/integrations/connections/${c.id}/authenticate`, { token: orgA.token, body: { provider_name: 'xero', authorization_code: 'abc', state: 'x' } });
     expect(xeroBody.status).toBe(422);
     expect(xeroBody.body.errors[0].loc).toEqual(['body', 'provider_name']);
     const stripeBody = await stack.request('POST', `/v2/integrations/connections/${c.id}/authenticate`, { token: orgA.token, body: { provider_name: 'stripe', api_key: 'sk_test_valid_key_123456' } });
@@ -397,7 +397,7 @@ describe('token refresh', () => {
     // A token valid for an hour is used as is.
     const startCount = fake.refreshCount;
     const a1 = await getProviderAccess({ db, config }, orgA.organizationId, c.id);
-    expect(a1).toEqual({ accessToken: expect.stringMatching(/^at-qbo-/), realmId: '9130357', apiBaseUrl: `${fake.url}/qbo` });
+    expect(a1).toEqual({ accessToken: expect.stringMatching(/^at-qbo-/), realmId: '9130357', apiBaseUrl: `${fake.url}/qbo`, outbound: config.OUTBOUND_ALLOWLIST });
     expect(fake.refreshCount).toBe(startCount);
 
     // Within 5 minutes of expiry, the health check refreshes first (refresh_token grant) and uses the new token.

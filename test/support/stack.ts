@@ -23,6 +23,13 @@ import { startGateway, loadGatewayConfig, type Gateway, type ServiceName } from 
 import { SERVICE_MODULES } from '../../scripts/local/services.js';
 
 export const IDENTITY_SECRET = 'test-identity-secret-0123456789abcdef0123456789';
+/** Bearer token of /metrics on the gateway and every service. */
+export const METRICS_TOKEN = 'test-metrics-token-0123456789abcdef0123456789';
+/**
+ * What the guarded HTTP client may reach besides public addresses: the loopback fake providers.
+ * Tests of the SSRF guard start their stack with a narrower list (env OUTBOUND_ALLOWLIST).
+ */
+export const LOOPBACK_ALLOWLIST = '127.0.0.0/8,::1';
 /** AES-256-GCM key of connection secrets (32 bytes, base64). */
 export const CONNECTION_SECRETS_KEY = Buffer.from('test-connection-secrets-key-0123').toString('base64');
 
@@ -81,6 +88,8 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_NAMESPACE: namespace,
     IDENTITY_SECRET,
+    METRICS_TOKEN,
+    OUTBOUND_ALLOWLIST: LOOPBACK_ALLOWLIST,
     CONNECTION_SECRETS_KEY,
     SMTP_URL: inject('smtpUrl'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

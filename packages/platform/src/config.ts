@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OutboundPolicy } from './http/guarded-fetch.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -58,7 +59,25 @@ export const commonConfigShape = {
   IDENTITY_SECRET: env.secret(),
   IDENTITY_MAX_AGE_SECONDS: env.int(60, 1),
   LOG_LEVEL: env.logLevel(),
+  /** Bearer token Prometheus sends to GET /metrics (gateway and services); unset: /metrics answers 401. */
+  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   BODY_LIMIT_BYTES: env.int(1_048_576, 1024),
+  /**
+   * Hosts, addresses and CIDRs (optionally `:port`) that tenant-supplied and provider URLs may reach
+   * although they are loopback, private, link-local or metadata addresses (see guarded-fetch.ts).
+   * Empty (the default): public addresses only.
+   */
+  OUTBOUND_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      try {
+        return OutboundPolicy.parse(text);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
 };
 
 export const commonConfigSchema = z.object(commonConfigShape);

@@ -97,12 +97,12 @@ export class UnsupportedMediaTypeError extends AppError {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(retryAfterSeconds: number) {
+  constructor(retryAfterSeconds: number, detail = `Rate limit exceeded for this credential; retry after ${retryAfterSeconds} s.`) {
     super({
       status: 429,
       type: 'rate-limited',
       title: 'Too many requests',
-      detail: `Rate limit exceeded for this credential; retry after ${retryAfterSeconds} s.`,
+      detail,
       headers: { 'Retry-After': String(retryAfterSeconds) },
     });
   }

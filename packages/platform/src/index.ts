@@ -21,3 +21,5 @@ export * from './reference.js';
 export * from './mail.js';
 export * from './http/listen.js';
 export * from './ledger.js';
+export * from './http/guarded-fetch.js';
+export * from './net/addresses.js';

@@ -68,6 +68,7 @@ export async function startServiceApi<C extends CommonConfig, D>(
     log: b.log,
     identitySecret: config.IDENTITY_SECRET,
     identityMaxAgeSeconds: config.IDENTITY_MAX_AGE_SECONDS,
+    metricsToken: config.METRICS_TOKEN ?? null,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readiness: [
       { name: 'database', check: async () => void (await b.db.raw('select 1')) },

@@ -5,9 +5,10 @@
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { closeServer, createLogger, createServiceApp, IDENTITY_HEADER, listen, routeFor, signIdentity, type UploadedFile } from '@rp/platform';
+import { closeServer, createLogger, createServiceApp, deriveIdentityKey, IDENTITY_HEADER, listen, routeFor, signIdentity, type UploadedFile } from '@rp/platform';
 
 const SECRET = 'multipart-test-secret-0123456789abcdef01234567';
+const SERVICE = 'multipart-test';
 const route = routeFor<object>();
 const uploaded = z.custom<UploadedFile>((v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as UploadedFile).content), 'must be a file');
 
@@ -16,7 +17,7 @@ let base: string;
 
 beforeAll(async () => {
   const { app, openapi } = createServiceApp({
-    name: 'multipart-test',
+    name: SERVICE,
     info: { title: 'multipart', version: '1' },
     routes: [
       route({
@@ -48,7 +49,11 @@ beforeAll(async () => {
 });
 afterAll(async () => closeServer(server));
 
-const identity = () => signIdentity({ org: 'o', sub: 'u', role: 'admin', kind: 'user', cred: 'c', bu: '*', iat: Math.floor(Date.now() / 1000) }, SECRET);
+const identity = () =>
+  signIdentity({ org: 'o', sub: 'u', role: 'admin', kind: 'user', cred: 'c', bu: '*', iat: Math.floor(Date.now() / 1000) }, deriveIdentityKey(SECRET, SERVICE), {
+    method: 'POST',
+    target: '/v2/uploads',
+  });
 
 async function post(body: FormData | string, headers: Record<string, string> = {}) {
   const res = await fetch(`${base}/v2/uploads`, { method: 'POST', headers: { [IDENTITY_HEADER]: identity(), ...headers }, body });

@@ -15,11 +15,14 @@ import {
   pageRequest,
   paginationQueryShape,
   routeFor,
+  deriveIdentityKey,
   signIdentity,
   type Identity,
 } from '@rp/platform';
 
 const SECRET = 'kit-test-secret-0123456789abcdef0123456789';
+const METRICS_TOKEN = 'kit-test-metrics-token-0123456789abcdef';
+const KEY = deriveIdentityKey(SECRET, 'kit-test');
 const route = routeFor<{ items: string[] }>();
 const item = z.object({ id: z.string(), name: z.string() });
 
@@ -110,7 +113,7 @@ const identity = (over: Partial<Identity> = {}): Identity => ({
 
 async function call(method: string, path: string, opts: { body?: string; headers?: Record<string, string>; id?: Identity | null } = {}) {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  if (opts.id !== null) headers['x-rp-identity'] = signIdentity(opts.id ?? identity(), SECRET);
+  if (opts.id !== null) headers['x-rp-identity'] = signIdentity(opts.id ?? identity(), KEY, { method, target: path });
   if (opts.body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
   const res = await fetch(base + path, { method, headers, body: opts.body });
   const text = await res.text();
@@ -126,6 +129,7 @@ beforeAll(async () => {
     log: createLogger('kit-test', 'silent'),
     identitySecret: SECRET,
     identityMaxAgeSeconds: 60,
+    metricsToken: METRICS_TOKEN,
     bodyLimitBytes: 2048,
     readiness: [{ name: 'always', check: async () => {} }],
   });
@@ -142,11 +146,25 @@ describe('signed identity', () => {
     expect(res.body).toMatchObject({ type: 'unauthorized', status: 401 });
   });
   it('refuses a forged signature', async () => {
-    const good = signIdentity(identity(), SECRET);
+    const good = signIdentity(identity(), KEY, { method: 'GET', target: '/v2/things' });
     const forged = good.slice(0, -4) + (good.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     expect((await call('GET', '/v2/things', { id: null, headers: { 'x-rp-identity': forged } })).status).toBe(401);
-    const otherKey = signIdentity(identity(), 'another-secret-0123456789abcdef0123456789');
+    const otherKey = signIdentity(identity(), deriveIdentityKey('another-secret-0123456789abcdef0123456789', 'kit-test'), { method: 'GET', target: '/v2/things' });
     expect((await call('GET', '/v2/things', { id: null, headers: { 'x-rp-identity': otherKey } })).status).toBe(401);
+  });
+  it('refuses an identity signed for another path, query, method or service (bound signature)', async () => {
+    const signedFor = (method: string, target: string, service = 'kit-test') => ({
+      id: null,
+      headers: { 'x-rp-identity': signIdentity(identity(), deriveIdentityKey(SECRET, service), { method, target }) },
+    });
+    expect((await call('GET', '/v2/things', signedFor('GET', '/v2/things'))).status).toBe(200);
+    expect((await call('GET', '/v2/things', signedFor('GET', '/v2/other'))).status).toBe(401);
+    expect((await call('GET', '/v2/things?page=1', signedFor('GET', '/v2/things'))).status).toBe(401);
+    expect((await call('GET', '/v2/things', signedFor('POST', '/v2/things'))).status).toBe(401);
+    expect((await call('GET', '/v2/things', signedFor('GET', '/v2/things', 'another-service'))).status).toBe(401);
+    // The raw shared secret is not a service key either.
+    const rawSecret = signIdentity(identity(), Buffer.from(SECRET), { method: 'GET', target: '/v2/things' });
+    expect((await call('GET', '/v2/things', { id: null, headers: { 'x-rp-identity': rawSecret } })).status).toBe(401);
   });
   it('refuses an identity outside its time window (replay)', async () => {
     const res = await call('GET', '/v2/things', { id: identity({ iat: Math.floor(Date.now() / 1000) - 600 }) });
@@ -155,10 +173,18 @@ describe('signed identity', () => {
   it('accepts a valid identity', async () => {
     expect((await call('GET', '/v2/things')).status).toBe(200);
   });
-  it('keeps health, readiness and metrics open', async () => {
+  it('keeps health and readiness open; metrics need the scrape token', async () => {
     expect((await call('GET', '/healthz', { id: null })).status).toBe(200);
     expect((await call('GET', '/readyz', { id: null })).body).toMatchObject({ status: 'ready', checks: { always: 'ok' } });
-    const metrics = await fetch(base + '/metrics');
+    const open = await fetch(base + '/metrics');
+    expect(open.status).toBe(401);
+    expect(await open.text()).not.toContain('http_request_duration_seconds');
+    const wrong = await fetch(base + '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}x` } });
+    expect(wrong.status).toBe(401);
+    // A gateway identity is not a scrape token.
+    expect((await call('GET', '/metrics')).status).toBe(401);
+    const metrics = await fetch(base + '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('http_request_duration_seconds');
   });
 });

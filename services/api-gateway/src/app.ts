@@ -14,11 +14,14 @@ import {
   REQUEST_ID_HEADER,
   requestContextMiddleware,
   RouteNotFoundError,
+  requireMetricsToken,
+  UnauthorizedError,
   type BaseState,
   type OpenApiDocument,
 } from '@rp/platform';
 import type { GatewayConfig } from './config.js';
-import { authenticate, IdentitySigner } from './auth.js';
+import { authenticate, authenticateCached, IdentitySigner } from './auth.js';
+import { ClientAddress } from './client-address.js';
 import { createAgent, proxyRequest } from './proxy.js';
 import { RateLimiter } from './rate-limit.js';
 
@@ -36,13 +39,21 @@ export interface Gateway {
 export async function startGateway(config: GatewayConfig, opts: { port?: number; host?: string } = {}): Promise<Gateway> {
   const log = createLogger('api-gateway', config.LOG_LEVEL);
   const db = createDb({ url: config.DATABASE_URL, poolMax: 10, applicationName: 'api-gateway' });
-  const resolver = new CredentialResolver({ db, databaseUrl: config.DATABASE_URL, log, cacheTtlMs: config.AUTH_CACHE_TTL_MS });
+  const metrics = createHttpMetrics('api-gateway');
+  const lookups = metrics.counter('gateway_credential_lookups_total', 'Bearer-token look-ups that reached the database');
+  const refusedUnlooked = metrics.counter(
+    'gateway_auth_failure_limited_total',
+    'Requests refused with 429 because their client address had too many failed authentications (no look-up made)',
+  );
+  const resolver = new CredentialResolver({ db, databaseUrl: config.DATABASE_URL, log, cacheTtlMs: config.AUTH_CACHE_TTL_MS, onLookup: () => lookups.inc() });
   await resolver.start();
   const limiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
+  // Failed authentications per client address: checked before the credential look-up.
+  const failures = new RateLimiter(config.AUTH_FAILURE_PER_MINUTE / 60, config.AUTH_FAILURE_BURST);
+  const clientAddress = new ClientAddress(config.TRUSTED_PROXIES);
   const targets = upstreams(config);
-  const metrics = createHttpMetrics('api-gateway');
   const agent = createAgent();
-  const signer = new IdentitySigner(config.IDENTITY_SECRET);
+  const signer = new IdentitySigner(config.IDENTITY_SECRET, Object.keys(targets));
 
   let openapiCache: { doc: OpenApiDocument; at: number } | null = null;
   async function openapi(): Promise<OpenApiDocument> {
@@ -69,6 +80,8 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
           '`{data, error, message}` (validation: `{detail, message}`). Pagination: `page` (0-indexed) and `page_size` (alias `size`), ' +
           'envelope `{data, current_page, total_records, next_page}`. Rate limit: per credential, ' +
           `${config.RATE_LIMIT_PER_SECOND}/s sustained with bursts of ${config.RATE_LIMIT_BURST}; 429 with Retry-After beyond it. ` +
+          `Failed authentications: ${config.AUTH_FAILURE_BURST} per client address, regained at ${config.AUTH_FAILURE_PER_MINUTE}/min; beyond that ` +
+          '429 with Retry-After before any token look-up (tokens the gateway already verified keep working). ' +
           `Request bodies: at most ${config.BODY_LIMIT_BYTES} bytes (413 beyond); file uploads (${[...UPLOAD_PATHS].join(', ')}) at most ${config.UPLOAD_LIMIT_BYTES} bytes.` +
           (missing.length ? `\n\nNot listed (service unreachable while this document was built): ${missing.join(', ')}.` : ''),
       },
@@ -79,7 +92,8 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
   }
 
   const app = new Koa<BaseState>();
-  app.proxy = true;
+  // X-Forwarded-* are believed only from TRUSTED_PROXIES (ClientAddress), never from anyone.
+  app.proxy = false;
   app.silent = true;
   app.use(requestContextMiddleware(log, metrics, { asyncContext: false }));
   app.use(errorMiddleware(log));
@@ -103,6 +117,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       }
       case '/metrics':
         ctx.state.quiet = true;
+        requireMetricsToken(ctx.get('authorization') || undefined, config.METRICS_TOKEN);
         ctx.type = metrics.registry.contentType;
         ctx.body = await metrics.registry.metrics();
         return;
@@ -119,7 +134,26 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
   });
 
   app.use(async (ctx) => {
-    const identity = await authenticate(ctx.get('authorization') || undefined, resolver);
+    const client = clientAddress.of(ctx.req);
+    const authorization = ctx.get('authorization') || undefined;
+    let identity;
+    const locked = failures.wait(client);
+    if (locked > 0) {
+      // Over its budget of failed authentications: no credential look-up for this address; only a
+      // token already cached as valid is served (a legitimate user behind the same address).
+      identity = authenticateCached(authorization, resolver);
+      if (!identity) {
+        refusedUnlooked.inc();
+        throw new RateLimitedError(locked, `Too many failed authentications from this address; retry after ${locked} s.`);
+      }
+    } else {
+      try {
+        identity = await authenticate(authorization, resolver);
+      } catch (err) {
+        if (err instanceof UnauthorizedError) failures.take(client);
+        throw err;
+      }
+    }
     ctx.state.identity = identity;
     const wait = limiter.take(identity.cred);
     if (wait > 0) throw new RateLimitedError(wait);
@@ -129,7 +163,8 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
     await proxyRequest(ctx as unknown as Koa.Context, {
       target: targets[service],
       agent,
-      headers: { [IDENTITY_HEADER]: signer.sign(identity), [REQUEST_ID_HEADER]: ctx.state.requestId },
+      headers: { [IDENTITY_HEADER]: signer.sign(identity, service, { method: ctx.method, target: ctx.originalUrl }), [REQUEST_ID_HEADER]: ctx.state.requestId },
+      clientAddress: client,
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
       bodyLimitBytes: ctx.method === 'POST' && UPLOAD_PATHS.has(ctx.path) ? config.UPLOAD_LIMIT_BYTES : config.BODY_LIMIT_BYTES,
     });

@@ -1,14 +1,17 @@
-import type { CredentialResolver, Identity } from '@rp/platform';
-import { looksLikeToken, signIdentity, UnauthorizedError } from '@rp/platform';
+import type { CredentialResolver, Identity, IdentityBinding, Resolution } from '@rp/platform';
+import { deriveIdentityKey, encodeIdentity, looksLikeToken, signEncodedIdentity, UnauthorizedError } from '@rp/platform';
 
-/** Authenticate the bearer token; every failure is a 401 that says which problem it was. */
-export async function authenticate(header: string | undefined, resolver: CredentialResolver): Promise<Identity> {
+/** The bearer token of an Authorization header; every problem is a 401 that says which it was. */
+function bearerToken(header: string | undefined): string {
   if (!header) throw new UnauthorizedError('Missing Authorization header; send "Authorization: Bearer <token>".');
   const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
   if (!match) throw new UnauthorizedError('Malformed Authorization header; expected "Bearer <token>".');
   const token = match[1];
   if (!looksLikeToken(token)) throw new UnauthorizedError('The bearer token is not valid.');
-  const result = await resolver.resolve(token);
+  return token;
+}
+
+function identityOf(result: Resolution): Identity {
   if (result.status === 'unknown') throw new UnauthorizedError('The bearer token is not valid or has been revoked.');
   if (result.status === 'expired') throw new UnauthorizedError('The bearer token has expired.');
   const c = result.credential;
@@ -23,22 +26,52 @@ export async function authenticate(header: string | undefined, resolver: Credent
   };
 }
 
+/** Authenticate the bearer token (a credential look-up unless cached); every failure is a 401 that says which problem it was. */
+export async function authenticate(header: string | undefined, resolver: CredentialResolver): Promise<Identity> {
+  return identityOf(await resolver.resolve(bearerToken(header)));
+}
+
 /**
- * Signs identities for the services. The signature of a credential's identity only changes with
- * `iat` (whole seconds), so it is computed once per credential per second, not per request.
+ * The identity of a bearer token the gateway already knows to be valid (credential cache), without
+ * any look-up; null otherwise. Used for client addresses over their failed-authentication budget.
+ */
+export function authenticateCached(header: string | undefined, resolver: CredentialResolver): Identity | null {
+  let token: string;
+  try {
+    token = bearerToken(header);
+  } catch {
+    return null;
+  }
+  const cached = resolver.cached(token);
+  return cached?.status === 'ok' ? identityOf(cached) : null;
+}
+
+/**
+ * Signs identities for the services. Each service has its own key, derived from IDENTITY_SECRET
+ * once here (HKDF with the service name); each signature also covers the request's method and
+ * path with query. The payload of a credential's identity only changes with `iat` (whole
+ * seconds), so its encoding is cached per credential per second; the HMAC is per request.
  */
 export class IdentitySigner {
-  private readonly cache = new Map<string, { identity: Identity; signed: string }>();
+  private readonly cache = new Map<string, { identity: Identity; payload: string }>();
+  private readonly keys: Map<string, Buffer>;
 
-  constructor(private readonly secret: string) {}
+  constructor(secret: string, services: readonly string[]) {
+    this.keys = new Map(services.map((s) => [s, deriveIdentityKey(secret, s)]));
+  }
 
-  sign(identity: Identity): string {
+  sign(identity: Identity, service: string, binding: IdentityBinding): string {
+    const key = this.keys.get(service);
+    if (!key) throw new Error(`no identity key for service ${service}`);
     const hit = this.cache.get(identity.cred);
-    if (hit && sameIdentity(hit.identity, identity)) return hit.signed;
-    const signed = signIdentity(identity, this.secret);
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(identity.cred, { identity, signed });
-    return signed;
+    let payload: string;
+    if (hit && sameIdentity(hit.identity, identity)) payload = hit.payload;
+    else {
+      payload = encodeIdentity(identity);
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(identity.cred, { identity, payload });
+    }
+    return signEncodedIdentity(payload, key, binding);
   }
 }
 

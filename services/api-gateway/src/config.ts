@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonConfigShape, env, loadConfig } from '@rp/platform';
+import { parseTrustedProxies } from './client-address.js';
 
 export const gatewayConfigSchema = z.object({
   DATABASE_URL: commonConfigShape.DATABASE_URL,
@@ -19,6 +20,28 @@ export const gatewayConfigSchema = z.object({
   /** Burst size per credential (token bucket capacity). */
   RATE_LIMIT_BURST: env.int(100, 1),
   AUTH_CACHE_TTL_MS: env.int(60_000, 0),
+  /**
+   * Failed authentications (401) one client address may have in a burst before it gets 429 without
+   * any credential look-up, and how many it regains per minute (token bucket; 0 per minute disables the limit).
+   */
+  AUTH_FAILURE_BURST: env.int(30, 1),
+  AUTH_FAILURE_PER_MINUTE: env.int(30, 0),
+  /**
+   * Reverse proxies (addresses or CIDRs) whose X-Forwarded-For is believed. Empty (the default):
+   * the client address is the socket's peer and X-Forwarded-For is ignored.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      try {
+        return parseTrustedProxies(text);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
+  METRICS_TOKEN: commonConfigShape.METRICS_TOKEN,
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 

@@ -24,6 +24,8 @@ export interface ProxyOptions {
   agent: http.Agent;
   /** headers added after client identity headers were stripped */
   headers: Record<string, string>;
+  /** the client's address as the gateway determined it (ClientAddress) */
+  clientAddress: string;
   timeoutMs: number;
   bodyLimitBytes: number;
 }
@@ -42,7 +44,7 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
     if (value === undefined || HOP_BY_HOP.has(name) || name === 'authorization' || name.startsWith('x-rp-')) continue;
     headers[name] = value;
   }
-  headers['x-forwarded-for'] = ctx.ip;
+  headers['x-forwarded-for'] = opts.clientAddress;
   headers['x-forwarded-proto'] = ctx.protocol;
   headers['x-forwarded-host'] = ctx.host;
   Object.assign(headers, opts.headers);

@@ -1,5 +1,5 @@
 /**
- * Token bucket per credential, in this gateway process: `ratePerSecond` sustained, `burst` at once.
+ * Token bucket per key (a credential; a client address for failed authentications), in this gateway process: `ratePerSecond` sustained, `burst` at once.
  * Buckets of idle credentials are dropped so memory stays bounded.
  */
 export class RateLimiter {
@@ -27,6 +27,16 @@ export class RateLimiter {
       return 0;
     }
     return Math.max(1, Math.ceil((1 - b.tokens) / this.ratePerSecond));
+  }
+
+  /** Like `take`, without taking: 0 while a token is left, else the whole seconds to wait. */
+  wait(key: string, now = Date.now()): number {
+    if (this.ratePerSecond <= 0) return 0;
+    const b = this.buckets.get(key);
+    if (!b) return 0;
+    const tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.ratePerSecond);
+    if (tokens >= 1) return 0;
+    return Math.max(1, Math.ceil((1 - tokens) / this.ratePerSecond));
   }
 
   private sweep(now: number): void {

@@ -1,9 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutboundPolicy } from '@rp/platform';
 import { mapCustomer, mapTransaction, parseQboJson, qboIncrementalSince, qboQuery, qboStartState, quickbooksOnlineAdapter } from '../src/adapters/quickbooks-online.js';
 import { ProviderApiError } from '../src/adapters/adapter.js';
 import { qboCustomer, qboInvoice, startFakeQuickbooks, type FakeQuickbooks } from '../../../test/support/fake-quickbooks.js';
+
+/** The fakes run on loopback: the guarded client may reach it in these tests. */
+const LOOPBACK = OutboundPolicy.parse('127.0.0.0/8,::1');
 
 describe('QuickBooks Online adapter (pure parts)', () => {
   it('reads amounts as the exact decimal text the server sent', () => {
@@ -110,7 +114,7 @@ describe('QuickBooks Online adapter errors', () => {
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
   const fetchPage = () =>
-    quickbooksOnlineAdapter.fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: url }, 'customers', { start: null, end: new Date().toISOString() }, quickbooksOnlineAdapter.initialState(), {});
+    quickbooksOnlineAdapter.fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: url, outbound: LOOPBACK }, 'customers', { start: null, end: new Date().toISOString() }, quickbooksOnlineAdapter.initialState(), {});
 
   it.each([
     [401, 'authentication_required', false],
@@ -144,7 +148,7 @@ describe('QuickBooks Online adapter errors', () => {
     // The next page asks for 100 + the 40 already read at that second, and drops those 40.
     const again = Array.from({ length: 140 }, (_, i) => ({ Id: String(i + 61), DisplayName: `C${i}`, MetaData: { LastUpdatedTime: '2026-01-01T00:00:01-08:00' } }));
     body = JSON.stringify({ QueryResponse: { Customer: again, startPosition: 1, maxResults: 140 } });
-    const second = await quickbooksOnlineAdapter.fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: url }, 'customers', { start: null, end: new Date().toISOString() }, page.next!, {});
+    const second = await quickbooksOnlineAdapter.fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: url, outbound: LOOPBACK }, 'customers', { start: null, end: new Date().toISOString() }, page.next!, {});
     expect(second.records.rows.map((r) => (r as { remote_id: string }).remote_id)).toEqual(Array.from({ length: 100 }, (_, i) => String(i + 101)));
     expect((second.next as { seen: string[] }).seen).toHaveLength(140);
   });
@@ -153,7 +157,7 @@ describe('QuickBooks Online adapter errors', () => {
     status = 200;
     const state = { mode: 'incremental', phase: 'changes', since: new Date().toISOString(), seen: [], max_results: 100 };
     const window = { start: new Date().toISOString(), end: new Date().toISOString() };
-    const access = { accessToken: 't', realmId: '1', apiBaseUrl: url };
+    const access = { accessToken: 't', realmId: '1', apiBaseUrl: url, outbound: LOOPBACK };
     body = JSON.stringify({
       CDCResponse: [{ QueryResponse: [{ Invoice: [{ Id: '5', TotalAmt: 1 }, { domain: 'QBO', status: 'Deleted', Id: '6', MetaData: { LastUpdatedTime: '2026-01-01T00:00:00Z' } }], startPosition: 1, maxResults: 2 }] }],
       time: '2026-01-01T00:00:00Z',
@@ -168,7 +172,7 @@ describe('QuickBooks Online adapter errors', () => {
 
   it('reports an unreachable server as retryable', async () => {
     const err = (await quickbooksOnlineAdapter
-      .fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: 'http://127.0.0.1:1' }, 'customers', { start: null, end: new Date().toISOString() }, { max_results: 10 }, {})
+      .fetchPage({ accessToken: 't', realmId: '1', apiBaseUrl: 'http://127.0.0.1:1', outbound: LOOPBACK }, 'customers', { start: null, end: new Date().toISOString() }, { max_results: 10 }, {})
       .catch((e: unknown) => e)) as ProviderApiError;
     expect(err.kind).toBe('unreachable');
     expect(err.retryable).toBe(true);
@@ -184,7 +188,7 @@ describe('QuickBooks Online keyset reads against the fake QuickBooks', () => {
   afterAll(() => fake.close());
 
   async function readAll(model: string, onPage?: (n: number) => void) {
-    const access = { accessToken: 't', realmId: fake.realmId, apiBaseUrl: fake.url };
+    const access = { accessToken: 't', realmId: fake.realmId, apiBaseUrl: fake.url, outbound: LOOPBACK };
     const window = { start: null, end: new Date().toISOString() };
     const ids: string[] = [];
     let state: Record<string, unknown> | null = quickbooksOnlineAdapter.initialState();

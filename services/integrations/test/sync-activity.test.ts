@@ -6,13 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { createDb, createLogger, migrate, newId, type Db } from '@rp/platform';
+import { createDb, createLogger, migrate, newId, OutboundPolicy, type Db } from '@rp/platform';
 import type { SyncHeartbeat } from '@rp/workflows';
 import { integrationsMigrations } from '@rp/integrations';
 import { createConnectionSyncActivities } from '../src/activities/sync.js';
 import { createSyncRuns, getSyncRun, readEnabledModels } from '../src/store/sync-runs.js';
 import { createTestDatabase } from '../../../test/support/stack.js';
 import { qboCustomer, qboInvoice, startFakeQuickbooks, type FakeQuickbooks } from '../../../test/support/fake-quickbooks.js';
+
+/** The fakes run on loopback: the guarded client may reach it in these tests. */
+const LOOPBACK = OutboundPolicy.parse('127.0.0.0/8,::1');
 
 let db: Db;
 let fake: FakeQuickbooks;
@@ -41,7 +44,7 @@ const activities = () =>
     db,
     log: createLogger('t', 'silent'),
     temporal: {} as Client,
-    getAccess: async () => ({ accessToken: 'token-1', realmId: fake.realmId, apiBaseUrl: fake.url }),
+    getAccess: async () => ({ accessToken: 'token-1', realmId: fake.realmId, apiBaseUrl: fake.url, outbound: LOOPBACK }),
     heartbeatEveryMs: 50,
   });
 

@@ -41,6 +41,7 @@ beforeAll(async () => {
     OAUTH_CLIENTS: JSON.stringify({ quickbooks_online: clients.qbo }),
     OAUTH_REDIRECT_URI: 'https://app.example.com/cb',
     PROVIDER_URL_OVERRIDES: JSON.stringify({ quickbooks_online: { token_url: `${fake.url}/qbo/oauth2/v1/tokens/bearer`, api_base_url: `${fake.url}/qbo` } }),
+    OUTBOUND_ALLOWLIST: '127.0.0.0/8', // the fake providers
   });
 });
 

@@ -48,6 +48,8 @@ export interface CredentialResolverOptions {
   cacheTtlMs?: number;
   negativeTtlMs?: number;
   maxEntries?: number;
+  /** Called for every credential look-up that reaches the database (the gateway counts them in /metrics). */
+  onLookup?: () => void;
 }
 
 export class CredentialResolver {
@@ -134,7 +136,17 @@ export class CredentialResolver {
     return { status: 'ok', credential: entry.value };
   }
 
+  /** The cached answer for a token without touching the database; null when not cached. */
+  cached(token: string, now = Date.now()): Resolution | null {
+    const entry = this.listening ? this.cache.get(hashToken(token)) : undefined;
+    if (!entry || entry.until < now) return null;
+    if (!entry.value) return { status: 'unknown' };
+    if (entry.value.expiresAt !== null && entry.value.expiresAt <= now) return { status: 'expired' };
+    return { status: 'ok', credential: entry.value };
+  }
+
   private async lookup(hash: string): Promise<ResolvedCredential | null> {
+    this.opts.onLookup?.();
     const db = this.opts.db;
     const row = await db
       .withSchema(ADMIN_SCHEMA)

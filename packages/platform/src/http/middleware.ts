@@ -1,8 +1,8 @@
 import type Koa from 'koa';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import client from 'prom-client';
-import { AppError, InternalError, errorBody, errorShapeForPath } from '../errors.js';
+import { AppError, InternalError, UnauthorizedError, errorBody, errorShapeForPath } from '../errors.js';
 import { REQUEST_ID_HEADER } from '../identity.js';
 import { requestContext } from '../logger.js';
 
@@ -66,6 +66,8 @@ export function errorMiddleware(log: Logger): Koa.Middleware {
 export interface HttpMetrics {
   registry: client.Registry;
   requests: client.Histogram<'method' | 'route' | 'status'>;
+  /** A plain counter in this registry (for a process's own events). */
+  counter(name: string, help: string): { inc(n?: number): void };
 }
 
 export function createHttpMetrics(service: string): HttpMetrics {
@@ -79,5 +81,18 @@ export function createHttpMetrics(service: string): HttpMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  return { registry, requests };
+  const counter = (name: string, help: string) => new client.Counter({ name, help, registers: [registry] });
+  return { registry, requests, counter };
+}
+
+/**
+ * `/metrics` is not public: a scraper sends `Authorization: Bearer <METRICS_TOKEN>`. Without a
+ * configured token nothing may scrape. Throws 401 otherwise (compared in constant time).
+ */
+export function requireMetricsToken(authorization: string | undefined, token: string | null | undefined): void {
+  const given = /^Bearer (\S+)$/i.exec(authorization?.trim() ?? '')?.[1];
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  if (!token || !given || !timingSafeEqual(digest(given), digest(token))) {
+    throw new UnauthorizedError('/metrics requires the scrape token: send "Authorization: Bearer <METRICS_TOKEN>".');
+  }
 }

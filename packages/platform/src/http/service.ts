@@ -11,14 +11,14 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.js';
-import { IDENTITY_HEADER, verifyIdentity, type Identity } from '../identity.js';
+import { deriveIdentityKey, IDENTITY_HEADER, verifyIdentity, type Identity } from '../identity.js';
 import { requestContext } from '../logger.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo } from './openapi.js';
 import type { RouteDef, UploadedFile } from './route.js';
 import { check, throwIfIssues } from './validation.js';
 import { nulIssues } from './input-rules.js';
 import { PathRouter } from './router.js';
-import { createHttpMetrics, errorMiddleware, requestContextMiddleware, type BaseState } from './middleware.js';
+import { createHttpMetrics, errorMiddleware, requestContextMiddleware, requireMetricsToken, type BaseState } from './middleware.js';
 import type { ValidationIssue } from '../errors.js';
 
 export interface ReadinessCheck {
@@ -34,6 +34,8 @@ export interface ServiceAppOptions<D> {
   log: Logger;
   identitySecret: string;
   identityMaxAgeSeconds: number;
+  /** bearer token a scraper must send to GET /metrics (METRICS_TOKEN); unset: nobody may scrape */
+  metricsToken?: string | null;
   bodyLimitBytes: number;
   readiness: ReadinessCheck[];
 }
@@ -43,6 +45,7 @@ export interface ServiceApp {
   openapi: OpenApiDocument;
 }
 
+/** Paths without a gateway identity (/metrics checks its own scrape token). */
 const OPEN_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json']);
 
 /**
@@ -85,6 +88,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
     }
     if (ctx.path === '/metrics') {
       ctx.state.quiet = true;
+      requireMetricsToken(ctx.get('authorization') || undefined, opts.metricsToken);
       ctx.type = metrics.registry.contentType;
       ctx.body = await metrics.registry.metrics();
       return;
@@ -96,10 +100,12 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
     await next();
   });
 
-  // Only the gateway may call a service: it signs the caller's identity.
+  // Only the gateway may call a service: it signs the caller's identity for this service (its own
+  // key, derived once here), this method and this path and query.
+  const identityKey = deriveIdentityKey(opts.identitySecret, opts.name);
   app.use(async (ctx, next) => {
     if (OPEN_PATHS.has(ctx.path)) return next();
-    const result = verifyIdentity(ctx.get(IDENTITY_HEADER) || undefined, opts.identitySecret, opts.identityMaxAgeSeconds);
+    const result = verifyIdentity(ctx.get(IDENTITY_HEADER) || undefined, identityKey, { method: ctx.method, target: ctx.originalUrl }, opts.identityMaxAgeSeconds);
     if (!result.ok) {
       opts.log.warn({ reason: result.reason, path: ctx.path }, 'request without a valid gateway identity');
       throw new UnauthorizedError('Requests must come through the API gateway with a valid bearer token.');

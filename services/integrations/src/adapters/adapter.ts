@@ -6,6 +6,7 @@
  * Providers without an entry in PULL_ADAPTERS cannot sync (the API answers 409 and no Schedule is
  * created for them).
  */
+import type { OutboundPolicy } from '@rp/platform';
 import type { DocumentUpsert, PartnerUpsert } from '../store/ledger.js';
 
 /** What the adapter needs to call the provider (from connection-auth's getProviderAccess). */
@@ -13,6 +14,8 @@ export interface ProviderAccess {
   accessToken: string;
   realmId?: string;
   apiBaseUrl: string;
+  /** What the adapter's requests may reach (OUTBOUND_ALLOWLIST): every call goes through guardedFetch. */
+  outbound: OutboundPolicy;
 }
 
 /** Opaque to the sync machinery; stored in sync_runs.pagination_state and heartbeated. */

@@ -18,7 +18,7 @@
  * (`rejected`, not retried), 401/403 `authentication_required`, 429 and 5xx are retried.
  * Amounts are written into the JSON as the exact decimal text, never through a float.
  */
-import { Money } from '@rp/platform';
+import { guardedFetch, Money } from '@rp/platform';
 import { parseQboJson, QBO_MINOR_VERSION } from './quickbooks-online.js';
 import { ProviderApiError, type ProviderAccess } from './adapter.js';
 
@@ -90,7 +90,8 @@ async function qboCall(access: ProviderAccess, method: 'GET' | 'POST', path: str
   url.searchParams.set('minorversion', QBO_MINOR_VERSION);
   let res: Response;
   try {
-    res = await fetch(url, {
+    res = await guardedFetch(url, {
+      policy: access.outbound,
       method,
       headers: { authorization: `Bearer ${access.accessToken}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
       body,

@@ -62,7 +62,7 @@
  *   line items = the SalesItemLineDetail lines (line_number = LineNum or position, description,
  *   quantity = Qty, unit_amount = UnitPrice, total_amount = Amount); subtotal/discount lines are skipped.
  */
-import { Money } from '@rp/platform';
+import { guardedFetch, Money } from '@rp/platform';
 import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
 import { ProviderApiError, type DocumentKind, type PaginationState, type ProviderAccess, type PullAdapter, type PulledPage, type SyncWindow } from './adapter.js';
 
@@ -284,7 +284,8 @@ export async function qboGet(access: ProviderAccess, path: string, params: Recor
   const timeout = AbortSignal.timeout(60_000);
   let res: Response;
   try {
-    res = await fetch(url, {
+    res = await guardedFetch(url, {
+      policy: access.outbound,
       headers: { authorization: `Bearer ${access.accessToken}`, accept: 'application/json' },
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });

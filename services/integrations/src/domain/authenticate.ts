@@ -1,9 +1,9 @@
 /**
  * POST /v2/integrations/connections/{id}/authenticate (spec 4.3.1): four body variants chosen by
  * `provider_name`:
- * - `quickbooks_online` (OAuth 2.0): authorization_code, redirect_uri (required), state, extra_data
+ * - `quickbooks_online` (OAuth 2.0): authorization_code, redirect_uri (required), state (required), extra_data
  *   (QuickBooks returns `realmId` on the redirect: pass it as extra_data.realm_id or extra_data.realmId);
- * - `xero` (OAuth 2.0): authorization_code, redirect_uri (optional: OAUTH_REDIRECT_URI), state;
+ * - `xero` (OAuth 2.0): authorization_code, redirect_uri (optional: OAUTH_REDIRECT_URI), state (required);
  * - `stripe` (API key): api_key (a restricted or secret key);
  * - `jira_service_management` (username/password): username (Atlassian account e-mail), password (API token).
  */
@@ -13,7 +13,11 @@ import { AppError, ConflictError, emailSchema, UpstreamError, ValidationError } 
 export const AUTHENTICATE_PROVIDERS = ['quickbooks_online', 'xero', 'stripe', 'jira_service_management'] as const;
 
 const code = z.string().min(1).max(4096).describe('The `code` the provider put on the redirect.');
-const state = z.string().max(4096).nullable().optional().describe('The `state` the provider echoed on the redirect; verified when given.');
+const state = z
+  .string()
+  .min(1)
+  .max(4096)
+  .describe('Required: the `state` the provider echoed on the redirect (from the connection\'s current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12).');
 
 export const authenticateBodySchema = z.discriminatedUnion('provider_name', [
   z.strictObject({

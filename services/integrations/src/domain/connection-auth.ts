@@ -15,7 +15,7 @@
  * session (a few attempts). `getProviderAccess` therefore refuses to run inside a caller's
  * transaction (deps.db must be the pool).
  */
-import type { Db } from '@rp/platform';
+import type { Db, OutboundPolicy } from '@rp/platform';
 import type { IntegrationsConfig } from '../config.js';
 import { getConnection, storeRefreshedSecrets, updateConnection, withTokenRefreshLock, type ConnectionRow } from '../store/connections.js';
 import { health } from './health.js';
@@ -31,6 +31,8 @@ export interface ProviderAccess {
   accessToken: string;
   realmId?: string;
   apiBaseUrl: string;
+  /** What the adapter's requests may reach (OUTBOUND_ALLOWLIST): every call goes through guardedFetch. */
+  outbound: OutboundPolicy;
 }
 
 /** The connection has no usable credentials (none stored, or the provider refused a refresh). Not retryable. */
@@ -91,9 +93,9 @@ function expiresSoon(secrets: ConnectionSecrets, now: number): boolean {
   return !secrets.expires_at || Date.parse(secrets.expires_at) - now <= REFRESH_MARGIN_MS;
 }
 
-function access(row: ConnectionRow, token: string, apiBaseUrl: string): ProviderAccess {
+function access(row: ConnectionRow, token: string, apiBaseUrl: string, outbound: OutboundPolicy): ProviderAccess {
   const realmId = typeof row.settings.realm_id === 'string' ? row.settings.realm_id : undefined;
-  return realmId ? { accessToken: token, realmId, apiBaseUrl } : { accessToken: token, apiBaseUrl };
+  return realmId ? { accessToken: token, realmId, apiBaseUrl, outbound } : { accessToken: token, apiBaseUrl, outbound };
 }
 
 export async function getProviderAccess(deps: Deps, organizationId: string, connectionId: string): Promise<ProviderAccess> {
@@ -109,10 +111,10 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
   if (runtime.descriptor.auth_type !== 'oauth2') {
     const key = secrets.api_key ?? secrets.password;
     if (!key) throw new ProviderAuthenticationRequiredError(`Connection ${connectionId} to ${display} has no credentials; authenticate it first.`);
-    return access(row, key, apiBaseUrl);
+    return access(row, key, apiBaseUrl, config.OUTBOUND_ALLOWLIST);
   }
   if (!secrets.access_token) throw new ProviderAuthenticationRequiredError(`Connection ${connectionId} to ${display} is not authenticated; complete the OAuth authorization first.`);
-  if (!expiresSoon(secrets, Date.now())) return access(row, secrets.access_token, apiBaseUrl);
+  if (!expiresSoon(secrets, Date.now())) return access(row, secrets.access_token, apiBaseUrl, config.OUTBOUND_ALLOWLIST);
 
   let refused: OAuthRefusedError | null = null;
   let unsaved: { sealed: string; expected: string | null } | null = null;
@@ -121,7 +123,7 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
     if (!locked || locked.organization_id !== organizationId) throw new ProviderConfigurationError(`Connection ${connectionId} was deleted.`);
     const current = usableSecrets(config, locked);
     // Another caller may have refreshed while we waited for the lock.
-    if (current.access_token && !expiresSoon(current, Date.now())) return access(locked, current.access_token, apiBaseUrl);
+    if (current.access_token && !expiresSoon(current, Date.now())) return access(locked, current.access_token, apiBaseUrl, config.OUTBOUND_ALLOWLIST);
     if (!current.refresh_token) {
       throw new ProviderAuthenticationRequiredError(`The access token of connection ${connectionId} to ${display} expired and there is no refresh token; authenticate again.`);
     }
@@ -133,7 +135,7 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
         // Refreshed meanwhile by someone whose lock we did not see (their session died)? Then use theirs.
         const again = await session.read();
         const now = again ? usableSecrets(config, again) : null;
-        if (again && now?.access_token && now.refresh_token !== current.refresh_token && !expiresSoon(now, Date.now())) return access(again, now.access_token, apiBaseUrl);
+        if (again && now?.access_token && now.refresh_token !== current.refresh_token && !expiresSoon(now, Date.now())) return access(again, now.access_token, apiBaseUrl, config.OUTBOUND_ALLOWLIST);
         refused = e;
         return null;
       }
@@ -151,7 +153,7 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
     } catch {
       unsaved = { sealed, expected: locked.secrets };
     }
-    return access(locked, fresh.access_token!, apiBaseUrl);
+    return access(locked, fresh.access_token!, apiBaseUrl, config.OUTBOUND_ALLOWLIST);
   });
   if (unsaved) await storeUnsaved(db, connectionId, unsaved, display);
   if (result) return result;

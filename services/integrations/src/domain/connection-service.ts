@@ -3,7 +3,7 @@
  * Sync schedules (sync-schedule.ts) follow the connection: created with it (paused while
  * authentication is pending), paused/unpaused with `is_sync_disabled`, removed with it.
  */
-import { ConflictError, NotFoundError, UpstreamError, ValidationError, isUuid, type Identity } from '@rp/platform';
+import { ConflictError, NotFoundError, UpstreamError, ValidationError, isUuid, type Identity, type ValidationIssue } from '@rp/platform';
 import type { IntegrationsDeps } from '../deps.js';
 import {
   deleteConnection as deleteRow,
@@ -58,9 +58,21 @@ async function syncSchedule(deps: Deps, row: ConnectionRow): Promise<void> {
   await upsertSyncSchedule(deps, row);
 }
 
-function validSettings(runtime: ProviderRuntime, settings: Record<string, unknown>): Record<string, unknown> {
+/**
+ * Settings as the provider types them; URL settings (`base_url`, `site_url`) must also be http(s)
+ * and must not name a blocked address literally (loopback, private, link-local, metadata in any
+ * spelling) unless OUTBOUND_ALLOWLIST allows it. Host names are checked again after DNS, on every call.
+ */
+function validSettings(config: Deps['config'], runtime: ProviderRuntime, settings: Record<string, unknown>): Record<string, unknown> {
   const parsed = parseSettings(runtime, settings);
   if (!parsed.ok) throw new ValidationError(parsed.issues);
+  const issues: ValidationIssue[] = [];
+  for (const [key, value] of Object.entries(parsed.value)) {
+    if (runtime.settings[key] !== 'url' || typeof value !== 'string') continue;
+    const why = config.OUTBOUND_ALLOWLIST.urlRefusal(value);
+    if (why) issues.push({ loc: ['body', 'settings', key], msg: why, type: 'url_not_allowed' });
+  }
+  if (issues.length) throw new ValidationError(issues);
   return parsed.value;
 }
 
@@ -70,7 +82,7 @@ export async function createConnection(
   input: { provider_name: string; name: string; settings?: Record<string, unknown>; business_unit_id?: string | null },
 ): Promise<ConnectionView> {
   const runtime = requireProviderRuntime(input.provider_name);
-  const settings = mergeSettings({}, validSettings(runtime, input.settings ?? {}));
+  const settings = mergeSettings({}, validSettings(deps.config, runtime, input.settings ?? {}));
   if (input.business_unit_id && identity.bu !== '*' && !identity.bu.includes(input.business_unit_id)) {
     throw new ValidationError([{ loc: ['body', 'business_unit_id'], msg: 'is not a business unit you may access', type: 'value_error' }]);
   }
@@ -108,7 +120,7 @@ export async function patchConnection(
 ): Promise<ConnectionView> {
   const current = await findConnection(deps, organizationId, id);
   const runtime = requireProviderRuntime(current.provider_name);
-  const settings = patch.settings === undefined ? undefined : mergeSettings(current.settings, validSettings(runtime, patch.settings));
+  const settings = patch.settings === undefined ? undefined : mergeSettings(current.settings, validSettings(deps.config, runtime, patch.settings));
   let row = (await updateConnection(deps.db, organizationId, id, { name: patch.name, settings, is_sync_disabled: patch.is_sync_disabled }))!;
   if (!row) throw new NotFoundError(`No connection ${id}.`);
   if (settings !== undefined) {
@@ -152,10 +164,8 @@ async function authenticateOAuth(deps: Deps, row: ConnectionRow, runtime: Provid
   const redirectUri = body.redirect_uri ?? configured;
   if (!redirectUri) throw bodyIssue('redirect_uri', 'is required: no OAUTH_REDIRECT_URI is configured', 'missing');
   if (configured && redirectUri !== configured) throw bodyIssue('redirect_uri', `must be the redirect URI of the authorization request (${configured})`);
-  if (body.state !== undefined && body.state !== null) {
-    const check = verifyState(deps.config, body.state, { connectionId: row.id, organizationId: row.organization_id, nonce: row.oauth_state_nonce });
-    if (!check.ok) throw bodyIssue('state', `is not valid for this connection: ${check.reason}`);
-  }
+  const check = verifyState(deps.config, body.state, { connectionId: row.id, organizationId: row.organization_id, nonce: row.oauth_state_nonce });
+  if (!check.ok) throw bodyIssue('state', `is not valid for this connection: ${check.reason}`);
   let settings = row.settings;
   if (body.provider_name === 'quickbooks_online') {
     const realmId = realmIdFrom(body.extra_data);

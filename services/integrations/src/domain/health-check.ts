@@ -69,7 +69,12 @@ function fromAccessError(display: string, e: unknown): Health {
 
 async function call(config: IntegrationsConfig, display: string, url: string, authorization: string): Promise<Health> {
   try {
-    const res = await providerFetch(url, { method: 'GET', headers: { authorization, accept: 'application/json' }, timeoutMs: config.PROVIDER_HTTP_TIMEOUT_MS });
+    const res = await providerFetch(url, {
+      method: 'GET',
+      headers: { authorization, accept: 'application/json' },
+      timeoutMs: config.PROVIDER_HTTP_TIMEOUT_MS,
+      policy: config.OUTBOUND_ALLOWLIST,
+    });
     return healthFromStatus(display, res.status);
   } catch (e) {
     if (e instanceof ProviderUnreachableError) return unreachable(display, url, e.causeText);

@@ -10,13 +10,20 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { IntegrationsConfig, OAuthClient } from '../config.js';
-import { oauthScopes, providerUrls } from './provider-runtime.js';
+import { oauthScopes, providerUrls, registeredTokenUrl } from './provider-runtime.js';
 import { basicAuth, providerFetch } from './provider-http.js';
 import { safeEqual, stateSigningKey, type ConnectionSecrets } from './secrets.js';
 
 type OAuthConfig = Pick<
   IntegrationsConfig,
-  'CONNECTION_SECRETS_KEY' | 'CONNECTION_SECRETS_PREVIOUS_KEYS' | 'OAUTH_CLIENTS' | 'OAUTH_REDIRECT_URI' | 'OAUTH_STATE_TTL_SECONDS' | 'PROVIDER_URL_OVERRIDES' | 'PROVIDER_HTTP_TIMEOUT_MS'
+  | 'CONNECTION_SECRETS_KEY'
+  | 'CONNECTION_SECRETS_PREVIOUS_KEYS'
+  | 'OAUTH_CLIENTS'
+  | 'OAUTH_REDIRECT_URI'
+  | 'OAUTH_STATE_TTL_SECONDS'
+  | 'PROVIDER_URL_OVERRIDES'
+  | 'PROVIDER_HTTP_TIMEOUT_MS'
+  | 'OUTBOUND_ALLOWLIST'
 >;
 
 export function newStateNonce(): string {
@@ -116,7 +123,11 @@ const tokenResponseSchema = z.object({
 
 const tokenErrorSchema = z.object({ error: z.string(), error_description: z.string().optional() });
 
-/** POST the grant to the token endpoint; the new secrets (tokens with absolute expiry). */
+/**
+ * POST the grant to the provider's registered token endpoint (registeredTokenUrl: configured, never
+ * a tenant's host) with the platform's client credentials; the new secrets (tokens with absolute
+ * expiry). Redirects are not followed: the credentials and the grant go to that URL or nowhere.
+ */
 export async function requestTokens(
   config: OAuthConfig,
   providerName: string,
@@ -127,9 +138,9 @@ export async function requestTokens(
 ): Promise<ConnectionSecrets> {
   const client = oauthClient(config, providerName);
   if (!client) throw new OAuthProviderError(`no OAuth client is configured for ${providerName} (OAUTH_CLIENTS)`, 0);
-  const tokenUrl = providerUrls(config, providerName, settings).token_url;
-  if (!tokenUrl) throw new OAuthProviderError(`the token endpoint of ${providerName} is not known (instance settings missing)`, 0);
-  const res = await providerFetch(tokenUrl, {
+  const registered = registeredTokenUrl(config, providerName, settings);
+  if ('reason' in registered) throw new OAuthProviderError(registered.reason, 0);
+  const res = await providerFetch(registered.url, {
     method: 'POST',
     headers: {
       authorization: basicAuth(client.client_id, client.client_secret),
@@ -138,6 +149,8 @@ export async function requestTokens(
     },
     body: new URLSearchParams(grant as Record<string, string>).toString(),
     timeoutMs: config.PROVIDER_HTTP_TIMEOUT_MS,
+    policy: config.OUTBOUND_ALLOWLIST,
+    maxRedirects: 0,
   });
   if (res.status >= 400 && res.status < 500) {
     const err = tokenErrorSchema.safeParse(res.json);

@@ -210,6 +210,36 @@ export function providerUrls(config: Pick<IntegrationsConfig, 'PROVIDER_URL_OVER
   };
 }
 
+const HOST_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+/**
+ * The token endpoint the platform's OAuth client (and its secret) may be sent to: the operator's
+ * PROVIDER_URL_OVERRIDES token_url, or the provider's documented endpoint. A documented endpoint on
+ * the tenant's own instance (`{base_url}`, Acumatica) is not registered: the platform's client
+ * secret never goes to a host a tenant chose (an operator who runs such a client sets the override).
+ * A `{setting}` inside a documented host name must be one DNS label under the provider's domain.
+ */
+export function registeredTokenUrl(
+  config: Pick<IntegrationsConfig, 'PROVIDER_URL_OVERRIDES'>,
+  providerName: string,
+  settings: Record<string, unknown> = {},
+): { url: string } | { url: null; reason: string } {
+  const override = config.PROVIDER_URL_OVERRIDES[providerName]?.token_url;
+  if (override) return { url: override };
+  const template = RUNTIMES.get(providerName)?.oauth?.token_url;
+  if (!template) return { url: null, reason: `${providerName} has no OAuth token endpoint` };
+  const authority = /^https:\/\/([^/]+)/.exec(template)?.[1] ?? null;
+  if (authority === null || authority.startsWith('{')) {
+    return { url: null, reason: `the token endpoint of ${providerName} is on the tenant's own host; the platform's OAuth client is only sent to a token URL the operator registered (PROVIDER_URL_OVERRIDES)` };
+  }
+  for (const [, key] of authority.matchAll(/\{(\w+)\}/g)) {
+    const v = settings[key];
+    if (typeof v === 'string' && v && !HOST_LABEL.test(v)) return { url: null, reason: `the setting ${key} must be a single host-name label` };
+  }
+  const url = fill(template, settings);
+  return url ? { url } : { url: null, reason: `the token endpoint of ${providerName} is not known (instance settings missing)` };
+}
+
 export function oauthScopes(providerName: string, settings: Record<string, unknown>): string {
   const r = RUNTIMES.get(providerName);
   return (r?.oauth?.scopes ?? []).map((s) => fill(s, settings) ?? s).join(' ');

@@ -31,6 +31,8 @@ const CONNECTION_NOTES =
   'Connections may be created for every provider of the registry, including those without an adapter (`is_enabled: false`): ' +
   'such a connection is stored honestly, its health says `unsupported_provider` and nothing syncs (POST …/sync answers 409). ' +
   'Secrets (OAuth tokens, API keys, passwords) are encrypted at rest (AES-256-GCM) and never returned. ' +
+  'URL settings (`base_url`, `site_url`) must be http(s) and may not name a loopback, private, link-local or metadata address ' +
+  '(422 at body.settings.<key>, `url_not_allowed`); every call to them is checked again after DNS resolution and on each redirect. ' +
   'Derived fields: `missing_settings` = required settings of the provider not set; `is_configured` = none missing; ' +
   '`requires_setup` = something missing or authentication pending; `is_healthy` = `health.healthy`. Connections to the ' +
   'push-based `middleware` provider need no authentication (`is_authentication_pending: false`). ' +
@@ -125,9 +127,9 @@ export const connectionRoutes = [
     summary: 'Authenticate a connection',
     description:
       'One of four variants chosen by `provider_name`, which must be the connection\'s provider (otherwise 422 at body.provider_name): ' +
-      '`quickbooks_online` and `xero` (OAuth 2.0 authorization code: the `state`, when given, must be the signed state of the ' +
+      '`quickbooks_online` and `xero` (OAuth 2.0 authorization code: the `state` is required and must be the signed state of the ' +
       'connection\'s current `authorization_url`, unexpired and unused, otherwise 422 at body.state; the code is exchanged at the ' +
-      'provider\'s token endpoint and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and ' +
+      'provider\'s registered token endpoint (configured, never a tenant-chosen host) and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and ' +
       '`jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). ' +
       'On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health ' +
       'check runs and the connection is returned. The provider refusing the code or the credentials gives 422 `authentication-refused` ' +
