@@ -14,6 +14,7 @@ import {
   REQUEST_ID_HEADER,
   requestContextMiddleware,
   RouteNotFoundError,
+  ROLE_MODEL_DOC,
   type BaseState,
   type OpenApiDocument,
 } from '@rp/platform';
@@ -70,6 +71,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
           'envelope `{data, current_page, total_records, next_page}`. Rate limit: per credential, ' +
           `${config.RATE_LIMIT_PER_SECOND}/s sustained with bursts of ${config.RATE_LIMIT_BURST}; 429 with Retry-After beyond it. ` +
           `Request bodies: at most ${config.BODY_LIMIT_BYTES} bytes (413 beyond); file uploads (${[...UPLOAD_PATHS].join(', ')}) at most ${config.UPLOAD_LIMIT_BYTES} bytes.` +
+          `\n\n${ROLE_MODEL_DOC}` +
           (missing.length ? `\n\nNot listed (service unreachable while this document was built): ${missing.join(', ')}.` : ''),
       },
       docs.filter((d): d is OpenApiDocument => d !== null),

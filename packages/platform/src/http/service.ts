@@ -13,6 +13,7 @@ import {
   ValidationError,
 } from '../errors.js';
 import { IDENTITY_HEADER, verifyIdentity, type Identity } from '../identity.js';
+import { hasPermission } from '../auth/permissions.js';
 import { requestContext } from '../logger.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo } from './openapi.js';
 import { koaPath, type RouteDef, type UploadedFile } from './route.js';
@@ -228,6 +229,10 @@ function authorize(route: RouteDef<never> | RouteDef<unknown>, identity: Identit
   }
   if (route.auth?.role === 'admin' && identity.role !== 'admin') {
     throw new ForbiddenError('This endpoint is restricted to organization admins.');
+  }
+  const permission = route.auth?.permission;
+  if (permission && !hasPermission(identity, permission)) {
+    throw new ForbiddenError(`This endpoint requires an organization admin or a user granted the \`${permission}\` permission.`);
   }
 }
 

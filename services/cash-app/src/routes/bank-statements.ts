@@ -243,7 +243,7 @@ export const bankStatementRoutes = [
     path: '/v2/bank-statements/{statement_id}',
     operationId: 'getBankStatement',
     summary: 'Get a bank statement with its transactions',
-    description: 'The statement with all its transactions in file order, each with the payments proposed or approved for it. Unknown or another organization\'s id: 404.',
+    description: 'The statement with all its transactions in file order, each with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments). Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
     params: z.object({ statement_id: z.string() }),
     response: bankStatementDetailSchema,
@@ -251,7 +251,7 @@ export const bankStatementRoutes = [
     handler: async ({ params, identity, deps }) => {
       const row = isUuid(params.statement_id) ? await getStatement(deps.db, identity.org, params.statement_id) : undefined;
       if (!row) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
-      const [txs, payments] = await Promise.all([listTransactions(deps.db, identity.org, row.id), paymentsOfStatement(deps.db, identity.org, row.id)]);
+      const [txs, payments] = await Promise.all([listTransactions(deps.db, identity.org, row.id), paymentsOfStatement(deps.db, identity.org, row.id, identity.bu)]);
       const byTx = new Map<string, typeof payments>();
       for (const p of payments) (byTx.get(p.bank_transaction_id) ?? byTx.set(p.bank_transaction_id, []).get(p.bank_transaction_id)!).push(p);
       return { ...statementView(row), transactions: txs.map((t) => transactionView(t, byTx.get(t.id))) };

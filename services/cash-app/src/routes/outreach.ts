@@ -64,7 +64,7 @@ export const outreachRoutes = [
     response: outreachSchema,
     errors: [404, 409],
     handler: async ({ body, identity, deps, requestId }) =>
-      outreachView(await requestPaymentReceipt(deps, { organizationId: identity.org, userId: identity.sub ?? null, paymentId: body.payment_id, requestId })),
+      outreachView(await requestPaymentReceipt(deps, { organizationId: identity.org, userId: identity.sub ?? null, paymentId: body.payment_id, requestId, scope: identity.bu })),
   }),
   route({
     method: 'get',
@@ -85,7 +85,7 @@ export const outreachRoutes = [
       const { rows, total } = await listOutreach(
         deps.db,
         identity.org,
-        { outreachType: query.outreach_type, status: query.status, paymentId: query.payment_id },
+        { outreachType: query.outreach_type, status: query.status, paymentId: query.payment_id, scope: identity.bu },
         page.offset,
         page.pageSize,
       );
@@ -103,7 +103,7 @@ export const outreachRoutes = [
     response: outreachSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
-      const row = isUuid(params.outreach_id) ? await getOutreach(deps.db, identity.org, params.outreach_id) : undefined;
+      const row = isUuid(params.outreach_id) ? await getOutreach(deps.db, identity.org, params.outreach_id, identity.bu) : undefined;
       if (!row) throw new NotFoundError(`No outreach record ${params.outreach_id}.`);
       return outreachView(row);
     },

@@ -11,6 +11,7 @@ import {
   pageRequest,
   paginationQueryShape,
   timestampsShape,
+  type BusinessUnitScope,
   type Db,
 } from '@rp/platform';
 import { route } from '../deps.js';
@@ -139,8 +140,9 @@ async function viewsOf(db: Db, organizationId: string, rows: PaymentRow[]) {
   return rows.map((r) => paymentView(r, allocations.filter((a) => a.payment_id === r.id), numbers));
 }
 
-export async function loadView(db: Db, organizationId: string, id: string) {
-  const row = isUuid(id) ? await getPayment(db, organizationId, id) : undefined;
+/** The payment's view; 404 when unknown, another organization's or outside the caller's business units (`scope`). */
+export async function loadView(db: Db, organizationId: string, id: string, scope: BusinessUnitScope = '*') {
+  const row = isUuid(id) ? await getPayment(db, organizationId, id, { scope }) : undefined;
   if (!row) throw new NotFoundError(`No payment ${id}.`);
   return (await viewsOf(db, organizationId, [row]))[0]!;
 }
@@ -186,6 +188,7 @@ export const paymentRoutes = [
       'transaction must be a deposit (amount > 0) of the organization (422 otherwise); one that already has a payment → 409. ' +
       '`match_score` is null and `match_reasons` empty: the payment was not proposed by matching.',
     tags: ['Cash application'],
+    auth: { permission: 'payments:write' },
     body: z.object({
       bank_transaction_id: uuidParam().describe('A deposit of the organization without a payment.'),
       allocations: z.array(allocationInput).max(500).default([]),
@@ -194,8 +197,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [409],
     handler: async ({ body, identity, deps }) => {
-      const id = await createPayment(deps.db, { organizationId: identity.org, bankTransactionId: body.bank_transaction_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id });
-      return loadView(deps.db, identity.org, id);
+      const id = await createPayment(deps.db, { organizationId: identity.org, bankTransactionId: body.bank_transaction_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id, scope: identity.bu });
+      return loadView(deps.db, identity.org, id, identity.bu);
     },
   }),
   route({
@@ -230,6 +233,7 @@ export const paymentRoutes = [
           partnerId: query.partner_id,
           startDate: query.start_date,
           endDate: query.end_date,
+          scope: identity.bu,
         },
         page.offset,
         page.pageSize,
@@ -247,7 +251,7 @@ export const paymentRoutes = [
     params: z.object({ payment_id: z.string() }),
     response: paymentSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => loadView(deps.db, identity.org, params.payment_id),
+    handler: async ({ params, identity, deps }) => loadView(deps.db, identity.org, params.payment_id, identity.bu),
   }),
   route({
     method: 'patch',
@@ -265,6 +269,7 @@ export const paymentRoutes = [
       '`partner_id` sets the payer (default: the invoices\' partner when they have one). ' +
       'An approved payment cannot be changed (409).',
     tags: ['Cash application'],
+    auth: { permission: 'payments:write' },
     params: z.object({ payment_id: z.string() }),
     body: z.object({
       allocations: z.array(allocationInput).max(500),
@@ -273,8 +278,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps }) => {
-      await replacePaymentAllocations(deps.db, { organizationId: identity.org, paymentId: params.payment_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id });
-      return loadView(deps.db, identity.org, params.payment_id);
+      await replacePaymentAllocations(deps.db, { organizationId: identity.org, paymentId: params.payment_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id, scope: identity.bu });
+      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
     },
   }),
   route({
@@ -295,6 +300,7 @@ export const paymentRoutes = [
       'here and in PATCH: an approved payment\'s allocations are subtracted from the ledger amount_open until the ERP\'s own ' +
       'figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice.',
     tags: ['Cash application'],
+    auth: { permission: 'payments:approve' },
     params: z.object({ payment_id: z.string() }),
     body: z
       .object({ on_account: z.boolean().optional().describe('Approve without allocations: the whole deposit is posted on account of the payer.') })
@@ -302,8 +308,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps, requestId }) => {
-      await approvePayment(deps, { organizationId: identity.org, userId: identity.sub, paymentId: params.payment_id, onAccount: body?.on_account === true, requestId });
-      return loadView(deps.db, identity.org, params.payment_id);
+      await approvePayment(deps, { organizationId: identity.org, userId: identity.sub, paymentId: params.payment_id, onAccount: body?.on_account === true, requestId, scope: identity.bu });
+      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
     },
   }),
 ];
