@@ -71,7 +71,7 @@ export const outreachRoutes = [
     path: '/v2/cash-app/outreach',
     operationId: 'listOutreachRecords',
     summary: 'List outreach records',
-    description: 'Outreach records, newest first. Filters: `outreach_type`, `status`, `payment_id`. Paginated (`page`, `page_size` 1..500).',
+    description: 'Outreach records, newest first. Filters: `outreach_type`, `status`, `payment_id`. Paginated (`page`, `page_size` 1..500). A member sees only records whose customer and payment are within their business units (see GET /v2/payments); others answer 404.',
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),

@@ -209,7 +209,8 @@ export const paymentRoutes = [
     description:
       'Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its ' +
       'allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, ' +
-      '`statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency\'s minor units (JPY "1190", EUR "1190.00", KWD "1190.000").',
+      '`statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency\'s minor units (JPY "1190", EUR "1190.00", KWD "1190.000"). ' +
+      'Business units: a member sees only payments whose payer and allocated invoices are of their units or of none (others answer 404 and are absent from lists; an invoice or payer of another unit in a body is 422, as for another organization\'s).',
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -246,7 +247,7 @@ export const paymentRoutes = [
     path: '/v2/payments/{payment_id}',
     operationId: 'getPayment',
     summary: 'Get a payment',
-    description: 'The payment with its allocations, match score and reasons and its bank transaction. Unknown or another organization\'s → 404.',
+    description: 'The payment with its allocations, match score and reasons and its bank transaction. Unknown or another organization\'s → 404 (also a payment of a business unit the member may not access).',
     tags: ['Cash application'],
     params: z.object({ payment_id: z.string() }),
     response: paymentSchema,

@@ -344,7 +344,8 @@ export const remittanceRoutes = [
     description:
       'Remittance advices, newest first, with their allocations. Filters: `status` (`submitted`, `applied`), `partner_id`, ' +
       '`date_from` / `date_to` (inclusive, on `transaction_date`, YYYY-MM-DD). Paginated with `page` (0-based) and ' +
-      '`page_size` (1..500, default 50; `size` is an alias).',
+      '`page_size` (1..500, default 50; `size` is an alias). A member sees only remittances whose customer and linked invoices ' +
+      'are of their business units or of none (GET of another: 404); a member\'s new remittance links only such invoices and customers.',
     tags: ['Remittances'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
