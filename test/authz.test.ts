@@ -390,6 +390,33 @@ describe('business-unit scope', () => {
     expect(all).toContain(northPayment.id);
   });
 
+  it('a member may not delete a statement holding payments of another unit (409, nothing removed); a member of that unit may', async () => {
+    const upload = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: {
+        account: 'DE44500105175407324931',
+        currency: 'EUR',
+        statement_number: `S-${randomUUID()}`,
+        transactions: [{ amount: '7.77', booking_date: '2026-10-16', value_date: '2026-10-16', counterparty_name: 'Irgendwer', bank_reference: `REF-${randomUUID().slice(0, 8)}` }],
+      },
+    });
+    expect(upload.status).toBe(200);
+    const ready = await waitForStatement(stack, org.token, upload.body.id);
+    const tx = ready.transactions[0].id as string;
+    const existing = (await get(org.token, `/v2/payments?bank_transaction_id=${tx}`)).body.data[0];
+    const body = { allocations: [{ invoice_id: inv['N-11']!, amount_paid: '1.00' }] };
+    const p = existing
+      ? await stack.request('PATCH', `/v2/payments/${existing.id}`, { token: org.token, body })
+      : await stack.request('POST', '/v2/payments', { token: org.token, body: { bank_transaction_id: tx, ...body } });
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    const refused = await stack.request('DELETE', `/v2/bank-statements/${upload.body.id}`, { token: southMember.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body.type).toBe('conflict');
+    expect((await get(org.token, `/v2/payments/${p.body.id}`)).status).toBe(200);
+    expect((await stack.request('DELETE', `/v2/bank-statements/${upload.body.id}`, { token: plain.token })).status).toBe(204);
+    expect((await get(org.token, `/v2/payments/${p.body.id}`)).status).toBe(404);
+  });
+
   it('receipts: a member neither requests nor sees receipts of another unit\'s payment', async () => {
     const p = await payment([{ invoice_id: inv['N-9']!, amount_paid: '1.00' }], partner['C-N']);
     expect((await stack.request('POST', `/v2/payments/${p.id}/approve`, { token: org.token })).status).toBe(200);

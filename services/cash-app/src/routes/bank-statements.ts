@@ -291,12 +291,13 @@ export const bankStatementRoutes = [
       'after the workflow has closed, so no transaction or payment appears afterwards. A statement with an approved payment ' +
       'is refused with 409; the check and the delete run under the lock a payment approval takes, so an approval racing the ' +
       'delete either comes first (the delete answers 409 and nothing is removed) or finds the payment gone (404). ' +
+      'A member may not delete a statement with payments outside their business units (409; an admin may). ' +
       'Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
     params: z.object({ statement_id: z.string() }),
     errors: [404, 409],
     handler: async ({ params, identity, deps, log }) => {
-      await deleteUploadedStatement(deps, { organizationId: identity.org, role: identity.role }, params.statement_id, log);
+      await deleteUploadedStatement(deps, { organizationId: identity.org, role: identity.role, scope: identity.bu }, params.statement_id, log);
     },
   }),
 ];

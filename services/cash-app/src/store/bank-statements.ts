@@ -277,6 +277,18 @@ export async function paymentsOfStatement(db: Conn, organizationId: string, stat
     .orderBy(['p.created_at', 'p.id'])) as TransactionPaymentRow[];
 }
 
+/** How many of the statement's payments are outside `scope` (a member's business units; 0 for '*'). */
+export async function countPaymentsOutOfScope(db: Conn, organizationId: string, statementId: string, scope: BusinessUnitScope): Promise<number> {
+  const inScope = paymentInScopeSql('p', scope);
+  if (!inScope) return 0;
+  const [{ count }] = await db('payments as p')
+    .join('bank_transactions as t', 't.id', 'p.bank_transaction_id')
+    .where({ 'p.organization_id': organizationId, 't.statement_id': statementId })
+    .andWhereRaw(`NOT ${inScope.sql}`, inScope.bindings)
+    .count<{ count: string }[]>({ count: '*' });
+  return Number(count);
+}
+
 export async function countApprovedPayments(db: Conn, organizationId: string, statementId: string): Promise<number> {
   const [{ count }] = await db('payments as p')
     .join('bank_transactions as t', 't.id', 'p.bank_transaction_id')
