@@ -313,6 +313,16 @@ describe('permissions on money-moving routes', () => {
     expect((await get(org.token, `/v2/users/${plain.id}`)).body.business_unit_ids).toEqual([north]);
   });
 
+  it('the CLI grants permissions too (user create --permission), and names an unknown one', async () => {
+    const { runCli } = await import('@rp/admin/cli');
+    const user = (await runCli(
+      ['user', 'create', '--org', org.organizationId, '--email', 'cli@authz.example', '--name', 'Cli', '--permission', 'payments:approve', '--permission', 'payments:write'],
+      stack.env,
+    )) as { permissions: string[] };
+    expect(user.permissions).toEqual(['payments:approve', 'payments:write']);
+    await expect(runCli(['user', 'create', '--org', org.organizationId, '--email', 'cli2@authz.example', '--name', 'Cli', '--permission', 'everything'], stack.env)).rejects.toThrow(/--permission/);
+  });
+
   it('an organization API key may not call a money-moving route', async () => {
     const res = await stack.request('PUT', '/v2/exchange-rates', { token: org.apiKey, body: [{ base_currency: 'EUR', quote_currency: 'SEK', rate_date: '2026-10-01', rate: '11' }] });
     expect(res.status).toBe(403);
