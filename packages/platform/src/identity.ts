@@ -21,6 +21,8 @@ export const identitySchema = z.object({
   cred: z.string(),
   /** business units the caller may access: '*' for all */
   bu: z.union([z.literal('*'), z.array(z.string())]),
+  /** permissions granted to a member (auth/permissions.ts); admins hold all implicitly, API keys none */
+  perms: z.array(z.string()).optional(),
   /** issued at, seconds since epoch (the request id travels in its own header, x-request-id) */
   iat: z.number().int(),
 });

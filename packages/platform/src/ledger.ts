@@ -7,6 +7,7 @@
  * Amounts are NUMERIC strings (exact); dates are 'YYYY-MM-DD' strings.
  */
 import type { Knex } from 'knex';
+import { ValidationError, type ValidationIssue } from './errors.js';
 
 export const LEDGER_TABLES = {
   partners: 'integrations.partners',
@@ -69,14 +70,62 @@ const DOCUMENT_COLUMNS = [
   'amount_in_local_currency', 'amount_open', 'status_open', 'created_at', 'modified_at',
 ];
 
-export async function getPartner(db: Knex, organizationId: string, id: string): Promise<LedgerPartner | null> {
-  const row = await db(LEDGER_TABLES.partners).select(PARTNER_COLUMNS).where({ organization_id: organizationId, id }).first();
+// ---------------------------------------------------------------- business-unit scope
+
+/**
+ * The business units a caller may see: '*' (admins, API keys) or a member's units (identity.bu).
+ * A ledger record (partner or document) is in scope when it is tied to no unit or to one of them;
+ * a record out of scope is treated as if it did not exist (404, absent from lists, 422 as a reference).
+ */
+export type BusinessUnitScope = '*' | readonly string[];
+
+/** Whether a record of the given business unit (null = not tied to a unit) is within the scope. */
+export function inBusinessUnitScope(scope: BusinessUnitScope, businessUnitId: string | null): boolean {
+  return scope === '*' || businessUnitId === null || scope.includes(businessUnitId);
+}
+
+function whereInScope(q: Knex.QueryBuilder, scope: BusinessUnitScope, column = 'business_unit_id'): Knex.QueryBuilder {
+  if (scope === '*') return q;
+  return q.andWhere((w) => {
+    void w.whereNull(column).orWhereIn(column, [...scope]);
+  });
+}
+
+export interface SqlFragment {
+  sql: string;
+  bindings: Knex.RawBinding[];
+}
+
+/**
+ * SQL that is true when the ledger partner whose id is `idExpr` (a trusted column expression of the
+ * caller's query, e.g. `p.partner_id`) is outside the scope; a null id or an unknown partner is not.
+ * Null for scope '*' (nothing is outside).
+ */
+export function partnerOutOfScopeSql(idExpr: string, scope: BusinessUnitScope): SqlFragment | null {
+  if (scope === '*') return null;
+  return {
+    sql: `EXISTS (SELECT 1 FROM ${LEDGER_TABLES.partners} scope_p WHERE scope_p.id = ${idExpr} AND scope_p.business_unit_id IS NOT NULL AND NOT (scope_p.business_unit_id = ANY(?::uuid[])))`,
+    bindings: [[...scope]],
+  };
+}
+
+/** Like partnerOutOfScopeSql, for the ledger document (invoice, credit memo) whose id is `idExpr`. */
+export function documentOutOfScopeSql(idExpr: string, scope: BusinessUnitScope): SqlFragment | null {
+  if (scope === '*') return null;
+  return {
+    sql: `EXISTS (SELECT 1 FROM ${LEDGER_TABLES.documents} scope_d WHERE scope_d.id = ${idExpr} AND scope_d.business_unit_id IS NOT NULL AND NOT (scope_d.business_unit_id = ANY(?::uuid[])))`,
+    bindings: [[...scope]],
+  };
+}
+
+export async function getPartner(db: Knex, organizationId: string, id: string, scope: BusinessUnitScope = '*'): Promise<LedgerPartner | null> {
+  const row = await whereInScope(db(LEDGER_TABLES.partners).select(PARTNER_COLUMNS).where({ organization_id: organizationId, id }), scope).first();
   return (row as LedgerPartner | undefined) ?? null;
 }
 
-export async function getPartners(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, LedgerPartner>> {
+export async function getPartners(db: Knex, organizationId: string, ids: readonly string[], scope: BusinessUnitScope = '*'): Promise<Map<string, LedgerPartner>> {
   if (ids.length === 0) return new Map();
-  const rows = (await db(LEDGER_TABLES.partners).select(PARTNER_COLUMNS).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)])) as LedgerPartner[];
+  const rows = (await whereInScope(db(LEDGER_TABLES.partners).select(PARTNER_COLUMNS).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]), scope)) as LedgerPartner[];
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -85,9 +134,9 @@ export async function listPartnersForMatching(db: Knex, organizationId: string):
   return db(LEDGER_TABLES.partners).select('id', 'name', 'legal_name', 'account_number', 'remote_id').where({ organization_id: organizationId }).orderBy('id');
 }
 
-export async function getDocuments(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, LedgerDocument>> {
+export async function getDocuments(db: Knex, organizationId: string, ids: readonly string[], scope: BusinessUnitScope = '*'): Promise<Map<string, LedgerDocument>> {
   if (ids.length === 0) return new Map();
-  const rows = (await db(LEDGER_TABLES.documents).select(DOCUMENT_COLUMNS).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)])) as LedgerDocument[];
+  const rows = (await whereInScope(db(LEDGER_TABLES.documents).select(DOCUMENT_COLUMNS).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]), scope)) as LedgerDocument[];
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -140,13 +189,12 @@ export async function findOpenInvoicesByTokens(db: Knex, organizationId: string,
 }
 
 /** Invoices (open or not) by document number, for linking remittance lines. */
-export async function findInvoicesByNumbers(db: Knex, organizationId: string, numbers: readonly string[]): Promise<LedgerDocument[]> {
+export async function findInvoicesByNumbers(db: Knex, organizationId: string, numbers: readonly string[], scope: BusinessUnitScope = '*'): Promise<LedgerDocument[]> {
   if (numbers.length === 0) return [];
-  return db(LEDGER_TABLES.documents)
-    .select(DOCUMENT_COLUMNS)
-    .where({ organization_id: organizationId, kind: 'invoice' })
-    .whereIn('document_number', [...new Set(numbers)])
-    .orderBy('id') as Promise<LedgerDocument[]>;
+  return whereInScope(
+    db(LEDGER_TABLES.documents).select(DOCUMENT_COLUMNS).where({ organization_id: organizationId, kind: 'invoice' }).whereIn('document_number', [...new Set(numbers)]),
+    scope,
+  ).orderBy('id') as Promise<LedgerDocument[]>;
 }
 
 /** Every open invoice of the organization in the given currencies, with the fields deposit matching needs (oldest due first). */
@@ -187,16 +235,18 @@ export async function listOpenInvoicesForMatchingPage(
 }
 
 /** Partners whose name or legal name equals `name`, ignoring case (payer identification on remittances). */
-export async function findPartnersByName(db: Knex, organizationId: string, name: string): Promise<LedgerPartner[]> {
+export async function findPartnersByName(db: Knex, organizationId: string, name: string, scope: BusinessUnitScope = '*'): Promise<LedgerPartner[]> {
   const wanted = name.trim().toLowerCase();
   if (!wanted) return [];
-  return db(LEDGER_TABLES.partners)
-    .select(PARTNER_COLUMNS)
-    .where({ organization_id: organizationId })
-    .andWhere((q) => {
-      void q.whereRaw('lower(name) = ?', [wanted]).orWhereRaw('lower(legal_name) = ?', [wanted]);
-    })
-    .orderBy('id') as Promise<LedgerPartner[]>;
+  return whereInScope(
+    db(LEDGER_TABLES.partners)
+      .select(PARTNER_COLUMNS)
+      .where({ organization_id: organizationId })
+      .andWhere((q) => {
+        void q.whereRaw('lower(name) = ?', [wanted]).orWhereRaw('lower(legal_name) = ?', [wanted]);
+      }),
+    scope,
+  ).orderBy('id') as Promise<LedgerPartner[]>;
 }
 
 /** A partner's open invoices, oldest due first. */
@@ -227,6 +277,19 @@ export async function businessUnitIdsOf(db: Knex, organizationId: string, ids: r
   if (ids.length === 0) return new Set();
   const found = (await db(BUSINESS_UNITS_TABLE).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]).pluck('id')) as string[];
   return new Set(found);
+}
+
+/**
+ * A body's references to business units (`ids` at `loc`): 422 naming each index that is not a unit of
+ * the organization, or not one within `scope` (a member's units), exactly as for a random id.
+ */
+export async function checkBusinessUnitReferences(db: Knex, organizationId: string, scope: BusinessUnitScope, ids: readonly string[], loc: (string | number)[]): Promise<void> {
+  const known = await businessUnitIdsOf(db, organizationId, ids);
+  const issues: ValidationIssue[] = [];
+  ids.forEach((id, i) => {
+    if (!known.has(id) || !inBusinessUnitScope(scope, id)) issues.push({ loc: [...loc, i], msg: 'is not a business unit of this organization', type: 'value_error.not_found' });
+  });
+  if (issues.length) throw new ValidationError(issues);
 }
 
 // ---------------------------------------------------------------- predicted overdue (cash-app analytics)

@@ -3,7 +3,7 @@
  *
  *   org create   --name N --admin-email E --admin-name N [--currency EUR] [--timezone Europe/Berlin]
  *   org list
- *   user create  --org ID --email E --name N [--role member|admin] [--business-unit ID]…
+ *   user create  --org ID --email E --name N [--role member|admin] [--business-unit ID]… [--permission P]…
  *   token issue  --org ID --user ID [--name N] [--expires-at ISO-8601]
  *   token revoke --org ID --id ID
  *   api-key create --org ID [--name N] [--expires-at ISO-8601]
@@ -16,7 +16,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { AppError, connectTemporal, createDb, currencyCode, emailSchema, ianaTimezone, idSchema, isUuid, migrate, type Db } from '@rp/platform';
+import { AppError, connectTemporal, createDb, currencyCode, emailSchema, ianaTimezone, idSchema, isUuid, migrate, permissionSchema, type Db } from '@rp/platform';
 import { migrations } from '../migrations/index.js';
 import { createUser, onboardOrganization } from './domain/accounts.js';
 import { credentialView, issueCredential, revokeCredential } from './store/credentials.js';
@@ -65,6 +65,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       'admin-email': { type: 'string' },
       'admin-name': { type: 'string' },
       'business-unit': { type: 'string', multiple: true },
+      permission: { type: 'string', multiple: true },
       'expires-at': { type: 'string' },
     },
     strict: true,
@@ -123,11 +124,18 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
             name: z.string().min(1),
             role: z.enum(['admin', 'member']).default('member'),
             business_unit: z.array(idSchema()).default([]),
+            permission: z.array(permissionSchema()).default([]),
           },
           v,
         );
         const org = await requireOrg(a.org);
-        const user = await createUser({ db, temporal: temporal!.client }, org, { email: a.email, name: a.name, role: a.role, business_unit_ids: a.business_unit });
+        const user = await createUser({ db, temporal: temporal!.client }, org, {
+          email: a.email,
+          name: a.name,
+          role: a.role,
+          business_unit_ids: a.business_unit,
+          permissions: a.permission,
+        });
         return userView(user);
       }
       case 'token issue': {

@@ -16,6 +16,7 @@ import {
   RouteNotFoundError,
   requireMetricsToken,
   UnauthorizedError,
+  ROLE_MODEL_DOC,
   type BaseState,
   type OpenApiDocument,
 } from '@rp/platform';
@@ -83,6 +84,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
           `Failed authentications: ${config.AUTH_FAILURE_BURST} per client address, regained at ${config.AUTH_FAILURE_PER_MINUTE}/min; beyond that ` +
           '429 with Retry-After before any token look-up (tokens the gateway already verified keep working). ' +
           `Request bodies: at most ${config.BODY_LIMIT_BYTES} bytes (413 beyond); file uploads (${[...UPLOAD_PATHS].join(', ')}) at most ${config.UPLOAD_LIMIT_BYTES} bytes.` +
+          `\n\n${ROLE_MODEL_DOC}` +
           (missing.length ? `\n\nNot listed (service unreachable while this document was built): ${missing.join(', ')}.` : ''),
       },
       docs.filter((d): d is OpenApiDocument => d !== null),

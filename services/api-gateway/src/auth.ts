@@ -22,6 +22,7 @@ function identityOf(result: Resolution): Identity {
     kind: c.kind,
     cred: c.credentialId,
     bu: c.businessUnits,
+    perms: c.permissions,
     iat: Math.floor(Date.now() / 1000),
   };
 }
@@ -82,6 +83,7 @@ function sameIdentity(a: Identity, b: Identity): boolean {
     a.sub === b.sub &&
     a.role === b.role &&
     a.kind === b.kind &&
+    (a.perms ?? []).join(' ') === (b.perms ?? []).join(' ') &&
     (a.bu === b.bu || (Array.isArray(a.bu) && Array.isArray(b.bu) && a.bu.length === b.bu.length && a.bu.every((v, i) => v === (b.bu as string[])[i])))
   );
 }

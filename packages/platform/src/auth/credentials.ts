@@ -31,6 +31,8 @@ export interface ResolvedCredential {
   userId: string | null;
   role: 'admin' | 'member' | null;
   businessUnits: '*' | string[];
+  /** permissions granted to the user (members; admins hold all implicitly, API keys none) */
+  permissions: string[];
   expiresAt: number | null;
 }
 
@@ -165,6 +167,9 @@ export class CredentialResolver {
         db.raw(
           `(SELECT coalesce(array_agg(ubu.business_unit_id ORDER BY ubu.business_unit_id), '{}') FROM ${ADMIN_SCHEMA}.user_business_units ubu WHERE ubu.user_id = c.user_id) AS business_unit_ids`,
         ),
+        db.raw(
+          `(SELECT coalesce(array_agg(up.permission ORDER BY up.permission), '{}') FROM ${ADMIN_SCHEMA}.user_permissions up WHERE up.user_id = c.user_id) AS permissions`,
+        ),
       );
     if (!row) return null;
     if (row.kind === 'user' && (!row.user_id || row.deactivated_at)) return null;
@@ -176,6 +181,7 @@ export class CredentialResolver {
       userId: row.user_id ?? null,
       role,
       businessUnits: row.kind === 'api_key' || role === 'admin' ? '*' : (row.business_unit_ids as string[]),
+      permissions: role === 'member' ? (row.permissions as string[]) : [],
       expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
     };
   }

@@ -115,7 +115,10 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
     for (const s of [...errorStatuses].sort()) responses[s] = errorResponse(s, v1);
     const auth = r.auth ?? {};
     const credentials = auth.credentials ?? ['user'];
-    const who = `${credentials.map((c) => (c === 'user' ? 'user access token' : 'organization API key')).join(' or ')}${auth.role === 'admin' ? ' of an organization admin' : ''}`;
+    const who =
+      `${credentials.map((c) => (c === 'user' ? 'user access token' : 'organization API key')).join(' or ')}` +
+      (auth.role === 'admin' ? ' of an organization admin' : '') +
+      (auth.permission ? ` of an organization admin or of a member granted the \`${auth.permission}\` permission (others: 403)` : '');
     const operation: Record<string, unknown> = {
       operationId: r.operationId,
       summary: r.summary,
@@ -123,7 +126,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
       tags: r.tags,
       parameters,
       responses,
-      'x-rp-auth': { role: auth.role ?? 'any', credentials },
+      'x-rp-auth': { role: auth.role ?? 'any', credentials, ...(auth.permission ? { permission: auth.permission } : {}) },
     };
     if (r.body) {
       const content: Record<string, unknown> = { [r.textBody ?? 'application/json']: { schema: jsonSchema(r.body, 'input') } };

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { CredentialKind } from '../auth/tokens.js';
 import type { Identity } from '../identity.js';
+import type { Permission } from '../auth/permissions.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -11,6 +12,11 @@ export interface AuthRequirement {
   role?: 'admin';
   /** Which bearer credentials may call the route. Default: user access tokens only. */
   credentials?: CredentialKind[];
+  /**
+   * A route that moves or rewrites money: organization admins, or members granted this permission
+   * (auth/permissions.ts); anyone else gets 403. Documented in the operation and its `x-rp-auth`.
+   */
+  permission?: Permission;
 }
 
 /** A file of a multipart upload, as routes with `multipart` receive it in their body. */

@@ -12,6 +12,7 @@ import {
   ValidationError,
 } from '../errors.js';
 import { deriveIdentityKey, IDENTITY_HEADER, verifyIdentity, type Identity } from '../identity.js';
+import { hasPermission } from '../auth/permissions.js';
 import { requestContext } from '../logger.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo } from './openapi.js';
 import type { RouteDef, UploadedFile } from './route.js';
@@ -241,6 +242,10 @@ function authorize(route: RouteDef<never> | RouteDef<unknown>, identity: Identit
   }
   if (route.auth?.role === 'admin' && identity.role !== 'admin') {
     throw new ForbiddenError('This endpoint is restricted to organization admins.');
+  }
+  const permission = route.auth?.permission;
+  if (permission && !hasPermission(identity, permission)) {
+    throw new ForbiddenError(`This endpoint requires an organization admin or a user granted the \`${permission}\` permission.`);
   }
 }
 

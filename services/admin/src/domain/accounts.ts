@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
-import { ConflictError, ValidationError, type Db } from '@rp/platform';
+import { ConflictError, NotFoundError, ValidationError, type Db } from '@rp/platform';
 import { businessSearchAttributes, TASK_QUEUES, welcomeEmail, welcomeEmailWorkflowId } from '@rp/workflows';
 import { insertOrganization, type OrganizationRow } from '../store/organizations.js';
-import { insertUser, type Role, type UserRow } from '../store/users.js';
+import { getUser, insertUser, lockUser, replaceUserAccess, type Role, type UserRow } from '../store/users.js';
 import { unknownBusinessUnits } from '../store/business-units.js';
 import { issueCredential, type CredentialRow } from '../store/credentials.js';
 
@@ -17,6 +17,19 @@ export interface NewUser {
   name: string;
   role: Role;
   business_unit_ids: string[];
+  permissions?: string[];
+}
+
+/** 422 naming each business unit id that is not a unit of the organization. */
+async function checkBusinessUnits(trx: Knex.Transaction, organizationId: string, given: string[]): Promise<string[]> {
+  const unitIds = [...new Set(given)];
+  const unknown = await unknownBusinessUnits(trx, organizationId, unitIds);
+  if (unknown.length) {
+    throw new ValidationError(
+      unknown.map((id) => ({ loc: ['body', 'business_unit_ids', given.indexOf(id)], msg: `unknown business unit ${id}`, type: 'unknown_reference' })),
+    );
+  }
+  return unitIds;
 }
 
 /**
@@ -39,14 +52,9 @@ export async function createUserInTrx(
   input: NewUser,
   requestId?: string,
 ): Promise<UserRow> {
-  const unitIds = [...new Set(input.business_unit_ids)];
-  const unknown = await unknownBusinessUnits(trx, organizationId, unitIds);
-  if (unknown.length) {
-    throw new ValidationError(
-      unknown.map((id) => ({ loc: ['body', 'business_unit_ids', input.business_unit_ids.indexOf(id)], msg: `unknown business unit ${id}`, type: 'unknown_reference' })),
-    );
-  }
-  const user = await insertUser(trx, organizationId, { ...input, business_unit_ids: unitIds });
+  const unitIds = await checkBusinessUnits(trx, organizationId, input.business_unit_ids);
+  const permissions = [...new Set(input.permissions ?? [])].sort();
+  const user = await insertUser(trx, organizationId, { ...input, business_unit_ids: unitIds, permissions });
   if (!user) throw new ConflictError(`A user with email ${input.email} already exists in this organization.`);
   await startWelcome(temporal, organizationId, user.id, requestId);
   return user;
@@ -55,6 +63,26 @@ export async function createUserInTrx(
 /** Create a user; `requestId` travels into the welcome-email activity's logs. */
 export async function createUser(deps: AccountsDeps, organizationId: string, input: NewUser, requestId?: string): Promise<UserRow> {
   return deps.db.transaction((trx) => createUserInTrx(trx, deps.temporal, organizationId, input, requestId));
+}
+
+/**
+ * Change a user's access: what is given replaces the current business units or permissions. The
+ * gateways' credential caches are told on commit, so the user's next request carries the change.
+ * 404 when not a user of the organization; 422 for a business unit that is not the organization's.
+ */
+export async function updateUserAccess(
+  deps: AccountsDeps,
+  organizationId: string,
+  userId: string,
+  change: { business_unit_ids?: string[]; permissions?: string[] },
+): Promise<UserRow> {
+  return deps.db.transaction(async (trx) => {
+    if (!(await lockUser(trx, organizationId, userId))) throw new NotFoundError(`No user ${userId}.`);
+    const business_unit_ids = change.business_unit_ids ? await checkBusinessUnits(trx, organizationId, change.business_unit_ids) : undefined;
+    const permissions = change.permissions ? [...new Set(change.permissions)].sort() : undefined;
+    await replaceUserAccess(trx, organizationId, userId, { business_unit_ids, permissions });
+    return (await getUser(trx, organizationId, userId))!;
+  });
 }
 
 export interface Onboarded {

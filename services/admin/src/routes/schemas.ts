@@ -18,6 +18,9 @@ export const userSchema = z.object({
   name: z.string(),
   role: z.enum(['admin', 'member']),
   business_unit_ids: z.array(z.string()).describe('Units a member may access; admins access all.'),
+  permissions: z
+    .array(z.string())
+    .describe('Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists.'),
   is_active: z.boolean(),
   ...timestampsShape,
 });

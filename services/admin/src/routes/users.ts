@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { emailSchema, idSchema, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { emailSchema, idSchema, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, permissionSchema } from '@rp/platform';
 import { route } from '../deps.js';
 import { getUser, listUsers, userView } from '../store/users.js';
-import { createUser } from '../domain/accounts.js';
+import { createUser, updateUserAccess } from '../domain/accounts.js';
 import { userSchema } from './schemas.js';
 
 const MAX_PAGE = 500;
+const PERMISSIONS_DOC =
+  'Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422.';
 
 export const userRoutes = [
   route({
@@ -38,6 +40,7 @@ export const userRoutes = [
       name: z.string().trim().min(1).max(256),
       role: z.enum(['admin', 'member']).default('member'),
       business_unit_ids: z.array(idSchema()).max(500).default([]).describe('Units a member may access (admins access all).'),
+      permissions: z.array(permissionSchema()).max(20).default([]).describe(PERMISSIONS_DOC),
     }),
     response: userSchema,
     errors: [409],
@@ -69,6 +72,30 @@ export const userRoutes = [
       const user = isUuid(params.user_id) ? await getUser(deps.db, identity.org, params.user_id) : undefined;
       if (!user) throw new NotFoundError(`No user ${params.user_id}.`);
       return userView(user);
+    },
+  }),
+  route({
+    method: 'patch',
+    path: '/v2/users/{user_id}',
+    operationId: 'updateUser',
+    summary: 'Change a user\'s access',
+    description:
+      'Replaces the user\'s `business_unit_ids` and/or `permissions` (only the fields present change; an empty array removes ' +
+      'all). The change applies from the user\'s next request: every gateway\'s credential cache is told on commit. A business ' +
+      'unit that is not one of the organization gives 422 with its index in `loc`; an unknown permission 422; an unknown ' +
+      'user or another organization\'s 404.',
+    tags: ['Organization'],
+    auth: { role: 'admin' },
+    params: z.object({ user_id: idSchema() }),
+    body: z.strictObject({
+      business_unit_ids: z.array(idSchema()).max(500).optional().describe('Units a member may access (admins access all).'),
+      permissions: z.array(permissionSchema()).max(20).optional().describe(PERMISSIONS_DOC),
+    }),
+    response: userSchema,
+    errors: [404],
+    handler: async ({ params, body, identity, deps }) => {
+      if (!isUuid(params.user_id)) throw new NotFoundError(`No user ${params.user_id}.`);
+      return userView(await updateUserAccess(deps, identity.org, params.user_id, body));
     },
   }),
 ];

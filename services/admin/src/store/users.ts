@@ -1,4 +1,4 @@
-import { isoTime, newId, type Db } from '@rp/platform';
+import { isoTime, newId, notifyAuthChanged, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 
 export type Role = 'admin' | 'member';
@@ -13,6 +13,7 @@ export interface UserRow {
   created_at: Date;
   modified_at: Date;
   business_unit_ids?: string[];
+  permissions?: string[];
 }
 
 export function userView(row: UserRow) {
@@ -24,6 +25,7 @@ export function userView(row: UserRow) {
     name: row.name,
     role: row.role,
     business_unit_ids: row.business_unit_ids ?? [],
+    permissions: row.permissions ?? [],
     is_active: row.deactivated_at === null,
     created_at: isoTime(row.created_at)!,
     modified_at: isoTime(row.modified_at)!,
@@ -34,6 +36,7 @@ function withUnits(db: Db | Knex.Transaction) {
   return db('users as u').select(
     'u.*',
     db.raw(`(SELECT coalesce(array_agg(ubu.business_unit_id ORDER BY ubu.business_unit_id), '{}') FROM user_business_units ubu WHERE ubu.user_id = u.id) AS business_unit_ids`),
+    db.raw(`(SELECT coalesce(array_agg(up.permission ORDER BY up.permission), '{}') FROM user_permissions up WHERE up.user_id = u.id) AS permissions`),
   );
 }
 
@@ -53,7 +56,7 @@ export async function listUsers(db: Db, organizationId: string, offset: number, 
 export async function insertUser(
   trx: Knex.Transaction,
   organizationId: string,
-  input: { email: string; name: string; role: Role; business_unit_ids: string[] },
+  input: { email: string; name: string; role: Role; business_unit_ids: string[]; permissions: string[] },
 ): Promise<UserRow | null> {
   const id = newId();
   const res = await trx.raw(
@@ -65,5 +68,33 @@ export async function insertUser(
   if (input.business_unit_ids.length) {
     await trx('user_business_units').insert(input.business_unit_ids.map((business_unit_id) => ({ user_id: id, business_unit_id })));
   }
+  if (input.permissions.length) await trx('user_permissions').insert(input.permissions.map((permission) => ({ user_id: id, permission })));
   return (await getUser(trx, organizationId, id))!;
+}
+
+/** The user, locked for an access change; undefined when not a user of the organization. */
+export async function lockUser(trx: Knex.Transaction, organizationId: string, id: string): Promise<{ id: string } | undefined> {
+  return trx('users').select('id').where({ organization_id: organizationId, id }).forUpdate().first();
+}
+
+/**
+ * Replace what is given of a user's access (business units, permissions) and tell every gateway's
+ * credential cache (NOTIFY, delivered on commit), so the next request carries the new access.
+ */
+export async function replaceUserAccess(
+  trx: Knex.Transaction,
+  organizationId: string,
+  id: string,
+  change: { business_unit_ids?: string[]; permissions?: string[] },
+): Promise<void> {
+  if (change.business_unit_ids) {
+    await trx('user_business_units').where({ user_id: id }).delete();
+    if (change.business_unit_ids.length) await trx('user_business_units').insert(change.business_unit_ids.map((business_unit_id) => ({ user_id: id, business_unit_id })));
+  }
+  if (change.permissions) {
+    await trx('user_permissions').where({ user_id: id }).delete();
+    if (change.permissions.length) await trx('user_permissions').insert(change.permissions.map((permission) => ({ user_id: id, permission })));
+  }
+  await trx('users').where({ organization_id: organizationId, id }).update({ modified_at: trx.fn.now() });
+  await notifyAuthChanged(trx, { user_id: id });
 }

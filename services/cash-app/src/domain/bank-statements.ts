@@ -6,12 +6,13 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { AppError, ConflictError, ForbiddenError, isUuid, newId, NotFoundError, UpstreamError } from '@rp/platform';
+import { AppError, ConflictError, ForbiddenError, isUuid, newId, NotFoundError, UpstreamError, type BusinessUnitScope } from '@rp/platform';
 import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
 import type { ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
 import {
   countApprovedPayments,
+  countPaymentsOutOfScope,
   deleteStatement,
   getStatement,
   insertStatement,
@@ -293,7 +294,7 @@ async function stopProcessing(deps: Pick<CashAppDeps, 'temporal'>, workflowId: s
  */
 export async function deleteUploadedStatement(
   deps: Pick<CashAppDeps, 'db' | 'temporal'>,
-  who: { organizationId: string; role: string | null },
+  who: { organizationId: string; role: string | null; scope?: BusinessUnitScope },
   statementId: string,
   log?: Logger,
 ): Promise<void> {
@@ -303,6 +304,10 @@ export async function deleteUploadedStatement(
   const refuse = async (db: Parameters<typeof countApprovedPayments>[0], status: StatementStatus) => {
     if (status === 'approved') throw new ConflictError('An approved bank statement cannot be deleted.');
     if ((await countApprovedPayments(db, org, row.id)) > 0) throw new ConflictError('The statement has approved payments; it cannot be deleted.');
+    // a member may not remove payments of business units they may not access
+    if ((await countPaymentsOutOfScope(db, org, row.id, who.scope ?? '*')) > 0) {
+      throw new ConflictError('The statement has payments of business units you may not access; an organization admin may delete it.');
+    }
   };
   if (row.status === 'synced' && who.role !== 'admin') throw new ForbiddenError('Only organization admins may delete a statement synced from a bank connection.');
   await refuse(deps.db, row.status);

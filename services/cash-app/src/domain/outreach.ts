@@ -5,7 +5,7 @@
  * the API process.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ConflictError, isUuid, NotFoundError, type Db } from '@rp/platform';
+import { ConflictError, isUuid, NotFoundError, type BusinessUnitScope, type Db } from '@rp/platform';
 import { businessSearchAttributes, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES, type PaymentReceiptInput } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
 import { claimReceiptRecord, getOutreach, getReceiptPayment, markFailed, type OutreachRow } from '../store/outreach.js';
@@ -74,11 +74,11 @@ export async function ensureReceiptWorkflow(db: Db, temporal: Client, input: Pay
  */
 export async function requestPaymentReceipt(
   deps: Pick<CashAppDeps, 'db' | 'temporal' | 'config'>,
-  request: { organizationId: string; userId: string | null; paymentId: string; requestId?: string },
+  request: { organizationId: string; userId: string | null; paymentId: string; requestId?: string; scope?: BusinessUnitScope },
 ): Promise<OutreachRow> {
   const { db, temporal, config } = deps;
   const org = request.organizationId;
-  const payment = isUuid(request.paymentId) ? await getReceiptPayment(db, org, request.paymentId) : null;
+  const payment = isUuid(request.paymentId) ? await getReceiptPayment(db, org, request.paymentId, request.scope) : null;
   if (!payment) throw new NotFoundError(`No payment ${request.paymentId}.`);
   if (payment.status !== 'approved') {
     throw new ConflictError(`Payment ${payment.id} is not approved: a receipt is sent only for an approved payment (approve it first with POST /v2/payments/${payment.id}/approve).`);

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
-import { ConflictError, getDocuments, getPartner, isUuid, Money, NotFoundError, ValidationError, type Db } from '@rp/platform';
+import { ConflictError, getDocuments, getPartner, isUuid, Money, NotFoundError, ValidationError, type BusinessUnitScope, type Db } from '@rp/platform';
 import { normalizeAccount } from './matching.js';
 import { checkAllocations, formatInCurrency, openAmount, relievedBy, type AllocationDraft } from './payments.js';
 import { awaitPostingWorkflowClosed, commitWithPosting, type PostingHooks } from './payment-posting.js';
@@ -29,6 +29,8 @@ import {
  * Validate allocations for a payment of a transaction (amount, currency) and write them, with the
  * payer: `partnerId` when given (must be a partner of the organization), else the invoices' partner
  * when they all have the same one, else the payment's current payer. Throws 422 with every problem found.
+ * Invoices and partners outside the caller's business units count as unknown (422, like another
+ * organization's).
  */
 async function writeAllocations(
   trx: Knex.Transaction,
@@ -36,17 +38,18 @@ async function writeAllocations(
   payment: { id: string; tx_amount: string; tx_currency: string; partner_id: string | null },
   drafts: AllocationDraft[],
   partnerId: string | null | undefined,
+  scope: BusinessUnitScope,
 ): Promise<void> {
   const invoiceIds = drafts.map((d) => d.invoice_id);
   const [invoices, relievedElsewhere, activeAdjustments] = await Promise.all([
-    getDocuments(trx, org, invoiceIds),
+    getDocuments(trx, org, invoiceIds, scope),
     relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
     activeAdjustmentIds(trx, org, drafts.flatMap((d) => (d.adjustment_id ? [d.adjustment_id] : []))),
   ]);
   const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments });
   let payer = payment.partner_id;
   if (partnerId !== undefined) {
-    if (partnerId !== null && !(await getPartner(trx, org, partnerId))) {
+    if (partnerId !== null && !(await getPartner(trx, org, partnerId, scope))) {
       issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
     }
     payer = partnerId;
@@ -65,7 +68,7 @@ async function writeAllocations(
  */
 export async function createPayment(
   db: Db,
-  request: { organizationId: string; bankTransactionId: string; allocations: AllocationDraft[]; partnerId: string | null | undefined },
+  request: { organizationId: string; bankTransactionId: string; allocations: AllocationDraft[]; partnerId: string | null | undefined; scope?: BusinessUnitScope },
 ): Promise<string> {
   const org = request.organizationId;
   await ensureSystemAdjustments(db, org);
@@ -76,7 +79,7 @@ export async function createPayment(
     if (!new Money(tx.amount).gt(0)) throw new ValidationError([{ loc: ['body', 'bank_transaction_id'], msg: 'is not a deposit (its amount is not positive)', type: 'value_error.not_deposit' }]);
     if (tx.has_payment) throw new ConflictError('This transaction already has a payment; change that payment\'s allocations instead.');
     const paymentId = await insertManualPayment(trx, org, tx);
-    await writeAllocations(trx, org, { id: paymentId, tx_amount: tx.amount, tx_currency: tx.currency, partner_id: null }, request.allocations, request.partnerId);
+    await writeAllocations(trx, org, { id: paymentId, tx_amount: tx.amount, tx_currency: tx.currency, partner_id: null }, request.allocations, request.partnerId, request.scope ?? '*');
     return paymentId;
   });
 }
@@ -84,17 +87,17 @@ export async function createPayment(
 /** Replace all allocations (and possibly the payer) of an unapproved payment. 404 unknown; 409 approved; 422 invalid allocations. */
 export async function replacePaymentAllocations(
   db: Db,
-  request: { organizationId: string; paymentId: string; allocations: AllocationDraft[]; partnerId: string | null | undefined },
+  request: { organizationId: string; paymentId: string; allocations: AllocationDraft[]; partnerId: string | null | undefined; scope?: BusinessUnitScope },
 ): Promise<void> {
   const org = request.organizationId;
   if (!isUuid(request.paymentId)) throw new NotFoundError(`No payment ${request.paymentId}.`);
   await ensureSystemAdjustments(db, org);
   await db.transaction(async (trx) => {
     await lockOrganizationPayments(trx, org);
-    const payment = await getPayment(trx, org, request.paymentId, { forUpdate: true });
+    const payment = await getPayment(trx, org, request.paymentId, { forUpdate: true, scope: request.scope });
     if (!payment) throw new NotFoundError(`No payment ${request.paymentId}.`);
     if (payment.status === 'approved') throw new ConflictError('The payment is approved; its allocations cannot be changed.');
-    await writeAllocations(trx, org, payment, request.allocations, request.partnerId);
+    await writeAllocations(trx, org, payment, request.allocations, request.partnerId, request.scope ?? '*');
   });
 }
 
@@ -108,11 +111,11 @@ export async function replacePaymentAllocations(
  */
 export async function approvePayment(
   deps: { db: Db; temporal: Client },
-  request: { organizationId: string; userId: string | null; paymentId: string; onAccount: boolean; requestId?: string },
+  request: { organizationId: string; userId: string | null; paymentId: string; onAccount: boolean; requestId?: string; scope?: BusinessUnitScope },
   hooks: PostingHooks = {},
 ): Promise<void> {
   const { organizationId: org, paymentId } = request;
-  if (!isUuid(paymentId) || !(await getPayment(deps.db, org, paymentId))) throw new NotFoundError(`No payment ${paymentId}.`);
+  if (!isUuid(paymentId) || !(await getPayment(deps.db, org, paymentId, { scope: request.scope }))) throw new NotFoundError(`No payment ${paymentId}.`);
   // A posting workflow of the payment that is still closing (an unposting that made it unapproved
   // again) is given a few seconds before the start; if it still runs, the start records that as
   // the posting error.
@@ -122,7 +125,7 @@ export async function approvePayment(
     { organizationId: org, paymentId, operation: 'post', requestId: request.requestId },
     async (trx) => {
       await lockOrganizationPayments(trx, org);
-      const payment = await getPayment(trx, org, paymentId, { forUpdate: true });
+      const payment = await getPayment(trx, org, paymentId, { forUpdate: true, scope: request.scope });
       if (!payment) throw new NotFoundError(`No payment ${paymentId}.`);
       if (payment.status === 'approved') throw new ConflictError('The payment is already approved.');
       const allocations = await allocationsOf(trx, org, [payment.id]);

@@ -8,7 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ConflictError, isUuid, NotFoundError, type Db } from '@rp/platform';
+import { ConflictError, isUuid, NotFoundError, type BusinessUnitScope, type Db } from '@rp/platform';
 import { businessSearchAttributes, paymentPosting, paymentPostingWorkflowId, PAYMENT_POSTING_TASK_QUEUE, type PostingOperation } from '@rp/workflows';
 import { markPostingNotStarted, markPostingPending, markUnpostingRequested, revertUnposting } from '../store/payment-posting.js';
 import { getPayment, lockOrganizationPayments } from '../store/payments.js';
@@ -105,18 +105,20 @@ export async function commitWithPosting<T>(
  */
 export async function requestPaymentPosting(
   deps: { db: Db; temporal: Client },
-  request: { organizationId: string; paymentId: string; operation: PostingOperation; requestId?: string },
+  request: { organizationId: string; paymentId: string; operation: PostingOperation; requestId?: string; scope?: BusinessUnitScope },
   hooks: PostingHooks = {},
 ): Promise<void> {
-  const { organizationId: org, paymentId, operation } = request;
-  if (!isUuid(paymentId)) throw new NotFoundError(`No payment ${paymentId}.`);
+  const { organizationId: org, paymentId, operation, scope } = request;
+  // The payment first: another organization's payment (or one outside the caller's business units)
+  // answers 404 even while its posting workflow runs, never 409.
+  if (!isUuid(paymentId) || !(await getPayment(deps.db, org, paymentId, { scope }))) throw new NotFoundError(`No payment ${paymentId}.`);
   if (await postingWorkflowRunning(deps.temporal, paymentId)) throw new PostingInProgressError(paymentId);
   await commitWithPosting(
     deps,
     request,
     async (trx) => {
       await lockOrganizationPayments(trx, org);
-      const payment = await getPayment(trx, org, paymentId, { forUpdate: true });
+      const payment = await getPayment(trx, org, paymentId, { forUpdate: true, scope });
       if (!payment) throw new NotFoundError(`No payment ${paymentId}.`);
       if (operation === 'post') {
         if (payment.status !== 'approved') throw new ConflictError('Only an approved payment is posted; approve it first.');

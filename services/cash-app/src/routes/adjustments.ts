@@ -111,6 +111,7 @@ export const adjustmentRoutes = [
     summary: 'Create a ledger account',
     description: 'Adds a general-ledger account for adjustments. An account number the organization already has gives 409 `conflict`.',
     tags: ['Cash application'],
+    auth: { permission: 'adjustments:write' },
     body: ledgerAccountInput,
     response: ledgerAccountSchema,
     errors: [409],
@@ -148,6 +149,7 @@ export const adjustmentRoutes = [
       'classification (default `expense`)}); exactly one of the two. An unknown ledger_account_id gives 422; an inline ' +
       'account number the organization already has gives 409 `conflict` (use its id instead). Answers 200 with the adjustment.',
     tags: ['Cash application'],
+    auth: { permission: 'adjustments:write' },
     body: createBody,
     response: adjustmentSchema,
     errors: [409],
@@ -164,6 +166,7 @@ export const adjustmentRoutes = [
       '(an account of the organization, else 422). System adjustments can be changed too; deactivating (`is_active` false) ' +
       'is how a system adjustment is retired, since it cannot be deleted.',
     tags: ['Cash application'],
+    auth: { permission: 'adjustments:write' },
     params: idParams,
     body: patchBody,
     response: adjustmentSchema,
@@ -189,6 +192,7 @@ export const adjustmentRoutes = [
       'with PATCH `is_active: false`), nor one that a payment allocation uses (409 `conflict`). `can_delete` on the adjustment ' +
       'says whether this call would succeed. Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
+    auth: { permission: 'adjustments:write' },
     params: idParams,
     errors: [404, 409],
     handler: async ({ params, identity, deps }) => {

@@ -246,7 +246,7 @@ export const bankStatementRoutes = [
     path: '/v2/bank-statements/{statement_id}',
     operationId: 'getBankStatement',
     summary: 'Get a bank statement with its transactions',
-    description: 'The statement with all its transactions in file order, each with the payments proposed or approved for it. Unknown or another organization\'s id: 404.',
+    description: 'The statement with all its transactions in file order, each with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments). Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
     params: z.object({ statement_id: idSchema() }),
     response: bankStatementDetailSchema,
@@ -254,7 +254,7 @@ export const bankStatementRoutes = [
     handler: async ({ params, identity, deps }) => {
       const row = isUuid(params.statement_id) ? await getStatement(deps.db, identity.org, params.statement_id) : undefined;
       if (!row) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
-      const [txs, payments] = await Promise.all([listTransactions(deps.db, identity.org, row.id), paymentsOfStatement(deps.db, identity.org, row.id)]);
+      const [txs, payments] = await Promise.all([listTransactions(deps.db, identity.org, row.id), paymentsOfStatement(deps.db, identity.org, row.id, identity.bu)]);
       const byTx = new Map<string, typeof payments>();
       for (const p of payments) (byTx.get(p.bank_transaction_id) ?? byTx.set(p.bank_transaction_id, []).get(p.bank_transaction_id)!).push(p);
       return { ...statementView(row), transactions: txs.map((t) => transactionView(t, byTx.get(t.id))) };
@@ -294,12 +294,13 @@ export const bankStatementRoutes = [
       'after the workflow has closed, so no transaction or payment appears afterwards. A statement with an approved payment ' +
       'is refused with 409; the check and the delete run under the lock a payment approval takes, so an approval racing the ' +
       'delete either comes first (the delete answers 409 and nothing is removed) or finds the payment gone (404). ' +
+      'A member may not delete a statement with payments outside their business units (409; an admin may). ' +
       'Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
     params: z.object({ statement_id: idSchema() }),
     errors: [404, 409],
     handler: async ({ params, identity, deps, log }) => {
-      await deleteUploadedStatement(deps, { organizationId: identity.org, role: identity.role }, params.statement_id, log);
+      await deleteUploadedStatement(deps, { organizationId: identity.org, role: identity.role, scope: identity.bu }, params.statement_id, log);
     },
   }),
 ];

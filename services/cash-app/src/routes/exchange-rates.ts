@@ -64,6 +64,7 @@ export const exchangeRateRoutes = [
       'in request order. Bank-transaction metrics convert an amount in X to the base currency B with the latest rate on or before ' +
       'the transaction date of either X→B (multiplied) or B→X (divided).',
     tags: ['Cash application'],
+    auth: { permission: 'exchange-rates:write' },
     body: z
       .array(rateInput)
       .min(1)

@@ -64,14 +64,14 @@ export const outreachRoutes = [
     response: outreachSchema,
     errors: [404, 409],
     handler: async ({ body, identity, deps, requestId }) =>
-      outreachView(await requestPaymentReceipt(deps, { organizationId: identity.org, userId: identity.sub ?? null, paymentId: body.payment_id, requestId })),
+      outreachView(await requestPaymentReceipt(deps, { organizationId: identity.org, userId: identity.sub ?? null, paymentId: body.payment_id, requestId, scope: identity.bu })),
   }),
   route({
     method: 'get',
     path: '/v2/cash-app/outreach',
     operationId: 'listOutreachRecords',
     summary: 'List outreach records',
-    description: 'Outreach records, newest first. Filters: `outreach_type`, `status`, `payment_id`. Paginated (`page`, `page_size` 1..500).',
+    description: 'Outreach records, newest first. Filters: `outreach_type`, `status`, `payment_id`. Paginated (`page`, `page_size` 1..500). A member sees only records whose customer and payment are within their business units (see GET /v2/payments); others answer 404.',
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -85,7 +85,7 @@ export const outreachRoutes = [
       const { rows, total } = await listOutreach(
         deps.db,
         identity.org,
-        { outreachType: query.outreach_type, status: query.status, paymentId: query.payment_id },
+        { outreachType: query.outreach_type, status: query.status, paymentId: query.payment_id, scope: identity.bu },
         page.offset,
         page.pageSize,
       );
@@ -103,7 +103,7 @@ export const outreachRoutes = [
     response: outreachSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
-      const row = isUuid(params.outreach_id) ? await getOutreach(deps.db, identity.org, params.outreach_id) : undefined;
+      const row = isUuid(params.outreach_id) ? await getOutreach(deps.db, identity.org, params.outreach_id, identity.bu) : undefined;
       if (!row) throw new NotFoundError(`No outreach record ${params.outreach_id}.`);
       return outreachView(row);
     },

@@ -28,12 +28,13 @@ export const paymentPostingRoutes = [
       '`failed` (`posting_error`, counted by the metrics\' `posting_errors_count`). Not approved, already posted or being ' +
       `unposted, or a posting in progress → 409. ${OPEN_AMOUNT_RULE}`,
     tags: ['Cash application'],
+    auth: { permission: 'erp-postings:write' },
     params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps, requestId }) => {
-      await requestPaymentPosting(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'post', requestId });
-      return loadView(deps.db, identity.org, params.payment_id);
+      await requestPaymentPosting(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'post', requestId, scope: identity.bu });
+      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
     },
   }),
   route({
@@ -50,12 +51,13 @@ export const paymentPostingRoutes = [
       'the reason in `posting_error`. Not posted, a provider that cannot unpost (the middleware queue) or a posting in ' +
       `progress → 409. ${OPEN_AMOUNT_RULE}`,
     tags: ['Cash application'],
+    auth: { permission: 'erp-postings:write' },
     params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps, requestId }) => {
-      await requestPaymentPosting(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'unpost', requestId });
-      return loadView(deps.db, identity.org, params.payment_id);
+      await requestPaymentPosting(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'unpost', requestId, scope: identity.bu });
+      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
     },
   }),
 ];

@@ -12,6 +12,7 @@ import {
   pageRequest,
   paginationQueryShape,
   timestampsShape,
+  type BusinessUnitScope,
   type Db,
 } from '@rp/platform';
 import { route } from '../deps.js';
@@ -140,8 +141,9 @@ async function viewsOf(db: Db, organizationId: string, rows: PaymentRow[]) {
   return rows.map((r) => paymentView(r, allocations.filter((a) => a.payment_id === r.id), numbers));
 }
 
-export async function loadView(db: Db, organizationId: string, id: string) {
-  const row = isUuid(id) ? await getPayment(db, organizationId, id) : undefined;
+/** The payment's view; 404 when unknown, another organization's or outside the caller's business units (`scope`). */
+export async function loadView(db: Db, organizationId: string, id: string, scope: BusinessUnitScope = '*') {
+  const row = isUuid(id) ? await getPayment(db, organizationId, id, { scope }) : undefined;
   if (!row) throw new NotFoundError(`No payment ${id}.`);
   return (await viewsOf(db, organizationId, [row]))[0]!;
 }
@@ -187,6 +189,7 @@ export const paymentRoutes = [
       'transaction must be a deposit (amount > 0) of the organization (422 otherwise); one that already has a payment → 409. ' +
       '`match_score` is null and `match_reasons` empty: the payment was not proposed by matching.',
     tags: ['Cash application'],
+    auth: { permission: 'payments:write' },
     body: z.object({
       bank_transaction_id: uuidParam().describe('A deposit of the organization without a payment.'),
       allocations: z.array(allocationInput).max(500).default([]),
@@ -195,8 +198,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [409],
     handler: async ({ body, identity, deps }) => {
-      const id = await createPayment(deps.db, { organizationId: identity.org, bankTransactionId: body.bank_transaction_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id });
-      return loadView(deps.db, identity.org, id);
+      const id = await createPayment(deps.db, { organizationId: identity.org, bankTransactionId: body.bank_transaction_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id, scope: identity.bu });
+      return loadView(deps.db, identity.org, id, identity.bu);
     },
   }),
   route({
@@ -207,7 +210,8 @@ export const paymentRoutes = [
     description:
       'Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its ' +
       'allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, ' +
-      '`statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency\'s minor units (JPY "1190", EUR "1190.00", KWD "1190.000").',
+      '`statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency\'s minor units (JPY "1190", EUR "1190.00", KWD "1190.000"). ' +
+      'Business units: a member sees only payments whose payer and allocated invoices are of their units or of none (others answer 404 and are absent from lists; an invoice or payer of another unit in a body is 422, as for another organization\'s).',
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -231,6 +235,7 @@ export const paymentRoutes = [
           partnerId: query.partner_id,
           startDate: query.start_date,
           endDate: query.end_date,
+          scope: identity.bu,
         },
         page.offset,
         page.pageSize,
@@ -243,12 +248,12 @@ export const paymentRoutes = [
     path: '/v2/payments/{payment_id}',
     operationId: 'getPayment',
     summary: 'Get a payment',
-    description: 'The payment with its allocations, match score and reasons and its bank transaction. Unknown or another organization\'s → 404.',
+    description: 'The payment with its allocations, match score and reasons and its bank transaction. Unknown or another organization\'s → 404 (also a payment of a business unit the member may not access).',
     tags: ['Cash application'],
     params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => loadView(deps.db, identity.org, params.payment_id),
+    handler: async ({ params, identity, deps }) => loadView(deps.db, identity.org, params.payment_id, identity.bu),
   }),
   route({
     method: 'patch',
@@ -266,6 +271,7 @@ export const paymentRoutes = [
       '`partner_id` sets the payer (default: the invoices\' partner when they have one). ' +
       'An approved payment cannot be changed (409).',
     tags: ['Cash application'],
+    auth: { permission: 'payments:write' },
     params: z.object({ payment_id: idSchema() }),
     body: z.object({
       allocations: z.array(allocationInput).max(500),
@@ -274,8 +280,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps }) => {
-      await replacePaymentAllocations(deps.db, { organizationId: identity.org, paymentId: params.payment_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id });
-      return loadView(deps.db, identity.org, params.payment_id);
+      await replacePaymentAllocations(deps.db, { organizationId: identity.org, paymentId: params.payment_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id, scope: identity.bu });
+      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
     },
   }),
   route({
@@ -296,6 +302,7 @@ export const paymentRoutes = [
       'here and in PATCH: an approved payment\'s allocations are subtracted from the ledger amount_open until the ERP\'s own ' +
       'figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice.',
     tags: ['Cash application'],
+    auth: { permission: 'payments:approve' },
     params: z.object({ payment_id: idSchema() }),
     body: z
       .object({ on_account: z.boolean().optional().describe('Approve without allocations: the whole deposit is posted on account of the payer.') })
@@ -303,8 +310,8 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps, requestId }) => {
-      await approvePayment(deps, { organizationId: identity.org, userId: identity.sub, paymentId: params.payment_id, onAccount: body?.on_account === true, requestId });
-      return loadView(deps.db, identity.org, params.payment_id);
+      await approvePayment(deps, { organizationId: identity.org, userId: identity.sub, paymentId: params.payment_id, onAccount: body?.on_account === true, requestId, scope: identity.bu });
+      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
     },
   }),
 ];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema, NotFoundError } from '@rp/platform';
+import { checkBusinessUnitReferences, idSchema, NotFoundError } from '@rp/platform';
 import { route } from '../deps.js';
 import { daysBetween, HISTORY_PRIOR_WEIGHT, predictedOverdueCustomers } from '../domain/predicted-overdue.js';
 import { MAX_STATES, MIN_STATES, WORK_BUDGET } from '../domain/tail-probability.js';
@@ -91,7 +91,8 @@ export const predictedOverdueRoutes = [
       '**Which invoices.** Open invoices (kind invoice, `status_open`) of a customer; credit memos and invoices without a',
       'customer are left out. An invoice counts in a tier when it will be more than `days` days past its `net_due_date` at',
       '`as_of_date` (as_of_date − net_due_date > days); invoices without a net due date count only in `total_open_lc`.',
-      '`business_unit_id__in` keeps only invoices of those business units; a user restricted to some business units never',
+      '`business_unit_id__in` keeps only invoices of those business units (each must be a unit of the organization, and for a',
+      'member one of theirs: 422 naming its index otherwise); a user restricted to some business units never',
       'sees invoices of others (unassigned invoices stay visible).',
       '',
       '**Local currency.** An invoice\'s local-currency open amount is `amount_open` (document currency) converted, rounded',
@@ -141,6 +142,7 @@ export const predictedOverdueRoutes = [
     errors: [404],
     handler: async ({ body, identity, deps }) => {
       const tiers = body.tiers.map((t) => ({ days: t.days, amount_lc: t.amount_lc }));
+      if (body.business_unit_id__in) await checkBusinessUnitReferences(deps.db, identity.org, identity.bu, body.business_unit_id__in, ['body', 'business_unit_id__in']);
       const data = await loadPredictedOverdue(deps.db, identity.org, {
         asOfDate: body.as_of_date,
         tiers: tiers.map((t) => ({ days: t.days, amountLc: t.amount_lc })),

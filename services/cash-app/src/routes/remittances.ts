@@ -19,6 +19,7 @@ import {
   paginationQueryShape,
   timestampsShape,
   ValidationError,
+  type BusinessUnitScope,
   type Db,
   type LedgerDocument,
   type LedgerPartner,
@@ -198,12 +199,14 @@ function bankDetails(d: Partial<BankDetails> | null | undefined): BankDetails | 
 async function createRemittance(
   db: Db,
   org: string,
+  scope: BusinessUnitScope,
   header: Header,
   lines: RemittanceLine[],
   source: 'json' | 'csv',
   attachment?: { file_name: string | null; content_type: string; content: Buffer },
 ): Promise<string> {
-  const found = await findInvoicesByNumbers(db, org, lines.map((l) => l.invoice_number));
+  // a member links only invoices and customers of their business units: others are as if unknown
+  const found = await findInvoicesByNumbers(db, org, lines.map((l) => l.invoice_number), scope);
   const byNumber = new Map<string, InvoiceCandidate[]>();
   for (const d of found) byNumber.set(d.document_number, [...(byNumber.get(d.document_number) ?? []), d]);
   let currency = header.currency ?? null;
@@ -211,7 +214,7 @@ async function createRemittance(
     const currencies = new Set(found.map((d) => d.currency));
     currency = currencies.size === 1 ? [...currencies][0] : ((await getOrganizationProfile(db, org))?.base_currency ?? null);
   }
-  const payerPartners = header.payer_name ? await findPartnersByName(db, org, header.payer_name) : [];
+  const payerPartners = header.payer_name ? await findPartnersByName(db, org, header.payer_name, scope) : [];
   const payerPartnerId = partnerByPayerName(payerPartners, header.payer_name ?? null);
   const partnerNames = new Map<string, string>();
   const partnerIds = [...new Set(found.map((d) => d.partner_id).filter((p): p is string => Boolean(p)))];
@@ -315,8 +318,8 @@ async function views(db: Db, org: string, rows: RemittanceRow[]) {
   return rows.map((r) => remittanceView(r, byRemittance.get(r.id) ?? [], invoices, partners));
 }
 
-async function viewOne(db: Db, org: string, id: string) {
-  const row = isUuid(id) ? await getRemittance(db, org, id) : undefined;
+async function viewOne(db: Db, org: string, id: string, scope: BusinessUnitScope = '*') {
+  const row = isUuid(id) ? await getRemittance(db, org, id, scope) : undefined;
   if (!row) throw new NotFoundError(`No remittance ${id}.`);
   return (await views(db, org, [row]))[0];
 }
@@ -343,7 +346,8 @@ export const remittanceRoutes = [
     description:
       'Remittance advices, newest first, with their allocations. Filters: `status` (`submitted`, `applied`), `partner_id`, ' +
       '`date_from` / `date_to` (inclusive, on `transaction_date`, YYYY-MM-DD). Paginated with `page` (0-based) and ' +
-      '`page_size` (1..500, default 50; `size` is an alias).',
+      '`page_size` (1..500, default 50; `size` is an alias). A member sees only remittances whose customer and linked invoices ' +
+      'are of their business units or of none (GET of another: 404); a member\'s new remittance links only such invoices and customers.',
     tags: ['Remittances'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -358,7 +362,7 @@ export const remittanceRoutes = [
       const { rows, total } = await listRemittances(
         deps.db,
         identity.org,
-        { status: query.status, partnerId: query.partner_id, dateFrom: query.date_from, dateTo: query.date_to },
+        { status: query.status, partnerId: query.partner_id, dateFrom: query.date_from, dateTo: query.date_to, scope: identity.bu },
         page.offset,
         page.pageSize,
       );
@@ -375,7 +379,7 @@ export const remittanceRoutes = [
     params: z.object({ remittance_id: idSchema() }),
     response: remittanceSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => viewOne(deps.db, identity.org, params.remittance_id),
+    handler: async ({ params, identity, deps }) => viewOne(deps.db, identity.org, params.remittance_id, identity.bu),
   }),
   route({
     method: 'post',
@@ -394,8 +398,8 @@ export const remittanceRoutes = [
         amount_withheld: new Money(a.amount_withheld).toFixed(),
       }));
       const header = { ...body, transaction_amount: body.transaction_amount == null ? null : new Money(body.transaction_amount).toFixed() };
-      const id = await createRemittance(deps.db, identity.org, header, lines, 'json');
-      return viewOne(deps.db, identity.org, id);
+      const id = await createRemittance(deps.db, identity.org, identity.bu, header, lines, 'json');
+      return viewOne(deps.db, identity.org, id, identity.bu);
     },
   }),
   route({
@@ -427,12 +431,12 @@ export const remittanceRoutes = [
         );
       }
       const { file_name: fileName, ...header } = query;
-      const id = await createRemittance(deps.db, identity.org, { ...header, transaction_amount: query.transaction_amount ?? null }, lines, 'csv', {
+      const id = await createRemittance(deps.db, identity.org, identity.bu, { ...header, transaction_amount: query.transaction_amount ?? null }, lines, 'csv', {
         file_name: fileName ?? null,
         content_type: 'text/csv',
         content: Buffer.from(body, 'utf8'),
       });
-      return viewOne(deps.db, identity.org, id);
+      return viewOne(deps.db, identity.org, id, identity.bu);
     },
   }),
 ];

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { currencyMinorUnits, isoTime, Money, newId, type Db } from '@rp/platform';
+import { currencyMinorUnits, isoTime, Money, newId, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { ParsedAccount, ParsedTransaction, StatementFormat } from '../parsers/types.js';
 import type { StatementStatus } from '../domain/bank-statements.js';
-import { lockOrganizationPayments } from './payments.js';
+import { lockOrganizationPayments, paymentInScopeSql, whereSqlFragment } from './payments.js';
 
 type Conn = Db | Knex.Transaction;
 
@@ -267,12 +267,26 @@ export async function listTransactionsPage(db: Conn, organizationId: string, sta
 }
 
 /** Payments proposed or approved for the statement's transactions. */
-export async function paymentsOfStatement(db: Conn, organizationId: string, statementId: string): Promise<TransactionPaymentRow[]> {
-  return (await db('payments as p')
+/** The statement's payments within the caller's business units (`scope`; see paymentInScopeSql). */
+export async function paymentsOfStatement(db: Conn, organizationId: string, statementId: string, scope: BusinessUnitScope = '*'): Promise<TransactionPaymentRow[]> {
+  const q = db('payments as p')
     .join('bank_transactions as t', 't.id', 'p.bank_transaction_id')
-    .where({ 'p.organization_id': organizationId, 't.statement_id': statementId })
+    .where({ 'p.organization_id': organizationId, 't.statement_id': statementId });
+  return (await whereSqlFragment(q, paymentInScopeSql('p', scope))
     .select('p.id', 'p.bank_transaction_id', 'p.status', 'p.amount', 'p.currency', 'p.partner_id', 'p.match_score')
     .orderBy(['p.created_at', 'p.id'])) as TransactionPaymentRow[];
+}
+
+/** How many of the statement's payments are outside `scope` (a member's business units; 0 for '*'). */
+export async function countPaymentsOutOfScope(db: Conn, organizationId: string, statementId: string, scope: BusinessUnitScope): Promise<number> {
+  const inScope = paymentInScopeSql('p', scope);
+  if (!inScope) return 0;
+  const [{ count }] = await db('payments as p')
+    .join('bank_transactions as t', 't.id', 'p.bank_transaction_id')
+    .where({ 'p.organization_id': organizationId, 't.statement_id': statementId })
+    .andWhereRaw(`NOT ${inScope.sql}`, inScope.bindings)
+    .count<{ count: string }[]>({ count: '*' });
+  return Number(count);
 }
 
 export async function countApprovedPayments(db: Conn, organizationId: string, statementId: string): Promise<number> {

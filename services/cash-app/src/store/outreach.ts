@@ -1,4 +1,19 @@
-import { newId, type Db } from '@rp/platform';
+import { newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
+import { paymentInScopeSql, whereSqlFragment } from './payments.js';
+
+/**
+ * SQL true when the outreach record `alias` is within the business-unit scope: its partner is, and
+ * so is its payment (see paymentInScopeSql). Null for scope '*'.
+ */
+function outreachInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragment | null {
+  const partner = partnerOutOfScopeSql(`${alias}.partner_id`, scope);
+  const payment = paymentInScopeSql('scope_pay', scope);
+  if (!partner || !payment) return null;
+  return {
+    sql: `(NOT ${partner.sql} AND NOT EXISTS (SELECT 1 FROM payments scope_pay WHERE scope_pay.id = ${alias}.payment_id AND NOT ${payment.sql}))`,
+    bindings: [...partner.bindings, ...payment.bindings],
+  };
+}
 
 export type OutreachStatus = 'pending' | 'sent' | 'failed' | 'skipped';
 export const OUTREACH_TYPES = ['payment_receipt', 'remittance_request'] as const;
@@ -38,12 +53,13 @@ export interface ReceiptPayment {
   allocations: { invoice_id: string; amount_paid: string; amount_discount: string; amount_withheld: string }[];
 }
 
-export async function getReceiptPayment(db: Db, organizationId: string, paymentId: string): Promise<ReceiptPayment | null> {
-  const payment = await db('payments as p')
+export async function getReceiptPayment(db: Db, organizationId: string, paymentId: string, scope: BusinessUnitScope = '*'): Promise<ReceiptPayment | null> {
+  const q = db('payments as p')
     .leftJoin('bank_transactions as t', function () {
       this.on('t.id', '=', 'p.bank_transaction_id').andOn('t.organization_id', '=', 'p.organization_id');
     })
-    .where({ 'p.organization_id': organizationId, 'p.id': paymentId })
+    .where({ 'p.organization_id': organizationId, 'p.id': paymentId });
+  const payment = await whereSqlFragment(q, paymentInScopeSql('p', scope))
     .first('p.id', 'p.status', 'p.partner_id', 'p.bank_transaction_id', 'p.amount', 'p.currency', 'p.payment_date', 't.bank_reference');
   if (!payment) return null;
   const allocations = await db('payment_allocations')
@@ -82,11 +98,14 @@ export async function claimReceiptRecord(
   return claimReceiptRecord(db, organizationId, input, attempt + 1);
 }
 
-export async function getOutreach(db: Db, organizationId: string, id: string): Promise<OutreachRow | undefined> {
-  return db<OutreachRow>('outreach_records').where({ organization_id: organizationId, id }).first();
+export async function getOutreach(db: Db, organizationId: string, id: string, scope: BusinessUnitScope = '*'): Promise<OutreachRow | undefined> {
+  const q = db('outreach_records as o').select('o.*').where({ 'o.organization_id': organizationId, 'o.id': id });
+  return (await whereSqlFragment(q, outreachInScopeSql('o', scope)).first()) as OutreachRow | undefined;
 }
 
 export interface OutreachFilter {
+  /** business units the caller may see ('*' for all) */
+  scope?: BusinessUnitScope;
   outreachType?: string;
   status?: string;
   paymentId?: string;
@@ -94,14 +113,14 @@ export interface OutreachFilter {
 
 export async function listOutreach(db: Db, organizationId: string, filter: OutreachFilter, offset: number, limit: number) {
   const scoped = () => {
-    const q = db('outreach_records').where({ organization_id: organizationId });
-    if (filter.outreachType) q.andWhere('outreach_type', filter.outreachType);
-    if (filter.status) q.andWhere('status', filter.status);
-    if (filter.paymentId) q.andWhere('payment_id', filter.paymentId);
-    return q;
+    const q = db('outreach_records as o').where({ 'o.organization_id': organizationId });
+    if (filter.outreachType) q.andWhere('o.outreach_type', filter.outreachType);
+    if (filter.status) q.andWhere('o.status', filter.status);
+    if (filter.paymentId) q.andWhere('o.payment_id', filter.paymentId);
+    return whereSqlFragment(q, outreachInScopeSql('o', filter.scope ?? '*'));
   };
   const [rows, [{ count }]] = await Promise.all([
-    scoped().select('*').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(offset).limit(limit),
+    scoped().select('o.*').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(offset).limit(limit),
     scoped().count<{ count: string }[]>({ count: '*' }),
   ]);
   return { rows: rows as OutreachRow[], total: Number(count) };

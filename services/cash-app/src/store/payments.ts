@@ -2,7 +2,7 @@
  * Payments proposed from bank deposits, their allocations to ledger invoices, and the bank accounts
  * learned from approved payments. Every query is scoped by organization.
  */
-import { documentsReportedAt, newId, type Db } from '@rp/platform';
+import { documentOutOfScopeSql, documentsReportedAt, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain/matching.js';
 import type { AllocationDraft } from '../domain/payments.js';
@@ -203,7 +203,27 @@ export interface AllocationRow extends AllocationDraft {
   modified_at: Date;
 }
 
+/**
+ * SQL true when the payment `alias` is within the business-unit scope: its payer and every invoice it
+ * is allocated to are tied to no unit or to one of the scope's (null for scope '*': every payment).
+ */
+export function paymentInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragment | null {
+  const partner = partnerOutOfScopeSql(`${alias}.partner_id`, scope);
+  const document = documentOutOfScopeSql('scope_a.invoice_id', scope);
+  if (!partner || !document) return null;
+  return {
+    sql: `(NOT ${partner.sql} AND NOT EXISTS (SELECT 1 FROM payment_allocations scope_a WHERE scope_a.payment_id = ${alias}.id AND ${document.sql}))`,
+    bindings: [...partner.bindings, ...document.bindings],
+  };
+}
+
+export function whereSqlFragment(q: Knex.QueryBuilder, fragment: SqlFragment | null): Knex.QueryBuilder {
+  return fragment ? q.andWhereRaw(fragment.sql, fragment.bindings) : q;
+}
+
 export interface PaymentFilter {
+  /** business units the caller may see ('*' for all): payments out of scope are left out */
+  scope?: BusinessUnitScope;
   status?: PaymentStatus;
   bankTransactionId?: string;
   statementId?: string;
@@ -227,7 +247,7 @@ function applyFilter(q: Knex.QueryBuilder, f: PaymentFilter): Knex.QueryBuilder 
   if (f.partnerId) q.andWhere('p.partner_id', f.partnerId);
   if (f.startDate) q.andWhere('p.payment_date', '>=', f.startDate);
   if (f.endDate) q.andWhere('p.payment_date', '<=', f.endDate);
-  return q;
+  return whereSqlFragment(q, paymentInScopeSql('p', f.scope ?? '*'));
 }
 
 function selectPayment(db: Db | Knex.Transaction, q: Knex.QueryBuilder): Knex.QueryBuilder {
@@ -256,9 +276,16 @@ export async function listPayments(db: Db, organizationId: string, filter: Payme
   return { rows: rows as PaymentRow[], total: Number(count) };
 }
 
-export async function getPayment(db: Db | Knex.Transaction, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<PaymentRow | undefined> {
+/** The payment; undefined when unknown, another organization's, or outside `opts.scope` (business units). */
+export async function getPayment(
+  db: Db | Knex.Transaction,
+  organizationId: string,
+  id: string,
+  opts: { forUpdate?: boolean; scope?: BusinessUnitScope } = {},
+): Promise<PaymentRow | undefined> {
   if (opts.forUpdate) await db('payments').select('id').where({ organization_id: organizationId, id }).forUpdate();
-  return (await selectPayment(db, paymentsQuery(db, organizationId).andWhere('p.id', id)).first()) as PaymentRow | undefined;
+  const q = paymentsQuery(db, organizationId).andWhere('p.id', id);
+  return (await selectPayment(db, whereSqlFragment(q, paymentInScopeSql('p', opts.scope ?? '*'))).first()) as PaymentRow | undefined;
 }
 
 export async function allocationsOf(db: Db | Knex.Transaction, organizationId: string, paymentIds: readonly string[]): Promise<AllocationRow[]> {

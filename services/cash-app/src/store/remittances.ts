@@ -1,4 +1,19 @@
-import { newId, type Db } from '@rp/platform';
+import { documentOutOfScopeSql, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
+import { whereSqlFragment } from './payments.js';
+
+/**
+ * SQL true when the remittance `alias` is within the business-unit scope: its customer and every
+ * invoice its lines are linked to are tied to no unit or to one of the scope's. Null for scope '*'.
+ */
+function remittanceInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragment | null {
+  const partner = partnerOutOfScopeSql(`${alias}.partner_id`, scope);
+  const document = documentOutOfScopeSql('scope_ra.invoice_id', scope);
+  if (!partner || !document) return null;
+  return {
+    sql: `(NOT ${partner.sql} AND NOT EXISTS (SELECT 1 FROM remittance_allocations scope_ra WHERE scope_ra.remittance_id = ${alias}.id AND ${document.sql}))`,
+    bindings: [...partner.bindings, ...document.bindings],
+  };
+}
 import type { RemittanceLine } from '../domain/remittances.js';
 
 export interface BankDetails {
@@ -114,6 +129,8 @@ export async function insertRemittance(db: Db, organizationId: string, r: NewRem
 }
 
 export interface RemittanceFilter {
+  /** business units the caller may see ('*' for all) */
+  scope?: BusinessUnitScope;
   status?: string;
   partnerId?: string;
   dateFrom?: string;
@@ -122,22 +139,23 @@ export interface RemittanceFilter {
 
 export async function listRemittances(db: Db, organizationId: string, filter: RemittanceFilter, offset: number, limit: number) {
   const scoped = () => {
-    const q = db('remittances').where({ organization_id: organizationId });
-    if (filter.status) q.andWhere('status', filter.status);
-    if (filter.partnerId) q.andWhere('partner_id', filter.partnerId);
-    if (filter.dateFrom) q.andWhere('transaction_date', '>=', filter.dateFrom);
-    if (filter.dateTo) q.andWhere('transaction_date', '<=', filter.dateTo);
-    return q;
+    const q = db('remittances as r').where({ 'r.organization_id': organizationId });
+    if (filter.status) q.andWhere('r.status', filter.status);
+    if (filter.partnerId) q.andWhere('r.partner_id', filter.partnerId);
+    if (filter.dateFrom) q.andWhere('r.transaction_date', '>=', filter.dateFrom);
+    if (filter.dateTo) q.andWhere('r.transaction_date', '<=', filter.dateTo);
+    return whereSqlFragment(q, remittanceInScopeSql('r', filter.scope ?? '*'));
   };
   const [rows, [{ count }]] = await Promise.all([
-    scoped().select(REMITTANCE_COLUMNS).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(offset).limit(limit),
+    scoped().select(REMITTANCE_COLUMNS.map((c) => `r.${c}`)).orderBy([{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'desc' }]).offset(offset).limit(limit),
     scoped().count<{ count: string }[]>({ count: '*' }),
   ]);
   return { rows: rows as RemittanceRow[], total: Number(count) };
 }
 
-export async function getRemittance(db: Db, organizationId: string, id: string): Promise<RemittanceRow | undefined> {
-  return db('remittances').select(REMITTANCE_COLUMNS).where({ organization_id: organizationId, id }).first();
+export async function getRemittance(db: Db, organizationId: string, id: string, scope: BusinessUnitScope = '*'): Promise<RemittanceRow | undefined> {
+  const q = db('remittances as r').select(REMITTANCE_COLUMNS.map((c) => `r.${c}`)).where({ 'r.organization_id': organizationId, 'r.id': id });
+  return whereSqlFragment(q, remittanceInScopeSql('r', scope)).first();
 }
 
 /** Allocations of the given remittances, in the order they were given. */

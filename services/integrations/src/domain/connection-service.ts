@@ -3,7 +3,18 @@
  * Sync schedules (sync-schedule.ts) follow the connection: created with it (paused while
  * authentication is pending), paused/unpaused with `is_sync_disabled`, removed with it.
  */
-import { ConflictError, NotFoundError, UpstreamError, ValidationError, isUuid, type Identity, type ValidationIssue } from '@rp/platform';
+import {
+  businessUnitIdsOf,
+  ConflictError,
+  inBusinessUnitScope,
+  NotFoundError,
+  UpstreamError,
+  ValidationError,
+  isUuid,
+  type BusinessUnitScope,
+  type Identity,
+  type ValidationIssue,
+} from '@rp/platform';
 import type { IntegrationsDeps } from '../deps.js';
 import {
   deleteConnection as deleteRow,
@@ -42,14 +53,15 @@ export async function connectionViewOf(deps: Deps, row: ConnectionRow): Promise<
   return (await views(deps, row.organization_id, [row]))[0];
 }
 
-export async function findConnection(deps: Deps, organizationId: string, id: string): Promise<ConnectionRow> {
+/** The organization's connection; 404 when unknown, another organization's or of a business unit outside `scope`. */
+export async function findConnection(deps: Deps, organizationId: string, id: string, scope: BusinessUnitScope = '*'): Promise<ConnectionRow> {
   const row = isUuid(id) ? await getConnection(deps.db, organizationId, id) : undefined;
-  if (!row) throw new NotFoundError(`No connection ${id}.`);
+  if (!row || !inBusinessUnitScope(scope, row.business_unit_id)) throw new NotFoundError(`No connection ${id}.`);
   return row;
 }
 
-export async function listConnectionViews(deps: Deps, organizationId: string, offset: number, limit: number) {
-  const { rows, total } = await listConnections(deps.db, organizationId, offset, limit);
+export async function listConnectionViews(deps: Deps, organizationId: string, offset: number, limit: number, scope: BusinessUnitScope = '*') {
+  const { rows, total } = await listConnections(deps.db, organizationId, offset, limit, scope);
   return { data: await views(deps, organizationId, rows), total };
 }
 
@@ -83,8 +95,13 @@ export async function createConnection(
 ): Promise<ConnectionView> {
   const runtime = requireProviderRuntime(input.provider_name);
   const settings = mergeSettings({}, validSettings(deps.config, runtime, input.settings ?? {}));
-  if (input.business_unit_id && identity.bu !== '*' && !identity.bu.includes(input.business_unit_id)) {
-    throw new ValidationError([{ loc: ['body', 'business_unit_id'], msg: 'is not a business unit you may access', type: 'value_error' }]);
+  // The unit must be one of the organization's (checked for every caller, admins included) and,
+  // for a member, one of theirs: anything else is as unknown as a random id.
+  if (
+    input.business_unit_id &&
+    (!inBusinessUnitScope(identity.bu, input.business_unit_id) || !(await businessUnitIdsOf(deps.db, identity.org, [input.business_unit_id])).has(input.business_unit_id))
+  ) {
+    throw new ValidationError([{ loc: ['body', 'business_unit_id'], msg: 'is not a business unit of this organization', type: 'value_error.not_found' }]);
   }
   const h = staticHealth(deps.config, { provider_name: runtime.descriptor.name, settings, secrets: null })!;
   const row = await insertConnection(
@@ -142,8 +159,8 @@ export async function removeConnection(deps: Deps, organizationId: string, id: s
 }
 
 /** Health check on demand; a check that verifies the credentials also clears a pending authentication. */
-export async function checkHealth(deps: Deps, organizationId: string, id: string): Promise<ConnectionView> {
-  const row = await findConnection(deps, organizationId, id);
+export async function checkHealth(deps: Deps, organizationId: string, id: string, scope: BusinessUnitScope = '*'): Promise<ConnectionView> {
+  const row = await findConnection(deps, organizationId, id, scope);
   const result = await runHealthCheck(deps, row);
   const clearPending = result.credentialsVerified && row.is_authentication_pending;
   const updated = (await updateConnection(deps.db, organizationId, id, { health: result.health, ...(clearPending ? { is_authentication_pending: false } : {}) })) ?? row;

@@ -5,17 +5,17 @@
  * marked failed by the next sync's in-progress check (syncInProgress).
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { ConflictError, isUuid, newId, NotFoundError, UpstreamError } from '@rp/platform';
+import { ConflictError, inBusinessUnitScope, isUuid, newId, NotFoundError, UpstreamError, type BusinessUnitScope } from '@rp/platform';
 import { businessSearchAttributes, CONNECTION_SYNC_TASK_QUEUE, connectionSyncWorkflowId, type ConnectionSyncInput } from '@rp/workflows';
 import type { IntegrationsDeps } from '../deps.js';
 import { pullAdapterFor } from '../adapters/index.js';
 import { createSyncRuns, failOrphanedRuns, getSyncConnection, readEnabledModels } from '../store/sync-runs.js';
 import { syncInProgress } from './sync-schedule.js';
 
-/** The organization's connection, or 404. */
-export async function findSyncConnection(deps: Pick<IntegrationsDeps, 'db'>, organizationId: string, connectionId: string) {
+/** The organization's connection, or 404 (also for one of a business unit outside `scope`). */
+export async function findSyncConnection(deps: Pick<IntegrationsDeps, 'db'>, organizationId: string, connectionId: string, scope: BusinessUnitScope = '*') {
   const connection = isUuid(connectionId) ? await getSyncConnection(deps.db, organizationId, connectionId) : undefined;
-  if (!connection) throw new NotFoundError(`No connection ${connectionId}.`);
+  if (!connection || !inBusinessUnitScope(scope, connection.business_unit_id)) throw new NotFoundError(`No connection ${connectionId}.`);
   return connection;
 }
 
@@ -24,9 +24,9 @@ export async function findSyncConnection(deps: Pick<IntegrationsDeps, 'db'>, org
  * disabled, no read-enabled model, or a sync in progress; 503 when the workflow cannot be started
  * (its runs are then marked failed).
  */
-export async function startOneOffSync(deps: Pick<IntegrationsDeps, 'db' | 'temporal'>, request: { organizationId: string; connectionId: string; requestId?: string }) {
+export async function startOneOffSync(deps: Pick<IntegrationsDeps, 'db' | 'temporal'>, request: { organizationId: string; connectionId: string; requestId?: string; scope?: BusinessUnitScope }) {
   const org = request.organizationId;
-  const connection = await findSyncConnection(deps, org, request.connectionId);
+  const connection = await findSyncConnection(deps, org, request.connectionId, request.scope);
   const adapter = pullAdapterFor(connection.provider_name);
   if (!adapter) throw new ConflictError(`Provider ${connection.provider_name} has no pull adapter on this platform; its connections cannot sync.`);
   if (connection.is_authentication_pending) throw new ConflictError(`Connection ${connection.id} awaits authentication; authenticate it before syncing.`);

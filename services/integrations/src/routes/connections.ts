@@ -47,7 +47,7 @@ export const connectionRoutes = [
     description:
       `Creates the connection and its models (the provider's synced models: QuickBooks Online customers, invoices, credit_memos). ` +
       `OAuth connections start pending and carry an \`authorization_url\`; a sync Schedule is created for providers with a pull adapter ` +
-      `(paused until authenticated). \`owner_id\` is the creating user. \`business_unit_id\` is optional; a member restricted to business units may only name one of theirs (422 otherwise). Organization admins only. An unknown provider or a setting of the wrong type gives 422. ${CONNECTION_NOTES}`,
+      `(paused until authenticated). \`owner_id\` is the creating user. \`business_unit_id\` is optional; it must be a business unit of the organization (422 at body.business_unit_id otherwise, also for another organization's unit). Organization admins only. An unknown provider or a setting of the wrong type gives 422. ${CONNECTION_NOTES}`,
     tags: ['Integrations'],
     auth: { role: 'admin' },
     body: z.strictObject({
@@ -64,13 +64,13 @@ export const connectionRoutes = [
     path: '/v2/integrations/connections',
     operationId: 'listConnections',
     summary: 'List connections',
-    description: `The organization's connections, oldest first. ${CONNECTION_NOTES}`,
+    description: `The organization's connections, oldest first; for a member only those of no business unit or of one of theirs. ${CONNECTION_NOTES}`,
     tags: ['Integrations'],
     query: z.object(paginationQueryShape(MAX_PAGE)),
     response: pageEnvelopeSchema(connectionSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { data, total } = await listConnectionViews(deps, identity.org, page.offset, page.pageSize);
+      const { data, total } = await listConnectionViews(deps, identity.org, page.offset, page.pageSize, identity.bu);
       return pageOf(data, total, page);
     },
   }),
@@ -156,6 +156,6 @@ export const connectionRoutes = [
     params,
     response: connectionSchema,
     errors: [404],
-    handler: async ({ params: p, identity, deps }) => checkHealth(deps, identity.org, p.connection_id),
+    handler: async ({ params: p, identity, deps }) => checkHealth(deps, identity.org, p.connection_id, identity.bu),
   }),
 ];

@@ -108,7 +108,7 @@ export const syncRoutes = [
     response: syncStartedSchema,
     errors: [404, 409, 503],
     handler: async ({ params, identity, deps, requestId }) => {
-      const sync = await startOneOffSync(deps, { organizationId: identity.org, connectionId: params.connection_id, requestId });
+      const sync = await startOneOffSync(deps, { organizationId: identity.org, connectionId: params.connection_id, requestId, scope: identity.bu });
       return { object: 'connection_sync' as const, connection_id: sync.connectionId, batch_id: sync.batchId, workflow_id: sync.workflowId, sync_runs: sync.runs.map(syncRunView) };
     },
   }),
@@ -131,7 +131,7 @@ export const syncRoutes = [
     response: pageEnvelopeSchema(syncRunSchema),
     errors: [404],
     handler: async ({ params, query, identity, deps }) => {
-      const connection = await findSyncConnection(deps, identity.org, params.connection_id);
+      const connection = await findSyncConnection(deps, identity.org, params.connection_id, identity.bu);
       const page = pageRequest(query, MAX_PAGE);
       const { rows, total } = await listSyncRuns(deps.db, identity.org, connection.id, { model: query.model, status: query.status }, page.offset, page.pageSize);
       return pageOf(rows.map(syncRunView), total, page);

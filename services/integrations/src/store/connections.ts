@@ -1,5 +1,5 @@
 /** SQL of connections and their models (tables of migrations/002_connections.ts). */
-import { newId, type Db } from '@rp/platform';
+import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { Health } from '../domain/health.js';
 import type { SyncRunRow } from './sync-runs.js';
@@ -83,10 +83,16 @@ export async function insertConnection(
   });
 }
 
-export async function listConnections(db: Db, organizationId: string, offset: number, limit: number): Promise<{ rows: ConnectionRow[]; total: number }> {
+/** The organization's connections within `scope` (business units; connections of no unit are in every scope). */
+export async function listConnections(db: Db, organizationId: string, offset: number, limit: number, scope: BusinessUnitScope = '*'): Promise<{ rows: ConnectionRow[]; total: number }> {
+  const scoped = () => {
+    const q = db('connections').where({ organization_id: organizationId });
+    if (scope !== '*') q.andWhere((w) => void w.whereNull('business_unit_id').orWhereIn('business_unit_id', [...scope]));
+    return q;
+  };
   const [rows, [{ count }]] = await Promise.all([
-    db<ConnectionRow>('connections').where({ organization_id: organizationId }).orderBy('created_at').orderBy('id').offset(offset).limit(limit),
-    db('connections').where({ organization_id: organizationId }).count<{ count: string }[]>({ count: '*' }),
+    scoped().select('*').orderBy('created_at').orderBy('id').offset(offset).limit(limit),
+    scoped().count<{ count: string }[]>({ count: '*' }),
   ]);
   return { rows: rows as ConnectionRow[], total: Number(count) };
 }

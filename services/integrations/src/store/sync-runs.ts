@@ -231,6 +231,7 @@ export async function failOrphanedRuns(db: Conn, organizationId: string, runIds:
 export interface SyncConnectionRow {
   id: string;
   organization_id: string;
+  business_unit_id: string | null;
   provider_name: string;
   is_sync_disabled: boolean;
   is_authentication_pending: boolean;
@@ -240,6 +241,6 @@ export interface SyncConnectionRow {
 export async function getSyncConnection(db: Conn, organizationId: string, connectionId: string): Promise<SyncConnectionRow | undefined> {
   return (await db('connections')
     .where({ organization_id: organizationId, id: connectionId })
-    .select('id', 'organization_id', 'provider_name', 'is_sync_disabled', 'is_authentication_pending')
+    .select('id', 'organization_id', 'business_unit_id', 'provider_name', 'is_sync_disabled', 'is_authentication_pending')
     .first()) as SyncConnectionRow | undefined;
 }
