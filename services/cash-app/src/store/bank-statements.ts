@@ -81,7 +81,30 @@ export function money(value: string | null, currency: string | null): string | n
   return m.decimalPlaces() > places ? m.toFixed(m.decimalPlaces()) : m.toFixed(places);
 }
 
-export function statementView(row: StatementRow) {
+/** Per statement and currency: how many credits and debits it has and their sums (signed). */
+export interface StatementTotalsRow {
+  statement_id: string;
+  currency: string;
+  credit_count: number;
+  credit_total: string;
+  debit_count: number;
+  debit_total: string;
+}
+
+export function totalsView(rows: readonly StatementTotalsRow[]) {
+  return rows.map((t) => {
+    const ccy = t.currency.trim();
+    return {
+      currency: ccy,
+      credit_count: t.credit_count,
+      credit_total: money(t.credit_total, ccy)!,
+      debit_count: t.debit_count,
+      debit_total: money(t.debit_total, ccy)!,
+    };
+  });
+}
+
+export function statementView(row: StatementRow, totals: readonly StatementTotalsRow[] = []) {
   const ccy = row.currency?.trim() ?? null;
   return {
     object: 'bank_statement' as const,
@@ -99,6 +122,7 @@ export function statementView(row: StatementRow) {
     opening_balance: money(row.opening_balance, ccy),
     closing_balance: money(row.closing_balance, ccy),
     transaction_count: row.transaction_count,
+    totals: totalsView(totals),
     error: row.error,
     workflow_id: row.workflow_id,
     uploaded_by: row.uploaded_by,
@@ -254,6 +278,54 @@ export async function listTransactions(db: Conn, organizationId: string, stateme
     .select('*')
     .where({ organization_id: organizationId, statement_id: statementId })
     .orderBy(['sequence', 'id'])) as TransactionRow[];
+}
+
+/**
+ * Credit and debit counts and sums per currency of the statements' stored transactions (one grouped
+ * scan of bank_transactions_statement_idx per statement), ordered by statement and currency.
+ */
+export async function statementTotals(db: Conn, organizationId: string, statementIds: readonly string[]): Promise<StatementTotalsRow[]> {
+  if (statementIds.length === 0) return [];
+  const rows = (await db('bank_transactions')
+    .where('organization_id', organizationId)
+    .whereIn('statement_id', [...statementIds])
+    .groupBy('statement_id', 'currency')
+    .orderBy(['statement_id', 'currency'])
+    .select(
+      'statement_id',
+      'currency',
+      db.raw('count(*) FILTER (WHERE amount > 0)::int AS credit_count'),
+      db.raw('coalesce(sum(amount) FILTER (WHERE amount > 0), 0)::text AS credit_total'),
+      db.raw('count(*) FILTER (WHERE amount < 0)::int AS debit_count'),
+      db.raw('coalesce(sum(amount) FILTER (WHERE amount < 0), 0)::text AS debit_total'),
+    )) as StatementTotalsRow[];
+  return rows;
+}
+
+/** A page of the statement's transactions in file order (sequence, then id) and how many it has. */
+export async function listTransactionsOffset(
+  db: Conn,
+  organizationId: string,
+  statementId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: TransactionRow[]; total: number }> {
+  const where = { organization_id: organizationId, statement_id: statementId };
+  const [rows, [{ count }]] = await Promise.all([
+    db('bank_transactions').select('*').where(where).orderBy(['sequence', 'id']).offset(offset).limit(limit),
+    db('bank_transactions').where(where).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as TransactionRow[], total: Number(count) };
+}
+
+/** Payments proposed or approved for the given transactions. */
+export async function paymentsOfTransactions(db: Conn, organizationId: string, transactionIds: readonly string[]): Promise<TransactionPaymentRow[]> {
+  if (transactionIds.length === 0) return [];
+  return (await db('payments')
+    .where('organization_id', organizationId)
+    .whereIn('bank_transaction_id', [...transactionIds])
+    .select('id', 'bank_transaction_id', 'status', 'amount', 'currency', 'partner_id', 'match_score')
+    .orderBy(['created_at', 'id'])) as TransactionPaymentRow[];
 }
 
 /** Up to `limit` of the statement's transactions after position `afterSequence`, in file order (keyset pages). */
