@@ -65,9 +65,12 @@ describe('API reference page', () => {
       const etag = res.headers.get('etag');
       expect(etag, url).toMatch(/^"[\w-]+"$/);
       if (!url.endsWith('.png')) expect(res.headers.get('content-encoding'), url).toBe('gzip');
+      expect(res.headers.get('vary'), url).toMatch(/Accept-Encoding/i);
       expect((await res.arrayBuffer()).byteLength, url).toBeGreaterThan(0);
-      const again = await fetch(stack.gatewayUrl + url, { headers: { 'if-none-match': etag! } });
+      const again = await fetch(stack.gatewayUrl + url, { headers: { 'if-none-match': etag!, 'accept-encoding': 'gzip' } });
       expect(again.status, url).toBe(304);
+      const identity = await fetch(stack.gatewayUrl + url, { headers: { 'if-none-match': etag!, 'accept-encoding': 'identity' } });
+      expect(identity.status, url).toBe(url.endsWith('.png') ? 304 : 200); // another coding, another validator
     }
     const bundle = await (await fetch(`${stack.gatewayUrl}${DOCS_ASSET_PREFIX}swagger-ui-bundle.js`)).text();
     expect(bundle).toContain('SwaggerUIBundle');

@@ -134,8 +134,11 @@ export function serveDocs(ctx: Koa.Context): boolean {
   const file = docsFiles().get(key);
   if (!file) return false;
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new MethodNotAllowedError(ctx.method, ctx.path, ['GET', 'HEAD']);
+  const gzip = file.gzip !== null && ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
+  // Each content coding is its own representation with its own strong validator.
+  const etag = gzip ? `${file.etag.slice(0, -1)}-gzip"` : file.etag;
   ctx.set('Cache-Control', file.cacheControl);
-  ctx.set('ETag', file.etag);
+  ctx.set('ETag', etag);
   ctx.set('X-Content-Type-Options', 'nosniff');
   if (key === '/docs') {
     // Scripts and styles only from this gateway; Swagger UI styles some elements inline and shows
@@ -147,11 +150,12 @@ export function serveDocs(ctx: Koa.Context): boolean {
   }
   ctx.vary('Accept-Encoding');
   ctx.type = file.type;
-  if (ctx.get('if-none-match') === file.etag) {
+  const ifNoneMatch = ctx.get('if-none-match');
+  if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
     ctx.status = 304;
     return true;
   }
-  if (file.gzip && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+  if (gzip) {
     ctx.set('Content-Encoding', 'gzip');
     ctx.body = file.gzip;
   } else {
