@@ -3,12 +3,14 @@
  * (@rp/client, generated from /openapi.json): the format detected from the file when `format` is
  * omitted (camt.053, MT940, BAI2, JSON; CSV needs its mapping; an undetectable file is a 422 that
  * stores nothing), the counts and totals a statement carries, and its transactions paged in a
- * stable order, scoped to the caller's organization. No SQL: every state here is reachable through
- * the API.
+ * stable order, scoped to the caller's organization. No SQL except for the one state no endpoint can
+ * produce: statements stored before their totals were kept (migration 009 fills them in).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlatformClient, type PlatformClient } from '@rp/client';
+import { createDb } from '@rp/platform';
+import * as statementTotalsMigration from '../services/cash-app/migrations/009_statement_totals.js';
 import { CSV_SEMICOLON_MAPPING } from './fixtures/bank-statements/csv-mappings.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
@@ -248,5 +250,24 @@ describe('transactions, paged', () => {
     }
     const otherList = await rpOther.GET('/v2/bank-statements', {});
     expect(otherList.data!.data.map((s) => s.id)).not.toContain(statementId);
+  });
+});
+
+describe('statements stored before their totals were kept', () => {
+  it('get their counts and totals from migration 009', async () => {
+    const listed = await rp.GET('/v2/bank-statements', { params: { query: q({ page_size: 200 }) } });
+    const before = listed.data!.data.filter((st) => st.transaction_count > 0);
+    expect(before.length).toBeGreaterThan(4);
+    expect(before.every((st) => st.totals.length > 0)).toBe(true);
+    // The schema as it was before 009, with these statements in it; then the migration.
+    await stack.sql('ALTER TABLE cash_app.bank_statements DROP COLUMN totals');
+    const db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 1 });
+    try {
+      await statementTotalsMigration.up(db);
+    } finally {
+      await db.destroy();
+    }
+    const after = (await rp.GET('/v2/bank-statements', { params: { query: q({ page_size: 200 }) } })).data!.data;
+    for (const st of before) expect(after.find((a) => a.id === st.id)!.totals, st.id).toEqual(st.totals);
   });
 });

@@ -19,7 +19,6 @@ import {
   lockStatementForDelete,
   paymentsOfTransactions,
   statementByFileHash,
-  statementTotals,
   statementView,
   transactionView,
   upsertBankAccount,
@@ -328,12 +327,6 @@ export async function deleteUploadedStatement(
 /** Most transactions GET /v2/bank-statements/{id} answers inline; the rest are paged (…/transactions). */
 export const INLINE_TRANSACTIONS_MAX = 1000;
 
-/** The statements as API views, each with its credit/debit counts and totals per currency. */
-export async function statementViews(deps: Pick<CashAppDeps, 'db'>, organizationId: string, rows: readonly StatementRow[]) {
-  const totals = await statementTotals(deps.db, organizationId, rows.map((r) => r.id));
-  return rows.map((r) => statementView(r, totals.filter((t) => t.statement_id === r.id)));
-}
-
 async function transactionViews(deps: Pick<CashAppDeps, 'db'>, organizationId: string, txs: readonly TransactionRow[]) {
   const payments = await paymentsOfTransactions(deps.db, organizationId, txs.map((t) => t.id));
   const byTx = new Map<string, TransactionPaymentRow[]>();
@@ -353,7 +346,7 @@ async function statementOf(deps: Pick<CashAppDeps, 'db'>, organizationId: string
  */
 export async function statementDetail(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string, opts: { transactions: 'inline' | 'omit' }) {
   const row = await statementOf(deps, organizationId, statementId);
-  const [view] = await statementViews(deps, organizationId, [row]);
+  const view = statementView(row);
   if (opts.transactions === 'omit') return view;
   const { rows, total } = await listTransactionsOffset(deps.db, organizationId, row.id, 0, INLINE_TRANSACTIONS_MAX);
   return { ...view, transactions: await transactionViews(deps, organizationId, rows), transactions_truncated: total > rows.length };

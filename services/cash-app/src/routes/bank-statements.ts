@@ -20,7 +20,6 @@ import {
   STATUS_DESCRIPTION,
   statementDetail,
   statementTransactions,
-  statementViews,
   uploadStatement,
 } from '../domain/bank-statements.js';
 import {
@@ -242,9 +241,6 @@ export const bankStatementRoutes = [
         if (body.file) {
           content = body.file.content;
           format = body.format ?? detectedFormat(content, body.mapping !== undefined);
-          if (format === 'csv' && !body.mapping) {
-            throw new ValidationError([{ loc: ['body', 'mapping'], msg: 'required for csv: the column mapping', type: 'missing' }]);
-          }
           fileName = body.file.filename;
           if (body.mapping) options.mapping = body.mapping;
           // In batches with a turn of the event loop between them: a large file does not stall the service.
@@ -282,7 +278,7 @@ export const bankStatementRoutes = [
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
       const { rows, total } = await listStatements(deps.db, identity.org, { status: query.status, bankAccountId: query.bank_account_id }, page.offset, page.pageSize);
-      return pageOf(await statementViews(deps, identity.org, rows), total, page);
+      return pageOf(rows.map(statementView), total, page);
     },
   }),
   route({
@@ -345,8 +341,7 @@ export const bankStatementRoutes = [
         const now = await getStatement(deps.db, identity.org, row.id);
         throw new ConflictError(`Only a ready statement can be approved; this one is ${now?.status ?? row.status}.`);
       }
-      const [view] = await statementViews(deps, identity.org, [(await getStatement(deps.db, identity.org, row.id))!]);
-      return view;
+      return statementView((await getStatement(deps.db, identity.org, row.id))!);
     },
   }),
   route({

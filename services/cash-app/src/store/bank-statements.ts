@@ -23,6 +23,8 @@ export interface StatementRow {
   closing_balance: string | null;
   currency: string | null;
   transaction_count: number;
+  /** Per currency of the stored lines (migration 009), written with transaction_count. */
+  totals: StatementTotals[];
   error: string | null;
   workflow_id: string | null;
   uploaded_by: string | null;
@@ -81,9 +83,8 @@ export function money(value: string | null, currency: string | null): string | n
   return m.decimalPlaces() > places ? m.toFixed(m.decimalPlaces()) : m.toFixed(places);
 }
 
-/** Per statement and currency: how many credits and debits it has and their sums (signed). */
-export interface StatementTotalsRow {
-  statement_id: string;
+/** Per currency: how many credits and debits a statement has and their sums (signed, decimal text). */
+export interface StatementTotals {
   currency: string;
   credit_count: number;
   credit_total: string;
@@ -91,7 +92,7 @@ export interface StatementTotalsRow {
   debit_total: string;
 }
 
-export function totalsView(rows: readonly StatementTotalsRow[]) {
+export function totalsView(rows: readonly StatementTotals[]) {
   return rows.map((t) => {
     const ccy = t.currency.trim();
     return {
@@ -104,7 +105,7 @@ export function totalsView(rows: readonly StatementTotalsRow[]) {
   });
 }
 
-export function statementView(row: StatementRow, totals: readonly StatementTotalsRow[] = []) {
+export function statementView(row: StatementRow) {
   const ccy = row.currency?.trim() ?? null;
   return {
     object: 'bank_statement' as const,
@@ -122,7 +123,7 @@ export function statementView(row: StatementRow, totals: readonly StatementTotal
     opening_balance: money(row.opening_balance, ccy),
     closing_balance: money(row.closing_balance, ccy),
     transaction_count: row.transaction_count,
-    totals: totalsView(totals),
+    totals: totalsView(row.totals ?? []),
     error: row.error,
     workflow_id: row.workflow_id,
     uploaded_by: row.uploaded_by,
@@ -176,7 +177,7 @@ function statements(db: Conn, organizationId: string) {
     .select(
       's.id', 's.organization_id', 's.bank_account_id', 'a.account_identifier', 's.source', 's.format', 's.status', 's.file_name',
       's.file_sha256', 's.options', 's.statement_number', 's.statement_date', 's.opening_balance', 's.closing_balance', 's.currency',
-      's.transaction_count', 's.error', 's.workflow_id', 's.uploaded_by', 's.approved_by', 's.approved_at', 's.created_at', 's.modified_at',
+      's.transaction_count', 's.totals', 's.error', 's.workflow_id', 's.uploaded_by', 's.approved_by', 's.approved_at', 's.created_at', 's.modified_at',
     );
 }
 
@@ -278,28 +279,6 @@ export async function listTransactions(db: Conn, organizationId: string, stateme
     .select('*')
     .where({ organization_id: organizationId, statement_id: statementId })
     .orderBy(['sequence', 'id'])) as TransactionRow[];
-}
-
-/**
- * Credit and debit counts and sums per currency of the statements' stored transactions (one grouped
- * scan of bank_transactions_statement_idx per statement), ordered by statement and currency.
- */
-export async function statementTotals(db: Conn, organizationId: string, statementIds: readonly string[]): Promise<StatementTotalsRow[]> {
-  if (statementIds.length === 0) return [];
-  const rows = (await db('bank_transactions')
-    .where('organization_id', organizationId)
-    .whereIn('statement_id', [...statementIds])
-    .groupBy('statement_id', 'currency')
-    .orderBy(['statement_id', 'currency'])
-    .select(
-      'statement_id',
-      'currency',
-      db.raw('count(*) FILTER (WHERE amount > 0)::int AS credit_count'),
-      db.raw('coalesce(sum(amount) FILTER (WHERE amount > 0), 0)::text AS credit_total'),
-      db.raw('count(*) FILTER (WHERE amount < 0)::int AS debit_count'),
-      db.raw('coalesce(sum(amount) FILTER (WHERE amount < 0), 0)::text AS debit_total'),
-    )) as StatementTotalsRow[];
-  return rows;
 }
 
 /** A page of the statement's transactions in file order (sequence, then id) and how many it has. */
@@ -412,9 +391,27 @@ export async function insertTransactions(
   return inserted.length;
 }
 
+/**
+ * Writes the statement's `transaction_count` and `totals` (per currency: credit and debit counts and
+ * signed sums, ordered by currency) from its stored lines, in one statement.
+ */
 export async function refreshTransactionCount(db: Conn, organizationId: string, statementId: string): Promise<number> {
   const [row] = (await db.raw(
-    `UPDATE bank_statements SET transaction_count = (SELECT count(*) FROM bank_transactions WHERE statement_id = ? AND organization_id = ?), modified_at = now()
+    `WITH g AS (
+       SELECT btrim(currency) AS currency,
+              count(*) AS n,
+              count(*) FILTER (WHERE amount > 0) AS credit_count,
+              coalesce(sum(amount) FILTER (WHERE amount > 0), 0)::text AS credit_total,
+              count(*) FILTER (WHERE amount < 0) AS debit_count,
+              coalesce(sum(amount) FILTER (WHERE amount < 0), 0)::text AS debit_total
+         FROM bank_transactions WHERE statement_id = ? AND organization_id = ?
+        GROUP BY btrim(currency))
+     UPDATE bank_statements SET
+       transaction_count = (SELECT coalesce(sum(n), 0) FROM g),
+       totals = (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                  'currency', currency, 'credit_count', credit_count, 'credit_total', credit_total,
+                  'debit_count', debit_count, 'debit_total', debit_total) ORDER BY currency), '[]'::jsonb) FROM g),
+       modified_at = now()
      WHERE id = ? AND organization_id = ? RETURNING transaction_count`,
     [statementId, organizationId, statementId, organizationId],
   )).rows as { transaction_count: number }[];
