@@ -31,6 +31,9 @@ const HEADER =
 /** TypeScript types (`paths`, `components`, `operations`) of an OpenAPI document. */
 export async function renderClientTypes(doc: OpenApiDocument): Promise<string> {
   // openapi-typescript validates the document (Redocly) and throws on an invalid one.
-  const ast = await openapiTS(structuredClone(doc) as unknown as OpenAPI3, { alphabetize: true });
+  // defaultNonNullable: false — a property with a `default` stays optional where the schema says so:
+  // a named component used as a request body (CreateAdjustmentRequest.is_active) may be left out,
+  // while response schemas already list every property the server always sends as required.
+  const ast = await openapiTS(structuredClone(doc) as unknown as OpenAPI3, { alphabetize: true, defaultNonNullable: false });
   return HEADER + astToString(ast);
 }
