@@ -235,7 +235,7 @@ async function statementBenchmark(gatewayUrl: string, token: string, client: pg.
   const deadline = Date.now() + 300_000;
   while (status !== 'ready' && status !== 'failed' && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
-    const r = await fetch(`${gatewayUrl}/v2/bank-statements/${created.id}?page_size=1`, { headers: { authorization: `Bearer ${token}` } });
+    const r = await fetch(`${gatewayUrl}/v2/bank-statements/${created.id}?transactions=omit`, { headers: { authorization: `Bearer ${token}` } });
     body = (await r.json()) as Record<string, unknown>;
     status = body.status as string;
   }

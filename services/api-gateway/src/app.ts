@@ -9,14 +9,12 @@ import {
   listen,
   errorMiddleware,
   IDENTITY_HEADER,
-  mergeOpenApi,
   RateLimitedError,
   REQUEST_ID_HEADER,
   requestContextMiddleware,
   RouteNotFoundError,
   requireMetricsToken,
   UnauthorizedError,
-  ROLE_MODEL_DOC,
   type BaseState,
   type OpenApiDocument,
 } from '@rp/platform';
@@ -26,10 +24,9 @@ import { ClientAddress } from './client-address.js';
 import { createAgent, proxyRequest } from './proxy.js';
 import { RateLimiter } from './rate-limit.js';
 
-/** POST endpoints that take file uploads and get UPLOAD_LIMIT_BYTES instead of BODY_LIMIT_BYTES. */
-export const UPLOAD_PATHS = new Set(['/v2/bank-statements']);
 import { serviceFor, upstreams, type ServiceName } from './route-table.js';
-import { docsPage } from './docs.js';
+import { serveDocs } from './docs.js';
+import { gatewayOpenApi, UPLOAD_PATHS } from './openapi.js';
 
 export interface Gateway {
   port: number;
@@ -71,23 +68,10 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       }),
     );
     const missing = names.filter((_, i) => !docs[i]);
-    const doc = mergeOpenApi(
-      {
-        title: 'Receivables Platform API',
-        version: '2.0.0',
-        description:
-          'Accounts receivable, cash application, collections and knowledge, behind one gateway. Every endpoint requires ' +
-          '`Authorization: Bearer <token>`. Errors of /v2 endpoints use `{type, status, title, detail, errors?}`; /v1 endpoints use ' +
-          '`{data, error, message}` (validation: `{detail, message}`). Pagination: `page` (0-indexed) and `page_size` (alias `size`), ' +
-          'envelope `{data, current_page, total_records, next_page}`. Rate limit: per credential, ' +
-          `${config.RATE_LIMIT_PER_SECOND}/s sustained with bursts of ${config.RATE_LIMIT_BURST}; 429 with Retry-After beyond it. ` +
-          `Failed authentications: ${config.AUTH_FAILURE_BURST} per client address, regained at ${config.AUTH_FAILURE_PER_MINUTE}/min; beyond that ` +
-          '429 with Retry-After before any token look-up (tokens the gateway already verified keep working). ' +
-          `Request bodies: at most ${config.BODY_LIMIT_BYTES} bytes (413 beyond); file uploads (${[...UPLOAD_PATHS].join(', ')}) at most ${config.UPLOAD_LIMIT_BYTES} bytes.` +
-          `\n\n${ROLE_MODEL_DOC}` +
-          (missing.length ? `\n\nNot listed (service unreachable while this document was built): ${missing.join(', ')}.` : ''),
-      },
+    const doc = gatewayOpenApi(
+      config,
       docs.filter((d): d is OpenApiDocument => d !== null),
+      missing,
     );
     if (!missing.length) openapiCache = { doc, at: Date.now() };
     return doc;
@@ -126,11 +110,10 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       case '/openapi.json':
         ctx.body = await openapi();
         return;
-      case '/docs':
-      case '/docs/':
-        ctx.type = 'html';
-        ctx.body = docsPage;
-        return;
+    }
+    if (ctx.path === '/docs' || ctx.path.startsWith('/docs/')) {
+      if (serveDocs(ctx as unknown as Koa.Context)) return;
+      throw new RouteNotFoundError(ctx.method, ctx.path);
     }
     await next();
   });

@@ -7,7 +7,7 @@ export const gatewayConfigSchema = z.object({
   IDENTITY_SECRET: commonConfigShape.IDENTITY_SECRET,
   LOG_LEVEL: commonConfigShape.LOG_LEVEL,
   BODY_LIMIT_BYTES: commonConfigShape.BODY_LIMIT_BYTES,
-  /** Body limit of the file-upload endpoints (UPLOAD_PATHS in app.ts: bank statement upload). */
+  /** Body limit of the file-upload endpoints (UPLOAD_PATHS in openapi.ts: bank statement upload). */
   UPLOAD_LIMIT_BYTES: env.int(52_428_800, 1024),
   PORT: env.port(8080),
   ADMIN_URL: z.string().url().default('http://127.0.0.1:8104'),

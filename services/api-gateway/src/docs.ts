@@ -1,75 +1,166 @@
 /**
- * The API reference page at /docs: a self-contained page (no CDN; this platform runs where the
- * internet may not be reachable) that renders /openapi.json.
+ * The API reference at /docs: Swagger UI (the npm package swagger-ui-dist, pinned in package.json)
+ * rendering the gateway's /openapi.json. Its assets are served by the gateway itself from the
+ * installed package — no CDN: the platform runs where the internet may not be reachable.
+ *
+ * - `/docs`: the page (no-cache, so a new deployment is picked up at once).
+ * - `/docs/init.js`: loads /openapi.json, sets the document's server to this page's own origin (so
+ *   "Try it out" calls this gateway whatever `servers` the document lists) and starts Swagger UI.
+ * - `/docs/assets/<swagger-ui version>/<file>`: the package's files; the version is in the path, so
+ *   they are cached for a year as immutable and a new version gets new URLs.
+ *
+ * "Try it out" with a pasted token: the Authorize button takes a bearer token (`bearerAuth`), which
+ * Swagger UI sends as `Authorization: Bearer <token>` on the calls it makes from the page.
  */
-export const docsPage = `<!doctype html>
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type Koa from 'koa';
+import { MethodNotAllowedError } from '@rp/platform';
+
+const require = createRequire(import.meta.url);
+const packageDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+/** The installed swagger-ui-dist version (part of the asset URLs). */
+export const SWAGGER_UI_VERSION = (JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { version: string }).version;
+export const DOCS_ASSET_PREFIX = `/docs/assets/${SWAGGER_UI_VERSION}/`;
+
+/** The package files the page uses, with their content types. Nothing else of the package is served. */
+const ASSET_TYPES: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+  'favicon-16x16.png': 'image/png',
+};
+
+const PAGE = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Receivables Platform API reference</title>
-<style>
-  :root { --fg:#1d2330; --muted:#5b6475; --line:#e3e6ec; --bg:#f7f8fa; --accent:#2457c5; }
-  * { box-sizing: border-box; }
-  body { margin:0; font:15px/1.5 system-ui, -apple-system, Segoe UI, Roboto, sans-serif; color:var(--fg); background:#fff; }
-  header { padding:24px 32px; border-bottom:1px solid var(--line); background:var(--bg); }
-  header h1 { margin:0 0 4px; font-size:22px; }
-  header p { margin:4px 0; color:var(--muted); white-space:pre-line; max-width:980px; }
-  main { display:grid; grid-template-columns:260px 1fr; }
-  nav { border-right:1px solid var(--line); padding:16px; position:sticky; top:0; height:100vh; overflow:auto; font-size:13px; }
-  nav h3 { margin:16px 0 6px; font-size:12px; text-transform:uppercase; color:var(--muted); }
-  nav a { display:block; color:var(--fg); text-decoration:none; padding:2px 0; }
-  section.op { padding:20px 32px; border-bottom:1px solid var(--line); }
-  .method { display:inline-block; min-width:64px; text-align:center; font-weight:700; font-size:12px; padding:3px 8px; border-radius:4px; color:#fff; text-transform:uppercase; }
-  .get{background:#2f855a}.post{background:#2457c5}.put{background:#b7791f}.patch{background:#805ad5}.delete{background:#c53030}
-  code.path { font-size:15px; margin-left:8px; }
-  table { border-collapse:collapse; margin:8px 0; font-size:13px; }
-  td, th { border:1px solid var(--line); padding:4px 8px; text-align:left; vertical-align:top; }
-  pre { background:var(--bg); border:1px solid var(--line); padding:10px; overflow:auto; font-size:12px; max-height:360px; }
-  .muted { color:var(--muted); }
-  #status { padding:32px; }
-</style>
+<link rel="stylesheet" href="${DOCS_ASSET_PREFIX}swagger-ui.css">
+<link rel="icon" type="image/png" href="${DOCS_ASSET_PREFIX}favicon-32x32.png" sizes="32x32">
+<link rel="icon" type="image/png" href="${DOCS_ASSET_PREFIX}favicon-16x16.png" sizes="16x16">
+<style>body { margin: 0; } #docs-status { font: 15px system-ui, sans-serif; padding: 24px; }</style>
 </head>
 <body>
-<header><h1 id="title">Receivables Platform API</h1><p id="desc" class="muted"></p></header>
-<main><nav id="nav"></nav><div id="ops"><div id="status">Loading /openapi.json…</div></div></main>
-<script>
-const esc = (s) => String(s ?? '').replace(/[&<>"]/g, (c) => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
-fetch('/openapi.json').then((r) => r.json()).then((doc) => {
-  document.getElementById('title').textContent = doc.info.title + ' ' + doc.info.version;
-  document.getElementById('desc').textContent = doc.info.description || '';
-  const byTag = {};
-  for (const [path, ops] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(ops)) {
-      const tag = (op.tags && op.tags[0]) || 'Other';
-      (byTag[tag] = byTag[tag] || []).push({ path, method, op });
-    }
-  }
-  let nav = '', html = '';
-  for (const tag of Object.keys(byTag).sort()) {
-    nav += '<h3>' + esc(tag) + '</h3>';
-    for (const { path, method, op } of byTag[tag]) {
-      const id = op.operationId;
-      nav += '<a href="#' + esc(id) + '"><b>' + method.toUpperCase() + '</b> ' + esc(path) + '</a>';
-      html += '<section class="op" id="' + esc(id) + '"><div><span class="method ' + method + '">' + method + '</span><code class="path">' + esc(path) + '</code></div>';
-      html += '<h2>' + esc(op.summary) + '</h2><p>' + esc(op.description).replace(/\\n/g, '<br>') + '</p>';
-      if (op.parameters && op.parameters.length) {
-        html += '<h4>Parameters</h4><table><tr><th>name</th><th>in</th><th>required</th><th>schema</th><th>description</th></tr>';
-        for (const p of op.parameters) html += '<tr><td><code>' + esc(p.name) + '</code></td><td>' + esc(p.in) + '</td><td>' + (p.required ? 'yes' : 'no') + '</td><td><code>' + esc(JSON.stringify(p.schema)) + '</code></td><td>' + esc(p.description) + '</td></tr>';
-        html += '</table>';
-      }
-      if (op.requestBody) for (const [type, media] of Object.entries(op.requestBody.content)) html += '<h4>Request body (' + esc(type) + ')</h4><pre>' + esc(JSON.stringify(media.schema, null, 2)) + '</pre>';
-      html += '<h4>Responses</h4><table><tr><th>status</th><th>meaning</th></tr>';
-      for (const [status, r] of Object.entries(op.responses)) html += '<tr><td>' + esc(status) + '</td><td>' + esc(r.description) + '</td></tr>';
-      html += '</table>';
-      const ok = Object.entries(op.responses).find(([s]) => s.startsWith('2'));
-      if (ok && ok[1].content) html += '<details><summary>Success body schema</summary><pre>' + esc(JSON.stringify(ok[1].content['application/json'].schema, null, 2)) + '</pre></details>';
-      html += '</section>';
-    }
-  }
-  document.getElementById('nav').innerHTML = nav;
-  document.getElementById('ops').innerHTML = html;
-}).catch((e) => { document.getElementById('status').textContent = 'Could not load /openapi.json: ' + e; });
-</script>
+<div id="docs-status">Loading /openapi.json…</div>
+<div id="swagger-ui"></div>
+<script src="${DOCS_ASSET_PREFIX}swagger-ui-bundle.js" charset="utf-8"></script>
+<script src="/docs/init.js" charset="utf-8"></script>
 </body>
-</html>`;
+</html>
+`;
+
+const INIT = `'use strict';
+(function () {
+  var status = document.getElementById('docs-status');
+  fetch('/openapi.json', { headers: { accept: 'application/json' } })
+    .then(function (res) {
+      if (!res.ok) throw new Error('HTTP ' + res.status);
+      return res.json();
+    })
+    .then(function (doc) {
+      // "Try it out" calls the gateway that serves this page.
+      doc.servers = [{ url: window.location.origin, description: 'This gateway' }];
+      status.remove();
+      window.ui = SwaggerUIBundle({
+        spec: doc,
+        dom_id: '#swagger-ui',
+        deepLinking: true,
+        docExpansion: 'list',
+        displayOperationId: true,
+        displayRequestDuration: true,
+        filter: true,
+        showExtensions: true,
+        persistAuthorization: false,
+        tryItOutEnabled: false,
+        validatorUrl: null,
+        presets: [SwaggerUIBundle.presets.apis],
+        layout: 'BaseLayout'
+      });
+    })
+    .catch(function (err) {
+      status.textContent = 'Could not load /openapi.json: ' + err.message;
+    });
+})();
+`;
+
+interface Served {
+  body: Buffer;
+  gzip: Buffer | null;
+  type: string;
+  etag: string;
+  cacheControl: string;
+}
+
+function served(body: Buffer, type: string, cacheControl: string): Served {
+  const compressible = !type.startsWith('image/');
+  return {
+    body,
+    gzip: compressible ? gzipSync(body) : null,
+    type,
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+    cacheControl,
+  };
+}
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const REVALIDATE = 'no-cache';
+
+let files: Map<string, Served> | undefined;
+/** Read once, on the first request for /docs (the bundle is 1.7 MB; most gateways never serve it). */
+function docsFiles(): Map<string, Served> {
+  if (files) return files;
+  files = new Map<string, Served>([
+    ['/docs', served(Buffer.from(PAGE), 'text/html; charset=utf-8', REVALIDATE)],
+    ['/docs/init.js', served(Buffer.from(INIT), 'text/javascript; charset=utf-8', REVALIDATE)],
+  ]);
+  for (const [name, type] of Object.entries(ASSET_TYPES)) {
+    files.set(DOCS_ASSET_PREFIX + name, served(readFileSync(path.join(packageDir, name)), type, IMMUTABLE));
+  }
+  return files;
+}
+
+/**
+ * Answers a request for /docs, /docs/init.js or an asset. Unknown paths under /docs: 404 (the caller
+ * lets it fall through to the router's not-found). Only GET and HEAD (405 with Allow otherwise).
+ * Returns false when `ctx.path` is not a docs file.
+ */
+export function serveDocs(ctx: Koa.Context): boolean {
+  const key = ctx.path === '/docs/' ? '/docs' : ctx.path;
+  const file = docsFiles().get(key);
+  if (!file) return false;
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new MethodNotAllowedError(ctx.method, ctx.path, ['GET', 'HEAD']);
+  const gzip = file.gzip !== null && ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
+  // Each content coding is its own representation with its own strong validator.
+  const etag = gzip ? `${file.etag.slice(0, -1)}-gzip"` : file.etag;
+  ctx.set('Cache-Control', file.cacheControl);
+  ctx.set('ETag', etag);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  if (key === '/docs') {
+    // Scripts and styles only from this gateway; Swagger UI styles some elements inline and shows
+    // data: images. Calls ("Try it out", /openapi.json) only to this origin.
+    ctx.set(
+      'Content-Security-Policy',
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    );
+  }
+  ctx.vary('Accept-Encoding');
+  ctx.type = file.type;
+  const ifNoneMatch = ctx.get('if-none-match');
+  if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
+    ctx.status = 304;
+    return true;
+  }
+  if (gzip) {
+    ctx.set('Content-Encoding', 'gzip');
+    ctx.body = file.gzip;
+  } else {
+    ctx.body = file.body;
+  }
+  ctx.type = file.type;
+  return true;
+}

@@ -6,6 +6,7 @@ import * as m004BankStatements from './004_bank_statement_files.js';
 import * as m005LineIdsLivePayments from './005_line_ids_and_live_payments.js';
 import * as m006AllocationMinorUnits from './006_allocation_minor_units.js';
 import * as m007PaymentPosting from './007_payment_posting.js';
+import * as m009StatementTotals from './009_statement_totals.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -15,4 +16,5 @@ export const migrations: Migration[] = [
   m005LineIdsLivePayments,
   m006AllocationMinorUnits,
   m007PaymentPosting,
+  m009StatementTotals,
 ];

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { AppError, ConflictError, ForbiddenError, isUuid, newId, NotFoundError, UpstreamError, type BusinessUnitScope } from '@rp/platform';
+import { AppError, ConflictError, ForbiddenError, isUuid, newId, NotFoundError, pageOf, UpstreamError, type BusinessUnitScope, type PageRequest } from '@rp/platform';
 import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
 import type { ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
@@ -16,10 +16,16 @@ import {
   deleteStatement,
   getStatement,
   insertStatement,
+  listTransactionsOffset,
   lockStatementForDelete,
+  paymentsOfTransactions,
   statementByFileHash,
+  statementView,
+  transactionView,
   upsertBankAccount,
   type StatementRow,
+  type TransactionPaymentRow,
+  type TransactionRow,
 } from '../store/bank-statements.js';
 
 /**
@@ -318,4 +324,42 @@ export async function deleteUploadedStatement(
     await refuse(trx, now.status);
     await deleteStatement(trx, org, row.id);
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading statements: counts and totals, and their transactions page by page
+
+/** Most transactions GET /v2/bank-statements/{id} answers inline; the rest are paged (…/transactions). */
+export const INLINE_TRANSACTIONS_MAX = 1000;
+
+async function transactionViews(deps: Pick<CashAppDeps, 'db'>, organizationId: string, txs: readonly TransactionRow[], scope: BusinessUnitScope) {
+  const payments = await paymentsOfTransactions(deps.db, organizationId, txs.map((t) => t.id), scope);
+  const byTx = new Map<string, TransactionPaymentRow[]>();
+  for (const p of payments) (byTx.get(p.bank_transaction_id) ?? byTx.set(p.bank_transaction_id, []).get(p.bank_transaction_id)!).push(p);
+  return txs.map((t) => transactionView(t, byTx.get(t.id)));
+}
+
+async function statementOf(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string): Promise<StatementRow> {
+  const row = isUuid(statementId) ? await getStatement(deps.db, organizationId, statementId) : undefined;
+  if (!row) throw new NotFoundError(`No bank statement ${statementId}.`);
+  return row;
+}
+
+/**
+ * One statement with its counts and totals and, with `transactions: 'inline'`, its first
+ * INLINE_TRANSACTIONS_MAX transactions (`transactions_truncated` says whether there are more).
+ */
+export async function statementDetail(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string, opts: { transactions: 'inline' | 'omit'; scope: BusinessUnitScope }) {
+  const row = await statementOf(deps, organizationId, statementId);
+  const view = statementView(row);
+  if (opts.transactions === 'omit') return view;
+  const { rows, total } = await listTransactionsOffset(deps.db, organizationId, row.id, 0, INLINE_TRANSACTIONS_MAX);
+  return { ...view, transactions: await transactionViews(deps, organizationId, rows, opts.scope), transactions_truncated: total > rows.length };
+}
+
+/** A page of the statement's transactions in file order (`sequence`, then id), with their payments. */
+export async function statementTransactions(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string, page: PageRequest, scope: BusinessUnitScope) {
+  const row = await statementOf(deps, organizationId, statementId);
+  const { rows, total } = await listTransactionsOffset(deps.db, organizationId, row.id, page.offset, page.pageSize);
+  return pageOf(await transactionViews(deps, organizationId, rows, scope), total, page);
 }

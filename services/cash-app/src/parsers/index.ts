@@ -38,3 +38,4 @@ export function parseStatementSteps(format: StatementFormat, content: Buffer, op
       return parseJsonStatementFileSteps(content);
   }
 }
+export { detectStatementFormat, type Detection } from './detect.js';

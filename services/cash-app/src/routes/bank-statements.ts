@@ -15,9 +15,18 @@ import {
 } from '@rp/platform';
 import { route } from '../deps.js';
 import { refuseNul } from '../parsers/nul.js';
-import { deleteUploadedStatement, STATEMENT_STATUSES, STATUS_DESCRIPTION, uploadStatement } from '../domain/bank-statements.js';
+import {
+  deleteUploadedStatement,
+  INLINE_TRANSACTIONS_MAX,
+  STATEMENT_STATUSES,
+  STATUS_DESCRIPTION,
+  statementDetail,
+  statementTransactions,
+  uploadStatement,
+} from '../domain/bank-statements.js';
 import {
   csvMappingSchema,
+  detectStatementFormat,
   fromJsonStatement,
   jsonStatementShape,
   parseStatementSteps,
@@ -27,17 +36,11 @@ import {
   type ParsedStatement,
   type StatementFormat,
 } from '../parsers/index.js';
-import {
-  getStatement,
-  listStatements,
-  listTransactions,
-  paymentsOfStatement,
-  statementView,
-  transactionView,
-  transition,
-} from '../store/bank-statements.js';
+import { getStatement, listStatements, statementView, transition } from '../store/bank-statements.js';
 
 const MAX_PAGE = 200;
+/** Page size limit of a statement's transactions. */
+const MAX_TRANSACTION_PAGE = 500;
 /** Largest statement upload (the gateway's UPLOAD_LIMIT_BYTES default is the same). */
 export const MAX_STATEMENT_BYTES = 50 * 1024 * 1024;
 
@@ -105,6 +108,17 @@ export const bankStatementSchema = z.object({
   opening_balance: money.nullable(),
   closing_balance: money.nullable(),
   transaction_count: z.number().int().describe('Transactions stored for this statement (lines imported before by another statement are not counted).'),
+  totals: z
+    .array(
+      z.object({
+        currency: z.string(),
+        credit_count: z.number().int().describe('Credits (deposits, amount > 0).'),
+        credit_total: money.describe('Sum of the credits, e.g. "1250.00".'),
+        debit_count: z.number().int().describe('Debits (amount < 0).'),
+        debit_total: money.describe('Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95".'),
+      }),
+    )
+    .describe('Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines.'),
   error: z.string().nullable().describe('Why processing failed (status `failed`).'),
   workflow_id: z.string().nullable().describe('Temporal workflow processing the statement (`bank-statement-<id>`).'),
   uploaded_by: z.string().nullable(),
@@ -113,7 +127,13 @@ export const bankStatementSchema = z.object({
   ...timestampsShape,
 });
 
-export const bankStatementDetailSchema = bankStatementSchema.extend({ transactions: z.array(bankTransactionSchema) });
+export const bankStatementDetailSchema = bankStatementSchema.extend({
+  transactions: z
+    .array(bankTransactionSchema)
+    .optional()
+    .describe(`The first ${INLINE_TRANSACTIONS_MAX} transactions in file order (absent with \`transactions=omit\`); page through all of them with GET /v2/bank-statements/{statement_id}/transactions.`),
+  transactions_truncated: z.boolean().optional().describe(`With the inline transactions: whether the statement has more than ${INLINE_TRANSACTIONS_MAX} (then only the first ${INLINE_TRANSACTIONS_MAX} are inline).`),
+});
 
 const uploadedFile = z.custom<UploadedFile>(
   (v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as UploadedFile).content),
@@ -137,13 +157,15 @@ const optionalShape = Object.fromEntries(Object.entries(jsonStatementShape).map(
 const uploadBody = z
   .object({
     file: uploadedFile.optional().describe('multipart only: the statement file.'),
-    format: z.enum(STATEMENT_FORMATS).optional().describe('Format of `file` (multipart); `json` (default) for the JSON form.'),
+    format: z
+      .enum(STATEMENT_FORMATS)
+      .optional()
+      .describe('Format of `file` (multipart; detected from the file when omitted, see the operation); `json` (default) for the JSON form.'),
     mapping: jsonText(csvMappingSchema).optional().describe('CSV column mapping (multipart: a JSON text field). Required for `csv`.'),
     ...optionalShape,
   })
   .superRefine((b, ctx) => {
     if (b.file) {
-      if (!b.format) ctx.addIssue({ code: 'custom', path: ['format'], message: 'required with a file: one of camt053, bai2, mt940, csv, json' });
       if (b.format === 'csv' && !b.mapping) ctx.addIssue({ code: 'custom', path: ['mapping'], message: 'required for csv: the column mapping' });
       for (const k of Object.keys(jsonStatementShape)) {
         if ((b as Record<string, unknown>)[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: 'not allowed with a file upload' });
@@ -158,9 +180,24 @@ const uploadBody = z
 
 const multipartDoc = z.object({
   file: z.string().describe('The statement file (binary).'),
-  format: z.enum(STATEMENT_FORMATS),
+  format: z.enum(STATEMENT_FORMATS).optional().describe('Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).'),
   mapping: z.string().optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
 });
+
+/**
+ * The format of an uploaded file sent without `format` (see detectStatementFormat). With a mapping
+ * and no other format recognised it is CSV; otherwise an unrecognised file is a 422 naming what was seen.
+ */
+function detectedFormat(content: Buffer, hasMapping: boolean): StatementFormat {
+  const d = detectStatementFormat(content);
+  if ('format' in d) return d.format;
+  if (hasMapping) return 'csv';
+  const msg =
+    'csv' in d
+      ? 'the file looks like CSV, which cannot be read without its column mapping: send `mapping` (format csv)'
+      : `the format could not be detected from the file (${d.unknown}): send \`format\` (camt053, bai2, mt940, csv, json)`;
+  throw new ValidationError([{ loc: ['body', 'format'], msg, type: 'format_undetected' }], `Statement format not detected: ${msg}.`);
+}
 
 export const bankStatementRoutes = [
   route({
@@ -169,11 +206,17 @@ export const bankStatementRoutes = [
     operationId: 'uploadBankStatement',
     summary: 'Upload a bank statement',
     description:
-      'Either `multipart/form-data` with `file` and `format` (`camt053` ISO 20022 camt.053 XML, `bai2`, `mt940`, `csv`, `json`) ' +
+      'Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `bai2`, `mt940`, `csv`, `json`) ' +
       'and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, ' +
       '`currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, ' +
       '`date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). ' +
       `Files up to ${MAX_STATEMENT_BYTES} bytes; one account (one statement) per file.\n\n` +
+      'Without `format` the format is detected from the file: camt.053 by its XML namespace ' +
+      '(`urn:iso:std:iso:20022:tech:xsd:camt.053.*`), BAI2 by its `01` file header record, MT940 by its field tags ' +
+      '(`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file ' +
+      'cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, ' +
+      '`format=csv` is then implied). A file none of these fit (another XML message such as camt.052/camt.054, an empty ' +
+      'or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.\n\n' +
       'The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
       'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored ' +
       'with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify ' +
@@ -198,8 +241,8 @@ export const bankStatementRoutes = [
       const options: Record<string, unknown> = {};
       try {
         if (body.file) {
-          format = body.format!;
           content = body.file.content;
+          format = body.format ?? detectedFormat(content, body.mapping !== undefined);
           fileName = body.file.filename;
           if (body.mapping) options.mapping = body.mapping;
           // In batches with a turn of the event loop between them: a large file does not stall the service.
@@ -245,20 +288,43 @@ export const bankStatementRoutes = [
     method: 'get',
     path: '/v2/bank-statements/{statement_id}',
     operationId: 'getBankStatement',
-    summary: 'Get a bank statement with its transactions',
-    description: 'The statement with all its transactions in file order, each with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments). Unknown or another organization\'s id: 404.',
+    summary: 'Get a bank statement',
+    description:
+      'The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits ' +
+      `and of debits, decimal strings) and, by default, its first ${INLINE_TRANSACTIONS_MAX} transactions in file order, each ` +
+      'with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments; `transactions_truncated: true` when it has more). ' +
+      '`transactions=omit` leaves the transactions out. Page through all transactions with ' +
+      'GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and ' +
+      `uncapped: a 10,000-line statement answered about 7.5 MB; statements up to ${INLINE_TRANSACTIONS_MAX} lines answer as before.) ` +
+      'Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
     params: z.object({ statement_id: idSchema() }),
+    query: z.object({
+      transactions: z
+        .enum(['inline', 'omit'])
+        .optional()
+        .describe(`\`inline\` (default): the first ${INLINE_TRANSACTIONS_MAX} transactions in the answer; \`omit\`: none.`),
+    }),
     response: bankStatementDetailSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => {
-      const row = isUuid(params.statement_id) ? await getStatement(deps.db, identity.org, params.statement_id) : undefined;
-      if (!row) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
-      const [txs, payments] = await Promise.all([listTransactions(deps.db, identity.org, row.id), paymentsOfStatement(deps.db, identity.org, row.id, identity.bu)]);
-      const byTx = new Map<string, typeof payments>();
-      for (const p of payments) (byTx.get(p.bank_transaction_id) ?? byTx.set(p.bank_transaction_id, []).get(p.bank_transaction_id)!).push(p);
-      return { ...statementView(row), transactions: txs.map((t) => transactionView(t, byTx.get(t.id))) };
-    },
+    handler: async ({ params, query, identity, deps }) => statementDetail(deps, identity.org, params.statement_id, { transactions: query.transactions ?? 'inline', scope: identity.bu }),
+  }),
+  route({
+    method: 'get',
+    path: '/v2/bank-statements/{statement_id}/transactions',
+    operationId: 'listBankStatementTransactions',
+    summary: 'List the transactions of a bank statement',
+    description:
+      'The statement\'s transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages ' +
+      'neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of ' +
+      `stored transactions. Page size 1..${MAX_TRANSACTION_PAGE} (default 50). Unknown or another organization's statement: 404.`,
+    tags: ['Cash application'],
+    params: z.object({ statement_id: idSchema() }),
+    query: z.object({ ...paginationQueryShape(MAX_TRANSACTION_PAGE) }),
+    response: pageEnvelopeSchema(bankTransactionSchema),
+    errors: [404],
+    handler: async ({ params, query, identity, deps }) =>
+      statementTransactions(deps, identity.org, params.statement_id, pageRequest(query, MAX_TRANSACTION_PAGE), identity.bu),
   }),
   route({
     method: 'post',

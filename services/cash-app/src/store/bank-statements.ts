@@ -23,6 +23,8 @@ export interface StatementRow {
   closing_balance: string | null;
   currency: string | null;
   transaction_count: number;
+  /** Per currency of the stored lines (migration 009), written with transaction_count. */
+  totals: StatementTotals[];
   error: string | null;
   workflow_id: string | null;
   uploaded_by: string | null;
@@ -81,6 +83,28 @@ export function money(value: string | null, currency: string | null): string | n
   return m.decimalPlaces() > places ? m.toFixed(m.decimalPlaces()) : m.toFixed(places);
 }
 
+/** Per currency: how many credits and debits a statement has and their sums (signed, decimal text). */
+export interface StatementTotals {
+  currency: string;
+  credit_count: number;
+  credit_total: string;
+  debit_count: number;
+  debit_total: string;
+}
+
+export function totalsView(rows: readonly StatementTotals[]) {
+  return rows.map((t) => {
+    const ccy = t.currency.trim();
+    return {
+      currency: ccy,
+      credit_count: t.credit_count,
+      credit_total: money(t.credit_total, ccy)!,
+      debit_count: t.debit_count,
+      debit_total: money(t.debit_total, ccy)!,
+    };
+  });
+}
+
 export function statementView(row: StatementRow) {
   const ccy = row.currency?.trim() ?? null;
   return {
@@ -99,6 +123,7 @@ export function statementView(row: StatementRow) {
     opening_balance: money(row.opening_balance, ccy),
     closing_balance: money(row.closing_balance, ccy),
     transaction_count: row.transaction_count,
+    totals: totalsView(row.totals ?? []),
     error: row.error,
     workflow_id: row.workflow_id,
     uploaded_by: row.uploaded_by,
@@ -152,7 +177,7 @@ function statements(db: Conn, organizationId: string) {
     .select(
       's.id', 's.organization_id', 's.bank_account_id', 'a.account_identifier', 's.source', 's.format', 's.status', 's.file_name',
       's.file_sha256', 's.options', 's.statement_number', 's.statement_date', 's.opening_balance', 's.closing_balance', 's.currency',
-      's.transaction_count', 's.error', 's.workflow_id', 's.uploaded_by', 's.approved_by', 's.approved_at', 's.created_at', 's.modified_at',
+      's.transaction_count', 's.totals', 's.error', 's.workflow_id', 's.uploaded_by', 's.approved_by', 's.approved_at', 's.created_at', 's.modified_at',
     );
 }
 
@@ -256,6 +281,31 @@ export async function listTransactions(db: Conn, organizationId: string, stateme
     .orderBy(['sequence', 'id'])) as TransactionRow[];
 }
 
+/** A page of the statement's transactions in file order (sequence, then id) and how many it has. */
+export async function listTransactionsOffset(
+  db: Conn,
+  organizationId: string,
+  statementId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: TransactionRow[]; total: number }> {
+  const where = { organization_id: organizationId, statement_id: statementId };
+  const [rows, [{ count }]] = await Promise.all([
+    db('bank_transactions').select('*').where(where).orderBy(['sequence', 'id']).offset(offset).limit(limit),
+    db('bank_transactions').where(where).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as TransactionRow[], total: Number(count) };
+}
+
+/** Payments proposed or approved for the given transactions. */
+export async function paymentsOfTransactions(db: Conn, organizationId: string, transactionIds: readonly string[], scope: BusinessUnitScope = '*'): Promise<TransactionPaymentRow[]> {
+  if (transactionIds.length === 0) return [];
+  const q = db('payments as p').where('p.organization_id', organizationId).whereIn('p.bank_transaction_id', [...transactionIds]);
+  return (await whereSqlFragment(q, paymentInScopeSql('p', scope))
+    .select('p.id', 'p.bank_transaction_id', 'p.status', 'p.amount', 'p.currency', 'p.partner_id', 'p.match_score')
+    .orderBy(['p.created_at', 'p.id'])) as TransactionPaymentRow[];
+}
+
 /** Up to `limit` of the statement's transactions after position `afterSequence`, in file order (keyset pages). */
 export async function listTransactionsPage(db: Conn, organizationId: string, statementId: string, afterSequence: number, limit: number): Promise<TransactionRow[]> {
   return (await db('bank_transactions')
@@ -268,14 +318,6 @@ export async function listTransactionsPage(db: Conn, organizationId: string, sta
 
 /** Payments proposed or approved for the statement's transactions. */
 /** The statement's payments within the caller's business units (`scope`; see paymentInScopeSql). */
-export async function paymentsOfStatement(db: Conn, organizationId: string, statementId: string, scope: BusinessUnitScope = '*'): Promise<TransactionPaymentRow[]> {
-  const q = db('payments as p')
-    .join('bank_transactions as t', 't.id', 'p.bank_transaction_id')
-    .where({ 'p.organization_id': organizationId, 't.statement_id': statementId });
-  return (await whereSqlFragment(q, paymentInScopeSql('p', scope))
-    .select('p.id', 'p.bank_transaction_id', 'p.status', 'p.amount', 'p.currency', 'p.partner_id', 'p.match_score')
-    .orderBy(['p.created_at', 'p.id'])) as TransactionPaymentRow[];
-}
 
 /** How many of the statement's payments are outside `scope` (a member's business units; 0 for '*'). */
 export async function countPaymentsOutOfScope(db: Conn, organizationId: string, statementId: string, scope: BusinessUnitScope): Promise<number> {
@@ -354,9 +396,27 @@ export async function insertTransactions(
   return inserted.length;
 }
 
+/**
+ * Writes the statement's `transaction_count` and `totals` (per currency: credit and debit counts and
+ * signed sums, ordered by currency) from its stored lines, in one statement.
+ */
 export async function refreshTransactionCount(db: Conn, organizationId: string, statementId: string): Promise<number> {
   const [row] = (await db.raw(
-    `UPDATE bank_statements SET transaction_count = (SELECT count(*) FROM bank_transactions WHERE statement_id = ? AND organization_id = ?), modified_at = now()
+    `WITH g AS (
+       SELECT btrim(currency) AS currency,
+              count(*) AS n,
+              count(*) FILTER (WHERE amount > 0) AS credit_count,
+              coalesce(sum(amount) FILTER (WHERE amount > 0), 0)::text AS credit_total,
+              count(*) FILTER (WHERE amount < 0) AS debit_count,
+              coalesce(sum(amount) FILTER (WHERE amount < 0), 0)::text AS debit_total
+         FROM bank_transactions WHERE statement_id = ? AND organization_id = ?
+        GROUP BY btrim(currency))
+     UPDATE bank_statements SET
+       transaction_count = (SELECT coalesce(sum(n), 0) FROM g),
+       totals = (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                  'currency', currency, 'credit_count', credit_count, 'credit_total', credit_total,
+                  'debit_count', debit_count, 'debit_total', debit_total) ORDER BY currency), '[]'::jsonb) FROM g),
+       modified_at = now()
      WHERE id = ? AND organization_id = ? RETURNING transaction_count`,
     [statementId, organizationId, statementId, organizationId],
   )).rows as { transaction_count: number }[];
