@@ -11,6 +11,7 @@ import {
   closeServer,
   createLogger,
   createServiceApp,
+  deriveIdentityKey,
   emailSchema,
   findNul,
   idSchema,
@@ -141,7 +142,7 @@ const identity: Identity = { org: 'org-1', sub: 'user-1', role: 'admin', kind: '
 const ID = '0193a0c4-1f2e-7abc-8def-0123456789ab';
 
 async function call(method: string, path: string, opts: { body?: string | FormData; type?: string } = {}) {
-  const headers: Record<string, string> = { 'x-rp-identity': signIdentity({ ...identity, iat: Math.floor(Date.now() / 1000) }, SECRET) };
+  const headers: Record<string, string> = { 'x-rp-identity': signIdentity({ ...identity, iat: Math.floor(Date.now() / 1000) }, deriveIdentityKey(SECRET, 'input-rules-test'), { method, target: path }) };
   if (typeof opts.body === 'string') headers['content-type'] = opts.type ?? 'application/json';
   const res = await fetch(base + path, { method, headers, body: opts.body });
   const text = await res.text();
