@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * List remittances
-         * @description Remittance advices, newest first, with their allocations. Filters: `status` (`submitted`, `applied`), `partner_id`, `date_from` / `date_to` (inclusive, on `transaction_date`, YYYY-MM-DD). Paginated with `page` (0-based) and `page_size` (1..500, default 50; `size` is an alias).
+         * @description Remittance advices, newest first, with their allocations. Filters: `status` (`submitted`, `applied`), `partner_id`, `date_from` / `date_to` (inclusive, on `transaction_date`, YYYY-MM-DD). Paginated with `page` (0-based) and `page_size` (1..500, default 50; `size` is an alias). A member sees only remittances whose customer and linked invoices are of their business units or of none (GET of another: 404); a member's new remittance links only such invoices and customers.
          *
          *     Requires: user access token.
          */
@@ -93,7 +93,7 @@ export interface paths {
          * Create an adjustment
          * @description Creates a user adjustment (`is_system` false, `can_delete` true until a payment allocation uses it). It books to an existing ledger account (`ledger_account_id`) or to a new one given inline (`ledger_account` {name, number, classification (default `expense`)}); exactly one of the two. An unknown ledger_account_id gives 422; an inline account number the organization already has gives 409 `conflict` (use its id instead). Answers 200 with the adjustment.
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `adjustments:write` permission (others: 403).
          */
         post: operations["createAdjustment"];
         delete?: never;
@@ -122,7 +122,7 @@ export interface paths {
          * Delete an adjustment
          * @description Permanently deletes a user adjustment: 204, no body. A system adjustment cannot be deleted (409 `conflict`; deactivate it with PATCH `is_active: false`), nor one that a payment allocation uses (409 `conflict`). `can_delete` on the adjustment says whether this call would succeed. Unknown or another organization's id: 404.
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `adjustments:write` permission (others: 403).
          */
         delete: operations["deleteAdjustment"];
         options?: never;
@@ -131,7 +131,7 @@ export interface paths {
          * Update an adjustment
          * @description Changes only the fields present: `name`, `description` (null clears it), `is_active`, `automated`, `ledger_account_id` (an account of the organization, else 422). System adjustments can be changed too; deactivating (`is_active` false) is how a system adjustment is retired, since it cannot be deleted.
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `adjustments:write` permission (others: 403).
          */
         patch: operations["updateAdjustment"];
         trace?: never;
@@ -155,7 +155,7 @@ export interface paths {
          * Create a ledger account
          * @description Adds a general-ledger account for adjustments. An account number the organization already has gives 409 `conflict`.
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `adjustments:write` permission (others: 403).
          */
         post: operations["createLedgerAccount"];
         delete?: never;
@@ -224,7 +224,8 @@ export interface paths {
          *     **Which invoices.** Open invoices (kind invoice, `status_open`) of a customer; credit memos and invoices without a
          *     customer are left out. An invoice counts in a tier when it will be more than `days` days past its `net_due_date` at
          *     `as_of_date` (as_of_date − net_due_date > days); invoices without a net due date count only in `total_open_lc`.
-         *     `business_unit_id__in` keeps only invoices of those business units; a user restricted to some business units never
+         *     `business_unit_id__in` keeps only invoices of those business units (each must be a unit of the organization, and for a
+         *     member one of theirs: 422 naming its index otherwise); a user restricted to some business units never
          *     sees invoices of others (unassigned invoices stay visible).
          *
          *     **Local currency.** An invoice's local-currency open amount is `amount_open` (document currency) converted, rounded
@@ -348,7 +349,7 @@ export interface paths {
          *
          *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A file none of these fit (another XML message such as camt.052/camt.054, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
          *
-         *     The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A valid file is stored with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is started before the statement is committed: a statement is never left `uploaded` without processing, and when the workflow cannot be started nothing is stored (503 `service-unavailable`; upload again).
+         *     The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is started before the statement is committed: a statement is never left `uploaded` without processing, and when the workflow cannot be started nothing is stored (503 `service-unavailable`; upload again).
          *
          *     Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its processing is started instead and it is returned (200). A different file that overlaps an earlier one is accepted and stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.
          *
@@ -372,7 +373,7 @@ export interface paths {
         };
         /**
          * Get a bank statement
-         * @description The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits and of debits, decimal strings) and, by default, its first 1000 transactions in file order, each with the payments proposed or approved for it (`transactions_truncated: true` when it has more). `transactions=omit` leaves the transactions out. Page through all transactions with GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and uncapped: a 10,000-line statement answered about 7.5 MB; statements up to 1000 lines answer as before.) Unknown or another organization's id: 404.
+         * @description The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits and of debits, decimal strings) and, by default, its first 1000 transactions in file order, each with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments; `transactions_truncated: true` when it has more). `transactions=omit` leaves the transactions out. Page through all transactions with GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and uncapped: a 10,000-line statement answered about 7.5 MB; statements up to 1000 lines answer as before.) Unknown or another organization's id: 404.
          *
          *     Requires: user access token.
          */
@@ -381,7 +382,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a bank statement
-         * @description Removes the statement, its transactions and their payments (204). `approved`: refused with 409 `conflict`, nothing changes. `synced` (from a bank connection): organization admins only (403 `forbidden` for members). Any other status: any user; when its processing workflow is still running it is cancelled first (the activities see the cancellation through their heartbeats, at most every 0.5 s, so the answer comes within a few seconds) and the rows are removed only after the workflow has closed, so no transaction or payment appears afterwards. A statement with an approved payment is refused with 409; the check and the delete run under the lock a payment approval takes, so an approval racing the delete either comes first (the delete answers 409 and nothing is removed) or finds the payment gone (404). Unknown or another organization's id: 404.
+         * @description Removes the statement, its transactions and their payments (204). `approved`: refused with 409 `conflict`, nothing changes. `synced` (from a bank connection): organization admins only (403 `forbidden` for members). Any other status: any user; when its processing workflow is still running it is cancelled first (the activities see the cancellation through their heartbeats, at most every 0.5 s, so the answer comes within a few seconds) and the rows are removed only after the workflow has closed, so no transaction or payment appears afterwards. A statement with an approved payment is refused with 409; the check and the delete run under the lock a payment approval takes, so an approval racing the delete either comes first (the delete answers 409 and nothing is removed) or finds the payment gone (404). A member may not delete a statement with payments outside their business units (409; an admin may). Unknown or another organization's id: 404.
          *
          *     Requires: user access token.
          */
@@ -422,7 +423,7 @@ export interface paths {
         };
         /**
          * List the transactions of a bank statement
-         * @description The statement's transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages neither repeat nor skip a line), each with the payments proposed or approved for it. `total_records` is the number of stored transactions. Page size 1..500 (default 50). Unknown or another organization's statement: 404.
+         * @description The statement's transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of stored transactions. Page size 1..500 (default 50). Unknown or another organization's statement: 404.
          *
          *     Requires: user access token.
          */
@@ -494,7 +495,7 @@ export interface paths {
         };
         /**
          * List outreach records
-         * @description Outreach records, newest first. Filters: `outreach_type`, `status`, `payment_id`. Paginated (`page`, `page_size` 1..500).
+         * @description Outreach records, newest first. Filters: `outreach_type`, `status`, `payment_id`. Paginated (`page`, `page_size` 1..500). A member sees only records whose customer and payment are within their business units (see GET /v2/payments); others answer 404.
          *
          *     Requires: user access token.
          */
@@ -569,7 +570,7 @@ export interface paths {
          * Load exchange rates
          * @description Loads a batch of 1..1000 rates `[{base_currency, quote_currency, rate_date, rate}]` (rate = units of quote per one unit of base). Each is inserted or, when the organization already has a rate for the same pair and date, replaced (idempotent: PUT the same batch again changes nothing). A pair and date may appear once per batch. Returns the stored rates in request order. Bank-transaction metrics convert an amount in X to the base currency B with the latest rate on or before the transaction date of either X→B (multiplied) or B→X (divided).
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `exchange-rates:write` permission (others: 403).
          */
         put: operations["loadExchangeRates"];
         post?: never;
@@ -588,7 +589,7 @@ export interface paths {
         };
         /**
          * List connections
-         * @description The organization's connections, oldest first. Connections may be created for every provider of the registry, including those without an adapter (`is_enabled: false`): such a connection is stored honestly, its health says `unsupported_provider` and nothing syncs (POST …/sync answers 409). Secrets (OAuth tokens, API keys, passwords) are encrypted at rest (AES-256-GCM) and never returned. Derived fields: `missing_settings` = required settings of the provider not set; `is_configured` = none missing; `requires_setup` = something missing or authentication pending; `is_healthy` = `health.healthy`. Connections to the push-based `middleware` provider need no authentication (`is_authentication_pending: false`). Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); `authentication_required` (no credentials yet, the provider refused them with 401/403, or a token refresh was refused; authenticate again); `unreachable` (the provider could not be reached: DNS, refused connection, timeout); `misconfigured` (required settings missing, or no OAuth client configured on this platform for the provider); `rate_limited` (the provider answered 429); `provider_error` (the provider answered 5xx or an unexpected status); `unsupported_provider` (this platform has no adapter for the provider: credentials may be verified, but nothing syncs).
+         * @description The organization's connections, oldest first; for a member only those of no business unit or of one of theirs. Connections may be created for every provider of the registry, including those without an adapter (`is_enabled: false`): such a connection is stored honestly, its health says `unsupported_provider` and nothing syncs (POST …/sync answers 409). Secrets (OAuth tokens, API keys, passwords) are encrypted at rest (AES-256-GCM) and never returned. URL settings (`base_url`, `site_url`) must be http(s) and may not name a loopback, private, link-local or metadata address (422 at body.settings.<key>, `url_not_allowed`); every call to them is checked again after DNS resolution and on each redirect. Derived fields: `missing_settings` = required settings of the provider not set; `is_configured` = none missing; `requires_setup` = something missing or authentication pending; `is_healthy` = `health.healthy`. Connections to the push-based `middleware` provider need no authentication (`is_authentication_pending: false`). Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); `authentication_required` (no credentials yet, the provider refused them with 401/403, or a token refresh was refused; authenticate again); `unreachable` (the provider could not be reached: DNS, refused connection, timeout); `misconfigured` (required settings missing, or no OAuth client configured on this platform for the provider); `rate_limited` (the provider answered 429); `provider_error` (the provider answered 5xx or an unexpected status); `unsupported_provider` (this platform has no adapter for the provider: credentials may be verified, but nothing syncs).
          *
          *     Requires: user access token.
          */
@@ -596,7 +597,7 @@ export interface paths {
         put?: never;
         /**
          * Create a connection
-         * @description Creates the connection and its models (the provider's synced models: QuickBooks Online customers, invoices, credit_memos). OAuth connections start pending and carry an `authorization_url`; a sync Schedule is created for providers with a pull adapter (paused until authenticated). `owner_id` is the creating user. `business_unit_id` is optional; a member restricted to business units may only name one of theirs (422 otherwise). Organization admins only. An unknown provider or a setting of the wrong type gives 422. Connections may be created for every provider of the registry, including those without an adapter (`is_enabled: false`): such a connection is stored honestly, its health says `unsupported_provider` and nothing syncs (POST …/sync answers 409). Secrets (OAuth tokens, API keys, passwords) are encrypted at rest (AES-256-GCM) and never returned. Derived fields: `missing_settings` = required settings of the provider not set; `is_configured` = none missing; `requires_setup` = something missing or authentication pending; `is_healthy` = `health.healthy`. Connections to the push-based `middleware` provider need no authentication (`is_authentication_pending: false`). Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); `authentication_required` (no credentials yet, the provider refused them with 401/403, or a token refresh was refused; authenticate again); `unreachable` (the provider could not be reached: DNS, refused connection, timeout); `misconfigured` (required settings missing, or no OAuth client configured on this platform for the provider); `rate_limited` (the provider answered 429); `provider_error` (the provider answered 5xx or an unexpected status); `unsupported_provider` (this platform has no adapter for the provider: credentials may be verified, but nothing syncs).
+         * @description Creates the connection and its models (the provider's synced models: QuickBooks Online customers, invoices, credit_memos). OAuth connections start pending and carry an `authorization_url`; a sync Schedule is created for providers with a pull adapter (paused until authenticated). `owner_id` is the creating user. `business_unit_id` is optional; it must be a business unit of the organization (422 at body.business_unit_id otherwise, also for another organization's unit). Organization admins only. An unknown provider or a setting of the wrong type gives 422. Connections may be created for every provider of the registry, including those without an adapter (`is_enabled: false`): such a connection is stored honestly, its health says `unsupported_provider` and nothing syncs (POST …/sync answers 409). Secrets (OAuth tokens, API keys, passwords) are encrypted at rest (AES-256-GCM) and never returned. URL settings (`base_url`, `site_url`) must be http(s) and may not name a loopback, private, link-local or metadata address (422 at body.settings.<key>, `url_not_allowed`); every call to them is checked again after DNS resolution and on each redirect. Derived fields: `missing_settings` = required settings of the provider not set; `is_configured` = none missing; `requires_setup` = something missing or authentication pending; `is_healthy` = `health.healthy`. Connections to the push-based `middleware` provider need no authentication (`is_authentication_pending: false`). Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); `authentication_required` (no credentials yet, the provider refused them with 401/403, or a token refresh was refused; authenticate again); `unreachable` (the provider could not be reached: DNS, refused connection, timeout); `misconfigured` (required settings missing, or no OAuth client configured on this platform for the provider); `rate_limited` (the provider answered 429); `provider_error` (the provider answered 5xx or an unexpected status); `unsupported_provider` (this platform has no adapter for the provider: credentials may be verified, but nothing syncs).
          *
          *     Requires: user access token of an organization admin.
          */
@@ -616,7 +617,7 @@ export interface paths {
         };
         /**
          * Get a connection
-         * @description 404 for an unknown connection or one of another organization. Connections may be created for every provider of the registry, including those without an adapter (`is_enabled: false`): such a connection is stored honestly, its health says `unsupported_provider` and nothing syncs (POST …/sync answers 409). Secrets (OAuth tokens, API keys, passwords) are encrypted at rest (AES-256-GCM) and never returned. Derived fields: `missing_settings` = required settings of the provider not set; `is_configured` = none missing; `requires_setup` = something missing or authentication pending; `is_healthy` = `health.healthy`. Connections to the push-based `middleware` provider need no authentication (`is_authentication_pending: false`). Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); `authentication_required` (no credentials yet, the provider refused them with 401/403, or a token refresh was refused; authenticate again); `unreachable` (the provider could not be reached: DNS, refused connection, timeout); `misconfigured` (required settings missing, or no OAuth client configured on this platform for the provider); `rate_limited` (the provider answered 429); `provider_error` (the provider answered 5xx or an unexpected status); `unsupported_provider` (this platform has no adapter for the provider: credentials may be verified, but nothing syncs).
+         * @description 404 for an unknown connection or one of another organization. Connections may be created for every provider of the registry, including those without an adapter (`is_enabled: false`): such a connection is stored honestly, its health says `unsupported_provider` and nothing syncs (POST …/sync answers 409). Secrets (OAuth tokens, API keys, passwords) are encrypted at rest (AES-256-GCM) and never returned. URL settings (`base_url`, `site_url`) must be http(s) and may not name a loopback, private, link-local or metadata address (422 at body.settings.<key>, `url_not_allowed`); every call to them is checked again after DNS resolution and on each redirect. Derived fields: `missing_settings` = required settings of the provider not set; `is_configured` = none missing; `requires_setup` = something missing or authentication pending; `is_healthy` = `health.healthy`. Connections to the push-based `middleware` provider need no authentication (`is_authentication_pending: false`). Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); `authentication_required` (no credentials yet, the provider refused them with 401/403, or a token refresh was refused; authenticate again); `unreachable` (the provider could not be reached: DNS, refused connection, timeout); `misconfigured` (required settings missing, or no OAuth client configured on this platform for the provider); `rate_limited` (the provider answered 429); `provider_error` (the provider answered 5xx or an unexpected status); `unsupported_provider` (this platform has no adapter for the provider: credentials may be verified, but nothing syncs).
          *
          *     Requires: user access token.
          */
@@ -652,7 +653,7 @@ export interface paths {
         put?: never;
         /**
          * Authenticate a connection
-         * @description One of four variants chosen by `provider_name`, which must be the connection's provider (otherwise 422 at body.provider_name): `quickbooks_online` and `xero` (OAuth 2.0 authorization code: the `state`, when given, must be the signed state of the connection's current `authorization_url`, unexpired and unused, otherwise 422 at body.state; the code is exchanged at the provider's token endpoint and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and `jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health check runs and the connection is returned. The provider refusing the code or the credentials gives 422 `authentication-refused` naming the provider's error, the connection unchanged and still pending; a token endpoint that cannot be reached or fails gives 502; no OAuth client configured for the provider gives 409. Organization admins only.
+         * @description One of four variants chosen by `provider_name`, which must be the connection's provider (otherwise 422 at body.provider_name): `quickbooks_online` and `xero` (OAuth 2.0 authorization code: the `state` is required and must be the signed state of the connection's current `authorization_url`, unexpired and unused, otherwise 422 at body.state; the code is exchanged at the provider's registered token endpoint (configured, never a tenant-chosen host) and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and `jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health check runs and the connection is returned. The provider refusing the code or the credentials gives 422 `authentication-refused` naming the provider's error, the connection unchanged and still pending; a token endpoint that cannot be reached or fails gives 502; no OAuth client configured for the provider gives 409. Organization admins only.
          *
          *     Requires: user access token of an organization admin.
          */
@@ -784,13 +785,13 @@ export interface paths {
         put?: never;
         /**
          * Push customers (integration middleware)
-         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
+         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000): such a record gets `invalid_field` naming the field(s), the others are stored. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
          *
          *     **Records** (spec rule 17), all strings: required `customer_code` and `name1`; optional `name2`, `name3`, `street`, `house_num1`, `house_num2`, `post_code1`, `city1`, `city2`, `region`, `country`, `accounting_clerk`, `accounting_clerk_name`, `smtp_addr` (an email address when not empty), `tel_number`, `telnr_long`, `tax_jurisdiction`, `payment_method`, `search_term`, `vendor_account_number`, `company_code`.
          *
          *     **Mapping onto the partner** (upserted by `customer_code` as its remote id): `name` = `name1`; `legal_name` = `name1`, `name2`, `name3` joined with spaces (SAP splits long names over the three); `account_number` = `customer_code` (the SAP customer account number); `email` = `smtp_addr`; `phone` = `telnr_long`, else `tel_number`; `company_code`, `search_term` as sent; `address` = {`line1` (street, house_num1 and house_num2 joined), `street`, `house_number` (house_num1), `house_number_supplement` (house_num2), `postal_code` (post_code1), `city` (city1), `district` (city2), `region`, `country`}; `attributes` keeps `name2`, `name3`, `accounting_clerk`, `accounting_clerk_name`, `tel_number`, `telnr_long`, `tax_jurisdiction`, `payment_method`, `vendor_account_number`. Empty fields are left out of `address` and `attributes`. `business_unit_id`: the partner's business unit (absent keeps the current one). Documents pushed earlier with this `customer_code` and no partner are linked to it now (and take its business unit when they have none). `remote_id` in the result is the `customer_code`.
          *
-         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number)), `invalid_email` (smtp_addr is not an email address), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
+         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), or a string or key of the record contains the NUL character (U+0000)), `invalid_email` (smtp_addr is not an email address), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
          *
          *     Requires: organization API key.
          */
@@ -812,7 +813,7 @@ export interface paths {
         put?: never;
         /**
          * Push invoices and credit memos (integration middleware)
-         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
+         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000): such a record gets `invalid_field` naming the field(s), the others are stored. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
          *
          *     **Records** (spec rule 16). Required: `document_number`, `company_code`, `fiscal_year` (four digits), `customer_code` (strings); `currency`; `document_date`, `net_due_date`; `amount_in_document_currency`; `status_open` (boolean); `debit_credit_indicator` (`S` stores an invoice, `H` a credit memo). Optional: `document_type`, `invoice_doc_type`, `exchange_rate`, `reference`, `assignment`, `text`, `reason_code`, `clearing_document_number` (strings), `posting_date`, `clearing_date` (dates or null), `amount_in_local_currency` (in the organization's base currency), `line_items` (array of `line_number` (integer ≥ 0, unique within the record), `description`, `quantity`, `unit_amount`, `total_amount`; absent or null = no line items).
          *
@@ -820,7 +821,7 @@ export interface paths {
          *
          *     **Storage.** Upsert key: (organization, `company_code`, `fiscal_year`, `document_number`): re-pushing a document updates it and returns the same `service_id`, also when its indicator flips (its kind changes, its id does not). Its line items are replaced as a set. `amount_open` is the whole amount while `status_open`, else 0, unless the record carries the optional extension field `amount_open` (the ERP's open amount after partial payments: between 0 and the document amount, 0 when not open, currency minor units; an `invalid_amount` otherwise). Pushing an invoice after a payment was reported `posted` (GET/POST …/middleware/payments) tells the platform the ERP's figure includes that payment. The document is linked to the partner whose customer push had the same `customer_code`; if that customer has not been pushed yet, the document is stored without a partner and linked when the customer arrives. Without `business_unit_id`, a document takes its partner's business unit. `remote_id` in the result is the record's `document_number`.
          *
-         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number)), `invalid_currency` (currency is not an ISO 4217 code (current or historic), upper case), `invalid_date` (a date is not a real calendar date written YYYY-MM-DD), `invalid_amount` (an amount is not a finite number (or decimal string), has more decimal places than its currency allows, or is too large), `invalid_debit_credit_indicator` (debit_credit_indicator is neither S (invoice) nor H (credit memo)), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
+         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), or a string or key of the record contains the NUL character (U+0000)), `invalid_currency` (currency is not an ISO 4217 code (current or historic), upper case), `invalid_date` (a date is not a real calendar date written YYYY-MM-DD), `invalid_amount` (an amount is not a finite number (or decimal string), has more decimal places than its currency allows, or is too large), `invalid_debit_credit_indicator` (debit_credit_indicator is neither S (invoice) nor H (credit memo)), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
          *
          *     Requires: organization API key.
          */
@@ -906,7 +907,7 @@ export interface paths {
         };
         /**
          * List payments
-         * @description Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, `statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency's minor units (JPY "1190", EUR "1190.00", KWD "1190.000").
+         * @description Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, `statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency's minor units (JPY "1190", EUR "1190.00", KWD "1190.000"). Business units: a member sees only payments whose payer and allocated invoices are of their units or of none (others answer 404 and are absent from lists; an invoice or payer of another unit in a body is 422, as for another organization's).
          *
          *     Requires: user access token.
          */
@@ -916,7 +917,7 @@ export interface paths {
          * Create a payment for a deposit
          * @description Creates an unapproved payment for a deposit that has none (typically one automatic matching could not match), with optional allocations under the same rules as PATCH (422 with loc naming the allocation index and field). The transaction must be a deposit (amount > 0) of the organization (422 otherwise); one that already has a payment → 409. `match_score` is null and `match_reasons` empty: the payment was not proposed by matching.
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `payments:write` permission (others: 403).
          */
         post: operations["createPayment"];
         delete?: never;
@@ -934,7 +935,7 @@ export interface paths {
         };
         /**
          * Get a payment
-         * @description The payment with its allocations, match score and reasons and its bank transaction. Unknown or another organization's → 404.
+         * @description The payment with its allocations, match score and reasons and its bank transaction. Unknown or another organization's → 404 (also a payment of a business unit the member may not access).
          *
          *     Requires: user access token.
          */
@@ -948,7 +949,7 @@ export interface paths {
          * Replace a payment's allocations
          * @description Replaces all allocations of an unapproved payment (an empty array removes them). An allocation relieves its invoice by amount_paid + amount_discount + amount_withheld + adjustment_amount; only amount_paid counts against the transaction. 422 (loc `["body","allocations",<index>,<field>]`) when an invoice is not an open invoice of the organization in the transaction's currency, when an allocation exceeds the invoice's open amount (ledger amount_open minus approved payments of other transactions; unapproved proposals do not count), when the amount_paid total exceeds the transaction amount, or for an unknown/inactive adjustment, or when an amount has more decimals than the transaction's currency allows (JPY none, EUR 2, KWD 3: `value_error.decimal_places`; the database refuses such an allocation too). `partner_id` sets the payer (default: the invoices' partner when they have one). An approved payment cannot be changed (409).
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `payments:write` permission (others: 403).
          */
         patch: operations["updatePayment"];
         trace?: never;
@@ -966,7 +967,7 @@ export interface paths {
          * Approve a payment
          * @description Approves an unapproved payment with at least one allocation. The allocations are re-checked against the invoices' open amounts (ledger amount_open minus approved payments), since another payment may have been approved meanwhile: 409 when an invoice is no longer open or would be over-allocated. Approving records the transaction's IBAN (or account number) as an account of the payer, so later deposits from it are matched to that partner first. Already approved → 409. Approval starts the posting to the ERP the invoices came from (workflow `payment-posting-<payment_id>`, `posting_status` `pending` → `posted` or `failed`; see POST /v2/payments/{payment_id}/post). An unallocated remainder is posted on account of the payer where the provider allows it (`cash_app_features.can_post_on_account_payment`); `{"on_account": true}` approves a payment without allocations that has a payer (`partner_id`), to post the whole deposit on account (unapplied cash); without it, or without a payer, a payment without allocations → 409. Open amounts here and in PATCH: an approved payment's allocations are subtracted from the ledger amount_open until the ERP's own figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice.
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `payments:approve` permission (others: 403).
          */
         post: operations["approvePayment"];
         delete?: never;
@@ -988,7 +989,7 @@ export interface paths {
          * Post (or retry posting) a payment to the ERP
          * @description Posts an approved payment to the ERP its invoices came from (approval does this by itself; this call retries after a `posting_error`, or after a posting that could not start). The Temporal workflow `payment-posting-<payment_id>` (integrations task queue) records the intent first (a posting record whose id is the idempotency key), then: QuickBooks Online — creates a Payment (`POST /v3/company/<realm>/payment?requestid=<key>`, `CustomerRef`, `TotalAmt` = the deposit, one `Line` per allocation with `LinkedTxn` `{TxnId: <Invoice Id>, TxnType: "Invoice"}` and `Amount` = amount_paid; an unallocated remainder stays unapplied credit on the customer, i.e. on account); a repeated call with the same key returns the same Payment, so a retry never posts twice. `middleware` — the payment is queued for the middleware (GET /v2/integrations/providers/middleware/payments?status=ready_to_post), which answers `posted` or `failed`. The answer shows `posting_status` `pending`; later `posted` (`posted_at`, `erp_payment_id`, `erp_document_number`) or `failed` (`posting_error`, counted by the metrics' `posting_errors_count`). Not approved, already posted or being unposted, or a posting in progress → 409. Open amounts: an allocation reduces its invoice's ledger `amount_open` until the ERP's own figure includes it, i.e. while the payment is not posted, and after posting until the ERP reports the invoice again (a push, or a sync that read it) later than `posted_at`; from then on the ledger figure alone is the open amount, so a payment is never subtracted twice.
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `erp-postings:write` permission (others: 403).
          */
         post: operations["postPayment"];
         delete?: never;
@@ -1010,7 +1011,7 @@ export interface paths {
          * Remove a posted payment from the ERP
          * @description Removes a posted payment from the ERP where the provider can (`can_unpost` on the payment, from the provider's `cash_app_features.can_unpost_payment`): QuickBooks Online deletes the Payment (`POST /v3/company/<realm>/payment?operation=delete` with its `Id` and current `SyncToken`). The workflow `payment-posting-<payment_id>` runs it: the answer shows `posting_status` `unposting`; once removed the payment is `unapproved` again with `posting_status` `not_posted` (its allocations can be corrected and approved again, which posts it anew); if the ERP refuses, it stays `posted` with the reason in `posting_error`. Not posted, a provider that cannot unpost (the middleware queue) or a posting in progress → 409. Open amounts: an allocation reduces its invoice's ledger `amount_open` until the ERP's own figure includes it, i.e. while the payment is not posted, and after posting until the ERP reports the invoice again (a push, or a sync that read it) later than `posted_at`; from then on the ledger figure alone is the open amount, so a payment is never subtracted twice.
          *
-         *     Requires: user access token.
+         *     Requires: user access token of an organization admin or of a member granted the `erp-postings:write` permission (others: 403).
          */
         post: operations["unpostPayment"];
         delete?: never;
@@ -1062,7 +1063,13 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a user's access
+         * @description Replaces the user's `business_unit_ids` and/or `permissions` (only the fields present change; an empty array removes all). The change applies from the user's next request: every gateway's credential cache is told on commit. A business unit that is not one of the organization gives 422 with its index in `loc`; an unknown permission 422; an unknown user or another organization's 404.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        patch: operations["updateUser"];
         trace?: never;
     };
     "/v2/users/me": {
@@ -1272,7 +1279,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV1"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1474,7 +1481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV1"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1633,7 +1640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV1"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1806,7 +1813,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV1"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1917,7 +1924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2062,7 +2069,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2170,7 +2177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2253,7 +2260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2381,7 +2388,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2470,7 +2477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2578,7 +2585,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2740,7 +2747,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2877,7 +2884,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2969,7 +2976,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3066,7 +3073,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3157,7 +3164,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3284,7 +3291,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3506,7 +3513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3678,7 +3685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3761,7 +3768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3894,7 +3901,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4023,7 +4030,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4110,7 +4117,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4210,7 +4217,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4296,7 +4303,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4401,7 +4408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4502,7 +4509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4541,6 +4548,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** Format: uuid */
                     payment_id: string;
                 };
             };
@@ -4625,7 +4633,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4719,7 +4727,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4818,7 +4826,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5031,7 +5039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5257,7 +5265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5469,7 +5477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5543,7 +5551,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5775,7 +5783,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5829,8 +5837,8 @@ export interface operations {
                      * @description The redirect URI of the authorization request (must equal OAUTH_REDIRECT_URI when that is configured).
                      */
                     redirect_uri: string;
-                    /** @description The `state` the provider echoed on the redirect; verified when given. */
-                    state?: string | null;
+                    /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
+                    state: string;
                 } | {
                     /** @description The `code` the provider put on the redirect. */
                     authorization_code: string;
@@ -5841,8 +5849,8 @@ export interface operations {
                      * @description Defaults to the platform's OAUTH_REDIRECT_URI.
                      */
                     redirect_uri?: string;
-                    /** @description The `state` the provider echoed on the redirect; verified when given. */
-                    state?: string | null;
+                    /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
+                    state: string;
                 } | {
                     /** @description A Stripe restricted (rk_…) or secret (sk_…) key. */
                     api_key: string;
@@ -6052,7 +6060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6273,7 +6281,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6414,7 +6422,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6561,7 +6569,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6677,7 +6685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6790,7 +6798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6883,7 +6891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6976,7 +6984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7103,7 +7111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7251,7 +7259,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7399,7 +7407,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7568,7 +7576,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7764,7 +7772,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7924,7 +7932,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8126,7 +8134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8311,7 +8319,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8480,7 +8488,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8649,7 +8657,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8716,6 +8724,8 @@ export interface operations {
                             /** @constant */
                             object: "user";
                             organization_id: string;
+                            /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
+                            permissions: string[];
                             /** @enum {string} */
                             role: "admin" | "member";
                         }[];
@@ -8742,7 +8752,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8790,6 +8800,11 @@ export interface operations {
                     email: string;
                     name: string;
                     /**
+                     * @description Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422.
+                     * @default []
+                     */
+                    permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
+                    /**
                      * @default member
                      * @enum {string}
                      */
@@ -8818,6 +8833,8 @@ export interface operations {
                         /** @constant */
                         object: "user";
                         organization_id: string;
+                        /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
+                        permissions: string[];
                         /** @enum {string} */
                         role: "admin" | "member";
                     };
@@ -8859,7 +8876,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8919,6 +8936,8 @@ export interface operations {
                         /** @constant */
                         object: "user";
                         organization_id: string;
+                        /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
+                        permissions: string[];
                         /** @enum {string} */
                         role: "admin" | "member";
                     };
@@ -8951,7 +8970,119 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV2"];
                 };
             };
-            /** @description Request validation failed */
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV2"];
+                };
+            };
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Units a member may access (admins access all). */
+                    business_unit_ids?: string[];
+                    /** @description Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422. */
+                    permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Units a member may access; admins access all. */
+                        business_unit_ids: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        email: string;
+                        id: string;
+                        is_active: boolean;
+                        /** @description ISO 8601 UTC */
+                        modified_at: string;
+                        name: string;
+                        /** @constant */
+                        object: "user";
+                        organization_id: string;
+                        /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
+                        permissions: string[];
+                        /** @enum {string} */
+                        role: "admin" | "member";
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9009,6 +9140,8 @@ export interface operations {
                         /** @constant */
                         object: "user";
                         organization_id: string;
+                        /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
+                        permissions: string[];
                         /** @enum {string} */
                         role: "admin" | "member";
                     };
