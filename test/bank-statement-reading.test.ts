@@ -242,12 +242,15 @@ describe('transactions, paged', () => {
     for (const [client, id] of [
       [rpOther, statementId],
       [rp, '01900000-0000-7000-8000-000000000000'],
-      [rp, 'not-a-statement'],
     ] as const) {
       const { response, error } = await client.GET('/v2/bank-statements/{statement_id}/transactions', { params: { path: { statement_id: id } } });
       expect(response.status).toBe(404);
       expect(error).toMatchObject({ type: 'entity-not-found' });
     }
+    // a malformed id is a validation error (ids are validated as ids), not an unknown statement
+    const malformed = await rp.GET('/v2/bank-statements/{statement_id}/transactions', { params: { path: { statement_id: 'not-a-statement' } } });
+    expect(malformed.response.status).toBe(422);
+    expect(malformed.error).toMatchObject({ type: 'request-validation' });
     const otherList = await rpOther.GET('/v2/bank-statements', {});
     expect(otherList.data!.data.map((s) => s.id)).not.toContain(statementId);
   });
