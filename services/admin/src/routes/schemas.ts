@@ -8,7 +8,8 @@ export const businessUnitSchema = z.object({
   name: z.string(),
   description: z.string().nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'BusinessUnit' });
 
 export const userSchema = z.object({
   object: z.literal('user'),
@@ -20,7 +21,8 @@ export const userSchema = z.object({
   business_unit_ids: z.array(z.string()).describe('Units a member may access; admins access all.'),
   is_active: z.boolean(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'User' });
 
 export const apiKeySchema = z.object({
   object: z.literal('api_key'),
@@ -31,4 +33,5 @@ export const apiKeySchema = z.object({
   expires_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'ApiKey' });

@@ -48,7 +48,8 @@ const paymentSummarySchema = z.object({
   currency: z.string(),
   partner_id: z.string().nullable(),
   match_score: z.number().nullable(),
-});
+})
+  .meta({ id: 'BankTransactionPayment' });
 
 export const bankTransactionSchema = z.object({
   object: z.literal('bank_transaction'),
@@ -85,7 +86,8 @@ export const bankTransactionSchema = z.object({
   transaction_code: z.string().nullable().describe('Bank transaction code: CAMT Domn/Fmly/SubFmly, BAI2 type code, MT940 type; `R:` prefix for entries the bank marks as reversals.'),
   payments: z.array(paymentSummarySchema).describe('Payments proposed (unapproved) or approved for this transaction.'),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'BankTransaction' });
 
 export const bankStatementSchema = z.object({
   object: z.literal('bank_statement'),
@@ -109,9 +111,11 @@ export const bankStatementSchema = z.object({
   approved_by: z.string().nullable(),
   approved_at: z.string().nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'BankStatement' });
 
-export const bankStatementDetailSchema = bankStatementSchema.extend({ transactions: z.array(bankTransactionSchema) });
+export const bankStatementDetailSchema = bankStatementSchema.extend({ transactions: z.array(bankTransactionSchema) })
+  .meta({ id: 'BankStatementDetail' });
 
 const uploadedFile = z.custom<UploadedFile>(
   (v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as UploadedFile).content),
@@ -155,9 +159,14 @@ const uploadBody = z
   });
 
 const multipartDoc = z.object({
-  file: z.string().describe('The statement file (binary).'),
+  file: z.string().meta({ format: 'binary', contentMediaType: 'application/octet-stream' }).describe('The statement file.'),
   format: z.enum(STATEMENT_FORMATS),
   mapping: z.string().optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
+});
+
+const jsonDoc = z.object({
+  format: z.literal('json').optional().describe('`json` (the default) for this form.'),
+  ...jsonStatementShape,
 });
 
 export const bankStatementRoutes = [
@@ -184,7 +193,7 @@ export const bankStatementRoutes = [
       'stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.\n\n' +
       `Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],
-    multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc },
+    multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc, json: jsonDoc },
     body: uploadBody,
     response: bankStatementSchema,
     errors: [409],

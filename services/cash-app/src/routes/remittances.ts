@@ -54,7 +54,8 @@ const bankDetailsSchema = z
     iban: z.string().nullable(),
     type: z.string().nullable(),
   })
-  .nullable();
+  .nullable()
+  .meta({ id: 'RemittanceBankDetails' });
 
 const allocationSchema = z.object({
   object: z.literal('remittance_allocation'),
@@ -75,7 +76,8 @@ const allocationSchema = z.object({
     })
     .nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'RemittanceAllocation' });
 
 const remittanceSchema = z.object({
   object: z.literal('remittance'),
@@ -105,7 +107,8 @@ const remittanceSchema = z.object({
   transaction_number: z.string().nullable(),
   bank_transaction_id: z.string().nullable().describe('The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`.'),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'Remittance' });
 
 // ---------- request schemas ----------
 
