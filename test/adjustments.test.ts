@@ -198,7 +198,7 @@ describe('user adjustments', () => {
       expect(res.status, method).toBe(404);
       expect(res.body).toMatchObject({ type: 'entity-not-found', title: 'Entity not found' });
     }
-    expect((await stack.request('PATCH', '/v2/adjustments/not-a-uuid', { token: orgA.token, body: { name: 'x' } })).status).toBe(404);
+    expect((await stack.request('PATCH', '/v2/adjustments/not-a-uuid', { token: orgA.token, body: { name: 'x' } })).status).toBe(422); // ids are validated as ids
     const listB = await stack.request('GET', '/v2/adjustments', { token: orgB.token });
     expect(listB.body.data.map((a: any) => a.id)).not.toContain(id);
     expect((await ledgerAccounts(orgB)).data.map((a: any) => a.number)).not.toContain('8000');

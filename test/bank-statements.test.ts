@@ -267,7 +267,7 @@ describe('list, get, approve', () => {
     expect((await stack.request('GET', '/v2/bank-statements', { token: other.token })).body.total_records).toBe(0);
 
     expect((await stack.request('GET', `/v2/bank-statements/${camt.id}`, { token: other.token })).status).toBe(404);
-    expect((await stack.request('GET', '/v2/bank-statements/not-a-uuid', { token: org.token })).status).toBe(404);
+    expect((await stack.request('GET', '/v2/bank-statements/not-a-uuid', { token: org.token })).status).toBe(422); // ids are validated as ids
     expect((await stack.request('POST', `/v2/bank-statements/${camt.id}/approve`, { token: other.token })).status).toBe(404);
 
     const approved = await stack.request('POST', `/v2/bank-statements/${camt.id}/approve`, { token: org.token });

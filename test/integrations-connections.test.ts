@@ -214,7 +214,7 @@ describe('connections: create, read, update, delete', () => {
     expect(del.text).toBe('');
     expect((await stack.request('GET', `/v2/integrations/connections/${c.id}`, { token: orgA.token })).status).toBe(404);
     expect((await stack.request('DELETE', `/v2/integrations/connections/${c.id}`, { token: orgA.token })).status).toBe(404);
-    expect((await stack.request('GET', '/v2/integrations/connections/not-a-uuid', { token: orgA.token })).status).toBe(404);
+    expect((await stack.request('GET', '/v2/integrations/connections/not-a-uuid', { token: orgA.token })).status).toBe(422); // ids are validated as ids
     expect((await stack.sql('SELECT count(*)::int AS n FROM integrations.connection_models WHERE connection_id = $1', [c.id]))[0].n).toBe(0);
   });
 });

@@ -307,7 +307,7 @@ describe('QuickBooks Online sync', () => {
     const list = await stack.request('GET', `/v2/integrations/connections/${connectionId}/sync-runs`, { token: orgB.token });
     expect(list.status).toBe(404);
     expect(list.body).toMatchObject({ type: 'entity-not-found' });
-    expect((await stack.request('GET', '/v2/integrations/connections/not-a-uuid/sync-runs', { token: orgA.token })).status).toBe(404);
+    expect((await stack.request('GET', '/v2/integrations/connections/not-a-uuid/sync-runs', { token: orgA.token })).status).toBe(422); // ids are validated as ids
     const bad = await stack.request('GET', `/v2/integrations/connections/${connectionId}/sync-runs?status=finished`, { token: orgA.token });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].loc).toEqual(['query', 'status']);

@@ -360,7 +360,7 @@ describe('middleware posting queue', () => {
     expect(all.status).toBe(200);
     const someId = all.body.data[0].id as string;
     expect((await stack.request('POST', `/v2/integrations/providers/middleware/payments/${someId}/posted`, { token: orgOther.apiKey, body: { erp_document_number: 'X' } })).status).toBe(404);
-    expect((await stack.request('POST', `/v2/integrations/providers/middleware/payments/not-a-uuid/failed`, { token: orgM.apiKey, body: { error: 'x' } })).status).toBe(404);
+    expect((await stack.request('POST', `/v2/integrations/providers/middleware/payments/not-a-uuid/failed`, { token: orgM.apiKey, body: { error: 'x' } })).status).toBe(422); // ids are validated as ids
     const bad = await stack.request('POST', `/v2/integrations/providers/middleware/payments/${someId}/posted`, { token: orgM.apiKey, body: { erp_document_number: '' } });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].loc).toEqual(['body', 'erp_document_number']);

@@ -457,7 +457,7 @@ describe('payment-receipt email', () => {
     const unknown = await requestReceipt(org, randomUUID());
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ type: 'entity-not-found', title: 'Entity not found' });
-    expect((await requestReceipt(org, 'not-a-uuid')).status).toBe(404);
+    expect((await requestReceipt(org, 'not-a-uuid')).status).toBe(422); // ids are validated as ids
 
     const { partnerId, invoiceIds } = await customerWithInvoices(other, `ap.other.${randomBytes(3).toString('hex')}@acme.example`, [{ number: '9400001', amount: 10 }]);
     const theirs = await payment(other, { partnerId, amount: '10.00', date: '2026-10-05', allocations: [{ invoiceId: invoiceIds[0], paid: '10.00' }] });

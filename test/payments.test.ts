@@ -209,7 +209,7 @@ describe('payments API', () => {
     }
     expect((await stack.request('GET', '/v2/payments', { token: orgB.token })).body.total_records).toBe(0);
     expect((await stack.request('GET', `/v2/payments/${randomUUID()}`, { token: orgA.token })).status).toBe(404);
-    expect((await stack.request('GET', '/v2/payments/not-a-uuid', { token: orgA.token })).status).toBe(404);
+    expect((await stack.request('GET', '/v2/payments/not-a-uuid', { token: orgA.token })).status).toBe(422); // ids are validated as ids
   });
 
   it('replaces allocations with a partial payment', async () => {

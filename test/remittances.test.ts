@@ -310,7 +310,7 @@ describe('remittances (v1)', () => {
     const other = await stack.request('GET', `/v1/remittances/${mine.id}`, { token: orgB.token });
     expect(other.status).toBe(404);
     expect(other.body).toEqual({ data: {}, error: 'entity-not-found', message: `No remittance ${mine.id}.` });
-    expect((await stack.request('GET', '/v1/remittances/not-a-uuid', { token: orgA.token })).status).toBe(404);
+    expect((await stack.request('GET', '/v1/remittances/not-a-uuid', { token: orgA.token })).status).toBe(422); // ids are validated as ids
     const listB = await stack.request('GET', '/v1/remittances', { token: orgB.token });
     expect(listB.body.data.map((r: any) => r.id)).not.toContain(mine.id);
     // orgB's 9000001 links to orgB's own invoice, never orgA's.

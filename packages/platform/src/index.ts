@@ -15,6 +15,8 @@ export * from './http/middleware.js';
 export * from './http/openapi.js';
 export * from './http/pagination.js';
 export * from './http/validation.js';
+export * from './http/input-rules.js';
+export * from './http/router.js';
 export * from './reference.js';
 export * from './mail.js';
 export * from './http/listen.js';

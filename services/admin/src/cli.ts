@@ -16,7 +16,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { AppError, connectTemporal, createDb, currencyCode, ianaTimezone, isUuid, migrate, type Db } from '@rp/platform';
+import { AppError, connectTemporal, createDb, currencyCode, emailSchema, ianaTimezone, idSchema, isUuid, migrate, type Db } from '@rp/platform';
 import { migrations } from '../migrations/index.js';
 import { createUser, onboardOrganization } from './domain/accounts.js';
 import { credentialView, issueCredential, revokeCredential } from './store/credentials.js';
@@ -91,7 +91,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         const a = parse(
           {
             name: z.string().min(1),
-            admin_email: z.email(),
+            admin_email: emailSchema(),
             admin_name: z.string().min(1),
             currency: currencyCode().default('USD'),
             timezone: ianaTimezone().default('UTC'),
@@ -119,10 +119,10 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         const a = parse(
           {
             org: z.string(),
-            email: z.email(),
+            email: emailSchema(),
             name: z.string().min(1),
             role: z.enum(['admin', 'member']).default('member'),
-            business_unit: z.array(z.string()).default([]),
+            business_unit: z.array(idSchema()).default([]),
           },
           v,
         );

@@ -99,8 +99,8 @@ describe('adjustments', () => {
     expect(unknown.body.type).toBe('entity-not-found');
 
     const notUuid = await stack.request('GET', '/v2/adjustments/not-a-uuid', { token: orgA.token });
-    expect(notUuid.status).toBe(404);
-    expect(notUuid.body).toMatchObject({ type: 'entity-not-found', title: 'Entity not found' });
+    expect(notUuid.status).toBe(422); // ids are validated as ids
+    expect(notUuid.body).toMatchObject({ type: 'request-validation', errors: [{ loc: ['path', 'adjustment_id'], msg: 'must be a UUID' }] });
   });
 
   it('paginates and validates the page size', async () => {

@@ -86,6 +86,8 @@ export class SchemaComponents {
           // `.trim().min(1)`: what counts is the trimmed text, so at least one character that is not white space
           js.pattern = trims(ctx.zodSchema) && typeof js.minLength === 'number' && js.minLength >= 1 ? NOT_BLANK_PATTERN : NO_NUL_PATTERN;
         }
+        // the kernel refuses NUL in object keys too (also in keys the schema does not name)
+        if (io === 'input' && js.type === 'object' && js.propertyNames === undefined) js.propertyNames = { pattern: NO_NUL_PATTERN };
       },
     }) as JsonSchema;
     delete out.$schema;
@@ -131,7 +133,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict with the current state',
   413: 'Request body too large',
   415: 'Unsupported content type',
-  422: 'Request validation failed',
+  422: 'Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits)',
   429: 'Rate limit exceeded; see Retry-After',
   500: 'Unexpected error',
   502: 'The owning service could not be reached',

@@ -61,6 +61,12 @@ export interface RouteDef<D = unknown, PS extends z.ZodType = z.ZodType, QS exte
    * file fields `z.string().meta({ format: 'binary' })`) and `json` (optional) the JSON form.
    */
   multipart?: { maxBytes: number; schema?: z.ZodType; json?: z.ZodType };
+  /**
+   * The body is a JSON array of records that the handler validates one by one, answering a result per
+   * record (the middleware pushes): the kernel's no-NUL rule is then not applied to the array's items
+   * (a bad record must not fail its batch); the handler applies it per record with `findNul`.
+   */
+  perRecordBody?: boolean;
   /** Extra error statuses worth documenting beyond the ones every route has. */
   errors?: number[];
   handler: (c: HandlerContext<D, z.output<PS>, z.output<QS>, z.output<BS>>) => Promise<RS extends z.ZodType ? z.input<RS> : void>;
@@ -73,8 +79,4 @@ export function routeFor<D>() {
   ): RouteDef<D> {
     return def as unknown as RouteDef<D>;
   };
-}
-
-export function koaPath(openApiPath: string): string {
-  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
 }

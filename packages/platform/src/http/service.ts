@@ -1,6 +1,5 @@
 import { readFile, unlink } from 'node:fs/promises';
 import Koa from 'koa';
-import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import {
@@ -15,8 +14,10 @@ import {
 import { IDENTITY_HEADER, verifyIdentity, type Identity } from '../identity.js';
 import { requestContext } from '../logger.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo } from './openapi.js';
-import { koaPath, type RouteDef, type UploadedFile } from './route.js';
+import type { RouteDef, UploadedFile } from './route.js';
 import { check, throwIfIssues } from './validation.js';
+import { nulIssues } from './input-rules.js';
+import { PathRouter } from './router.js';
 import { createHttpMetrics, errorMiddleware, requestContextMiddleware, type BaseState } from './middleware.js';
 import type { ValidationIssue } from '../errors.js';
 
@@ -159,9 +160,12 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
     return p;
   };
 
-  const router = new Router<BaseState>();
+  // Deterministic routing (./router.ts): the most specific template wins, fixed segments over
+  // `{captures}`; a method it does not declare is 405 with exactly its methods in `Allow`.
+  type Handle = (ctx: Koa.ParameterizedContext<BaseState>, pathParams: Record<string, string>) => Promise<void>;
+  const router = new PathRouter<Handle>();
   for (const route of opts.routes) {
-    router[route.method](route.operationId, koaPath(route.path), async (ctx, next) => {
+    router.add(route.method, route.path, async (ctx, pathParams) => {
       ctx.state.routeName = route.path;
       const identity = ctx.state.identity as Identity;
       authorize(route, identity);
@@ -184,15 +188,18 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
         }
         await parseBody(ctx, async () => {});
       }
-      await next();
-    }, async (ctx) => {
+
       const issues: ValidationIssue[] = [];
-      const params = check('path', route.params, ctx.params, issues);
-      const query = check('query', route.query, { ...ctx.query }, issues);
+      const rawQuery = route.query ? { ...ctx.query } : undefined;
       const rawBody = route.body && hasBody(ctx) ? ctx.request.body : undefined;
+      // No NUL (U+0000) anywhere in what the route reads: one walk per part, before the schemas.
+      if (route.params) nulIssues('path', pathParams, issues);
+      if (route.query) nulIssues('query', rawQuery, issues);
+      if (route.body) nulIssues('body', rawBody, issues, { skipTopLevelItems: route.perRecordBody === true });
+      const params = check('path', route.params, pathParams, issues);
+      const query = check('query', route.query, rawQuery, issues);
       const body = check('body', route.body, rawBody, issues);
       throwIfIssues(issues);
-      const identity = ctx.state.identity as Identity;
       const result = await route.handler({
         params,
         query,
@@ -208,11 +215,11 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
       if (status !== 204) ctx.body = result;
     });
   }
-  app.use(router.routes());
   app.use(async (ctx) => {
-    const allowed = router.stack.filter((l) => l.match(ctx.path) && l.methods.length).flatMap((l) => l.methods);
-    if (allowed.length) throw new MethodNotAllowedError(ctx.method, ctx.path, [...new Set(allowed)].filter((m) => m !== 'HEAD'));
-    throw new RouteNotFoundError(ctx.method, ctx.path);
+    const match = router.match(ctx.method, ctx.path);
+    if (!match) throw new RouteNotFoundError(ctx.method, ctx.path);
+    if (!match.handler) throw new MethodNotAllowedError(ctx.method, ctx.path, match.allowed);
+    await match.handler(ctx, match.params);
   });
   return { app, openapi };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, ValidationError } from '@rp/platform';
+import { idSchema, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, ValidationError } from '@rp/platform';
 import { route } from '../deps.js';
 import { credentialView, issueCredential, listCredentials, revokeCredential } from '../store/credentials.js';
 import { apiKeySchema } from './schemas.js';
@@ -61,7 +61,7 @@ export const apiKeyRoutes = [
     description: 'Revocation reaches every gateway within moments (Postgres NOTIFY invalidates its credential cache). Answers 200 with the revoked key; revoking it again is harmless.',
     tags: ['Credentials'],
     auth: { role: 'admin' },
-    params: z.object({ api_key_id: z.string() }),
+    params: z.object({ api_key_id: idSchema() }),
     response: apiKeySchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {

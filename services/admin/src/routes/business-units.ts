@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConflictError, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { ConflictError, idSchema, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { businessUnitView, getBusinessUnit, insertBusinessUnit, listBusinessUnits } from '../store/business-units.js';
 import { businessUnitSchema } from './schemas.js';
@@ -49,7 +49,7 @@ export const businessUnitRoutes = [
     summary: 'Get a business unit',
     description: 'A unit the caller may not access, or of another organization, is indistinguishable from a missing one (404).',
     tags: ['Organization'],
-    params: z.object({ business_unit_id: z.string() }),
+    params: z.object({ business_unit_id: idSchema() }),
     response: businessUnitSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { emailSchema, idSchema, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { getUser, listUsers, userView } from '../store/users.js';
 import { createUser } from '../domain/accounts.js';
@@ -34,10 +34,10 @@ export const userRoutes = [
     tags: ['Organization'],
     auth: { role: 'admin' },
     body: z.object({
-      email: z.email().max(320),
+      email: emailSchema(),
       name: z.string().trim().min(1).max(256),
       role: z.enum(['admin', 'member']).default('member'),
-      business_unit_ids: z.array(z.string()).max(500).default([]).describe('Units a member may access (admins access all).'),
+      business_unit_ids: z.array(idSchema()).max(500).default([]).describe('Units a member may access (admins access all).'),
     }),
     response: userSchema,
     errors: [409],
@@ -62,7 +62,7 @@ export const userRoutes = [
     operationId: 'getUser',
     summary: 'Get a user of the organization',
     tags: ['Organization'],
-    params: z.object({ user_id: z.string() }),
+    params: z.object({ user_id: idSchema() }),
     response: userSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {

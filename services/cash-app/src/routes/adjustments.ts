@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   ConflictError,
+  idSchema,
   isUuid,
   NotFoundError,
   pageEnvelopeSchema,
@@ -41,7 +42,7 @@ const createBody = z
     description: description.optional(),
     is_active: z.boolean().default(true),
     automated: z.boolean().default(false).describe('Applied automatically during payment processing.'),
-    ledger_account_id: z.string().uuid().optional().describe('An existing ledger account of the organization.'),
+    ledger_account_id: idSchema().optional().describe('An existing ledger account of the organization.'),
     ledger_account: ledgerAccountInput.optional().describe('A new ledger account created with the adjustment (instead of ledger_account_id).'),
   })
   .superRefine((b, ctx) => {
@@ -56,10 +57,10 @@ const patchBody = z.object({
   description: description.optional(),
   is_active: z.boolean().optional(),
   automated: z.boolean().optional(),
-  ledger_account_id: z.string().uuid().optional(),
+  ledger_account_id: idSchema().optional(),
 });
 
-const idParams = z.object({ adjustment_id: z.string() });
+const idParams = z.object({ adjustment_id: idSchema() });
 
 export const adjustmentRoutes = [
   route({

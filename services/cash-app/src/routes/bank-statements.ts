@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import {
   ConflictError,
+  idSchema,
   isUuid,
   NotFoundError,
   pageEnvelopeSchema,
@@ -13,6 +14,7 @@ import {
   type UploadedFile,
 } from '@rp/platform';
 import { route } from '../deps.js';
+import { refuseNul } from '../parsers/nul.js';
 import { deleteUploadedStatement, STATEMENT_STATUSES, STATUS_DESCRIPTION, uploadStatement } from '../domain/bank-statements.js';
 import {
   csvMappingSchema,
@@ -182,7 +184,7 @@ export const bankStatementRoutes = [
       '`date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). ' +
       `Files up to ${MAX_STATEMENT_BYTES} bytes; one account (one statement) per file.\n\n` +
       'The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
-      'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A valid file is stored ' +
+      'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored ' +
       'with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify ' +
       'deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is ' +
       'started before the statement is committed: a statement is never left `uploaded` without processing, and when the ' +
@@ -224,6 +226,7 @@ export const bankStatementRoutes = [
         }
         throw err;
       }
+      refuseNul(body.file ? content! : null, parsed!, options);
       const { statement } = await uploadStatement(deps, { organizationId: identity.org, uploadedBy: identity.sub, format: format!, fileName, content, options, parsed });
       return statementView(statement);
     },
@@ -238,7 +241,7 @@ export const bankStatementRoutes = [
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
       status: z.enum(STATEMENT_STATUSES).optional(),
-      bank_account_id: z.uuid().optional(),
+      bank_account_id: idSchema().optional(),
     }),
     response: pageEnvelopeSchema(bankStatementSchema),
     handler: async ({ query, identity, deps }) => {
@@ -254,7 +257,7 @@ export const bankStatementRoutes = [
     summary: 'Get a bank statement with its transactions',
     description: 'The statement with all its transactions in file order, each with the payments proposed or approved for it. Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
-    params: z.object({ statement_id: z.string() }),
+    params: z.object({ statement_id: idSchema() }),
     response: bankStatementDetailSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
@@ -273,7 +276,7 @@ export const bankStatementRoutes = [
     summary: 'Approve a processed bank statement',
     description: 'Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
-    params: z.object({ statement_id: z.string() }),
+    params: z.object({ statement_id: idSchema() }),
     response: bankStatementSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps }) => {
@@ -302,7 +305,7 @@ export const bankStatementRoutes = [
       'delete either comes first (the delete answers 409 and nothing is removed) or finds the payment gone (404). ' +
       'Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
-    params: z.object({ statement_id: z.string() }),
+    params: z.object({ statement_id: idSchema() }),
     errors: [404, 409],
     handler: async ({ params, identity, deps, log }) => {
       await deleteUploadedStatement(deps, { organizationId: identity.org, role: identity.role }, params.statement_id, log);

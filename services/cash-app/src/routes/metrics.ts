@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, formatMoney, getOrganizationProfile, NotFoundError, ValidationError, isoDate } from '@rp/platform';
+import { AppError, formatMoney, getOrganizationProfile, idSchema, isoDate, NotFoundError, ValidationError } from '@rp/platform';
 import { route } from '../deps.js';
 import { aggregateMetrics, depositCurrencies } from '../store/metrics.js';
 
@@ -54,7 +54,7 @@ export const metricsRoutes = [
     tags: ['Analytics'],
     query: z
       .object({
-        bank_account_id: z.string().uuid('must be a UUID').optional(),
+        bank_account_id: idSchema().optional(),
         start_date: dateParam().optional().describe('Inclusive, YYYY-MM-DD.'),
         end_date: dateParam().optional().describe('Inclusive, YYYY-MM-DD.'),
       }),

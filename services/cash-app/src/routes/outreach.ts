@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { idSchema, isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { requestPaymentReceipt } from '../domain/outreach.js';
 import { getOutreach, listOutreach, OUTREACH_STATUSES, OUTREACH_TYPES, type OutreachRow } from '../store/outreach.js';
@@ -61,7 +61,7 @@ export const outreachRoutes = [
       'terminated (it has nothing left to do) and replaced, so the request never waits for it. Unknown or another ' +
       'organization\'s payment: 404.',
     tags: ['Cash application'],
-    body: z.object({ payment_id: z.string().min(1) }),
+    body: z.object({ payment_id: idSchema() }),
     response: outreachSchema,
     errors: [404, 409],
     handler: async ({ body, identity, deps, requestId }) =>
@@ -78,7 +78,7 @@ export const outreachRoutes = [
       ...paginationQueryShape(MAX_PAGE),
       outreach_type: z.enum(OUTREACH_TYPES).optional(),
       status: z.enum(OUTREACH_STATUSES).optional(),
-      payment_id: z.string().uuid().optional(),
+      payment_id: idSchema().optional(),
     }),
     response: pageEnvelopeSchema(outreachSchema),
     handler: async ({ query, identity, deps }) => {
@@ -100,7 +100,7 @@ export const outreachRoutes = [
     summary: 'Get an outreach record',
     description: 'An outreach record (e.g. a payment receipt and whether it was sent). Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
-    params: z.object({ outreach_id: z.string() }),
+    params: z.object({ outreach_id: idSchema() }),
     response: outreachSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idSchema } from '@rp/platform';
 import { route } from '../deps.js';
 import { requestPaymentPosting } from '../domain/payment-posting.js';
 import { loadView, paymentSchema } from './payments.js';
@@ -27,7 +28,7 @@ export const paymentPostingRoutes = [
       '`failed` (`posting_error`, counted by the metrics\' `posting_errors_count`). Not approved, already posted or being ' +
       `unposted, or a posting in progress → 409. ${OPEN_AMOUNT_RULE}`,
     tags: ['Cash application'],
-    params: z.object({ payment_id: z.string() }),
+    params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps, requestId }) => {
@@ -49,7 +50,7 @@ export const paymentPostingRoutes = [
       'the reason in `posting_error`. Not posted, a provider that cannot unpost (the middleware queue) or a posting in ' +
       `progress → 409. ${OPEN_AMOUNT_RULE}`,
     tags: ['Cash application'],
-    params: z.object({ payment_id: z.string() }),
+    params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps, requestId }) => {

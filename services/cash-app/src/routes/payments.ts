@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   getDocuments,
+  idSchema,
   isDecimalString,
   isoTime,
   isUuid,
@@ -23,7 +24,7 @@ import { allocationsOf, getPayment, listPayments, type AllocationRow, type Payme
 const MAX_PAGE = 500;
 const money2 = () => z.string().describe('Decimal string with the currency\'s minor units: JPY "1190", EUR "1190.00", KWD "1190.000".');
 const dateParam = () => isoDate();
-const uuidParam = () => z.string().uuid('must be a UUID');
+const uuidParam = idSchema;
 
 const allocationSchema = z.object({
   object: z.literal('payment_allocation'),
@@ -248,7 +249,7 @@ export const paymentRoutes = [
     summary: 'Get a payment',
     description: 'The payment with its allocations, match score and reasons and its bank transaction. Unknown or another organization\'s → 404.',
     tags: ['Cash application'],
-    params: z.object({ payment_id: z.string() }),
+    params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => loadView(deps.db, identity.org, params.payment_id),
@@ -269,7 +270,7 @@ export const paymentRoutes = [
       '`partner_id` sets the payer (default: the invoices\' partner when they have one). ' +
       'An approved payment cannot be changed (409).',
     tags: ['Cash application'],
-    params: z.object({ payment_id: z.string() }),
+    params: z.object({ payment_id: idSchema() }),
     body: z.object({
       allocations: z.array(allocationInput).max(500),
       partner_id: uuidParam().nullable().optional().describe('The payer; must be a partner of the organization.'),
@@ -299,7 +300,7 @@ export const paymentRoutes = [
       'here and in PATCH: an approved payment\'s allocations are subtracted from the ledger amount_open until the ERP\'s own ' +
       'figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice.',
     tags: ['Cash application'],
-    params: z.object({ payment_id: z.string() }),
+    params: z.object({ payment_id: idSchema() }),
     body: z
       .object({ on_account: z.boolean().optional().describe('Approve without allocations: the whole deposit is posted on account of the payer.') })
       .optional(),

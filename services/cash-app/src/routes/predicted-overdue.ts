@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NotFoundError, isoDate } from '@rp/platform';
+import { idSchema, isoDate, NotFoundError } from '@rp/platform';
 import { route } from '../deps.js';
 import { daysBetween, HISTORY_PRIOR_WEIGHT, predictedOverdueCustomers } from '../domain/predicted-overdue.js';
 import { MAX_STATES, MIN_STATES, WORK_BUDGET } from '../domain/tail-probability.js';
@@ -22,7 +22,7 @@ const tierSchema = z.object({
 const bodySchema = z.object({
   as_of_date: calendarDate.describe('The date at which aging is evaluated (typically a quarter end).'),
   tiers: z.array(tierSchema).min(1).max(10).describe('1 to 10 aging tiers.'),
-  business_unit_id__in: z.array(z.string().uuid()).max(500).optional().describe('Only invoices of these business units.'),
+  business_unit_id__in: z.array(idSchema()).max(500).optional().describe('Only invoices of these business units.'),
   evaluated_at: calendarDate
     .optional()
     .describe("\"Today\" for the probabilities (invoices are known to be unpaid on this date); default: today's date in the organization's timezone."),

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import {
+  emailSchema,
   findInvoicesByNumbers,
   findPartnersByName,
   getDocuments,
   getOrganizationProfile,
   getPartners,
+  idSchema,
   isDecimalString,
   isoCurrencyCode,
   isoTime,
@@ -136,7 +138,7 @@ const bankDetailsInput = z
 
 const headerShape = {
   payer_name: optionalText(300),
-  payer_email: z.email().nullable().optional(),
+  payer_email: emailSchema().nullable().optional(),
   transaction_number: optionalText(200),
   transaction_date: z.iso.date().nullable().optional().describe('YYYY-MM-DD'),
   currency: isoCurrencyCode().nullable().optional().describe('ISO 4217; default: the linked invoices\' currency, else the organization base currency.'),
@@ -349,7 +351,7 @@ export const remittanceRoutes = [
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
       status: z.enum(REMITTANCE_STATUSES).optional(),
-      partner_id: z.string().uuid().optional(),
+      partner_id: idSchema().optional(),
       date_from: z.iso.date().optional().describe('transaction_date on or after (YYYY-MM-DD).'),
       date_to: z.iso.date().optional().describe('transaction_date on or before (YYYY-MM-DD).'),
     }),
@@ -373,7 +375,7 @@ export const remittanceRoutes = [
     summary: 'Get a remittance',
     description: 'The remittance with its allocations and their invoices. Unknown or another organization\'s id: 404 `{data, error, message}`.',
     tags: ['Remittances'],
-    params: z.object({ remittance_id: z.string() }),
+    params: z.object({ remittance_id: idSchema() }),
     response: remittanceSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => viewOne(deps.db, identity.org, params.remittance_id),

@@ -8,7 +8,7 @@
  * - `jira_service_management` (username/password): username (Atlassian account e-mail), password (API token).
  */
 import { z } from 'zod';
-import { AppError, ConflictError, UpstreamError, ValidationError } from '@rp/platform';
+import { AppError, ConflictError, emailSchema, UpstreamError, ValidationError } from '@rp/platform';
 
 export const AUTHENTICATE_PROVIDERS = ['quickbooks_online', 'xero', 'stripe', 'jira_service_management'] as const;
 
@@ -35,7 +35,7 @@ export const authenticateBodySchema = z.discriminatedUnion('provider_name', [
   }),
   z.strictObject({
     provider_name: z.literal('jira_service_management'),
-    username: z.string().email().max(320).describe('E-mail of the Atlassian account.'),
+    username: emailSchema().describe('E-mail of the Atlassian account.'),
     password: z.string().min(1).max(500).describe('An Atlassian API token of that account.'),
   }),
 ]);

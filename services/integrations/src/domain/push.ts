@@ -6,7 +6,7 @@
  * naming the field(s), and does not stop the other records of the request.
  */
 import { z } from 'zod';
-import { currencyMinorUnits, isIsoCurrency, Money } from '@rp/platform';
+import { currencyMinorUnits, emailSchema, findNul, idSchema, isIsoCurrency, Money } from '@rp/platform';
 import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
 
 export const PUSH_ORIGIN = 'middleware';
@@ -16,7 +16,7 @@ export const MAX_PUSH_RECORDS = 100;
 export const PUSH_ERROR_CODES = {
   invalid_record: 'the record is not a JSON object',
   missing_field: 'a required field is absent, null or an empty string',
-  invalid_field: 'a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number)',
+  invalid_field: 'a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), or a string or key of the record contains the NUL character (U+0000)',
   invalid_currency: 'currency is not an ISO 4217 code (current or historic), upper case',
   invalid_date: 'a date is not a real calendar date written YYYY-MM-DD',
   invalid_amount: 'an amount is not a finite number (or decimal string), has more decimal places than its currency allows, or is too large',
@@ -131,10 +131,11 @@ function amount(opts: { scale: number; optional?: boolean }) {
 }
 
 /** A business unit id (its existence in the organization is checked by the caller). */
+const idFormat = idSchema();
 const businessUnitId = z
   .unknown()
   .transform((v) => (v === undefined || v === null || v === '' ? null : v))
-  .refine((v) => v === null || (typeof v === 'string' && z.uuid().safeParse(v).success), {
+  .refine((v) => v === null || (typeof v === 'string' && idFormat.safeParse(v).success), {
     message: 'must be the id of a business unit of the organization',
     ...code('invalid_business_unit'),
   })
@@ -172,6 +173,20 @@ function describe(record: unknown, issue: z.core.$ZodIssue): { code: PushErrorCo
 function failure<R>(record: unknown, remoteId: string | null, error: z.ZodError): PushOutcome<R> {
   const described = error.issues.map((i) => describe(record, i));
   return { ok: false, remoteId, errorCode: described[0]!.code, message: described.map((d) => d.text).join('; ') };
+}
+
+/**
+ * The kernel's no-NUL rule (U+0000, which PostgreSQL refuses), per record: the push route opts out
+ * of the request-wide check (`perRecordBody`) so that only the record carrying one is refused.
+ */
+function nulFailure<R>(record: unknown, remoteId: string | null, schema: z.ZodType): PushOutcome<R> | null {
+  const found = findNul(record);
+  if (found.length === 0) return null;
+  const texts = found.map((f) => `${fieldPath(f.path)} ${f.key ? 'is a key that contains' : 'contains'} the NUL character (U+0000)`);
+  // The message lists every problem of the record, as for any other failure.
+  const parsed = schema.safeParse(record);
+  if (!parsed.success) texts.push(...parsed.error.issues.map((i) => describe(record, i).text));
+  return { ok: false, remoteId, errorCode: 'invalid_field', message: texts.join('; ') };
 }
 
 function remoteIdOf(record: unknown, field: string): string | null {
@@ -261,6 +276,8 @@ export type ValidInvoice = DocumentUpsert & { business_unit_id: string | null; l
 export function validateInvoice(record: unknown, localMinorUnits: number): PushOutcome<ValidInvoice> {
   if (!isPlainObject(record)) return notAnObject();
   const remoteId = remoteIdOf(record, 'document_number');
+  const nul = nulFailure<ValidInvoice>(record, remoteId, invoiceRecordSchema);
+  if (nul) return nul;
   const parsed = invoiceRecordSchema.safeParse(record);
   if (!parsed.success) return failure(record, remoteId, parsed.error);
   const r = parsed.data;
@@ -333,7 +350,7 @@ export const customerRecordSchema = z.object({
   country: customerText,
   accounting_clerk: customerText,
   accounting_clerk_name: customerText,
-  smtp_addr: optionalText.transform(blank).pipe(z.email().nullable()),
+  smtp_addr: optionalText.transform(blank).pipe(emailSchema().nullable()),
   tel_number: customerText,
   telnr_long: customerText,
   tax_jurisdiction: customerText,
@@ -393,6 +410,8 @@ export type ValidCustomer = ReturnType<typeof partnerFromCustomer>;
 export function validateCustomer(record: unknown): PushOutcome<ValidCustomer> {
   if (!isPlainObject(record)) return notAnObject();
   const remoteId = remoteIdOf(record, 'customer_code');
+  const nul = nulFailure<ValidCustomer>(record, remoteId, customerRecordSchema);
+  if (nul) return nul;
   const parsed = customerRecordSchema.safeParse(record);
   if (!parsed.success) return failure(record, remoteId, parsed.error);
   return { ok: true, remoteId: parsed.data.customer_code, row: partnerFromCustomer(parsed.data) };

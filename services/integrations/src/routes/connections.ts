@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { authenticateBodySchema } from '../domain/authenticate.js';
 import {
@@ -18,7 +18,7 @@ import { connectionSchema } from './schemas.js';
 
 const MAX_PAGE = 100;
 const providerNames = PROVIDERS.map((p) => p.name) as [string, ...string[]];
-const params = z.object({ connection_id: z.string() });
+const params = z.object({ connection_id: idSchema() });
 const settingsBody = z
   .record(z.string(), z.unknown())
   .describe(
@@ -52,7 +52,7 @@ export const connectionRoutes = [
       provider_name: z.enum(providerNames).describe('One of GET /v2/integrations/providers.'),
       name: z.string().trim().min(1).max(256),
       settings: settingsBody.optional(),
-      business_unit_id: z.string().uuid().nullable().optional(),
+      business_unit_id: idSchema().nullable().optional(),
     }),
     response: connectionSchema,
     handler: async ({ body, identity, deps }) => createConnection(deps, identity, body),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoTime, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { idSchema, isoTime, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { MIDDLEWARE_PROVIDER, reportMiddlewarePosting } from '../domain/middleware-postings.js';
 import { listPostings, type PostingRow, type PostingRowStatus } from '../store/payment-postings.js';
@@ -116,7 +116,7 @@ export const paymentPostingRoutes = [
     description: `${COMMON} \`erp_document_number\`: the ERP's document of the posting (shown on the payment).`,
     tags: ['Integrations'],
     auth: { credentials: ['api_key'] },
-    params: z.object({ payment_id: z.string() }),
+    params: z.object({ payment_id: idSchema() }),
     body: z.object({ erp_document_number: z.string().trim().min(1).max(100) }),
     response: middlewarePaymentSchema,
     errors: [404, 409],
@@ -134,7 +134,7 @@ export const paymentPostingRoutes = [
     description: `${COMMON} \`error\`: why the ERP refused it, shown as the payment's \`posting_error\`.`,
     tags: ['Integrations'],
     auth: { credentials: ['api_key'] },
-    params: z.object({ payment_id: z.string() }),
+    params: z.object({ payment_id: idSchema() }),
     body: z.object({ error: z.string().trim().min(1).max(2000) }),
     response: middlewarePaymentSchema,
     errors: [404, 409],

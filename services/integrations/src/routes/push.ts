@@ -40,6 +40,7 @@ const COMMON =
   '(the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored ' +
   'all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. ' +
   'Optional text fields may be absent, null or "" (all stored as null). ' +
+  'No string of a record, nor any of its keys, may contain the NUL character (U+0000): such a record gets `invalid_field` naming the field(s), the others are stored. ' +
   'The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. ' +
   'Optional extension field `business_unit_id`: a business unit of the organization.';
 
@@ -121,6 +122,7 @@ export const pushRoutes = [
     tags: ['Integrations'],
     auth: { credentials: ['api_key'] },
     body: pushBodySchema,
+    perRecordBody: true,
     response: pushResultSchema,
     handler: async ({ body, identity, deps }) => {
       const receivedAt = new Date().toISOString();
@@ -140,6 +142,7 @@ export const pushRoutes = [
     tags: ['Integrations'],
     auth: { credentials: ['api_key'] },
     body: pushBodySchema,
+    perRecordBody: true,
     response: pushResultSchema,
     handler: async ({ body, identity, deps }) => {
       const receivedAt = new Date().toISOString();

@@ -5,7 +5,7 @@
  * in store/sync-runs.ts, and `next_sync_at` from `describeNextSyncAt` in domain/sync-schedule.ts.
  */
 import { z } from 'zod';
-import { pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { syncRunSchema } from './schemas.js';
 import { listSyncRuns, SYNC_RUN_STATUSES, syncRunView } from '../store/sync-runs.js';
@@ -50,7 +50,7 @@ const syncStartedSchema = z.strictObject({
 })
   .meta({ id: 'SyncStarted' });
 
-const connectionParams = z.object({ connection_id: z.string() });
+const connectionParams = z.object({ connection_id: idSchema() });
 
 export const syncRoutes = [
   route({
