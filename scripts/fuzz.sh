@@ -168,18 +168,27 @@ include-operation-id = "createApiKey"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 TOML
 
+# Two runs: the middleware routes with the API key first, then every other route with the user token.
+# The second run may revoke API keys (DELETE /v2/api-keys/{id} with ids it read from GET /v2/api-keys,
+# as any admin client can), so the key's routes go first.
+st() {
+  # inside var/fuzz: schemathesis keeps its cache (.schemathesis/) in the working directory
+  (cd "$WORK" && "../../$VENV/bin/schemathesis" --config-file schemathesis.toml run "$GATEWAY/openapi.json" \
+    --phases examples,coverage,fuzzing \
+    --max-examples "$MAX_EXAMPLES" \
+    --workers 1 \
+    --seed "${FUZZ_SEED:-20260922}" \
+    --suppress-health-check all \
+    --request-timeout 30 \
+    --report junit --report-dir report \
+    --no-color "$@")
+}
 set +e
-# run inside var/fuzz: schemathesis keeps its cache (.schemathesis/) in the working directory
-(cd "$WORK" && "../../$VENV/bin/schemathesis" --config-file schemathesis.toml run "$GATEWAY/openapi.json" \
-  --phases examples,coverage,fuzzing \
-  --max-examples "$MAX_EXAMPLES" \
-  --workers 1 \
-  --seed "${FUZZ_SEED:-20260922}" \
-  --suppress-health-check all \
-  --request-timeout 30 \
-  --report junit --report-dir report \
-  --no-color)
-status=$?
+st --include-path-regex '^/v2/integrations/providers/middleware/'
+status_key=$?
+st --exclude-path-regex '^/v2/integrations/providers/middleware/'
+status_token=$?
 set -e
+status=$(( status_key != 0 ? status_key : status_token ))
 echo "[fuzz] finished in $(( $(date +%s) - started )) s with exit code $status"
 exit $status

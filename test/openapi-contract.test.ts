@@ -140,6 +140,7 @@ describe('merged OpenAPI document', () => {
       }
       if (/_date$|^date_/.test(p.name)) expect(p.schema.format, label).toBe('date');
       if (p.in === 'path') expect(p.required, label).toBe(true);
+      if (p.name.endsWith('_id')) expect(p.schema.format, label).toBe('uuid');
     }
     const list = doc.paths['/v2/payments'].get.parameters as Json[];
     expect(list.find((p) => p.name === 'page_size')!.schema).toEqual({ type: 'integer', minimum: 1, maximum: 500 });
@@ -169,6 +170,10 @@ describe('merged OpenAPI document', () => {
     const rate = doc.components.schemas.LoadExchangeRatesRequest.items.properties.base_currency;
     expect(rate.enum).toContain('EUR');
     expect(rate.enum).not.toContain('AAA');
+    expect(doc.components.schemas.CreateUserRequest.properties.email).toMatchObject({ type: 'string', format: 'email', maxLength: 254 });
+    expect(doc.components.schemas.CreateUserRequest.properties.business_unit_ids.items).toMatchObject({ type: 'string', format: 'uuid' });
+    // object keys: the kernel refuses NUL there too
+    expect(doc.components.schemas.CreateUserRequest.propertyNames).toEqual({ pattern: '^[^\\u0000]*$' });
     // a trimmed name that must not be blank says so
     const unit = doc.components.schemas.CreateBusinessUnitRequest.properties.name;
     expect(new RegExp(unit.pattern, 'u').test('   ')).toBe(false);

@@ -23,6 +23,18 @@ function trims(schema: unknown): boolean {
 
 const SCHEMA_PREFIX = '#/components/schemas/';
 
+/** Any JSON value without a NUL in its strings or keys: what the kernel accepts where a schema leaves values open. */
+const NUL_FREE_JSON = 'NulFreeJson';
+const nulFreeJson: JsonSchema = {
+  description: 'Any JSON value whose strings and object keys contain no NUL character (U+0000).',
+  anyOf: [
+    { type: 'string', pattern: NO_NUL_PATTERN },
+    { type: ['number', 'boolean', 'null'] },
+    { type: 'array', items: { $ref: SCHEMA_PREFIX + NUL_FREE_JSON } },
+    { type: 'object', propertyNames: { pattern: NO_NUL_PATTERN }, additionalProperties: { $ref: SCHEMA_PREFIX + NUL_FREE_JSON } },
+  ],
+};
+
 function pascal(operationId: string): string {
   return operationId.replace(/(^|[^A-Za-z0-9])([A-Za-z0-9])/g, (_, __, c: string) => c.toUpperCase()).replace(/^[a-z]/, (c) => c.toUpperCase());
 }
@@ -67,7 +79,7 @@ export class SchemaComponents {
    * responses are always components). `params`: query/path parameters (strings on the wire that the
    * route coerces): a coercing pipe is documented by its target type (integer with bounds, …).
    */
-  ref(schema: z.ZodType, io: 'input' | 'output', opts: { name?: string; params?: boolean } = {}): JsonSchema {
+  ref(schema: z.ZodType, io: 'input' | 'output', opts: { name?: string; params?: boolean; openValues?: boolean } = {}): JsonSchema {
     const out = z.toJSONSchema(schema, {
       target: 'draft-2020-12',
       io,
@@ -86,8 +98,14 @@ export class SchemaComponents {
           // `.trim().min(1)`: what counts is the trimmed text, so at least one character that is not white space
           js.pattern = trims(ctx.zodSchema) && typeof js.minLength === 'number' && js.minLength >= 1 ? NOT_BLANK_PATTERN : NO_NUL_PATTERN;
         }
-        // the kernel refuses NUL in object keys too (also in keys the schema does not name)
-        if (io === 'input' && js.type === 'object' && js.propertyNames === undefined) js.propertyNames = { pattern: NO_NUL_PATTERN };
+        // the kernel refuses NUL in object keys too, and anywhere in values the schema leaves open
+        if (io === 'input' && !opts.openValues) {
+          if (js.type === 'object') {
+            js.propertyNames ??= { pattern: NO_NUL_PATTERN };
+            js.additionalProperties ??= { $ref: SCHEMA_PREFIX + NUL_FREE_JSON };
+          }
+          if ((def.type === 'unknown' || def.type === 'any') && Object.keys(js).every((k) => k === 'description')) js.$ref = SCHEMA_PREFIX + NUL_FREE_JSON;
+        }
       },
     }) as JsonSchema;
     delete out.$schema;
@@ -158,7 +176,8 @@ const problemV2 = {
   },
 };
 
-export const errorComponents: Record<string, JsonSchema> = {
+export const baseComponents: Record<string, JsonSchema> = {
+  [NUL_FREE_JSON]: nulFreeJson,
   ProblemV2: problemV2,
   ValidationIssue: {
     type: 'object',
@@ -209,7 +228,7 @@ export type OpenApiDocument = {
 };
 
 export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<never>>): OpenApiDocument {
-  const components = new SchemaComponents(errorComponents);
+  const components = new SchemaComponents(baseComponents);
   // responses first: a schema named in both directions keeps its name for the response variant
   const successes = routes.map((r) => {
     const status = r.status ?? (r.response ? 200 : 204);
@@ -258,7 +277,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
       const name = `${pascal(r.operationId)}Request`;
       const content: Record<string, unknown> = r.textBody
         ? { [r.textBody]: { schema: components.ref(r.body, 'input', { params: true }) } }
-        : { 'application/json': { schema: components.ref(r.multipart?.json ?? r.body, 'input', { name }) } };
+        : { 'application/json': { schema: components.ref(r.multipart?.json ?? r.body, 'input', { name, openValues: r.perRecordBody }) } };
       if (r.multipart) {
         content['multipart/form-data'] = { schema: r.multipart.schema ? components.ref(r.multipart.schema, 'input', { name: `${pascal(r.operationId)}Form` }) : { type: 'object' } };
       }

@@ -198,7 +198,7 @@ export const bankStatementRoutes = [
     multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc, json: jsonDoc },
     body: uploadBody,
     response: bankStatementSchema,
-    errors: [409],
+    errors: [409, 503],
     handler: async ({ body, identity, deps }) => {
       let format: StatementFormat;
       let content: Buffer;
