@@ -1,6 +1,7 @@
 // Seeds a little data through the API (as a client would) so the fuzzer's valid requests meet real
 // records: a business unit, customers and invoices pushed with the API key, a ledger account and an
-// adjustment, exchange rates, a remittance and a JSON bank statement whose deposits become payments.
+// adjustment, exchange rates, a remittance and a JSON bank statement whose deposits become payments
+// (one approved, so the middleware posting queue has an entry).
 // Usage: node scripts/fuzz-seed.mjs <gateway-url> <user-token> <api-key>
 const [base, token, apiKey] = process.argv.slice(2);
 if (!base || !token || !apiKey) {
@@ -68,4 +69,7 @@ for (let i = 0; i < 60; i++) {
   await new Promise((r) => setTimeout(r, 500));
 }
 const payments = await call('GET', '/v2/payments');
+// approve the allocated one: its posting to the middleware ERP queues it for GET …/middleware/payments
+const allocated = payments.data.find((p) => p.allocations?.length);
+if (allocated) await call('POST', `/v2/payments/${allocated.id}/approve`);
 process.stdout.write(`seeded: business unit, 2 customers, 3 invoices, ledger account, adjustment, exchange rate, remittance, statement with ${payments.total_records} payment(s)\n`);
