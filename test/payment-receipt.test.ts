@@ -470,7 +470,7 @@ describe('payment-receipt email', () => {
     expect(mine.status).toBe(200);
     await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(theirs.paymentId)).result();
     expect((await stack.request('GET', `/v2/cash-app/outreach/${mine.body.id}`, { token: org.token })).status).toBe(404);
-    expect((await stack.request('GET', '/v2/cash-app/outreach/nope', { token: org.token })).status).toBe(404);
+    expect((await stack.request('GET', '/v2/cash-app/outreach/nope', { token: org.token })).status).toBe(422); // ids are validated as ids
     const listOrg = await stack.request('GET', '/v2/cash-app/outreach?page_size=500', { token: org.token });
     expect(listOrg.body.data.map((r: any) => r.id)).not.toContain(mine.body.id);
 
