@@ -18,7 +18,7 @@ describe('merged OpenAPI document', () => {
     const doc = res.body;
     expect(doc).toMatchObject({ openapi: '3.1.0', info: { title: 'Receivables Platform API', version: '2.0.0' } });
     expect(doc.info.description).not.toMatch(/Not listed/);
-    expect(doc.components.schemas).toHaveProperty('ErrorV2');
+    expect(doc.components.schemas).toHaveProperty('ProblemV2');
     expect(doc.components.securitySchemes).toHaveProperty('bearerAuth');
 
     for (const [name, api] of Object.entries(stack.apis)) {
@@ -33,7 +33,7 @@ describe('merged OpenAPI document', () => {
     expect(new Set(ROUTE_TABLE.map((r) => r.service))).toEqual(new Set(Object.keys(stack.apis)));
     const listUnits = doc.paths['/v2/business-units'].get;
     expect(listUnits.parameters.find((p: { name: string }) => p.name === 'page_size').schema).toBeDefined();
-    expect(listUnits.responses['401'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorV2');
+    expect(listUnits.responses['401'].content['application/json'].schema.$ref).toBe('#/components/schemas/ProblemV2');
   });
 });
 

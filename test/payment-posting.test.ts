@@ -173,7 +173,9 @@ describe('OpenAPI', () => {
     expect(doc.paths['/v2/payments/{payment_id}/post'].post.description).toContain('until the ERP reports the invoice again');
     expect(doc.paths['/v2/integrations/providers/middleware/payments'].get.description).toContain('ready_to_post');
     expect(doc.paths['/v2/payments/{payment_id}/approve'].post.requestBody.required).toBe(false);
-    const payment = doc.paths['/v2/payments/{payment_id}'].get.responses['200'].content['application/json'].schema;
+    const ref = doc.paths['/v2/payments/{payment_id}'].get.responses['200'].content['application/json'].schema.$ref as string;
+    expect(ref).toBe('#/components/schemas/Payment');
+    const payment = doc.components.schemas.Payment;
     expect(Object.keys(payment.properties)).toEqual(expect.arrayContaining(['posting_status', 'posting_error', 'posted_at', 'erp_payment_id', 'erp_document_number', 'can_unpost']));
   });
 });

@@ -70,10 +70,18 @@ export function isIanaTimezone(tz: string): boolean {
 }
 
 export const currencyCode = () =>
-  z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').refine(isCurrentCurrency, 'is not an ISO 4217 currency code');
+  z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code')
+    .refine(isCurrentCurrency, 'is not an ISO 4217 currency code')
+    .meta({ enum: [...CURRENT].sort() });
 
 /** Any ISO 4217 code, current or historic: for ledger documents, which may predate a currency's withdrawal. */
 export const isoCurrencyCode = () =>
-  z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').refine(isIsoCurrency, 'is not an ISO 4217 currency code (current or historic)');
+  z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code')
+    .refine(isIsoCurrency, 'is not an ISO 4217 currency code (current or historic)')
+    .meta({ enum: isoCurrencyCodes() });
 
 export const ianaTimezone = () => z.string().refine(isIanaTimezone, 'is not an IANA timezone name (e.g. Europe/Berlin)');

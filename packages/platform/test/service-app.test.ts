@@ -273,10 +273,12 @@ describe('OpenAPI', () => {
     const res = await call('GET', '/openapi.json', { id: null });
     const doc = res.body;
     expect(doc.openapi).toBe('3.1.0');
-    expect(doc.paths['/v2/things'].post.requestBody.content['application/json'].schema.properties.name).toMatchObject({ type: 'string', maxLength: 5 });
+    const bodyRef = doc.paths['/v2/things'].post.requestBody.content['application/json'].schema.$ref as string;
+    expect(bodyRef).toMatch(/^#\/components\/schemas\//);
+    expect(doc.components.schemas[bodyRef.split('/').pop()!].properties.name).toMatchObject({ type: 'string', maxLength: 5 });
     expect(doc.paths['/v2/things'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['page', 'page_size', 'size']);
     expect(doc.paths['/v2/things/{thing_id}'].get.parameters[0]).toMatchObject({ name: 'thing_id', in: 'path', required: true });
-    expect(doc.paths['/v1/things'].post.responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/ValidationErrorV1');
+    expect(doc.paths['/v1/things'].post.responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/ValidationProblemV1');
     expect(doc.paths['/v2/admin-only'].delete['x-rp-auth']).toEqual({ role: 'admin', credentials: ['user'] });
   });
 });

@@ -1096,36 +1096,1227 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Adjustment: {
+            /** @description Applied automatically during payment processing. */
+            automated: boolean;
+            /** @description False for system adjustments: they can only be deactivated. */
+            can_delete: boolean;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            id: string;
+            /** @description Available for use. */
+            is_active: boolean;
+            /** @description Created by the system rather than a user. */
+            is_system: boolean;
+            ledger_account: components["schemas"]["LedgerAccount"];
+            ledger_account_id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "adjustment";
+        };
+        /** @description A page of Adjustment records. */
+        AdjustmentPage: {
+            current_page: number;
+            data: components["schemas"]["Adjustment"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        ApiKey: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            expires_at: string | null;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "api_key";
+            revoked_at: string | null;
+            /** @description The key itself: returned once, on creation only. Store it safely. */
+            token?: string;
+            /** @description First characters of the key, to tell keys apart. */
+            token_hint: string;
+        };
+        /** @description A page of ApiKey records. */
+        ApiKeyPage: {
+            current_page: number;
+            data: components["schemas"]["ApiKey"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        ApprovePaymentRequest: {
+            /** @description Approve without allocations: the whole deposit is posted on account of the payer. */
+            on_account?: boolean;
+        };
+        AuthenticateConnectionRequest: {
+            /** @description The `code` the provider put on the redirect. */
+            authorization_code: string;
+            /** @description Other redirect parameters; QuickBooks sends `realmId` (the company), required here as `realm_id` or `realmId`. */
+            extra_data?: {
+                [key: string]: unknown;
+            } | null;
+            /** @constant */
+            provider_name: "quickbooks_online";
+            /**
+             * Format: uri
+             * @description The redirect URI of the authorization request (must equal OAUTH_REDIRECT_URI when that is configured).
+             */
+            redirect_uri: string;
+            /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
+            state: string;
+        } | {
+            /** @description The `code` the provider put on the redirect. */
+            authorization_code: string;
+            /** @constant */
+            provider_name: "xero";
+            /**
+             * Format: uri
+             * @description Defaults to the platform's OAUTH_REDIRECT_URI.
+             */
+            redirect_uri?: string;
+            /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
+            state: string;
+        } | {
+            /** @description A Stripe restricted (rk_…) or secret (sk_…) key. */
+            api_key: string;
+            /** @constant */
+            provider_name: "stripe";
+        } | {
+            /** @description An Atlassian API token of that account. */
+            password: string;
+            /** @constant */
+            provider_name: "jira_service_management";
+            /**
+             * Format: email
+             * @description E-mail of the Atlassian account.
+             */
+            username: string;
+        };
+        BankStatement: {
+            /** @description IBAN or account number of the bank account. */
+            account_identifier: string | null;
+            approved_at: string | null;
+            approved_by: string | null;
+            bank_account_id: string | null;
+            closing_balance: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string | null;
+            /** @description Why processing failed (status `failed`). */
+            error: string | null;
+            file_name: string | null;
+            file_sha256: string | null;
+            /** @enum {string} */
+            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "bank_statement";
+            opening_balance: string | null;
+            /** @enum {string} */
+            source: "upload" | "connection";
+            statement_date: string | null;
+            statement_number: string | null;
+            /**
+             * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
+             * @enum {string}
+             */
+            status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
+            /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
+            totals: {
+                /** @description Credits (deposits, amount > 0). */
+                credit_count: number;
+                /** @description Sum of the credits, e.g. "1250.00". */
+                credit_total: string;
+                currency: string;
+                /** @description Debits (amount < 0). */
+                debit_count: number;
+                /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
+                debit_total: string;
+            }[];
+            /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
+            transaction_count: number;
+            uploaded_by: string | null;
+            /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
+            workflow_id: string | null;
+        };
+        BankStatementDetail: {
+            /** @description IBAN or account number of the bank account. */
+            account_identifier: string | null;
+            approved_at: string | null;
+            approved_by: string | null;
+            bank_account_id: string | null;
+            closing_balance: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string | null;
+            /** @description Why processing failed (status `failed`). */
+            error: string | null;
+            file_name: string | null;
+            file_sha256: string | null;
+            /** @enum {string} */
+            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "bank_statement";
+            opening_balance: string | null;
+            /** @enum {string} */
+            source: "upload" | "connection";
+            statement_date: string | null;
+            statement_number: string | null;
+            /**
+             * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
+             * @enum {string}
+             */
+            status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
+            /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
+            totals: {
+                /** @description Credits (deposits, amount > 0). */
+                credit_count: number;
+                /** @description Sum of the credits, e.g. "1250.00". */
+                credit_total: string;
+                currency: string;
+                /** @description Debits (amount < 0). */
+                debit_count: number;
+                /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
+                debit_total: string;
+            }[];
+            /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
+            transaction_count: number;
+            /** @description The first 1000 transactions in file order (absent with `transactions=omit`); page through all of them with GET /v2/bank-statements/{statement_id}/transactions. */
+            transactions?: components["schemas"]["BankTransaction"][];
+            /** @description With the inline transactions: whether the statement has more than 1000 (then only the first 1000 are inline). */
+            transactions_truncated?: boolean;
+            uploaded_by: string | null;
+            /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
+            workflow_id: string | null;
+        };
+        /** @description A page of BankStatement records. */
+        BankStatementPage: {
+            current_page: number;
+            data: components["schemas"]["BankStatement"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        BankTransaction: {
+            /** @description Signed: credits (deposits) positive, debits negative. */
+            amount: string;
+            bank_account_id: string | null;
+            bank_reference: string | null;
+            booking_date: string | null;
+            counterparty_account: string | null;
+            counterparty_bank_code: string | null;
+            counterparty_iban: string | null;
+            counterparty_name: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string;
+            end_to_end_id: string | null;
+            id: string;
+            is_deposit: boolean;
+            /** @description Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization's own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal. */
+            is_payment: boolean | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "bank_transaction";
+            /** @description Payments proposed (unapproved) or approved for this transaction. */
+            payments: components["schemas"]["BankTransactionPayment"][];
+            remittance_information: string | null;
+            /** @description Position in the statement file (1-based). */
+            sequence: number;
+            statement_id: string;
+            /** @description Bank transaction code: CAMT Domn/Fmly/SubFmly, BAI2 type code, MT940 type; `R:` prefix for entries the bank marks as reversals. */
+            transaction_code: string | null;
+            /** @description Identity of the bank line, unique per organization: a line is imported once. CAMT.053 (the statement has its own id): `<account>:stmt:<Stmt/Id>:<entry reference>:<entry position>[.<transaction position>]`, so a re-export of the same statement maps onto the same lines while another day's statement is new even when the bank reuses its references. Other formats, by content: `<account>:ref:<bank reference>:<booking date>:<amount>` (a reference reused on another day or for another amount is another line), or `<account>:sha256:<hash of the line's fields>:<n>` without a reference. The nth identical id inside one file gets `#n` (`:n` for hashes). */
+            unique_import_id: string;
+            value_date: string | null;
+        };
+        BankTransactionMetrics: {
+            currency: string;
+            is_multi_currency: boolean;
+            needs_allocation: {
+                count: number;
+                /** @description Decimal string with 2 decimals. */
+                total_amount: string;
+            };
+            posting_errors_count: number;
+            potential_payments: {
+                count: number;
+                /** @description Decimal string with 2 decimals. */
+                total_amount: string;
+            };
+            ready_to_post: {
+                count: number;
+                /** @description Decimal string with 2 decimals. */
+                total_amount: string;
+            };
+            total_count: number;
+        };
+        /** @description A page of BankTransaction records. */
+        BankTransactionPage: {
+            current_page: number;
+            data: components["schemas"]["BankTransaction"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        BankTransactionPayment: {
+            /** @description Decimal string with the currency's minor units, e.g. "1250.00". */
+            amount: string;
+            currency: string;
+            id: string;
+            match_score: number | null;
+            partner_id: string | null;
+            status: string;
+        };
+        BusinessUnit: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "business_unit";
+        };
+        /** @description A page of BusinessUnit records. */
+        BusinessUnitPage: {
+            current_page: number;
+            data: components["schemas"]["BusinessUnit"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description A connection. The provider's settings are returned flattened as top-level fields (Acumatica: base_url, tenant, endpoint_name, endpoint_version, scope, branches, default_currency; QuickBooks Online: realm_id; …), null when unset. */
+        Connection: {
+            /** @description OAuth providers: the provider's consent URL with client_id, redirect_uri, scope, response_type=code and a signed state. Null otherwise, or when no OAuth client is configured. */
+            authorization_url: string | null;
+            /** @description Acumatica (and other instance-based providers): the instance URL. */
+            base_url?: string | null;
+            branches?: string[] | null;
+            business_unit_id: string | null;
+            created_at: string;
+            default_currency?: string | null;
+            endpoint_name?: string | null;
+            endpoint_version?: string | null;
+            health: components["schemas"]["ConnectionHealth"];
+            id: string;
+            is_authentication_pending: boolean;
+            /** @description Every required setting of the provider is present. */
+            is_configured: boolean;
+            is_healthy: boolean;
+            /** @description Always false: no provider adapter has a setup phase. */
+            is_running_setup: boolean;
+            is_sync_disabled: boolean;
+            /** @description Reserved; null on this platform. */
+            linked_integration_id: string | null;
+            /** @description The provider's required_settings that are not set. */
+            missing_settings: string[];
+            models: components["schemas"]["ConnectionModel"][];
+            modified_at: string;
+            name: string;
+            /** @description Next scheduled sync; null when the provider is not synced, sync is disabled or authentication is pending. */
+            next_sync_at: string | null;
+            /** @constant */
+            object: "connection";
+            /** @description The user who created the connection. */
+            owner_id: string | null;
+            provider: components["schemas"]["Provider"];
+            /** @description Discriminator: the provider this connection points at. */
+            provider_name: string;
+            /** @description A required setting is missing or authentication is pending. */
+            requires_setup: boolean;
+            scope?: string | null;
+            tenant?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        ConnectionHealth: {
+            authentication_required: boolean;
+            healthy: boolean;
+            message: string;
+            /** @enum {string} */
+            status_code: "healthy" | "authentication_required" | "unreachable" | "misconfigured" | "rate_limited" | "provider_error" | "unsupported_provider";
+            suggested_resolution: string;
+            /** @description ISO 8601 UTC: when the check ran */
+            timestamp: string;
+        };
+        ConnectionModel: {
+            connection_id: string;
+            created_at: string;
+            display_name: string;
+            id: string;
+            is_custom_object: boolean;
+            is_file_upload_enabled: boolean;
+            is_read_enabled: boolean;
+            is_read_supported: boolean;
+            is_sync_supported: boolean;
+            is_webhooks_setup: boolean;
+            is_write_enabled: boolean;
+            is_write_supported: boolean;
+            /** @description The latest sync run of this model; null before the first. */
+            last_sync: components["schemas"]["SyncRun"] | null;
+            modified_at: string;
+            /** @description Unified model: customers, invoices, credit_memos. */
+            name: string;
+            next_sync_at: string | null;
+            /** @constant */
+            object: "connection_model";
+        };
+        /** @description A page of Connection records. */
+        ConnectionPage: {
+            current_page: number;
+            data: components["schemas"]["Connection"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        CreateAdjustmentRequest: {
+            /**
+             * @description Applied automatically during payment processing.
+             * @default false
+             */
+            automated?: boolean;
+            description?: string | null;
+            /** @default true */
+            is_active?: boolean;
+            /** @description A new ledger account created with the adjustment (instead of ledger_account_id). */
+            ledger_account?: {
+                /**
+                 * @default expense
+                 * @enum {string}
+                 */
+                classification?: "asset" | "liability" | "equity" | "revenue" | "expense";
+                name: string;
+                /** @description Account number in the organization's chart of accounts; unique per organization. */
+                number: string;
+            };
+            /**
+             * Format: uuid
+             * @description An existing ledger account of the organization.
+             */
+            ledger_account_id?: string;
+            name: string;
+        };
+        CreateApiKeyRequest: {
+            /** @description Optional expiry (ISO 8601); must be in the future. */
+            expires_at?: string | null;
+            name: string;
+        };
+        CreateBusinessUnitRequest: {
+            description?: string | null;
+            name: string;
+        };
+        CreateConnectionRequest: {
+            business_unit_id?: string | null;
+            name: string;
+            /**
+             * @description One of GET /v2/integrations/providers.
+             * @enum {string}
+             */
+            provider_name: "acumatica" | "netsuite" | "sap_s4hana" | "dynamics_365_business_central" | "dynamics_365_finance" | "oracle_fusion_cloud" | "odoo" | "quickbooks_online" | "xero" | "sage_intacct" | "stripe" | "chargebee" | "zuora" | "recurly" | "plaid" | "gocardless_bank_account_data" | "zendesk" | "freshdesk" | "jira_service_management" | "salesforce" | "hubspot" | "middleware";
+            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting. */
+            settings?: {
+                [key: string]: unknown;
+            };
+        };
+        CreateLedgerAccountRequest: {
+            /**
+             * @default expense
+             * @enum {string}
+             */
+            classification?: "asset" | "liability" | "equity" | "revenue" | "expense";
+            name: string;
+            /** @description Account number in the organization's chart of accounts; unique per organization. */
+            number: string;
+        };
+        CreatePaymentRequest: {
+            allocations?: {
+                /** @description Amount booked to the adjustment (relieves the invoice). Default 0. */
+                adjustment_amount?: string | number;
+                /** @description Adjustment (fee, write-off, …) booked for adjustment_amount. */
+                adjustment_id?: string | null;
+                /** @description Discount granted (relieves the invoice, not the transaction). Default 0. */
+                amount_discount?: string | number;
+                /** @description Cash applied to the invoice (counts against the transaction amount). */
+                amount_paid: string | number;
+                /** @description Amount withheld, e.g. tax (relieves the invoice). Default 0. */
+                amount_withheld?: string | number;
+                /**
+                 * Format: uuid
+                 * @description An open invoice of the organization, in the transaction's currency.
+                 */
+                invoice_id: string;
+            }[];
+            /**
+             * Format: uuid
+             * @description A deposit of the organization without a payment.
+             */
+            bank_transaction_id: string;
+            /** @description The payer; must be a partner of the organization. */
+            partner_id?: string | null;
+        };
+        CreateRemittanceRequest: {
+            allocations: {
+                /**
+                 * @description Discount taken.
+                 * @default 0
+                 */
+                amount_discount?: number;
+                /** @description Amount paid against the invoice. */
+                amount_paid: number;
+                /**
+                 * @description Amount withheld (e.g. withholding tax).
+                 * @default 0
+                 */
+                amount_withheld?: number;
+                invoice_number: string;
+            }[];
+            /** @description ISO 4217; default: the linked invoices' currency, else the organization base currency. */
+            currency?: ("ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR") | null;
+            payee_bank_details?: {
+                account_number?: string | null;
+                bank_name?: string | null;
+                bank_number?: string | null;
+                branch_number?: string | null;
+                iban?: string | null;
+                type?: string | null;
+            } | null;
+            payer_bank_details?: {
+                account_number?: string | null;
+                bank_name?: string | null;
+                bank_number?: string | null;
+                branch_number?: string | null;
+                iban?: string | null;
+                type?: string | null;
+            } | null;
+            payer_email?: string | null;
+            payer_name?: string | null;
+            payment_method?: string | null;
+            transaction_amount?: number | null;
+            /** @description YYYY-MM-DD */
+            transaction_date?: string | null;
+            transaction_number?: string | null;
+        };
+        CreateUserRequest: {
+            /**
+             * @description Units a member may access (admins access all).
+             * @default []
+             */
+            business_unit_ids?: string[];
+            /** Format: email */
+            email: string;
+            name: string;
+            /**
+             * @description Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422.
+             * @default []
+             */
+            permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
+            /**
+             * @default member
+             * @enum {string}
+             */
+            role?: "admin" | "member";
+        };
+        ExchangeRate: {
+            base_currency: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "exchange_rate";
+            quote_currency: string;
+            /** @description Units of quote_currency for one unit of base_currency (decimal string, > 0, up to 10 decimals). */
+            rate: string;
+            rate_date: string;
+        };
+        /** @description A page of ExchangeRate records. */
+        ExchangeRatePage: {
+            current_page: number;
+            data: components["schemas"]["ExchangeRate"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        LedgerAccount: {
+            /** @enum {string} */
+            classification: "asset" | "liability" | "equity" | "revenue" | "expense";
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            number: string;
+            /** @constant */
+            object: "ledger_account";
+        };
+        /** @description A page of LedgerAccount records. */
+        LedgerAccountPage: {
+            current_page: number;
+            data: components["schemas"]["LedgerAccount"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        LoadExchangeRatesRequest: {
+            /** @enum {string} */
+            base_currency: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
+            /** @enum {string} */
+            quote_currency: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
+            /** @description Units of quote_currency for one unit of base_currency (decimal string, > 0, up to 10 decimals). */
+            rate: string | number;
+            /** Format: date */
+            rate_date: string;
+        }[];
+        LoadExchangeRatesResponse: {
+            data: components["schemas"]["ExchangeRate"][];
+        };
+        MiddlewarePayment: {
+            /** @description The whole deposit. */
+            amount: string;
+            bank_reference: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string;
+            customer: {
+                /** @description The customer's `customer_code` as pushed. */
+                customer_code: string;
+                name: string;
+                partner_id: string;
+            } | null;
+            /** @description Set by `posted`. */
+            erp_document_number: string | null;
+            /** @description Set by `failed`. */
+            error: string | null;
+            /** @description The cash-app payment id (use it in the posted/failed calls). */
+            id: string;
+            lines: {
+                /** @description Decimal string with the currency's minor units. */
+                adjustment_amount: string;
+                /** @description Decimal string with the currency's minor units. */
+                amount_discount: string;
+                /** @description Cash applied to the invoice. */
+                amount_paid: string;
+                /** @description Decimal string with the currency's minor units. */
+                amount_withheld: string;
+                company_code: string;
+                document_number: string;
+                fiscal_year: string;
+                invoice_id: string;
+            }[];
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "middleware_payment";
+            payment_date: string | null;
+            posted_at: string | null;
+            /** @description This posting attempt; also the idempotency key of the posting. */
+            posting_id: string;
+            /**
+             * @description `ready_to_post` until the middleware reports `posted` or `failed`.
+             * @enum {string}
+             */
+            status: "ready_to_post" | "posted" | "failed" | "unposted";
+            /** @description amount − Σ amount_paid: post it on account of the customer (unapplied cash). */
+            unallocated_amount: string;
+        };
+        /** @description A page of MiddlewarePayment records. */
+        MiddlewarePaymentPage: {
+            current_page: number;
+            data: components["schemas"]["MiddlewarePayment"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description Any JSON value whose strings and object keys contain no NUL character (U+0000). */
+        NulFreeJson: unknown;
+        OutreachRecord: {
+            bank_transaction_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description Message-ID of the email once sent. */
+            email_id: string | null;
+            /** @description The last sending error (also while retries are pending). */
+            error: string | null;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "outreach_record";
+            /** @enum {string} */
+            outreach_type: "payment_receipt" | "remittance_request";
+            partner_id: string | null;
+            payment_id: string | null;
+            recipient: string | null;
+            sent_at: string | null;
+            skip_reason: string | null;
+            /**
+             * @description `pending` until the email is sent (`sent`), skipped (`skipped`, see skip_reason) or failed after retries (`failed`, see error).
+             * @enum {string}
+             */
+            status: "pending" | "sent" | "failed" | "skipped";
+        };
+        /** @description A page of OutreachRecord records. */
+        OutreachRecordPage: {
+            current_page: number;
+            data: components["schemas"]["OutreachRecord"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        Payment: {
+            /** @description Sum of the allocations' amount_paid. */
+            allocated_amount: string;
+            allocations: components["schemas"]["PaymentAllocation"][];
+            /** @description The bank transaction amount (in the currency's minor units). */
+            amount: string;
+            approved_at: string | null;
+            approved_by: string | null;
+            bank_transaction_id: string;
+            /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
+            can_unpost: boolean;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string;
+            /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
+            erp_document_number: string | null;
+            /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
+            erp_payment_id: string | null;
+            /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
+            erp_provider: string | null;
+            id: string;
+            /** @description The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`. */
+            match_reasons: {
+                [key: string]: unknown;
+            }[];
+            /** @description 0..1: confidence of the automatic match; null for payments not proposed by matching. */
+            match_score: number | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "payment";
+            partner_id: string | null;
+            /** @description Booking date of the transaction (value date when it has none). */
+            payment_date: string | null;
+            /** @description When the ERP was known to have the payment (posted); null otherwise. */
+            posted_at: string | null;
+            /** @description Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted. */
+            posting_error: string | null;
+            /**
+             * @description Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow `payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` (see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).
+             * @enum {string}
+             */
+            posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
+            remittance_id: string | null;
+            statement_id: string;
+            /** @enum {string} */
+            status: "unapproved" | "approved";
+            transaction: components["schemas"]["PaymentBankTransaction"];
+            /** @description amount - allocated_amount. */
+            unallocated_amount: string;
+        };
+        PaymentAllocation: {
+            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
+            adjustment_amount: string;
+            adjustment_id: string | null;
+            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
+            amount_discount: string;
+            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
+            amount_paid: string;
+            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
+            amount_withheld: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            invoice_id: string;
+            /** @description Document number of the invoice in the ledger. */
+            invoice_number: string | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "payment_allocation";
+        };
+        PaymentBankTransaction: {
+            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
+            amount: string;
+            bank_account_id: string | null;
+            bank_reference: string | null;
+            booking_date: string | null;
+            counterparty_account: string | null;
+            counterparty_iban: string | null;
+            counterparty_name: string | null;
+            currency: string;
+            id: string;
+            remittance_information: string | null;
+            statement_id: string;
+            value_date: string | null;
+        };
+        /** @description A page of Payment records. */
+        PaymentPage: {
+            current_page: number;
+            data: components["schemas"]["Payment"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        PlaybookStats: {
+            /** @description One entry for every collection, in enum order, with zero counts where there is nothing. */
+            collections: {
+                article_count: number;
+                /** @enum {string} */
+                collection: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+                /** @default 0 */
+                pending_proposal_count: number;
+            }[];
+            /** @description Knowledge proposals awaiting review. */
+            pending_proposals: number;
+            /** @description Live (non-archived) articles in all collections. */
+            total_articles: number;
+            /** @description Collections holding at least one live article. */
+            total_collections: number;
+        };
+        PredictedOverdue: {
+            as_of_date: string;
+            /** @description The organization base currency: every amount is in it. */
+            currency: string;
+            customers: {
+                history_count: number;
+                partner_account_number: string | null;
+                partner_id: string;
+                partner_name: string;
+                total_open_lc: string;
+                tripped_tiers: components["schemas"]["PredictedOverdueTrippedTier"][];
+                /** @description Open invoices of the customer in scope left out of every sum: no local-currency amount and no exchange rate to the base currency. */
+                unconvertible_invoice_count: number;
+            }[];
+            tiers: {
+                amount_lc: string;
+                days: number;
+            }[];
+            /** @description Over all customers in scope: currencies of open invoices that could not be converted (no stored rate), with how many; empty when every invoice counted. */
+            unconvertible_currencies: {
+                currency: string;
+                invoice_count: number;
+            }[];
+            /** @description Their total: open invoices in scope left out of every sum. */
+            unconvertible_invoice_count: number;
+        };
+        PredictedOverdueQuery: {
+            /**
+             * Format: date
+             * @description The date at which aging is evaluated (typically a quarter end).
+             */
+            as_of_date: string;
+            /** @description Only invoices of these business units. */
+            business_unit_id__in?: string[];
+            /**
+             * Format: date
+             * @description "Today" for the probabilities (invoices are known to be unpaid on this date); default: today's date in the organization's timezone.
+             */
+            evaluated_at?: string;
+            /** @description 1 to 10 aging tiers. */
+            tiers: components["schemas"]["PredictedOverdueTier"][];
+        };
+        PredictedOverdueTier: {
+            /** @description Threshold in local (base) currency: the tier trips when the aged sum exceeds it. */
+            amount_lc: string;
+            /** @description Aged more than this many days past net due at `as_of_date`. */
+            days: number;
+        };
+        PredictedOverdueTrippedTier: {
+            /** @description The customer's aged sum for the tier, 2 decimals. */
+            amount_lc: string;
+            /** @description The tier's `amount_lc` with 2 decimals. */
+            amount_threshold_lc: string;
+            /** @description The tier's `days`, as a string (spec 4.3.2), e.g. "30". */
+            days: string;
+            invoice_count: number;
+            trip_probability: number;
+            /** @description Guaranteed bound: the exact probability lies within ± this of `trip_probability`. 0 (or below 1e-13) when computed exactly. */
+            trip_probability_max_error: number;
+        };
         /** @description Error body of /v1 endpoints. */
-        ErrorV1: {
+        ProblemV1: {
             data: Record<string, never>;
             error: string;
             message: string;
         };
-        /** @description Error body of /v2 endpoints. */
-        ErrorV2: {
+        /** @description Error body of /v2 endpoints (problem details: `type` is a stable identifier of the kind of error). */
+        ProblemV2: {
             detail: string | null;
             /** @description Present on request-validation errors: one entry per problem. */
-            errors?: {
-                /**
-                 * @example [
-                 *       "body",
-                 *       "tiers",
-                 *       0,
-                 *       "days"
-                 *     ]
-                 */
-                loc: (string | number)[];
-                msg: string;
-                type: string;
-            }[];
+            errors?: components["schemas"]["ValidationIssue"][];
             status: number;
             title: string;
             /** @example entity-not-found */
             type: string;
         };
+        Provider: {
+            /** @enum {string} */
+            auth_type: "oauth2" | "api_key" | "basic" | "none";
+            cash_app_features: {
+                /** @default false */
+                can_post_on_account_payment: boolean;
+                /** @default false */
+                can_unpost_payment: boolean;
+            };
+            categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
+            /** @description Brand colour, #RRGGBB. */
+            color: string;
+            connection_guide_url: string;
+            connection_instructions: string[];
+            description: string;
+            display_name: string;
+            documentation_url: string;
+            /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
+            is_api_connection: boolean;
+            /** @description A working adapter exists and connections to this provider can be created. */
+            is_enabled: boolean;
+            /** @description The platform's adapter can run a sync on request. */
+            is_manual_sync_supported: boolean;
+            /** @description The platform's adapter receives the provider's webhooks. */
+            is_webhooks_supported: boolean;
+            /** @description Wide logo as an SVG data URI. */
+            logo: string;
+            /** @description Square logo as an SVG data URI. */
+            logo_square: string;
+            /** @description Stable identifier; the `provider_name` of connections. */
+            name: string;
+            /** @constant */
+            object: "provider";
+            /** @description Settings a connection to this provider must have before it can sync. */
+            required_settings: string[];
+            short_description: string;
+            website: string | null;
+        };
+        /** @description A page of Provider records. */
+        ProviderPage: {
+            current_page: number;
+            data: components["schemas"]["Provider"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description Up to 100 records. A body that is not an array, or a longer one, is refused whole (422) and nothing is written. */
+        PushMiddlewareCustomersRequest: unknown[];
+        /** @description Up to 100 records. A body that is not an array, or a longer one, is refused whole (422) and nothing is written. */
+        PushMiddlewareInvoicesRequest: unknown[];
+        PushResult: {
+            /** @description When the request was received (ISO 8601 UTC). */
+            received_at: string;
+            /** @description One result per record, in request order. */
+            results: {
+                /** @description Stable error code when `success` is false, else null. */
+                error_code: string | null;
+                /** @description What is wrong, naming the field(s), when `success` is false, else null. */
+                message: string | null;
+                /** @description The record's key in the source system (null when the record has none). */
+                remote_id: string | null;
+                /** @description Our id of the stored row; stable across re-pushes. Null on failure. */
+                service_id: string | null;
+                success: boolean;
+            }[];
+        };
+        Remittance: {
+            agent_confidence_reason: string;
+            /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt. */
+            agent_confidence_score: number;
+            agent_error_code: string | null;
+            agent_uncertainties: string[];
+            allocations: components["schemas"]["RemittanceAllocation"][];
+            /** @description The CSV remittance advice the remittance was created from; null for JSON. */
+            attachment: {
+                content_type: string;
+                file_name: string | null;
+                /** @constant */
+                object: "attachment";
+                size: number;
+            } | null;
+            /** @description The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`. */
+            bank_transaction_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string | null;
+            /** @description The email the advice arrived in; remittances created through the API have none. */
+            email: null;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "remittance";
+            partner: {
+                account_number: string | null;
+                email: string | null;
+                id: string;
+                name: string;
+                /** @constant */
+                object: "partner";
+            } | null;
+            payee_bank_details: components["schemas"]["RemittanceBankDetails"];
+            payer_bank_details: components["schemas"]["RemittanceBankDetails"];
+            payer_email: string | null;
+            payer_name: string | null;
+            payment_method: string | null;
+            /** @enum {string} */
+            status: "submitted" | "applied";
+            transaction_amount: number | null;
+            transaction_date: string | null;
+            transaction_number: string | null;
+        };
+        RemittanceAllocation: {
+            amount_discount: number;
+            amount_paid: number;
+            amount_withheld: number;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            invoice: {
+                /** @description The invoice total (document currency). */
+                amount_due: number;
+                /** @description What has been paid of it so far: total minus the open amount the ledger reports. */
+                amount_paid: number;
+                currency: string;
+                due_date: string | null;
+                id: string;
+            } | null;
+            /** @description The ledger invoice the number was linked to; null when none (see agent_uncertainties). */
+            invoice_id: string | null;
+            invoice_number: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "remittance_allocation";
+            remittance_id: string;
+        };
+        RemittanceBankDetails: {
+            account_number: string | null;
+            bank_name: string | null;
+            bank_number: string | null;
+            branch_number: string | null;
+            iban: string | null;
+            type: string | null;
+        } | null;
+        /** @description A page of Remittance records. */
+        RemittancePage: {
+            current_page: number;
+            data: components["schemas"]["Remittance"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        ReportMiddlewarePaymentFailedRequest: {
+            error: string;
+        };
+        ReportMiddlewarePaymentPostedRequest: {
+            erp_document_number: string;
+        };
+        SendPaymentReceiptRequest: {
+            /** Format: uuid */
+            payment_id: string;
+        };
+        SyncRun: {
+            /** @description The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry). */
+            attempt: number;
+            /** @description Shared by the runs of one sync (UUID). */
+            batch_id: string;
+            /** @description When the run completed, failed or was cancelled. */
+            completed_at: string | null;
+            connection_id: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description The entity the run belongs to: the connection id. */
+            entity_id: string | null;
+            /** @description Why the run failed. */
+            error: string | null;
+            /** @description Always null: no provider syncs through files yet. */
+            file_id: string | null;
+            /** @description UUIDv7 */
+            id: string;
+            /** @description The model had never synced: everything up to `timerange_end` is read. */
+            is_initial_sync: boolean;
+            /** @description Requested through POST .../sync rather than by the schedule. */
+            is_one_off: boolean;
+            /** @description The connection model this run syncs. */
+            model_id: string;
+            /** @description Name of that model (`customers`, `invoices`, `credit_memos`). */
+            model_name: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "sync_run";
+            /** @description Where the next page starts. QuickBooks Online: `mode` (`full` or `incremental`), `phase` (`changes` = the change-data-capture step for deletions, then `query`), `since` (LastUpdatedTime of the last record read), `seen` (Ids already read at exactly that time), `max_results`, and while a crowded second is read by Id `after_id` / then `strict`; `done: true` after the last page. Committed with each page, so a retried run resumes there. */
+            pagination_state: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Records this run wrote to the ledger, deletions it applied included. */
+            records_synced: number;
+            started_at: string | null;
+            /**
+             * @description `scheduled` (created, waiting for its turn) → `running` (pages are being fetched) → `completed`, `failed` (see `error`) or `cancelled` (the sync was cancelled).
+             * @enum {string}
+             */
+            status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
+            /** @description The start of the sync; the next sync starts here. QuickBooks Online reads up to the moment it reads, so records changed during the sync are read too (and again next time). */
+            timerange_end: string | null;
+            /** @description Records changed at or after this time are read; null for an initial sync. */
+            timerange_start: string | null;
+        };
+        /** @description A page of SyncRun records. */
+        SyncRunPage: {
+            current_page: number;
+            data: components["schemas"]["SyncRun"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        SyncStarted: {
+            /** @description Shared by the sync runs of this sync. */
+            batch_id: string;
+            connection_id: string;
+            /** @constant */
+            object: "connection_sync";
+            /** @description One `scheduled` run per read-enabled model, in sync order. */
+            sync_runs: components["schemas"]["SyncRun"][];
+            /** @description Temporal workflow id, `connection-sync-<connection_id>-<batch_id>`. */
+            workflow_id: string;
+        };
+        UpdateAdjustmentRequest: {
+            automated?: boolean;
+            description?: string | null;
+            is_active?: boolean;
+            /** Format: uuid */
+            ledger_account_id?: string;
+            name?: string;
+        };
+        UpdateConnectionRequest: {
+            is_sync_disabled?: boolean;
+            name?: string;
+            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting. */
+            settings?: {
+                [key: string]: unknown;
+            };
+        };
+        UpdatePaymentRequest: {
+            allocations: {
+                /** @description Amount booked to the adjustment (relieves the invoice). Default 0. */
+                adjustment_amount?: string | number;
+                /** @description Adjustment (fee, write-off, …) booked for adjustment_amount. */
+                adjustment_id?: string | null;
+                /** @description Discount granted (relieves the invoice, not the transaction). Default 0. */
+                amount_discount?: string | number;
+                /** @description Cash applied to the invoice (counts against the transaction amount). */
+                amount_paid: string | number;
+                /** @description Amount withheld, e.g. tax (relieves the invoice). Default 0. */
+                amount_withheld?: string | number;
+                /**
+                 * Format: uuid
+                 * @description An open invoice of the organization, in the transaction's currency.
+                 */
+                invoice_id: string;
+            }[];
+            /** @description The payer; must be a partner of the organization. */
+            partner_id?: string | null;
+        };
+        UpdateUserRequest: {
+            /** @description Units a member may access (admins access all). */
+            business_unit_ids?: string[];
+            /** @description Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422. */
+            permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
+        };
+        UploadBankStatementForm: {
+            /**
+             * Format: binary
+             * @description The statement file.
+             */
+            file: string;
+            /**
+             * @description Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).
+             * @enum {string}
+             */
+            format?: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            /** @description CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}. */
+            mapping?: string;
+        };
+        UploadBankStatementRequest: {
+            /** @description Identifier (IBAN or account number) of the bank account. */
+            account: string;
+            closing_balance?: (string | number) | null;
+            /**
+             * @description Statement (account) currency.
+             * @enum {string}
+             */
+            currency: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
+            /**
+             * @description `json` (the default) for this form.
+             * @constant
+             */
+            format?: "json";
+            opening_balance?: (string | number) | null;
+            statement_date?: string | null;
+            statement_number?: string | null;
+            transactions: {
+                /** @description Signed amount: credits (money in) positive, debits negative. */
+                amount: string | number;
+                /** @description The bank's reference of the line; with the account it forms the unique import id. */
+                bank_reference?: string | null;
+                booking_date?: string | null;
+                /** @description Counterparty IBAN or account number. */
+                counterparty_account?: string | null;
+                counterparty_bank_code?: string | null;
+                counterparty_name?: string | null;
+                /**
+                 * @description Default: the statement currency.
+                 * @enum {string}
+                 */
+                currency?: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
+                end_to_end_id?: string | null;
+                remittance_information?: string | null;
+                transaction_code?: string | null;
+                value_date?: string | null;
+            }[];
+        };
+        User: {
+            /** @description Units a member may access; admins access all. */
+            business_unit_ids: string[];
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            email: string;
+            id: string;
+            is_active: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "user";
+            organization_id: string;
+            /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
+            permissions: string[];
+            /** @enum {string} */
+            role: "admin" | "member";
+        };
+        /** @description A page of User records. */
+        UserPage: {
+            current_page: number;
+            data: components["schemas"]["User"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description One problem of a request: where (`loc`: location, then the path inside it) and what. */
+        ValidationIssue: {
+            /**
+             * @example [
+             *       "body",
+             *       "tiers",
+             *       0,
+             *       "days"
+             *     ]
+             */
+            loc: (string | number)[];
+            msg: string;
+            type: string;
+        };
         /** @description Validation error body of /v1 endpoints: detail[location][field] lists the messages. */
-        ValidationErrorV1: {
+        ValidationProblemV1: {
             detail: {
                 [key: string]: {
                     [key: string]: string[];
@@ -1150,12 +2341,12 @@ export interface operations {
                 /** @description transaction_date on or before (YYYY-MM-DD). */
                 date_to?: string;
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 partner_id?: string;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
                 status?: "submitted" | "applied";
             };
             header?: never;
@@ -1170,95 +2361,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            agent_confidence_reason: string;
-                            /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt. */
-                            agent_confidence_score: number;
-                            agent_error_code: string | null;
-                            agent_uncertainties: string[];
-                            allocations: {
-                                amount_discount: number;
-                                amount_paid: number;
-                                amount_withheld: number;
-                                /** @description ISO 8601 UTC */
-                                created_at: string;
-                                id: string;
-                                invoice: {
-                                    /** @description The invoice total (document currency). */
-                                    amount_due: number;
-                                    /** @description What has been paid of it so far: total minus the open amount the ledger reports. */
-                                    amount_paid: number;
-                                    currency: string;
-                                    due_date: string | null;
-                                    id: string;
-                                } | null;
-                                /** @description The ledger invoice the number was linked to; null when none (see agent_uncertainties). */
-                                invoice_id: string | null;
-                                invoice_number: string;
-                                /** @description ISO 8601 UTC */
-                                modified_at: string;
-                                /** @constant */
-                                object: "remittance_allocation";
-                                remittance_id: string;
-                            }[];
-                            /** @description The CSV remittance advice the remittance was created from; null for JSON. */
-                            attachment: {
-                                content_type: string;
-                                file_name: string | null;
-                                /** @constant */
-                                object: "attachment";
-                                size: number;
-                            } | null;
-                            /** @description The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`. */
-                            bank_transaction_id: string | null;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            currency: string | null;
-                            /** @description The email the advice arrived in; remittances created through the API have none. */
-                            email: null;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "remittance";
-                            partner: {
-                                account_number: string | null;
-                                email: string | null;
-                                id: string;
-                                name: string;
-                                /** @constant */
-                                object: "partner";
-                            } | null;
-                            payee_bank_details: {
-                                account_number: string | null;
-                                bank_name: string | null;
-                                bank_number: string | null;
-                                branch_number: string | null;
-                                iban: string | null;
-                                type: string | null;
-                            } | null;
-                            payer_bank_details: {
-                                account_number: string | null;
-                                bank_name: string | null;
-                                bank_number: string | null;
-                                branch_number: string | null;
-                                iban: string | null;
-                                type: string | null;
-                            } | null;
-                            payer_email: string | null;
-                            payer_name: string | null;
-                            payment_method: string | null;
-                            /** @enum {string} */
-                            status: "submitted" | "applied";
-                            transaction_amount: number | null;
-                            transaction_date: string | null;
-                            transaction_number: string | null;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["RemittancePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -1267,7 +2370,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -1276,7 +2379,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -1285,7 +2388,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationErrorV1"];
+                    "application/json": components["schemas"]["ValidationProblemV1"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -1294,7 +2397,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Unexpected error */
@@ -1303,7 +2406,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
         };
@@ -1317,48 +2420,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    allocations: {
-                        /**
-                         * @description Discount taken.
-                         * @default 0
-                         */
-                        amount_discount?: number;
-                        /** @description Amount paid against the invoice. */
-                        amount_paid: number;
-                        /**
-                         * @description Amount withheld (e.g. withholding tax).
-                         * @default 0
-                         */
-                        amount_withheld?: number;
-                        invoice_number: string;
-                    }[];
-                    /** @description ISO 4217; default: the linked invoices' currency, else the organization base currency. */
-                    currency?: string | null;
-                    payee_bank_details?: {
-                        account_number?: string | null;
-                        bank_name?: string | null;
-                        bank_number?: string | null;
-                        branch_number?: string | null;
-                        iban?: string | null;
-                        type?: string | null;
-                    } | null;
-                    payer_bank_details?: {
-                        account_number?: string | null;
-                        bank_name?: string | null;
-                        bank_number?: string | null;
-                        branch_number?: string | null;
-                        iban?: string | null;
-                        type?: string | null;
-                    } | null;
-                    payer_email?: string | null;
-                    payer_name?: string | null;
-                    payment_method?: string | null;
-                    transaction_amount?: number | null;
-                    /** @description YYYY-MM-DD */
-                    transaction_date?: string | null;
-                    transaction_number?: string | null;
-                };
+                "application/json": components["schemas"]["CreateRemittanceRequest"];
             };
         };
         responses: {
@@ -1368,90 +2430,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        agent_confidence_reason: string;
-                        /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt. */
-                        agent_confidence_score: number;
-                        agent_error_code: string | null;
-                        agent_uncertainties: string[];
-                        allocations: {
-                            amount_discount: number;
-                            amount_paid: number;
-                            amount_withheld: number;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice: {
-                                /** @description The invoice total (document currency). */
-                                amount_due: number;
-                                /** @description What has been paid of it so far: total minus the open amount the ledger reports. */
-                                amount_paid: number;
-                                currency: string;
-                                due_date: string | null;
-                                id: string;
-                            } | null;
-                            /** @description The ledger invoice the number was linked to; null when none (see agent_uncertainties). */
-                            invoice_id: string | null;
-                            invoice_number: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "remittance_allocation";
-                            remittance_id: string;
-                        }[];
-                        /** @description The CSV remittance advice the remittance was created from; null for JSON. */
-                        attachment: {
-                            content_type: string;
-                            file_name: string | null;
-                            /** @constant */
-                            object: "attachment";
-                            size: number;
-                        } | null;
-                        /** @description The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`. */
-                        bank_transaction_id: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string | null;
-                        /** @description The email the advice arrived in; remittances created through the API have none. */
-                        email: null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "remittance";
-                        partner: {
-                            account_number: string | null;
-                            email: string | null;
-                            id: string;
-                            name: string;
-                            /** @constant */
-                            object: "partner";
-                        } | null;
-                        payee_bank_details: {
-                            account_number: string | null;
-                            bank_name: string | null;
-                            bank_number: string | null;
-                            branch_number: string | null;
-                            iban: string | null;
-                            type: string | null;
-                        } | null;
-                        payer_bank_details: {
-                            account_number: string | null;
-                            bank_name: string | null;
-                            bank_number: string | null;
-                            branch_number: string | null;
-                            iban: string | null;
-                            type: string | null;
-                        } | null;
-                        payer_email: string | null;
-                        payer_name: string | null;
-                        payment_method: string | null;
-                        /** @enum {string} */
-                        status: "submitted" | "applied";
-                        transaction_amount: number | null;
-                        transaction_date: string | null;
-                        transaction_number: string | null;
-                    };
+                    "application/json": components["schemas"]["Remittance"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -1460,7 +2439,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -1469,7 +2448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Request body too large */
@@ -1478,7 +2457,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -1487,7 +2475,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationErrorV1"];
+                    "application/json": components["schemas"]["ValidationProblemV1"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -1496,7 +2484,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Unexpected error */
@@ -1505,7 +2493,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
         };
@@ -1527,90 +2515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        agent_confidence_reason: string;
-                        /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt. */
-                        agent_confidence_score: number;
-                        agent_error_code: string | null;
-                        agent_uncertainties: string[];
-                        allocations: {
-                            amount_discount: number;
-                            amount_paid: number;
-                            amount_withheld: number;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice: {
-                                /** @description The invoice total (document currency). */
-                                amount_due: number;
-                                /** @description What has been paid of it so far: total minus the open amount the ledger reports. */
-                                amount_paid: number;
-                                currency: string;
-                                due_date: string | null;
-                                id: string;
-                            } | null;
-                            /** @description The ledger invoice the number was linked to; null when none (see agent_uncertainties). */
-                            invoice_id: string | null;
-                            invoice_number: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "remittance_allocation";
-                            remittance_id: string;
-                        }[];
-                        /** @description The CSV remittance advice the remittance was created from; null for JSON. */
-                        attachment: {
-                            content_type: string;
-                            file_name: string | null;
-                            /** @constant */
-                            object: "attachment";
-                            size: number;
-                        } | null;
-                        /** @description The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`. */
-                        bank_transaction_id: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string | null;
-                        /** @description The email the advice arrived in; remittances created through the API have none. */
-                        email: null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "remittance";
-                        partner: {
-                            account_number: string | null;
-                            email: string | null;
-                            id: string;
-                            name: string;
-                            /** @constant */
-                            object: "partner";
-                        } | null;
-                        payee_bank_details: {
-                            account_number: string | null;
-                            bank_name: string | null;
-                            bank_number: string | null;
-                            branch_number: string | null;
-                            iban: string | null;
-                            type: string | null;
-                        } | null;
-                        payer_bank_details: {
-                            account_number: string | null;
-                            bank_name: string | null;
-                            bank_number: string | null;
-                            branch_number: string | null;
-                            iban: string | null;
-                            type: string | null;
-                        } | null;
-                        payer_email: string | null;
-                        payer_name: string | null;
-                        payment_method: string | null;
-                        /** @enum {string} */
-                        status: "submitted" | "applied";
-                        transaction_amount: number | null;
-                        transaction_date: string | null;
-                        transaction_number: string | null;
-                    };
+                    "application/json": components["schemas"]["Remittance"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -1619,7 +2524,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -1628,7 +2533,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -1637,7 +2542,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -1646,7 +2551,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationErrorV1"];
+                    "application/json": components["schemas"]["ValidationProblemV1"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -1655,7 +2560,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Unexpected error */
@@ -1664,7 +2569,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
         };
@@ -1673,16 +2578,16 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description ISO 4217; default: the linked invoices' currency, else the organization base currency. */
-                currency?: string | null;
+                currency?: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
                 /** @description Name of the advice file, kept on the attachment. */
                 file_name?: string;
-                payer_email?: string | null;
-                payer_name?: string | null;
-                payment_method?: string | null;
+                payer_email?: string;
+                payer_name?: string;
+                payment_method?: string;
                 transaction_amount?: string;
                 /** @description YYYY-MM-DD */
-                transaction_date?: string | null;
-                transaction_number?: string | null;
+                transaction_date?: string;
+                transaction_number?: string;
             };
             header?: never;
             path?: never;
@@ -1700,90 +2605,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        agent_confidence_reason: string;
-                        /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt. */
-                        agent_confidence_score: number;
-                        agent_error_code: string | null;
-                        agent_uncertainties: string[];
-                        allocations: {
-                            amount_discount: number;
-                            amount_paid: number;
-                            amount_withheld: number;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice: {
-                                /** @description The invoice total (document currency). */
-                                amount_due: number;
-                                /** @description What has been paid of it so far: total minus the open amount the ledger reports. */
-                                amount_paid: number;
-                                currency: string;
-                                due_date: string | null;
-                                id: string;
-                            } | null;
-                            /** @description The ledger invoice the number was linked to; null when none (see agent_uncertainties). */
-                            invoice_id: string | null;
-                            invoice_number: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "remittance_allocation";
-                            remittance_id: string;
-                        }[];
-                        /** @description The CSV remittance advice the remittance was created from; null for JSON. */
-                        attachment: {
-                            content_type: string;
-                            file_name: string | null;
-                            /** @constant */
-                            object: "attachment";
-                            size: number;
-                        } | null;
-                        /** @description The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`. */
-                        bank_transaction_id: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string | null;
-                        /** @description The email the advice arrived in; remittances created through the API have none. */
-                        email: null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "remittance";
-                        partner: {
-                            account_number: string | null;
-                            email: string | null;
-                            id: string;
-                            name: string;
-                            /** @constant */
-                            object: "partner";
-                        } | null;
-                        payee_bank_details: {
-                            account_number: string | null;
-                            bank_name: string | null;
-                            bank_number: string | null;
-                            branch_number: string | null;
-                            iban: string | null;
-                            type: string | null;
-                        } | null;
-                        payer_bank_details: {
-                            account_number: string | null;
-                            bank_name: string | null;
-                            bank_number: string | null;
-                            branch_number: string | null;
-                            iban: string | null;
-                            type: string | null;
-                        } | null;
-                        payer_email: string | null;
-                        payer_name: string | null;
-                        payment_method: string | null;
-                        /** @enum {string} */
-                        status: "submitted" | "applied";
-                        transaction_amount: number | null;
-                        transaction_date: string | null;
-                        transaction_number: string | null;
-                    };
+                    "application/json": components["schemas"]["Remittance"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -1792,7 +2614,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -1801,7 +2623,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Request body too large */
@@ -1810,7 +2632,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -1819,7 +2650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationErrorV1"];
+                    "application/json": components["schemas"]["ValidationProblemV1"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -1828,7 +2659,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
             /** @description Unexpected error */
@@ -1837,7 +2668,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV1"];
+                    "application/json": components["schemas"]["ProblemV1"];
                 };
             };
         };
@@ -1848,11 +2679,11 @@ export interface operations {
                 /** @description Only active (`true`) or inactive (`false`) adjustments. */
                 is_active?: "true" | "false";
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
             };
             header?: never;
             path?: never;
@@ -1866,44 +2697,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description Applied automatically during payment processing. */
-                            automated: boolean;
-                            /** @description False for system adjustments: they can only be deactivated. */
-                            can_delete: boolean;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            description: string | null;
-                            id: string;
-                            /** @description Available for use. */
-                            is_active: boolean;
-                            /** @description Created by the system rather than a user. */
-                            is_system: boolean;
-                            ledger_account: {
-                                /** @enum {string} */
-                                classification: "asset" | "liability" | "equity" | "revenue" | "expense";
-                                /** @description ISO 8601 UTC */
-                                created_at: string;
-                                id: string;
-                                /** @description ISO 8601 UTC */
-                                modified_at: string;
-                                name: string;
-                                number: string;
-                                /** @constant */
-                                object: "ledger_account";
-                            };
-                            ledger_account_id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            name: string;
-                            /** @constant */
-                            object: "adjustment";
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["AdjustmentPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -1912,7 +2706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -1921,7 +2715,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -1930,7 +2724,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -1939,7 +2733,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -1948,7 +2742,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -1962,33 +2756,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Applied automatically during payment processing.
-                     * @default false
-                     */
-                    automated?: boolean;
-                    description?: string | null;
-                    /** @default true */
-                    is_active?: boolean;
-                    /** @description A new ledger account created with the adjustment (instead of ledger_account_id). */
-                    ledger_account?: {
-                        /**
-                         * @default expense
-                         * @enum {string}
-                         */
-                        classification?: "asset" | "liability" | "equity" | "revenue" | "expense";
-                        name: string;
-                        /** @description Account number in the organization's chart of accounts; unique per organization. */
-                        number: string;
-                    };
-                    /**
-                     * Format: uuid
-                     * @description An existing ledger account of the organization.
-                     */
-                    ledger_account_id?: string;
-                    name: string;
-                };
+                "application/json": components["schemas"]["CreateAdjustmentRequest"];
             };
         };
         responses: {
@@ -1998,39 +2766,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Applied automatically during payment processing. */
-                        automated: boolean;
-                        /** @description False for system adjustments: they can only be deactivated. */
-                        can_delete: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        description: string | null;
-                        id: string;
-                        /** @description Available for use. */
-                        is_active: boolean;
-                        /** @description Created by the system rather than a user. */
-                        is_system: boolean;
-                        ledger_account: {
-                            /** @enum {string} */
-                            classification: "asset" | "liability" | "equity" | "revenue" | "expense";
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            name: string;
-                            number: string;
-                            /** @constant */
-                            object: "ledger_account";
-                        };
-                        ledger_account_id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "adjustment";
-                    };
+                    "application/json": components["schemas"]["Adjustment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2039,7 +2775,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2048,7 +2784,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -2057,7 +2793,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -2066,7 +2802,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2075,7 +2820,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2084,7 +2829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2093,7 +2838,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2115,39 +2860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Applied automatically during payment processing. */
-                        automated: boolean;
-                        /** @description False for system adjustments: they can only be deactivated. */
-                        can_delete: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        description: string | null;
-                        id: string;
-                        /** @description Available for use. */
-                        is_active: boolean;
-                        /** @description Created by the system rather than a user. */
-                        is_system: boolean;
-                        ledger_account: {
-                            /** @enum {string} */
-                            classification: "asset" | "liability" | "equity" | "revenue" | "expense";
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            name: string;
-                            number: string;
-                            /** @constant */
-                            object: "ledger_account";
-                        };
-                        ledger_account_id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "adjustment";
-                    };
+                    "application/json": components["schemas"]["Adjustment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2156,7 +2869,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2165,7 +2878,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -2174,7 +2887,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2183,7 +2896,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2192,7 +2905,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2201,7 +2914,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2230,7 +2943,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2239,7 +2952,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -2248,7 +2961,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -2257,7 +2970,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2266,7 +2979,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2275,7 +2988,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2284,7 +2997,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2300,14 +3013,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    automated?: boolean;
-                    description?: string | null;
-                    is_active?: boolean;
-                    /** Format: uuid */
-                    ledger_account_id?: string;
-                    name?: string;
-                };
+                "application/json": components["schemas"]["UpdateAdjustmentRequest"];
             };
         };
         responses: {
@@ -2317,39 +3023,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Applied automatically during payment processing. */
-                        automated: boolean;
-                        /** @description False for system adjustments: they can only be deactivated. */
-                        can_delete: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        description: string | null;
-                        id: string;
-                        /** @description Available for use. */
-                        is_active: boolean;
-                        /** @description Created by the system rather than a user. */
-                        is_system: boolean;
-                        ledger_account: {
-                            /** @enum {string} */
-                            classification: "asset" | "liability" | "equity" | "revenue" | "expense";
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            name: string;
-                            number: string;
-                            /** @constant */
-                            object: "ledger_account";
-                        };
-                        ledger_account_id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "adjustment";
-                    };
+                    "application/json": components["schemas"]["Adjustment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2358,7 +3032,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2367,7 +3041,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -2376,7 +3050,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -2385,7 +3059,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2394,7 +3077,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2403,7 +3086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2412,7 +3095,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2421,11 +3104,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
             };
             header?: never;
             path?: never;
@@ -2439,24 +3122,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @enum {string} */
-                            classification: "asset" | "liability" | "equity" | "revenue" | "expense";
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            name: string;
-                            number: string;
-                            /** @constant */
-                            object: "ledger_account";
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["LedgerAccountPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2465,7 +3131,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2474,7 +3140,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2483,7 +3149,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2492,7 +3158,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2501,7 +3167,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2515,16 +3181,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @default expense
-                     * @enum {string}
-                     */
-                    classification?: "asset" | "liability" | "equity" | "revenue" | "expense";
-                    name: string;
-                    /** @description Account number in the organization's chart of accounts; unique per organization. */
-                    number: string;
-                };
+                "application/json": components["schemas"]["CreateLedgerAccountRequest"];
             };
         };
         responses: {
@@ -2534,19 +3191,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        classification: "asset" | "liability" | "equity" | "revenue" | "expense";
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        number: string;
-                        /** @constant */
-                        object: "ledger_account";
-                    };
+                    "application/json": components["schemas"]["LedgerAccount"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2555,7 +3200,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2564,7 +3209,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -2573,7 +3218,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -2582,7 +3227,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2591,7 +3245,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2600,7 +3254,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2609,7 +3263,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2629,22 +3283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description One entry for every collection, in enum order, with zero counts where there is nothing. */
-                        collections: {
-                            article_count: number;
-                            /** @enum {string} */
-                            collection: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
-                            /** @default 0 */
-                            pending_proposal_count: number;
-                        }[];
-                        /** @description Knowledge proposals awaiting review. */
-                        pending_proposals: number;
-                        /** @description Live (non-archived) articles in all collections. */
-                        total_articles: number;
-                        /** @description Collections holding at least one live article. */
-                        total_collections: number;
-                    };
+                    "application/json": components["schemas"]["PlaybookStats"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2653,7 +3292,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2662,7 +3301,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2671,7 +3310,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2680,7 +3319,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2706,27 +3345,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        currency: string;
-                        is_multi_currency: boolean;
-                        needs_allocation: {
-                            count: number;
-                            /** @description Decimal string with 2 decimals. */
-                            total_amount: string;
-                        };
-                        posting_errors_count: number;
-                        potential_payments: {
-                            count: number;
-                            /** @description Decimal string with 2 decimals. */
-                            total_amount: string;
-                        };
-                        ready_to_post: {
-                            count: number;
-                            /** @description Decimal string with 2 decimals. */
-                            total_amount: string;
-                        };
-                        total_count: number;
-                    };
+                    "application/json": components["schemas"]["BankTransactionMetrics"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2735,7 +3354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2744,7 +3363,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2753,7 +3372,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2762,7 +3381,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2771,7 +3390,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2785,21 +3404,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The date at which aging is evaluated (typically a quarter end). */
-                    as_of_date: string;
-                    /** @description Only invoices of these business units. */
-                    business_unit_id__in?: string[];
-                    /** @description "Today" for the probabilities (invoices are known to be unpaid on this date); default: today's date in the organization's timezone. */
-                    evaluated_at?: string;
-                    /** @description 1 to 10 aging tiers. */
-                    tiers: {
-                        /** @description Threshold in local (base) currency: the tier trips when the aged sum exceeds it. */
-                        amount_lc: string;
-                        /** @description Aged more than this many days past net due at `as_of_date`. */
-                        days: number;
-                    }[];
-                };
+                "application/json": components["schemas"]["PredictedOverdueQuery"];
             };
         };
         responses: {
@@ -2809,43 +3414,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        as_of_date: string;
-                        /** @description The organization base currency: every amount is in it. */
-                        currency: string;
-                        customers: {
-                            history_count: number;
-                            partner_account_number: string | null;
-                            partner_id: string;
-                            partner_name: string;
-                            total_open_lc: string;
-                            tripped_tiers: {
-                                /** @description The customer's aged sum for the tier, 2 decimals. */
-                                amount_lc: string;
-                                /** @description The tier's `amount_lc` with 2 decimals. */
-                                amount_threshold_lc: string;
-                                /** @description The tier's `days`, as a string (spec 4.3.2), e.g. "30". */
-                                days: string;
-                                invoice_count: number;
-                                trip_probability: number;
-                                /** @description Guaranteed bound: the exact probability lies within ± this of `trip_probability`. 0 (or below 1e-13) when computed exactly. */
-                                trip_probability_max_error: number;
-                            }[];
-                            /** @description Open invoices of the customer in scope left out of every sum: no local-currency amount and no exchange rate to the base currency. */
-                            unconvertible_invoice_count: number;
-                        }[];
-                        tiers: {
-                            amount_lc: string;
-                            days: number;
-                        }[];
-                        /** @description Over all customers in scope: currencies of open invoices that could not be converted (no stored rate), with how many; empty when every invoice counted. */
-                        unconvertible_currencies: {
-                            currency: string;
-                            invoice_count: number;
-                        }[];
-                        /** @description Their total: open invoices in scope left out of every sum. */
-                        unconvertible_invoice_count: number;
-                    };
+                    "application/json": components["schemas"]["PredictedOverdue"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2854,7 +3423,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2863,7 +3432,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -2872,7 +3441,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -2881,7 +3450,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2890,7 +3468,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2899,7 +3477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -2908,7 +3486,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -2917,11 +3495,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
             };
             header?: never;
             path?: never;
@@ -2935,27 +3513,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            expires_at: string | null;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            name: string;
-                            /** @constant */
-                            object: "api_key";
-                            revoked_at: string | null;
-                            /** @description The key itself: returned once, on creation only. Store it safely. */
-                            token?: string;
-                            /** @description First characters of the key, to tell keys apart. */
-                            token_hint: string;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["ApiKeyPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -2964,7 +3522,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -2973,7 +3531,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -2982,7 +3540,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -2991,7 +3549,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -3000,7 +3558,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -3014,11 +3572,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Optional expiry (ISO 8601); must be in the future. */
-                    expires_at?: string | null;
-                    name: string;
-                };
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
             };
         };
         responses: {
@@ -3028,22 +3582,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        expires_at: string | null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "api_key";
-                        revoked_at: string | null;
-                        /** @description The key itself: returned once, on creation only. Store it safely. */
-                        token?: string;
-                        /** @description First characters of the key, to tell keys apart. */
-                        token_hint: string;
-                    };
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -3052,7 +3591,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -3061,7 +3600,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -3070,7 +3609,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -3079,7 +3627,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -3088,7 +3636,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -3097,7 +3645,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -3119,22 +3667,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        expires_at: string | null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "api_key";
-                        revoked_at: string | null;
-                        /** @description The key itself: returned once, on creation only. Store it safely. */
-                        token?: string;
-                        /** @description First characters of the key, to tell keys apart. */
-                        token_hint: string;
-                    };
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -3143,7 +3676,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -3152,7 +3685,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -3161,7 +3694,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -3170,7 +3703,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -3179,7 +3712,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -3188,7 +3721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -3198,11 +3731,11 @@ export interface operations {
             query?: {
                 bank_account_id?: string;
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..200 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..200. */
-                size?: string;
+                size?: number;
                 status?: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
             };
             header?: never;
@@ -3217,60 +3750,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description IBAN or account number of the bank account. */
-                            account_identifier: string | null;
-                            approved_at: string | null;
-                            approved_by: string | null;
-                            bank_account_id: string | null;
-                            closing_balance: string | null;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            currency: string | null;
-                            /** @description Why processing failed (status `failed`). */
-                            error: string | null;
-                            file_name: string | null;
-                            file_sha256: string | null;
-                            /** @enum {string} */
-                            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "bank_statement";
-                            opening_balance: string | null;
-                            /** @enum {string} */
-                            source: "upload" | "connection";
-                            statement_date: string | null;
-                            statement_number: string | null;
-                            /**
-                             * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
-                             * @enum {string}
-                             */
-                            status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
-                            /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
-                            totals: {
-                                /** @description Credits (deposits, amount > 0). */
-                                credit_count: number;
-                                /** @description Sum of the credits, e.g. "1250.00". */
-                                credit_total: string;
-                                currency: string;
-                                /** @description Debits (amount < 0). */
-                                debit_count: number;
-                                /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
-                                debit_total: string;
-                            }[];
-                            /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
-                            transaction_count: number;
-                            uploaded_by: string | null;
-                            /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
-                            workflow_id: string | null;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["BankStatementPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -3279,7 +3759,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -3288,7 +3768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -3297,7 +3777,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -3306,7 +3786,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -3315,7 +3795,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -3329,94 +3809,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Identifier (IBAN or account number) of the bank account. */
-                    account?: string;
-                    closing_balance?: string | number | null;
-                    /** @description Statement (account) currency. */
-                    currency?: string;
-                    /** @description multipart only: the statement file. */
-                    file?: unknown;
-                    /**
-                     * @description Format of `file` (multipart; detected from the file when omitted, see the operation); `json` (default) for the JSON form.
-                     * @enum {string}
-                     */
-                    format?: "camt053" | "bai2" | "mt940" | "csv" | "json";
-                    /** @description CSV column mapping (multipart: a JSON text field). Required for `csv`. */
-                    mapping?: {
-                        /** @description Identifier (IBAN or account number) of the account the statement belongs to. */
-                        account: string;
-                        /** @description One signed amount column (credit positive, debit negative). */
-                        amount_column?: string;
-                        /** @description Counterparty IBAN or account number. */
-                        counterparty_account_column?: string;
-                        counterparty_name_column?: string;
-                        /** @description Unsigned credit amounts (with `debit_column`). */
-                        credit_column?: string;
-                        /** @description Fixed currency of every line (instead of `currency_column`). */
-                        currency?: string;
-                        /** @description Column holding each line's ISO 4217 currency. */
-                        currency_column?: string;
-                        /** @description Booking date column. */
-                        date_column: string;
-                        /**
-                         * @default YYYY-MM-DD
-                         * @enum {string}
-                         */
-                        date_format?: "YYYY-MM-DD" | "DD.MM.YYYY" | "DD/MM/YYYY" | "MM/DD/YYYY" | "YYYYMMDD" | "DD-MM-YYYY";
-                        /** @description Unsigned debit amounts (with `credit_column`, instead of `amount_column`). */
-                        debit_column?: string;
-                        /**
-                         * @default .
-                         * @enum {string}
-                         */
-                        decimal_separator?: "." | ",";
-                        /**
-                         * @default ,
-                         * @enum {string}
-                         */
-                        delimiter?: "," | ";" | "\t" | "|";
-                        end_to_end_id_column?: string;
-                        /** @description Bank reference of the line (used for the unique import id). */
-                        reference_column?: string;
-                        /** @description Remittance information (payment purpose). */
-                        remittance_column?: string;
-                        transaction_code_column?: string;
-                        /** @description Value date column (default: the booking date). */
-                        value_date_column?: string;
-                    };
-                    opening_balance?: string | number | null;
-                    statement_date?: string | null;
-                    statement_number?: string | null;
-                    transactions?: {
-                        /** @description Signed amount: credits (money in) positive, debits negative. */
-                        amount: string | number;
-                        /** @description The bank's reference of the line; with the account it forms the unique import id. */
-                        bank_reference?: string | null;
-                        booking_date?: string | null;
-                        /** @description Counterparty IBAN or account number. */
-                        counterparty_account?: string | null;
-                        counterparty_bank_code?: string | null;
-                        counterparty_name?: string | null;
-                        /** @description Default: the statement currency. */
-                        currency?: string;
-                        end_to_end_id?: string | null;
-                        remittance_information?: string | null;
-                        transaction_code?: string | null;
-                        value_date?: string | null;
-                    }[];
-                };
-                "multipart/form-data": {
-                    /** @description The statement file (binary). */
-                    file: string;
-                    /**
-                     * @description Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).
-                     * @enum {string}
-                     */
-                    format?: "camt053" | "bai2" | "mt940" | "csv" | "json";
-                    /** @description CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}. */
-                    mapping?: string;
-                };
+                "application/json": components["schemas"]["UploadBankStatementRequest"];
+                "multipart/form-data": components["schemas"]["UploadBankStatementForm"];
             };
         };
         responses: {
@@ -3426,55 +3820,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description IBAN or account number of the bank account. */
-                        account_identifier: string | null;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_account_id: string | null;
-                        closing_balance: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string | null;
-                        /** @description Why processing failed (status `failed`). */
-                        error: string | null;
-                        file_name: string | null;
-                        file_sha256: string | null;
-                        /** @enum {string} */
-                        format: "camt053" | "bai2" | "mt940" | "csv" | "json";
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "bank_statement";
-                        opening_balance: string | null;
-                        /** @enum {string} */
-                        source: "upload" | "connection";
-                        statement_date: string | null;
-                        statement_number: string | null;
-                        /**
-                         * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
-                         * @enum {string}
-                         */
-                        status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
-                        /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
-                        totals: {
-                            /** @description Credits (deposits, amount > 0). */
-                            credit_count: number;
-                            /** @description Sum of the credits, e.g. "1250.00". */
-                            credit_total: string;
-                            currency: string;
-                            /** @description Debits (amount < 0). */
-                            debit_count: number;
-                            /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
-                            debit_total: string;
-                        }[];
-                        /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
-                        transaction_count: number;
-                        uploaded_by: string | null;
-                        /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
-                        workflow_id: string | null;
-                    };
+                    "application/json": components["schemas"]["BankStatement"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -3483,7 +3829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -3492,7 +3838,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -3501,7 +3847,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -3510,7 +3856,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -3519,7 +3874,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -3528,7 +3883,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -3537,7 +3892,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -3562,100 +3926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description IBAN or account number of the bank account. */
-                        account_identifier: string | null;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_account_id: string | null;
-                        closing_balance: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string | null;
-                        /** @description Why processing failed (status `failed`). */
-                        error: string | null;
-                        file_name: string | null;
-                        file_sha256: string | null;
-                        /** @enum {string} */
-                        format: "camt053" | "bai2" | "mt940" | "csv" | "json";
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "bank_statement";
-                        opening_balance: string | null;
-                        /** @enum {string} */
-                        source: "upload" | "connection";
-                        statement_date: string | null;
-                        statement_number: string | null;
-                        /**
-                         * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
-                         * @enum {string}
-                         */
-                        status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
-                        /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
-                        totals: {
-                            /** @description Credits (deposits, amount > 0). */
-                            credit_count: number;
-                            /** @description Sum of the credits, e.g. "1250.00". */
-                            credit_total: string;
-                            currency: string;
-                            /** @description Debits (amount < 0). */
-                            debit_count: number;
-                            /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
-                            debit_total: string;
-                        }[];
-                        /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
-                        transaction_count: number;
-                        /** @description The first 1000 transactions in file order (absent with `transactions=omit`); page through all of them with GET /v2/bank-statements/{statement_id}/transactions. */
-                        transactions?: {
-                            /** @description Signed: credits (deposits) positive, debits negative. */
-                            amount: string;
-                            bank_account_id: string | null;
-                            bank_reference: string | null;
-                            booking_date: string | null;
-                            counterparty_account: string | null;
-                            counterparty_bank_code: string | null;
-                            counterparty_iban: string | null;
-                            counterparty_name: string | null;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            currency: string;
-                            end_to_end_id: string | null;
-                            id: string;
-                            is_deposit: boolean;
-                            /** @description Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization's own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal. */
-                            is_payment: boolean | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "bank_transaction";
-                            /** @description Payments proposed (unapproved) or approved for this transaction. */
-                            payments: {
-                                /** @description Decimal string with the currency's minor units, e.g. "1250.00". */
-                                amount: string;
-                                currency: string;
-                                id: string;
-                                match_score: number | null;
-                                partner_id: string | null;
-                                status: string;
-                            }[];
-                            remittance_information: string | null;
-                            /** @description Position in the statement file (1-based). */
-                            sequence: number;
-                            statement_id: string;
-                            /** @description Bank transaction code: CAMT Domn/Fmly/SubFmly, BAI2 type code, MT940 type; `R:` prefix for entries the bank marks as reversals. */
-                            transaction_code: string | null;
-                            /** @description Identity of the bank line, unique per organization: a line is imported once. CAMT.053 (the statement has its own id): `<account>:stmt:<Stmt/Id>:<entry reference>:<entry position>[.<transaction position>]`, so a re-export of the same statement maps onto the same lines while another day's statement is new even when the bank reuses its references. Other formats, by content: `<account>:ref:<bank reference>:<booking date>:<amount>` (a reference reused on another day or for another amount is another line), or `<account>:sha256:<hash of the line's fields>:<n>` without a reference. The nth identical id inside one file gets `#n` (`:n` for hashes). */
-                            unique_import_id: string;
-                            value_date: string | null;
-                        }[];
-                        /** @description With the inline transactions: whether the statement has more than 1000 (then only the first 1000 are inline). */
-                        transactions_truncated?: boolean;
-                        uploaded_by: string | null;
-                        /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
-                        workflow_id: string | null;
-                    };
+                    "application/json": components["schemas"]["BankStatementDetail"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -3664,7 +3935,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -3673,7 +3944,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -3682,7 +3953,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -3691,7 +3962,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -3700,7 +3971,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -3709,7 +3980,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -3738,7 +4009,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -3747,7 +4018,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -3756,7 +4027,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -3765,7 +4036,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -3774,7 +4045,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -3783,7 +4054,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -3792,7 +4063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -3814,55 +4085,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description IBAN or account number of the bank account. */
-                        account_identifier: string | null;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_account_id: string | null;
-                        closing_balance: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string | null;
-                        /** @description Why processing failed (status `failed`). */
-                        error: string | null;
-                        file_name: string | null;
-                        file_sha256: string | null;
-                        /** @enum {string} */
-                        format: "camt053" | "bai2" | "mt940" | "csv" | "json";
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "bank_statement";
-                        opening_balance: string | null;
-                        /** @enum {string} */
-                        source: "upload" | "connection";
-                        statement_date: string | null;
-                        statement_number: string | null;
-                        /**
-                         * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
-                         * @enum {string}
-                         */
-                        status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
-                        /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
-                        totals: {
-                            /** @description Credits (deposits, amount > 0). */
-                            credit_count: number;
-                            /** @description Sum of the credits, e.g. "1250.00". */
-                            credit_total: string;
-                            currency: string;
-                            /** @description Debits (amount < 0). */
-                            debit_count: number;
-                            /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
-                            debit_total: string;
-                        }[];
-                        /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
-                        transaction_count: number;
-                        uploaded_by: string | null;
-                        /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
-                        workflow_id: string | null;
-                    };
+                    "application/json": components["schemas"]["BankStatement"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -3871,7 +4094,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -3880,7 +4103,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -3889,7 +4112,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -3898,7 +4121,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -3907,7 +4130,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -3916,7 +4139,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -3925,7 +4148,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -3934,11 +4157,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
             };
             header?: never;
             path: {
@@ -3954,53 +4177,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description Signed: credits (deposits) positive, debits negative. */
-                            amount: string;
-                            bank_account_id: string | null;
-                            bank_reference: string | null;
-                            booking_date: string | null;
-                            counterparty_account: string | null;
-                            counterparty_bank_code: string | null;
-                            counterparty_iban: string | null;
-                            counterparty_name: string | null;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            currency: string;
-                            end_to_end_id: string | null;
-                            id: string;
-                            is_deposit: boolean;
-                            /** @description Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization's own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal. */
-                            is_payment: boolean | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "bank_transaction";
-                            /** @description Payments proposed (unapproved) or approved for this transaction. */
-                            payments: {
-                                /** @description Decimal string with the currency's minor units, e.g. "1250.00". */
-                                amount: string;
-                                currency: string;
-                                id: string;
-                                match_score: number | null;
-                                partner_id: string | null;
-                                status: string;
-                            }[];
-                            remittance_information: string | null;
-                            /** @description Position in the statement file (1-based). */
-                            sequence: number;
-                            statement_id: string;
-                            /** @description Bank transaction code: CAMT Domn/Fmly/SubFmly, BAI2 type code, MT940 type; `R:` prefix for entries the bank marks as reversals. */
-                            transaction_code: string | null;
-                            /** @description Identity of the bank line, unique per organization: a line is imported once. CAMT.053 (the statement has its own id): `<account>:stmt:<Stmt/Id>:<entry reference>:<entry position>[.<transaction position>]`, so a re-export of the same statement maps onto the same lines while another day's statement is new even when the bank reuses its references. Other formats, by content: `<account>:ref:<bank reference>:<booking date>:<amount>` (a reference reused on another day or for another amount is another line), or `<account>:sha256:<hash of the line's fields>:<n>` without a reference. The nth identical id inside one file gets `#n` (`:n` for hashes). */
-                            unique_import_id: string;
-                            value_date: string | null;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["BankTransactionPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4009,7 +4186,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4018,7 +4195,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -4027,7 +4204,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4036,7 +4213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4045,7 +4222,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4054,7 +4231,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4063,11 +4240,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
             };
             header?: never;
             path?: never;
@@ -4081,22 +4258,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            description: string | null;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            name: string;
-                            /** @constant */
-                            object: "business_unit";
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["BusinessUnitPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4105,7 +4267,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4114,7 +4276,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4123,7 +4285,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4132,7 +4294,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4141,7 +4303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4155,10 +4317,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    description?: string | null;
-                    name: string;
-                };
+                "application/json": components["schemas"]["CreateBusinessUnitRequest"];
             };
         };
         responses: {
@@ -4168,17 +4327,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        description: string | null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "business_unit";
-                    };
+                    "application/json": components["schemas"]["BusinessUnit"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4187,7 +4336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4196,7 +4345,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -4205,7 +4354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -4214,7 +4363,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4223,7 +4381,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4232,7 +4390,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4241,7 +4399,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4263,17 +4421,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        description: string | null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "business_unit";
-                    };
+                    "application/json": components["schemas"]["BusinessUnit"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4282,7 +4430,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4291,7 +4439,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -4300,7 +4448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4309,7 +4457,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4318,7 +4466,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4327,7 +4475,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4337,12 +4485,12 @@ export interface operations {
             query?: {
                 outreach_type?: "payment_receipt" | "remittance_request";
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 payment_id?: string;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
                 status?: "pending" | "sent" | "failed" | "skipped";
             };
             header?: never;
@@ -4357,37 +4505,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            bank_transaction_id: string | null;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            /** @description Message-ID of the email once sent. */
-                            email_id: string | null;
-                            /** @description The last sending error (also while retries are pending). */
-                            error: string | null;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "outreach_record";
-                            /** @enum {string} */
-                            outreach_type: "payment_receipt" | "remittance_request";
-                            partner_id: string | null;
-                            payment_id: string | null;
-                            recipient: string | null;
-                            sent_at: string | null;
-                            skip_reason: string | null;
-                            /**
-                             * @description `pending` until the email is sent (`sent`), skipped (`skipped`, see skip_reason) or failed after retries (`failed`, see error).
-                             * @enum {string}
-                             */
-                            status: "pending" | "sent" | "failed" | "skipped";
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["OutreachRecordPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4396,7 +4514,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4405,7 +4523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4414,7 +4532,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4423,7 +4541,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4432,7 +4550,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4454,32 +4572,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        bank_transaction_id: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        /** @description Message-ID of the email once sent. */
-                        email_id: string | null;
-                        /** @description The last sending error (also while retries are pending). */
-                        error: string | null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "outreach_record";
-                        /** @enum {string} */
-                        outreach_type: "payment_receipt" | "remittance_request";
-                        partner_id: string | null;
-                        payment_id: string | null;
-                        recipient: string | null;
-                        sent_at: string | null;
-                        skip_reason: string | null;
-                        /**
-                         * @description `pending` until the email is sent (`sent`), skipped (`skipped`, see skip_reason) or failed after retries (`failed`, see error).
-                         * @enum {string}
-                         */
-                        status: "pending" | "sent" | "failed" | "skipped";
-                    };
+                    "application/json": components["schemas"]["OutreachRecord"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4488,7 +4581,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4497,7 +4590,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -4506,7 +4599,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4515,7 +4608,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4524,7 +4617,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4533,7 +4626,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4547,10 +4640,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    payment_id: string;
-                };
+                "application/json": components["schemas"]["SendPaymentReceiptRequest"];
             };
         };
         responses: {
@@ -4560,32 +4650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        bank_transaction_id: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        /** @description Message-ID of the email once sent. */
-                        email_id: string | null;
-                        /** @description The last sending error (also while retries are pending). */
-                        error: string | null;
-                        id: string;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "outreach_record";
-                        /** @enum {string} */
-                        outreach_type: "payment_receipt" | "remittance_request";
-                        partner_id: string | null;
-                        payment_id: string | null;
-                        recipient: string | null;
-                        sent_at: string | null;
-                        skip_reason: string | null;
-                        /**
-                         * @description `pending` until the email is sent (`sent`), skipped (`skipped`, see skip_reason) or failed after retries (`failed`, see error).
-                         * @enum {string}
-                         */
-                        status: "pending" | "sent" | "failed" | "skipped";
-                    };
+                    "application/json": components["schemas"]["OutreachRecord"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4594,7 +4659,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4603,7 +4668,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -4612,7 +4677,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -4621,7 +4686,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -4630,7 +4695,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4639,7 +4713,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4648,7 +4722,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4657,7 +4731,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4665,15 +4739,15 @@ export interface operations {
     listExchangeRates: {
         parameters: {
             query?: {
-                base_currency?: string;
+                base_currency?: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
                 end_date?: string;
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
-                quote_currency?: string;
+                page_size?: number;
+                quote_currency?: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
                 start_date?: string;
             };
             header?: never;
@@ -4688,25 +4762,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            base_currency: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "exchange_rate";
-                            quote_currency: string;
-                            /** @description Units of quote_currency for one unit of base_currency (decimal string, > 0, up to 10 decimals). */
-                            rate: string;
-                            rate_date: string;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["ExchangeRatePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4715,7 +4771,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4724,7 +4780,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4733,7 +4789,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4742,7 +4798,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4751,7 +4807,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4765,13 +4821,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    base_currency: string;
-                    quote_currency: string;
-                    /** @description Units of quote_currency for one unit of base_currency (decimal string, > 0, up to 10 decimals). */
-                    rate: string | number;
-                    rate_date: string;
-                }[];
+                "application/json": components["schemas"]["LoadExchangeRatesRequest"];
             };
         };
         responses: {
@@ -4781,22 +4831,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            base_currency: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "exchange_rate";
-                            quote_currency: string;
-                            /** @description Units of quote_currency for one unit of base_currency (decimal string, > 0, up to 10 decimals). */
-                            rate: string;
-                            rate_date: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["LoadExchangeRatesResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -4805,7 +4840,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -4814,7 +4849,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -4823,7 +4858,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -4832,7 +4876,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -4841,7 +4885,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -4850,7 +4894,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -4859,11 +4903,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..100 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..100. */
-                size?: string;
+                size?: number;
             };
             header?: never;
             path?: never;
@@ -4877,148 +4921,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: ({
-                            /** @description OAuth providers: the provider's consent URL with client_id, redirect_uri, scope, response_type=code and a signed state. Null otherwise, or when no OAuth client is configured. */
-                            authorization_url: string | null;
-                            /** @description Acumatica (and other instance-based providers): the instance URL. */
-                            base_url?: string | null;
-                            branches?: string[] | null;
-                            business_unit_id: string | null;
-                            created_at: string;
-                            default_currency?: string | null;
-                            endpoint_name?: string | null;
-                            endpoint_version?: string | null;
-                            health: {
-                                authentication_required: boolean;
-                                healthy: boolean;
-                                message: string;
-                                /** @enum {string} */
-                                status_code: "healthy" | "authentication_required" | "unreachable" | "misconfigured" | "rate_limited" | "provider_error" | "unsupported_provider";
-                                suggested_resolution: string;
-                                /** @description ISO 8601 UTC: when the check ran */
-                                timestamp: string;
-                            };
-                            id: string;
-                            is_authentication_pending: boolean;
-                            /** @description Every required setting of the provider is present. */
-                            is_configured: boolean;
-                            is_healthy: boolean;
-                            /** @description Always false: no provider adapter has a setup phase. */
-                            is_running_setup: boolean;
-                            is_sync_disabled: boolean;
-                            /** @description Reserved; null on this platform. */
-                            linked_integration_id: string | null;
-                            /** @description The provider's required_settings that are not set. */
-                            missing_settings: string[];
-                            models: {
-                                connection_id: string;
-                                created_at: string;
-                                display_name: string;
-                                id: string;
-                                is_custom_object: boolean;
-                                is_file_upload_enabled: boolean;
-                                is_read_enabled: boolean;
-                                is_read_supported: boolean;
-                                is_sync_supported: boolean;
-                                is_webhooks_setup: boolean;
-                                is_write_enabled: boolean;
-                                is_write_supported: boolean;
-                                /** @description The latest sync run of this model; null before the first. */
-                                last_sync: {
-                                    attempt: number;
-                                    /** @description UUID shared by the runs of one sync */
-                                    batch_id: string;
-                                    completed_at: string | null;
-                                    connection_id: string;
-                                    created_at: string;
-                                    entity_id: string | null;
-                                    error: string | null;
-                                    file_id: string | null;
-                                    id: string;
-                                    is_initial_sync: boolean;
-                                    is_one_off: boolean;
-                                    model_id: string;
-                                    model_name: string;
-                                    modified_at: string;
-                                    /** @constant */
-                                    object: "sync_run";
-                                    pagination_state: {
-                                        [key: string]: unknown;
-                                    } | null;
-                                    records_synced: number;
-                                    started_at: string | null;
-                                    /** @enum {string} */
-                                    status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
-                                    timerange_end: string | null;
-                                    timerange_start: string | null;
-                                } | null;
-                                modified_at: string;
-                                /** @description Unified model: customers, invoices, credit_memos. */
-                                name: string;
-                                next_sync_at: string | null;
-                                /** @constant */
-                                object: "connection_model";
-                            }[];
-                            modified_at: string;
-                            name: string;
-                            /** @description Next scheduled sync; null when the provider is not synced, sync is disabled or authentication is pending. */
-                            next_sync_at: string | null;
-                            /** @constant */
-                            object: "connection";
-                            /** @description The user who created the connection. */
-                            owner_id: string | null;
-                            provider: {
-                                /** @enum {string} */
-                                auth_type: "oauth2" | "api_key" | "basic" | "none";
-                                cash_app_features: {
-                                    /** @default false */
-                                    can_post_on_account_payment: boolean;
-                                    /** @default false */
-                                    can_unpost_payment: boolean;
-                                };
-                                categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
-                                /** @description Brand colour, #RRGGBB. */
-                                color: string;
-                                connection_guide_url: string;
-                                connection_instructions: string[];
-                                description: string;
-                                display_name: string;
-                                documentation_url: string;
-                                /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
-                                is_api_connection: boolean;
-                                /** @description A working adapter exists and connections to this provider can be created. */
-                                is_enabled: boolean;
-                                /** @description The platform's adapter can run a sync on request. */
-                                is_manual_sync_supported: boolean;
-                                /** @description The platform's adapter receives the provider's webhooks. */
-                                is_webhooks_supported: boolean;
-                                /** @description Wide logo as an SVG data URI. */
-                                logo: string;
-                                /** @description Square logo as an SVG data URI. */
-                                logo_square: string;
-                                /** @description Stable identifier; the `provider_name` of connections. */
-                                name: string;
-                                /** @constant */
-                                object: "provider";
-                                /** @description Settings a connection to this provider must have before it can sync. */
-                                required_settings: string[];
-                                short_description: string;
-                                website: string | null;
-                            };
-                            /** @description Discriminator: the provider this connection points at. */
-                            provider_name: string;
-                            /** @description A required setting is missing or authentication is pending. */
-                            requires_setup: boolean;
-                            scope?: string | null;
-                            tenant?: string | null;
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["ConnectionPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -5027,7 +4930,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -5036,7 +4939,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -5045,7 +4948,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -5054,7 +4957,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -5063,7 +4966,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -5077,19 +4980,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    business_unit_id?: string | null;
-                    name: string;
-                    /**
-                     * @description One of GET /v2/integrations/providers.
-                     * @enum {string}
-                     */
-                    provider_name: "acumatica" | "netsuite" | "sap_s4hana" | "dynamics_365_business_central" | "dynamics_365_finance" | "oracle_fusion_cloud" | "odoo" | "quickbooks_online" | "xero" | "sage_intacct" | "stripe" | "chargebee" | "zuora" | "recurly" | "plaid" | "gocardless_bank_account_data" | "zendesk" | "freshdesk" | "jira_service_management" | "salesforce" | "hubspot" | "middleware";
-                    /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting. */
-                    settings?: {
-                        [key: string]: unknown;
-                    };
-                };
+                "application/json": components["schemas"]["CreateConnectionRequest"];
             };
         };
         responses: {
@@ -5099,143 +4990,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description OAuth providers: the provider's consent URL with client_id, redirect_uri, scope, response_type=code and a signed state. Null otherwise, or when no OAuth client is configured. */
-                        authorization_url: string | null;
-                        /** @description Acumatica (and other instance-based providers): the instance URL. */
-                        base_url?: string | null;
-                        branches?: string[] | null;
-                        business_unit_id: string | null;
-                        created_at: string;
-                        default_currency?: string | null;
-                        endpoint_name?: string | null;
-                        endpoint_version?: string | null;
-                        health: {
-                            authentication_required: boolean;
-                            healthy: boolean;
-                            message: string;
-                            /** @enum {string} */
-                            status_code: "healthy" | "authentication_required" | "unreachable" | "misconfigured" | "rate_limited" | "provider_error" | "unsupported_provider";
-                            suggested_resolution: string;
-                            /** @description ISO 8601 UTC: when the check ran */
-                            timestamp: string;
-                        };
-                        id: string;
-                        is_authentication_pending: boolean;
-                        /** @description Every required setting of the provider is present. */
-                        is_configured: boolean;
-                        is_healthy: boolean;
-                        /** @description Always false: no provider adapter has a setup phase. */
-                        is_running_setup: boolean;
-                        is_sync_disabled: boolean;
-                        /** @description Reserved; null on this platform. */
-                        linked_integration_id: string | null;
-                        /** @description The provider's required_settings that are not set. */
-                        missing_settings: string[];
-                        models: {
-                            connection_id: string;
-                            created_at: string;
-                            display_name: string;
-                            id: string;
-                            is_custom_object: boolean;
-                            is_file_upload_enabled: boolean;
-                            is_read_enabled: boolean;
-                            is_read_supported: boolean;
-                            is_sync_supported: boolean;
-                            is_webhooks_setup: boolean;
-                            is_write_enabled: boolean;
-                            is_write_supported: boolean;
-                            /** @description The latest sync run of this model; null before the first. */
-                            last_sync: {
-                                attempt: number;
-                                /** @description UUID shared by the runs of one sync */
-                                batch_id: string;
-                                completed_at: string | null;
-                                connection_id: string;
-                                created_at: string;
-                                entity_id: string | null;
-                                error: string | null;
-                                file_id: string | null;
-                                id: string;
-                                is_initial_sync: boolean;
-                                is_one_off: boolean;
-                                model_id: string;
-                                model_name: string;
-                                modified_at: string;
-                                /** @constant */
-                                object: "sync_run";
-                                pagination_state: {
-                                    [key: string]: unknown;
-                                } | null;
-                                records_synced: number;
-                                started_at: string | null;
-                                /** @enum {string} */
-                                status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
-                                timerange_end: string | null;
-                                timerange_start: string | null;
-                            } | null;
-                            modified_at: string;
-                            /** @description Unified model: customers, invoices, credit_memos. */
-                            name: string;
-                            next_sync_at: string | null;
-                            /** @constant */
-                            object: "connection_model";
-                        }[];
-                        modified_at: string;
-                        name: string;
-                        /** @description Next scheduled sync; null when the provider is not synced, sync is disabled or authentication is pending. */
-                        next_sync_at: string | null;
-                        /** @constant */
-                        object: "connection";
-                        /** @description The user who created the connection. */
-                        owner_id: string | null;
-                        provider: {
-                            /** @enum {string} */
-                            auth_type: "oauth2" | "api_key" | "basic" | "none";
-                            cash_app_features: {
-                                /** @default false */
-                                can_post_on_account_payment: boolean;
-                                /** @default false */
-                                can_unpost_payment: boolean;
-                            };
-                            categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
-                            /** @description Brand colour, #RRGGBB. */
-                            color: string;
-                            connection_guide_url: string;
-                            connection_instructions: string[];
-                            description: string;
-                            display_name: string;
-                            documentation_url: string;
-                            /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
-                            is_api_connection: boolean;
-                            /** @description A working adapter exists and connections to this provider can be created. */
-                            is_enabled: boolean;
-                            /** @description The platform's adapter can run a sync on request. */
-                            is_manual_sync_supported: boolean;
-                            /** @description The platform's adapter receives the provider's webhooks. */
-                            is_webhooks_supported: boolean;
-                            /** @description Wide logo as an SVG data URI. */
-                            logo: string;
-                            /** @description Square logo as an SVG data URI. */
-                            logo_square: string;
-                            /** @description Stable identifier; the `provider_name` of connections. */
-                            name: string;
-                            /** @constant */
-                            object: "provider";
-                            /** @description Settings a connection to this provider must have before it can sync. */
-                            required_settings: string[];
-                            short_description: string;
-                            website: string | null;
-                        };
-                        /** @description Discriminator: the provider this connection points at. */
-                        provider_name: string;
-                        /** @description A required setting is missing or authentication is pending. */
-                        requires_setup: boolean;
-                        scope?: string | null;
-                        tenant?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Connection"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -5244,7 +4999,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -5253,7 +5008,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -5262,7 +5017,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -5271,7 +5035,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -5280,7 +5044,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -5289,7 +5053,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -5311,143 +5075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description OAuth providers: the provider's consent URL with client_id, redirect_uri, scope, response_type=code and a signed state. Null otherwise, or when no OAuth client is configured. */
-                        authorization_url: string | null;
-                        /** @description Acumatica (and other instance-based providers): the instance URL. */
-                        base_url?: string | null;
-                        branches?: string[] | null;
-                        business_unit_id: string | null;
-                        created_at: string;
-                        default_currency?: string | null;
-                        endpoint_name?: string | null;
-                        endpoint_version?: string | null;
-                        health: {
-                            authentication_required: boolean;
-                            healthy: boolean;
-                            message: string;
-                            /** @enum {string} */
-                            status_code: "healthy" | "authentication_required" | "unreachable" | "misconfigured" | "rate_limited" | "provider_error" | "unsupported_provider";
-                            suggested_resolution: string;
-                            /** @description ISO 8601 UTC: when the check ran */
-                            timestamp: string;
-                        };
-                        id: string;
-                        is_authentication_pending: boolean;
-                        /** @description Every required setting of the provider is present. */
-                        is_configured: boolean;
-                        is_healthy: boolean;
-                        /** @description Always false: no provider adapter has a setup phase. */
-                        is_running_setup: boolean;
-                        is_sync_disabled: boolean;
-                        /** @description Reserved; null on this platform. */
-                        linked_integration_id: string | null;
-                        /** @description The provider's required_settings that are not set. */
-                        missing_settings: string[];
-                        models: {
-                            connection_id: string;
-                            created_at: string;
-                            display_name: string;
-                            id: string;
-                            is_custom_object: boolean;
-                            is_file_upload_enabled: boolean;
-                            is_read_enabled: boolean;
-                            is_read_supported: boolean;
-                            is_sync_supported: boolean;
-                            is_webhooks_setup: boolean;
-                            is_write_enabled: boolean;
-                            is_write_supported: boolean;
-                            /** @description The latest sync run of this model; null before the first. */
-                            last_sync: {
-                                attempt: number;
-                                /** @description UUID shared by the runs of one sync */
-                                batch_id: string;
-                                completed_at: string | null;
-                                connection_id: string;
-                                created_at: string;
-                                entity_id: string | null;
-                                error: string | null;
-                                file_id: string | null;
-                                id: string;
-                                is_initial_sync: boolean;
-                                is_one_off: boolean;
-                                model_id: string;
-                                model_name: string;
-                                modified_at: string;
-                                /** @constant */
-                                object: "sync_run";
-                                pagination_state: {
-                                    [key: string]: unknown;
-                                } | null;
-                                records_synced: number;
-                                started_at: string | null;
-                                /** @enum {string} */
-                                status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
-                                timerange_end: string | null;
-                                timerange_start: string | null;
-                            } | null;
-                            modified_at: string;
-                            /** @description Unified model: customers, invoices, credit_memos. */
-                            name: string;
-                            next_sync_at: string | null;
-                            /** @constant */
-                            object: "connection_model";
-                        }[];
-                        modified_at: string;
-                        name: string;
-                        /** @description Next scheduled sync; null when the provider is not synced, sync is disabled or authentication is pending. */
-                        next_sync_at: string | null;
-                        /** @constant */
-                        object: "connection";
-                        /** @description The user who created the connection. */
-                        owner_id: string | null;
-                        provider: {
-                            /** @enum {string} */
-                            auth_type: "oauth2" | "api_key" | "basic" | "none";
-                            cash_app_features: {
-                                /** @default false */
-                                can_post_on_account_payment: boolean;
-                                /** @default false */
-                                can_unpost_payment: boolean;
-                            };
-                            categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
-                            /** @description Brand colour, #RRGGBB. */
-                            color: string;
-                            connection_guide_url: string;
-                            connection_instructions: string[];
-                            description: string;
-                            display_name: string;
-                            documentation_url: string;
-                            /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
-                            is_api_connection: boolean;
-                            /** @description A working adapter exists and connections to this provider can be created. */
-                            is_enabled: boolean;
-                            /** @description The platform's adapter can run a sync on request. */
-                            is_manual_sync_supported: boolean;
-                            /** @description The platform's adapter receives the provider's webhooks. */
-                            is_webhooks_supported: boolean;
-                            /** @description Wide logo as an SVG data URI. */
-                            logo: string;
-                            /** @description Square logo as an SVG data URI. */
-                            logo_square: string;
-                            /** @description Stable identifier; the `provider_name` of connections. */
-                            name: string;
-                            /** @constant */
-                            object: "provider";
-                            /** @description Settings a connection to this provider must have before it can sync. */
-                            required_settings: string[];
-                            short_description: string;
-                            website: string | null;
-                        };
-                        /** @description Discriminator: the provider this connection points at. */
-                        provider_name: string;
-                        /** @description A required setting is missing or authentication is pending. */
-                        requires_setup: boolean;
-                        scope?: string | null;
-                        tenant?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Connection"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -5456,7 +5084,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -5465,7 +5093,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -5474,7 +5102,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -5483,7 +5111,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -5492,7 +5120,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -5501,7 +5129,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -5530,7 +5158,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -5539,7 +5167,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -5548,7 +5176,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -5557,7 +5185,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -5566,7 +5194,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -5575,7 +5203,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -5591,14 +5219,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    is_sync_disabled?: boolean;
-                    name?: string;
-                    /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting. */
-                    settings?: {
-                        [key: string]: unknown;
-                    };
-                };
+                "application/json": components["schemas"]["UpdateConnectionRequest"];
             };
         };
         responses: {
@@ -5608,143 +5229,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description OAuth providers: the provider's consent URL with client_id, redirect_uri, scope, response_type=code and a signed state. Null otherwise, or when no OAuth client is configured. */
-                        authorization_url: string | null;
-                        /** @description Acumatica (and other instance-based providers): the instance URL. */
-                        base_url?: string | null;
-                        branches?: string[] | null;
-                        business_unit_id: string | null;
-                        created_at: string;
-                        default_currency?: string | null;
-                        endpoint_name?: string | null;
-                        endpoint_version?: string | null;
-                        health: {
-                            authentication_required: boolean;
-                            healthy: boolean;
-                            message: string;
-                            /** @enum {string} */
-                            status_code: "healthy" | "authentication_required" | "unreachable" | "misconfigured" | "rate_limited" | "provider_error" | "unsupported_provider";
-                            suggested_resolution: string;
-                            /** @description ISO 8601 UTC: when the check ran */
-                            timestamp: string;
-                        };
-                        id: string;
-                        is_authentication_pending: boolean;
-                        /** @description Every required setting of the provider is present. */
-                        is_configured: boolean;
-                        is_healthy: boolean;
-                        /** @description Always false: no provider adapter has a setup phase. */
-                        is_running_setup: boolean;
-                        is_sync_disabled: boolean;
-                        /** @description Reserved; null on this platform. */
-                        linked_integration_id: string | null;
-                        /** @description The provider's required_settings that are not set. */
-                        missing_settings: string[];
-                        models: {
-                            connection_id: string;
-                            created_at: string;
-                            display_name: string;
-                            id: string;
-                            is_custom_object: boolean;
-                            is_file_upload_enabled: boolean;
-                            is_read_enabled: boolean;
-                            is_read_supported: boolean;
-                            is_sync_supported: boolean;
-                            is_webhooks_setup: boolean;
-                            is_write_enabled: boolean;
-                            is_write_supported: boolean;
-                            /** @description The latest sync run of this model; null before the first. */
-                            last_sync: {
-                                attempt: number;
-                                /** @description UUID shared by the runs of one sync */
-                                batch_id: string;
-                                completed_at: string | null;
-                                connection_id: string;
-                                created_at: string;
-                                entity_id: string | null;
-                                error: string | null;
-                                file_id: string | null;
-                                id: string;
-                                is_initial_sync: boolean;
-                                is_one_off: boolean;
-                                model_id: string;
-                                model_name: string;
-                                modified_at: string;
-                                /** @constant */
-                                object: "sync_run";
-                                pagination_state: {
-                                    [key: string]: unknown;
-                                } | null;
-                                records_synced: number;
-                                started_at: string | null;
-                                /** @enum {string} */
-                                status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
-                                timerange_end: string | null;
-                                timerange_start: string | null;
-                            } | null;
-                            modified_at: string;
-                            /** @description Unified model: customers, invoices, credit_memos. */
-                            name: string;
-                            next_sync_at: string | null;
-                            /** @constant */
-                            object: "connection_model";
-                        }[];
-                        modified_at: string;
-                        name: string;
-                        /** @description Next scheduled sync; null when the provider is not synced, sync is disabled or authentication is pending. */
-                        next_sync_at: string | null;
-                        /** @constant */
-                        object: "connection";
-                        /** @description The user who created the connection. */
-                        owner_id: string | null;
-                        provider: {
-                            /** @enum {string} */
-                            auth_type: "oauth2" | "api_key" | "basic" | "none";
-                            cash_app_features: {
-                                /** @default false */
-                                can_post_on_account_payment: boolean;
-                                /** @default false */
-                                can_unpost_payment: boolean;
-                            };
-                            categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
-                            /** @description Brand colour, #RRGGBB. */
-                            color: string;
-                            connection_guide_url: string;
-                            connection_instructions: string[];
-                            description: string;
-                            display_name: string;
-                            documentation_url: string;
-                            /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
-                            is_api_connection: boolean;
-                            /** @description A working adapter exists and connections to this provider can be created. */
-                            is_enabled: boolean;
-                            /** @description The platform's adapter can run a sync on request. */
-                            is_manual_sync_supported: boolean;
-                            /** @description The platform's adapter receives the provider's webhooks. */
-                            is_webhooks_supported: boolean;
-                            /** @description Wide logo as an SVG data URI. */
-                            logo: string;
-                            /** @description Square logo as an SVG data URI. */
-                            logo_square: string;
-                            /** @description Stable identifier; the `provider_name` of connections. */
-                            name: string;
-                            /** @constant */
-                            object: "provider";
-                            /** @description Settings a connection to this provider must have before it can sync. */
-                            required_settings: string[];
-                            short_description: string;
-                            website: string | null;
-                        };
-                        /** @description Discriminator: the provider this connection points at. */
-                        provider_name: string;
-                        /** @description A required setting is missing or authentication is pending. */
-                        requires_setup: boolean;
-                        scope?: string | null;
-                        tenant?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Connection"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -5753,7 +5238,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -5762,7 +5247,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -5771,7 +5256,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -5780,7 +5265,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -5789,7 +5283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -5798,7 +5292,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -5807,7 +5301,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -5823,50 +5317,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The `code` the provider put on the redirect. */
-                    authorization_code: string;
-                    /** @description Other redirect parameters; QuickBooks sends `realmId` (the company), required here as `realm_id` or `realmId`. */
-                    extra_data?: {
-                        [key: string]: unknown;
-                    } | null;
-                    /** @constant */
-                    provider_name: "quickbooks_online";
-                    /**
-                     * Format: uri
-                     * @description The redirect URI of the authorization request (must equal OAUTH_REDIRECT_URI when that is configured).
-                     */
-                    redirect_uri: string;
-                    /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
-                    state: string;
-                } | {
-                    /** @description The `code` the provider put on the redirect. */
-                    authorization_code: string;
-                    /** @constant */
-                    provider_name: "xero";
-                    /**
-                     * Format: uri
-                     * @description Defaults to the platform's OAUTH_REDIRECT_URI.
-                     */
-                    redirect_uri?: string;
-                    /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
-                    state: string;
-                } | {
-                    /** @description A Stripe restricted (rk_…) or secret (sk_…) key. */
-                    api_key: string;
-                    /** @constant */
-                    provider_name: "stripe";
-                } | {
-                    /** @description An Atlassian API token of that account. */
-                    password: string;
-                    /** @constant */
-                    provider_name: "jira_service_management";
-                    /**
-                     * Format: email
-                     * @description E-mail of the Atlassian account.
-                     */
-                    username: string;
-                };
+                "application/json": components["schemas"]["AuthenticateConnectionRequest"];
             };
         };
         responses: {
@@ -5876,143 +5327,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description OAuth providers: the provider's consent URL with client_id, redirect_uri, scope, response_type=code and a signed state. Null otherwise, or when no OAuth client is configured. */
-                        authorization_url: string | null;
-                        /** @description Acumatica (and other instance-based providers): the instance URL. */
-                        base_url?: string | null;
-                        branches?: string[] | null;
-                        business_unit_id: string | null;
-                        created_at: string;
-                        default_currency?: string | null;
-                        endpoint_name?: string | null;
-                        endpoint_version?: string | null;
-                        health: {
-                            authentication_required: boolean;
-                            healthy: boolean;
-                            message: string;
-                            /** @enum {string} */
-                            status_code: "healthy" | "authentication_required" | "unreachable" | "misconfigured" | "rate_limited" | "provider_error" | "unsupported_provider";
-                            suggested_resolution: string;
-                            /** @description ISO 8601 UTC: when the check ran */
-                            timestamp: string;
-                        };
-                        id: string;
-                        is_authentication_pending: boolean;
-                        /** @description Every required setting of the provider is present. */
-                        is_configured: boolean;
-                        is_healthy: boolean;
-                        /** @description Always false: no provider adapter has a setup phase. */
-                        is_running_setup: boolean;
-                        is_sync_disabled: boolean;
-                        /** @description Reserved; null on this platform. */
-                        linked_integration_id: string | null;
-                        /** @description The provider's required_settings that are not set. */
-                        missing_settings: string[];
-                        models: {
-                            connection_id: string;
-                            created_at: string;
-                            display_name: string;
-                            id: string;
-                            is_custom_object: boolean;
-                            is_file_upload_enabled: boolean;
-                            is_read_enabled: boolean;
-                            is_read_supported: boolean;
-                            is_sync_supported: boolean;
-                            is_webhooks_setup: boolean;
-                            is_write_enabled: boolean;
-                            is_write_supported: boolean;
-                            /** @description The latest sync run of this model; null before the first. */
-                            last_sync: {
-                                attempt: number;
-                                /** @description UUID shared by the runs of one sync */
-                                batch_id: string;
-                                completed_at: string | null;
-                                connection_id: string;
-                                created_at: string;
-                                entity_id: string | null;
-                                error: string | null;
-                                file_id: string | null;
-                                id: string;
-                                is_initial_sync: boolean;
-                                is_one_off: boolean;
-                                model_id: string;
-                                model_name: string;
-                                modified_at: string;
-                                /** @constant */
-                                object: "sync_run";
-                                pagination_state: {
-                                    [key: string]: unknown;
-                                } | null;
-                                records_synced: number;
-                                started_at: string | null;
-                                /** @enum {string} */
-                                status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
-                                timerange_end: string | null;
-                                timerange_start: string | null;
-                            } | null;
-                            modified_at: string;
-                            /** @description Unified model: customers, invoices, credit_memos. */
-                            name: string;
-                            next_sync_at: string | null;
-                            /** @constant */
-                            object: "connection_model";
-                        }[];
-                        modified_at: string;
-                        name: string;
-                        /** @description Next scheduled sync; null when the provider is not synced, sync is disabled or authentication is pending. */
-                        next_sync_at: string | null;
-                        /** @constant */
-                        object: "connection";
-                        /** @description The user who created the connection. */
-                        owner_id: string | null;
-                        provider: {
-                            /** @enum {string} */
-                            auth_type: "oauth2" | "api_key" | "basic" | "none";
-                            cash_app_features: {
-                                /** @default false */
-                                can_post_on_account_payment: boolean;
-                                /** @default false */
-                                can_unpost_payment: boolean;
-                            };
-                            categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
-                            /** @description Brand colour, #RRGGBB. */
-                            color: string;
-                            connection_guide_url: string;
-                            connection_instructions: string[];
-                            description: string;
-                            display_name: string;
-                            documentation_url: string;
-                            /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
-                            is_api_connection: boolean;
-                            /** @description A working adapter exists and connections to this provider can be created. */
-                            is_enabled: boolean;
-                            /** @description The platform's adapter can run a sync on request. */
-                            is_manual_sync_supported: boolean;
-                            /** @description The platform's adapter receives the provider's webhooks. */
-                            is_webhooks_supported: boolean;
-                            /** @description Wide logo as an SVG data URI. */
-                            logo: string;
-                            /** @description Square logo as an SVG data URI. */
-                            logo_square: string;
-                            /** @description Stable identifier; the `provider_name` of connections. */
-                            name: string;
-                            /** @constant */
-                            object: "provider";
-                            /** @description Settings a connection to this provider must have before it can sync. */
-                            required_settings: string[];
-                            short_description: string;
-                            website: string | null;
-                        };
-                        /** @description Discriminator: the provider this connection points at. */
-                        provider_name: string;
-                        /** @description A required setting is missing or authentication is pending. */
-                        requires_setup: boolean;
-                        scope?: string | null;
-                        tenant?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Connection"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -6021,7 +5336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -6030,7 +5345,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -6039,7 +5354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -6048,7 +5363,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -6057,7 +5372,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -6066,7 +5390,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -6075,7 +5399,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -6084,7 +5408,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description The owning service could not be reached */
@@ -6093,7 +5417,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -6115,143 +5439,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description OAuth providers: the provider's consent URL with client_id, redirect_uri, scope, response_type=code and a signed state. Null otherwise, or when no OAuth client is configured. */
-                        authorization_url: string | null;
-                        /** @description Acumatica (and other instance-based providers): the instance URL. */
-                        base_url?: string | null;
-                        branches?: string[] | null;
-                        business_unit_id: string | null;
-                        created_at: string;
-                        default_currency?: string | null;
-                        endpoint_name?: string | null;
-                        endpoint_version?: string | null;
-                        health: {
-                            authentication_required: boolean;
-                            healthy: boolean;
-                            message: string;
-                            /** @enum {string} */
-                            status_code: "healthy" | "authentication_required" | "unreachable" | "misconfigured" | "rate_limited" | "provider_error" | "unsupported_provider";
-                            suggested_resolution: string;
-                            /** @description ISO 8601 UTC: when the check ran */
-                            timestamp: string;
-                        };
-                        id: string;
-                        is_authentication_pending: boolean;
-                        /** @description Every required setting of the provider is present. */
-                        is_configured: boolean;
-                        is_healthy: boolean;
-                        /** @description Always false: no provider adapter has a setup phase. */
-                        is_running_setup: boolean;
-                        is_sync_disabled: boolean;
-                        /** @description Reserved; null on this platform. */
-                        linked_integration_id: string | null;
-                        /** @description The provider's required_settings that are not set. */
-                        missing_settings: string[];
-                        models: {
-                            connection_id: string;
-                            created_at: string;
-                            display_name: string;
-                            id: string;
-                            is_custom_object: boolean;
-                            is_file_upload_enabled: boolean;
-                            is_read_enabled: boolean;
-                            is_read_supported: boolean;
-                            is_sync_supported: boolean;
-                            is_webhooks_setup: boolean;
-                            is_write_enabled: boolean;
-                            is_write_supported: boolean;
-                            /** @description The latest sync run of this model; null before the first. */
-                            last_sync: {
-                                attempt: number;
-                                /** @description UUID shared by the runs of one sync */
-                                batch_id: string;
-                                completed_at: string | null;
-                                connection_id: string;
-                                created_at: string;
-                                entity_id: string | null;
-                                error: string | null;
-                                file_id: string | null;
-                                id: string;
-                                is_initial_sync: boolean;
-                                is_one_off: boolean;
-                                model_id: string;
-                                model_name: string;
-                                modified_at: string;
-                                /** @constant */
-                                object: "sync_run";
-                                pagination_state: {
-                                    [key: string]: unknown;
-                                } | null;
-                                records_synced: number;
-                                started_at: string | null;
-                                /** @enum {string} */
-                                status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
-                                timerange_end: string | null;
-                                timerange_start: string | null;
-                            } | null;
-                            modified_at: string;
-                            /** @description Unified model: customers, invoices, credit_memos. */
-                            name: string;
-                            next_sync_at: string | null;
-                            /** @constant */
-                            object: "connection_model";
-                        }[];
-                        modified_at: string;
-                        name: string;
-                        /** @description Next scheduled sync; null when the provider is not synced, sync is disabled or authentication is pending. */
-                        next_sync_at: string | null;
-                        /** @constant */
-                        object: "connection";
-                        /** @description The user who created the connection. */
-                        owner_id: string | null;
-                        provider: {
-                            /** @enum {string} */
-                            auth_type: "oauth2" | "api_key" | "basic" | "none";
-                            cash_app_features: {
-                                /** @default false */
-                                can_post_on_account_payment: boolean;
-                                /** @default false */
-                                can_unpost_payment: boolean;
-                            };
-                            categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
-                            /** @description Brand colour, #RRGGBB. */
-                            color: string;
-                            connection_guide_url: string;
-                            connection_instructions: string[];
-                            description: string;
-                            display_name: string;
-                            documentation_url: string;
-                            /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
-                            is_api_connection: boolean;
-                            /** @description A working adapter exists and connections to this provider can be created. */
-                            is_enabled: boolean;
-                            /** @description The platform's adapter can run a sync on request. */
-                            is_manual_sync_supported: boolean;
-                            /** @description The platform's adapter receives the provider's webhooks. */
-                            is_webhooks_supported: boolean;
-                            /** @description Wide logo as an SVG data URI. */
-                            logo: string;
-                            /** @description Square logo as an SVG data URI. */
-                            logo_square: string;
-                            /** @description Stable identifier; the `provider_name` of connections. */
-                            name: string;
-                            /** @constant */
-                            object: "provider";
-                            /** @description Settings a connection to this provider must have before it can sync. */
-                            required_settings: string[];
-                            short_description: string;
-                            website: string | null;
-                        };
-                        /** @description Discriminator: the provider this connection points at. */
-                        provider_name: string;
-                        /** @description A required setting is missing or authentication is pending. */
-                        requires_setup: boolean;
-                        scope?: string | null;
-                        tenant?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Connection"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -6260,7 +5448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -6269,7 +5457,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -6278,7 +5466,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -6287,7 +5475,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -6296,7 +5484,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -6305,7 +5493,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -6327,63 +5515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Shared by the sync runs of this sync. */
-                        batch_id: string;
-                        connection_id: string;
-                        /** @constant */
-                        object: "connection_sync";
-                        /** @description One `scheduled` run per read-enabled model, in sync order. */
-                        sync_runs: {
-                            /** @description The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry). */
-                            attempt: number;
-                            /** @description Shared by the runs of one sync (UUID). */
-                            batch_id: string;
-                            /** @description When the run completed, failed or was cancelled. */
-                            completed_at: string | null;
-                            connection_id: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            /** @description The entity the run belongs to: the connection id. */
-                            entity_id: string | null;
-                            /** @description Why the run failed. */
-                            error: string | null;
-                            /** @description Always null: no provider syncs through files yet. */
-                            file_id: string | null;
-                            /** @description UUIDv7 */
-                            id: string;
-                            /** @description The model had never synced: everything up to `timerange_end` is read. */
-                            is_initial_sync: boolean;
-                            /** @description Requested through POST .../sync rather than by the schedule. */
-                            is_one_off: boolean;
-                            /** @description The connection model this run syncs. */
-                            model_id: string;
-                            /** @description Name of that model (`customers`, `invoices`, `credit_memos`). */
-                            model_name: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "sync_run";
-                            /** @description Where the next page starts. QuickBooks Online: `mode` (`full` or `incremental`), `phase` (`changes` = the change-data-capture step for deletions, then `query`), `since` (LastUpdatedTime of the last record read), `seen` (Ids already read at exactly that time), `max_results`, and while a crowded second is read by Id `after_id` / then `strict`; `done: true` after the last page. Committed with each page, so a retried run resumes there. */
-                            pagination_state: {
-                                [key: string]: unknown;
-                            } | null;
-                            /** @description Records this run wrote to the ledger, deletions it applied included. */
-                            records_synced: number;
-                            started_at: string | null;
-                            /**
-                             * @description `scheduled` (created, waiting for its turn) → `running` (pages are being fetched) → `completed`, `failed` (see `error`) or `cancelled` (the sync was cancelled).
-                             * @enum {string}
-                             */
-                            status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
-                            /** @description The start of the sync; the next sync starts here. QuickBooks Online reads up to the moment it reads, so records changed during the sync are read too (and again next time). */
-                            timerange_end: string | null;
-                            /** @description Records changed at or after this time are read; null for an initial sync. */
-                            timerange_start: string | null;
-                        }[];
-                        /** @description Temporal workflow id, `connection-sync-<connection_id>-<batch_id>`. */
-                        workflow_id: string;
-                    };
+                    "application/json": components["schemas"]["SyncStarted"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -6392,7 +5524,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -6401,7 +5533,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -6410,7 +5542,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -6419,7 +5551,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -6428,7 +5560,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -6437,7 +5569,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -6446,16 +5578,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Error */
+            /** @description A service this operation needs is unavailable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -6466,11 +5598,11 @@ export interface operations {
                 /** @description Only runs of the model with this name. */
                 model?: string;
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..100 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..100. */
-                size?: string;
+                size?: number;
                 /** @description Only runs in this status. */
                 status?: "scheduled" | "running" | "completed" | "failed" | "cancelled";
             };
@@ -6488,58 +5620,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry). */
-                            attempt: number;
-                            /** @description Shared by the runs of one sync (UUID). */
-                            batch_id: string;
-                            /** @description When the run completed, failed or was cancelled. */
-                            completed_at: string | null;
-                            connection_id: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            /** @description The entity the run belongs to: the connection id. */
-                            entity_id: string | null;
-                            /** @description Why the run failed. */
-                            error: string | null;
-                            /** @description Always null: no provider syncs through files yet. */
-                            file_id: string | null;
-                            /** @description UUIDv7 */
-                            id: string;
-                            /** @description The model had never synced: everything up to `timerange_end` is read. */
-                            is_initial_sync: boolean;
-                            /** @description Requested through POST .../sync rather than by the schedule. */
-                            is_one_off: boolean;
-                            /** @description The connection model this run syncs. */
-                            model_id: string;
-                            /** @description Name of that model (`customers`, `invoices`, `credit_memos`). */
-                            model_name: string;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "sync_run";
-                            /** @description Where the next page starts. QuickBooks Online: `mode` (`full` or `incremental`), `phase` (`changes` = the change-data-capture step for deletions, then `query`), `since` (LastUpdatedTime of the last record read), `seen` (Ids already read at exactly that time), `max_results`, and while a crowded second is read by Id `after_id` / then `strict`; `done: true` after the last page. Committed with each page, so a retried run resumes there. */
-                            pagination_state: {
-                                [key: string]: unknown;
-                            } | null;
-                            /** @description Records this run wrote to the ledger, deletions it applied included. */
-                            records_synced: number;
-                            started_at: string | null;
-                            /**
-                             * @description `scheduled` (created, waiting for its turn) → `running` (pages are being fetched) → `completed`, `failed` (see `error`) or `cancelled` (the sync was cancelled).
-                             * @enum {string}
-                             */
-                            status: "scheduled" | "running" | "completed" | "failed" | "cancelled";
-                            /** @description The start of the sync; the next sync starts here. QuickBooks Online reads up to the moment it reads, so records changed during the sync are read too (and again next time). */
-                            timerange_end: string | null;
-                            /** @description Records changed at or after this time are read; null for an initial sync. */
-                            timerange_start: string | null;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["SyncRunPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -6548,7 +5629,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -6557,7 +5638,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -6566,7 +5647,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -6575,7 +5656,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -6584,7 +5665,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -6593,7 +5674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -6604,11 +5685,11 @@ export interface operations {
                 /** @description Only providers of this category. */
                 category?: "accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware";
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..100 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..100. */
-                size?: string;
+                size?: number;
             };
             header?: never;
             path?: never;
@@ -6622,49 +5703,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @enum {string} */
-                            auth_type: "oauth2" | "api_key" | "basic" | "none";
-                            cash_app_features: {
-                                /** @default false */
-                                can_post_on_account_payment: boolean;
-                                /** @default false */
-                                can_unpost_payment: boolean;
-                            };
-                            categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
-                            /** @description Brand colour, #RRGGBB. */
-                            color: string;
-                            connection_guide_url: string;
-                            connection_instructions: string[];
-                            description: string;
-                            display_name: string;
-                            documentation_url: string;
-                            /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
-                            is_api_connection: boolean;
-                            /** @description A working adapter exists and connections to this provider can be created. */
-                            is_enabled: boolean;
-                            /** @description The platform's adapter can run a sync on request. */
-                            is_manual_sync_supported: boolean;
-                            /** @description The platform's adapter receives the provider's webhooks. */
-                            is_webhooks_supported: boolean;
-                            /** @description Wide logo as an SVG data URI. */
-                            logo: string;
-                            /** @description Square logo as an SVG data URI. */
-                            logo_square: string;
-                            /** @description Stable identifier; the `provider_name` of connections. */
-                            name: string;
-                            /** @constant */
-                            object: "provider";
-                            /** @description Settings a connection to this provider must have before it can sync. */
-                            required_settings: string[];
-                            short_description: string;
-                            website: string | null;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["ProviderPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -6673,7 +5712,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -6682,7 +5721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -6691,7 +5730,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -6700,7 +5739,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -6709,7 +5748,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -6731,44 +5770,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        auth_type: "oauth2" | "api_key" | "basic" | "none";
-                        cash_app_features: {
-                            /** @default false */
-                            can_post_on_account_payment: boolean;
-                            /** @default false */
-                            can_unpost_payment: boolean;
-                        };
-                        categories: ("accounting" | "erp" | "billing" | "payments" | "banking" | "ticketing" | "crm" | "middleware")[];
-                        /** @description Brand colour, #RRGGBB. */
-                        color: string;
-                        connection_guide_url: string;
-                        connection_instructions: string[];
-                        description: string;
-                        display_name: string;
-                        documentation_url: string;
-                        /** @description The platform calls the provider's API (false: the provider pushes to the platform). */
-                        is_api_connection: boolean;
-                        /** @description A working adapter exists and connections to this provider can be created. */
-                        is_enabled: boolean;
-                        /** @description The platform's adapter can run a sync on request. */
-                        is_manual_sync_supported: boolean;
-                        /** @description The platform's adapter receives the provider's webhooks. */
-                        is_webhooks_supported: boolean;
-                        /** @description Wide logo as an SVG data URI. */
-                        logo: string;
-                        /** @description Square logo as an SVG data URI. */
-                        logo_square: string;
-                        /** @description Stable identifier; the `provider_name` of connections. */
-                        name: string;
-                        /** @constant */
-                        object: "provider";
-                        /** @description Settings a connection to this provider must have before it can sync. */
-                        required_settings: string[];
-                        short_description: string;
-                        website: string | null;
-                    };
+                    "application/json": components["schemas"]["Provider"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -6777,7 +5779,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -6786,7 +5788,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -6795,7 +5797,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -6804,7 +5806,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -6813,7 +5815,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -6822,7 +5824,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -6836,7 +5838,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": unknown[];
+                "application/json": components["schemas"]["PushMiddlewareCustomersRequest"];
             };
         };
         responses: {
@@ -6846,22 +5848,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description When the request was received (ISO 8601 UTC). */
-                        received_at: string;
-                        /** @description One result per record, in request order. */
-                        results: {
-                            /** @description Stable error code when `success` is false, else null. */
-                            error_code: string | null;
-                            /** @description What is wrong, naming the field(s), when `success` is false, else null. */
-                            message: string | null;
-                            /** @description The record's key in the source system (null when the record has none). */
-                            remote_id: string | null;
-                            /** @description Our id of the stored row; stable across re-pushes. Null on failure. */
-                            service_id: string | null;
-                            success: boolean;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PushResult"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -6870,7 +5857,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -6879,7 +5866,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -6888,7 +5875,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -6897,7 +5893,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -6906,7 +5902,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -6915,7 +5911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -6929,7 +5925,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": unknown[];
+                "application/json": components["schemas"]["PushMiddlewareInvoicesRequest"];
             };
         };
         responses: {
@@ -6939,22 +5935,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description When the request was received (ISO 8601 UTC). */
-                        received_at: string;
-                        /** @description One result per record, in request order. */
-                        results: {
-                            /** @description Stable error code when `success` is false, else null. */
-                            error_code: string | null;
-                            /** @description What is wrong, naming the field(s), when `success` is false, else null. */
-                            message: string | null;
-                            /** @description The record's key in the source system (null when the record has none). */
-                            remote_id: string | null;
-                            /** @description Our id of the stored row; stable across re-pushes. Null on failure. */
-                            service_id: string | null;
-                            success: boolean;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PushResult"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -6963,7 +5944,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -6972,7 +5953,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -6981,7 +5962,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -6990,7 +5980,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -6999,7 +5989,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -7008,7 +5998,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -7017,11 +6007,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..100 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..100. */
-                size?: string;
+                size?: number;
                 /** @description Only postings in this status (default: all). */
                 status?: "ready_to_post" | "posted" | "failed" | "unposted";
             };
@@ -7037,60 +6027,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description The whole deposit. */
-                            amount: string;
-                            bank_reference: string | null;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            currency: string;
-                            customer: {
-                                /** @description The customer's `customer_code` as pushed. */
-                                customer_code: string;
-                                name: string;
-                                partner_id: string;
-                            } | null;
-                            /** @description Set by `posted`. */
-                            erp_document_number: string | null;
-                            /** @description Set by `failed`. */
-                            error: string | null;
-                            /** @description The cash-app payment id (use it in the posted/failed calls). */
-                            id: string;
-                            lines: {
-                                /** @description Decimal string with the currency's minor units. */
-                                adjustment_amount: string;
-                                /** @description Decimal string with the currency's minor units. */
-                                amount_discount: string;
-                                /** @description Cash applied to the invoice. */
-                                amount_paid: string;
-                                /** @description Decimal string with the currency's minor units. */
-                                amount_withheld: string;
-                                company_code: string;
-                                document_number: string;
-                                fiscal_year: string;
-                                invoice_id: string;
-                            }[];
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "middleware_payment";
-                            payment_date: string | null;
-                            posted_at: string | null;
-                            /** @description This posting attempt; also the idempotency key of the posting. */
-                            posting_id: string;
-                            /**
-                             * @description `ready_to_post` until the middleware reports `posted` or `failed`.
-                             * @enum {string}
-                             */
-                            status: "ready_to_post" | "posted" | "failed" | "unposted";
-                            /** @description amount − Σ amount_paid: post it on account of the customer (unapplied cash). */
-                            unallocated_amount: string;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["MiddlewarePaymentPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -7099,7 +6036,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -7108,7 +6045,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -7117,7 +6054,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -7126,7 +6063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -7135,7 +6072,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -7151,9 +6088,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    error: string;
-                };
+                "application/json": components["schemas"]["ReportMiddlewarePaymentFailedRequest"];
             };
         };
         responses: {
@@ -7163,55 +6098,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The whole deposit. */
-                        amount: string;
-                        bank_reference: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string;
-                        customer: {
-                            /** @description The customer's `customer_code` as pushed. */
-                            customer_code: string;
-                            name: string;
-                            partner_id: string;
-                        } | null;
-                        /** @description Set by `posted`. */
-                        erp_document_number: string | null;
-                        /** @description Set by `failed`. */
-                        error: string | null;
-                        /** @description The cash-app payment id (use it in the posted/failed calls). */
-                        id: string;
-                        lines: {
-                            /** @description Decimal string with the currency's minor units. */
-                            adjustment_amount: string;
-                            /** @description Decimal string with the currency's minor units. */
-                            amount_discount: string;
-                            /** @description Cash applied to the invoice. */
-                            amount_paid: string;
-                            /** @description Decimal string with the currency's minor units. */
-                            amount_withheld: string;
-                            company_code: string;
-                            document_number: string;
-                            fiscal_year: string;
-                            invoice_id: string;
-                        }[];
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "middleware_payment";
-                        payment_date: string | null;
-                        posted_at: string | null;
-                        /** @description This posting attempt; also the idempotency key of the posting. */
-                        posting_id: string;
-                        /**
-                         * @description `ready_to_post` until the middleware reports `posted` or `failed`.
-                         * @enum {string}
-                         */
-                        status: "ready_to_post" | "posted" | "failed" | "unposted";
-                        /** @description amount − Σ amount_paid: post it on account of the customer (unapplied cash). */
-                        unallocated_amount: string;
-                    };
+                    "application/json": components["schemas"]["MiddlewarePayment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -7220,7 +6107,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -7229,7 +6116,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -7238,7 +6125,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -7247,7 +6134,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -7256,7 +6143,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -7265,7 +6161,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -7274,7 +6170,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -7283,7 +6179,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -7299,9 +6195,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    erp_document_number: string;
-                };
+                "application/json": components["schemas"]["ReportMiddlewarePaymentPostedRequest"];
             };
         };
         responses: {
@@ -7311,55 +6205,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The whole deposit. */
-                        amount: string;
-                        bank_reference: string | null;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string;
-                        customer: {
-                            /** @description The customer's `customer_code` as pushed. */
-                            customer_code: string;
-                            name: string;
-                            partner_id: string;
-                        } | null;
-                        /** @description Set by `posted`. */
-                        erp_document_number: string | null;
-                        /** @description Set by `failed`. */
-                        error: string | null;
-                        /** @description The cash-app payment id (use it in the posted/failed calls). */
-                        id: string;
-                        lines: {
-                            /** @description Decimal string with the currency's minor units. */
-                            adjustment_amount: string;
-                            /** @description Decimal string with the currency's minor units. */
-                            amount_discount: string;
-                            /** @description Cash applied to the invoice. */
-                            amount_paid: string;
-                            /** @description Decimal string with the currency's minor units. */
-                            amount_withheld: string;
-                            company_code: string;
-                            document_number: string;
-                            fiscal_year: string;
-                            invoice_id: string;
-                        }[];
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "middleware_payment";
-                        payment_date: string | null;
-                        posted_at: string | null;
-                        /** @description This posting attempt; also the idempotency key of the posting. */
-                        posting_id: string;
-                        /**
-                         * @description `ready_to_post` until the middleware reports `posted` or `failed`.
-                         * @enum {string}
-                         */
-                        status: "ready_to_post" | "posted" | "failed" | "unposted";
-                        /** @description amount − Σ amount_paid: post it on account of the customer (unapplied cash). */
-                        unallocated_amount: string;
-                    };
+                    "application/json": components["schemas"]["MiddlewarePayment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -7368,7 +6214,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -7377,7 +6223,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -7386,7 +6232,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -7395,7 +6241,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -7404,7 +6250,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -7413,7 +6268,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -7422,7 +6277,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -7431,7 +6286,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -7443,12 +6298,12 @@ export interface operations {
                 /** @description payment_date on or before (YYYY-MM-DD). */
                 end_date?: string;
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 partner_id?: string;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
                 /** @description payment_date on or after (YYYY-MM-DD). */
                 start_date?: string;
                 statement_id?: string;
@@ -7466,96 +6321,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description Sum of the allocations' amount_paid. */
-                            allocated_amount: string;
-                            allocations: {
-                                /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                                adjustment_amount: string;
-                                adjustment_id: string | null;
-                                /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                                amount_discount: string;
-                                /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                                amount_paid: string;
-                                /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                                amount_withheld: string;
-                                /** @description ISO 8601 UTC */
-                                created_at: string;
-                                id: string;
-                                invoice_id: string;
-                                /** @description Document number of the invoice in the ledger. */
-                                invoice_number: string | null;
-                                /** @description ISO 8601 UTC */
-                                modified_at: string;
-                                /** @constant */
-                                object: "payment_allocation";
-                            }[];
-                            /** @description The bank transaction amount (in the currency's minor units). */
-                            amount: string;
-                            approved_at: string | null;
-                            approved_by: string | null;
-                            bank_transaction_id: string;
-                            /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
-                            can_unpost: boolean;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            currency: string;
-                            /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
-                            erp_document_number: string | null;
-                            /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
-                            erp_payment_id: string | null;
-                            /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
-                            erp_provider: string | null;
-                            id: string;
-                            /** @description The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`. */
-                            match_reasons: {
-                                [key: string]: unknown;
-                            }[];
-                            /** @description 0..1: confidence of the automatic match; null for payments not proposed by matching. */
-                            match_score: number | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "payment";
-                            partner_id: string | null;
-                            /** @description Booking date of the transaction (value date when it has none). */
-                            payment_date: string | null;
-                            /** @description When the ERP was known to have the payment (posted); null otherwise. */
-                            posted_at: string | null;
-                            /** @description Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted. */
-                            posting_error: string | null;
-                            /**
-                             * @description Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow `payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` (see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).
-                             * @enum {string}
-                             */
-                            posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
-                            remittance_id: string | null;
-                            statement_id: string;
-                            /** @enum {string} */
-                            status: "unapproved" | "approved";
-                            transaction: {
-                                /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                                amount: string;
-                                bank_account_id: string | null;
-                                bank_reference: string | null;
-                                booking_date: string | null;
-                                counterparty_account: string | null;
-                                counterparty_iban: string | null;
-                                counterparty_name: string | null;
-                                currency: string;
-                                id: string;
-                                remittance_information: string | null;
-                                statement_id: string;
-                                value_date: string | null;
-                            };
-                            /** @description amount - allocated_amount. */
-                            unallocated_amount: string;
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["PaymentPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -7564,7 +6330,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -7573,7 +6339,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -7582,7 +6348,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -7591,7 +6357,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -7600,7 +6366,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -7614,32 +6380,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    allocations?: {
-                        /** @description Amount booked to the adjustment (relieves the invoice). Default 0. */
-                        adjustment_amount?: string | number;
-                        /** @description Adjustment (fee, write-off, …) booked for adjustment_amount. */
-                        adjustment_id?: string | null;
-                        /** @description Discount granted (relieves the invoice, not the transaction). Default 0. */
-                        amount_discount?: string | number;
-                        /** @description Cash applied to the invoice (counts against the transaction amount). */
-                        amount_paid: string | number;
-                        /** @description Amount withheld, e.g. tax (relieves the invoice). Default 0. */
-                        amount_withheld?: string | number;
-                        /**
-                         * Format: uuid
-                         * @description An open invoice of the organization, in the transaction's currency.
-                         */
-                        invoice_id: string;
-                    }[];
-                    /**
-                     * Format: uuid
-                     * @description A deposit of the organization without a payment.
-                     */
-                    bank_transaction_id: string;
-                    /** @description The payer; must be a partner of the organization. */
-                    partner_id?: string | null;
-                };
+                "application/json": components["schemas"]["CreatePaymentRequest"];
             };
         };
         responses: {
@@ -7649,91 +6390,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Sum of the allocations' amount_paid. */
-                        allocated_amount: string;
-                        allocations: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            adjustment_amount: string;
-                            adjustment_id: string | null;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_discount: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_paid: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_withheld: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice_id: string;
-                            /** @description Document number of the invoice in the ledger. */
-                            invoice_number: string | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "payment_allocation";
-                        }[];
-                        /** @description The bank transaction amount (in the currency's minor units). */
-                        amount: string;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_transaction_id: string;
-                        /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
-                        can_unpost: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string;
-                        /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
-                        erp_document_number: string | null;
-                        /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
-                        erp_payment_id: string | null;
-                        /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
-                        erp_provider: string | null;
-                        id: string;
-                        /** @description The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`. */
-                        match_reasons: {
-                            [key: string]: unknown;
-                        }[];
-                        /** @description 0..1: confidence of the automatic match; null for payments not proposed by matching. */
-                        match_score: number | null;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "payment";
-                        partner_id: string | null;
-                        /** @description Booking date of the transaction (value date when it has none). */
-                        payment_date: string | null;
-                        /** @description When the ERP was known to have the payment (posted); null otherwise. */
-                        posted_at: string | null;
-                        /** @description Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted. */
-                        posting_error: string | null;
-                        /**
-                         * @description Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow `payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` (see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).
-                         * @enum {string}
-                         */
-                        posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
-                        remittance_id: string | null;
-                        statement_id: string;
-                        /** @enum {string} */
-                        status: "unapproved" | "approved";
-                        transaction: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount: string;
-                            bank_account_id: string | null;
-                            bank_reference: string | null;
-                            booking_date: string | null;
-                            counterparty_account: string | null;
-                            counterparty_iban: string | null;
-                            counterparty_name: string | null;
-                            currency: string;
-                            id: string;
-                            remittance_information: string | null;
-                            statement_id: string;
-                            value_date: string | null;
-                        };
-                        /** @description amount - allocated_amount. */
-                        unallocated_amount: string;
-                    };
+                    "application/json": components["schemas"]["Payment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -7742,7 +6399,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -7751,7 +6408,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -7760,7 +6417,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -7769,7 +6426,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -7778,7 +6444,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -7787,7 +6453,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -7796,7 +6462,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -7818,91 +6484,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Sum of the allocations' amount_paid. */
-                        allocated_amount: string;
-                        allocations: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            adjustment_amount: string;
-                            adjustment_id: string | null;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_discount: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_paid: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_withheld: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice_id: string;
-                            /** @description Document number of the invoice in the ledger. */
-                            invoice_number: string | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "payment_allocation";
-                        }[];
-                        /** @description The bank transaction amount (in the currency's minor units). */
-                        amount: string;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_transaction_id: string;
-                        /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
-                        can_unpost: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string;
-                        /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
-                        erp_document_number: string | null;
-                        /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
-                        erp_payment_id: string | null;
-                        /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
-                        erp_provider: string | null;
-                        id: string;
-                        /** @description The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`. */
-                        match_reasons: {
-                            [key: string]: unknown;
-                        }[];
-                        /** @description 0..1: confidence of the automatic match; null for payments not proposed by matching. */
-                        match_score: number | null;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "payment";
-                        partner_id: string | null;
-                        /** @description Booking date of the transaction (value date when it has none). */
-                        payment_date: string | null;
-                        /** @description When the ERP was known to have the payment (posted); null otherwise. */
-                        posted_at: string | null;
-                        /** @description Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted. */
-                        posting_error: string | null;
-                        /**
-                         * @description Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow `payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` (see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).
-                         * @enum {string}
-                         */
-                        posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
-                        remittance_id: string | null;
-                        statement_id: string;
-                        /** @enum {string} */
-                        status: "unapproved" | "approved";
-                        transaction: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount: string;
-                            bank_account_id: string | null;
-                            bank_reference: string | null;
-                            booking_date: string | null;
-                            counterparty_account: string | null;
-                            counterparty_iban: string | null;
-                            counterparty_name: string | null;
-                            currency: string;
-                            id: string;
-                            remittance_information: string | null;
-                            statement_id: string;
-                            value_date: string | null;
-                        };
-                        /** @description amount - allocated_amount. */
-                        unallocated_amount: string;
-                    };
+                    "application/json": components["schemas"]["Payment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -7911,7 +6493,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -7920,7 +6502,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -7929,7 +6511,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -7938,7 +6520,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -7947,7 +6529,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -7956,7 +6538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -7972,27 +6554,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    allocations: {
-                        /** @description Amount booked to the adjustment (relieves the invoice). Default 0. */
-                        adjustment_amount?: string | number;
-                        /** @description Adjustment (fee, write-off, …) booked for adjustment_amount. */
-                        adjustment_id?: string | null;
-                        /** @description Discount granted (relieves the invoice, not the transaction). Default 0. */
-                        amount_discount?: string | number;
-                        /** @description Cash applied to the invoice (counts against the transaction amount). */
-                        amount_paid: string | number;
-                        /** @description Amount withheld, e.g. tax (relieves the invoice). Default 0. */
-                        amount_withheld?: string | number;
-                        /**
-                         * Format: uuid
-                         * @description An open invoice of the organization, in the transaction's currency.
-                         */
-                        invoice_id: string;
-                    }[];
-                    /** @description The payer; must be a partner of the organization. */
-                    partner_id?: string | null;
-                };
+                "application/json": components["schemas"]["UpdatePaymentRequest"];
             };
         };
         responses: {
@@ -8002,91 +6564,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Sum of the allocations' amount_paid. */
-                        allocated_amount: string;
-                        allocations: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            adjustment_amount: string;
-                            adjustment_id: string | null;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_discount: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_paid: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_withheld: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice_id: string;
-                            /** @description Document number of the invoice in the ledger. */
-                            invoice_number: string | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "payment_allocation";
-                        }[];
-                        /** @description The bank transaction amount (in the currency's minor units). */
-                        amount: string;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_transaction_id: string;
-                        /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
-                        can_unpost: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string;
-                        /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
-                        erp_document_number: string | null;
-                        /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
-                        erp_payment_id: string | null;
-                        /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
-                        erp_provider: string | null;
-                        id: string;
-                        /** @description The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`. */
-                        match_reasons: {
-                            [key: string]: unknown;
-                        }[];
-                        /** @description 0..1: confidence of the automatic match; null for payments not proposed by matching. */
-                        match_score: number | null;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "payment";
-                        partner_id: string | null;
-                        /** @description Booking date of the transaction (value date when it has none). */
-                        payment_date: string | null;
-                        /** @description When the ERP was known to have the payment (posted); null otherwise. */
-                        posted_at: string | null;
-                        /** @description Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted. */
-                        posting_error: string | null;
-                        /**
-                         * @description Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow `payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` (see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).
-                         * @enum {string}
-                         */
-                        posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
-                        remittance_id: string | null;
-                        statement_id: string;
-                        /** @enum {string} */
-                        status: "unapproved" | "approved";
-                        transaction: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount: string;
-                            bank_account_id: string | null;
-                            bank_reference: string | null;
-                            booking_date: string | null;
-                            counterparty_account: string | null;
-                            counterparty_iban: string | null;
-                            counterparty_name: string | null;
-                            currency: string;
-                            id: string;
-                            remittance_information: string | null;
-                            statement_id: string;
-                            value_date: string | null;
-                        };
-                        /** @description amount - allocated_amount. */
-                        unallocated_amount: string;
-                    };
+                    "application/json": components["schemas"]["Payment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -8095,7 +6573,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -8104,7 +6582,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -8113,7 +6591,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -8122,7 +6600,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -8131,7 +6609,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -8140,7 +6627,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -8149,7 +6636,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -8158,7 +6645,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -8174,10 +6661,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": {
-                    /** @description Approve without allocations: the whole deposit is posted on account of the payer. */
-                    on_account?: boolean;
-                };
+                "application/json": components["schemas"]["ApprovePaymentRequest"];
             };
         };
         responses: {
@@ -8187,91 +6671,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Sum of the allocations' amount_paid. */
-                        allocated_amount: string;
-                        allocations: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            adjustment_amount: string;
-                            adjustment_id: string | null;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_discount: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_paid: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_withheld: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice_id: string;
-                            /** @description Document number of the invoice in the ledger. */
-                            invoice_number: string | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "payment_allocation";
-                        }[];
-                        /** @description The bank transaction amount (in the currency's minor units). */
-                        amount: string;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_transaction_id: string;
-                        /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
-                        can_unpost: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string;
-                        /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
-                        erp_document_number: string | null;
-                        /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
-                        erp_payment_id: string | null;
-                        /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
-                        erp_provider: string | null;
-                        id: string;
-                        /** @description The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`. */
-                        match_reasons: {
-                            [key: string]: unknown;
-                        }[];
-                        /** @description 0..1: confidence of the automatic match; null for payments not proposed by matching. */
-                        match_score: number | null;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "payment";
-                        partner_id: string | null;
-                        /** @description Booking date of the transaction (value date when it has none). */
-                        payment_date: string | null;
-                        /** @description When the ERP was known to have the payment (posted); null otherwise. */
-                        posted_at: string | null;
-                        /** @description Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted. */
-                        posting_error: string | null;
-                        /**
-                         * @description Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow `payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` (see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).
-                         * @enum {string}
-                         */
-                        posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
-                        remittance_id: string | null;
-                        statement_id: string;
-                        /** @enum {string} */
-                        status: "unapproved" | "approved";
-                        transaction: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount: string;
-                            bank_account_id: string | null;
-                            bank_reference: string | null;
-                            booking_date: string | null;
-                            counterparty_account: string | null;
-                            counterparty_iban: string | null;
-                            counterparty_name: string | null;
-                            currency: string;
-                            id: string;
-                            remittance_information: string | null;
-                            statement_id: string;
-                            value_date: string | null;
-                        };
-                        /** @description amount - allocated_amount. */
-                        unallocated_amount: string;
-                    };
+                    "application/json": components["schemas"]["Payment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -8280,7 +6680,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -8289,7 +6689,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -8298,7 +6698,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -8307,7 +6707,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -8316,7 +6716,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -8325,7 +6734,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -8334,7 +6743,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -8343,7 +6752,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -8365,91 +6774,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Sum of the allocations' amount_paid. */
-                        allocated_amount: string;
-                        allocations: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            adjustment_amount: string;
-                            adjustment_id: string | null;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_discount: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_paid: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_withheld: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice_id: string;
-                            /** @description Document number of the invoice in the ledger. */
-                            invoice_number: string | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "payment_allocation";
-                        }[];
-                        /** @description The bank transaction amount (in the currency's minor units). */
-                        amount: string;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_transaction_id: string;
-                        /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
-                        can_unpost: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string;
-                        /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
-                        erp_document_number: string | null;
-                        /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
-                        erp_payment_id: string | null;
-                        /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
-                        erp_provider: string | null;
-                        id: string;
-                        /** @description The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`. */
-                        match_reasons: {
-                            [key: string]: unknown;
-                        }[];
-                        /** @description 0..1: confidence of the automatic match; null for payments not proposed by matching. */
-                        match_score: number | null;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "payment";
-                        partner_id: string | null;
-                        /** @description Booking date of the transaction (value date when it has none). */
-                        payment_date: string | null;
-                        /** @description When the ERP was known to have the payment (posted); null otherwise. */
-                        posted_at: string | null;
-                        /** @description Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted. */
-                        posting_error: string | null;
-                        /**
-                         * @description Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow `payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` (see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).
-                         * @enum {string}
-                         */
-                        posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
-                        remittance_id: string | null;
-                        statement_id: string;
-                        /** @enum {string} */
-                        status: "unapproved" | "approved";
-                        transaction: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount: string;
-                            bank_account_id: string | null;
-                            bank_reference: string | null;
-                            booking_date: string | null;
-                            counterparty_account: string | null;
-                            counterparty_iban: string | null;
-                            counterparty_name: string | null;
-                            currency: string;
-                            id: string;
-                            remittance_information: string | null;
-                            statement_id: string;
-                            value_date: string | null;
-                        };
-                        /** @description amount - allocated_amount. */
-                        unallocated_amount: string;
-                    };
+                    "application/json": components["schemas"]["Payment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -8458,7 +6783,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -8467,7 +6792,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -8476,7 +6801,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -8485,7 +6810,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -8494,7 +6819,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -8503,7 +6828,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -8512,7 +6837,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -8534,91 +6859,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Sum of the allocations' amount_paid. */
-                        allocated_amount: string;
-                        allocations: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            adjustment_amount: string;
-                            adjustment_id: string | null;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_discount: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_paid: string;
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount_withheld: string;
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            id: string;
-                            invoice_id: string;
-                            /** @description Document number of the invoice in the ledger. */
-                            invoice_number: string | null;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            /** @constant */
-                            object: "payment_allocation";
-                        }[];
-                        /** @description The bank transaction amount (in the currency's minor units). */
-                        amount: string;
-                        approved_at: string | null;
-                        approved_by: string | null;
-                        bank_transaction_id: string;
-                        /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
-                        can_unpost: boolean;
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        currency: string;
-                        /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
-                        erp_document_number: string | null;
-                        /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
-                        erp_payment_id: string | null;
-                        /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
-                        erp_provider: string | null;
-                        id: string;
-                        /** @description The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`. */
-                        match_reasons: {
-                            [key: string]: unknown;
-                        }[];
-                        /** @description 0..1: confidence of the automatic match; null for payments not proposed by matching. */
-                        match_score: number | null;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        /** @constant */
-                        object: "payment";
-                        partner_id: string | null;
-                        /** @description Booking date of the transaction (value date when it has none). */
-                        payment_date: string | null;
-                        /** @description When the ERP was known to have the payment (posted); null otherwise. */
-                        posted_at: string | null;
-                        /** @description Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted. */
-                        posting_error: string | null;
-                        /**
-                         * @description Posting of the payment to the ERP its invoices came from: `not_posted` (unapproved), `pending` (workflow `payment-posting-<id>` runs: the ERP call, or the middleware queue waits for its answer), `posted`, `failed` (see `posting_error`; POST …/post retries), `unposting` (removal from the ERP in progress).
-                         * @enum {string}
-                         */
-                        posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
-                        remittance_id: string | null;
-                        statement_id: string;
-                        /** @enum {string} */
-                        status: "unapproved" | "approved";
-                        transaction: {
-                            /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
-                            amount: string;
-                            bank_account_id: string | null;
-                            bank_reference: string | null;
-                            booking_date: string | null;
-                            counterparty_account: string | null;
-                            counterparty_iban: string | null;
-                            counterparty_name: string | null;
-                            currency: string;
-                            id: string;
-                            remittance_information: string | null;
-                            statement_id: string;
-                            value_date: string | null;
-                        };
-                        /** @description amount - allocated_amount. */
-                        unallocated_amount: string;
-                    };
+                    "application/json": components["schemas"]["Payment"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -8627,7 +6868,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -8636,7 +6877,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -8645,7 +6886,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -8654,7 +6895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -8663,7 +6904,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -8672,7 +6913,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -8681,7 +6922,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -8690,11 +6931,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page number, 0-indexed (default 0). */
-                page?: string;
+                page?: number;
                 /** @description Page size, 1..500 (default 50). */
-                page_size?: string;
+                page_size?: number;
                 /** @description Alias of page_size, 1..500. */
-                size?: string;
+                size?: number;
             };
             header?: never;
             path?: never;
@@ -8708,30 +6949,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        current_page: number;
-                        data: {
-                            /** @description Units a member may access; admins access all. */
-                            business_unit_ids: string[];
-                            /** @description ISO 8601 UTC */
-                            created_at: string;
-                            email: string;
-                            id: string;
-                            is_active: boolean;
-                            /** @description ISO 8601 UTC */
-                            modified_at: string;
-                            name: string;
-                            /** @constant */
-                            object: "user";
-                            organization_id: string;
-                            /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
-                            permissions: string[];
-                            /** @enum {string} */
-                            role: "admin" | "member";
-                        }[];
-                        next_page: number | null;
-                        total_records: number;
-                    };
+                    "application/json": components["schemas"]["UserPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -8740,7 +6958,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -8749,7 +6967,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -8758,7 +6976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -8767,7 +6985,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -8776,7 +6994,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -8790,26 +7008,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Units a member may access (admins access all).
-                     * @default []
-                     */
-                    business_unit_ids?: string[];
-                    /** Format: email */
-                    email: string;
-                    name: string;
-                    /**
-                     * @description Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422.
-                     * @default []
-                     */
-                    permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
-                    /**
-                     * @default member
-                     * @enum {string}
-                     */
-                    role?: "admin" | "member";
-                };
+                "application/json": components["schemas"]["CreateUserRequest"];
             };
         };
         responses: {
@@ -8819,25 +7018,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Units a member may access; admins access all. */
-                        business_unit_ids: string[];
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        email: string;
-                        id: string;
-                        is_active: boolean;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "user";
-                        organization_id: string;
-                        /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
-                        permissions: string[];
-                        /** @enum {string} */
-                        role: "admin" | "member";
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -8846,7 +7027,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -8855,7 +7036,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Conflict with the current state */
@@ -8864,7 +7045,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -8873,7 +7054,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -8882,7 +7072,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -8891,7 +7081,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -8900,7 +7090,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -8922,25 +7112,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Units a member may access; admins access all. */
-                        business_unit_ids: string[];
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        email: string;
-                        id: string;
-                        is_active: boolean;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "user";
-                        organization_id: string;
-                        /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
-                        permissions: string[];
-                        /** @enum {string} */
-                        role: "admin" | "member";
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -8949,7 +7121,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -8958,7 +7130,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -8967,7 +7139,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -8976,7 +7148,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -8985,7 +7157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -8994,7 +7166,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -9010,12 +7182,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Units a member may access (admins access all). */
-                    business_unit_ids?: string[];
-                    /** @description Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422. */
-                    permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
-                };
+                "application/json": components["schemas"]["UpdateUserRequest"];
             };
         };
         responses: {
@@ -9025,25 +7192,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Units a member may access; admins access all. */
-                        business_unit_ids: string[];
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        email: string;
-                        id: string;
-                        is_active: boolean;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "user";
-                        organization_id: string;
-                        /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
-                        permissions: string[];
-                        /** @enum {string} */
-                        role: "admin" | "member";
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -9052,7 +7201,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -9061,7 +7210,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Entity not found (also for another organization's records) */
@@ -9070,7 +7219,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request body too large */
@@ -9079,7 +7228,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
@@ -9088,7 +7246,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -9097,7 +7255,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -9106,7 +7264,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };
@@ -9126,25 +7284,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Units a member may access; admins access all. */
-                        business_unit_ids: string[];
-                        /** @description ISO 8601 UTC */
-                        created_at: string;
-                        email: string;
-                        id: string;
-                        is_active: boolean;
-                        /** @description ISO 8601 UTC */
-                        modified_at: string;
-                        name: string;
-                        /** @constant */
-                        object: "user";
-                        organization_id: string;
-                        /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
-                        permissions: string[];
-                        /** @enum {string} */
-                        role: "admin" | "member";
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -9153,7 +7293,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
@@ -9162,7 +7302,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Rate limit exceeded; see Retry-After */
@@ -9171,7 +7311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
             /** @description Unexpected error */
@@ -9180,7 +7320,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorV2"];
+                    "application/json": components["schemas"]["ProblemV2"];
                 };
             };
         };

@@ -13,6 +13,17 @@ export function queryInt(opts: { min?: number; max?: number; description?: strin
   return opts.description ? schema.describe(opts.description) : schema;
 }
 
+/** Highest page number accepted (a bound for clients and fuzzers; far beyond any real listing). */
+export const MAX_PAGE_NUMBER = 1_000_000;
+
+/**
+ * A calendar date `YYYY-MM-DD` (a real day: no 2026-02-30), in a query string or a body; documented
+ * as `format: date`.
+ */
+export function isoDate(message = 'must be a calendar date YYYY-MM-DD') {
+  return z.iso.date({ message });
+}
+
 /**
  * Pagination query parameters per DESIGN §3: `page` (>= 0, default 0) and `page_size` (default 50,
  * capped per endpoint); `size` is accepted as an alias of `page_size`.
@@ -21,7 +32,7 @@ export function paginationQueryShape(maxPageSize: number, defaultPageSize = Math
   const size = () =>
     queryInt({ min: 1, max: maxPageSize, description: `Page size, 1..${maxPageSize} (default ${defaultPageSize}).` }).optional();
   return {
-    page: queryInt({ min: 0, description: 'Page number, 0-indexed (default 0).' }).optional(),
+    page: queryInt({ min: 0, max: MAX_PAGE_NUMBER, description: 'Page number, 0-indexed (default 0).' }).optional(),
     page_size: size(),
     size: size().describe(`Alias of page_size, 1..${maxPageSize}.`),
   };
@@ -59,12 +70,28 @@ export function pageOf<T>(data: T[], total: number, req: PageRequest): Page<T> {
   };
 }
 
+const envelopes = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * The page envelope of `item`: a named component `<Item>Page` when the item schema is named
+ * (`.meta({ id })`), one schema instance per item.
+ */
 export function pageEnvelopeSchema<T extends z.ZodType>(item: T) {
+  const known = envelopes.get(item);
+  if (known) return known as ReturnType<typeof envelopeOf<T>>;
+  const id = z.globalRegistry.get(item)?.id;
+  const envelope = envelopeOf(item);
+  const named = typeof id === 'string' ? envelope.meta({ id: `${id}Page`, description: `A page of ${id} records.` }) : envelope;
+  envelopes.set(item, named);
+  return named;
+}
+
+function envelopeOf<T extends z.ZodType>(item: T) {
   return z.object({
     data: z.array(item),
-    current_page: z.number().int(),
-    total_records: z.number().int(),
-    next_page: z.number().int().nullable(),
+    current_page: z.number().int().min(0),
+    total_records: z.number().int().min(0),
+    next_page: z.number().int().min(1).nullable(),
   });
 }
 

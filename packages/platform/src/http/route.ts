@@ -63,9 +63,10 @@ export interface RouteDef<D = unknown, PS extends z.ZodType = z.ZodType, QS exte
    * Also accept `multipart/form-data` (file uploads) on this route, up to `maxBytes` per request
    * (which is also this route's JSON body limit). Each uploaded file is read into memory and put in
    * the body under its field name as an {@link UploadedFile}; the other form fields are strings.
-   * `body` validates both forms; `schema` (optional) documents the multipart form in OpenAPI.
+   * `body` validates both forms; `schema` (optional) documents the multipart form in OpenAPI (declare
+   * file fields `z.string().meta({ format: 'binary' })`) and `json` (optional) the JSON form.
    */
-  multipart?: { maxBytes: number; schema?: z.ZodType };
+  multipart?: { maxBytes: number; schema?: z.ZodType; json?: z.ZodType };
   /**
    * The body is a JSON array of records that the handler validates one by one, answering a result per
    * record (the middleware pushes): the kernel's no-NUL rule is then not applied to the array's items

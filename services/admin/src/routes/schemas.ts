@@ -8,7 +8,8 @@ export const businessUnitSchema = z.object({
   name: z.string(),
   description: z.string().nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'BusinessUnit' });
 
 export const userSchema = z.object({
   object: z.literal('user'),
@@ -23,7 +24,8 @@ export const userSchema = z.object({
     .describe('Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists.'),
   is_active: z.boolean(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'User' });
 
 export const apiKeySchema = z.object({
   object: z.literal('api_key'),
@@ -34,4 +36,5 @@ export const apiKeySchema = z.object({
   expires_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'ApiKey' });

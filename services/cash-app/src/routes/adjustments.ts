@@ -49,7 +49,8 @@ const createBody = z
     if ((b.ledger_account_id === undefined) === (b.ledger_account === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['ledger_account_id'], message: 'Give exactly one of ledger_account_id and ledger_account.' });
     }
-  });
+  })
+  .meta({ oneOf: [{ required: ['ledger_account_id'] }, { required: ['ledger_account'] }] });
 
 const patchBody = z.object({
   name: name.optional(),

@@ -53,7 +53,8 @@ const paymentSummarySchema = z.object({
   currency: z.string(),
   partner_id: z.string().nullable(),
   match_score: z.number().nullable(),
-});
+})
+  .meta({ id: 'BankTransactionPayment' });
 
 export const bankTransactionSchema = z.object({
   object: z.literal('bank_transaction'),
@@ -90,7 +91,8 @@ export const bankTransactionSchema = z.object({
   transaction_code: z.string().nullable().describe('Bank transaction code: CAMT Domn/Fmly/SubFmly, BAI2 type code, MT940 type; `R:` prefix for entries the bank marks as reversals.'),
   payments: z.array(paymentSummarySchema).describe('Payments proposed (unapproved) or approved for this transaction.'),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'BankTransaction' });
 
 export const bankStatementSchema = z.object({
   object: z.literal('bank_statement'),
@@ -125,7 +127,8 @@ export const bankStatementSchema = z.object({
   approved_by: z.string().nullable(),
   approved_at: z.string().nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'BankStatement' });
 
 export const bankStatementDetailSchema = bankStatementSchema.extend({
   transactions: z
@@ -133,7 +136,7 @@ export const bankStatementDetailSchema = bankStatementSchema.extend({
     .optional()
     .describe(`The first ${INLINE_TRANSACTIONS_MAX} transactions in file order (absent with \`transactions=omit\`); page through all of them with GET /v2/bank-statements/{statement_id}/transactions.`),
   transactions_truncated: z.boolean().optional().describe(`With the inline transactions: whether the statement has more than ${INLINE_TRANSACTIONS_MAX} (then only the first ${INLINE_TRANSACTIONS_MAX} are inline).`),
-});
+}).meta({ id: 'BankStatementDetail' });
 
 const uploadedFile = z.custom<UploadedFile>(
   (v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as UploadedFile).content),
@@ -179,7 +182,7 @@ const uploadBody = z
   });
 
 const multipartDoc = z.object({
-  file: z.string().describe('The statement file (binary).'),
+  file: z.string().meta({ format: 'binary', contentMediaType: 'application/octet-stream' }).describe('The statement file.'),
   format: z.enum(STATEMENT_FORMATS).optional().describe('Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).'),
   mapping: z.string().optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
 });
@@ -198,6 +201,11 @@ function detectedFormat(content: Buffer, hasMapping: boolean): StatementFormat {
       : `the format could not be detected from the file (${d.unknown}): send \`format\` (camt053, bai2, mt940, csv, json)`;
   throw new ValidationError([{ loc: ['body', 'format'], msg, type: 'format_undetected' }], `Statement format not detected: ${msg}.`);
 }
+
+const jsonDoc = z.object({
+  format: z.literal('json').optional().describe('`json` (the default) for this form.'),
+  ...jsonStatementShape,
+});
 
 export const bankStatementRoutes = [
   route({
@@ -229,10 +237,10 @@ export const bankStatementRoutes = [
       'stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.\n\n' +
       `Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],
-    multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc },
+    multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc, json: jsonDoc },
     body: uploadBody,
     response: bankStatementSchema,
-    errors: [409],
+    errors: [409, 503],
     handler: async ({ body, identity, deps }) => {
       let format: StatementFormat;
       let content: Buffer;

@@ -1,16 +1,12 @@
 import { z } from 'zod';
-import { isoCurrencyCode, isoTime, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { isoCurrencyCode, isoTime, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape, isoDate } from '@rp/platform';
 import { route } from '../deps.js';
 import { listExchangeRates, upsertExchangeRates, type ExchangeRateRow } from '../store/exchange-rates.js';
 
 const MAX_PAGE = 500;
 const MAX_BATCH = 1000;
 
-const dateField = () =>
-  z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a valid date');
+const dateField = () => isoDate();
 
 const RATE_DESCRIPTION = 'Units of quote_currency for one unit of base_currency (decimal string, > 0, up to 10 decimals).';
 
@@ -22,7 +18,8 @@ export const exchangeRateSchema = z.object({
   rate_date: z.string(),
   rate: z.string().describe(RATE_DESCRIPTION),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'ExchangeRate' });
 
 function rateView(r: ExchangeRateRow) {
   return {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, formatMoney, getOrganizationProfile, idSchema, NotFoundError, ValidationError } from '@rp/platform';
+import { AppError, formatMoney, getOrganizationProfile, idSchema, isoDate, NotFoundError, ValidationError } from '@rp/platform';
 import { route } from '../deps.js';
 import { aggregateMetrics, depositCurrencies } from '../store/metrics.js';
 
@@ -17,11 +17,7 @@ export class MissingExchangeRateError extends AppError {
   }
 }
 
-const dateParam = () =>
-  z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a valid date');
+const dateParam = () => isoDate();
 
 const bucket = () => z.object({ count: z.number().int().min(0), total_amount: z.string().describe('Decimal string with 2 decimals.') });
 
@@ -33,7 +29,8 @@ export const bankTransactionMetricsSchema = z.object({
   posting_errors_count: z.number().int().min(0),
   is_multi_currency: z.boolean(),
   currency: z.string(),
-});
+})
+  .meta({ id: 'BankTransactionMetrics' });
 
 export const metricsRoutes = [
   route({

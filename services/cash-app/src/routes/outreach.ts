@@ -20,7 +20,8 @@ const outreachSchema = z.object({
   recipient: z.string().nullable(),
   sent_at: z.string().nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'OutreachRecord' });
 
 function outreachView(r: OutreachRow) {
   return {

@@ -14,6 +14,7 @@ import {
   timestampsShape,
   type BusinessUnitScope,
   type Db,
+  isoDate,
 } from '@rp/platform';
 import { route } from '../deps.js';
 import { formatInCurrency, type AllocationDraft } from '../domain/payments.js';
@@ -23,7 +24,7 @@ import { allocationsOf, getPayment, listPayments, type AllocationRow, type Payme
 
 const MAX_PAGE = 500;
 const money2 = () => z.string().describe('Decimal string with the currency\'s minor units: JPY "1190", EUR "1190.00", KWD "1190.000".');
-const dateParam = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a valid date');
+const dateParam = () => isoDate();
 const uuidParam = idSchema;
 
 const allocationSchema = z.object({
@@ -37,7 +38,8 @@ const allocationSchema = z.object({
   adjustment_id: z.string().nullable(),
   adjustment_amount: money2(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'PaymentAllocation' });
 
 const transactionSummarySchema = z.object({
   id: z.string(),
@@ -52,7 +54,8 @@ const transactionSummarySchema = z.object({
   counterparty_account: z.string().nullable(),
   remittance_information: z.string().nullable(),
   bank_reference: z.string().nullable(),
-});
+})
+  .meta({ id: 'PaymentBankTransaction' });
 
 export const paymentSchema = z.object({
   object: z.literal('payment'),
@@ -77,7 +80,8 @@ export const paymentSchema = z.object({
   allocations: z.array(allocationSchema),
   transaction: transactionSummarySchema,
   ...timestampsShape,
-});
+})
+  .meta({ id: 'Payment' });
 
 function paymentView(p: PaymentRow, allocations: AllocationRow[], numbers: Map<string, string>) {
   // every amount as its currency writes it (JPY 0, EUR 2, KWD 3 decimals)

@@ -1,19 +1,12 @@
 import { z } from 'zod';
-import { checkBusinessUnitReferences, idSchema, NotFoundError } from '@rp/platform';
+import { checkBusinessUnitReferences, idSchema, isoDate, NotFoundError } from '@rp/platform';
 import { route } from '../deps.js';
 import { daysBetween, HISTORY_PRIOR_WEIGHT, predictedOverdueCustomers } from '../domain/predicted-overdue.js';
 import { MAX_STATES, MIN_STATES, WORK_BUDGET } from '../domain/tail-probability.js';
 import { sharedTailPool } from '../domain/tail-pool.js';
 import { loadPredictedOverdue } from '../store/predicted-overdue.js';
 
-const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
-const isoDate = z
-  .string()
-  .regex(DATE_RE, 'expected a date YYYY-MM-DD')
-  .refine((v) => {
-    const d = new Date(`${v}T00:00:00Z`);
-    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
-  }, 'not a calendar date');
+const calendarDate = isoDate('not a calendar date YYYY-MM-DD');
 
 const AMOUNT_RE = /^\d{1,18}(\.\d{1,2})?$/;
 
@@ -23,16 +16,18 @@ const tierSchema = z.object({
     .string()
     .regex(AMOUNT_RE, 'expected a non-negative decimal string with at most 2 decimals, e.g. "10000.00"')
     .describe('Threshold in local (base) currency: the tier trips when the aged sum exceeds it.'),
-});
+})
+  .meta({ id: 'PredictedOverdueTier' });
 
 const bodySchema = z.object({
-  as_of_date: isoDate.describe('The date at which aging is evaluated (typically a quarter end).'),
+  as_of_date: calendarDate.describe('The date at which aging is evaluated (typically a quarter end).'),
   tiers: z.array(tierSchema).min(1).max(10).describe('1 to 10 aging tiers.'),
   business_unit_id__in: z.array(idSchema()).max(500).optional().describe('Only invoices of these business units.'),
-  evaluated_at: isoDate
+  evaluated_at: calendarDate
     .optional()
     .describe("\"Today\" for the probabilities (invoices are known to be unpaid on this date); default: today's date in the organization's timezone."),
-});
+})
+  .meta({ id: 'PredictedOverdueQuery' });
 
 const trippedTierSchema = z.object({
   days: z.string().describe('The tier\'s `days`, as a string (spec 4.3.2), e.g. "30".'),
@@ -45,7 +40,8 @@ const trippedTierSchema = z.object({
     .min(0)
     .max(0.5)
     .describe('Guaranteed bound: the exact probability lies within ± this of `trip_probability`. 0 (or below 1e-13) when computed exactly.'),
-});
+})
+  .meta({ id: 'PredictedOverdueTrippedTier' });
 
 const responseSchema = z.object({
   as_of_date: z.string(),
@@ -69,7 +65,8 @@ const responseSchema = z.object({
     .array(z.object({ currency: z.string(), invoice_count: z.number().int() }))
     .describe('Over all customers in scope: currencies of open invoices that could not be converted (no stored rate), with how many; empty when every invoice counted.'),
   unconvertible_invoice_count: z.number().int().describe('Their total: open invoices in scope left out of every sum.'),
-});
+})
+  .meta({ id: 'PredictedOverdue' });
 
 function todayIn(timezone: string): string {
   try {

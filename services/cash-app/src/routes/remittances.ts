@@ -57,7 +57,8 @@ const bankDetailsSchema = z
     iban: z.string().nullable(),
     type: z.string().nullable(),
   })
-  .nullable();
+  .nullable()
+  .meta({ id: 'RemittanceBankDetails' });
 
 const allocationSchema = z.object({
   object: z.literal('remittance_allocation'),
@@ -78,7 +79,8 @@ const allocationSchema = z.object({
     })
     .nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'RemittanceAllocation' });
 
 const remittanceSchema = z.object({
   object: z.literal('remittance'),
@@ -108,7 +110,8 @@ const remittanceSchema = z.object({
   transaction_number: z.string().nullable(),
   bank_transaction_id: z.string().nullable().describe('The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`.'),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'Remittance' });
 
 // ---------- request schemas ----------
 

@@ -10,7 +10,8 @@ export const ledgerAccountSchema = z.object({
   number: z.string(),
   classification: z.enum(LEDGER_CLASSIFICATIONS),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'LedgerAccount' });
 
 export const adjustmentSchema = z.object({
   object: z.literal('adjustment'),
@@ -24,4 +25,5 @@ export const adjustmentSchema = z.object({
   ledger_account: ledgerAccountSchema,
   can_delete: z.boolean().describe('False for system adjustments: they can only be deactivated.'),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'Adjustment' });

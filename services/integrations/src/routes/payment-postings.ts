@@ -38,7 +38,8 @@ const middlewarePaymentSchema = z.object({
   error: z.string().nullable().describe('Set by `failed`.'),
   posted_at: z.string().nullable(),
   ...timestampsShape,
-});
+})
+  .meta({ id: 'MiddlewarePayment' });
 
 function view(row: PostingRow) {
   const p = row.payload;

@@ -30,7 +30,8 @@ const pushResultSchema = z.strictObject({
       }),
     )
     .describe('One result per record, in request order.'),
-});
+})
+  .meta({ id: 'PushResult' });
 
 const COMMON =
   'Authenticated with an organization API key (the tenant is the key\'s organization; user access tokens get 403). ' +

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { timestampsShape } from '@rp/platform';
 import { AUTH_TYPES, PROVIDER_CATEGORIES } from '../domain/providers.js';
 import { HEALTH_STATUS_CODES } from '../domain/health.js';
+import { SYNC_RUN_STATUSES } from '../store/sync-runs.js';
 
 export const providerCategorySchema = z.enum(PROVIDER_CATEGORIES);
 
@@ -28,7 +30,8 @@ export const providerSchema = z.strictObject({
     can_unpost_payment: z.boolean().default(false),
     can_post_on_account_payment: z.boolean().default(false),
   }),
-});
+})
+  .meta({ id: 'Provider' });
 
 export const healthSchema = z.strictObject({
   healthy: z.boolean(),
@@ -37,31 +40,45 @@ export const healthSchema = z.strictObject({
   message: z.string(),
   suggested_resolution: z.string(),
   timestamp: z.string().describe('ISO 8601 UTC: when the check ran'),
-});
+})
+  .meta({ id: 'ConnectionHealth' });
 
-export const syncRunSchema = z.object({
+export const syncRunSchema = z.strictObject({
   object: z.literal('sync_run'),
-  id: z.string(),
+  id: z.string().describe('UUIDv7'),
   connection_id: z.string(),
-  model_id: z.string(),
-  model_name: z.string(),
-  entity_id: z.string().nullable(),
-  file_id: z.string().nullable(),
-  status: z.enum(['scheduled', 'running', 'completed', 'failed', 'cancelled']),
-  attempt: z.number().int(),
-  batch_id: z.string().describe('UUID shared by the runs of one sync'),
-  is_initial_sync: z.boolean(),
-  is_one_off: z.boolean(),
-  pagination_state: z.record(z.string(), z.unknown()).nullable(),
-  records_synced: z.number().int(),
-  timerange_start: z.string().nullable(),
-  timerange_end: z.string().nullable(),
+  model_id: z.string().describe('The connection model this run syncs.'),
+  model_name: z.string().describe('Name of that model (`customers`, `invoices`, `credit_memos`).'),
+  entity_id: z.string().nullable().describe('The entity the run belongs to: the connection id.'),
+  file_id: z.string().nullable().describe('Always null: no provider syncs through files yet.'),
+  status: z.enum(SYNC_RUN_STATUSES).describe(
+    '`scheduled` (created, waiting for its turn) → `running` (pages are being fetched) → `completed`, `failed` (see `error`) or `cancelled` (the sync was cancelled).',
+  ),
+  attempt: z.number().int().describe('The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry).'),
+  batch_id: z.string().describe('Shared by the runs of one sync (UUID).'),
+  is_initial_sync: z.boolean().describe('The model had never synced: everything up to `timerange_end` is read.'),
+  is_one_off: z.boolean().describe('Requested through POST .../sync rather than by the schedule.'),
+  pagination_state: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe(
+      'Where the next page starts. QuickBooks Online: `mode` (`full` or `incremental`), `phase` (`changes` = the change-data-capture ' +
+      'step for deletions, then `query`), `since` (LastUpdatedTime of the last record read), `seen` (Ids already read at exactly ' +
+      'that time), `max_results`, and while a crowded second is read by Id `after_id` / then `strict`; `done: true` after the last ' +
+      'page. Committed with each page, so a retried run resumes there.',
+    ),
+  records_synced: z.number().int().describe('Records this run wrote to the ledger, deletions it applied included.'),
+  timerange_start: z.string().nullable().describe('Records changed at or after this time are read; null for an initial sync.'),
+  timerange_end: z
+    .string()
+    .nullable()
+    .describe('The start of the sync; the next sync starts here. QuickBooks Online reads up to the moment it reads, so records changed during the sync are read too (and again next time).'),
   started_at: z.string().nullable(),
-  completed_at: z.string().nullable(),
-  error: z.string().nullable(),
-  created_at: z.string(),
-  modified_at: z.string(),
-});
+  completed_at: z.string().nullable().describe('When the run completed, failed or was cancelled.'),
+  error: z.string().nullable().describe('Why the run failed.'),
+  ...timestampsShape,
+})
+  .meta({ id: 'SyncRun' });
 
 export const connectionModelSchema = z.strictObject({
   object: z.literal('connection_model'),
@@ -81,7 +98,8 @@ export const connectionModelSchema = z.strictObject({
   last_sync: syncRunSchema.nullable().describe('The latest sync run of this model; null before the first.'),
   created_at: z.string(),
   modified_at: z.string(),
-});
+})
+  .meta({ id: 'ConnectionModel' });
 
 export const connectionSchema = z
   .object({
@@ -118,4 +136,5 @@ export const connectionSchema = z
     modified_at: z.string(),
   })
   .catchall(z.unknown())
-  .describe("A connection. The provider's settings are returned flattened as top-level fields (Acumatica: base_url, tenant, endpoint_name, endpoint_version, scope, branches, default_currency; QuickBooks Online: realm_id; …), null when unset.");
+  .describe("A connection. The provider's settings are returned flattened as top-level fields (Acumatica: base_url, tenant, endpoint_name, endpoint_version, scope, branches, default_currency; QuickBooks Online: realm_id; …), null when unset.")
+  .meta({ id: 'Connection' });

@@ -5,48 +5,13 @@
  * in store/sync-runs.ts, and `next_sync_at` from `describeNextSyncAt` in domain/sync-schedule.ts.
  */
 import { z } from 'zod';
-import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
+import { syncRunSchema } from './schemas.js';
 import { listSyncRuns, SYNC_RUN_STATUSES, syncRunView } from '../store/sync-runs.js';
 import { findSyncConnection, startOneOffSync } from '../domain/one-off-sync.js';
 
 const MAX_PAGE = 100;
-
-export const syncRunSchema = z.strictObject({
-  object: z.literal('sync_run'),
-  id: z.string().describe('UUIDv7'),
-  connection_id: z.string(),
-  model_id: z.string().describe('The connection model this run syncs.'),
-  model_name: z.string().describe('Name of that model (`customers`, `invoices`, `credit_memos`).'),
-  entity_id: z.string().nullable().describe('The entity the run belongs to: the connection id.'),
-  file_id: z.string().nullable().describe('Always null: no provider syncs through files yet.'),
-  status: z.enum(SYNC_RUN_STATUSES).describe(
-    '`scheduled` (created, waiting for its turn) → `running` (pages are being fetched) → `completed`, `failed` (see `error`) or `cancelled` (the sync was cancelled).',
-  ),
-  attempt: z.number().int().describe('The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry).'),
-  batch_id: z.string().describe('Shared by the runs of one sync (UUID).'),
-  is_initial_sync: z.boolean().describe('The model had never synced: everything up to `timerange_end` is read.'),
-  is_one_off: z.boolean().describe('Requested through POST .../sync rather than by the schedule.'),
-  pagination_state: z
-    .record(z.string(), z.unknown())
-    .nullable()
-    .describe(
-      'Where the next page starts. QuickBooks Online: `mode` (`full` or `incremental`), `phase` (`changes` = the change-data-capture ' +
-      'step for deletions, then `query`), `since` (LastUpdatedTime of the last record read), `seen` (Ids already read at exactly ' +
-      'that time), `max_results`, and while a crowded second is read by Id `after_id` / then `strict`; `done: true` after the last ' +
-      'page. Committed with each page, so a retried run resumes there.',
-    ),
-  records_synced: z.number().int().describe('Records this run wrote to the ledger, deletions it applied included.'),
-  timerange_start: z.string().nullable().describe('Records changed at or after this time are read; null for an initial sync.'),
-  timerange_end: z
-    .string()
-    .nullable()
-    .describe('The start of the sync; the next sync starts here. QuickBooks Online reads up to the moment it reads, so records changed during the sync are read too (and again next time).'),
-  started_at: z.string().nullable(),
-  completed_at: z.string().nullable().describe('When the run completed, failed or was cancelled.'),
-  error: z.string().nullable().describe('Why the run failed.'),
-  ...timestampsShape,
-});
 
 const MAPPING_DOC =
   'QuickBooks Online (Accounting API v3, minorversion 75). **Identity**: every record is keyed by QuickBooks\' own entity `Id` ' +
@@ -82,7 +47,8 @@ const syncStartedSchema = z.strictObject({
   batch_id: z.string().describe('Shared by the sync runs of this sync.'),
   workflow_id: z.string().describe('Temporal workflow id, `connection-sync-<connection_id>-<batch_id>`.'),
   sync_runs: z.array(syncRunSchema).describe('One `scheduled` run per read-enabled model, in sync order.'),
-});
+})
+  .meta({ id: 'SyncStarted' });
 
 const connectionParams = z.object({ connection_id: idSchema() });
 

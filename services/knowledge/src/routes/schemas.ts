@@ -16,4 +16,5 @@ export const playbookStatsSchema = z.object({
       }),
     )
     .describe('One entry for every collection, in enum order, with zero counts where there is nothing.'),
-});
+})
+  .meta({ id: 'PlaybookStats' });
