@@ -8,7 +8,6 @@ import {
   CredentialResolver,
   listen,
   errorMiddleware,
-  errorResponse,
   IDENTITY_HEADER,
   RateLimitedError,
   REQUEST_ID_HEADER,
@@ -74,12 +73,6 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       docs.filter((d): d is OpenApiDocument => d !== null),
       missing,
     );
-    // every operation goes through the proxy: the owning service may be unreachable or too slow
-    for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const op of Object.values(ops) as { responses: Record<string, unknown> }[]) {
-        for (const status of [502, 504]) op.responses[status] ??= errorResponse(status, path.startsWith('/v1/'));
-      }
-    }
     if (!missing.length) openapiCache = { doc, at: Date.now() };
     return doc;
   }

@@ -1,4 +1,4 @@
-import { mergeOpenApi, ROLE_MODEL_DOC, type OpenApiDocument } from '@rp/platform';
+import { errorResponse, mergeOpenApi, ROLE_MODEL_DOC, type OpenApiDocument } from '@rp/platform';
 import type { GatewayConfig } from './config.js';
 
 /** POST endpoints that take file uploads and get UPLOAD_LIMIT_BYTES instead of BODY_LIMIT_BYTES. */
@@ -15,7 +15,7 @@ export function gatewayOpenApi(
   docs: OpenApiDocument[],
   missing: string[] = [],
 ): OpenApiDocument {
-  return mergeOpenApi(
+  const doc = mergeOpenApi(
     {
       title: 'Receivables Platform API',
       version: '2.0.0',
@@ -33,4 +33,11 @@ export function gatewayOpenApi(
     },
     docs,
   );
+  // every operation goes through the proxy: the owning service may be unreachable or too slow
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const op of Object.values(ops) as { responses: Record<string, unknown> }[]) {
+      for (const status of [502, 504]) op.responses[status] ??= errorResponse(status, path.startsWith('/v1/'));
+    }
+  }
+  return doc;
 }

@@ -2409,6 +2409,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
         };
     };
     createRemittance: {
@@ -2496,6 +2514,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
         };
     };
     getRemittance: {
@@ -2565,6 +2601,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2671,6 +2725,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
         };
     };
     listAdjustments: {
@@ -2738,6 +2810,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2841,6 +2931,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     getAdjustment: {
@@ -2910,6 +3018,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2993,6 +3119,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3098,6 +3242,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listLedgerAccounts: {
@@ -3163,6 +3325,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3266,6 +3446,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     getPlaybookStats: {
@@ -3315,6 +3513,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3386,6 +3602,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3489,6 +3723,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listApiKeys: {
@@ -3554,6 +3806,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3648,6 +3918,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     revokeApiKey: {
@@ -3724,6 +4012,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listBankStatements: {
@@ -3791,6 +4097,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3895,8 +4219,26 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
             /** @description A service this operation needs is unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3983,6 +4325,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     deleteBankStatement: {
@@ -4059,6 +4419,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4151,6 +4529,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listBankStatementTransactions: {
@@ -4234,6 +4630,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listBusinessUnits: {
@@ -4299,6 +4713,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4402,6 +4834,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     getBusinessUnit: {
@@ -4471,6 +4921,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4553,6 +5021,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     getOutreachRecord: {
@@ -4622,6 +5108,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4734,6 +5238,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listExchangeRates: {
@@ -4803,6 +5325,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4897,6 +5437,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listConnections: {
@@ -4962,6 +5520,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5056,6 +5632,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     getConnection: {
@@ -5132,6 +5726,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     deleteConnection: {
@@ -5199,6 +5811,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5297,6 +5927,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5420,6 +6068,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     checkConnectionHealth: {
@@ -5489,6 +6146,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5581,8 +6256,26 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
             /** @description A service this operation needs is unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5677,6 +6370,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listProviders: {
@@ -5744,6 +6455,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5820,6 +6549,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5914,6 +6661,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     pushMiddlewareInvoices: {
@@ -6001,6 +6766,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listMiddlewarePayments: {
@@ -6068,6 +6851,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6182,6 +6983,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     reportMiddlewarePaymentPosted: {
@@ -6289,6 +7108,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listPayments: {
@@ -6362,6 +7199,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6465,6 +7320,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     getPayment: {
@@ -6534,6 +7407,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6648,6 +7539,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     approvePayment: {
@@ -6755,6 +7664,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     postPayment: {
@@ -6833,6 +7760,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6925,6 +7870,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     listUsers: {
@@ -6990,6 +7953,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7093,6 +8074,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     getUser: {
@@ -7162,6 +8161,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7267,6 +8284,24 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
         };
     };
     getCurrentUser: {
@@ -7316,6 +8351,24 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
