@@ -116,6 +116,13 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 [[operations]]
 include-operation-id = "createUser"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateUser"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# The same for a query reference: business_unit_id__in must name units of the organization.
+[[operations]]
+include-operation-id = "predictedOverdue"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 # Connection settings depend on the provider (`provider_name`, or the stored connection's provider):
 # a setting name of another provider is refused (422), and /authenticate must name the connection's
