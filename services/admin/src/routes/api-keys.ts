@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, ValidationError } from '@rp/platform';
+import { idSchema, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, ValidationError } from '@rp/platform';
 import { route } from '../deps.js';
 import { credentialView, issueCredential, listCredentials, revokeCredential } from '../store/credentials.js';
 import { apiKeySchema } from './schemas.js';
@@ -65,7 +65,7 @@ export const apiKeyRoutes = [
     response: apiKeySchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
-      const row = isUuid(params.api_key_id) ? await revokeCredential(deps.db, identity.org, params.api_key_id, 'api_key') : undefined;
+      const row = await revokeCredential(deps.db, identity.org, params.api_key_id, 'api_key');
       if (!row) throw new NotFoundError(`No API key ${params.api_key_id}.`);
       return credentialView(row) as z.input<typeof apiKeySchema>;
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConflictError, idSchema, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { ConflictError, idSchema, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { businessUnitView, getBusinessUnit, insertBusinessUnit, listBusinessUnits } from '../store/business-units.js';
 import { businessUnitSchema } from './schemas.js';
@@ -53,7 +53,7 @@ export const businessUnitRoutes = [
     response: businessUnitSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
-      const row = isUuid(params.business_unit_id) ? await getBusinessUnit(deps.db, identity, params.business_unit_id) : undefined;
+      const row = await getBusinessUnit(deps.db, identity, params.business_unit_id);
       if (!row) throw new NotFoundError(`No business unit ${params.business_unit_id}.`);
       return businessUnitView(row);
     },

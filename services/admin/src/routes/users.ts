@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailSchema, idSchema, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, permissionSchema } from '@rp/platform';
+import { emailSchema, idSchema, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, permissionSchema } from '@rp/platform';
 import { route } from '../deps.js';
 import { getUser, listUsers, userView } from '../store/users.js';
 import { createUser, updateUserAccess } from '../domain/accounts.js';
@@ -69,7 +69,7 @@ export const userRoutes = [
     response: userSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
-      const user = isUuid(params.user_id) ? await getUser(deps.db, identity.org, params.user_id) : undefined;
+      const user = await getUser(deps.db, identity.org, params.user_id);
       if (!user) throw new NotFoundError(`No user ${params.user_id}.`);
       return userView(user);
     },
@@ -94,7 +94,6 @@ export const userRoutes = [
     response: userSchema,
     errors: [404],
     handler: async ({ params, body, identity, deps }) => {
-      if (!isUuid(params.user_id)) throw new NotFoundError(`No user ${params.user_id}.`);
       return userView(await updateUserAccess(deps, identity.org, params.user_id, body));
     },
   }),

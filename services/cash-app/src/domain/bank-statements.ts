@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { AppError, ConflictError, ForbiddenError, isUuid, newId, NotFoundError, pageOf, UpstreamError, type BusinessUnitScope, type PageRequest } from '@rp/platform';
+import { AppError, ConflictError, ForbiddenError, newId, NotFoundError, pageOf, UpstreamError, type BusinessUnitScope, type PageRequest } from '@rp/platform';
 import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
 import type { ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
@@ -305,8 +305,7 @@ export async function deleteUploadedStatement(
   log?: Logger,
 ): Promise<void> {
   const org = who.organizationId;
-  const row = isUuid(statementId) ? await getStatement(deps.db, org, statementId) : undefined;
-  if (!row) throw new NotFoundError(`No bank statement ${statementId}.`);
+  const row = await statementOf(deps, org, statementId);
   const refuse = async (db: Parameters<typeof countApprovedPayments>[0], status: StatementStatus) => {
     if (status === 'approved') throw new ConflictError('An approved bank statement cannot be deleted.');
     if ((await countApprovedPayments(db, org, row.id)) > 0) throw new ConflictError('The statement has approved payments; it cannot be deleted.');
@@ -339,8 +338,9 @@ async function transactionViews(deps: Pick<CashAppDeps, 'db'>, organizationId: s
   return txs.map((t) => transactionView(t, byTx.get(t.id)));
 }
 
-async function statementOf(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string): Promise<StatementRow> {
-  const row = isUuid(statementId) ? await getStatement(deps.db, organizationId, statementId) : undefined;
+/** The organization's statement, or 404 (statement ids are validated as ids by the routes). */
+export async function statementOf(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string): Promise<StatementRow> {
+  const row = await getStatement(deps.db, organizationId, statementId);
   if (!row) throw new NotFoundError(`No bank statement ${statementId}.`);
   return row;
 }

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import {
   ConflictError,
   idSchema,
-  isUuid,
   NotFoundError,
   pageEnvelopeSchema,
   pageOf,
@@ -134,7 +133,7 @@ export const adjustmentRoutes = [
     errors: [404],
     handler: async ({ params, identity, deps }) => {
       await ensureSystemAdjustments(deps.db, identity.org);
-      const row = isUuid(params.adjustment_id) ? await getAdjustment(deps.db, identity.org, params.adjustment_id) : undefined;
+      const row = await getAdjustment(deps.db, identity.org, params.adjustment_id);
       if (!row) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
       return adjustmentView(row);
     },
@@ -173,7 +172,6 @@ export const adjustmentRoutes = [
     response: adjustmentSchema,
     errors: [404],
     handler: async ({ params, body, identity, deps }) => {
-      if (!isUuid(params.adjustment_id)) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
       if (body.ledger_account_id && !(await getLedgerAccount(deps.db, identity.org, body.ledger_account_id))) throw unknownLedgerAccount();
       const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
       const found = Object.keys(patch).length
@@ -197,7 +195,6 @@ export const adjustmentRoutes = [
     params: idParams,
     errors: [404, 409],
     handler: async ({ params, identity, deps }) => {
-      if (!isUuid(params.adjustment_id)) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
       const outcome = await deleteAdjustment(deps.db, identity.org, params.adjustment_id);
       if (outcome === 'not_found') throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
       if (outcome === 'system') throw new ConflictError('System adjustments cannot be deleted; deactivate it with is_active false instead.');

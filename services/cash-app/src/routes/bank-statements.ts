@@ -3,8 +3,6 @@ import { z } from 'zod';
 import {
   ConflictError,
   idSchema,
-  isUuid,
-  NotFoundError,
   pageEnvelopeSchema,
   pageOf,
   pageRequest,
@@ -21,6 +19,7 @@ import {
   STATEMENT_STATUSES,
   STATUS_DESCRIPTION,
   statementDetail,
+  statementOf,
   statementTransactions,
   uploadStatement,
 } from '../domain/bank-statements.js';
@@ -345,8 +344,7 @@ export const bankStatementRoutes = [
     response: bankStatementSchema,
     errors: [404, 409],
     handler: async ({ params, identity, deps }) => {
-      const row = isUuid(params.statement_id) ? await getStatement(deps.db, identity.org, params.statement_id) : undefined;
-      if (!row) throw new NotFoundError(`No bank statement ${params.statement_id}.`);
+      const row = await statementOf(deps, identity.org, params.statement_id);
       const moved = await transition(deps.db, identity.org, row.id, ['ready'], 'approved', { approved_by: identity.sub, approved_at: deps.db.fn.now() });
       if (!moved) {
         const now = await getStatement(deps.db, identity.org, row.id);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema, isoTime, isUuid, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { idSchema, isoTime, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { requestPaymentReceipt } from '../domain/outreach.js';
 import { getOutreach, listOutreach, OUTREACH_STATUSES, OUTREACH_TYPES, type OutreachRow } from '../store/outreach.js';
@@ -104,7 +104,7 @@ export const outreachRoutes = [
     response: outreachSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
-      const row = isUuid(params.outreach_id) ? await getOutreach(deps.db, identity.org, params.outreach_id, identity.bu) : undefined;
+      const row = await getOutreach(deps.db, identity.org, params.outreach_id, identity.bu);
       if (!row) throw new NotFoundError(`No outreach record ${params.outreach_id}.`);
       return outreachView(row);
     },

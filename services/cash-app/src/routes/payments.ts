@@ -4,7 +4,6 @@ import {
   idSchema,
   isDecimalString,
   isoTime,
-  isUuid,
   Money,
   NotFoundError,
   pageEnvelopeSchema,
@@ -147,7 +146,7 @@ async function viewsOf(db: Db, organizationId: string, rows: PaymentRow[]) {
 
 /** The payment's view; 404 when unknown, another organization's or outside the caller's business units (`scope`). */
 export async function loadView(db: Db, organizationId: string, id: string, scope: BusinessUnitScope = '*') {
-  const row = isUuid(id) ? await getPayment(db, organizationId, id, { scope }) : undefined;
+  const row = await getPayment(db, organizationId, id, { scope });
   if (!row) throw new NotFoundError(`No payment ${id}.`);
   return (await viewsOf(db, organizationId, [row]))[0]!;
 }

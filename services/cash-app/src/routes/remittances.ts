@@ -10,7 +10,6 @@ import {
   isDecimalString,
   isoCurrencyCode,
   isoTime,
-  isUuid,
   Money,
   NotFoundError,
   pageEnvelopeSchema,
@@ -322,7 +321,7 @@ async function views(db: Db, org: string, rows: RemittanceRow[]) {
 }
 
 async function viewOne(db: Db, org: string, id: string, scope: BusinessUnitScope = '*') {
-  const row = isUuid(id) ? await getRemittance(db, org, id, scope) : undefined;
+  const row = await getRemittance(db, org, id, scope);
   if (!row) throw new NotFoundError(`No remittance ${id}.`);
   return (await views(db, org, [row]))[0];
 }

@@ -208,11 +208,24 @@ export interface AllocationRow extends AllocationDraft {
  * is allocated to are tied to no unit or to one of the scope's (null for scope '*': every payment).
  */
 export function paymentInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragment | null {
+  return partnerAndAllocatedInvoicesInScopeSql(alias, scope, { table: 'payment_allocations', key: 'payment_id' });
+}
+
+/**
+ * SQL true when the record `alias` (with a `partner_id`) is within the scope together with every
+ * invoice its allocation rows (`allocations.table`, joined on `allocations.key` = `alias`.id) name.
+ * Null for scope '*'. Shared by payments and remittances.
+ */
+export function partnerAndAllocatedInvoicesInScopeSql(
+  alias: string,
+  scope: BusinessUnitScope,
+  allocations: { table: 'payment_allocations' | 'remittance_allocations'; key: 'payment_id' | 'remittance_id' },
+): SqlFragment | null {
   const partner = partnerOutOfScopeSql(`${alias}.partner_id`, scope);
   const document = documentOutOfScopeSql('scope_a.invoice_id', scope);
   if (!partner || !document) return null;
   return {
-    sql: `(NOT ${partner.sql} AND NOT EXISTS (SELECT 1 FROM payment_allocations scope_a WHERE scope_a.payment_id = ${alias}.id AND ${document.sql}))`,
+    sql: `(NOT ${partner.sql} AND NOT EXISTS (SELECT 1 FROM ${allocations.table} scope_a WHERE scope_a.${allocations.key} = ${alias}.id AND ${document.sql}))`,
     bindings: [...partner.bindings, ...document.bindings],
   };
 }

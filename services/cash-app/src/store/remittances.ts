@@ -1,18 +1,12 @@
-import { documentOutOfScopeSql, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
-import { whereSqlFragment } from './payments.js';
+import { newId, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
+import { partnerAndAllocatedInvoicesInScopeSql, whereSqlFragment } from './payments.js';
 
 /**
  * SQL true when the remittance `alias` is within the business-unit scope: its customer and every
  * invoice its lines are linked to are tied to no unit or to one of the scope's. Null for scope '*'.
  */
 function remittanceInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragment | null {
-  const partner = partnerOutOfScopeSql(`${alias}.partner_id`, scope);
-  const document = documentOutOfScopeSql('scope_ra.invoice_id', scope);
-  if (!partner || !document) return null;
-  return {
-    sql: `(NOT ${partner.sql} AND NOT EXISTS (SELECT 1 FROM remittance_allocations scope_ra WHERE scope_ra.remittance_id = ${alias}.id AND ${document.sql}))`,
-    bindings: [...partner.bindings, ...document.bindings],
-  };
+  return partnerAndAllocatedInvoicesInScopeSql(alias, scope, { table: 'remittance_allocations', key: 'remittance_id' });
 }
 import type { RemittanceLine } from '../domain/remittances.js';
 
