@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { commonConfigShape, env, loadConfig } from '@rp/platform';
+import { commonConfigShape, env, loadConfig, secretsKeyConfigShape } from '@rp/platform';
+import { hostnameSchema } from './domain/hostnames.js';
 
 export const adminConfigSchema = z.object({
   ...commonConfigShape,
@@ -7,6 +8,13 @@ export const adminConfigSchema = z.object({
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').default('smtp://127.0.0.1:1025'),
   MAIL_FROM: z.string().min(3).default('Receivables Platform <no-reply@receivables.local>'),
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:8080'),
+  /** AES-256-GCM key(s) of secrets at rest (the mailbox's domain-send API key): the kernel's secrets key. */
+  ...secretsKeyConfigShape,
+  /**
+   * Domain under which the platform receives each organization's inbound email when it has no custom
+   * `inbound_parse_hostname`: `<organization id>.<MAIL_INBOUND_DOMAIN>`.
+   */
+  MAIL_INBOUND_DOMAIN: hostnameSchema().default('inbound.receivables.local'),
 });
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
 

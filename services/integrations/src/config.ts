@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonConfigShape, env, loadConfig } from '@rp/platform';
+import { commonConfigShape, env, loadConfig, secretsKeyConfigShape } from '@rp/platform';
 
 /** A JSON object in an environment variable, parsed and checked with `schema`. */
 function jsonEnv<T extends z.ZodType>(schema: T, fallback: string) {
@@ -17,12 +17,6 @@ function jsonEnv<T extends z.ZodType>(schema: T, fallback: string) {
     .pipe(schema);
 }
 
-/** 32 bytes in standard or URL-safe base64 (AES-256 key). */
-const aesKey = () =>
-  z
-    .string()
-    .refine((v) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32, 'must be 32 bytes encoded in base64');
-
 export const oauthClientSchema = z.strictObject({ client_id: z.string().min(1), client_secret: z.string().min(1) });
 export type OAuthClient = z.infer<typeof oauthClientSchema>;
 
@@ -36,18 +30,8 @@ export type ProviderUrlOverride = z.infer<typeof providerUrlOverrideSchema>;
 export const integrationsConfigSchema = z.object({
   ...commonConfigShape,
   PORT: env.port(8101),
-  /**
-   * AES-256-GCM key for provider secrets at rest (32 bytes, base64). Its key id (first 8 hex digits
-   * of its SHA-256) prefixes every envelope, so the key can be rotated: put the old key in
-   * CONNECTION_SECRETS_PREVIOUS_KEYS and new writes use the new one.
-   */
-  CONNECTION_SECRETS_KEY: aesKey(),
-  /** Comma-separated earlier keys (base64), still accepted for decryption. */
-  CONNECTION_SECRETS_PREVIOUS_KEYS: z
-    .string()
-    .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
-    .pipe(z.array(aesKey())),
+  /** AES-256-GCM key(s) of provider secrets at rest: the kernel's secrets key (packages/platform/src/secrets.ts). */
+  ...secretsKeyConfigShape,
   /** OAuth client credentials per provider: `{"quickbooks_online":{"client_id":"…","client_secret":"…"}}`. */
   OAUTH_CLIENTS: jsonEnv(z.record(z.string(), oauthClientSchema), '{}'),
   /** Where providers send the user back after consent (the client application's page that calls authenticate). */

@@ -219,7 +219,13 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
       });
       const status = route.status ?? (route.response ? 200 : 204);
       ctx.status = status;
-      if (status !== 204) ctx.body = result;
+      if (status !== 204) {
+        // JSON `null` is an answer (e.g. settings never configured): Koa would turn a null body into 204.
+        if (result === null) {
+          ctx.type = 'application/json';
+          ctx.body = 'null';
+        } else ctx.body = result;
+      }
     });
   }
   app.use(async (ctx) => {
