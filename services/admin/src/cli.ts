@@ -8,6 +8,8 @@
  *   token revoke --org ID --id ID
  *   api-key create --org ID [--name N] [--expires-at ISO-8601]
  *   api-key revoke --org ID --id ID
+ *   cnam decide  --org ID (--approve [--detail NOTE] | --reject REASON)
+ *                records the caller-ID registry's answer to the organization's registration in review
  *
  * Connection settings come from the environment (DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
  * or, when those are unset, from var/local-env.json written by `npm start`.
@@ -19,6 +21,7 @@ import { z } from 'zod';
 import { AppError, connectTemporal, createDb, currencyCode, emailSchema, ianaTimezone, idSchema, isUuid, migrate, permissionSchema, type Db } from '@rp/platform';
 import { migrations } from '../migrations/index.js';
 import { createUser, onboardOrganization } from './domain/accounts.js';
+import { CnamDecisionError, decideCnamRegistration } from './domain/cnam.js';
 import { credentialView, issueCredential, revokeCredential } from './store/credentials.js';
 import { getUser, userView } from './store/users.js';
 import { getOrganization, listOrganizations, organizationView } from './store/organizations.js';
@@ -67,17 +70,20 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       'business-unit': { type: 'string', multiple: true },
       permission: { type: 'string', multiple: true },
       'expires-at': { type: 'string' },
+      approve: { type: 'boolean' },
+      reject: { type: 'string' },
+      detail: { type: 'string' },
     },
     strict: true,
   });
   const v = Object.fromEntries(Object.entries(values).map(([k, val]) => [k.replace(/-/g, '_'), val]));
   const command = `${group ?? ''} ${action ?? ''}`.trim();
-  const known = ['org create', 'org list', 'user create', 'token issue', 'token revoke', 'api-key create', 'api-key revoke'];
+  const known = ['org create', 'org list', 'user create', 'token issue', 'token revoke', 'api-key create', 'api-key revoke', 'cnam decide'];
   if (!known.includes(command)) throw new CliError(`unknown command "${command}"\n\n${USAGE}`);
 
   const db = createDb({ url: env.DATABASE_URL!, schema: 'admin', poolMax: 2, applicationName: 'admin-cli' });
   let temporal: Awaited<ReturnType<typeof connectTemporal>> | null = null;
-  const needTemporal = command === 'org create' || command === 'user create';
+  const needTemporal = command === 'org create' || command === 'user create' || command === 'cnam decide';
   try {
     await migrate(db, 'admin', migrations);
     if (needTemporal) {
@@ -165,6 +171,27 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         const row = isUuid(a.id) ? await revokeCredential(db as Db, org, a.id, kind) : undefined;
         if (!row) throw new CliError(`no ${kind === 'user' ? 'access token' : 'API key'} ${a.id} in organization ${org}`);
         return credentialView(row);
+      }
+      case 'cnam decide': {
+        const a = parse(
+          {
+            org: z.string(),
+            approve: z.boolean().optional(),
+            reject: z.string().trim().min(1, 'needs the registry\'s reason').max(2000).optional(),
+            detail: z.string().trim().min(1).max(2000).optional(),
+          },
+          v,
+        );
+        if (Boolean(a.approve) === (a.reject !== undefined)) throw new CliError('give exactly one of --approve or --reject "reason"');
+        if (a.reject !== undefined && a.detail !== undefined) throw new CliError('--detail goes with --approve; the reason of --reject is its value');
+        const org = await requireOrg(a.org);
+        try {
+          const answer = a.approve ? { approved: true, detail: a.detail ?? null, source: 'cli' } : { approved: false, detail: a.reject!, source: 'cli' };
+          return (await decideCnamRegistration({ db, temporal: temporal!.client }, org, answer)).registration;
+        } catch (err) {
+          if (err instanceof CnamDecisionError) throw new CliError(err.message);
+          throw err;
+        }
       }
     }
     return null;

@@ -7,6 +7,9 @@ import { businessUnitRoutes } from './routes/business-units.js';
 import { userRoutes } from './routes/users.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { mailboxSettingsRoutes } from './routes/mailbox-settings.js';
+import { cnamRoutes } from './routes/cnam.js';
+import { createCnamRegistrationActivities } from './activities/cnam-registration.js';
+import { operatorRegistryAdapter } from './adapters/cnam-registry.js';
 import { createWelcomeEmailActivities } from './activities/welcome-email.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
@@ -15,8 +18,10 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   taskQueue: TASK_QUEUES.admin,
   info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
   migrations,
-  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...mailboxSettingsRoutes],
+  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...mailboxSettingsRoutes, ...cnamRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  activities: ({ db, log, config }) =>
-    createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
+  activities: ({ db, log, config }) => ({
+    ...createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
+    ...createCnamRegistrationActivities({ db, log, registry: operatorRegistryAdapter }),
+  }),
 };
