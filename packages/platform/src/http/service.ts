@@ -128,7 +128,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
     includeUnparsed: false,
     onError: (err: Error & { status?: number; type?: string }) => {
       if (err.status === 413) throw new PayloadTooLargeError(opts.bodyLimitBytes);
-      throw new ValidationError([{ loc: ['body'], msg: `Malformed JSON body: ${err.message}`, type: 'json_invalid' }]);
+      throw new ValidationError([{ loc: ['body'], msg: `Malformed JSON body: ${withoutExcerpt(err.message)}`, type: 'json_invalid' }]);
     },
   });
 
@@ -151,7 +151,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
     if (!p) {
       const onError = (err: Error & { status?: number; httpCode?: number }) => {
         if (err.status === 413 || err.httpCode === 413) throw new PayloadTooLargeError(maxBytes);
-        throw new ValidationError([{ loc: ['body'], msg: `Malformed request body: ${err.message}`, type: 'body_invalid' }]);
+        throw new ValidationError([{ loc: ['body'], msg: `Malformed request body: ${withoutExcerpt(err.message)}`, type: 'body_invalid' }]);
       };
       p = {
         json: koaBody({ jsonLimit: maxBytes, jsonStrict: true, includeUnparsed: false, onError }),
@@ -279,6 +279,14 @@ async function readUploadedFiles(ctx: Koa.Context): Promise<void> {
     body[field] = read.length === 1 ? read[0] : read;
   }
   (ctx.request as unknown as { body: unknown }).body = body;
+}
+
+/**
+ * V8's JSON.parse messages quote an excerpt of the input (`Unexpected token 's', ..."api_key":sk-li"... is
+ * not valid JSON`), which may hold a secret the client sent: the answer keeps the problem, not the excerpt.
+ */
+function withoutExcerpt(message: string): string {
+  return message.replace(/,\s*(?:\.\.\.)?"[\s\S]*"(?:\.\.\.)?\s+is not valid JSON\s*$/, ' (the body is not valid JSON)');
 }
 
 function hasBody(ctx: Koa.Context | Koa.ParameterizedContext<BaseState>): boolean {
