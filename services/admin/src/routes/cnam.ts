@@ -33,7 +33,7 @@ const phone = (what: string) =>
   z
     .string()
     .regex(E164_PATTERN, 'must be an E.164 number: + and the country code, up to 15 digits, no spaces (e.g. +14155552671)')
-    .refine(isRealPhoneNumber, `is not a valid ${what} in its country's numbering plan`)
+    .refine((v) => !E164_PATTERN.test(v) || isRealPhoneNumber(v), `is not a valid ${what} in its country's numbering plan`)
     .nullable()
     .default(null);
 
@@ -97,7 +97,7 @@ const cnamInput = z
     registration_id_type: text(64).describe('e.g. EIN'),
     registration_number: text(64),
     regions_of_operation: z
-      .array(z.string().regex(SUBDIVISION_PATTERN, 'must be an ISO 3166-2 code such as US-CA').refine(isSubdivisionCode, 'is not an ISO 3166-2 subdivision'))
+      .array(z.string().regex(SUBDIVISION_PATTERN, 'must be an ISO 3166-2 code such as US-CA').refine((v) => !SUBDIVISION_PATTERN.test(v) || isSubdivisionCode(v), 'is not an ISO 3166-2 subdivision'))
       .max(100)
       .default([])
       .describe('ISO 3166-2 subdivision codes of the registration\'s country (e.g. US-CA); duplicates are dropped.'),
