@@ -90,7 +90,7 @@ function idFor(name: string, random: boolean): string {
 }
 
 /** id-like names that are not references to our records (a bank's or an ERP's own identifiers) */
-const EXTERNAL_IDS = new Set(['end_to_end_id', 'remote_id', 'realm_id', 'realmId', 'client_id']);
+const EXTERNAL_IDS = new Set(['end_to_end_id', 'remote_id', 'realm_id', 'realmId', 'client_id', 'azure_tenant_id', 'azure_client_id']);
 const isIdName = (name: string) => !EXTERNAL_IDS.has(name) && /_id$|_ids$|_id__in$/.test(name);
 
 /**

@@ -552,6 +552,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/cnam-registration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's caller-ID name registration
+         * @description 404 `entity-not-found` when the organization has none. Any user of the organization may read it. Status: `draft` (saved with submit false; nothing sent) → `submitted` (a submission is recorded and workflow `cnam-registration-<submission_id>` started) → `in_review` (the registry adapter took it; the default adapter records it for an operator) → `approved` (approved_at set; status_detail an optional note) or `rejected` (status_detail the reason).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getCnamRegistration"];
+        /**
+         * Save or submit the caller-ID name registration
+         * @description Admins only. Replaces the registration's fields (fields left out become null). With `submit` true (the default) the registration is submitted: the platform records a submission, sets `submitted_at` and starts workflow `cnam-registration-<submission_id>` on the admin task queue, which hands it to the registry adapter. The default adapter is connected to no registry: it records the submission and leaves the status `in_review` until an operator records the registry's answer with `npm run cli -- cnam decide --org <id> --approve|--reject "reason"`. Required to submit: display_name, legal_business_name, street_address, city, postal_code, country, phone_number, contact_first_name, contact_last_name, contact_email (a draft may leave them null). Every problem is reported at once with its `loc`. 409 while the registration is `submitted` or `in_review`, and for `submit: false` on an approved registration: editing an approved registration means a new submission, which takes it back to `submitted` (approved_at cleared). `submitted_at`, `approved_at` and `status` are set by the platform. Status: `draft` (saved with submit false; nothing sent) → `submitted` (a submission is recorded and workflow `cnam-registration-<submission_id>` started) → `in_review` (the registry adapter took it; the default adapter records it for an operator) → `approved` (approved_at set; status_detail an optional note) or `rejected` (status_detail the reason).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        put: operations["putCnamRegistration"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/exchange-rates": {
         parameters: {
             query?: never;
@@ -892,6 +920,34 @@ export interface paths {
          *     Requires: organization API key.
          */
         post: operations["reportMiddlewarePaymentPosted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/mailbox-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's mailbox settings, or null
+         * @description JSON `null` (status 200) until an admin configured them, then the settings. The domain-send API key is never returned: `domain_send.has_api_key` says whether one is stored. Any user of the organization may read them.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getMailboxSettings"];
+        /**
+         * Configure the organization's mailbox settings
+         * @description Admins only. Replaces the settings as a whole: blocks and fields left out take their defaults, except the domain-send API key, which changes only when `domain_send.api_key` is present (`null` removes it; omitted keeps the stored key). The key is stored AES-256-GCM-encrypted with the platform secrets key and answered only as `has_api_key`. Read-only fields (`admin_consented_at`, `effective_inbound_hostname`, `has_api_key`) are refused with 422: `admin_consented_at` is stamped by the platform when `microsoft.admin_consented` turns true, kept while it stays true and cleared when it turns false. Rules between fields, each a 422 naming its field: `domain_send` (and hybrid mode) need `domain_send.domain_name` and a key (given or stored); `oauth_sync` (and hybrid mode) need `microsoft.enabled` or `google.enabled`; hybrid mode needs `oauth_sync`; an enabled Microsoft block needs `azure_tenant_id`, `is_byo` needs `azure_client_id`; a custom inbound host may not lie under the platform's inbound domain. A custom inbound host already used by another organization is 409. Host names are stored in lower case.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        put: operations["putMailboxSettings"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1393,6 +1449,51 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        CnamRegistration: {
+            /** @description Set by the platform when the registry approves; null in every other status. */
+            approved_at: string | null;
+            business_industry: string | null;
+            business_type: string | null;
+            city: string | null;
+            contact_email: string | null;
+            contact_first_name: string | null;
+            contact_last_name: string | null;
+            contact_phone: string | null;
+            contact_title: string | null;
+            country: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            display_name: string | null;
+            /** @description The registry adapter's technical error while a submission is being retried; null otherwise. */
+            error_message: string | null;
+            id: string;
+            legal_business_name: string | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "cnam_registration";
+            phone_number: string | null;
+            postal_code: string | null;
+            regions_of_operation: string[];
+            registration_id_type: string | null;
+            registration_number: string | null;
+            state: string | null;
+            /**
+             * @description `draft` (saved with submit false; nothing sent) → `submitted` (a submission is recorded and workflow `cnam-registration-<submission_id>` started) → `in_review` (the registry adapter took it; the default adapter records it for an operator) → `approved` (approved_at set; status_detail an optional note) or `rejected` (status_detail the reason).
+             * @enum {string}
+             */
+            status: "draft" | "submitted" | "in_review" | "approved" | "rejected";
+            /** @description The registry's rejection reason or approval note; null otherwise. */
+            status_detail: string | null;
+            street_address: string | null;
+            /** @description The latest submission; its workflow id is `cnam-registration-<submission_id>`. */
+            submission_id: string | null;
+            /** @description Set by the platform when a submission is made (the latest one). */
+            submitted_at: string | null;
+            /** @description The admin who last saved it; null for backfilled records. */
+            user_id: string | null;
+            website: string | null;
+        };
         /** @description A connection. The provider's settings are returned flattened as top-level fields (Acumatica: base_url, tenant, endpoint_name, endpoint_version, scope, branches, default_currency; QuickBooks Online: realm_id; …), null when unset. */
         Connection: {
             /** @description OAuth providers: the provider's consent URL with client_id, redirect_uri, scope, response_type=code and a signed state. Null otherwise, or when no OAuth client is configured. */
@@ -1644,6 +1745,7 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        GetMailboxSettingsResponse: components["schemas"]["MailboxSettings"] | null;
         LedgerAccount: {
             /** @enum {string} */
             classification: "asset" | "liability" | "equity" | "revenue" | "expense";
@@ -1676,6 +1778,49 @@ export interface components {
         }[];
         LoadExchangeRatesResponse: {
             data: components["schemas"]["ExchangeRate"][];
+        };
+        MailboxSettings: {
+            centralized_inbox: {
+                auto_assign: boolean;
+                auto_assign_threshold: number;
+                matching_guidelines: string | null;
+            };
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description The domain-send transport block. */
+            domain_send: {
+                domain_name: string | null;
+                /** @description inbound_parse_hostname when set, else the platform default `<organization id>.<MAIL_INBOUND_DOMAIN>`. */
+                effective_inbound_hostname: string;
+                /** @description Whether a domain-send API key is stored. The key itself is never returned. */
+                has_api_key: boolean;
+                inbound_parse_hostname: string | null;
+            };
+            google: {
+                enabled: boolean;
+            };
+            hybrid_mode_enabled: boolean;
+            microsoft: {
+                admin_consented: boolean;
+                /** @description Set by the platform when admin_consented turns true (ISO 8601 UTC); null while not consented. */
+                admin_consented_at: string | null;
+                application_scopes: string[];
+                azure_client_id: string | null;
+                azure_tenant_id: string | null;
+                delegated_scopes: string[];
+                enabled: boolean;
+                is_byo: boolean;
+                uses_legacy_entra_app: boolean;
+            };
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "mailbox_settings";
+            /**
+             * @description `oauth_sync`: the OAuth sync-and-send transport (the organization's Microsoft 365 or Google Workspace mailboxes, synced and sent through with OAuth; needs microsoft.enabled or google.enabled). `domain_send`: the domain-send transport (the platform sends from the organization's own domain through an email-sending API authenticated by the domain-send API key, and receives replies on the inbound-parse host; needs domain_send.domain_name and a key).
+             * @enum {string}
+             */
+            transport_provider: "oauth_sync" | "domain_send";
         };
         MiddlewarePayment: {
             /** @description The whole deposit. */
@@ -2018,6 +2163,172 @@ export interface components {
                 service_id: string | null;
                 success: boolean;
             }[];
+        };
+        PutCnamRegistrationRequest: {
+            /** @default null */
+            business_industry?: string | null;
+            /** @default null */
+            business_type?: string | null;
+            /** @default null */
+            city?: string | null;
+            /** @default null */
+            contact_email?: string | null;
+            /** @default null */
+            contact_first_name?: string | null;
+            /** @default null */
+            contact_last_name?: string | null;
+            /** @default null */
+            contact_phone?: string | null;
+            /** @default null */
+            contact_title?: string | null;
+            /** @default null */
+            country?: string | null;
+            /**
+             * @description Caller-ID name: at most 15 characters of the CNAM set (ASCII letters, digits, space, `, . & -`).
+             * @default null
+             */
+            display_name?: string | null;
+            /** @default null */
+            legal_business_name?: string | null;
+            /**
+             * @description The number the name is registered for, E.164, valid in its country (full libphonenumber metadata).
+             * @default null
+             */
+            phone_number?: string | null;
+            /** @default null */
+            postal_code?: string | null;
+            /**
+             * @description ISO 3166-2 subdivision codes of the registration's country (e.g. US-CA); duplicates are dropped.
+             * @default []
+             */
+            regions_of_operation?: string[];
+            /**
+             * @description e.g. EIN
+             * @default null
+             */
+            registration_id_type?: string | null;
+            /** @default null */
+            registration_number?: string | null;
+            /** @default null */
+            state?: string | null;
+            /** @default null */
+            street_address?: string | null;
+            /**
+             * @description true (default): submit to the registry. false: save as a draft (not allowed on an approved registration).
+             * @default true
+             */
+            submit?: boolean;
+            /** @default null */
+            website?: string | null;
+        };
+        PutMailboxSettingsRequest: {
+            /**
+             * @default {
+             *       "auto_assign": false,
+             *       "auto_assign_threshold": 80,
+             *       "matching_guidelines": null
+             *     }
+             */
+            centralized_inbox?: {
+                /** @default false */
+                auto_assign?: boolean;
+                /**
+                 * @description Confidence (0..100) from which an incoming email is assigned automatically.
+                 * @default 80
+                 */
+                auto_assign_threshold?: number;
+                /** @default null */
+                matching_guidelines?: string | null;
+            };
+            /**
+             * @description The domain-send transport block. effective_inbound_hostname and has_api_key are read-only (422 when sent).
+             * @default {
+             *       "domain_name": null,
+             *       "inbound_parse_hostname": null
+             *     }
+             */
+            domain_send?: {
+                /** @description Write-only. Omitted: the stored key is kept. null: the stored key is removed. A string: replaces it (stored encrypted, never returned or logged). */
+                api_key?: string | null;
+                /**
+                 * @description The organization's sending domain; required for domain_send and hybrid mode.
+                 * @default null
+                 */
+                domain_name?: string | null;
+                /**
+                 * @description Custom host receiving replies (one organization per host: 409 when taken; not under the platform's MAIL_INBOUND_DOMAIN). null: the platform default.
+                 * @default null
+                 */
+                inbound_parse_hostname?: string | null;
+            };
+            /**
+             * @default {
+             *       "enabled": false
+             *     }
+             */
+            google?: {
+                /** @default false */
+                enabled?: boolean;
+            };
+            /**
+             * @description OAuth mailbox sync (transport_provider oauth_sync) with outbound mail sent through the domain-send transport: needs both configured.
+             * @default false
+             */
+            hybrid_mode_enabled?: boolean;
+            /**
+             * @description Microsoft 365 block. admin_consented_at is read-only (422 when sent).
+             * @default {
+             *       "enabled": false,
+             *       "admin_consented": false,
+             *       "application_scopes": [],
+             *       "delegated_scopes": [],
+             *       "azure_tenant_id": null,
+             *       "azure_client_id": null,
+             *       "is_byo": false,
+             *       "uses_legacy_entra_app": false
+             *     }
+             */
+            microsoft?: {
+                /**
+                 * @description Whether a Microsoft tenant admin granted consent; the platform stamps admin_consented_at when this turns true.
+                 * @default false
+                 */
+                admin_consented?: boolean;
+                /**
+                 * @description Scope names (strings without spaces); duplicates are dropped.
+                 * @default []
+                 */
+                application_scopes?: string[];
+                /**
+                 * @description Entra application (client) id, a GUID; required when is_byo.
+                 * @default null
+                 */
+                azure_client_id?: string | null;
+                /**
+                 * @description Azure (Entra) tenant id, a GUID; required when enabled.
+                 * @default null
+                 */
+                azure_tenant_id?: string | null;
+                /**
+                 * @description Scope names (strings without spaces); duplicates are dropped.
+                 * @default []
+                 */
+                delegated_scopes?: string[];
+                /** @default false */
+                enabled?: boolean;
+                /**
+                 * @description The organization brings its own Entra application.
+                 * @default false
+                 */
+                is_byo?: boolean;
+                /** @default false */
+                uses_legacy_entra_app?: boolean;
+            };
+            /**
+             * @description `oauth_sync`: the OAuth sync-and-send transport (the organization's Microsoft 365 or Google Workspace mailboxes, synced and sent through with OAuth; needs microsoft.enabled or google.enabled). `domain_send`: the domain-send transport (the platform sends from the organization's own domain through an email-sending API authenticated by the domain-send API key, and receives replies on the inbound-parse host; needs domain_send.domain_name and a key).
+             * @enum {string}
+             */
+            transport_provider: "oauth_sync" | "domain_send";
         };
         Remittance: {
             agent_confidence_reason: string;
@@ -5258,6 +5569,203 @@ export interface operations {
             };
         };
     };
+    getCnamRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CnamRegistration"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    putCnamRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutCnamRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CnamRegistration"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listExchangeRates: {
         parameters: {
             query?: {
@@ -7047,6 +7555,194 @@ export interface operations {
             };
             /** @description Entity not found (also for another organization's records) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getMailboxSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetMailboxSettingsResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    putMailboxSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutMailboxSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailboxSettings"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
