@@ -173,6 +173,17 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 [[operations]]
 include-operation-id = "createApiKey"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+
+# Mailbox settings: rules between fields (each transport's needs, a key given or already stored,
+# Microsoft ids when enabled / bring-your-own), and a custom inbound host outside the platform's domain.
+[[operations]]
+include-operation-id = "putMailboxSettings"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# Caller-ID registration: a submission (submit true) needs its fields, a phone number must exist in its
+# country's numbering plan, regions must be subdivisions of the registration's country.
+[[operations]]
+include-operation-id = "putCnamRegistration"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 TOML
 
 # Two runs: the middleware routes with the API key first, then every other route with the user token.
