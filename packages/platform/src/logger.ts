@@ -24,6 +24,8 @@ const REDACT = [
   '*.secret',
   'api_key',
   '*.api_key',
+  // a request body's nested key, e.g. the mailbox settings' domain_send.api_key under `body`
+  '*.*.api_key',
   // provider credentials (integrations): OAuth tokens and client secrets
   'access_token',
   '*.access_token',
