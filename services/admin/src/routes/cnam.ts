@@ -149,7 +149,10 @@ export const cnamRoutes = [
       'submission and leaves the status `in_review` until an operator records the registry\'s answer with ' +
       '`npm run cli -- cnam decide --org <id> --approve|--reject "reason"`. Required to submit: display_name, legal_business_name, ' +
       'street_address, city, postal_code, country, phone_number, contact_first_name, contact_last_name, contact_email (a draft may leave ' +
-      'them null). Every problem is reported at once with its `loc`. 409 while the registration is `submitted` or `in_review`, and for ' +
+      'them null). Field rules: display_name at most 15 ASCII letters, digits, spaces and `, . & -`; phone_number and contact_phone ' +
+      'E.164 and valid in their country (libphonenumber full metadata); contact_email an email; country ISO 3166-1 alpha-2 (upper ' +
+      'case); regions_of_operation ISO 3166-2 subdivisions of that country; website an https URL; other texts trimmed, not empty. ' +
+      'Every problem is reported at once with its `loc`; unknown fields (e.g. status) are refused. 409 while the registration is `submitted` or `in_review`, and for ' +
       '`submit: false` on an approved registration: editing an approved registration means a new submission, which takes it back to ' +
       `\`submitted\` (approved_at cleared). \`submitted_at\`, \`approved_at\` and \`status\` are set by the platform. Status: ${STATUS_DOC}`,
     tags: ['Organization'],
