@@ -140,6 +140,8 @@ describe('caller-ID name registration', () => {
     const wrongCountry = await put(orgA.token, { ...VALID, regions_of_operation: ['US-CA', 'CA-ON'] });
     expect(wrongCountry.status).toBe(422);
     expect(wrongCountry.body.errors).toEqual([expect.objectContaining({ loc: ['body', 'regions_of_operation', 1], msg: expect.stringMatching(/country US/) })]);
+    const unassigned = await put(orgA.token, { ...VALID, country: 'XX', regions_of_operation: [] });
+    expect(unassigned.body.errors).toEqual([expect.objectContaining({ loc: ['body', 'country'], msg: expect.stringMatching(/not an assigned ISO 3166-1/) })]);
     // 15 characters of the set are fine; 16 are not
     expect((await put(orgA.token, { ...VALID, submit: false, display_name: 'A&B, Co. - 1234' })).status).toBe(200);
     expect((await put(orgA.token, { ...VALID, submit: false, display_name: 'A&B, Co. - 12345' })).body.errors[0].loc).toEqual(['body', 'display_name']);

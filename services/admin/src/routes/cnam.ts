@@ -91,7 +91,12 @@ const cnamInput = z
     city: text(128),
     state: text(128),
     postal_code: text(32),
-    country: z.string().refine(isCountryCode, 'must be an ISO 3166-1 alpha-2 country code in upper case (e.g. US)').nullable().default(null),
+    country: z
+      .string()
+      .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code in upper case (e.g. US)')
+      .refine((v) => !/^[A-Z]{2}$/.test(v) || isCountryCode(v), 'is not an assigned ISO 3166-1 alpha-2 country code')
+      .nullable()
+      .default(null),
     business_type: text(128),
     business_industry: text(128),
     registration_id_type: text(64).describe('e.g. EIN'),
