@@ -7,7 +7,7 @@ import { closeServer, listen } from './http/listen.js';
 import type { OpenApiInfo } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
 import { createLogger } from './logger.js';
-import { connectTemporal, type TemporalHandle } from './temporal.js';
+import { checkTemporal, connectTemporal, type TemporalHandle } from './temporal.js';
 import { ConfigError, type CommonConfig } from './config.js';
 
 /** What each domain service contributes; the runtime wires it to Postgres, Temporal and HTTP. */
@@ -72,7 +72,7 @@ export async function startServiceApi<C extends CommonConfig, D>(
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readiness: [
       { name: 'database', check: async () => void (await b.db.raw('select 1')) },
-      { name: 'temporal', check: async () => void (await b.temporal.connection.workflowService.getSystemInfo({})) },
+      { name: 'temporal', check: () => checkTemporal(b.temporal.connection) },
     ],
   });
   const { server, port } = await listen(app.app, opts.port, opts.host);
