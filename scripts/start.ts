@@ -264,7 +264,7 @@ async function main(): Promise<void> {
   if (temporalUi) log(`  Temporal UI     ${temporalUi}`);
   if (inbox) log(`  Mail inbox      ${inbox}`);
   log('');
-  log(`Demo organization "${demo.organization_name}" (credentials in var/demo-credentials.json):`);
+  log(`Demo organization "${demo.organization_name}" (credentials in ${shown(path.join(varDir, 'demo-credentials.json'))}):`);
   log(`  access token    ${demo.access_token}`);
   log(`  API key         ${demo.api_key}`);
   log('');
