@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createDb, migrate, type Db, type Migration } from './db.js';
@@ -7,7 +8,7 @@ import { closeServer, listen } from './http/listen.js';
 import type { OpenApiInfo } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
 import { createLogger } from './logger.js';
-import { connectTemporal, type TemporalHandle } from './temporal.js';
+import { checkTemporal, connectTemporal, type TemporalHandle } from './temporal.js';
 import { ConfigError, type CommonConfig } from './config.js';
 
 /** What each domain service contributes; the runtime wires it to Postgres, Temporal and HTTP. */
@@ -72,7 +73,7 @@ export async function startServiceApi<C extends CommonConfig, D>(
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readiness: [
       { name: 'database', check: async () => void (await b.db.raw('select 1')) },
-      { name: 'temporal', check: async () => void (await b.temporal.connection.workflowService.getSystemInfo({})) },
+      { name: 'temporal', check: () => checkTemporal(b.temporal.connection) },
     ],
   });
   const { server, port } = await listen(app.app, opts.port, opts.host);
@@ -91,6 +92,8 @@ export async function startServiceApi<C extends CommonConfig, D>(
 
 export interface RunningWorker {
   worker: Worker;
+  /** port of the health server (WORKER_HEALTH_PORT), or null */
+  healthPort: number | null;
   /** resolves when the worker has shut down */
   done: Promise<void>;
   close: () => Promise<void>;
@@ -121,16 +124,63 @@ export async function startServiceWorker<C extends CommonConfig, D>(
     await connection.close().catch(() => {});
   });
   b.log.info({ taskQueue: mod.taskQueue }, `${mod.name} worker polling`);
+  const health = config.WORKER_HEALTH_PORT ? await startWorkerHealth(config.WORKER_HEALTH_PORT, worker, b, `${mod.name}-worker`) : null;
   return {
     worker,
     done,
+    healthPort: health ? (health.address() as AddressInfo).port : null,
     close: async () => {
+      if (health) await closeServer(health);
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done.catch(() => {});
       await b.temporal.close();
       await b.db.destroy();
     },
   };
+}
+
+/**
+ * A worker's health server (WORKER_HEALTH_PORT), for container healthchecks: GET /healthz answers
+ * 200 while the worker runs (state RUNNING); GET /readyz also needs PostgreSQL and Temporal to
+ * answer (1.5 s each), else 503 naming the failing check. Nothing else is served.
+ */
+async function startWorkerHealth<C extends CommonConfig>(port: number, worker: Worker, b: BaseDeps<C>, service: string): Promise<http.Server> {
+  const timeout = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 1500).unref())]);
+  const check = (p: () => Promise<unknown>) =>
+    timeout(p()).then(
+      () => 'ok',
+      () => 'unavailable',
+    );
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const path = (req.url ?? '').split('?')[0];
+      const state = worker.getState();
+      const running = state === 'RUNNING' ? 'ok' : state.toLowerCase();
+      let status: number;
+      let body: object;
+      if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz')) {
+        status = 404;
+        body = { type: 'not-found', status: 404, title: 'Not found', detail: 'Only GET /healthz and GET /readyz are served here.' };
+      } else if (path === '/healthz') {
+        status = running === 'ok' ? 200 : 503;
+        body = { status: running === 'ok' ? 'ok' : 'not-running', service, checks: { worker: running } };
+      } else {
+        const [database, temporal] = await Promise.all([check(() => b.db.raw('select 1')), check(() => checkTemporal(b.temporal.connection))]);
+        const ok = running === 'ok' && database === 'ok' && temporal === 'ok';
+        status = ok ? 200 : 503;
+        body = { status: ok ? 'ready' : 'not-ready', service, checks: { worker: running, database, temporal } };
+      }
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    })();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, process.env.HOST ?? '127.0.0.1', () => resolve());
+  });
+  b.log.info({ port }, 'worker health server listening');
+  return server;
 }
 
 /**
