@@ -7,3 +7,4 @@ export * from './cash-app/matching.js';
 export * from './cash-app/bank-statement.js';
 export * from './integrations/connection-sync.js';
 export * from './integrations/payment-posting.js';
+export * from './admin/user-invite.js';

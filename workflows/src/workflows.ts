@@ -5,3 +5,4 @@ export { connectionSync } from './integrations/connection-sync.js';
 export { paymentReceipt } from './cash-app/payment-receipt.js';
 export { bankStatement } from './cash-app/bank-statement.js';
 export { paymentPosting } from './integrations/payment-posting.js';
+export { userInvite } from './admin/user-invite.js';

@@ -7,6 +7,10 @@ import { businessUnitRoutes } from './routes/business-units.js';
 import { userRoutes } from './routes/users.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { createWelcomeEmailActivities } from './activities/welcome-email.js';
+import { oooRoutes } from './routes/ooo.js';
+import { userInviteRoutes } from './routes/user-invites.js';
+import { createUserInviteActivities } from './activities/user-invite.js';
+import { inviteTokenKey } from './domain/invites.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -14,8 +18,17 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   taskQueue: TASK_QUEUES.admin,
   info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
   migrations,
-  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  activities: ({ db, log, config }) =>
-    createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
+  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...oooRoutes, ...userInviteRoutes],
+  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config, inviteTokenKey: inviteTokenKey(config.IDENTITY_SECRET) }),
+  activities: ({ db, log, config }) => ({
+    ...createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
+    ...createUserInviteActivities({
+      db,
+      log,
+      mailer: createMailer(config.SMTP_URL),
+      from: config.MAIL_FROM,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      tokenKey: inviteTokenKey(config.IDENTITY_SECRET),
+    }),
+  }),
 };
