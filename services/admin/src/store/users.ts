@@ -106,7 +106,9 @@ export async function replaceUserAccess(
   if (change.active === false) profile.deactivated_at = trx.raw('coalesce(deactivated_at, now())');
   if (change.active === true) profile.deactivated_at = null;
   await trx('users').where({ organization_id: organizationId, id }).update(profile);
-  await notifyAuthChanged(trx, { user_id: id });
+  // A reactivated user's tokens may be cached as refused (negative entries carry no user id):
+  // `created` drops those too, as for a newly issued credential.
+  await notifyAuthChanged(trx, { user_id: id, ...(change.active === true ? { created: true } : {}) });
 }
 
 /**
