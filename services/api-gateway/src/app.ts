@@ -162,6 +162,12 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       clientAddress: client,
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
       bodyLimitBytes: ctx.method === 'POST' && UPLOAD_PATHS.has(ctx.path) ? config.UPLOAD_LIMIT_BYTES : config.BODY_LIMIT_BYTES,
+      // A successful write to admin may revoke or change credentials (deactivation, key revocation,
+      // role and access changes): this gateway applies the invalidation before answering, so the
+      // caller's next request already sees it.
+      ...(service === 'admin' && ctx.method !== 'GET' && ctx.method !== 'HEAD'
+        ? { beforeRespond: async (status: number) => (status < 300 ? resolver.sync() : undefined) }
+        : {}),
     });
     // A refused invite token is a failed authentication of this address.
     if (open && ctx.status === 401) failures.take(client);
