@@ -7,15 +7,17 @@
  * shapes; admin only; per-address rate limit of the public route; tenant isolation; the recorded
  * history of `user-invite-<id>` replays.
  *
- * SQL set-up, for a state no endpoint produces in test time: an expired invite (`expires_at` moved
- * into the past; the TTL itself is USER_INVITE_TTL_SECONDS, default 7 days). SQL reads: the outbound
- * email rows and that no token is stored in plaintext.
+ * SQL set-up, for states no endpoint produces in test time: an expired invite (`expires_at` moved
+ * into the past; the TTL itself is USER_INVITE_TTL_SECONDS, default 7 days) and a failing "sent"
+ * write (fault trigger, as the welcome-email test). SQL reads: the outbound email rows and that no
+ * token is stored in plaintext.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTemporal, deriveIdentityKey, IDENTITY_HEADER, signIdentity, anonymousIdentity, type TemporalHandle } from '@rp/platform';
 import { userInviteWorkflowId, welcomeEmailWorkflowId, TASK_QUEUES, ORGANIZATION_ID } from '@rp/workflows';
 import { IDENTITY_SECRET, startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
+import { failUpdates } from './support/faults.js';
 
 let stack: TestStack;
 let org: Org;
@@ -136,6 +138,35 @@ describe('user invites', () => {
     const ok = await accept({ token: newToken, name: 'New Admin' }, address);
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.user.role).toBe('admin');
+  });
+
+  it('sends the invitation once when recording "sent" fails after the SMTP server accepted it', async () => {
+    const email = unique('writefails');
+    const fault = await failUpdates(stack, {
+      table: 'admin.outbound_emails',
+      when: `NEW.status = 'sent' AND OLD.status <> 'sent' AND NEW.to_address = '${email}'`,
+      name: `fail_${email.replace(/[^a-z0-9]/g, '_')}`,
+      times: 2,
+    });
+    try {
+      const created = await invite({ email });
+      const handle = temporal.client.workflow.getHandle(userInviteWorkflowId(created.body.id));
+      expect(await handle.result()).toMatchObject({ status: 'sent' });
+      expect(await fault.attempts()).toBeGreaterThanOrEqual(3);
+      expect(await stack.sql(`SELECT status, attempts FROM admin.outbound_emails WHERE to_address = $1`, [email])).toEqual([{ status: 'sent', attempts: 1 }]);
+      expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
+    } finally {
+      await fault.restore();
+    }
+  });
+
+  it('an email that became a user before the invite is accepted: 409, the invite stays unused', async () => {
+    const email = unique('raced');
+    const created = await invite({ email });
+    const token = await tokenFromMail(email);
+    expect((await stack.request('POST', '/v2/users', { token: org.token, body: { email, name: 'Direct' } })).status).toBe(200);
+    expectV1(await accept({ token, name: 'Late' }, newAddress()), 409, 'conflict');
+    expect((await stack.sql(`SELECT accepted_at FROM admin.user_invites WHERE id = $1`, [created.body.id]))[0].accepted_at).toBeNull();
   });
 
   it('DELETE revokes by URL-encoded, case-insensitive email with the v1 body; the token is dead; none pending → 404 v1', async () => {
