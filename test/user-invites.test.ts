@@ -133,6 +133,13 @@ describe('user invites', () => {
     const pending = (await stack.request('GET', '/v1/user-invites?page_size=200', { token: org.token })).body.data.filter((i: any) => i.email.toLowerCase() === email.toLowerCase());
     expect(pending.map((i: any) => i.id)).toEqual([second.body.id]);
 
+    // two invites of one email at once: both answered, one invite left pending (the other replaced)
+    const racing = unique('racing');
+    const both = await Promise.all([invite({ email: racing }), invite({ email: racing.toUpperCase() })]);
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    const open = (await stack.request('GET', '/v1/user-invites?page_size=200', { token: org.token })).body.data.filter((i: any) => i.email.toLowerCase() === racing.toLowerCase());
+    expect(open).toHaveLength(1);
+
     const address = newAddress();
     expectV1(await accept({ token: oldToken, name: 'Old' }, address), 401, 'unauthorized');
     const ok = await accept({ token: newToken, name: 'New Admin' }, address);
