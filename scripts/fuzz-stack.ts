@@ -106,6 +106,10 @@ async function main(): Promise<void> {
       KNOWLEDGE_URL: `http://127.0.0.1:${apis.knowledge.port}`,
       // the fuzzer is one client sending as fast as it can: no rate limit to hide the answers behind 429s
       RATE_LIMIT_PER_SECOND: '0',
+      // nor for the public invite-accept route, whose generated tokens are all 401s (which would also
+      // exhaust the address's failed-authentication budget)
+      PUBLIC_RATE_LIMIT_PER_MINUTE: '0',
+      AUTH_FAILURE_PER_MINUTE: '0',
     }),
     { port: 0 },
   );

@@ -184,6 +184,23 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 [[operations]]
 include-operation-id = "putCnamRegistration"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# Out-of-office: backup_user_id must name another active user of the organization, start_date <= end_date,
+# end_date not past in the organization's timezone, no overlap or coverage chain (rules between fields,
+# records and the clock).
+[[operations]]
+include-operation-id = "createUserOoo"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateUserOoo"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# User invites: business_unit_ids must name units of the organization (see above). Accepting takes an
+# invite token from an email (any generated one is 401) and is rate-limited per client address (429).
+[[operations]]
+include-operation-id = "createUserInvite"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "acceptUserInvite"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 TOML
 
 # Two runs: the middleware routes with the API key first, then every other route with the user token.

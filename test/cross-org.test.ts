@@ -25,7 +25,7 @@ let b: Org;
 /** organization B's ids by the parameter / field name that refers to them */
 const bIds: Record<string, string> = {};
 /** non-id path parameters: a valid value */
-const PATH_VALUES: Record<string, string> = { name: 'middleware' };
+const PATH_VALUES: Record<string, string> = { name: 'middleware', email: 'victim.invitee@b.example' };
 
 async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
   const r = await res;
@@ -40,6 +40,11 @@ beforeAll(async () => {
 
   bIds.business_unit_id = (await post('/v2/business-units', { name: 'Victim unit' })).id;
   bIds.user_id = (await post('/v2/users', { email: 'victim.member@b.example', name: 'Vic', role: 'member', business_unit_ids: [bIds.business_unit_id] })).id;
+  // a second user of B: the backup of an out-of-office (backup_user_id)
+  bIds.backup_user_id = (await post('/v2/users', { email: 'victim.backup@b.example', name: 'Bea', role: 'member' })).id;
+  // B's pending invite of the email the path parameter `email` names (DELETE /v1/user-invites/{email})
+  await post('/v1/user-invites', { email: PATH_VALUES.email });
+  await post(`/v2/users/${bIds.user_id}/ooo`, { backup_user_id: bIds.backup_user_id, start_date: '2026-01-01' });
   bIds.api_key_id = (await post('/v2/api-keys', { name: 'victim key' })).id;
   const adjustment = await post('/v2/adjustments', { name: 'Victim fee', ledger_account: { name: 'Fees', number: '6900' } });
   bIds.adjustment_id = adjustment.id;
@@ -227,6 +232,8 @@ async function snapshotOfB() {
   const paths = [
     `/v2/business-units/${bIds.business_unit_id}`,
     `/v2/users/${bIds.user_id}`,
+    `/v2/users/${bIds.user_id}/ooo`,
+    '/v1/user-invites',
     '/v2/api-keys',
     `/v2/adjustments/${bIds.adjustment_id}`,
     '/v2/adjustments/ledger-accounts',

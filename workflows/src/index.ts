@@ -8,3 +8,4 @@ export * from './cash-app/bank-statement.js';
 export * from './integrations/connection-sync.js';
 export * from './integrations/payment-posting.js';
 export * from './admin/cnam-registration.js';
+export * from './admin/user-invite.js';

@@ -6,3 +6,4 @@ export { paymentReceipt } from './cash-app/payment-receipt.js';
 export { bankStatement } from './cash-app/bank-statement.js';
 export { paymentPosting } from './integrations/payment-posting.js';
 export { cnamRegistration } from './admin/cnam-registration.js';
+export { userInvite } from './admin/user-invite.js';

@@ -15,8 +15,11 @@ export const identitySchema = z.object({
   /** user id; null for organization API keys */
   sub: z.string().nullable(),
   role: z.enum(['admin', 'member']).nullable(),
-  /** credential kind */
-  kind: z.enum(['user', 'api_key']),
+  /**
+   * credential kind; `anonymous` for the few public routes the gateway lets through without a bearer
+   * token (route `auth.public`, e.g. accepting a user invite): then `org` is '' and `cred` 'anonymous'
+   */
+  kind: z.enum(['user', 'api_key', 'anonymous']),
   /** credential id */
   cred: z.string(),
   /** business units the caller may access: '*' for all */
@@ -94,6 +97,11 @@ export function verifyIdentity(
   if (!result.success) return { ok: false, reason: 'malformed identity payload' };
   if (Math.abs(nowSeconds - result.data.iat) > maxAgeSeconds) return { ok: false, reason: 'identity outside its time window' };
   return { ok: true, identity: result.data };
+}
+
+/** The identity the gateway signs for a public route (no bearer token): no organization, no user. */
+export function anonymousIdentity(nowSeconds = Math.floor(Date.now() / 1000)): Identity {
+  return { org: '', sub: null, role: null, kind: 'anonymous', cred: 'anonymous', bu: [], perms: [], iat: nowSeconds };
 }
 
 /** Whether the identity may see records of the given business unit (null = not tied to a unit). */

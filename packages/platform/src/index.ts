@@ -25,3 +25,4 @@ export * from './ledger.js';
 export * from './http/guarded-fetch.js';
 export * from './net/addresses.js';
 export * from './secrets.js';
+export * from './coverage.js';

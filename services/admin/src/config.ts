@@ -15,6 +15,8 @@ export const adminConfigSchema = z.object({
    * `inbound_parse_hostname`: `<organization id>.<MAIL_INBOUND_DOMAIN>`.
    */
   MAIL_INBOUND_DOMAIN: hostnameSchema().default('inbound.receivables.local'),
+  /** Lifetime of a user invite's token (default 7 days). */
+  USER_INVITE_TTL_SECONDS: env.int(604_800, 1),
 });
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
 

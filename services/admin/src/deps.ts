@@ -6,6 +6,8 @@ export interface AdminDeps {
   db: Db;
   temporal: Client;
   config: AdminConfig;
+  /** key user-invite tokens are derived with (domain/invites.ts) */
+  inviteTokenKey: Buffer;
 }
 
 export const route = routeFor<AdminDeps>();

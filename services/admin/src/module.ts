@@ -11,6 +11,10 @@ import { cnamRoutes } from './routes/cnam.js';
 import { createCnamRegistrationActivities } from './activities/cnam-registration.js';
 import { operatorRegistryAdapter } from './adapters/cnam-registry.js';
 import { createWelcomeEmailActivities } from './activities/welcome-email.js';
+import { oooRoutes } from './routes/ooo.js';
+import { userInviteRoutes } from './routes/user-invites.js';
+import { createUserInviteActivities } from './activities/user-invite.js';
+import { inviteTokenKey } from './domain/invites.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -18,10 +22,18 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   taskQueue: TASK_QUEUES.admin,
   info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
   migrations,
-  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...mailboxSettingsRoutes, ...cnamRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
+  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...oooRoutes, ...userInviteRoutes, ...mailboxSettingsRoutes, ...cnamRoutes],
+  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config, inviteTokenKey: inviteTokenKey(config.IDENTITY_SECRET) }),
   activities: ({ db, log, config }) => ({
     ...createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
+    ...createUserInviteActivities({
+      db,
+      log,
+      mailer: createMailer(config.SMTP_URL),
+      from: config.MAIL_FROM,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      tokenKey: inviteTokenKey(config.IDENTITY_SECRET),
+    }),
     ...createCnamRegistrationActivities({ db, log, registry: operatorRegistryAdapter }),
   }),
 };

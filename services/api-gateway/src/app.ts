@@ -1,6 +1,7 @@
 import http from 'node:http';
 import Koa from 'koa';
 import {
+  anonymousIdentity,
   createDb,
   createHttpMetrics,
   createLogger,
@@ -25,7 +26,7 @@ import { createAgent, proxyRequest } from './proxy.js';
 import { RateLimiter } from './rate-limit.js';
 import { UpstreamReadiness } from './readiness.js';
 
-import { serviceFor, upstreams, type ServiceName } from './route-table.js';
+import { isPublicRoute, serviceFor, upstreams, type ServiceName } from './route-table.js';
 import { serveDocs } from './docs.js';
 import { gatewayOpenApi, UPLOAD_PATHS } from './openapi.js';
 
@@ -49,6 +50,8 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
   const limiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
   // Failed authentications per client address: checked before the credential look-up.
   const failures = new RateLimiter(config.AUTH_FAILURE_PER_MINUTE / 60, config.AUTH_FAILURE_BURST);
+  // Public routes (no bearer token: accepting an invite) per client address.
+  const publicLimiter = new RateLimiter(config.PUBLIC_RATE_LIMIT_PER_MINUTE / 60, config.PUBLIC_RATE_LIMIT_BURST);
   const clientAddress = new ClientAddress(config.TRUSTED_PROXIES);
   const targets = upstreams(config);
   const readiness = new UpstreamReadiness({ targets, cacheMs: config.READYZ_CACHE_MS, timeoutMs: config.READYZ_UPSTREAM_TIMEOUT_MS });
@@ -133,8 +136,15 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
     const client = clientAddress.of(ctx.req);
     const authorization = ctx.get('authorization') || undefined;
     let identity;
+    const open = isPublicRoute(ctx.method, ctx.path);
     const locked = failures.wait(client);
-    if (locked > 0) {
+    if (open) {
+      // No bearer token on this route (any Authorization header is ignored, never looked up): the
+      // address's budget of public requests and of failed authentications applies instead.
+      const wait = Math.max(locked, publicLimiter.take(client));
+      if (wait > 0) throw new RateLimitedError(wait, `Too many requests from this address; retry after ${wait} s.`);
+      identity = anonymousIdentity();
+    } else if (locked > 0) {
       // Over its budget of failed authentications: no credential look-up for this address; only a
       // token already cached as valid is served (a legitimate user behind the same address).
       identity = authenticateCached(authorization, resolver);
@@ -151,7 +161,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       }
     }
     ctx.state.identity = identity;
-    const wait = limiter.take(identity.cred);
+    const wait = open ? 0 : limiter.take(identity.cred);
     if (wait > 0) throw new RateLimitedError(wait);
     const service = serviceFor(ctx.path);
     if (!service) throw new RouteNotFoundError(ctx.method, ctx.path);
@@ -163,7 +173,15 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       clientAddress: client,
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
       bodyLimitBytes: ctx.method === 'POST' && UPLOAD_PATHS.has(ctx.path) ? config.UPLOAD_LIMIT_BYTES : config.BODY_LIMIT_BYTES,
+      // A successful write to admin may revoke or change credentials (deactivation, key revocation,
+      // role and access changes): this gateway applies the invalidation before answering, so the
+      // caller's next request already sees it.
+      ...(service === 'admin' && ctx.method !== 'GET' && ctx.method !== 'HEAD'
+        ? { beforeRespond: async (status: number) => (status < 300 ? resolver.sync() : undefined) }
+        : {}),
     });
+    // A refused invite token is a failed authentication of this address.
+    if (open && ctx.status === 401) failures.take(client);
   });
 
   const { server, port } = await listen(app, opts.port ?? config.PORT, opts.host ?? process.env.HOST ?? '127.0.0.1');

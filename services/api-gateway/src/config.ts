@@ -30,6 +30,12 @@ export const gatewayConfigSchema = z.object({
   AUTH_FAILURE_BURST: env.int(30, 1),
   AUTH_FAILURE_PER_MINUTE: env.int(30, 0),
   /**
+   * Requests one client address may make to the public routes (route-table.ts PUBLIC_ROUTES: accepting
+   * a user invite) in a burst, and how many it regains per minute (token bucket; 0 per minute disables).
+   */
+  PUBLIC_RATE_LIMIT_BURST: env.int(10, 1),
+  PUBLIC_RATE_LIMIT_PER_MINUTE: env.int(10, 0),
+  /**
    * Reverse proxies (addresses or CIDRs) whose X-Forwarded-For is believed. Empty (the default):
    * the client address is the socket's peer and X-Forwarded-For is ignored.
    */

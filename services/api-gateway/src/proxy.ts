@@ -28,6 +28,8 @@ export interface ProxyOptions {
   clientAddress: string;
   timeoutMs: number;
   bodyLimitBytes: number;
+  /** awaited before the service's answer is passed on (its status given), e.g. a credential-cache sync after an admin write */
+  beforeRespond?: (status: number) => Promise<void>;
 }
 
 /**
@@ -80,6 +82,13 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
         return;
       }
       settled = true;
+      if (opts.beforeRespond) {
+        res.on('error', () => {}); // the answer waits; a broken upstream socket meanwhile ends it in respondTo
+        const go = () => respondTo(res);
+        opts.beforeRespond(res.statusCode ?? 502).then(go, go);
+      } else respondTo(res);
+    });
+    const respondTo = (res: http.IncomingMessage) => {
       ctx.status = res.statusCode ?? 502;
       for (const [name, value] of Object.entries(res.headers)) {
         if (value === undefined || HOP_BY_HOP.has(name)) continue;
@@ -100,7 +109,7 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
         res.pipe(out);
       }
       resolve();
-    });
+    };
 
     if (!declared && !ctx.get('transfer-encoding')) {
       upstream.end();

@@ -29,6 +29,18 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   { prefix: '/v1/user-invites', service: 'admin' },
 ];
 
+/**
+ * The routes the gateway lets through WITHOUT a bearer token (exact method and path): the request
+ * carries its own credential (an invite token in the body). They are rate-limited per client address
+ * (PUBLIC_RATE_LIMIT_*), their 401 answers count against the address's failed-authentication budget,
+ * and the service gets an anonymous signed identity, which every other route refuses.
+ */
+export const PUBLIC_ROUTES: ReadonlyArray<{ method: string; path: string }> = [{ method: 'POST', path: '/v1/user-invites/accept' }];
+
+export function isPublicRoute(method: string, path: string): boolean {
+  return PUBLIC_ROUTES.some((r) => r.method === method && r.path === path);
+}
+
 const SORTED = [...ROUTE_TABLE].sort((a, b) => b.prefix.length - a.prefix.length);
 
 export function serviceFor(path: string): ServiceName | null {

@@ -74,6 +74,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/user-invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pending user invites
+         * @description The organization's pending invites (not accepted, revoked or expired), newest first, paginated (page size 1..200). Admins only. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data: {}, error: <type>, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        get: operations["listUserInvites"];
+        put?: never;
+        /**
+         * Invite a user by email
+         * @description Creates an invite with a single-use token (random; only its SHA-256 is stored; valid for `USER_INVITE_TTL_SECONDS`, default 7 days) and starts the Temporal workflow `user-invite-<invite id>` (admin task queue), which emails the token to the address once (the outbound email is recorded before and after the SMTP call). The token is in the email only, never in an API answer. An email that is already a user of the organization: 409. An email with an open invite (pending or expired): the invite is re-sent — the old one is revoked (its token is dead) and a new invite with a new id and token is answered. Emails are matched case-insensitively. A business unit that is not the organization's: 422. Success status (not shown in the spec): 200. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data: {}, error: <type>, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["createUserInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/user-invites/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke the pending invite of an email
+         * @description Spec row 23. The email in the path is URL-decoded (`a%2Bb%40x.com` is `a+b@x.com`) and matched case-insensitively. Revokes its pending invite (its token is refused from then on) and answers the v1 body `{data: <the revoked invite>, error: null, message}` with status 200 (not shown in the spec). No pending invite for the email (none, accepted, revoked, expired, or another organization's): 404 `{data: {}, error: "entity-not-found", message}`. Admins only. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data: {}, error: <type>, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        delete: operations["revokeUserInvite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/user-invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite (no bearer token)
+         * @description The invite token from the email is the credential: send no Authorization header (the gateway ignores one here). Creates the user with the invited role and business units (those that still exist), marks the invite used and issues the user's first access token, answered once in `access_token.token`. No welcome email is sent (the invitation was it). An unknown, revoked, re-sent, expired or already used token: 401 `{data: {}, error: "unauthorized", message}`. The email became a user meanwhile: 409. The gateway rate-limits this route per client address (`PUBLIC_RATE_LIMIT_BURST`, `PUBLIC_RATE_LIMIT_PER_MINUTE`: 429 with Retry-After), and each 401 counts against the address's failed-authentication budget. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data: {}, error: <type>, message}`.
+         *
+         *     Requires: no bearer token (a public route: the gateway lets it through unauthenticated and rate-limits it per client address).
+         */
+        post: operations["acceptUserInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/adjustments": {
         parameters: {
             query?: never;
@@ -1111,7 +1183,9 @@ export interface paths {
         };
         /**
          * Get a user of the organization
-         * @description Requires: user access token.
+         * @description A user of the caller's organization (another organization's: 404). `ooo` is the out-of-office in force today in the organization's timezone (or null) and `covered_by` the backup handling the user's work today.
+         *
+         *     Requires: user access token.
          */
         get: operations["getUser"];
         put?: never;
@@ -1120,12 +1194,52 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a user's access
-         * @description Replaces the user's `business_unit_ids` and/or `permissions` (only the fields present change; an empty array removes all). The change applies from the user's next request: every gateway's credential cache is told on commit. A business unit that is not one of the organization gives 422 with its index in `loc`; an unknown permission 422; an unknown user or another organization's 404.
+         * Change a user: name, role, access, deactivation
+         * @description Only the fields present change. `business_unit_ids` and/or `permissions` replace the current ones (an empty array removes all); `name` and `role` replace them; `is_active: false` deactivates the user, `true` reactivates them. Every change applies from the user's next request: every gateway's credential cache is told on commit, so a deactivated user's tokens are refused (401) at once, and work again after reactivation unless revoked meanwhile. An organization always keeps at least one active admin: demoting or deactivating its last one is 409 `conflict`, as is deactivating a user who is the backup of a pending out-of-office (change that coverage first). A business unit that is not one of the organization gives 422 with its index in `loc`; an unknown permission 422; an unknown user or another organization's 404.
          *
          *     Requires: user access token of an organization admin.
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/v2/users/{user_id}/ooo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's out-of-office periods, newest first
+         * @description Every period of the user, past, active and scheduled, newest (latest start) first, paginated. Any user of the organization may read them.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listUserOoo"];
+        put?: never;
+        /**
+         * Put a user out of office with a backup
+         * @description Creates an out-of-office period: `backup_user_id` handles the user's work from `start_date` to `end_date` (inclusive; omitted or null = open-ended). Rules, each a 422 `request-validation` naming its field: `backup_user_id` is another active user of the organization (another organization's user is an unknown one), not the user themself, and not out of office themself on any day of the period (no coverage chains); the user does not cover anybody else during the period either (`start_date`, `covering_others`); `start_date` ≤ `end_date` (`end_date`); `end_date` is not already past in the organization's timezone; two periods of one user never overlap (`start_date`, `ooo_overlap`; also a database exclusion constraint). A member manages only their own out-of-office (403 otherwise; `created_by_id` null = self-service); an admin manages anyone's (`created_by_id` = the admin when it is somebody else's; kept as it was on PATCH). An unknown user or another organization's: 404.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createUserOoo"];
+        /**
+         * End a user's pending out-of-office
+         * @description The *pending* out-of-office is the user's period whose end date is not yet past in the organization's timezone (active or scheduled); when there are several (an active one and later scheduled ones) it is the earliest-starting one. An active one ends today (its `end_date` becomes today in the organization's timezone: today is its last day of coverage); a scheduled one is removed. Success status (not shown in the spec): 200 with the record as it is after the change (a removed one as it was). No pending out-of-office: 404 `entity-not-found`. A member may end only their own (403).
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["endUserOoo"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's pending out-of-office
+         * @description Spec row 8. The *pending* out-of-office is the user's period whose end date is not yet past in the organization's timezone (active or scheduled); when there are several (an active one and later scheduled ones) it is the earliest-starting one. Only the fields present in the body change; `end_date: null` clears the end date (open-ended); `backup_user_id` and `start_date` may not be null. The changed period is checked against every rule again. No pending out-of-office: 404 `entity-not-found`. Rules, each a 422 `request-validation` naming its field: `backup_user_id` is another active user of the organization (another organization's user is an unknown one), not the user themself, and not out of office themself on any day of the period (no coverage chains); the user does not cover anybody else during the period either (`start_date`, `covering_others`); `start_date` ≤ `end_date` (`end_date`); `end_date` is not already past in the organization's timezone; two periods of one user never overlap (`start_date`, `ooo_overlap`; also a database exclusion constraint). A member manages only their own out-of-office (403 otherwise; `created_by_id` null = self-service); an admin manages anyone's (`created_by_id` = the admin when it is somebody else's; kept as it was on PATCH). An unknown user or another organization's: 404.
+         *
+         *     Requires: user access token.
+         */
+        patch: operations["updateUserOoo"];
         trace?: never;
     };
     "/v2/users/me": {
@@ -1137,7 +1251,9 @@ export interface paths {
         };
         /**
          * The user the access token belongs to
-         * @description Requires: user access token.
+         * @description The caller. `ooo` is the out-of-office in force today in the organization's timezone (or null) and `covered_by` the backup handling the user's work today.
+         *
+         *     Requires: user access token.
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -1152,6 +1268,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceptUserInviteRequest: {
+            /** @description The new user's name. */
+            name: string;
+            /** @description The invitation token from the email (`rpi_…`). */
+            token: string;
+        };
         Adjustment: {
             /** @description Applied automatically during payment processing. */
             automated: boolean;
@@ -1703,6 +1825,28 @@ export interface components {
             /** @description YYYY-MM-DD */
             transaction_date?: string | null;
             transaction_number?: string | null;
+        };
+        CreateUserInviteRequest: {
+            /**
+             * @description Units the member will access (admins access all).
+             * @default []
+             */
+            business_unit_ids?: string[];
+            /** Format: email */
+            email: string;
+            /**
+             * @default member
+             * @enum {string}
+             */
+            role?: "admin" | "member";
+        };
+        CreateUserOooRequest: {
+            /** Format: uuid */
+            backup_user_id: string;
+            /** @description Planned last day of coverage; omitted or null = open-ended. */
+            end_date?: string | null;
+            /** Format: date */
+            start_date: string;
         };
         CreateUserRequest: {
             /**
@@ -2528,11 +2672,24 @@ export interface components {
             /** @description The payer; must be a partner of the organization. */
             partner_id?: string | null;
         };
+        UpdateUserOooRequest: {
+            /** Format: uuid */
+            backup_user_id?: string;
+            /** @description null clears the end date (open-ended). */
+            end_date?: string | null;
+            /** Format: date */
+            start_date?: string;
+        };
         UpdateUserRequest: {
             /** @description Units a member may access (admins access all). */
             business_unit_ids?: string[];
+            /** @description false deactivates the user (their tokens stop working at once); true reactivates. */
+            is_active?: boolean;
+            name?: string;
             /** @description Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422. */
             permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
+            /** @enum {string} */
+            role?: "admin" | "member";
         };
         UploadBankStatementForm: {
             /**
@@ -2604,6 +2761,114 @@ export interface components {
             permissions: string[];
             /** @enum {string} */
             role: "admin" | "member";
+        };
+        UserDetail: {
+            /** @description Units a member may access; admins access all. */
+            business_unit_ids: string[];
+            /** @description The backup handling the user's work today (while `ooo` is in force), or null. */
+            covered_by: {
+                email: string;
+                id: string;
+                name: string;
+            } | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            email: string;
+            id: string;
+            is_active: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "user";
+            /** @description The out-of-office in force today in the organization's timezone, or null. */
+            ooo: components["schemas"]["UserOoo"] | null;
+            organization_id: string;
+            /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
+            permissions: string[];
+            /** @enum {string} */
+            role: "admin" | "member";
+        };
+        UserInvite: {
+            accepted_at: string | null;
+            /** @description Units the user will access (a member; admins access all). */
+            business_unit_ids: string[];
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            email: string;
+            /** @description ISO 8601 UTC; the token is refused from then on. */
+            expires_at: string;
+            id: string;
+            /** @description The admin who sent it. */
+            invited_by_id: string | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "user_invite";
+            revoked_at: string | null;
+            /** @enum {string} */
+            role: "admin" | "member";
+            /** @enum {string} */
+            status: "pending" | "accepted" | "revoked" | "expired";
+        };
+        UserInviteAcceptance: {
+            /** @description The new user's first access token. */
+            access_token: {
+                created_at: string;
+                expires_at: string | null;
+                id: string;
+                modified_at: string;
+                name: string;
+                /** @constant */
+                object: "access_token";
+                revoked_at: string | null;
+                /** @description The bearer token itself: shown once, here only. Store it safely. */
+                token: string;
+                token_hint: string;
+                user_id?: string | null;
+            };
+            /** @constant */
+            object: "user_invite_acceptance";
+            user: components["schemas"]["User"];
+        };
+        /** @description A page of UserInvite records. */
+        UserInvitePage: {
+            current_page: number;
+            data: components["schemas"]["UserInvite"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        UserInviteRevocation: {
+            /** @description The revoked invite. */
+            data: components["schemas"]["UserInvite"];
+            error: null;
+            message: string;
+        };
+        UserOoo: {
+            /** @description The user covering them. */
+            backup_user_id: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description The admin who set it up for the user; null = self-service (the user themself). */
+            created_by_id: string | null;
+            /** @description Planned last day of coverage (YYYY-MM-DD); null = open-ended. */
+            end_date: string | null;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "user_ooo";
+            /** @description First day out of office (YYYY-MM-DD). */
+            start_date: string;
+            /** @description The user who is out of office. */
+            user_id: string;
+        };
+        /** @description A page of UserOoo records. */
+        UserOooPage: {
+            current_page: number;
+            data: components["schemas"]["UserOoo"][];
+            next_page: number | null;
+            total_records: number;
         };
         /** @description A page of User records. */
         UserPage: {
@@ -2984,6 +3249,418 @@ export interface operations {
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    listUserInvites: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInvitePage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    createUserInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUserInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInvite"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    revokeUserInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInviteRevocation"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    acceptUserInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptUserInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInviteAcceptance"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8807,7 +9484,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["UserDetail"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -8935,6 +9612,442 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listUserOoo: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOooPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createUserOoo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUserOooRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOoo"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    endUserOoo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOoo"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateUserOoo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserOooRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOoo"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
             /** @description Request body too large */
             413: {
                 headers: {
@@ -9015,7 +10128,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["UserDetail"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */

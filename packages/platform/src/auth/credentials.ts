@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
@@ -17,6 +18,8 @@ export interface AuthChange {
   user_id?: string;
   organization_id?: string;
   created?: boolean;
+  /** a gateway's own sync marker (CredentialResolver.sync); other listeners ignore it */
+  barrier?: string;
 }
 
 /** Writers call this inside their transaction: listeners hear it only if the transaction commits. */
@@ -62,6 +65,7 @@ export class CredentialResolver {
   private readonly ttl: number;
   private readonly negativeTtl: number;
   private readonly maxEntries: number;
+  private readonly barriers = new Map<string, () => void>();
 
   constructor(private readonly opts: CredentialResolverOptions) {
     this.ttl = opts.cacheTtlMs ?? 60_000;
@@ -106,6 +110,10 @@ export class CredentialResolver {
       this.cache.clear();
       return;
     }
+    if (change.barrier) {
+      this.barriers.get(change.barrier)?.();
+      return;
+    }
     for (const [key, entry] of this.cache) {
       const v = entry.value;
       if (v === null) {
@@ -119,6 +127,33 @@ export class CredentialResolver {
       ) {
         this.cache.delete(key);
       }
+    }
+  }
+
+  /**
+   * Resolves once this process's listener has applied every invalidation committed before the call:
+   * a marker NOTIFY is sent and awaited (Postgres delivers notifications in commit order). The gateway
+   * calls it before answering a successful write to the admin service, so a deactivation, a revocation
+   * or an access change applies to the caller's very next request through this gateway (others hear
+   * it within moments). Without a listener the cache is bypassed anyway; after `timeoutMs` without the
+   * marker the cache is cleared instead.
+   */
+  async sync(timeoutMs = 2000): Promise<void> {
+    if (!this.listening) return;
+    const id = randomUUID();
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => {
+      this.barriers.set(id, () => resolve(true));
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      await notifyAuthChanged(this.opts.db, { barrier: id });
+      if (!(await heard)) this.cache.clear();
+    } catch {
+      this.cache.clear();
+    } finally {
+      clearTimeout(timer);
+      this.barriers.delete(id);
     }
   }
 

@@ -263,8 +263,9 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
     for (const s of [...errorStatuses].sort()) responses[s] = errorResponse(s, v1);
     const auth = r.auth ?? {};
     const credentials = auth.credentials ?? ['user'];
-    const who =
-      `${credentials.map((c) => (c === 'user' ? 'user access token' : 'organization API key')).join(' or ')}` +
+    const who = auth.public
+      ? 'no bearer token (a public route: the gateway lets it through unauthenticated and rate-limits it per client address)'
+      : `${credentials.map((c) => (c === 'user' ? 'user access token' : 'organization API key')).join(' or ')}` +
       (auth.role === 'admin' ? ' of an organization admin' : '') +
       (auth.permission ? ` of an organization admin or of a member granted the \`${auth.permission}\` permission (others: 403)` : '');
     const operation: Record<string, unknown> = {
@@ -274,8 +275,11 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
       tags: r.tags,
       parameters,
       responses,
-      'x-rp-auth': { role: auth.role ?? 'any', credentials, ...(auth.permission ? { permission: auth.permission } : {}) },
+      'x-rp-auth': auth.public
+        ? { role: 'any', credentials: [], public: true }
+        : { role: auth.role ?? 'any', credentials, ...(auth.permission ? { permission: auth.permission } : {}) },
     };
+    if (auth.public) operation.security = [];
     if (r.body) {
       const name = `${pascal(r.operationId)}Request`;
       const content: Record<string, unknown> = r.textBody

@@ -17,6 +17,13 @@ export interface AuthRequirement {
    * (auth/permissions.ts); anyone else gets 403. Documented in the operation and its `x-rp-auth`.
    */
   permission?: Permission;
+  /**
+   * A public route: no bearer token. The gateway lets exactly the routes of its PUBLIC_ROUTES table
+   * through without authentication (rate-limited per client address) and signs an anonymous identity
+   * for them; every other route refuses an anonymous identity (401). The handler authenticates the
+   * request by its own means (an invite token in the body).
+   */
+  public?: true;
 }
 
 /** A file of a multipart upload, as routes with `multipart` receive it in their body. */

@@ -238,6 +238,8 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
 }
 
 function authorize(route: RouteDef<never> | RouteDef<unknown>, identity: Identity): void {
+  if (route.auth?.public) return;
+  if (identity.kind === 'anonymous') throw new UnauthorizedError('Missing bearer token; send "Authorization: Bearer <token>".');
   const allowed = route.auth?.credentials ?? ['user'];
   if (!allowed.includes(identity.kind)) {
     throw new ForbiddenError(

@@ -3,7 +3,8 @@ import type { Client } from '@temporalio/client';
 import { ConflictError, NotFoundError, ValidationError, type Db } from '@rp/platform';
 import { businessSearchAttributes, TASK_QUEUES, welcomeEmail, welcomeEmailWorkflowId } from '@rp/workflows';
 import { insertOrganization, type OrganizationRow } from '../store/organizations.js';
-import { getUser, insertUser, lockUser, replaceUserAccess, type Role, type UserRow } from '../store/users.js';
+import { getUser, insertUser, lockActiveAdmins, lockUser, replaceUserAccess, type Role, type UserRow } from '../store/users.js';
+import { organizationToday, pendingCoverageBy } from '../store/ooo.js';
 import { unknownBusinessUnits } from '../store/business-units.js';
 import { issueCredential, type CredentialRow } from '../store/credentials.js';
 
@@ -21,7 +22,7 @@ export interface NewUser {
 }
 
 /** 422 naming each business unit id that is not a unit of the organization. */
-async function checkBusinessUnits(trx: Knex.Transaction, organizationId: string, given: string[]): Promise<string[]> {
+export async function checkBusinessUnits(trx: Knex.Transaction, organizationId: string, given: string[]): Promise<string[]> {
   const unitIds = [...new Set(given)];
   const unknown = await unknownBusinessUnits(trx, organizationId, unitIds);
   if (unknown.length) {
@@ -65,22 +66,45 @@ export async function createUser(deps: AccountsDeps, organizationId: string, inp
   return deps.db.transaction((trx) => createUserInTrx(trx, deps.temporal, organizationId, input, requestId));
 }
 
+export interface UserChange {
+  business_unit_ids?: string[];
+  permissions?: string[];
+  name?: string;
+  role?: Role;
+  /** false deactivates the user (their tokens stop working on commit), true reactivates */
+  is_active?: boolean;
+}
+
 /**
- * Change a user's access: what is given replaces the current business units or permissions. The
- * gateways' credential caches are told on commit, so the user's next request carries the change.
- * 404 when not a user of the organization; 422 for a business unit that is not the organization's.
+ * Change a user (row 19's lifecycle for admins): what is given replaces the current name, role,
+ * business units or permissions, and `is_active` deactivates or reactivates. The gateways'
+ * credential caches are told on commit, so the user's next request carries the change and a
+ * deactivated user's tokens are refused from then on.
+ * 404 when not a user of the organization; 422 for a business unit that is not the organization's;
+ * 409 when the change would leave the organization without an active admin, or deactivates a user
+ * who is the backup of a pending out-of-office (change that coverage first).
  */
-export async function updateUserAccess(
-  deps: AccountsDeps,
-  organizationId: string,
-  userId: string,
-  change: { business_unit_ids?: string[]; permissions?: string[] },
-): Promise<UserRow> {
+export async function updateUser(deps: AccountsDeps, organizationId: string, userId: string, change: UserChange): Promise<UserRow> {
   return deps.db.transaction(async (trx) => {
-    if (!(await lockUser(trx, organizationId, userId))) throw new NotFoundError(`No user ${userId}.`);
+    const touchesAdmins = change.role !== undefined || change.is_active === false;
+    const admins = touchesAdmins ? await lockActiveAdmins(trx, organizationId) : [];
+    const user = await lockUser(trx, organizationId, userId);
+    if (!user) throw new NotFoundError(`No user ${userId}.`);
+    if (touchesAdmins && admins.includes(userId) && (change.role === 'member' || change.is_active === false) && admins.length === 1) {
+      throw new ConflictError('An organization keeps at least one active admin: this is its last one. Make another user admin first.');
+    }
+    if (change.is_active === false && user.deactivated_at === null) {
+      const today = (await organizationToday(trx, organizationId))!;
+      const covering = await pendingCoverageBy(trx, organizationId, userId, today);
+      if (covering) {
+        throw new ConflictError(
+          `User ${userId} is the backup of user ${covering.user_id}'s out-of-office from ${covering.start_date}; change that coverage before deactivating them.`,
+        );
+      }
+    }
     const business_unit_ids = change.business_unit_ids ? await checkBusinessUnits(trx, organizationId, change.business_unit_ids) : undefined;
     const permissions = change.permissions ? [...new Set(change.permissions)].sort() : undefined;
-    await replaceUserAccess(trx, organizationId, userId, { business_unit_ids, permissions });
+    await replaceUserAccess(trx, organizationId, userId, { business_unit_ids, permissions, name: change.name, role: change.role, active: change.is_active });
     return (await getUser(trx, organizationId, userId))!;
   });
 }

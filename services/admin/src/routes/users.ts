@@ -2,8 +2,20 @@ import { z } from 'zod';
 import { emailSchema, idSchema, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, permissionSchema } from '@rp/platform';
 import { route } from '../deps.js';
 import { getUser, listUsers, userView } from '../store/users.js';
-import { createUser, updateUserAccess } from '../domain/accounts.js';
-import { userSchema } from './schemas.js';
+import { createUser, updateUser } from '../domain/accounts.js';
+import { coverageOf } from '../domain/ooo.js';
+import { oooView } from '../store/ooo.js';
+import { userDetailSchema, userSchema } from './schemas.js';
+import type { UserRow } from '../store/users.js';
+import type { AdminDeps } from '../deps.js';
+
+/** The user with the out-of-office in force today and who covers them. */
+async function detailView(deps: AdminDeps, user: UserRow) {
+  const { ooo, covered_by } = await coverageOf(deps.db, user.organization_id, user.id);
+  return { ...userView(user), ooo: ooo ? oooView(ooo) : null, covered_by };
+}
+const COVERAGE_DOC =
+  ' `ooo` is the out-of-office in force today in the organization\'s timezone (or null) and `covered_by` the backup handling the user\'s work today.';
 
 const MAX_PAGE = 500;
 const PERMISSIONS_DOC =
@@ -51,12 +63,13 @@ export const userRoutes = [
     path: '/v2/users/me',
     operationId: 'getCurrentUser',
     summary: 'The user the access token belongs to',
+    description: `The caller.${COVERAGE_DOC}`,
     tags: ['Organization'],
-    response: userSchema,
+    response: userDetailSchema,
     handler: async ({ identity, deps }) => {
       const user = identity.sub ? await getUser(deps.db, identity.org, identity.sub) : undefined;
       if (!user) throw new NotFoundError('The user of this token no longer exists.');
-      return userView(user);
+      return detailView(deps, user);
     },
   }),
   route({
@@ -65,36 +78,43 @@ export const userRoutes = [
     operationId: 'getUser',
     summary: 'Get a user of the organization',
     tags: ['Organization'],
+    description: `A user of the caller's organization (another organization's: 404).${COVERAGE_DOC}`,
     params: z.object({ user_id: idSchema() }),
-    response: userSchema,
+    response: userDetailSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
       const user = await getUser(deps.db, identity.org, params.user_id);
       if (!user) throw new NotFoundError(`No user ${params.user_id}.`);
-      return userView(user);
+      return detailView(deps, user);
     },
   }),
   route({
     method: 'patch',
     path: '/v2/users/{user_id}',
     operationId: 'updateUser',
-    summary: 'Change a user\'s access',
+    summary: 'Change a user: name, role, access, deactivation',
     description:
-      'Replaces the user\'s `business_unit_ids` and/or `permissions` (only the fields present change; an empty array removes ' +
-      'all). The change applies from the user\'s next request: every gateway\'s credential cache is told on commit. A business ' +
-      'unit that is not one of the organization gives 422 with its index in `loc`; an unknown permission 422; an unknown ' +
-      'user or another organization\'s 404.',
+      'Only the fields present change. `business_unit_ids` and/or `permissions` replace the current ones (an empty array removes ' +
+      'all); `name` and `role` replace them; `is_active: false` deactivates the user, `true` reactivates them. Every change applies ' +
+      'from the user\'s next request: every gateway\'s credential cache is told on commit, so a deactivated user\'s tokens are ' +
+      'refused (401) at once, and work again after reactivation unless revoked meanwhile. An organization always keeps at least one ' +
+      'active admin: demoting or deactivating its last one is 409 `conflict`, as is deactivating a user who is the backup of a pending ' +
+      'out-of-office (change that coverage first). A business unit that is not one of the organization gives 422 with its index in ' +
+      '`loc`; an unknown permission 422; an unknown user or another organization\'s 404.',
     tags: ['Organization'],
     auth: { role: 'admin' },
     params: z.object({ user_id: idSchema() }),
     body: z.strictObject({
+      name: z.string().trim().min(1).max(256).optional(),
+      role: z.enum(['admin', 'member']).optional(),
+      is_active: z.boolean().optional().describe('false deactivates the user (their tokens stop working at once); true reactivates.'),
       business_unit_ids: z.array(idSchema()).max(500).optional().describe('Units a member may access (admins access all).'),
       permissions: z.array(permissionSchema()).max(20).optional().describe(PERMISSIONS_DOC),
     }),
     response: userSchema,
-    errors: [404],
+    errors: [404, 409],
     handler: async ({ params, body, identity, deps }) => {
-      return userView(await updateUserAccess(deps, identity.org, params.user_id, body));
+      return userView(await updateUser(deps, identity.org, params.user_id, body));
     },
   }),
 ];

@@ -73,8 +73,12 @@ export async function insertUser(
 }
 
 /** The user, locked for an access change; undefined when not a user of the organization. */
-export async function lockUser(trx: Knex.Transaction, organizationId: string, id: string): Promise<{ id: string } | undefined> {
-  return trx('users').select('id').where({ organization_id: organizationId, id }).forUpdate().first();
+export async function lockUser(
+  trx: Knex.Transaction,
+  organizationId: string,
+  id: string,
+): Promise<{ id: string; role: Role; deactivated_at: Date | null } | undefined> {
+  return trx('users').select('id', 'role', 'deactivated_at').where({ organization_id: organizationId, id }).forUpdate().first();
 }
 
 /**
@@ -85,7 +89,7 @@ export async function replaceUserAccess(
   trx: Knex.Transaction,
   organizationId: string,
   id: string,
-  change: { business_unit_ids?: string[]; permissions?: string[] },
+  change: { business_unit_ids?: string[]; permissions?: string[]; name?: string; role?: Role; active?: boolean },
 ): Promise<void> {
   if (change.business_unit_ids) {
     await trx('user_business_units').where({ user_id: id }).delete();
@@ -95,6 +99,23 @@ export async function replaceUserAccess(
     await trx('user_permissions').where({ user_id: id }).delete();
     if (change.permissions.length) await trx('user_permissions').insert(change.permissions.map((permission) => ({ user_id: id, permission })));
   }
-  await trx('users').where({ organization_id: organizationId, id }).update({ modified_at: trx.fn.now() });
-  await notifyAuthChanged(trx, { user_id: id });
+  const profile: Record<string, unknown> = { modified_at: trx.fn.now() };
+  if (change.name !== undefined) profile.name = change.name;
+  if (change.role !== undefined) profile.role = change.role;
+  // Deactivated: the credential resolver refuses the user's tokens from the next request (NOTIFY on commit).
+  if (change.active === false) profile.deactivated_at = trx.raw('coalesce(deactivated_at, now())');
+  if (change.active === true) profile.deactivated_at = null;
+  await trx('users').where({ organization_id: organizationId, id }).update(profile);
+  // A reactivated user's tokens may be cached as refused (negative entries carry no user id):
+  // `created` drops those too, as for a newly issued credential.
+  await notifyAuthChanged(trx, { user_id: id, ...(change.active === true ? { created: true } : {}) });
+}
+
+/**
+ * Locks the organization's active admins (FOR UPDATE) and returns their ids: a change that could
+ * leave the organization without an active admin checks this set while no other change can alter it.
+ */
+export async function lockActiveAdmins(trx: Knex.Transaction, organizationId: string): Promise<string[]> {
+  const rows = await trx('users').select('id').where({ organization_id: organizationId, role: 'admin' }).whereNull('deactivated_at').orderBy('id').forUpdate();
+  return rows.map((r: { id: string }) => r.id);
 }

@@ -1,0 +1,92 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Db, Mailer } from '@rp/platform';
+import type { Logger } from 'pino';
+import type { DeliverUserInviteResult, PrepareUserInviteResult, UserInviteActivities, UserInviteInput } from '@rp/workflows';
+import { getOrganization, type OrganizationRow } from '../store/organizations.js';
+import { getInvite, inviteStatus, isInvitePending, type InviteRow } from '../store/invites.js';
+import { claimEmail, getEmail, markAttempt, markError, markSent } from '../store/emails.js';
+import { inviteToken, renderInviteEmail } from '../domain/invites.js';
+
+export interface UserInviteDeps {
+  db: Db;
+  mailer: Mailer;
+  log: Logger;
+  from: string;
+  publicBaseUrl: string;
+  /** key the invite tokens are derived with (domain/invites.ts inviteTokenKey) */
+  tokenKey: Buffer;
+}
+
+/**
+ * The invitation email, sent once: prepareUserInvite records the intent (outbound-email row keyed
+ * `user-invite-<inviteId>`, whose id makes the Message-ID), deliverUserInvite is the SMTP call alone
+ * (attempt counted before, nothing written after), recordUserInviteSent marks it sent and is retried
+ * on its own — the welcome email's pattern. An invite revoked, replaced, accepted or expired before
+ * the send is skipped. The token is re-derived here from the invite's nonce and never logged.
+ */
+export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActivities {
+  const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
+
+  async function subject(input: UserInviteInput): Promise<{ invite: InviteRow; org: OrganizationRow } | { status: 'skipped'; reason: string }> {
+    const invite = await getInvite(deps.db, input.organizationId, input.inviteId);
+    if (!invite) {
+      // Started inside the creating transaction: give it a few attempts to commit.
+      if (Context.current().info.attempt < 4) throw ApplicationFailure.retryable('invite not visible yet', 'InviteNotFound');
+      return { status: 'skipped', reason: 'invite does not exist' };
+    }
+    const status = inviteStatus(invite);
+    if (status !== 'pending' || !(await isInvitePending(deps.db, invite.organization_id, invite.id))) {
+      return { status: 'skipped', reason: `invite is ${status === 'pending' ? 'expired' : status}` };
+    }
+    const org = await getOrganization(deps.db, input.organizationId);
+    if (!org) return { status: 'skipped', reason: 'organization no longer exists' };
+    return { invite, org };
+  }
+
+  const render = (invite: InviteRow, org: OrganizationRow) =>
+    renderInviteEmail({ invite, organization: org, token: inviteToken(deps.tokenKey, invite.id, invite.token_nonce), publicBaseUrl: deps.publicBaseUrl });
+
+  return {
+    async prepareUserInvite(input): Promise<PrepareUserInviteResult> {
+      const found = await subject(input);
+      if ('status' in found) return found;
+      const email = await claimEmail(deps.db, {
+        organizationId: found.org.id,
+        idempotencyKey: `user-invite-${found.invite.id}`,
+        kind: 'user_invite',
+        to: found.invite.email,
+        subject: render(found.invite, found.org).subject,
+      });
+      if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
+      return { status: 'ready', emailId: email.id };
+    },
+
+    async deliverUserInvite(input): Promise<DeliverUserInviteResult> {
+      const log = deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity: 'deliverUserInvite' });
+      const email = await getEmail(deps.db, input.emailId);
+      if (!email) throw ApplicationFailure.nonRetryable(`outbound email ${input.emailId} does not exist`, 'EmailNotFound');
+      if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
+      const found = await subject(input);
+      if ('status' in found) return found; // revoked, replaced or accepted since the intent was recorded
+      const message = render(found.invite, found.org);
+      await markAttempt(deps.db, email.id);
+      let messageId: string;
+      try {
+        const sent = await deps.mailer.send({ from: deps.from, to: email.to_address, subject: message.subject, text: message.text, html: message.html, messageId: `<${email.id}@${domain}>` });
+        messageId = sent.messageId;
+      } catch (err) {
+        await markError(deps.db, email.id, (err as Error).message);
+        log.warn({ email_id: email.id, err }, 'invitation email not sent; Temporal will retry');
+        throw err;
+      }
+      log.info({ email_id: email.id, invite_id: found.invite.id, message_id: messageId }, 'invitation email delivered to the SMTP server');
+      return { status: 'delivered', emailId: email.id, messageId };
+    },
+
+    async recordUserInviteSent(input): Promise<void> {
+      await markSent(deps.db, input.emailId, input.messageId);
+      deps.log.info({ organization_id: input.organizationId, email_id: input.emailId }, 'invitation email recorded as sent');
+    },
+  };
+}
