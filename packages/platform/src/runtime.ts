@@ -107,8 +107,7 @@ export async function startServiceWorker<C extends CommonConfig, D>(
   opts: { workflowsPath: string; workflowBundlePath?: string },
 ): Promise<RunningWorker> {
   const b = await base(mod as ServiceModule<C, unknown>, config, 'worker');
-  // Every activity's outage errors become retryable `TransientInfraError`s (./failures.ts).
-  const activities = classifyActivityErrors(await mod.activities(b));
+  const activities = await mod.activities(b);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS, tls: config.TEMPORAL_TLS ? {} : undefined });
   const bundlePath = opts.workflowBundlePath ?? process.env.WORKFLOW_BUNDLE_PATH;
   const worker = await Worker.create({
@@ -117,6 +116,8 @@ export async function startServiceWorker<C extends CommonConfig, D>(
     taskQueue: mod.taskQueue,
     activities,
     ...mod.worker,
+    // Every activity's outage errors become retryable `TransientInfraError`s (./failures.ts).
+    interceptors: { activity: [classifyActivityErrors] },
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: opts.workflowsPath }),
   });
   const done = worker.run().finally(async () => {
