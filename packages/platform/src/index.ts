@@ -26,3 +26,4 @@ export * from './http/guarded-fetch.js';
 export * from './net/addresses.js';
 export * from './secrets.js';
 export * from './coverage.js';
+export * from './failures.js';

@@ -10,6 +10,7 @@ import type { RouteDef } from './http/route.js';
 import { createLogger } from './logger.js';
 import { checkTemporal, connectTemporal, type TemporalHandle } from './temporal.js';
 import { ConfigError, type CommonConfig } from './config.js';
+import { classifyActivityErrors } from './failures.js';
 
 /** What each domain service contributes; the runtime wires it to Postgres, Temporal and HTTP. */
 export interface ServiceModule<C extends CommonConfig, D> {
@@ -118,6 +119,8 @@ export async function startServiceWorker<C extends CommonConfig, D>(
     taskQueue: mod.taskQueue,
     activities,
     ...mod.worker,
+    // Every activity's outage errors become retryable `TransientInfraError`s (./failures.ts).
+    interceptors: { activity: [classifyActivityErrors] },
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: opts.workflowsPath }),
   });
   const done = worker.run().finally(async () => {
