@@ -1,5 +1,5 @@
 import { parseBai2Steps } from './bai2.js';
-import { parseCamt053Steps } from './camt053.js';
+import { parseCamt053Steps, parseCamt054Steps } from './camt053.js';
 import { csvMappingSchema, parseCsvSteps } from './csv.js';
 import { parseJsonStatementFileSteps } from './json.js';
 import { parseMt940Steps } from './mt940.js';
@@ -25,6 +25,8 @@ export function parseStatementSteps(format: StatementFormat, content: Buffer, op
   switch (format) {
     case 'camt053':
       return parseCamt053Steps(content);
+    case 'camt054':
+      return parseCamt054Steps(content);
     case 'bai2':
       return parseBai2Steps(content);
     case 'mt940':

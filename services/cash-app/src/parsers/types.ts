@@ -1,6 +1,6 @@
 import { Money } from '@rp/platform';
 
-export const STATEMENT_FORMATS = ['camt053', 'bai2', 'mt940', 'csv', 'json'] as const;
+export const STATEMENT_FORMATS = ['camt053', 'camt054', 'bai2', 'mt940', 'csv', 'json'] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
 
 /** One bank line as read from a statement file; amounts are signed decimal strings (credit > 0). */
