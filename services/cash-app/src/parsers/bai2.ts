@@ -10,7 +10,7 @@
  * Errors name the physical line.
  */
 import { currencyMinorUnits, isIsoCurrency, Money } from '@rp/platform';
-import { fixed, PARSE_BATCH, runParse, StatementParseError, text, yymmdd, type ParseSteps, type ParsedStatement, type ParsedTransaction } from './types.js';
+import { fixed, PARSE_BATCH, runParse, StatementParseError, text, yymmdd, type ParseSteps, type ParsedFile, type ParsedStatement, type ParsedTransaction } from './types.js';
 
 interface LogicalRecord {
   code: string;
@@ -89,7 +89,7 @@ function counterpartyFromText(t: string | null): string | null {
   return m ? text(m[1]) : null;
 }
 
-export function parseBai2(content: Buffer): ParsedStatement {
+export function parseBai2(content: Buffer): ParsedFile {
   return runParse(parseBai2Steps(content));
 }
 
@@ -214,5 +214,5 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
   if (int(ft.fields[2], at(ft), 'number of records') !== fileRecords) throw new StatementParseError(at(ft), `number of records ${ft.fields[2]} does not match the file's ${fileRecords} records`);
   if (records[i]) throw new StatementParseError(at(records[i]), `unexpected ${records[i].code} record after the file trailer`);
   if (!account || !currency) throw new StatementParseError(`line ${ft.line}`, 'the file has no account (03 record)');
-  return { account, statementNumber: text(header.fields[4]), statementDate, openingBalance: opening, closingBalance: closing, currency, transactions };
+  return { statements: [{ account, statementNumber: text(header.fields[4]), statementDate, openingBalance: opening, closingBalance: closing, currency, transactions }] };
 }

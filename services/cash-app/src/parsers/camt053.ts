@@ -19,6 +19,7 @@ import {
   runParse,
   text,
   type ParseSteps,
+  type ParsedFile,
   type ParsedStatement,
   type ParsedTransaction,
 } from './types.js';
@@ -190,7 +191,7 @@ function details(tx: unknown, credit: boolean) {
   };
 }
 
-export function parseCamt053(content: Buffer): ParsedStatement {
+export function parseCamt053(content: Buffer): ParsedFile {
   return runParse(parseCamt053Steps(content));
 }
 
@@ -294,7 +295,7 @@ export function* parseCamt053Steps(content: Buffer): ParseSteps {
   const currency = acctCcy ?? balCcy ?? transactions[0]?.currency;
   if (!currency) throw new StatementParseError(`${sp}/Acct/Ccy`, 'missing, and no balance or entry names a currency');
   const svcr = child(stmt, 'Acct', 'Svcr', 'FinInstnId');
-  return {
+  const statement: ParsedStatement = {
     account: {
       identifier: iban ?? other!,
       iban,
@@ -311,4 +312,5 @@ export function* parseCamt053Steps(content: Buffer): ParseSteps {
     currency,
     transactions,
   };
+  return { statements: [statement] };
 }
