@@ -543,7 +543,7 @@ describe('upload crash safety', () => {
       let startedId: string | null = null;
       const crash = uploadStatement(
         { db, temporal: temporal.client },
-        { organizationId: org.organizationId, uploadedBy: org.userId, format: 'json', fileName: 'crash.json', content, options: {}, parsed: parseStatement('json', content) },
+        { organizationId: org.organizationId, uploadedBy: org.userId, format: 'json', fileName: 'crash.json', content, options: {}, parsed: parseStatement('json', content).statements[0] },
         {
           beforeCommit: async (id) => {
             startedId = id;

@@ -80,10 +80,11 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
       try {
         // Parsed in batches of lines with heartbeats in between: a large file must not starve them.
         const pace = heartbeatPacer(ctx, () => ({ ...progress }), everyMs);
-        parsed = await runParseAsync(parseStatementSteps(statement.format as StatementFormat, file.content, statement.options), async (lines) => {
+        const parsedFile = await runParseAsync(parseStatementSteps(statement.format as StatementFormat, file.content, statement.options), async (lines) => {
           progress.parsing = lines;
           await pace();
         });
+        parsed = parsedFile.statements[0];
       } catch (err) {
         if (err instanceof StatementParseError) throw ApplicationFailure.nonRetryable(err.message, 'StatementParseError');
         throw err;

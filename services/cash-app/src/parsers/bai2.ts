@@ -21,7 +21,7 @@
  * Errors name the physical line.
  */
 import { currencyMinorUnits, isIsoCurrency, Money } from '@rp/platform';
-import { fixed, PARSE_BATCH, runParse, StatementParseError, text, yymmdd, type ParseSteps, type ParsedStatement, type ParsedTransaction } from './types.js';
+import { fixed, PARSE_BATCH, runParse, StatementParseError, text, yymmdd, type ParseSteps, type ParsedFile, type ParsedStatement, type ParsedTransaction } from './types.js';
 
 /** One physical line of a record: its text after the record code and its line number. */
 interface Segment {
@@ -206,7 +206,7 @@ function counterpartyFromText(t: string | null): string | null {
   return m ? text(m[1]) : null;
 }
 
-export function parseBai2(content: Buffer): ParsedStatement {
+export function parseBai2(content: Buffer): ParsedFile {
   return runParse(parseBai2Steps(content));
 }
 
@@ -347,5 +347,5 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
   if (int(ft[2], at(ftRecord), 'number of records') !== fileRecords) throw new StatementParseError(at(ftRecord), `number of records ${ft[2]} does not match the file's ${fileRecords} records`);
   if (records[i]) throw new StatementParseError(at(records[i]), `unexpected ${records[i].code} record after the file trailer`);
   if (!account || !currency) throw new StatementParseError(`line ${ftRecord.line}`, 'the file has no account (03 record)');
-  return { account, statementNumber: text(header[4]), statementDate, openingBalance: opening, closingBalance: closing, currency, transactions };
+  return { statements: [{ account, statementNumber: text(header[4]), statementDate, openingBalance: opening, closingBalance: closing, currency, transactions }] };
 }

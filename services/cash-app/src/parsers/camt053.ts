@@ -32,6 +32,7 @@ import {
   runParse,
   text,
   type ParseSteps,
+  type ParsedFile,
   type ParsedStatement,
   type ParsedTransaction,
 } from './types.js';
@@ -254,7 +255,7 @@ function details(tx: unknown, credit: boolean) {
   };
 }
 
-export function parseCamt053(content: Buffer): ParsedStatement {
+export function parseCamt053(content: Buffer): ParsedFile {
   return runParse(parseCamt053Steps(content));
 }
 
@@ -386,7 +387,7 @@ function* parseCamtSteps(content: Buffer, format: CamtFormat): ParseSteps {
   const currency = acctCcy ?? balCcy ?? transactions[0]?.currency;
   if (!currency) throw new StatementParseError(`${sp}/Acct/Ccy`, 'missing, and no balance or entry names a currency');
   const created = str(stmt, 'CreDtTm');
-  return {
+  const statement: ParsedStatement = {
     account: {
       identifier: iban ?? other!,
       iban,
@@ -403,4 +404,5 @@ function* parseCamtSteps(content: Buffer, format: CamtFormat): ParseSteps {
     currency,
     transactions,
   };
+  return { statements: [statement] };
 }

@@ -3,17 +3,18 @@ import { parseCamt053Steps, parseCamt054Steps } from './camt053.js';
 import { csvMappingSchema, parseCsvSteps } from './csv.js';
 import { parseJsonStatementFileSteps } from './json.js';
 import { parseMt940Steps } from './mt940.js';
-import { runParse, StatementParseError, type ParsedStatement, type ParseSteps, type StatementFormat } from './types.js';
+import { runParse, StatementParseError, type ParsedFile, type ParseSteps, type StatementFormat } from './types.js';
 
 export * from './types.js';
 export { csvMappingSchema, type CsvMapping } from './csv.js';
 export { jsonStatementSchema, jsonStatementShape, fromJsonStatement, type JsonStatement } from './json.js';
 
 /**
- * Parse a statement file in `format`. `options` is what was stored with the statement (the CSV
- * column mapping). Throws StatementParseError naming the line or element of the first problem.
+ * Parse a statement file in `format` into its statements (in file order). `options` is what was
+ * stored with the statement (the CSV column mapping). Throws StatementParseError naming the line or
+ * element of the first problem.
  */
-export function parseStatement(format: StatementFormat, content: Buffer, options: Record<string, unknown> = {}): ParsedStatement {
+export function parseStatement(format: StatementFormat, content: Buffer, options: Record<string, unknown> = {}): ParsedFile {
   return runParse(parseStatementSteps(format, content, options));
 }
 

@@ -21,7 +21,7 @@ import {
   text,
   yymmdd,
   type ParseSteps,
-  type ParsedStatement,
+  type ParsedFile,
   type ParsedTransaction,
 } from './types.js';
 
@@ -84,7 +84,7 @@ function info86(raw: string) {
   return { name: null, account: null, iban: null, bank: null, remittance: text(raw.replace(/\n/g, ' ')), eref: null };
 }
 
-export function parseMt940(content: Buffer): ParsedStatement {
+export function parseMt940(content: Buffer): ParsedFile {
   return runParse(parseMt940Steps(content));
 }
 
@@ -168,12 +168,16 @@ export function* parseMt940Steps(content: Buffer): ParseSteps {
     }
   }
   return {
-    account: { identifier: ibanish ?? accountId, iban: ibanish, accountNumber: accountId, bankCode: accountId.includes('/') ? accountId.split('/')[0] : null, currency, name: null },
-    statementNumber: text(need(/^28C?$/, '28C').value) ?? text(ref.value),
-    statementDate: closing.date,
-    openingBalance: opening.amount,
-    closingBalance: closing.amount,
-    currency,
-    transactions,
+    statements: [
+      {
+        account: { identifier: ibanish ?? accountId, iban: ibanish, accountNumber: accountId, bankCode: accountId.includes('/') ? accountId.split('/')[0] : null, currency, name: null },
+        statementNumber: text(need(/^28C?$/, '28C').value) ?? text(ref.value),
+        statementDate: closing.date,
+        openingBalance: opening.amount,
+        closingBalance: closing.amount,
+        currency,
+        transactions,
+      },
+    ],
   };
 }

@@ -253,7 +253,9 @@ export const bankStatementRoutes = [
           fileName = body.file.filename;
           if (body.mapping) options.mapping = body.mapping;
           // In batches with a turn of the event loop between them: a large file does not stall the service.
-          parsed = await runParseAsync(parseStatementSteps(format, content, options), () => nextTurn());
+          const file = await runParseAsync(parseStatementSteps(format, content, options), () => nextTurn());
+          if (file.statements.length !== 1) throw new StatementParseError(file.statements[1]?.source ?? 'statement 2', 'one statement per upload');
+          parsed = file.statements[0];
         } else {
           format = 'json';
           const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, (body as Record<string, unknown>)[k]]));
