@@ -182,7 +182,7 @@ const uploadBody = z
 
 const multipartDoc = z.object({
   file: z.string().meta({ format: 'binary', contentMediaType: 'application/octet-stream' }).describe('The statement file.'),
-  format: z.enum(STATEMENT_FORMATS).optional().describe('Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).'),
+  format: z.enum(STATEMENT_FORMATS).optional().describe('Omitted: detected from the file (camt053, camt054, mt940, bai2, json; csv needs `mapping`).'),
   mapping: z.string().optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
 });
 
@@ -197,7 +197,7 @@ function detectedFormat(content: Buffer, hasMapping: boolean): StatementFormat {
   const msg =
     'csv' in d
       ? 'the file looks like CSV, which cannot be read without its column mapping: send `mapping` (format csv)'
-      : `the format could not be detected from the file (${d.unknown}): send \`format\` (camt053, bai2, mt940, csv, json)`;
+      : `the format could not be detected from the file (${d.unknown}): send \`format\` (camt053, camt054, bai2, mt940, csv, json)`;
   throw new ValidationError([{ loc: ['body', 'format'], msg, type: 'format_undetected' }], `Statement format not detected: ${msg}.`);
 }
 
@@ -213,16 +213,16 @@ export const bankStatementRoutes = [
     operationId: 'uploadBankStatement',
     summary: 'Upload a bank statement',
     description:
-      'Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `bai2`, `mt940`, `csv`, `json`) ' +
+      'Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `camt054` camt.054 debit/credit notification, `bai2`, `mt940`, `csv`, `json`) ' +
       'and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, ' +
       '`currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, ' +
       '`date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). ' +
       `Files up to ${MAX_STATEMENT_BYTES} bytes; one account (one statement) per file.\n\n` +
       'Without `format` the format is detected from the file: camt.053 by its XML namespace ' +
-      '(`urn:iso:std:iso:20022:tech:xsd:camt.053.*`), BAI2 by its `01` file header record, MT940 by its field tags ' +
+      '(`urn:iso:std:iso:20022:tech:xsd:camt.053.*`; camt.054 by `camt.054.*`), BAI2 by its `01` file header record, MT940 by its field tags ' +
       '(`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file ' +
       'cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, ' +
-      '`format=csv` is then implied). A file none of these fit (another XML message such as camt.052/camt.054, an empty ' +
+      '`format=csv` is then implied). A camt.052 account report is refused as an intraday report, not a statement. A file none of these fit (another XML message, an empty ' +
       'or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.\n\n' +
       'The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
       'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored ' +
@@ -234,6 +234,14 @@ export const bankStatementRoutes = [
       'statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its ' +
       'processing is started instead and it is returned (200). A different file that overlaps an earlier one is accepted and ' +
       'stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.\n\n' +
+      'BAI2: `88` continuation records continue the previous record with its next field (summaries of an `03` record, ' +
+      'references and text of a `16` record); the text of a `16` record (to the end of the record, across its `88` lines) ' +
+      'is `remittance_information`, the customer reference `end_to_end_id`, the bank reference `bank_reference`; funds type ' +
+      '`V` gives the line\'s `value_date`, otherwise it is the group\'s as-of date. CAMT: without `RmtInf` the remittance ' +
+      'information is `AddtlTxInf` (or the entry\'s `AddtlNtryInf`); a date-time is the bank\'s local date: as written ' +
+      'when it has a non-zero offset or none, and a UTC one (`Z`) converted to the time zone of the account\'s country ' +
+      '(IBAN, else the servicing BIC; SEPA countries), else its UTC date. A camt.054 notification and the camt.053 ' +
+      'statement of the same day report the same bookings under different ids: import one of the two per account.\n\n' +
       `Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],
     multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc, json: jsonDoc },
