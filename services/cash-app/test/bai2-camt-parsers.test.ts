@@ -132,3 +132,32 @@ describe('CAMT date-times as the bank\'s local date', () => {
     expect(() => camtDate('2014-01-04T25:00:00Z', 'Ntry[1]/BookgDt', berlin)).toThrow(/not a valid time/);
   });
 });
+
+describe('files with several accounts or statements', () => {
+  const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/bank-statements/${name}`, import.meta.url));
+  it('BAI2: one statement per account (03 … 49) in file order, each dated by its group, control totals over the amounts as written', () => {
+    const { statements } = parseStatement('bai2', fixture('bai2-multi-account.txt'));
+    expect(statements.map((s) => [s.account.identifier, s.currency, s.statementDate, s.openingBalance, s.closingBalance, s.source])).toEqual([
+      ['4400123456', 'USD', '2026-11-11', '18987.5000', '20487.5000', 'line 3'],
+      ['4400987654', 'CAD', '2026-11-11', '5000.0000', '4800.0000', 'line 6'],
+      ['7700112233', 'JPY', '2026-11-12', '1000000.0000', '1250000.0000', 'line 11'],
+    ]);
+    expect(statements.map((s) => s.transactions.map((t) => [t.amount, t.valueDate, t.bankReference, t.remittanceInformation]))).toEqual([
+      [['1500.0000', '2026-11-11', 'BAI-1001', 'ACH CREDIT ORIG CO NAME:WAYNE ENTERPRISES INV-5101']],
+      [['-200.0000', '2026-11-11', 'BAI-1002', 'WIRE FEE']],
+      [['250000.0000', '2026-11-11', 'BAI-1003', 'TELEGRAPHIC TRANSFER UMBRELLA CORP']],
+    ]);
+  });
+
+  it('CAMT: one statement per Stmt, element paths naming Stmt[n]', () => {
+    const xml = fixture('camt053-addtl-tz.xml').toString();
+    const second = xml.slice(xml.indexOf('<Stmt>'), xml.indexOf('</Stmt>') + 7).replace('STMT-20260115-DE27', 'STMT-20260116-DE27').replace('<Amt Ccy="EUR">80.25</Amt>', '<Amt Ccy="EUR">80,25</Amt>');
+    const two = xml.replace('</Stmt>', `</Stmt>${second.replace('80,25', '80.25')}`);
+    const { statements } = parseStatement('camt053', Buffer.from(two));
+    expect(statements.map((s) => [s.statementId, s.source, s.transactions.length])).toEqual([
+      ['STMT-20260115-DE27', 'Document/BkToCstmrStmt/Stmt[1]', 3],
+      ['STMT-20260116-DE27', 'Document/BkToCstmrStmt/Stmt[2]', 3],
+    ]);
+    expect(() => parseStatement('camt053', Buffer.from(xml.replace('</Stmt>', `</Stmt>${second}`)))).toThrow(/^Document\/BkToCstmrStmt\/Stmt\[2\]\/Ntry\[2\]\/Amt: amount "80,25"/);
+  });
+});

@@ -90,9 +90,10 @@ describe('BAI2', () => {
     expect(parseError('bai2', withLine(8, '16,195,27500,Q,BREF0004,,X/')).where).toBe('line 8');
     expect(parseError('bai2', lines.slice(0, 10).join('\n')).problem).toMatch(/missing 99/);
     expect(parseError('bai2', withLine(1, '01,BANKSENDER,CUSTRECV,261102,0800,FILE001,80,,3/')).where).toBe('line 1');
-    // A second account in the group: one account per upload.
+    // A second account in the group is a second statement (see bai2-camt-parsers.test.ts); its trailer is checked.
     const two = [...lines.slice(0, 9), '03,1111111111,USD,010,0,,/', '49,0,2/', '98,1358000,2,11/', '99,1358000,1,13/'].join('\n');
-    expect(parseError('bai2', two)).toMatchObject({ where: 'line 10', problem: expect.stringMatching(/one account/) });
+    expect(parseStatement('bai2', Buffer.from(two)).statements.map((s) => s.account.identifier)).toEqual(['0975312468', '1111111111']);
+    expect(parseError('bai2', two.replace('49,0,2/', '49,0,3/'))).toMatchObject({ where: 'line 11', problem: expect.stringMatching(/number of records 3/) });
   });
 });
 

@@ -17,7 +17,9 @@
  * date); S three availability amounts (immediate, one-day, two-or-more days); D a count then that
  * many (days, amount) pairs. Availability amounts are validated but are not part of the control
  * totals (as the standard says: those add up the summary and detail amounts). Control totals and
- * record counts of the 49, 98 and 99 trailers are checked. One account (one 03 record) per upload.
+ * record counts of the 49, 98 and 99 trailers are checked (control totals add up the amounts as written, in
+ * whole minor units). Each account (03 record … 49 trailer) is one statement, in file order, dated by
+ * its group's as-of date; a file may have several groups and accounts.
  * Errors name the physical line.
  */
 import { currencyMinorUnits, isIsoCurrency, Money } from '@rp/platform';
@@ -210,7 +212,14 @@ export function parseBai2(content: Buffer): ParsedFile {
   return runParse(parseBai2Steps(content));
 }
 
-/** parseBai2 as ParseSteps (yields every PARSE_BATCH detail records). */
+/** A control total field: a signed whole number (the amounts as written, in minor units). */
+function control(raw: string | undefined, where: string, what: string): bigint {
+  const s = (raw ?? '').trim();
+  if (!/^[+-]?\d+$/.test(s)) throw new StatementParseError(where, `${what} "${raw ?? ''}" is not a signed whole number`);
+  return BigInt(s);
+}
+
+/** parseBai2 as ParseSteps (yields every PARSE_BATCH detail records): one statement per account (03 … 49), in file order. */
 export function* parseBai2Steps(content: Buffer): ParseSteps {
   const records = splitRecords(content.toString('utf8'));
   if (records.length === 0) throw new StatementParseError('line 1', 'the file is empty');
@@ -227,21 +236,17 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
   const header = fieldsOf(headerRecord);
   if ((header[7] ?? '').trim() !== '2') throw new StatementParseError(at(headerRecord), `version "${header[7] ?? ''}" is not 2 (BAI2)`);
   let fileRecords = 1;
-  let fileTotal = new Money(0);
+  // Control totals add up the amount fields as written (whole numbers, whatever the currency).
+  let fileTotal = 0n;
   let groups = 0;
-  let account: ParsedStatement['account'] | null = null;
-  let currency: string | null = null;
-  let opening: string | null = null;
-  let closing: string | null = null;
-  let statementDate: string | null = null;
-  const transactions: ParsedTransaction[] = [];
+  const statements: ParsedStatement[] = [];
 
   while (records[i]?.code === '02') {
     const groupRecord = records[i++];
     const g = fieldsOf(groupRecord);
     groups += 1;
     let groupRecords = groupRecord.physical;
-    let groupTotal = new Money(0);
+    let groupTotal = 0n;
     let accounts = 0;
     const asOf = yymmdd((g[3] ?? '').trim(), at(groupRecord));
     const groupCcy = (g[5] ?? '').trim() || 'USD';
@@ -250,15 +255,16 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
     while (records[i]?.code === '03') {
       const a = records[i++];
       accounts += 1;
-      if (account) throw new StatementParseError(at(a), 'one account (03 record) per upload');
       const f = new Bai2Fields(a.segments);
       const number = (f.next() ?? '').trim();
       if (!number) throw new StatementParseError(at(a), 'customer account number missing');
       const ccy = (f.ended ? '' : (f.next() ?? '').trim()) || groupCcy;
       if (!isIsoCurrency(ccy)) throw new StatementParseError(`line ${f.line}`, `currency "${ccy}" is not an ISO 4217 currency`);
       const minor = currencyMinorUnits(ccy);
-      let accountTotal = new Money(0);
+      let accountTotal = 0n;
       let accountRecords = a.physical;
+      let opening: string | null = null;
+      let closing: string | null = null;
       // Summary groups: type code, amount, item count, funds type (+ its fields). A `/` after the
       // amount defaults the rest of the group; an empty slot (no type code) is skipped.
       while (f.more()) {
@@ -272,7 +278,7 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
         if (amountRaw !== '') {
           if (type === '') throw new StatementParseError(amountWhere, `summary amount "${amountRaw}" without a type code`);
           const amt = cents(amountRaw, minor, amountWhere, true);
-          accountTotal = accountTotal.plus(amt);
+          accountTotal += BigInt(amountRaw);
           if (type === '010') opening = fixed(amt);
           if (type === '015') closing = fixed(amt);
         }
@@ -282,9 +288,7 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
         if (f.ended) continue;
         readFundsType(f, true);
       }
-      account = { identifier: number, iban: null, accountNumber: number, bankCode: text(g[1]) ?? text(header[0]), currency: ccy, name: null };
-      currency = ccy;
-      statementDate = asOf;
+      const transactions: ParsedTransaction[] = [];
 
       while (records[i]?.code === '16') {
         if (i % PARSE_BATCH === 0) yield i;
@@ -293,8 +297,9 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
         const df = new Bai2Fields(d.segments);
         const type = df.next() ?? '';
         if (!/^\d{3}$/.test(type)) throw new StatementParseError(at(d), `type code "${type}" is not 3 digits`);
-        const amt = cents(df.next(), minor, `line ${df.line}`);
-        accountTotal = accountTotal.plus(amt);
+        const amountRaw = df.next();
+        const amt = cents(amountRaw, minor, `line ${df.line}`);
+        accountTotal += BigInt(amountRaw!);
         const valueDate = readFundsType(df, false);
         const bankRef = text(df.next());
         const customerRef = text(df.next());
@@ -323,29 +328,40 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
       const trailer = expect(records[i++], '49', `account ${number}`);
       const t = fieldsOf(trailer);
       accountRecords += trailer.physical;
-      const control = cents(t[0], minor, at(trailer), true);
-      if (!control.eq(accountTotal)) throw new StatementParseError(at(trailer), `account control total ${t[0]} does not match the account's amounts (${accountTotal.times(new Money(10).pow(minor)).toFixed(0)})`);
+      if (control(t[0], at(trailer), 'account control total') !== accountTotal) {
+        throw new StatementParseError(at(trailer), `account control total ${t[0]} does not match the account's amounts (${accountTotal})`);
+      }
       const count = int(t[1], at(trailer), 'number of records');
       if (count !== accountRecords) throw new StatementParseError(at(trailer), `number of records ${count} does not match the account's ${accountRecords} records`);
       groupRecords += accountRecords;
-      groupTotal = groupTotal.plus(accountTotal);
+      groupTotal += accountTotal;
+      statements.push({
+        account: { identifier: number, iban: null, accountNumber: number, bankCode: text(g[1]) ?? text(header[0]), currency: ccy, name: null },
+        statementNumber: text(header[4]),
+        statementDate: asOf,
+        openingBalance: opening,
+        closingBalance: closing,
+        currency: ccy,
+        transactions,
+        source: at(a),
+      });
     }
     const gtRecord = expect(records[i++], '98', 'the group');
     const gt = fieldsOf(gtRecord);
     groupRecords += gtRecord.physical;
-    if (!cents(gt[0], currencyMinorUnits(groupCcy), at(gtRecord), true).eq(groupTotal)) throw new StatementParseError(at(gtRecord), `group control total ${gt[0]} does not match its accounts`);
+    if (control(gt[0], at(gtRecord), 'group control total') !== groupTotal) throw new StatementParseError(at(gtRecord), `group control total ${gt[0]} does not match its accounts (${groupTotal})`);
     if (int(gt[1], at(gtRecord), 'number of accounts') !== accounts) throw new StatementParseError(at(gtRecord), `number of accounts ${gt[1]} does not match the group's ${accounts} accounts`);
     if (int(gt[2], at(gtRecord), 'number of records') !== groupRecords) throw new StatementParseError(at(gtRecord), `number of records ${gt[2]} does not match the group's ${groupRecords} records`);
     fileRecords += groupRecords;
-    fileTotal = fileTotal.plus(groupTotal);
+    fileTotal += groupTotal;
   }
   const ftRecord = expect(records[i++], '99', 'the last group');
   const ft = fieldsOf(ftRecord);
   fileRecords += ftRecord.physical;
-  if (!cents(ft[0], currency ? currencyMinorUnits(currency) : 2, at(ftRecord), true).eq(fileTotal)) throw new StatementParseError(at(ftRecord), `file control total ${ft[0]} does not match its groups`);
+  if (control(ft[0], at(ftRecord), 'file control total') !== fileTotal) throw new StatementParseError(at(ftRecord), `file control total ${ft[0]} does not match its groups (${fileTotal})`);
   if (int(ft[1], at(ftRecord), 'number of groups') !== groups) throw new StatementParseError(at(ftRecord), `number of groups ${ft[1]} does not match the file's ${groups} groups`);
   if (int(ft[2], at(ftRecord), 'number of records') !== fileRecords) throw new StatementParseError(at(ftRecord), `number of records ${ft[2]} does not match the file's ${fileRecords} records`);
   if (records[i]) throw new StatementParseError(at(records[i]), `unexpected ${records[i].code} record after the file trailer`);
-  if (!account || !currency) throw new StatementParseError(`line ${ftRecord.line}`, 'the file has no account (03 record)');
-  return { statements: [{ account, statementNumber: text(header[4]), statementDate, openingBalance: opening, closingBalance: closing, currency, transactions }] };
+  if (statements.length === 0) throw new StatementParseError(`line ${ftRecord.line}`, 'the file has no account (03 record)');
+  return { statements };
 }

@@ -3,8 +3,9 @@
  * reader. The XML is read by saxes (a maintained, strict, well-formedness-checking streaming parser:
  * one pass, about 10x faster than a DOM-building parser on a 10,000-entry statement) into a light
  * tree of the elements. Accepts versions .001.02 to .001.13 (namespace prefixes are dropped; party
- * names are read both from `Dbtr/Nm` and the newer `Dbtr/Pty/Nm`). One `Stmt` (camt.053) or
- * `Ntfctn` (camt.054: same account and entry structure, usually without balances) per upload. An
+ * names are read both from `Dbtr/Nm` and the newer `Dbtr/Pty/Nm`). Each `Stmt` (camt.053) or
+ * `Ntfctn` (camt.054: same account and entry structure, usually without balances) is one statement,
+ * in document order (element paths then name it `Stmt[n]`). An
  * entry whose `NtryDtls/TxDtls` carries several transactions with their own amounts (batch booking)
  * becomes one transaction per `TxDtls`. A camt.052 account report (`BkToCstmrAcctRpt`) is an intraday
  * report, not a statement, and is refused saying so.
@@ -291,118 +292,123 @@ function* parseCamtSteps(content: Buffer, format: CamtFormat): ParseSteps {
   }
   const stmts = list(bk, msg.stmt);
   if (stmts.length === 0) throw new StatementParseError(`${root}/${msg.stmt}`, 'missing');
-  if (stmts.length > 1) throw new StatementParseError(`${root}/${msg.stmt}[2]`, `one ${format === 'camt053' ? 'statement' : 'notification'} (${msg.stmt}) per upload`);
-  const stmt = stmts[0];
-  const sp = `${root}/${msg.stmt}`;
+  const statements: ParsedStatement[] = [];
+  for (let n = 0; n < stmts.length; n++) {
+    const stmt = stmts[n];
+    const sp = stmts.length > 1 ? `${root}/${msg.stmt}[${n + 1}]` : `${root}/${msg.stmt}`;
 
-  const acctId = child(stmt, 'Acct', 'Id');
-  const iban = str(acctId, 'IBAN')?.replace(/\s+/g, '').toUpperCase() ?? null;
-  const other = str(acctId, 'Othr', 'Id');
-  if (!iban && !other) throw new StatementParseError(`${sp}/Acct/Id`, 'missing IBAN or Othr/Id');
-  const acctCcy = str(stmt, 'Acct', 'Ccy');
-  const svcr = child(stmt, 'Acct', 'Svcr', 'FinInstnId');
-  const bic = str(svcr, 'BICFI') ?? str(svcr, 'BIC');
-  const zone = bankTimeZone(iban, bic);
-  if (acctCcy && !isIsoCurrency(acctCcy)) throw new StatementParseError(`${sp}/Acct/Ccy`, `"${acctCcy}" is not an ISO 4217 currency`);
+    const acctId = child(stmt, 'Acct', 'Id');
+    const iban = str(acctId, 'IBAN')?.replace(/\s+/g, '').toUpperCase() ?? null;
+    const other = str(acctId, 'Othr', 'Id');
+    if (!iban && !other) throw new StatementParseError(`${sp}/Acct/Id`, 'missing IBAN or Othr/Id');
+    const acctCcy = str(stmt, 'Acct', 'Ccy');
+    const svcr = child(stmt, 'Acct', 'Svcr', 'FinInstnId');
+    const bic = str(svcr, 'BICFI') ?? str(svcr, 'BIC');
+    const zone = bankTimeZone(iban, bic);
+    if (acctCcy && !isIsoCurrency(acctCcy)) throw new StatementParseError(`${sp}/Acct/Ccy`, `"${acctCcy}" is not an ISO 4217 currency`);
 
-  let opening: string | null = null;
-  let closing: string | null = null;
-  let balCcy: string | null = null;
-  let statementDate: string | null = null;
-  list(stmt, 'Bal').forEach((bal, i) => {
-    const where = `${sp}/Bal[${i + 1}]`;
-    const tp = str(bal, 'Tp', 'CdOrPrtry', 'Cd') ?? str(bal, 'Tp', 'CdOrPrtry', 'Prtry');
-    if (tp !== 'OPBD' && tp !== 'CLBD') return;
-    const amt = amountOf(bal, where);
-    const value = sign(bal, where) === 1 ? amt.value : fixed(decimal(amt.value, where).neg());
-    balCcy ??= amt.currency;
-    if (tp === 'OPBD') opening = value;
-    else {
-      closing = value;
-      statementDate = dateOf(bal, 'Dt', where, zone);
-    }
-  });
-
-  const transactions: ParsedTransaction[] = [];
-  const entries = list(stmt, 'Ntry');
-  for (let i = 0; i < entries.length; i++) {
-    if (i > 0 && i % PARSE_BATCH === 0) yield i;
-    const ntry = entries[i];
-    const where = `${sp}/Ntry[${i + 1}]`;
-    const amt = amountOf(ntry, where);
-    const s = sign(ntry, where);
-    const reversal = str(ntry, 'RvslInd') === 'true';
-    const bookingDate = dateOf(ntry, 'BookgDt', where, zone);
-    const valueDate = dateOf(ntry, 'ValDt', where, zone);
-    if (!bookingDate && !valueDate) throw new StatementParseError(`${where}/BookgDt`, 'missing (neither BookgDt nor ValDt)');
-    const entryRef = str(ntry, 'AcctSvcrRef') ?? str(ntry, 'NtryRef');
-    const code = bankTxCode(ntry, reversal);
-    const txs = list(ntry, 'NtryDtls').flatMap((d) => list(d, 'TxDtls'));
-    const base = { currency: amt.currency, valueDate, bookingDate, transactionCode: code };
-
-    // Batch booking: several TxDtls, each with its own amount that add up to the entry.
-    const txAmounts = txs.map((tx) => child(tx, 'AmtDtls', 'TxAmt') ?? (child(tx, 'Amt') ? tx : undefined));
-    if (txs.length > 1 && txAmounts.every(Boolean)) {
-      const parts = txs.map((tx, j) => amountOf(txAmounts[j], `${where}/NtryDtls/TxDtls[${j + 1}]${txAmounts[j] === tx ? '' : '/AmtDtls/TxAmt'}`));
-      const total = sumMoney(parts.map((p) => p.value));
-      if (!total.eq(amt.value)) {
-        throw new StatementParseError(`${where}/NtryDtls`, `transaction amounts add up to ${fixed(total)}, the entry amount is ${amt.value}`);
+    let opening: string | null = null;
+    let closing: string | null = null;
+    let balCcy: string | null = null;
+    let statementDate: string | null = null;
+    list(stmt, 'Bal').forEach((bal, i) => {
+      const where = `${sp}/Bal[${i + 1}]`;
+      const tp = str(bal, 'Tp', 'CdOrPrtry', 'Cd') ?? str(bal, 'Tp', 'CdOrPrtry', 'Prtry');
+      if (tp !== 'OPBD' && tp !== 'CLBD') return;
+      const amt = amountOf(bal, where);
+      const value = sign(bal, where) === 1 ? amt.value : fixed(decimal(amt.value, where).neg());
+      balCcy ??= amt.currency;
+      if (tp === 'OPBD') opening = value;
+      else {
+        closing = value;
+        statementDate = dateOf(bal, 'Dt', where, zone);
       }
-      txs.forEach((tx, j) => {
-        const d = details(tx, s === 1);
-        const v = decimal(parts[j].value, where);
-        transactions.push({
-          ...base,
-          amount: fixed(s === 1 ? v : v.neg()),
-          counterpartyName: d.counterpartyName,
-          counterpartyIban: d.counterpartyIban,
-          counterpartyAccount: d.counterpartyAccount,
-          counterpartyBankCode: d.counterpartyBankCode,
-          remittanceInformation: d.remittanceInformation,
-          endToEndId: d.endToEndId,
-          bankReference: d.txReference ?? (entryRef ? `${entryRef}/${j + 1}` : null),
-          lineKey: `${entryRef ?? ''}:${i + 1}.${j + 1}`,
+    });
+
+    const transactions: ParsedTransaction[] = [];
+    const entries = list(stmt, 'Ntry');
+    for (let i = 0; i < entries.length; i++) {
+      if (i > 0 && i % PARSE_BATCH === 0) yield i;
+      const ntry = entries[i];
+      const where = `${sp}/Ntry[${i + 1}]`;
+      const amt = amountOf(ntry, where);
+      const s = sign(ntry, where);
+      const reversal = str(ntry, 'RvslInd') === 'true';
+      const bookingDate = dateOf(ntry, 'BookgDt', where, zone);
+      const valueDate = dateOf(ntry, 'ValDt', where, zone);
+      if (!bookingDate && !valueDate) throw new StatementParseError(`${where}/BookgDt`, 'missing (neither BookgDt nor ValDt)');
+      const entryRef = str(ntry, 'AcctSvcrRef') ?? str(ntry, 'NtryRef');
+      const code = bankTxCode(ntry, reversal);
+      const txs = list(ntry, 'NtryDtls').flatMap((d) => list(d, 'TxDtls'));
+      const base = { currency: amt.currency, valueDate, bookingDate, transactionCode: code };
+
+      // Batch booking: several TxDtls, each with its own amount that add up to the entry.
+      const txAmounts = txs.map((tx) => child(tx, 'AmtDtls', 'TxAmt') ?? (child(tx, 'Amt') ? tx : undefined));
+      if (txs.length > 1 && txAmounts.every(Boolean)) {
+        const parts = txs.map((tx, j) => amountOf(txAmounts[j], `${where}/NtryDtls/TxDtls[${j + 1}]${txAmounts[j] === tx ? '' : '/AmtDtls/TxAmt'}`));
+        const total = sumMoney(parts.map((p) => p.value));
+        if (!total.eq(amt.value)) {
+          throw new StatementParseError(`${where}/NtryDtls`, `transaction amounts add up to ${fixed(total)}, the entry amount is ${amt.value}`);
+        }
+        txs.forEach((tx, j) => {
+          const d = details(tx, s === 1);
+          const v = decimal(parts[j].value, where);
+          transactions.push({
+            ...base,
+            amount: fixed(s === 1 ? v : v.neg()),
+            counterpartyName: d.counterpartyName,
+            counterpartyIban: d.counterpartyIban,
+            counterpartyAccount: d.counterpartyAccount,
+            counterpartyBankCode: d.counterpartyBankCode,
+            remittanceInformation: d.remittanceInformation,
+            endToEndId: d.endToEndId,
+            bankReference: d.txReference ?? (entryRef ? `${entryRef}/${j + 1}` : null),
+            lineKey: `${entryRef ?? ''}:${i + 1}.${j + 1}`,
+          });
         });
+        continue;
+      }
+
+      const d = details(txs[0], s === 1);
+      const v = decimal(amt.value, where);
+      transactions.push({
+        ...base,
+        amount: fixed(s === 1 ? v : v.neg()),
+        counterpartyName: d.counterpartyName,
+        counterpartyIban: d.counterpartyIban,
+        counterpartyAccount: d.counterpartyAccount,
+        counterpartyBankCode: d.counterpartyBankCode,
+        remittanceInformation:
+          (txs.length > 1 ? txs.map(remittanceOrAdditional).filter(Boolean).join(' ') || null : d.remittanceInformation) ?? str(ntry, 'AddtlNtryInf'),
+        endToEndId: d.endToEndId,
+        bankReference: entryRef ?? d.txReference,
+        lineKey: `${entryRef ?? ''}:${i + 1}`,
       });
-      continue;
     }
 
-    const d = details(txs[0], s === 1);
-    const v = decimal(amt.value, where);
-    transactions.push({
-      ...base,
-      amount: fixed(s === 1 ? v : v.neg()),
-      counterpartyName: d.counterpartyName,
-      counterpartyIban: d.counterpartyIban,
-      counterpartyAccount: d.counterpartyAccount,
-      counterpartyBankCode: d.counterpartyBankCode,
-      remittanceInformation:
-        (txs.length > 1 ? txs.map(remittanceOrAdditional).filter(Boolean).join(' ') || null : d.remittanceInformation) ?? str(ntry, 'AddtlNtryInf'),
-      endToEndId: d.endToEndId,
-      bankReference: entryRef ?? d.txReference,
-      lineKey: `${entryRef ?? ''}:${i + 1}`,
-    });
-  }
-
-  const currency = acctCcy ?? balCcy ?? transactions[0]?.currency;
-  if (!currency) throw new StatementParseError(`${sp}/Acct/Ccy`, 'missing, and no balance or entry names a currency');
-  const created = str(stmt, 'CreDtTm');
-  const statement: ParsedStatement = {
-    account: {
-      identifier: iban ?? other!,
-      iban,
-      accountNumber: other,
-      bankCode: bic,
+    const currency = acctCcy ?? balCcy ?? transactions[0]?.currency;
+    if (!currency) throw new StatementParseError(`${sp}/Acct/Ccy`, 'missing, and no balance or entry names a currency');
+    const created = str(stmt, 'CreDtTm');
+    const statement: ParsedStatement = {
+      account: {
+        identifier: iban ?? other!,
+        iban,
+        accountNumber: other,
+        bankCode: bic,
+        currency,
+        name: str(stmt, 'Acct', 'Nm'),
+      },
+      statementId: str(stmt, 'Id'),
+      statementNumber: str(stmt, 'ElctrncSeqNb') ?? str(stmt, 'LglSeqNb') ?? str(stmt, 'Id'),
+      statementDate: statementDate ?? (created ? camtDate(created, `${sp}/CreDtTm`, zone) : null),
+      openingBalance: opening,
+      closingBalance: closing,
       currency,
-      name: str(stmt, 'Acct', 'Nm'),
-    },
-    statementId: str(stmt, 'Id'),
-    statementNumber: str(stmt, 'ElctrncSeqNb') ?? str(stmt, 'LglSeqNb') ?? str(stmt, 'Id'),
-    statementDate: statementDate ?? (created ? camtDate(created, `${sp}/CreDtTm`, zone) : null),
-    openingBalance: opening,
-    closingBalance: closing,
-    currency,
-    transactions,
-  };
-  return { statements: [statement] };
+      balanceCurrency: balCcy,
+      transactions,
+      source: sp,
+    };
+    statements.push(statement);
+  }
+  return { statements };
 }
