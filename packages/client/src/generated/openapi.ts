@@ -345,13 +345,15 @@ export interface paths {
         put?: never;
         /**
          * Upload a bank statement
-         * @description Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `bai2`, `mt940`, `csv`, `json`) and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, `currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, `date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). Files up to 52428800 bytes; one account (one statement) per file.
+         * @description Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `camt054` camt.054 debit/credit notification, `bai2`, `mt940`, `csv`, `json`) and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, `currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, `date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). Files up to 52428800 bytes; one account (one statement) per file.
          *
-         *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A file none of these fit (another XML message such as camt.052/camt.054, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
+         *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`; camt.054 by `camt.054.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A camt.052 account report is refused as an intraday report, not a statement. A file none of these fit (another XML message, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
          *
          *     The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is started before the statement is committed: a statement is never left `uploaded` without processing, and when the workflow cannot be started nothing is stored (503 `service-unavailable`; upload again).
          *
          *     Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its processing is started instead and it is returned (200). A different file that overlaps an earlier one is accepted and stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.
+         *
+         *     BAI2: `88` continuation records continue the previous record with its next field (summaries of an `03` record, references and text of a `16` record); the text of a `16` record (to the end of the record, across its `88` lines) is `remittance_information`, the customer reference `end_to_end_id`, the bank reference `bank_reference`; funds type `V` gives the line's `value_date`, otherwise it is the group's as-of date. CAMT: without `RmtInf` the remittance information is `AddtlTxInf` (or the entry's `AddtlNtryInf`); a date-time is the bank's local date: as written when it has a non-zero offset or none, and a UTC one (`Z`) converted to the time zone of the account's country (IBAN, else the servicing BIC; SEPA countries), else its UTC date. A camt.054 notification and the camt.053 statement of the same day report the same bookings under different ids: import one of the two per account.
          *
          *     Statuses: `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
          *
@@ -1210,7 +1212,7 @@ export interface components {
             file_name: string | null;
             file_sha256: string | null;
             /** @enum {string} */
-            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -1259,7 +1261,7 @@ export interface components {
             file_name: string | null;
             file_sha256: string | null;
             /** @enum {string} */
-            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -2230,10 +2232,10 @@ export interface components {
              */
             file: string;
             /**
-             * @description Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).
+             * @description Omitted: detected from the file (camt053, camt054, mt940, bai2, json; csv needs `mapping`).
              * @enum {string}
              */
-            format?: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            format?: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             /** @description CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}. */
             mapping?: string;
         };
