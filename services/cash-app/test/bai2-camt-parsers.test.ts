@@ -125,6 +125,8 @@ describe('CAMT date-times as the bank\'s local date', () => {
     expect(camtDate('2014-01-04T20:00:00-05:00', 'x', berlin)).toBe('2014-01-04');
     expect(camtDate('2014-01-04T23:00:00', 'x', berlin)).toBe('2014-01-04');
     expect(camtDate('2014-01-04', 'x', berlin)).toBe('2014-01-04');
+    expect(camtDate('2014-01-04T23:00:00+0000', 'x', berlin)).toBe('2014-01-05');
+    expect(camtDate('2014-01-05T00:30:00+0100', 'x', berlin)).toBe('2014-01-05');
   });
   it('refuses what is not a date or date-time, naming the element', () => {
     expect(() => camtDate('2014-02-30', 'Ntry[1]/BookgDt', berlin)).toThrow(/Ntry\[1\]\/BookgDt: "2014-02-30" is not a valid date/);

@@ -165,7 +165,7 @@ export function bankTimeZone(iban: string | null, bic: string | null): string | 
   return country ? (BANK_TIME_ZONES[country] ?? null) : null;
 }
 
-const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:\d{2})?$/;
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /**
  * The account-local date of an ISO date or date-time: the date part as written, except for a UTC
@@ -176,9 +176,10 @@ const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)
 export function camtDate(raw: string, where: string, zone: string | null): string {
   const s = raw.trim();
   const m = DATE_TIME.exec(s);
-  if (!m) throw new StatementParseError(where, `"${raw}" is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDThh:mm:ss[Z|±hh:mm])`);
+  // Not an ISO date-time the zone rule can read: its leading date as written (as before), or an error naming it.
+  if (!m) return isoDate(s, where);
   const date = isoDate(m[1], where);
-  const utc = m[2] !== undefined && (m[5] === 'Z' || m[5] === '+00:00' || m[5] === '-00:00');
+  const utc = m[2] !== undefined && m[5] !== undefined && (m[5] === 'Z' || /^[+-]00:?00$/.test(m[5]));
   if (!utc || !zone) {
     if (m[2] !== undefined && (Number(m[2]) > 24 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 60)) throw new StatementParseError(where, `"${raw}" is not a valid time`);
     return date;
