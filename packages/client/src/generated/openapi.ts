@@ -345,13 +345,21 @@ export interface paths {
         put?: never;
         /**
          * Upload a bank statement
-         * @description Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `camt054` camt.054 debit/credit notification, `bai2`, `mt940`, `csv`, `json`) and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, `currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, `date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). Files up to 52428800 bytes; one account (one statement) per file.
+         * @description Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `camt054` camt.054 debit/credit notification, `bai2`, `mt940`, `csv`, `json`) and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, `currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, `date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). Files up to 52428800 bytes. A file part without its own Content-Type header (as Python `requests` and many scripts send it) is read as the file.
+         *
+         *     Several statements in one file (a month of daily MT940 statements, several `Stmt` of a camt.053, several accounts in BAI2): each becomes its own statement (one record each, `file_position` 1, 2, …), all created together and answered together: the answer is the first statement's fields (exactly as for a one-statement file) plus `statements`, every statement of the file in order. Several accounts in one file are imported, each account's statements as their own records. Each statement is processed by its own workflow `bank-statement-<id>`, so deleting one statement cancels only its processing; the file is kept until its last statement is deleted.
+         *
+         *     Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts itself): where a statement gives both balances, opening balance + the sum of its entries must equal its closing balance; balances in another currency than the account currency the file states are refused; for consecutive statements of one account in the file each opening balance must equal the closing balance before it. What the file cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency than the statement's, balances not checkable because of entries in another currency.
+         *
+         *     Character encoding: `charset` (multipart field, e.g. `windows-1250`, `windows-1252`, `cp852`, `iso-8859-2`, `UTF-8`) overrides detection. Otherwise a byte order mark, then an XML `encoding` declaration, then valid UTF-8 (plain ASCII included) decide; any other file is read in the single-byte code page (windows-1252, windows-1250, iso-8859-2, cp852) under which its non-ASCII characters are letters, ties broken by a statistical detector (chardet). `encoding` in the answer says which was used. An unknown `charset` is 422.
+         *
+         *     MT940: bank header lines before a message (ING `0000 01INGBNL2AXXXX00001` / `940 00`, ABN AMRO `ABNANL2A` / `940` / `ABNANL2A`, Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` and the SOH/ETX bytes around them are accepted; control characters elsewhere are refused and named visibly (`U+0001`). An MT942 interim report is refused as MT942.
          *
          *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`; camt.054 by `camt.054.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A camt.052 account report is refused as an intraday report, not a statement. A file none of these fit (another XML message, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
          *
          *     The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is started before the statement is committed: a statement is never left `uploaded` without processing, and when the workflow cannot be started nothing is stored (503 `service-unavailable`; upload again).
          *
-         *     Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its processing is started instead and it is returned (200). A different file that overlaps an earlier one is accepted and stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.
+         *     Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming its existing statements, and nothing is created; if one of them is still `uploaded` with no running workflow (stranded by an earlier failure), its processing is started instead and the file's statements are returned (200). After some statements of a file were deleted the file still counts as imported (409); once all are deleted it can be uploaded again. A different file that overlaps an earlier one is accepted and stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.
          *
          *     BAI2: `88` continuation records continue the previous record with its next field (summaries of an `03` record, references and text of a `16` record); the text of a `16` record (to the end of the record, across its `88` lines) is `remittance_information`, the customer reference `end_to_end_id`, the bank reference `bank_reference`; funds type `V` gives the line's `value_date`, otherwise it is the group's as-of date. CAMT: without `RmtInf` the remittance information is `AddtlTxInf` (or the entry's `AddtlNtryInf`); a date-time is the bank's local date: as written when it has a non-zero offset or none, and a UTC one (`Z`) converted to the time zone of the account's country (IBAN, else the servicing BIC; SEPA countries), else its UTC date. A camt.054 notification and the camt.053 statement of the same day report the same bookings under different ids: import one of the two per account.
          *
@@ -1207,9 +1215,14 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
+            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
+            encoding: string | null;
             /** @description Why processing failed (status `failed`). */
             error: string | null;
             file_name: string | null;
+            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
+            file_position: number;
+            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
             file_sha256: string | null;
             /** @enum {string} */
             format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
@@ -1243,6 +1256,8 @@ export interface components {
             /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
             transaction_count: number;
             uploaded_by: string | null;
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, or balances that could not be checked because of entries in another currency. Empty when none. */
+            warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
@@ -1256,9 +1271,14 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
+            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
+            encoding: string | null;
             /** @description Why processing failed (status `failed`). */
             error: string | null;
             file_name: string | null;
+            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
+            file_position: number;
+            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
             file_sha256: string | null;
             /** @enum {string} */
             format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
@@ -1296,6 +1316,8 @@ export interface components {
             /** @description With the inline transactions: whether the statement has more than 1000 (then only the first 1000 are inline). */
             transactions_truncated?: boolean;
             uploaded_by: string | null;
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, or balances that could not be checked because of entries in another currency. Empty when none. */
+            warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
@@ -1305,6 +1327,64 @@ export interface components {
             data: components["schemas"]["BankStatement"][];
             next_page: number | null;
             total_records: number;
+        };
+        BankStatementUpload: {
+            /** @description IBAN or account number of the bank account. */
+            account_identifier: string | null;
+            approved_at: string | null;
+            approved_by: string | null;
+            bank_account_id: string | null;
+            closing_balance: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string | null;
+            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
+            encoding: string | null;
+            /** @description Why processing failed (status `failed`). */
+            error: string | null;
+            file_name: string | null;
+            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
+            file_position: number;
+            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
+            file_sha256: string | null;
+            /** @enum {string} */
+            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "bank_statement";
+            opening_balance: string | null;
+            /** @enum {string} */
+            source: "upload" | "connection";
+            statement_date: string | null;
+            statement_number: string | null;
+            /** @description Every statement the file held, in file order (the first is the statement this object describes). A file with one statement answers exactly as before plus this one-element array; a month of daily MT940 statements answers one element per day. */
+            statements: components["schemas"]["BankStatement"][];
+            /**
+             * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
+             * @enum {string}
+             */
+            status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
+            /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
+            totals: {
+                /** @description Credits (deposits, amount > 0). */
+                credit_count: number;
+                /** @description Sum of the credits, e.g. "1250.00". */
+                credit_total: string;
+                currency: string;
+                /** @description Debits (amount < 0). */
+                debit_count: number;
+                /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
+                debit_total: string;
+            }[];
+            /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
+            transaction_count: number;
+            uploaded_by: string | null;
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, or balances that could not be checked because of entries in another currency. Empty when none. */
+            warnings: string[];
+            /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
+            workflow_id: string | null;
         };
         BankTransaction: {
             /** @description Signed: credits (deposits) positive, debits negative. */
@@ -2226,6 +2306,8 @@ export interface components {
             permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
         };
         UploadBankStatementForm: {
+            /** @description The file's character encoding (e.g. `windows-1250`, `cp852`), overriding detection. Omitted: detected (BOM, XML declaration, valid UTF-8, else the best of windows-1252, windows-1250, iso-8859-2, cp852). */
+            charset?: string;
             /**
              * Format: binary
              * @description The statement file.
@@ -4146,7 +4228,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BankStatement"];
+                    "application/json": components["schemas"]["BankStatementUpload"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */

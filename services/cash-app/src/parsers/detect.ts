@@ -7,6 +7,7 @@
  * - BAI2: the first record is a File Header, `01,`;
  * - MT940: SWIFT field tags at line starts — `:20:` (transaction reference), `:25:` (account) and
  *   `:60F:` / `:60M:` (opening balance); `:61:` lines are the entries (a statement may have none);
+ *   an MT942 interim report (`:34F:` floor limit, `:13D:` date-time, `{2:I942…}`) is named and refused;
  * - JSON: a JSON object, `{` then `"` or `}` (the platform's JSON statement form);
  * - CSV: delimited lines with the same number of `;` `,` tab or `|` separators; it cannot be read
  *   without its column mapping, so it is detected only to say so.
@@ -53,6 +54,9 @@ export function detectStatementFormat(content: Buffer): Detection {
   // MT940 before JSON: a SWIFT envelope starts with `{1:`.
   const lines = text.split(/\r\n|\n|\r/);
   const tag = (re: RegExp) => lines.some((l) => re.test(l));
+  if (tag(/(^|\{4:):20:/) && tag(/^:25P?:/) && (tag(/^:34F:/) || tag(/^:13D?:/) || /\{2:[IO]942/.test(text))) {
+    return { unknown: 'an MT942 interim transaction report (fields :34F: / :13D:), not an MT940 statement: MT942 is not imported' };
+  }
   if (tag(/(^|\{4:):20:/) && tag(/^:25P?:/) && tag(/^:60[FM]:/)) return { format: 'mt940' };
   if (/^\{\s*("|\})/.test(start)) return { format: 'json' };
 

@@ -73,6 +73,8 @@ export interface ParsedStatement {
  */
 export interface ParsedFile {
   statements: ParsedStatement[];
+  /** The character encoding the file was read in (set by parseStatementSteps; see encoding.ts). */
+  encoding?: string;
 }
 
 /**
