@@ -113,6 +113,27 @@ describe('BAI2 continuation records', () => {
     ]);
   });
 
+  it('imports each account of a multi-account file as its own statement, in one upload answer', async () => {
+    const { data, error } = await uploadFile('accounts.bai', fixture('bai2-multi-account.txt'));
+    expect(error, JSON.stringify(error)).toBeUndefined();
+    expect(data!.statements.map((s) => [s.file_position, s.account_identifier, s.currency, s.statement_date, s.opening_balance, s.closing_balance])).toEqual([
+      [1, '4400123456', 'USD', '2026-11-11', '18987.50', '20487.50'],
+      [2, '4400987654', 'CAD', '2026-11-11', '5000.00', '4800.00'],
+      [3, '7700112233', 'JPY', '2026-11-12', '1000000', '1250000'],
+    ]);
+    expect(new Set(data!.statements.map((s) => s.bank_account_id)).size).toBe(3);
+    const lines = [];
+    for (const s of data!.statements) {
+      await waitReady(s.id);
+      lines.push((await linesOf(s.id)).map((l) => [l.amount, l.currency, l.value_date, l.bank_reference, l.end_to_end_id, l.remittance_information]));
+    }
+    expect(lines).toEqual([
+      [['1500.00', 'USD', '2026-11-11', 'BAI-1001', null, 'ACH CREDIT ORIG CO NAME:WAYNE ENTERPRISES INV-5101']],
+      [['-200.00', 'CAD', '2026-11-11', 'BAI-1002', null, 'WIRE FEE']],
+      [['250000', 'JPY', '2026-11-11', 'BAI-1003', 'TT-88', 'TELEGRAPHIC TRANSFER UMBRELLA CORP']],
+    ]);
+  });
+
   it('still refuses a file whose account control total is wrong, naming the trailer line (nothing stored)', async () => {
     const before = await statementCount();
     const bad = fixture('bai2-continuations.txt').toString().replace('49,8050000,17/', '49,8050001,17/').replace('FILE077', 'FILE078');
