@@ -161,6 +161,9 @@ export interface StatementUpload {
   parsed: ParsedFile;
 }
 
+/** Workflow starts an upload of a multi-statement file sends at once. */
+const PARALLEL_STARTS = 16;
+
 /** Test seam: runs after the workflows have started and before the statement rows commit (a crash there). */
 export interface UploadHooks {
   beforeCommit?: (statementId: string) => Promise<void>;
@@ -271,8 +274,10 @@ export async function uploadStatement(
         });
         if (!ok) return false; // a statement row of the same file stored before migration 011
       }
-      for (const { id } of statements) {
-        await startProcessing(deps.temporal, org, id);
+      // Started side by side (a few at a time): the rows commit only after the last start, and a workflow's
+      // store activity waits a few seconds at most for its row (see MISSING_ROW_ATTEMPTS).
+      for (let i = 0; i < statements.length; i += PARALLEL_STARTS) {
+        await Promise.all(statements.slice(i, i + PARALLEL_STARTS).map(({ id }) => startProcessing(deps.temporal, org, id)));
         started = true;
       }
       await hooks.beforeCommit?.(statements[0].id);

@@ -73,11 +73,13 @@ export function statementLabel(s: ParsedStatement, index: number): string {
 export function checkStatements(file: ParsedFile): void {
   const lastOf = new Map<string, { s: ParsedStatement; i: number }>();
   file.statements.forEach((s, i) => {
-    const where = s.source ?? `statement ${i + 1}`;
     const label = statementLabel(s, i);
+    // the error names where the statement starts; its text names the statement when that is not already said
+    const where = s.source ?? label;
+    const subject = s.source ? `${label}: ` : '';
     const accountCcy = s.account.currency ?? s.currency;
     if (s.balanceCurrency && accountCcy && s.balanceCurrency !== accountCcy) {
-      throw new StatementParseError(where, `${label} states its balances in ${s.balanceCurrency}, but the account's currency is ${accountCcy}: the file contradicts itself`);
+      throw new StatementParseError(where, `${subject}the statement states its balances in ${s.balanceCurrency}, but the account's currency is ${accountCcy}: the file contradicts itself`);
     }
     if (s.openingBalance != null && s.closingBalance != null) {
       if (s.transactions.every((t) => t.currency === s.currency)) {
@@ -86,7 +88,7 @@ export function checkStatements(file: ParsedFile): void {
         if (!expected.eq(s.closingBalance)) {
           throw new StatementParseError(
             where,
-            `${label}: opening balance ${plain(s.openingBalance)} + ${s.transactions.length} entries (${plain(fixed(entries))}) = ${plain(fixed(expected))}, ` +
+            `${subject}opening balance ${plain(s.openingBalance)} + ${s.transactions.length} entries (${plain(fixed(entries))}) = ${plain(fixed(expected))}, ` +
               `but the closing balance is ${plain(s.closingBalance)}: the file contradicts itself`,
           );
         }
@@ -98,7 +100,7 @@ export function checkStatements(file: ParsedFile): void {
     if (prev && prev.s.closingBalance != null && s.openingBalance != null && !new Money(prev.s.closingBalance).eq(s.openingBalance)) {
       throw new StatementParseError(
         where,
-        `${label} opens with ${plain(s.openingBalance)}, but ${statementLabel(prev.s, prev.i)} of account ${s.account.identifier} before it closes with ` +
+        `${subject}the statement opens with ${plain(s.openingBalance)}, but ${statementLabel(prev.s, prev.i)} of account ${s.account.identifier} before it closes with ` +
           `${plain(prev.s.closingBalance)}: the balances are not in sequence (a statement is missing or out of order)`,
       );
     }

@@ -328,6 +328,13 @@ export const bankStatementRoutes = [
           const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, (body as Record<string, unknown>)[k]]));
           content = Buffer.from(JSON.stringify(doc));
           parsed = { statements: [fromJsonStatement(doc as Parameters<typeof fromJsonStatement>[0])] };
+          try {
+            checkStatements(parsed);
+          } catch (err) {
+            // the JSON form has one statement: what its balances contradict is said at `closing_balance`
+            if (err instanceof StatementParseError) throw new StatementParseError('closing_balance', err.problem);
+            throw err;
+          }
         }
         checkStatements(parsed);
       } catch (err) {
