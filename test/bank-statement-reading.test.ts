@@ -141,9 +141,9 @@ describe('format detection', () => {
 
   it('refuses an undetectable file with 422 naming what it saw, and stores nothing', async () => {
     const before = await statementCount(rp);
-    const camt054 = fixture('camt053.xml').toString('utf8').replace('camt.053.001.02', 'camt.054.001.02');
+    const camt056 = fixture('camt053.xml').toString('utf8').replace('camt.053.001.02', 'camt.056.001.02');
     const cases: [string, Buffer | string, RegExp][] = [
-      ['notification.xml', camt054, /camt\.054\.001\.02.*not a camt\.053/],
+      ['recall.xml', camt056, /camt\.056\.001\.02.*not a camt\.053/],
       ['other.xml', '<?xml version="1.0"?><invoice><id>1</id></invoice>', /XML document without the camt\.053 namespace/],
       ['empty.txt', '', /empty/],
       ['blob.bin', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), /could not be detected/],

@@ -240,6 +240,7 @@ describe('upload and processing', () => {
     // The JSON statement of the CHF account again, plus one new line: only the new line is stored.
     const doc = JSON.parse(fixture('statement.json').toString());
     doc.transactions.push({ amount: '15.00', booking_date: '2026-11-06', remittance_information: 'INV-6002', bank_reference: 'CHREF-6002' });
+    doc.closing_balance = '1885.00'; // opening + entries = closing (checked since issue 11)
     const overlap = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: doc });
     expect(overlap.status).toBe(200);
     const s = await waitFor(org.token, overlap.body.id, ['ready', 'failed']);
@@ -432,7 +433,8 @@ ${entries}
   mt940(account: string, day: string, lines: [string, string][]) {
     const yymmdd = day.slice(2).replace(/-/g, '');
     const body = lines.map(([ref, amount]) => `:61:${yymmdd}C${amount.replace('.', ',')}NTRFNONREF//${ref}\n:86:Payment ${ref}`).join('\n');
-    return `:20:STMT${yymmdd}\n:25:${account}\n:28C:1/1\n:60F:C${yymmdd}EUR0,00\n${body}\n:62F:C${yymmdd}EUR0,00\n-`;
+    const closing = lines.reduce((sum, [, amount]) => sum + Math.round(Number(amount) * 100), 0);
+    return `:20:STMT${yymmdd}\n:25:${account}\n:28C:1/1\n:60F:C${yymmdd}EUR0,00\n${body}\n:62F:C${yymmdd}EUR${Math.floor(closing / 100)},${String(closing % 100).padStart(2, '0')}\n-`;
   },
   bai2(account: string, day: string, lines: [string, string][]) {
     const yymmdd = day.slice(2).replace(/-/g, '');

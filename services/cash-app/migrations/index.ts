@@ -7,6 +7,8 @@ import * as m005LineIdsLivePayments from './005_line_ids_and_live_payments.js';
 import * as m006AllocationMinorUnits from './006_allocation_minor_units.js';
 import * as m007PaymentPosting from './007_payment_posting.js';
 import * as m009StatementTotals from './009_statement_totals.js';
+import * as m011StatementFiles from './011_statement_files.js';
+import * as m012Camt054Format from './012_camt054_format.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -17,4 +19,6 @@ export const migrations: Migration[] = [
   m006AllocationMinorUnits,
   m007PaymentPosting,
   m009StatementTotals,
+  m011StatementFiles,
+  m012Camt054Format,
 ];

@@ -25,7 +25,10 @@ describe('detectStatementFormat', () => {
   });
 
   it('names another ISO 20022 message and plain XML instead of guessing', () => {
-    expect(detect('<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.052.001.08"/>')).toEqual({ unknown: expect.stringMatching(/camt\.052\.001\.08.*not a camt\.053/) });
+    expect(detect('<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.056.001.08"/>')).toEqual({ unknown: expect.stringMatching(/camt\.056\.001\.08.*not a camt\.053/) });
+    // camt.054 notifications are read; a camt.052 report is refused as an intraday report.
+    expect(detect('<n:Document xmlns:n="urn:iso:std:iso:20022:tech:xsd:camt.054.001.02"/>')).toEqual({ format: 'camt054' });
+    expect(detect(fixture('camt052.xml'))).toEqual({ unknown: expect.stringMatching(/camt\.052\.001\.08 account report.*intraday report, not a statement/) });
     expect(detect('<Document><BkToCstmrStmt/></Document>')).toEqual({ unknown: expect.stringMatching(/without the camt\.053 namespace/) });
   });
 

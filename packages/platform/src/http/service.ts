@@ -158,7 +158,21 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
         multipart: koaBody({
           multipart: true,
           formLimit: maxBytes,
-          formidable: { maxFileSize: maxBytes, maxTotalFileSize: maxBytes, maxFiles: 10, maxFields: 200, allowEmptyFiles: true, minFileSize: 0 },
+          formidable: {
+            maxFileSize: maxBytes,
+            maxTotalFileSize: maxBytes,
+            maxFiles: 10,
+            maxFields: 200,
+            allowEmptyFiles: true,
+            minFileSize: 0,
+            // A part with a filename but no Content-Type header of its own (Python `requests`, many scripts) is a
+            // file, not a text field: formidable tells the two apart by the Content-Type alone. RFC 7578 4.4: a
+            // file part's type defaults to text/plain; application/octet-stream keeps its bytes as they are.
+            onPart: (part, handle) => {
+              if (!part.mimetype && typeof part.originalFilename === 'string') part.mimetype = 'application/octet-stream';
+              handle(part);
+            },
+          },
           onError,
         }),
       };

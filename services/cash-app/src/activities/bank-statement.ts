@@ -80,10 +80,15 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
       try {
         // Parsed in batches of lines with heartbeats in between: a large file must not starve them.
         const pace = heartbeatPacer(ctx, () => ({ ...progress }), everyMs);
-        parsed = await runParseAsync(parseStatementSteps(statement.format as StatementFormat, file.content, statement.options), async (lines) => {
+        // read in the encoding the upload read it in; this statement is the one at its position in the file
+        const options = { ...statement.options, charset: statement.options.charset ?? statement.encoding ?? undefined };
+        const parsedFile = await runParseAsync(parseStatementSteps(statement.format as StatementFormat, file.content, options), async (lines) => {
           progress.parsing = lines;
           await pace();
         });
+        const own = parsedFile.statements[statement.file_position - 1];
+        if (!own) throw new StatementParseError(`statement ${statement.file_position}`, `the file holds ${parsedFile.statements.length} statement(s)`);
+        parsed = own;
       } catch (err) {
         if (err instanceof StatementParseError) throw ApplicationFailure.nonRetryable(err.message, 'StatementParseError');
         throw err;

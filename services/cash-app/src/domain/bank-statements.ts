@@ -22,17 +22,19 @@ import {
 } from '@rp/platform';
 import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
-import type { ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
+import type { ParsedFile, ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
 import {
+  bankAccountCurrency,
   countApprovedPayments,
   countPaymentsOutOfScope,
   deleteStatement,
   getStatement,
   insertStatement,
+  insertStatementFile,
   listTransactionsOffset,
   lockStatementForDelete,
   paymentsOfTransactions,
-  statementByFileHash,
+  statementsByFileHash,
   statementView,
   transactionView,
   transition,
@@ -162,7 +164,7 @@ export function classifyDeposit(t: ClassifiableTransaction, ownAccounts: Readonl
 // ---------------------------------------------------------------------------------------------
 // Upload and delete: the statement row and its processing workflow
 
-/** What an upload stores: the file, its parse and who sent it. */
+/** What an upload stores: the file, its parse (every statement of the file) and who sent it. */
 export interface StatementUpload {
   organizationId: string;
   uploadedBy: string | null;
@@ -170,10 +172,13 @@ export interface StatementUpload {
   fileName: string | null;
   content: Buffer;
   options: Record<string, unknown>;
-  parsed: ParsedStatement;
+  parsed: ParsedFile;
 }
 
-/** Test seam: runs after the workflow has started and before the statement row commits (a crash there). */
+/** Workflow starts an upload of a multi-statement file sends at once. */
+const PARALLEL_STARTS = 16;
+
+/** Test seam: runs after the workflows have started and before the statement rows commit (a crash there). */
 export interface UploadHooks {
   beforeCommit?: (statementId: string) => Promise<void>;
 }
@@ -234,68 +239,101 @@ async function retryFailed(deps: Pick<CashAppDeps, 'db' | 'temporal'>, row: Stat
 }
 
 /**
- * Stores an uploaded statement and starts its processing workflow `bank-statement-<id>`, atomically
- * in effect: the row is inserted in a transaction, the workflow is started, and only then does the
- * transaction commit (start-then-commit). A crash before the commit leaves no row (the same file can
- * be uploaded again; the started workflow finds no statement and ends `missing`); a failed start
- * rolls the row back. The store activity waits briefly for a row it cannot see yet.
+ * Warnings for a statement that only the stored state can raise: the bank account is known with
+ * another currency than the statement's.
+ */
+async function accountWarnings(db: Parameters<typeof bankAccountCurrency>[0], org: string, bankAccountId: string, statement: ParsedStatement): Promise<string[]> {
+  const known = await bankAccountCurrency(db, org, bankAccountId);
+  const ccy = statement.account.currency ?? statement.currency;
+  return known && ccy && known !== ccy ? [`the account ${statement.account.identifier} is kept in ${known}; this statement is in ${ccy}`] : [];
+}
+
+/**
+ * Stores an uploaded file with every statement in it (one statement row each, in file order, each
+ * with its own processing workflow `bank-statement-<id>`), atomically in effect: the file and the rows
+ * are inserted in one transaction, the workflows are started, and only then does the transaction
+ * commit (start-then-commit). A crash before the commit leaves nothing (the same file can be uploaded
+ * again; the started workflows find no statement and end `missing`); a failed start rolls everything
+ * back. The store activity waits briefly for a row it cannot see yet.
  *
- * The same file again (same SHA-256): 409 naming the first statement, unless that one is stranded in
- * `uploaded` without a workflow: then its processing is started and it is returned (`resumed`).
+ * The same file again (same SHA-256): 409 naming its statements, unless some of them are stranded in
+ * `uploaded` without a workflow (their processing is started) or `failed` (resumed, see retryFailed):
+ * then the file's statements are returned (`resumed`).
  */
 export async function uploadStatement(
   deps: Pick<CashAppDeps, 'db' | 'temporal'>,
   upload: StatementUpload,
   hooks: UploadHooks = {},
-): Promise<{ statement: StatementRow; resumed: boolean }> {
+): Promise<{ statements: StatementRow[]; resumed: boolean }> {
   const { db } = deps;
   const org = upload.organizationId;
   const sha256 = createHash('sha256').update(upload.content).digest('hex');
-  const duplicate = async (row: StatementRow | undefined) => {
-    if (row && row.status === 'uploaded' && (await resumeStranded(deps, row))) return { statement: row, resumed: true };
-    if (row && row.status === 'failed') return { statement: await retryFailed(deps, row), resumed: true };
-    throw new ConflictError(`This file was already imported as bank statement ${row?.id ?? 'unknown'}${row ? ` (status ${row.status})` : ''}.`);
+  const duplicate = async (rows: StatementRow[]) => {
+    let resumed = false;
+    for (const [i, row] of rows.entries()) {
+      if (row.status === 'uploaded' && (await resumeStranded(deps, row))) resumed = true;
+      else if (row.status === 'failed') {
+        rows[i] = await retryFailed(deps, row);
+        resumed = true;
+      }
+    }
+    if (resumed) return { statements: rows, resumed };
+    const names = rows.map((r) => `${r.id} (status ${r.status})`).join(', ');
+    throw new ConflictError(`This file was already imported as bank statement${rows.length > 1 ? 's' : ''} ${names || 'unknown'}.`);
   };
-  const already = await statementByFileHash(db, org, sha256);
-  if (already) return duplicate(already);
+  const already = await statementsByFileHash(db, org, sha256);
+  if (already.length) return duplicate(already);
 
-  const id = newId();
-  const { parsed } = upload;
+  const statements = upload.parsed.statements.map((parsed) => ({ id: newId(), parsed }));
+  const fileId = newId();
   let started = false;
   const inserted = await db
     .transaction(async (trx) => {
-      const bankAccountId = await upsertBankAccount(trx, org, parsed.account);
-      const ok = await insertStatement(trx, {
-        id,
-        organizationId: org,
-        bankAccountId,
-        source: 'upload',
-        format: upload.format,
-        status: 'uploaded',
-        fileName: upload.fileName,
-        fileSha256: sha256,
-        content: upload.content,
-        options: upload.options,
-        statementNumber: parsed.statementNumber,
-        statementDate: parsed.statementDate,
-        openingBalance: parsed.openingBalance,
-        closingBalance: parsed.closingBalance,
-        currency: parsed.currency,
-        workflowId: bankStatementWorkflowId(id),
-        uploadedBy: upload.uploadedBy,
-      });
-      if (!ok) return false; // the same file committed by a concurrent upload
-      await startProcessing(deps.temporal, org, id);
-      started = true;
-      await hooks.beforeCommit?.(id);
+      // false: the same file committed by a concurrent upload (this insert waited for it)
+      if (!(await insertStatementFile(trx, { id: fileId, organizationId: org, sha256, content: upload.content, statementCount: statements.length }))) return false;
+      for (const [i, { id, parsed }] of statements.entries()) {
+        const bankAccountId = await upsertBankAccount(trx, org, parsed.account);
+        const warnings = [...(parsed.warnings ?? []), ...(await accountWarnings(trx, org, bankAccountId, parsed))];
+        const ok = await insertStatement(trx, {
+          id,
+          organizationId: org,
+          bankAccountId,
+          source: 'upload',
+          format: upload.format,
+          status: 'uploaded',
+          fileName: upload.fileName,
+          fileSha256: sha256,
+          fileId,
+          filePosition: i + 1,
+          encoding: upload.parsed.encoding ?? null,
+          warnings,
+          options: upload.options,
+          statementNumber: parsed.statementNumber,
+          statementDate: parsed.statementDate,
+          openingBalance: parsed.openingBalance,
+          closingBalance: parsed.closingBalance,
+          currency: parsed.currency,
+          workflowId: bankStatementWorkflowId(id),
+          uploadedBy: upload.uploadedBy,
+        });
+        if (!ok) return false; // a statement row of the same file stored before migration 011
+      }
+      // Started side by side (a few at a time): the rows commit only after the last start, and a workflow's
+      // store activity waits a few seconds at most for its row (see MISSING_ROW_ATTEMPTS).
+      for (let i = 0; i < statements.length; i += PARALLEL_STARTS) {
+        await Promise.all(statements.slice(i, i + PARALLEL_STARTS).map(({ id }) => startProcessing(deps.temporal, org, id)));
+        started = true;
+      }
+      await hooks.beforeCommit?.(statements[0].id);
       return true;
     })
     .catch((err: unknown) => {
       if (started || err instanceof AppError) throw err;
       throw new ServiceUnavailableError(OUTAGE_RETRY_AFTER_SECONDS, 'Processing of the statement could not be started; nothing was stored. Upload the file again.');
     });
-  if (!inserted) return duplicate(await statementByFileHash(db, org, sha256));
-  return { statement: (await getStatement(db, org, id))!, resumed: false };
+  if (!inserted) return duplicate(await statementsByFileHash(db, org, sha256));
+  const rows = await Promise.all(statements.map(async ({ id }) => (await getStatement(db, org, id))!));
+  return { statements: rows, resumed: false };
 }
 
 /** How long a DELETE waits for a cancelled processing workflow to close before terminating it. */

@@ -1,28 +1,47 @@
 /**
- * A small strict reader for BAI2 (Cash Management Balance Reporting Specification, version 2).
+ * A strict reader for BAI2 (BAI Cash Management Balance Reporting Specifications, version 2).
  * Records: 01 file header, 02 group header, 03 account identifier and summary, 16 transaction detail,
- * 88 continuation, 49 account trailer, 98 group trailer, 99 file trailer. Records end with `/`
- * (the text field of a 16 record runs to the end of the record). Amounts carry no decimal point: they
- * are in the currency's minor units (cents). Detail type codes 100-399 are credits, 400-699 debits;
- * 890 (informational) lines are skipped. Funds types 0, 1, 2, Z, V (date, time), S (three amounts)
- * and D (count, then day/amount pairs) are read and their fields skipped. Control totals and record
- * counts of the 49, 98 and 99 trailers are checked. One account (one 03 record) per upload.
+ * 88 continuation, 49 account trailer, 98 group trailer, 99 file trailer.
+ *
+ * Records are joined as the standard describes (see Bai2Fields): fields are separated by `,`; a `/`
+ * ends a physical record's fields (the fields not given before it are defaulted); an `88` record
+ * continues the previous record with its next field. In an 03 record a `/` after a summary's amount
+ * defaults the rest of that summary (item count, funds type), so the continuation starts the next
+ * summary; a summary slot left empty (`,,,,`) is skipped. The text of a 16 record runs to the end of
+ * the record: not split at commas, continued on 88 lines (joined with a space), a trailing `/` dropped.
+ *
+ * Amounts carry no decimal point: they are in the currency's minor units (cents). Detail type codes
+ * 100-399 are credits, 400-699 debits; 890 (informational) lines are skipped. Funds types: 0
+ * (immediate), 1 (one-day), 2 (two-day), Z (unknown) availability; V value date (YYMMDD) and
+ * optional time, which become the line's value date (otherwise the value date is the group's as-of
+ * date); S three availability amounts (immediate, one-day, two-or-more days); D a count then that
+ * many (days, amount) pairs. Availability amounts are validated but are not part of the control
+ * totals (as the standard says: those add up the summary and detail amounts). Control totals and
+ * record counts of the 49, 98 and 99 trailers are checked (control totals add up the amounts as written, in
+ * whole minor units). Each account (03 record … 49 trailer) is one statement, in file order, dated by
+ * its group's as-of date; a file may have several groups and accounts.
  * Errors name the physical line.
  */
 import { currencyMinorUnits, isIsoCurrency, Money } from '@rp/platform';
-import { fixed, PARSE_BATCH, runParse, StatementParseError, text, yymmdd, type ParseSteps, type ParsedStatement, type ParsedTransaction } from './types.js';
+import { fixed, PARSE_BATCH, runParse, StatementParseError, text, yymmdd, type ParseSteps, type ParsedFile, type ParsedStatement, type ParsedTransaction } from './types.js';
 
+/** One physical line of a record: its text after the record code and its line number. */
+interface Segment {
+  body: string;
+  line: number;
+}
+
+/** A logical record: its code and its physical lines (the record's own, then its 88 continuations). */
 interface LogicalRecord {
   code: string;
-  fields: string[];
-  /** raw text after the fixed fields (16 records only) */
+  segments: Segment[];
   line: number;
   physical: number;
 }
 
 function splitRecords(content: string): LogicalRecord[] {
-  const lines = content.replace(/^\uFEFF/, '').split(/\r?\n/);
-  const out: { code: string; body: string; line: number; physical: number }[] = [];
+  const lines = content.replace(/^\uFEFF/, '').split(/\r\n|\n|\r/);
+  const out: LogicalRecord[] = [];
   lines.forEach((raw, i) => {
     const lineNo = i + 1;
     const l = raw.trimEnd();
@@ -34,17 +53,86 @@ function splitRecords(content: string): LogicalRecord[] {
     if (code === '88') {
       const prev = out[out.length - 1];
       if (!prev) throw new StatementParseError(`line ${lineNo}`, 'continuation (88) without a record to continue');
-      const prevBody = prev.body.replace(/\/$/, '');
-      prev.body = prev.code === '16' ? `${prevBody} ${body.replace(/\/$/, '')}` : `${prevBody},${body}`;
+      prev.segments.push({ body, line: lineNo });
       prev.physical += 1;
       return;
     }
-    out.push({ code, body, line: lineNo, physical: 1 });
+    out.push({ code, segments: [{ body, line: lineNo }], line: lineNo, physical: 1 });
   });
-  return out.map((r) => {
-    const body = r.body.endsWith('/') ? r.body.slice(0, -1) : r.body;
-    return { code: r.code, fields: body.split(','), line: r.line, physical: r.physical };
-  });
+  return out;
+}
+
+/**
+ * The fields of one logical record, read in order across its physical lines. `next()` gives the next
+ * fixed field (undefined once the record has no more): the text up to the next `,` or `/` or the end
+ * of the line. A line whose last field is followed by `,` continues with the next field on the 88
+ * line; `/` (or the end of the line) ends the line's fields, and `ended` says that the last field
+ * read was its line's last one. `,/` is an empty field ended by the slash. `text()` is the rest of
+ * the record as free text (a 16 record's text field).
+ */
+class Bai2Fields {
+  private seg = 0;
+  private pos = 0;
+  /** The last field read was its physical line's last one (followed by `/` or the line's end). */
+  ended = false;
+  /** Line of the last field read. */
+  line: number;
+
+  constructor(private readonly segments: Segment[]) {
+    this.line = segments[0].line;
+  }
+
+  /** Moves past lines that were read to their end after a `,` (and empty continuation lines). */
+  private settle(): boolean {
+    while (this.seg < this.segments.length && this.pos >= this.segments[this.seg].body.length) {
+      this.seg += 1;
+      this.pos = 0;
+    }
+    return this.seg < this.segments.length;
+  }
+
+  /** Whether the record has another field. */
+  more(): boolean {
+    return this.settle();
+  }
+
+  next(): string | undefined {
+    if (!this.settle()) {
+      this.ended = true;
+      return undefined;
+    }
+    const { body: s, line } = this.segments[this.seg];
+    this.line = line;
+    let end = this.pos;
+    while (end < s.length && s[end] !== ',' && s[end] !== '/') end++;
+    const field = s.slice(this.pos, end).trim();
+    if (end < s.length && s[end] === ',') {
+      this.pos = end + 1;
+      this.ended = false;
+    } else {
+      // `/` or the end of the line: what follows a `/` on the same line is not read.
+      this.ended = true;
+      this.seg += 1;
+      this.pos = 0;
+    }
+    return field;
+  }
+
+  /** The rest of the record as text: the rest of this line, then each continuation line, joined with a space; a trailing `/` is dropped. */
+  text(): string | null {
+    const parts: string[] = [];
+    for (let k = this.seg; k < this.segments.length; k++) parts.push(this.segments[k].body.slice(k === this.seg ? this.pos : 0));
+    this.seg = this.segments.length;
+    this.pos = 0;
+    return text(parts.map((p) => p.replace(/\/\s*$/, '')).join(' '));
+  }
+
+  /** All remaining fixed fields (records without free text: 01, 02, 49, 98, 99). */
+  rest(): string[] {
+    const out: string[] = [];
+    while (this.more()) out.push(this.next()!);
+    return out;
+  }
 }
 
 function cents(raw: string | undefined, minor: number, where: string, signed = false): Money {
@@ -59,27 +147,58 @@ function int(raw: string | undefined, where: string, what: string): number {
   return Number(raw);
 }
 
-/** Index just past the funds-type fields that start at `i`. */
-function skipFundsType(f: string[], i: number, where: string): number {
-  const t = (f[i] ?? '').trim();
+/** Optional availability amount (S and D funds types): empty or a whole number of minor units. */
+function availability(raw: string | undefined, where: string): void {
+  const s = (raw ?? '').trim();
+  if (s !== '' && !/^[+-]?\d+$/.test(s)) throw new StatementParseError(where, `availability amount "${s}" is not a whole number of minor units`);
+}
+
+function hhmm(raw: string | undefined, where: string): void {
+  const s = (raw ?? '').trim();
+  if (s === '') return;
+  // 2400 and 9999 are both used for the end of the day.
+  if (!/^\d{4}$/.test(s) || (s !== '9999' && (Number(s.slice(0, 2)) > 24 || Number(s.slice(2)) > 59))) {
+    throw new StatementParseError(where, `time "${s}" is not a time (HHMM)`);
+  }
+}
+
+/**
+ * Reads the funds type (and the fields it brings) of a summary or detail. Returns the value date of a
+ * `V` funds type, else null. With `stopAtLineEnd` (03 summaries) a `/` ends the group: the fields
+ * not given are defaulted.
+ */
+function readFundsType(f: Bai2Fields, stopAtLineEnd: boolean): string | null {
+  const t = f.next() ?? '';
+  const where = () => `line ${f.line}`;
+  const stop = () => stopAtLineEnd && f.ended;
   switch (t) {
     case '':
     case '0':
     case '1':
     case '2':
     case 'Z':
-      return i + 1;
-    case 'V':
-      yymmdd(f[i + 1] ?? '', where);
-      return i + 3;
+      return null;
+    case 'V': {
+      if (stop()) throw new StatementParseError(where(), 'funds type V without its value date');
+      const date = yymmdd(f.next() ?? '', where());
+      if (!stop()) hhmm(f.next(), where());
+      return date;
+    }
     case 'S':
-      return i + 4;
+      for (let k = 0; k < 3 && !stop(); k++) availability(f.next(), where());
+      return null;
     case 'D': {
-      const n = int(f[i + 1], where, 'number of distributions');
-      return i + 2 + 2 * n;
+      if (stop()) throw new StatementParseError(where(), 'funds type D without its number of distributions');
+      const n = int(f.next(), where(), 'number of distributions');
+      for (let k = 0; k < n; k++) {
+        if (stop()) throw new StatementParseError(where(), `funds type D announces ${n} distributions, the record ends after ${k}`);
+        int(f.next(), where(), 'availability days');
+        availability(f.next(), where());
+      }
+      return null;
     }
     default:
-      throw new StatementParseError(where, `funds type "${t}" is not one of 0, 1, 2, Z, V, S, D`);
+      throw new StatementParseError(where(), `funds type "${t}" is not one of 0, 1, 2, Z, V, S, D`);
   }
 }
 
@@ -89,11 +208,18 @@ function counterpartyFromText(t: string | null): string | null {
   return m ? text(m[1]) : null;
 }
 
-export function parseBai2(content: Buffer): ParsedStatement {
+export function parseBai2(content: Buffer): ParsedFile {
   return runParse(parseBai2Steps(content));
 }
 
-/** parseBai2 as ParseSteps (yields every PARSE_BATCH detail records). */
+/** A control total field: a signed whole number (the amounts as written, in minor units). */
+function control(raw: string | undefined, where: string, what: string): bigint {
+  const s = (raw ?? '').trim();
+  if (!/^[+-]?\d+$/.test(s)) throw new StatementParseError(where, `${what} "${raw ?? ''}" is not a signed whole number`);
+  return BigInt(s);
+}
+
+/** parseBai2 as ParseSteps (yields every PARSE_BATCH detail records): one statement per account (03 … 49), in file order. */
 export function* parseBai2Steps(content: Buffer): ParseSteps {
   const records = splitRecords(content.toString('utf8'));
   if (records.length === 0) throw new StatementParseError('line 1', 'the file is empty');
@@ -103,72 +229,81 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
     if (r.code !== code) throw new StatementParseError(at(r), `expected a ${code} record, found ${r.code}`);
     return r;
   };
+  const fieldsOf = (r: LogicalRecord) => new Bai2Fields(r.segments).rest();
 
   let i = 0;
-  const header = expect(records[i++], '01', 'the start of the file');
-  if ((header.fields[7] ?? '').trim() !== '2') throw new StatementParseError(at(header), `version "${header.fields[7] ?? ''}" is not 2 (BAI2)`);
+  const headerRecord = expect(records[i++], '01', 'the start of the file');
+  const header = fieldsOf(headerRecord);
+  if ((header[7] ?? '').trim() !== '2') throw new StatementParseError(at(headerRecord), `version "${header[7] ?? ''}" is not 2 (BAI2)`);
   let fileRecords = 1;
-  let fileTotal = new Money(0);
+  // Control totals add up the amount fields as written (whole numbers, whatever the currency).
+  let fileTotal = 0n;
   let groups = 0;
-  let account: ParsedStatement['account'] | null = null;
-  let currency: string | null = null;
-  let opening: string | null = null;
-  let closing: string | null = null;
-  let statementDate: string | null = null;
-  const transactions: ParsedTransaction[] = [];
+  const statements: ParsedStatement[] = [];
 
   while (records[i]?.code === '02') {
-    const g = records[i++];
+    const groupRecord = records[i++];
+    const g = fieldsOf(groupRecord);
     groups += 1;
-    let groupRecords = g.physical;
-    let groupTotal = new Money(0);
+    let groupRecords = groupRecord.physical;
+    let groupTotal = 0n;
     let accounts = 0;
-    const asOf = yymmdd((g.fields[3] ?? '').trim(), at(g));
-    const groupCcy = (g.fields[5] ?? '').trim() || 'USD';
-    if (!isIsoCurrency(groupCcy)) throw new StatementParseError(at(g), `currency "${groupCcy}" is not an ISO 4217 currency`);
+    const asOf = yymmdd((g[3] ?? '').trim(), at(groupRecord));
+    const groupCcy = (g[5] ?? '').trim() || 'USD';
+    if (!isIsoCurrency(groupCcy)) throw new StatementParseError(at(groupRecord), `currency "${groupCcy}" is not an ISO 4217 currency`);
 
     while (records[i]?.code === '03') {
       const a = records[i++];
       accounts += 1;
-      if (account) throw new StatementParseError(at(a), 'one account (03 record) per upload');
-      const number = (a.fields[0] ?? '').trim();
+      const f = new Bai2Fields(a.segments);
+      const number = (f.next() ?? '').trim();
       if (!number) throw new StatementParseError(at(a), 'customer account number missing');
-      const ccy = (a.fields[1] ?? '').trim() || groupCcy;
-      if (!isIsoCurrency(ccy)) throw new StatementParseError(at(a), `currency "${ccy}" is not an ISO 4217 currency`);
+      const ccy = (f.ended ? '' : (f.next() ?? '').trim()) || groupCcy;
+      if (!isIsoCurrency(ccy)) throw new StatementParseError(`line ${f.line}`, `currency "${ccy}" is not an ISO 4217 currency`);
       const minor = currencyMinorUnits(ccy);
-      let accountTotal = new Money(0);
+      let accountTotal = 0n;
       let accountRecords = a.physical;
-      // Summary groups: type code, amount, item count, funds type (+ its fields).
-      let k = 2;
-      while (k < a.fields.length && (a.fields[k] ?? '').trim() !== '') {
-        const type = a.fields[k].trim();
-        if (!/^\d{3}$/.test(type)) throw new StatementParseError(at(a), `summary type code "${type}" is not 3 digits`);
-        const amountRaw = (a.fields[k + 1] ?? '').trim();
+      let opening: string | null = null;
+      let closing: string | null = null;
+      // Summary groups: type code, amount, item count, funds type (+ its fields). A `/` after the
+      // amount defaults the rest of the group; an empty slot (no type code) is skipped.
+      while (f.more()) {
+        const type = f.next() ?? '';
+        const where = `line ${f.line}`;
+        if (type !== '' && !/^\d{3}$/.test(type)) throw new StatementParseError(where, `summary type code "${type}" is not 3 digits`);
+        if (type === '' && f.ended) continue;
+        // A type code ending its line: the continuation carries its amount.
+        const amountRaw = f.next() ?? '';
+        const amountWhere = `line ${f.line}`;
         if (amountRaw !== '') {
-          const amt = cents(amountRaw, minor, at(a), true);
-          accountTotal = accountTotal.plus(amt);
+          if (type === '') throw new StatementParseError(amountWhere, `summary amount "${amountRaw}" without a type code`);
+          const amt = cents(amountRaw, minor, amountWhere, true);
+          accountTotal += BigInt(amountRaw);
           if (type === '010') opening = fixed(amt);
           if (type === '015') closing = fixed(amt);
         }
-        k = skipFundsType(a.fields, k + 3, at(a));
+        if (f.ended) continue;
+        const count = f.next() ?? '';
+        if (count !== '' && !/^\d+$/.test(count)) throw new StatementParseError(`line ${f.line}`, `item count "${count}" is not a number`);
+        if (f.ended) continue;
+        readFundsType(f, true);
       }
-      account = { identifier: number, iban: null, accountNumber: number, bankCode: text(g.fields[1]) ?? text(header.fields[0]), currency: ccy, name: null };
-      currency = ccy;
-      statementDate = asOf;
+      const transactions: ParsedTransaction[] = [];
 
       while (records[i]?.code === '16') {
         if (i % PARSE_BATCH === 0) yield i;
         const d = records[i++];
         accountRecords += d.physical;
-        const f = d.fields;
-        const type = (f[0] ?? '').trim();
+        const df = new Bai2Fields(d.segments);
+        const type = df.next() ?? '';
         if (!/^\d{3}$/.test(type)) throw new StatementParseError(at(d), `type code "${type}" is not 3 digits`);
-        const amt = cents(f[1], minor, at(d));
-        accountTotal = accountTotal.plus(amt);
-        const after = skipFundsType(f, 2, at(d));
-        const bankRef = text(f[after]);
-        const customerRef = text(f[after + 1]);
-        const note = text(f.slice(after + 2).join(','));
+        const amountRaw = df.next();
+        const amt = cents(amountRaw, minor, `line ${df.line}`);
+        accountTotal += BigInt(amountRaw!);
+        const valueDate = readFundsType(df, false);
+        const bankRef = text(df.next());
+        const customerRef = text(df.next());
+        const note = df.text();
         const code = Number(type);
         if (code === 890) continue;
         let sign: 1 | -1;
@@ -178,7 +313,7 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
         transactions.push({
           amount: fixed(sign === 1 ? amt : amt.neg()),
           currency: ccy,
-          valueDate: asOf,
+          valueDate: valueDate ?? asOf,
           bookingDate: asOf,
           counterpartyName: counterpartyFromText(note),
           counterpartyAccount: null,
@@ -190,29 +325,43 @@ export function* parseBai2Steps(content: Buffer): ParseSteps {
           transactionCode: type,
         });
       }
-      const t = expect(records[i++], '49', `account ${number}`);
-      accountRecords += t.physical;
-      const control = cents(t.fields[0], minor, at(t), true);
-      if (!control.eq(accountTotal)) throw new StatementParseError(at(t), `account control total ${t.fields[0]} does not match the account's amounts (${accountTotal.times(new Money(10).pow(minor)).toFixed(0)})`);
-      const count = int(t.fields[1], at(t), 'number of records');
-      if (count !== accountRecords) throw new StatementParseError(at(t), `number of records ${count} does not match the account's ${accountRecords} records`);
+      const trailer = expect(records[i++], '49', `account ${number}`);
+      const t = fieldsOf(trailer);
+      accountRecords += trailer.physical;
+      if (control(t[0], at(trailer), 'account control total') !== accountTotal) {
+        throw new StatementParseError(at(trailer), `account control total ${t[0]} does not match the account's amounts (${accountTotal})`);
+      }
+      const count = int(t[1], at(trailer), 'number of records');
+      if (count !== accountRecords) throw new StatementParseError(at(trailer), `number of records ${count} does not match the account's ${accountRecords} records`);
       groupRecords += accountRecords;
-      groupTotal = groupTotal.plus(accountTotal);
+      groupTotal += accountTotal;
+      statements.push({
+        account: { identifier: number, iban: null, accountNumber: number, bankCode: text(g[1]) ?? text(header[0]), currency: ccy, name: null },
+        statementNumber: text(header[4]),
+        statementDate: asOf,
+        openingBalance: opening,
+        closingBalance: closing,
+        currency: ccy,
+        transactions,
+        source: at(a),
+      });
     }
-    const gt = expect(records[i++], '98', 'the group');
-    groupRecords += gt.physical;
-    if (!cents(gt.fields[0], currencyMinorUnits(groupCcy), at(gt), true).eq(groupTotal)) throw new StatementParseError(at(gt), `group control total ${gt.fields[0]} does not match its accounts`);
-    if (int(gt.fields[1], at(gt), 'number of accounts') !== accounts) throw new StatementParseError(at(gt), `number of accounts ${gt.fields[1]} does not match the group's ${accounts} accounts`);
-    if (int(gt.fields[2], at(gt), 'number of records') !== groupRecords) throw new StatementParseError(at(gt), `number of records ${gt.fields[2]} does not match the group's ${groupRecords} records`);
+    const gtRecord = expect(records[i++], '98', 'the group');
+    const gt = fieldsOf(gtRecord);
+    groupRecords += gtRecord.physical;
+    if (control(gt[0], at(gtRecord), 'group control total') !== groupTotal) throw new StatementParseError(at(gtRecord), `group control total ${gt[0]} does not match its accounts (${groupTotal})`);
+    if (int(gt[1], at(gtRecord), 'number of accounts') !== accounts) throw new StatementParseError(at(gtRecord), `number of accounts ${gt[1]} does not match the group's ${accounts} accounts`);
+    if (int(gt[2], at(gtRecord), 'number of records') !== groupRecords) throw new StatementParseError(at(gtRecord), `number of records ${gt[2]} does not match the group's ${groupRecords} records`);
     fileRecords += groupRecords;
-    fileTotal = fileTotal.plus(groupTotal);
+    fileTotal += groupTotal;
   }
-  const ft = expect(records[i++], '99', 'the last group');
-  fileRecords += ft.physical;
-  if (!cents(ft.fields[0], currency ? currencyMinorUnits(currency) : 2, at(ft), true).eq(fileTotal)) throw new StatementParseError(at(ft), `file control total ${ft.fields[0]} does not match its groups`);
-  if (int(ft.fields[1], at(ft), 'number of groups') !== groups) throw new StatementParseError(at(ft), `number of groups ${ft.fields[1]} does not match the file's ${groups} groups`);
-  if (int(ft.fields[2], at(ft), 'number of records') !== fileRecords) throw new StatementParseError(at(ft), `number of records ${ft.fields[2]} does not match the file's ${fileRecords} records`);
+  const ftRecord = expect(records[i++], '99', 'the last group');
+  const ft = fieldsOf(ftRecord);
+  fileRecords += ftRecord.physical;
+  if (control(ft[0], at(ftRecord), 'file control total') !== fileTotal) throw new StatementParseError(at(ftRecord), `file control total ${ft[0]} does not match its groups (${fileTotal})`);
+  if (int(ft[1], at(ftRecord), 'number of groups') !== groups) throw new StatementParseError(at(ftRecord), `number of groups ${ft[1]} does not match the file's ${groups} groups`);
+  if (int(ft[2], at(ftRecord), 'number of records') !== fileRecords) throw new StatementParseError(at(ftRecord), `number of records ${ft[2]} does not match the file's ${fileRecords} records`);
   if (records[i]) throw new StatementParseError(at(records[i]), `unexpected ${records[i].code} record after the file trailer`);
-  if (!account || !currency) throw new StatementParseError(`line ${ft.line}`, 'the file has no account (03 record)');
-  return { account, statementNumber: text(header.fields[4]), statementDate, openingBalance: opening, closingBalance: closing, currency, transactions };
+  if (statements.length === 0) throw new StatementParseError(`line ${ftRecord.line}`, 'the file has no account (03 record)');
+  return { statements };
 }

@@ -1,10 +1,24 @@
 /**
- * ISO 20022 camt.053 (BankToCustomerStatement) reader. The XML is read by saxes (a maintained,
- * strict, well-formedness-checking streaming parser: one pass, about 10x faster than a DOM-building
- * parser on a 10,000-entry statement) into a light tree of the elements. Accepts versions .001.02 to
- * .001.13 (namespace prefixes are dropped; party names are read both from `Dbtr/Nm` and the newer
- * `Dbtr/Pty/Nm`). One `Stmt` per upload. An entry whose `NtryDtls/TxDtls` carries several
- * transactions with their own amounts (batch booking) becomes one transaction per `TxDtls`.
+ * ISO 20022 camt.053 (BankToCustomerStatement) and camt.054 (BankToCustomerDebitCreditNotification)
+ * reader. The XML is read by saxes (a maintained, strict, well-formedness-checking streaming parser:
+ * one pass, about 10x faster than a DOM-building parser on a 10,000-entry statement) into a light
+ * tree of the elements. Accepts versions .001.02 to .001.13 (namespace prefixes are dropped; party
+ * names are read both from `Dbtr/Nm` and the newer `Dbtr/Pty/Nm`). Each `Stmt` (camt.053) or
+ * `Ntfctn` (camt.054: same account and entry structure, usually without balances) is one statement,
+ * in document order (element paths then name it `Stmt[n]`). An
+ * entry whose `NtryDtls/TxDtls` carries several transactions with their own amounts (batch booking)
+ * becomes one transaction per `TxDtls`. A camt.052 account report (`BkToCstmrAcctRpt`) is an intraday
+ * report, not a statement, and is refused saying so.
+ *
+ * Remittance information: `RmtInf` (unstructured lines, structured creditor references, referred
+ * document numbers); without it the transaction's `AddtlTxInf`, and for an entry that is not split
+ * into several transactions the entry's `AddtlNtryInf`.
+ *
+ * Dates (see camtDate): a date is taken as written; a date-time with a non-zero offset
+ * (`2014-01-05T00:30:00+01:00`) or without one is the date as the bank wrote it (its local date);
+ * a UTC date-time (`Z`, `+00:00`) is converted to the local date of the bank's time zone, known from
+ * the account's country (IBAN, else the servicing BIC) for the SEPA countries, else its UTC date.
+ *
  * Errors name the element path, e.g. `Document/BkToCstmrStmt/Stmt/Ntry[2]/Amt`, or the line of
  * XML that is not well-formed.
  */
@@ -19,6 +33,7 @@ import {
   runParse,
   text,
   type ParseSteps,
+  type ParsedFile,
   type ParsedStatement,
   type ParsedTransaction,
 } from './types.js';
@@ -26,7 +41,7 @@ import {
 type Node = Record<string, unknown>;
 
 /** Elements that may repeat: always read as arrays. */
-const ARRAYS = new Set(['Stmt', 'Bal', 'Ntry', 'NtryDtls', 'TxDtls', 'Ustrd', 'Strd', 'RfrdDocInf']);
+const ARRAYS = new Set(['Stmt', 'Ntfctn', 'Rpt', 'Bal', 'Ntry', 'NtryDtls', 'TxDtls', 'Ustrd', 'Strd', 'RfrdDocInf']);
 
 const local = (name: string) => name.slice(name.indexOf(':') + 1);
 
@@ -129,12 +144,59 @@ function sign(node: unknown, where: string): 1 | -1 {
   throw new StatementParseError(`${where}/CdtDbtInd`, ind == null ? 'missing' : `"${ind}" is neither CRDT nor DBIT`);
 }
 
-function dateOf(node: unknown, el: string, where: string): string | null {
+/**
+ * Time zones of the banks of the SEPA countries (by ISO country code, as in an IBAN or a BIC). Where a
+ * country spans several zones (Spain, Portugal) its capital's is the banks' one.
+ */
+const BANK_TIME_ZONES: Record<string, string> = {
+  AD: 'Europe/Andorra', AT: 'Europe/Vienna', BE: 'Europe/Brussels', BG: 'Europe/Sofia', CH: 'Europe/Zurich',
+  CY: 'Asia/Nicosia', CZ: 'Europe/Prague', DE: 'Europe/Berlin', DK: 'Europe/Copenhagen', EE: 'Europe/Tallinn',
+  ES: 'Europe/Madrid', FI: 'Europe/Helsinki', FR: 'Europe/Paris', GB: 'Europe/London', GI: 'Europe/Gibraltar',
+  GR: 'Europe/Athens', HR: 'Europe/Zagreb', HU: 'Europe/Budapest', IE: 'Europe/Dublin', IS: 'Atlantic/Reykjavik',
+  IT: 'Europe/Rome', LI: 'Europe/Vaduz', LT: 'Europe/Vilnius', LU: 'Europe/Luxembourg', LV: 'Europe/Riga',
+  MC: 'Europe/Monaco', MT: 'Europe/Malta', NL: 'Europe/Amsterdam', NO: 'Europe/Oslo', PL: 'Europe/Warsaw',
+  PT: 'Europe/Lisbon', RO: 'Europe/Bucharest', SE: 'Europe/Stockholm', SI: 'Europe/Ljubljana', SK: 'Europe/Bratislava',
+  SM: 'Europe/San_Marino', VA: 'Europe/Vatican',
+};
+
+/** The bank's time zone from the account's IBAN country, else its BIC's country; null when not known. */
+export function bankTimeZone(iban: string | null, bic: string | null): string | null {
+  const country = iban && /^[A-Z]{2}\d{2}/.test(iban) ? iban.slice(0, 2) : bic && /^[A-Z]{6}/.test(bic) ? bic.slice(4, 6) : null;
+  return country ? (BANK_TIME_ZONES[country] ?? null) : null;
+}
+
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * The account-local date of an ISO date or date-time: the date part as written, except for a UTC
+ * date-time (`Z`, `+00:00`, `-00:00`), which is the date in the bank's time zone `zone` (its UTC date
+ * when the zone is not known). A date-time with another offset was written in the bank's local time:
+ * its date part is that local date.
+ */
+export function camtDate(raw: string, where: string, zone: string | null): string {
+  const s = raw.trim();
+  const m = DATE_TIME.exec(s);
+  // Not an ISO date-time the zone rule can read: its leading date as written (as before), or an error naming it.
+  if (!m) return isoDate(s, where);
+  const date = isoDate(m[1], where);
+  const utc = m[2] !== undefined && m[5] !== undefined && (m[5] === 'Z' || /^[+-]00:?00$/.test(m[5]));
+  if (!utc || !zone) {
+    if (m[2] !== undefined && (Number(m[2]) > 24 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 60)) throw new StatementParseError(where, `"${raw}" is not a valid time`);
+    return date;
+  }
+  const instant = new Date(`${date}T${m[2]}:${m[3]}:${m[4] ?? '00'}Z`);
+  if (Number.isNaN(instant.getTime())) throw new StatementParseError(where, `"${raw}" is not a valid time`);
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(instant);
+  const part = (t: string) => parts.find((p) => p.type === t)!.value;
+  return `${part('year')}-${part('month')}-${part('day')}`;
+}
+
+function dateOf(node: unknown, el: string, where: string, zone: string | null): string | null {
   const n = child(node, el);
   if (n == null) return null;
   const raw = str(n, 'Dt') ?? str(n, 'DtTm');
   if (raw == null) throw new StatementParseError(`${where}/${el}`, 'has neither Dt nor DtTm');
-  return isoDate(raw, `${where}/${el}`);
+  return camtDate(raw, `${where}/${el}`, zone);
 }
 
 function partyName(party: unknown): string | null {
@@ -173,6 +235,11 @@ function remittance(tx: unknown): string | null {
   return parts.length ? parts.join(' ') : null;
 }
 
+/** RmtInf, else the transaction's additional information (AddtlTxInf). */
+function remittanceOrAdditional(tx: unknown): string | null {
+  return remittance(tx) ?? str(tx, 'AddtlTxInf');
+}
+
 function details(tx: unknown, credit: boolean) {
   const parties = child(tx, 'RltdPties');
   const who = credit ? 'Dbtr' : 'Cdtr';
@@ -184,131 +251,165 @@ function details(tx: unknown, credit: boolean) {
     counterpartyIban: iban ? iban.replace(/\s+/g, '').toUpperCase() : null,
     counterpartyAccount: iban ? iban.replace(/\s+/g, '').toUpperCase() : str(acct, 'Othr', 'Id'),
     counterpartyBankCode: str(agent, 'BICFI') ?? str(agent, 'BIC') ?? str(agent, 'ClrSysMmbId', 'MmbId'),
-    remittanceInformation: remittance(tx),
+    remittanceInformation: remittanceOrAdditional(tx),
     endToEndId: ((e) => (e && e !== 'NOTPROVIDED' ? e : null))(str(tx, 'Refs', 'EndToEndId')),
     txReference: str(tx, 'Refs', 'AcctSvcrRef'),
   };
 }
 
-export function parseCamt053(content: Buffer): ParsedStatement {
+export function parseCamt053(content: Buffer): ParsedFile {
   return runParse(parseCamt053Steps(content));
 }
 
+/** The two ISO 20022 bank-to-customer messages read here: their document element and statement element. */
+const MESSAGES = {
+  camt053: { doc: 'BkToCstmrStmt', stmt: 'Stmt', what: 'camt.053 BankToCustomerStatement' },
+  camt054: { doc: 'BkToCstmrDbtCdtNtfctn', stmt: 'Ntfctn', what: 'camt.054 BankToCustomerDebitCreditNotification' },
+} as const;
+export type CamtFormat = keyof typeof MESSAGES;
+
 /** parseCamt053 as ParseSteps (yields while reading the XML and every PARSE_BATCH entries). */
-export function* parseCamt053Steps(content: Buffer): ParseSteps {
+export function parseCamt053Steps(content: Buffer): ParseSteps {
+  return parseCamtSteps(content, 'camt053');
+}
+
+/** A camt.054 notification (`Ntfctn`): its entries are read as camt.053 entries. */
+export function parseCamt054Steps(content: Buffer): ParseSteps {
+  return parseCamtSteps(content, 'camt054');
+}
+
+function* parseCamtSteps(content: Buffer, format: CamtFormat): ParseSteps {
   const doc = yield* readXml(content.toString('utf8').replace(/^\uFEFF/, ''));
-  const root = 'Document/BkToCstmrStmt';
-  const bk = child(doc, 'Document', 'BkToCstmrStmt');
-  if (!bk) throw new StatementParseError(root, 'missing: not a camt.053 BankToCustomerStatement document');
-  const stmts = list(bk, 'Stmt');
-  if (stmts.length === 0) throw new StatementParseError(`${root}/Stmt`, 'missing');
-  if (stmts.length > 1) throw new StatementParseError(`${root}/Stmt[2]`, 'one statement (Stmt) per upload');
-  const stmt = stmts[0];
-  const sp = `${root}/Stmt`;
-
-  const acctId = child(stmt, 'Acct', 'Id');
-  const iban = str(acctId, 'IBAN')?.replace(/\s+/g, '').toUpperCase() ?? null;
-  const other = str(acctId, 'Othr', 'Id');
-  if (!iban && !other) throw new StatementParseError(`${sp}/Acct/Id`, 'missing IBAN or Othr/Id');
-  const acctCcy = str(stmt, 'Acct', 'Ccy');
-  if (acctCcy && !isIsoCurrency(acctCcy)) throw new StatementParseError(`${sp}/Acct/Ccy`, `"${acctCcy}" is not an ISO 4217 currency`);
-
-  let opening: string | null = null;
-  let closing: string | null = null;
-  let balCcy: string | null = null;
-  let statementDate: string | null = null;
-  list(stmt, 'Bal').forEach((bal, i) => {
-    const where = `${sp}/Bal[${i + 1}]`;
-    const tp = str(bal, 'Tp', 'CdOrPrtry', 'Cd') ?? str(bal, 'Tp', 'CdOrPrtry', 'Prtry');
-    if (tp !== 'OPBD' && tp !== 'CLBD') return;
-    const amt = amountOf(bal, where);
-    const value = sign(bal, where) === 1 ? amt.value : fixed(decimal(amt.value, where).neg());
-    balCcy ??= amt.currency;
-    if (tp === 'OPBD') opening = value;
-    else {
-      closing = value;
-      statementDate = dateOf(bal, 'Dt', where);
+  const msg = MESSAGES[format];
+  const root = `Document/${msg.doc}`;
+  const bk = child(doc, 'Document', msg.doc);
+  if (!bk) {
+    if (child(doc, 'Document', 'BkToCstmrAcctRpt')) {
+      throw new StatementParseError('Document/BkToCstmrAcctRpt', 'a camt.052 account report is an intraday report, not a statement: it is not imported (upload the camt.053 statement or camt.054 notification)');
     }
-  });
-
-  const transactions: ParsedTransaction[] = [];
-  const entries = list(stmt, 'Ntry');
-  for (let i = 0; i < entries.length; i++) {
-    if (i > 0 && i % PARSE_BATCH === 0) yield i;
-    const ntry = entries[i];
-    const where = `${sp}/Ntry[${i + 1}]`;
-    const amt = amountOf(ntry, where);
-    const s = sign(ntry, where);
-    const reversal = str(ntry, 'RvslInd') === 'true';
-    const bookingDate = dateOf(ntry, 'BookgDt', where);
-    const valueDate = dateOf(ntry, 'ValDt', where);
-    if (!bookingDate && !valueDate) throw new StatementParseError(`${where}/BookgDt`, 'missing (neither BookgDt nor ValDt)');
-    const entryRef = str(ntry, 'AcctSvcrRef') ?? str(ntry, 'NtryRef');
-    const code = bankTxCode(ntry, reversal);
-    const txs = list(ntry, 'NtryDtls').flatMap((d) => list(d, 'TxDtls'));
-    const base = { currency: amt.currency, valueDate, bookingDate, transactionCode: code };
-
-    // Batch booking: several TxDtls, each with its own amount that add up to the entry.
-    const txAmounts = txs.map((tx) => child(tx, 'AmtDtls', 'TxAmt') ?? (child(tx, 'Amt') ? tx : undefined));
-    if (txs.length > 1 && txAmounts.every(Boolean)) {
-      const parts = txs.map((tx, j) => amountOf(txAmounts[j], `${where}/NtryDtls/TxDtls[${j + 1}]${txAmounts[j] === tx ? '' : '/AmtDtls/TxAmt'}`));
-      const total = sumMoney(parts.map((p) => p.value));
-      if (!total.eq(amt.value)) {
-        throw new StatementParseError(`${where}/NtryDtls`, `transaction amounts add up to ${fixed(total)}, the entry amount is ${amt.value}`);
-      }
-      txs.forEach((tx, j) => {
-        const d = details(tx, s === 1);
-        const v = decimal(parts[j].value, where);
-        transactions.push({
-          ...base,
-          amount: fixed(s === 1 ? v : v.neg()),
-          counterpartyName: d.counterpartyName,
-          counterpartyIban: d.counterpartyIban,
-          counterpartyAccount: d.counterpartyAccount,
-          counterpartyBankCode: d.counterpartyBankCode,
-          remittanceInformation: d.remittanceInformation,
-          endToEndId: d.endToEndId,
-          bankReference: d.txReference ?? (entryRef ? `${entryRef}/${j + 1}` : null),
-          lineKey: `${entryRef ?? ''}:${i + 1}.${j + 1}`,
-        });
-      });
-      continue;
-    }
-
-    const d = details(txs[0], s === 1);
-    const v = decimal(amt.value, where);
-    transactions.push({
-      ...base,
-      amount: fixed(s === 1 ? v : v.neg()),
-      counterpartyName: d.counterpartyName,
-      counterpartyIban: d.counterpartyIban,
-      counterpartyAccount: d.counterpartyAccount,
-      counterpartyBankCode: d.counterpartyBankCode,
-      remittanceInformation: txs.length > 1 ? txs.map(remittance).filter(Boolean).join(' ') || null : d.remittanceInformation,
-      endToEndId: d.endToEndId,
-      bankReference: entryRef ?? d.txReference,
-      lineKey: `${entryRef ?? ''}:${i + 1}`,
-    });
+    const other = Object.entries(MESSAGES).find(([, m]) => child(doc, 'Document', m.doc));
+    if (other) throw new StatementParseError(`Document/${other[1].doc}`, `a ${other[1].what} document: upload it with format ${other[0]} (or without a format)`);
+    throw new StatementParseError(root, `missing: not a ${msg.what} document`);
   }
+  const stmts = list(bk, msg.stmt);
+  if (stmts.length === 0) throw new StatementParseError(`${root}/${msg.stmt}`, 'missing');
+  const statements: ParsedStatement[] = [];
+  for (let n = 0; n < stmts.length; n++) {
+    const stmt = stmts[n];
+    const sp = stmts.length > 1 ? `${root}/${msg.stmt}[${n + 1}]` : `${root}/${msg.stmt}`;
 
-  const currency = acctCcy ?? balCcy ?? transactions[0]?.currency;
-  if (!currency) throw new StatementParseError(`${sp}/Acct/Ccy`, 'missing, and no balance or entry names a currency');
-  const svcr = child(stmt, 'Acct', 'Svcr', 'FinInstnId');
-  return {
-    account: {
-      identifier: iban ?? other!,
-      iban,
-      accountNumber: other,
-      bankCode: str(svcr, 'BICFI') ?? str(svcr, 'BIC'),
+    const acctId = child(stmt, 'Acct', 'Id');
+    const iban = str(acctId, 'IBAN')?.replace(/\s+/g, '').toUpperCase() ?? null;
+    const other = str(acctId, 'Othr', 'Id');
+    if (!iban && !other) throw new StatementParseError(`${sp}/Acct/Id`, 'missing IBAN or Othr/Id');
+    const acctCcy = str(stmt, 'Acct', 'Ccy');
+    const svcr = child(stmt, 'Acct', 'Svcr', 'FinInstnId');
+    const bic = str(svcr, 'BICFI') ?? str(svcr, 'BIC');
+    const zone = bankTimeZone(iban, bic);
+    if (acctCcy && !isIsoCurrency(acctCcy)) throw new StatementParseError(`${sp}/Acct/Ccy`, `"${acctCcy}" is not an ISO 4217 currency`);
+
+    let opening: string | null = null;
+    let closing: string | null = null;
+    let balCcy: string | null = null;
+    let statementDate: string | null = null;
+    list(stmt, 'Bal').forEach((bal, i) => {
+      const where = `${sp}/Bal[${i + 1}]`;
+      const tp = str(bal, 'Tp', 'CdOrPrtry', 'Cd') ?? str(bal, 'Tp', 'CdOrPrtry', 'Prtry');
+      if (tp !== 'OPBD' && tp !== 'CLBD') return;
+      const amt = amountOf(bal, where);
+      const value = sign(bal, where) === 1 ? amt.value : fixed(decimal(amt.value, where).neg());
+      balCcy ??= amt.currency;
+      if (tp === 'OPBD') opening = value;
+      else {
+        closing = value;
+        statementDate = dateOf(bal, 'Dt', where, zone);
+      }
+    });
+
+    const transactions: ParsedTransaction[] = [];
+    const entries = list(stmt, 'Ntry');
+    for (let i = 0; i < entries.length; i++) {
+      if (i > 0 && i % PARSE_BATCH === 0) yield i;
+      const ntry = entries[i];
+      const where = `${sp}/Ntry[${i + 1}]`;
+      const amt = amountOf(ntry, where);
+      const s = sign(ntry, where);
+      const reversal = str(ntry, 'RvslInd') === 'true';
+      const bookingDate = dateOf(ntry, 'BookgDt', where, zone);
+      const valueDate = dateOf(ntry, 'ValDt', where, zone);
+      if (!bookingDate && !valueDate) throw new StatementParseError(`${where}/BookgDt`, 'missing (neither BookgDt nor ValDt)');
+      const entryRef = str(ntry, 'AcctSvcrRef') ?? str(ntry, 'NtryRef');
+      const code = bankTxCode(ntry, reversal);
+      const txs = list(ntry, 'NtryDtls').flatMap((d) => list(d, 'TxDtls'));
+      const base = { currency: amt.currency, valueDate, bookingDate, transactionCode: code };
+
+      // Batch booking: several TxDtls, each with its own amount that add up to the entry.
+      const txAmounts = txs.map((tx) => child(tx, 'AmtDtls', 'TxAmt') ?? (child(tx, 'Amt') ? tx : undefined));
+      if (txs.length > 1 && txAmounts.every(Boolean)) {
+        const parts = txs.map((tx, j) => amountOf(txAmounts[j], `${where}/NtryDtls/TxDtls[${j + 1}]${txAmounts[j] === tx ? '' : '/AmtDtls/TxAmt'}`));
+        const total = sumMoney(parts.map((p) => p.value));
+        if (!total.eq(amt.value)) {
+          throw new StatementParseError(`${where}/NtryDtls`, `transaction amounts add up to ${fixed(total)}, the entry amount is ${amt.value}`);
+        }
+        txs.forEach((tx, j) => {
+          const d = details(tx, s === 1);
+          const v = decimal(parts[j].value, where);
+          transactions.push({
+            ...base,
+            amount: fixed(s === 1 ? v : v.neg()),
+            counterpartyName: d.counterpartyName,
+            counterpartyIban: d.counterpartyIban,
+            counterpartyAccount: d.counterpartyAccount,
+            counterpartyBankCode: d.counterpartyBankCode,
+            remittanceInformation: d.remittanceInformation,
+            endToEndId: d.endToEndId,
+            bankReference: d.txReference ?? (entryRef ? `${entryRef}/${j + 1}` : null),
+            lineKey: `${entryRef ?? ''}:${i + 1}.${j + 1}`,
+          });
+        });
+        continue;
+      }
+
+      const d = details(txs[0], s === 1);
+      const v = decimal(amt.value, where);
+      transactions.push({
+        ...base,
+        amount: fixed(s === 1 ? v : v.neg()),
+        counterpartyName: d.counterpartyName,
+        counterpartyIban: d.counterpartyIban,
+        counterpartyAccount: d.counterpartyAccount,
+        counterpartyBankCode: d.counterpartyBankCode,
+        remittanceInformation:
+          (txs.length > 1 ? txs.map(remittanceOrAdditional).filter(Boolean).join(' ') || null : d.remittanceInformation) ?? str(ntry, 'AddtlNtryInf'),
+        endToEndId: d.endToEndId,
+        bankReference: entryRef ?? d.txReference,
+        lineKey: `${entryRef ?? ''}:${i + 1}`,
+      });
+    }
+
+    const currency = acctCcy ?? balCcy ?? transactions[0]?.currency;
+    if (!currency) throw new StatementParseError(`${sp}/Acct/Ccy`, 'missing, and no balance or entry names a currency');
+    const created = str(stmt, 'CreDtTm');
+    const statement: ParsedStatement = {
+      account: {
+        identifier: iban ?? other!,
+        iban,
+        accountNumber: other,
+        bankCode: bic,
+        currency,
+        name: str(stmt, 'Acct', 'Nm'),
+      },
+      statementId: str(stmt, 'Id'),
+      statementNumber: str(stmt, 'ElctrncSeqNb') ?? str(stmt, 'LglSeqNb') ?? str(stmt, 'Id'),
+      statementDate: statementDate ?? (created ? camtDate(created, `${sp}/CreDtTm`, zone) : null),
+      openingBalance: opening,
+      closingBalance: closing,
       currency,
-      name: str(stmt, 'Acct', 'Nm'),
-    },
-    statementId: str(stmt, 'Id'),
-    statementNumber: str(stmt, 'ElctrncSeqNb') ?? str(stmt, 'LglSeqNb') ?? str(stmt, 'Id'),
-    statementDate: statementDate ?? (str(stmt, 'CreDtTm') ? isoDate(str(stmt, 'CreDtTm')!, `${sp}/CreDtTm`) : null),
-    openingBalance: opening,
-    closingBalance: closing,
-    currency,
-    transactions,
-  };
+      balanceCurrency: balCcy,
+      transactions,
+      source: sp,
+    };
+    statements.push(statement);
+  }
+  return { statements };
 }

@@ -17,7 +17,7 @@ import {
   StatementParseError,
   text,
   type ParseSteps,
-  type ParsedStatement,
+  type ParsedFile,
   type ParsedTransaction,
 } from './types.js';
 
@@ -138,7 +138,7 @@ function parseAmount(raw: string, sep: '.' | ',', where: string) {
   return decimal(s, where);
 }
 
-export function parseCsv(content: Buffer, mapping: CsvMapping): ParsedStatement {
+export function parseCsv(content: Buffer, mapping: CsvMapping): ParsedFile {
   return runParse(parseCsvSteps(content, mapping));
 }
 
@@ -216,12 +216,16 @@ export function* parseCsvSteps(content: Buffer, mapping: CsvMapping): ParseSteps
   if (!currency) throw new StatementParseError(`line ${header.line + 1}`, 'the file has no transactions and no fixed currency');
   const dates = transactions.map((t) => t.bookingDate!).sort();
   return {
-    account: { identifier: iban ?? account, iban, accountNumber: account, bankCode: null, currency, name: null },
-    statementNumber: null,
-    statementDate: dates[dates.length - 1] ?? null,
-    openingBalance: null,
-    closingBalance: null,
-    currency,
-    transactions,
+    statements: [
+      {
+        account: { identifier: iban ?? account, iban, accountNumber: account, bankCode: null, currency, name: null },
+        statementNumber: null,
+        statementDate: dates[dates.length - 1] ?? null,
+        openingBalance: null,
+        closingBalance: null,
+        currency,
+        transactions,
+      },
+    ],
   };
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { isoCurrencyCode } from '@rp/platform';
-import { decimal, fixed, looksLikeIban, PARSE_BATCH, runParse, StatementParseError, text, type ParseSteps, type ParsedStatement } from './types.js';
+import { decimal, fixed, looksLikeIban, PARSE_BATCH, runParse, singleStatement, StatementParseError, text, type ParseSteps, type ParsedFile, type ParsedStatement } from './types.js';
 
 const amount = z
   .union([z.string(), z.number()])
@@ -44,7 +44,7 @@ export function fromJsonStatement(s: JsonStatement): ParsedStatement {
   return runParse(fromJsonStatementSteps(s));
 }
 
-function* fromJsonStatementSteps(s: JsonStatement): ParseSteps {
+function* fromJsonStatementSteps(s: JsonStatement): Generator<number, ParsedStatement, void> {
   const account = s.account.replace(/\s+/g, '');
   const iban = looksLikeIban(account) ? account.toUpperCase() : null;
   return {
@@ -93,7 +93,7 @@ function parseError(issue: z.core.$ZodIssue, prefix: PropertyKey[] = []): Statem
 const jsonStatementHeadSchema = z.object({ ...jsonStatementShape, transactions: z.array(z.unknown()).max(100_000) });
 
 /** A JSON statement file: parse errors name the JSON path of the first problem. */
-export function parseJsonStatementFile(content: Buffer): ParsedStatement {
+export function parseJsonStatementFile(content: Buffer): ParsedFile {
   return runParse(parseJsonStatementFileSteps(content));
 }
 
@@ -112,5 +112,5 @@ export function* parseJsonStatementFileSteps(content: Buffer): ParseSteps {
     if (!r.success) throw parseError(r.error.issues[0], ['transactions', i]);
     return r.data;
   });
-  return yield* fromJsonStatementSteps({ ...head.data, transactions });
+  return yield* singleStatement(fromJsonStatementSteps({ ...head.data, transactions }));
 }

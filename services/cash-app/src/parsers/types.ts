@@ -1,6 +1,6 @@
 import { Money } from '@rp/platform';
 
-export const STATEMENT_FORMATS = ['camt053', 'bai2', 'mt940', 'csv', 'json'] as const;
+export const STATEMENT_FORMATS = ['camt053', 'camt054', 'bai2', 'mt940', 'csv', 'json'] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
 
 /** One bank line as read from a statement file; amounts are signed decimal strings (credit > 0). */
@@ -49,15 +49,45 @@ export interface ParsedStatement {
   openingBalance: string | null;
   closingBalance: string | null;
   currency: string;
+  /**
+   * The currency the file states the balances in, where the format states it apart from the account
+   * currency (CAMT `Bal/Amt@Ccy` beside `Acct/Ccy`, MT940 `:60F:` beside a currency in `:25:`). Null
+   * or absent: the balances are in `currency`. A value other than `account.currency` is a file that
+   * contradicts itself (checkStatements refuses it).
+   */
+  balanceCurrency?: string | null;
   transactions: ParsedTransaction[];
+  /**
+   * Where the statement starts in the file, for messages about the whole statement: `line 12`, or
+   * the element path (`Document/BkToCstmrStmt/Stmt[2]`). Absent: the statement's position is named.
+   */
+  source?: string;
+  /** What the parser noticed but could not decide (stored with the statement as warnings). */
+  warnings?: string[];
+}
+
+/**
+ * What one file holds: its statements in file order (a month of daily MT940 statements, a CAMT
+ * message with several `Stmt`, a BAI2 file with several accounts). Each becomes one statement record.
+ * A parser of a format with one statement per file returns one.
+ */
+export interface ParsedFile {
+  statements: ParsedStatement[];
+  /** The character encoding the file was read in (set by parseStatementSteps; see encoding.ts). */
+  encoding?: string;
 }
 
 /**
  * A parser written as a generator: it yields (the number of lines read so far) between batches of
  * lines, so an activity can heartbeat and let the event loop run while it parses a large file, and
- * the API can run the same code in one go (runParse).
+ * the API can run the same code in one go (runParse). It returns every statement of the file.
  */
-export type ParseSteps = Generator<number, ParsedStatement, void>;
+export type ParseSteps = Generator<number, ParsedFile, void>;
+
+/** A parser's steps for one statement (the JSON form), wrapped as a file of one. */
+export function* singleStatement(steps: Generator<number, ParsedStatement, void>): ParseSteps {
+  return { statements: [yield* steps] };
+}
 
 /** Lines (or KiB of XML) between two yields of a parser. */
 export const PARSE_BATCH = 500;

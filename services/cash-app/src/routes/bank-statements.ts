@@ -24,7 +24,10 @@ import {
   uploadStatement,
 } from '../domain/bank-statements.js';
 import {
+  charsetSupported,
+  checkStatements,
   csvMappingSchema,
+  DETECTED_CHARSETS,
   detectStatementFormat,
   fromJsonStatement,
   jsonStatementShape,
@@ -32,7 +35,7 @@ import {
   runParseAsync,
   StatementParseError,
   STATEMENT_FORMATS,
-  type ParsedStatement,
+  type ParsedFile,
   type StatementFormat,
 } from '../parsers/index.js';
 import { getStatement, listStatements, statementView, transition } from '../store/bank-statements.js';
@@ -100,7 +103,15 @@ export const bankStatementSchema = z.object({
   source: z.enum(['upload', 'connection']),
   format: z.enum(STATEMENT_FORMATS),
   file_name: z.string().nullable(),
-  file_sha256: z.string().nullable(),
+  file_sha256: z.string().nullable().describe('SHA-256 of the uploaded file (shared by every statement of a multi-statement file).'),
+  file_position: z.number().int().describe('Position of the statement in its file (1-based; files with several statements yield one statement each).'),
+  encoding: z
+    .string()
+    .nullable()
+    .describe('Character encoding the file was read in: the upload\'s `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field.'),
+  warnings: z
+    .array(z.string())
+    .describe('What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, or balances that could not be checked because of entries in another currency. Empty when none.'),
   bank_account_id: z.string().nullable(),
   account_identifier: z.string().nullable().describe('IBAN or account number of the bank account.'),
   currency: z.string().nullable(),
@@ -137,6 +148,19 @@ export const bankStatementDetailSchema = bankStatementSchema.extend({
   transactions_truncated: z.boolean().optional().describe(`With the inline transactions: whether the statement has more than ${INLINE_TRANSACTIONS_MAX} (then only the first ${INLINE_TRANSACTIONS_MAX} are inline).`),
 }).meta({ id: 'BankStatementDetail' });
 
+/** The upload's answer: the first statement of the file (as before), plus all of them. */
+export const bankStatementUploadSchema = bankStatementSchema
+  .extend({
+    statements: z
+      .array(bankStatementSchema)
+      .min(1)
+      .describe(
+        'Every statement the file held, in file order (the first is the statement this object describes). A file with one ' +
+          'statement answers exactly as before plus this one-element array; a month of daily MT940 statements answers one element per day.',
+      ),
+  })
+  .meta({ id: 'BankStatementUpload' });
+
 const uploadedFile = z.custom<UploadedFile>(
   (v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as UploadedFile).content),
   'must be an uploaded file (multipart field `file`)',
@@ -164,6 +188,14 @@ const uploadBody = z
       .optional()
       .describe('Format of `file` (multipart; detected from the file when omitted, see the operation); `json` (default) for the JSON form.'),
     mapping: jsonText(csvMappingSchema).optional().describe('CSV column mapping (multipart: a JSON text field). Required for `csv`.'),
+    charset: z
+      .string()
+      .trim()
+      .min(1)
+      .max(40)
+      .refine(charsetSupported, 'not a character encoding the service can read (e.g. UTF-8, windows-1250, windows-1252, cp852, iso-8859-2)')
+      .optional()
+      .describe('multipart only: the character encoding of `file`, overriding detection.'),
     ...optionalShape,
   })
   .superRefine((b, ctx) => {
@@ -174,6 +206,7 @@ const uploadBody = z
       }
       return;
     }
+    if (b.charset) ctx.addIssue({ code: 'custom', path: ['charset'], message: 'only with a file upload (multipart)' });
     if (b.format && b.format !== 'json') ctx.addIssue({ code: 'custom', path: ['file'], message: `required for format ${b.format} (send multipart/form-data)` });
     for (const k of ['account', 'currency', 'transactions'] as const) {
       if (b[k] === undefined) ctx.addIssue({ code: 'custom', path: [k], message: 'required (JSON form)' });
@@ -182,8 +215,12 @@ const uploadBody = z
 
 const multipartDoc = z.object({
   file: z.string().meta({ format: 'binary', contentMediaType: 'application/octet-stream' }).describe('The statement file.'),
-  format: z.enum(STATEMENT_FORMATS).optional().describe('Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).'),
+  format: z.enum(STATEMENT_FORMATS).optional().describe('Omitted: detected from the file (camt053, camt054, mt940, bai2, json; csv needs `mapping`).'),
   mapping: z.string().optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
+  charset: z
+    .string()
+    .optional()
+    .describe(`The file's character encoding (e.g. \`windows-1250\`, \`cp852\`), overriding detection. Omitted: detected (BOM, XML declaration, valid UTF-8, else the best of ${DETECTED_CHARSETS.join(', ')}).`),
 });
 
 /**
@@ -197,7 +234,7 @@ function detectedFormat(content: Buffer, hasMapping: boolean): StatementFormat {
   const msg =
     'csv' in d
       ? 'the file looks like CSV, which cannot be read without its column mapping: send `mapping` (format csv)'
-      : `the format could not be detected from the file (${d.unknown}): send \`format\` (camt053, bai2, mt940, csv, json)`;
+      : `the format could not be detected from the file (${d.unknown}): send \`format\` (camt053, camt054, bai2, mt940, csv, json)`;
   throw new ValidationError([{ loc: ['body', 'format'], msg, type: 'format_undetected' }], `Statement format not detected: ${msg}.`);
 }
 
@@ -213,16 +250,37 @@ export const bankStatementRoutes = [
     operationId: 'uploadBankStatement',
     summary: 'Upload a bank statement',
     description:
-      'Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `bai2`, `mt940`, `csv`, `json`) ' +
+      'Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `camt054` camt.054 debit/credit notification, `bai2`, `mt940`, `csv`, `json`) ' +
       'and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, ' +
       '`currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, ' +
       '`date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). ' +
-      `Files up to ${MAX_STATEMENT_BYTES} bytes; one account (one statement) per file.\n\n` +
+      `Files up to ${MAX_STATEMENT_BYTES} bytes. A file part without its own Content-Type header (as Python \`requests\` and many scripts send it) is read as the file.\n\n` +
+      'Several statements in one file (a month of daily MT940 statements, several `Stmt` of a camt.053, several accounts in ' +
+      'BAI2): each becomes its own statement (one record each, `file_position` 1, 2, …), all created together and answered ' +
+      'together: the answer is the first statement\'s fields (exactly as for a one-statement file) plus `statements`, every ' +
+      'statement of the file in order. Several accounts in one file are imported, each account\'s statements as their own ' +
+      'records. Each statement is processed by its own workflow `bank-statement-<id>`, so deleting one statement cancels only ' +
+      'its processing; the file is kept until its last statement is deleted.\n\n' +
+      'Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts ' +
+      'itself): where a statement gives both balances, opening balance + the sum of its entries must equal its closing ' +
+      'balance; balances in another currency than the account currency the file states are refused; for consecutive ' +
+      'statements of one account in the file each opening balance must equal the closing balance before it. What the file ' +
+      'cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency ' +
+      'than the statement\'s, balances not checkable because of entries in another currency.\n\n' +
+      'Character encoding: `charset` (multipart field, e.g. `windows-1250`, `windows-1252`, `cp852`, `iso-8859-2`, `UTF-8`) ' +
+      'overrides detection. Otherwise a byte order mark, then an XML `encoding` declaration, then valid UTF-8 (plain ASCII ' +
+      'included) decide; any other file is read in the single-byte code page (windows-1252, windows-1250, iso-8859-2, cp852) ' +
+      'under which its non-ASCII characters are letters, ties broken by a statistical detector (chardet). `encoding` in the ' +
+      'answer says which was used. An unknown `charset` is 422.\n\n' +
+      'MT940: bank header lines before a message (ING `0000 01INGBNL2AXXXX00001` / `940 00`, ABN AMRO `ABNANL2A` / `940` / ' +
+      '`ABNANL2A`, Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` and the SOH/ETX bytes around them are ' +
+      'accepted; control characters elsewhere are refused and named visibly (`U+0001`). An MT942 interim report is refused ' +
+      'as MT942.\n\n' +
       'Without `format` the format is detected from the file: camt.053 by its XML namespace ' +
-      '(`urn:iso:std:iso:20022:tech:xsd:camt.053.*`), BAI2 by its `01` file header record, MT940 by its field tags ' +
+      '(`urn:iso:std:iso:20022:tech:xsd:camt.053.*`; camt.054 by `camt.054.*`), BAI2 by its `01` file header record, MT940 by its field tags ' +
       '(`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file ' +
       'cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, ' +
-      '`format=csv` is then implied). A file none of these fit (another XML message such as camt.052/camt.054, an empty ' +
+      '`format=csv` is then implied). A camt.052 account report is refused as an intraday report, not a statement. A file none of these fit (another XML message, an empty ' +
       'or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.\n\n' +
       'The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
       'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored ' +
@@ -232,21 +290,30 @@ export const bankStatementRoutes = [
       'workflow cannot be started (Temporal unavailable: the start gives up after 5 s) nothing is stored (503 ' +
       '`service-unavailable` with `Retry-After`; upload the same file again). Processing rides out database and Temporal ' +
       'outages (activities retried for ACTIVITY_RETRY_WINDOW_MINUTES); `failed` then says what to do in words for users.\n\n' +
-      'Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing ' +
-      'statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its ' +
-      'processing is started instead and it is returned (200); if that statement `failed`, its processing is resumed (status ' +
-      'back to `uploaded`, error cleared, lines already stored kept and not stored twice) and it is returned (200). A different file that overlaps an earlier one is accepted and ' +
+      'Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming its existing ' +
+      'statements, and nothing is created; if one of them is still `uploaded` with no running workflow (stranded by an earlier failure), its ' +
+      'processing is started instead, and if one of them `failed`, its processing is resumed (status back to `uploaded`, error ' +
+      'cleared, lines already stored kept and not stored twice); the file\'s statements are then returned (200). After some statements of a file were ' +
+      'deleted the file still counts as imported (409); once all are deleted it can be uploaded again. A different file that overlaps an earlier one is accepted and ' +
       'stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.\n\n' +
+      'BAI2: `88` continuation records continue the previous record with its next field (summaries of an `03` record, ' +
+      'references and text of a `16` record); the text of a `16` record (to the end of the record, across its `88` lines) ' +
+      'is `remittance_information`, the customer reference `end_to_end_id`, the bank reference `bank_reference`; funds type ' +
+      '`V` gives the line\'s `value_date`, otherwise it is the group\'s as-of date. CAMT: without `RmtInf` the remittance ' +
+      'information is `AddtlTxInf` (or the entry\'s `AddtlNtryInf`); a date-time is the bank\'s local date: as written ' +
+      'when it has a non-zero offset or none, and a UTC one (`Z`) converted to the time zone of the account\'s country ' +
+      '(IBAN, else the servicing BIC; SEPA countries), else its UTC date. A camt.054 notification and the camt.053 ' +
+      'statement of the same day report the same bookings under different ids: import one of the two per account.\n\n' +
       `Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],
     multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc, json: jsonDoc },
     body: uploadBody,
-    response: bankStatementSchema,
+    response: bankStatementUploadSchema,
     errors: [409, 503],
     handler: async ({ body, identity, deps }) => {
       let format: StatementFormat;
       let content: Buffer;
-      let parsed: ParsedStatement;
+      let parsed: ParsedFile;
       let fileName: string | null = null;
       const options: Record<string, unknown> = {};
       try {
@@ -255,14 +322,24 @@ export const bankStatementRoutes = [
           format = body.format ?? detectedFormat(content, body.mapping !== undefined);
           fileName = body.file.filename;
           if (body.mapping) options.mapping = body.mapping;
+          if (body.charset) options.charset = body.charset;
           // In batches with a turn of the event loop between them: a large file does not stall the service.
           parsed = await runParseAsync(parseStatementSteps(format, content, options), () => nextTurn());
+          if (parsed.statements.length === 0) throw new StatementParseError('line 1', 'the file holds no statement');
         } else {
           format = 'json';
           const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, (body as Record<string, unknown>)[k]]));
           content = Buffer.from(JSON.stringify(doc));
-          parsed = fromJsonStatement(doc as Parameters<typeof fromJsonStatement>[0]);
+          parsed = { statements: [fromJsonStatement(doc as Parameters<typeof fromJsonStatement>[0])] };
+          try {
+            checkStatements(parsed);
+          } catch (err) {
+            // the JSON form has one statement: what its balances contradict is said at `closing_balance`
+            if (err instanceof StatementParseError) throw new StatementParseError('closing_balance', err.problem);
+            throw err;
+          }
         }
+        checkStatements(parsed);
       } catch (err) {
         if (err instanceof StatementParseError) {
           const loc = body.file ? ['body', 'file', err.where] : ['body', err.where];
@@ -271,8 +348,9 @@ export const bankStatementRoutes = [
         throw err;
       }
       refuseNul(body.file ? content! : null, parsed!, options);
-      const { statement } = await uploadStatement(deps, { organizationId: identity.org, uploadedBy: identity.sub, format: format!, fileName, content, options, parsed });
-      return statementView(statement);
+      const { statements } = await uploadStatement(deps, { organizationId: identity.org, uploadedBy: identity.sub, format: format!, fileName, content, options, parsed: parsed! });
+      const views = statements.map(statementView);
+      return { ...views[0], statements: views };
     },
   }),
   route({

@@ -16,6 +16,12 @@ export interface StatementRow {
   status: StatementStatus;
   file_name: string | null;
   file_sha256: string | null;
+  /** The statement's position in its file (1-based; migration 011). */
+  file_position: number;
+  /** Character encoding the file was read in (null: stored before migration 011, or the JSON form). */
+  encoding: string | null;
+  /** What the upload noticed but could not decide. */
+  warnings: string[];
   options: Record<string, unknown>;
   statement_number: string | null;
   statement_date: string | null;
@@ -115,6 +121,9 @@ export function statementView(row: StatementRow) {
     format: row.format,
     file_name: row.file_name,
     file_sha256: row.file_sha256,
+    file_position: row.file_position,
+    encoding: row.encoding,
+    warnings: row.warnings ?? [],
     bank_account_id: row.bank_account_id,
     account_identifier: row.account_identifier,
     currency: ccy,
@@ -176,7 +185,7 @@ function statements(db: Conn, organizationId: string) {
     .where('s.organization_id', organizationId)
     .select(
       's.id', 's.organization_id', 's.bank_account_id', 'a.account_identifier', 's.source', 's.format', 's.status', 's.file_name',
-      's.file_sha256', 's.options', 's.statement_number', 's.statement_date', 's.opening_balance', 's.closing_balance', 's.currency',
+      's.file_sha256', 's.file_position', 's.encoding', 's.warnings', 's.options', 's.statement_number', 's.statement_date', 's.opening_balance', 's.closing_balance', 's.currency',
       's.transaction_count', 's.totals', 's.error', 's.workflow_id', 's.uploaded_by', 's.approved_by', 's.approved_at', 's.created_at', 's.modified_at',
     );
 }
@@ -217,7 +226,11 @@ export interface NewStatement {
   status: StatementStatus;
   fileName: string | null;
   fileSha256: string | null;
-  content: Buffer | null;
+  /** The stored file (bank_statement_files) and the statement's position in it, for uploads. */
+  fileId: string | null;
+  filePosition: number;
+  encoding: string | null;
+  warnings: string[];
   options: Record<string, unknown>;
   statementNumber: string | null;
   statementDate: string | null;
@@ -228,23 +241,44 @@ export interface NewStatement {
   uploadedBy: string | null;
 }
 
-/** Inserts the statement; returns false when the same file (hash) is already imported. */
+/**
+ * Stores an uploaded file once (bytes and hash); returns false when the organization already has a
+ * file with this hash (a concurrent upload of the same file waits here for the other to commit).
+ */
+export async function insertStatementFile(db: Conn, f: { id: string; organizationId: string; sha256: string; content: Buffer; statementCount: number }): Promise<boolean> {
+  const res = await db.raw(
+    `INSERT INTO bank_statement_files (id, organization_id, file_sha256, content, statement_count) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (organization_id, file_sha256) DO NOTHING`,
+    [f.id, f.organizationId, f.sha256, f.content, f.statementCount],
+  );
+  return (res as { rowCount: number }).rowCount === 1;
+}
+
+/** Inserts the statement; returns false when the same statement of the same file (hash, position) is already imported. */
 export async function insertStatement(db: Conn, s: NewStatement): Promise<boolean> {
   const res = await db.raw(
-    `INSERT INTO bank_statements (id, organization_id, bank_account_id, source, format, status, file_name, file_sha256, content, options,
-       statement_number, statement_date, opening_balance, closing_balance, currency, workflow_id, uploaded_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (organization_id, file_sha256) WHERE file_sha256 IS NOT NULL DO NOTHING`,
+    `INSERT INTO bank_statements (id, organization_id, bank_account_id, source, format, status, file_name, file_sha256, file_id, file_position,
+       encoding, warnings, options, statement_number, statement_date, opening_balance, closing_balance, currency, workflow_id, uploaded_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (organization_id, file_sha256, file_position) WHERE file_sha256 IS NOT NULL DO NOTHING`,
     [
-      s.id, s.organizationId, s.bankAccountId, s.source, s.format, s.status, s.fileName, s.fileSha256, s.content, JSON.stringify(s.options),
+      s.id, s.organizationId, s.bankAccountId, s.source, s.format, s.status, s.fileName, s.fileSha256, s.fileId, s.filePosition,
+      s.encoding, JSON.stringify(s.warnings), JSON.stringify(s.options),
       s.statementNumber, s.statementDate, s.openingBalance, s.closingBalance, s.currency, s.workflowId, s.uploadedBy,
     ],
   );
   return (res as { rowCount: number }).rowCount === 1;
 }
 
-export async function statementByFileHash(db: Conn, organizationId: string, sha256: string): Promise<StatementRow | undefined> {
-  return (await statements(db, organizationId).andWhere('s.file_sha256', sha256).first()) as StatementRow | undefined;
+/** The statements imported from the file with this hash, in file order. */
+export async function statementsByFileHash(db: Conn, organizationId: string, sha256: string): Promise<StatementRow[]> {
+  return (await statements(db, organizationId).andWhere('s.file_sha256', sha256).orderBy([{ column: 's.file_position' }, { column: 's.id' }])) as StatementRow[];
+}
+
+/** The account's currency as stored (null for an account not seen before or without one). */
+export async function bankAccountCurrency(db: Conn, organizationId: string, bankAccountId: string): Promise<string | null> {
+  const row = (await db('bank_accounts').select('currency').where({ organization_id: organizationId, id: bankAccountId }).first()) as { currency: string | null } | undefined;
+  return row?.currency?.trim() || null;
 }
 
 export async function getStatement(db: Conn, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<StatementRow | undefined> {
@@ -252,8 +286,13 @@ export async function getStatement(db: Conn, organizationId: string, id: string,
   return (await statements(db, organizationId).andWhere('s.id', id).first()) as StatementRow | undefined;
 }
 
+/** The statement's file: from bank_statement_files, or the bytes stored on the statement before migration 011. */
 export async function getStatementContent(db: Conn, organizationId: string, id: string): Promise<{ content: Buffer | null } | undefined> {
-  return (await db('bank_statements').select('content').where({ organization_id: organizationId, id }).first()) as { content: Buffer | null } | undefined;
+  return (await db('bank_statements as s')
+    .leftJoin('bank_statement_files as f', 'f.id', 's.file_id')
+    .select(db.raw('coalesce(f.content, s.content) AS content'))
+    .where({ 's.organization_id': organizationId, 's.id': id })
+    .first()) as { content: Buffer | null } | undefined;
 }
 
 export interface StatementFilter {
@@ -446,6 +485,13 @@ export async function lockStatementForDelete(trx: Knex.Transaction, organization
 
 /** Removes the statement; its transactions, their payments and allocations go with it (ON DELETE CASCADE). */
 export async function deleteStatement(db: Conn, organizationId: string, id: string): Promise<boolean> {
-  const n = await db('bank_statements').where({ organization_id: organizationId, id }).delete();
-  return n === 1;
+  const [row] = (await db('bank_statements').where({ organization_id: organizationId, id }).delete().returning('file_id')) as { file_id: string | null }[];
+  // the file goes with its last statement (then the same file can be uploaded again)
+  if (row?.file_id) {
+    await db('bank_statement_files as f')
+      .where({ 'f.organization_id': organizationId, 'f.id': row.file_id })
+      .whereNotExists(db('bank_statements as s').select(db.raw('1')).whereRaw('s.file_id = f.id'))
+      .delete();
+  }
+  return row !== undefined;
 }
