@@ -247,6 +247,27 @@ describe('refused files name the real reason and store nothing', () => {
     expect(usd.body.warnings).toEqual(['the account WARN-ACCT-1 is kept in EUR; this statement is in USD']);
     expect((await waitForStatement(stack, org.token, usd.body.id)).warnings).toEqual(usd.body.warnings);
   });
+
+  it('warns (and imports) when an account\'s statement does not open with the closing balance of its previous one', async () => {
+    const stmt = (date: string, open: string, amount: string, close: string) => ({
+      account: 'WARN-SEQ-1',
+      currency: 'EUR',
+      statement_number: date,
+      statement_date: date,
+      opening_balance: open,
+      closing_balance: close,
+      transactions: [{ amount, booking_date: date, bank_reference: `SEQ-${date}` }],
+    });
+    const first = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: stmt('2026-11-01', '0.00', '10.00', '10.00') });
+    expect(first.body.warnings).toEqual([]);
+    const next = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: stmt('2026-11-02', '10.00', '5.00', '15.00') });
+    expect(next.body.warnings).toEqual([]);
+    const gap = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: stmt('2026-11-04', '20.00', '1.00', '21.00') });
+    expect(gap.status).toBe(200);
+    expect(gap.body.warnings).toEqual([
+      `the statement opens with 20.00, but the account's previous statement ${next.body.id} (number 2026-11-02) of 2026-11-02 closed with 15.00: a statement may be missing`,
+    ]);
+  });
 });
 
 describe('encodings', () => {

@@ -349,7 +349,7 @@ export interface paths {
          *
          *     Several statements in one file (a month of daily MT940 statements, several `Stmt` of a camt.053, several accounts in BAI2): each becomes its own statement (one record each, `file_position` 1, 2, …), all created together and answered together: the answer is the first statement's fields (exactly as for a one-statement file) plus `statements`, every statement of the file in order. Several accounts in one file are imported, each account's statements as their own records. Each statement is processed by its own workflow `bank-statement-<id>`, so deleting one statement cancels only its processing; the file is kept until its last statement is deleted.
          *
-         *     Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts itself): where a statement gives both balances, opening balance + the sum of its entries must equal its closing balance; balances in another currency than the account currency the file states are refused; for consecutive statements of one account in the file each opening balance must equal the closing balance before it. What the file cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency than the statement's, balances not checkable because of entries in another currency.
+         *     Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts itself): where a statement gives both balances, opening balance + the sum of its entries must equal its closing balance; balances in another currency than the account currency the file states are refused; for consecutive statements of one account in the file each opening balance must equal the closing balance before it. What the file cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency than the statement's, an opening balance that differs from the closing balance of the account's previous statement (the latest dated before it, uploaded earlier: a statement may be missing), balances not checkable because of entries in another currency.
          *
          *     Character encoding: `charset` (multipart field, e.g. `windows-1250`, `windows-1252`, `cp852`, `iso-8859-2`, `UTF-8`) overrides detection. Otherwise a byte order mark, then an XML `encoding` declaration, then valid UTF-8 (plain ASCII included) decide; any other file is read in the single-byte code page (windows-1252, windows-1250, iso-8859-2, cp852) under which its non-ASCII characters are letters, ties broken by a statistical detector (chardet). `encoding` in the answer says which was used. An unknown `charset` is 422.
          *
@@ -1256,7 +1256,7 @@ export interface components {
             /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
             transaction_count: number;
             uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, or balances that could not be checked because of entries in another currency. Empty when none. */
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
             warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
@@ -1316,7 +1316,7 @@ export interface components {
             /** @description With the inline transactions: whether the statement has more than 1000 (then only the first 1000 are inline). */
             transactions_truncated?: boolean;
             uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, or balances that could not be checked because of entries in another currency. Empty when none. */
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
             warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
@@ -1381,7 +1381,7 @@ export interface components {
             /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
             transaction_count: number;
             uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, or balances that could not be checked because of entries in another currency. Empty when none. */
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
             warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;

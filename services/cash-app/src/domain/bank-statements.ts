@@ -11,6 +11,7 @@ import {
   AppError,
   ConflictError,
   ForbiddenError,
+  Money,
   newId,
   NotFoundError,
   OUTAGE_RETRY_AFTER_SECONDS,
@@ -33,7 +34,9 @@ import {
   insertStatementFile,
   listTransactionsOffset,
   lockStatementForDelete,
+  money,
   paymentsOfTransactions,
+  previousStatementOfAccount,
   statementsByFileHash,
   statementView,
   transactionView,
@@ -239,13 +242,26 @@ async function retryFailed(deps: Pick<CashAppDeps, 'db' | 'temporal'>, row: Stat
 }
 
 /**
- * Warnings for a statement that only the stored state can raise: the bank account is known with
- * another currency than the statement's.
+ * Warnings for a statement that only the stored state can raise (the file itself cannot contradict
+ * them): the bank account is known with another currency than the statement's; the account's
+ * previous statement (the latest dated before this one) closed with another balance than this one
+ * opens with, so a statement may be missing.
  */
 async function accountWarnings(db: Parameters<typeof bankAccountCurrency>[0], org: string, bankAccountId: string, statement: ParsedStatement): Promise<string[]> {
+  const warnings: string[] = [];
   const known = await bankAccountCurrency(db, org, bankAccountId);
   const ccy = statement.account.currency ?? statement.currency;
-  return known && ccy && known !== ccy ? [`the account ${statement.account.identifier} is kept in ${known}; this statement is in ${ccy}`] : [];
+  if (known && ccy && known !== ccy) warnings.push(`the account ${statement.account.identifier} is kept in ${known}; this statement is in ${ccy}`);
+  if (statement.openingBalance != null && statement.statementDate) {
+    const prev = await previousStatementOfAccount(db, org, bankAccountId, statement.statementDate);
+    if (prev && !new Money(prev.closing_balance).eq(statement.openingBalance)) {
+      warnings.push(
+        `the statement opens with ${money(statement.openingBalance, ccy)}, but the account's previous statement ${prev.id}` +
+          `${prev.statement_number ? ` (number ${prev.statement_number})` : ''} of ${prev.statement_date} closed with ${money(prev.closing_balance, ccy)}: a statement may be missing`,
+      );
+    }
+  }
+  return warnings;
 }
 
 /**

@@ -15,6 +15,7 @@
  *
  * The text is handed to the parsers as UTF-8 bytes.
  */
+import { isUtf8 } from 'node:buffer';
 import { analyse } from 'chardet';
 import iconv from 'iconv-lite';
 
@@ -25,16 +26,6 @@ export function charsetSupported(name: string): boolean {
   return iconv.encodingExists(name);
 }
 
-const utf8Strict = new TextDecoder('utf-8', { fatal: true });
-
-function isUtf8(content: Buffer): boolean {
-  try {
-    utf8Strict.decode(content);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Lines (up to 256 KiB) that contain a byte ≥ 0x80: what tells the code pages apart. */
 function nonAsciiSample(content: Buffer): Buffer {

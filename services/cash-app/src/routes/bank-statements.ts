@@ -111,7 +111,7 @@ export const bankStatementSchema = z.object({
     .describe('Character encoding the file was read in: the upload\'s `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field.'),
   warnings: z
     .array(z.string())
-    .describe('What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, or balances that could not be checked because of entries in another currency. Empty when none.'),
+    .describe('What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement\'s closing balance, or balances that could not be checked because of entries in another currency. Empty when none.'),
   bank_account_id: z.string().nullable(),
   account_identifier: z.string().nullable().describe('IBAN or account number of the bank account.'),
   currency: z.string().nullable(),
@@ -266,7 +266,9 @@ export const bankStatementRoutes = [
       'balance; balances in another currency than the account currency the file states are refused; for consecutive ' +
       'statements of one account in the file each opening balance must equal the closing balance before it. What the file ' +
       'cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency ' +
-      'than the statement\'s, balances not checkable because of entries in another currency.\n\n' +
+      'than the statement\'s, an opening balance that differs from the closing balance of the account\'s previous statement ' +
+      '(the latest dated before it, uploaded earlier: a statement may be missing), balances not checkable because of entries ' +
+      'in another currency.\n\n' +
       'Character encoding: `charset` (multipart field, e.g. `windows-1250`, `windows-1252`, `cp852`, `iso-8859-2`, `UTF-8`) ' +
       'overrides detection. Otherwise a byte order mark, then an XML `encoding` declaration, then valid UTF-8 (plain ASCII ' +
       'included) decide; any other file is read in the single-byte code page (windows-1252, windows-1250, iso-8859-2, cp852) ' +

@@ -275,6 +275,22 @@ export async function statementsByFileHash(db: Conn, organizationId: string, sha
   return (await statements(db, organizationId).andWhere('s.file_sha256', sha256).orderBy([{ column: 's.file_position' }, { column: 's.id' }])) as StatementRow[];
 }
 
+/** The account's latest statement dated before `statementDate` that has a closing balance (for the sequence warning). */
+export async function previousStatementOfAccount(
+  db: Conn,
+  organizationId: string,
+  bankAccountId: string,
+  statementDate: string,
+): Promise<{ id: string; statement_number: string | null; statement_date: string; closing_balance: string } | undefined> {
+  return (await db('bank_statements')
+    .select('id', 'statement_number', db.raw(`to_char(statement_date, 'YYYY-MM-DD') AS statement_date`), 'closing_balance')
+    .where({ organization_id: organizationId, bank_account_id: bankAccountId })
+    .andWhere('statement_date', '<', statementDate)
+    .whereNotNull('closing_balance')
+    .orderBy([{ column: 'statement_date', order: 'desc' }, { column: 'created_at', order: 'desc' }])
+    .first()) as { id: string; statement_number: string | null; statement_date: string; closing_balance: string } | undefined;
+}
+
 /** The account's currency as stored (null for an account not seen before or without one). */
 export async function bankAccountCurrency(db: Conn, organizationId: string, bankAccountId: string): Promise<string | null> {
   const row = (await db('bank_accounts').select('currency').where({ organization_id: organizationId, id: bankAccountId }).first()) as { currency: string | null } | undefined;
