@@ -1,4 +1,5 @@
 import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { activityOptions, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const CNAM_REGISTRATION_TASK_QUEUE = TASK_QUEUES.admin;
@@ -8,7 +9,7 @@ export function cnamRegistrationWorkflowId(submissionId: string): string {
   return `cnam-registration-${submissionId}`;
 }
 
-export interface CnamRegistrationInput {
+export interface CnamRegistrationInput extends RetryWindowInput {
   organizationId: string;
   registrationId: string;
   submissionId: string;
@@ -43,10 +44,15 @@ export interface CnamRegistrationActivities {
   recordCnamDecision(input: CnamRegistrationInput & CnamRegistryAnswer): Promise<CnamRegistrationResult>;
 }
 
-const { submitCnamRegistration, recordCnamDecision } = proxyActivities<CnamRegistrationActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+/**
+ * The platform's retry policy (activity-options.ts): outages of our own infrastructure and a registry
+ * that cannot be reached are retried with backoff (up to 5 minutes apart) for the retry window.
+ */
+function activities(input: CnamRegistrationInput) {
+  return proxyActivities<CnamRegistrationActivities>(
+    activityOptions({ startToCloseTimeout: '1 minute', initialInterval: '2 seconds', maximumInterval: '5 minutes', retryWindowMinutes: input.retryWindowMinutes }),
+  );
+}
 
 /**
  * A registration's submission: the adapter hands it to the registry (the default adapter records it
@@ -58,6 +64,7 @@ export async function cnamRegistration(input: CnamRegistrationInput): Promise<Cn
   setHandler(cnamRegistryAnswerSignal, (a) => {
     answer ??= a;
   });
+  const { submitCnamRegistration, recordCnamDecision } = activities(input);
   const submitted = await submitCnamRegistration(input);
   if (submitted.status === 'superseded' || submitted.status === 'missing') return submitted;
   if (submitted.status === 'approved' || submitted.status === 'rejected') return submitted;

@@ -1,4 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { activityOptions, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const USER_INVITE_TASK_QUEUE = TASK_QUEUES.admin;
@@ -7,7 +8,7 @@ export function userInviteWorkflowId(inviteId: string): string {
   return `user-invite-${inviteId}`;
 }
 
-export interface UserInviteInput {
+export interface UserInviteInput extends RetryWindowInput {
   organizationId: string;
   inviteId: string;
   /** id of the API request that created the invite, for the activity's logs */
@@ -35,16 +36,33 @@ export interface UserInviteActivities {
   recordUserInviteSent(input: { organizationId: string; emailId: string; messageId: string }): Promise<void>;
 }
 
-const { prepareUserInvite, deliverUserInvite } = proxyActivities<UserInviteActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20 },
-});
+/**
+ * SMTP attempts of an invitation (the SMTP server's deliberate policy, as the welcome email's: first
+ * retry after 2 s, backoff up to 5 minutes). Enforced by the delivery activity on SMTP failures
+ * (capExternalFailure), so a database outage never uses them up.
+ */
+export const USER_INVITE_SMTP_ATTEMPTS = 20;
+/** Minutes the SMTP attempts' backoff may take (added to the retry window). */
+const SMTP_BUDGET_MINUTES = 90;
 
-const { recordUserInviteSent } = proxyActivities<UserInviteActivities>({
-  startToCloseTimeout: '30 seconds',
-  // unlimited attempts (the default): the email went out; only the record is missing
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+/** The platform's retry policy (activity-options.ts): outages retried for the window, business errors never. */
+function activities(input: UserInviteInput) {
+  const window = input.retryWindowMinutes;
+  return {
+    smtp: proxyActivities<UserInviteActivities>(
+      activityOptions({
+        startToCloseTimeout: '1 minute',
+        initialInterval: '2 seconds',
+        maximumInterval: '5 minutes',
+        retryWindowMinutes: window,
+        extraWindowMinutes: SMTP_BUDGET_MINUTES,
+        nonRetryableErrorTypes: ['EmailNotFound'],
+      }),
+    ),
+    // no attempt cap: the email went out; only the record is missing
+    db: proxyActivities<UserInviteActivities>(activityOptions({ startToCloseTimeout: '30 seconds', maximumInterval: '1 minute', retryWindowMinutes: window })),
+  };
+}
 
 /**
  * Emails an invitation once (workflow id `user-invite-<inviteId>`, admin task queue): the intent is
@@ -52,10 +70,11 @@ const { recordUserInviteSent } = proxyActivities<UserInviteActivities>({
  * whose failure retries only the recording, never the send (as the welcome email).
  */
 export async function userInvite(input: UserInviteInput): Promise<UserInviteResult> {
-  const prepared = await prepareUserInvite(input);
+  const { smtp, db } = activities(input);
+  const prepared = await smtp.prepareUserInvite(input);
   if (prepared.status !== 'ready') return prepared;
-  const delivered = await deliverUserInvite({ ...input, emailId: prepared.emailId });
+  const delivered = await smtp.deliverUserInvite({ ...input, emailId: prepared.emailId });
   if (delivered.status !== 'delivered') return delivered;
-  await recordUserInviteSent({ organizationId: input.organizationId, emailId: delivered.emailId, messageId: delivered.messageId });
+  await db.recordUserInviteSent({ organizationId: input.organizationId, emailId: delivered.emailId, messageId: delivered.messageId });
   return { status: 'sent', emailId: delivered.emailId, messageId: delivered.messageId };
 }

@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db, Mailer } from '@rp/platform';
+import { capExternalFailure, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
-import type { DeliverUserInviteResult, PrepareUserInviteResult, UserInviteActivities, UserInviteInput } from '@rp/workflows';
+import { USER_INVITE_SMTP_ATTEMPTS, type DeliverUserInviteResult, type PrepareUserInviteResult, type UserInviteActivities, type UserInviteInput } from '@rp/workflows';
 import { getOrganization, type OrganizationRow } from '../store/organizations.js';
 import { getInvite, inviteStatus, isInvitePending, type InviteRow } from '../store/invites.js';
 import { claimEmail, getEmail, markAttempt, markError, markSent } from '../store/emails.js';
@@ -78,7 +78,9 @@ export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActi
       } catch (err) {
         await markError(deps.db, email.id, (err as Error).message);
         log.warn({ email_id: email.id, err }, 'invitation email not sent; Temporal will retry');
-        throw err;
+        const e = err as Error & { responseCode?: number };
+        const failure = ApplicationFailure.create({ type: e.responseCode && e.responseCode >= 500 ? 'SmtpRejected' : 'SmtpUnavailable', message: e.message, cause: e });
+        throw capExternalFailure(failure, Context.current().info.attempt, USER_INVITE_SMTP_ATTEMPTS);
       }
       log.info({ email_id: email.id, invite_id: found.invite.id, message_id: messageId }, 'invitation email delivered to the SMTP server');
       return { status: 'delivered', emailId: email.id, messageId };

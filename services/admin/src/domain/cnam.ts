@@ -14,7 +14,7 @@
  * new submission (`submit: false` is 409), which takes it back to `submitted`.
  */
 import type { Client } from '@temporalio/client';
-import { ConflictError, isoTime, NotFoundError, type Db } from '@rp/platform';
+import { activityRetryWindowMinutes, ConflictError, isoTime, NotFoundError, withTemporalDeadline, type Db } from '@rp/platform';
 import {
   businessSearchAttributes,
   cnamRegistration,
@@ -83,12 +83,14 @@ export async function putCnamRegistration(deps: CnamDeps, actor: { org: string; 
     if (submit) {
       const submissionId = await insertCnamSubmission(trx, saved, fields as unknown as Record<string, unknown>, actor.sub);
       saved = { ...saved, current_submission_id: submissionId };
-      await deps.temporal.workflow.start(cnamRegistration, {
-        taskQueue: TASK_QUEUES.admin,
-        workflowId: cnamRegistrationWorkflowId(submissionId),
-        args: [{ organizationId: actor.org, registrationId: saved.id, submissionId }],
-        typedSearchAttributes: businessSearchAttributes(actor.org, saved.id),
-      });
+      await withTemporalDeadline(deps.temporal, () =>
+        deps.temporal.workflow.start(cnamRegistration, {
+          taskQueue: TASK_QUEUES.admin,
+          workflowId: cnamRegistrationWorkflowId(submissionId),
+          args: [{ organizationId: actor.org, registrationId: saved.id, submissionId, retryWindowMinutes: activityRetryWindowMinutes() }],
+          typedSearchAttributes: businessSearchAttributes(actor.org, saved.id),
+        }),
+      );
     }
     return saved;
   });

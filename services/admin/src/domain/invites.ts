@@ -1,12 +1,14 @@
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import {
+  activityRetryWindowMinutes,
   ConflictError,
   hashToken,
   NotFoundError,
   UnauthorizedError,
   type Db,
   type Identity,
+  withTemporalDeadline,
 } from '@rp/platform';
 import { businessSearchAttributes, TASK_QUEUES, userInvite, userInviteWorkflowId } from '@rp/workflows';
 import {
@@ -83,12 +85,14 @@ export async function createInvite(deps: InviteDeps, identity: Identity, input: 
       ttlSeconds: deps.ttlSeconds,
       invitedById: identity.sub,
     });
-    await deps.temporal.workflow.start(userInvite, {
-      taskQueue: TASK_QUEUES.admin,
-      workflowId: userInviteWorkflowId(id),
-      args: [{ organizationId: identity.org, inviteId: id, ...(requestId ? { requestId } : {}) }],
-      typedSearchAttributes: businessSearchAttributes(identity.org, id),
-    });
+    await withTemporalDeadline(deps.temporal, () =>
+      deps.temporal.workflow.start(userInvite, {
+        taskQueue: TASK_QUEUES.admin,
+        workflowId: userInviteWorkflowId(id),
+        args: [{ organizationId: identity.org, inviteId: id, retryWindowMinutes: activityRetryWindowMinutes(), ...(requestId ? { requestId } : {}) }],
+        typedSearchAttributes: businessSearchAttributes(identity.org, id),
+      }),
+    );
     return { invite, replaced };
   });
 }
