@@ -11,6 +11,9 @@ import { freePorts, portOpen } from '../../scripts/local/components.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** Thrown inside a `waitFor` probe: stop waiting at once (e.g. the launcher is gone). */
+export class Fatal extends Error {}
+
 /** Poll `fn` until it returns a truthy value; after `timeoutMs` throw `what` (a clear message). */
 export async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T | null | undefined | false>, everyMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -18,8 +21,8 @@ export async function waitFor<T>(what: string, timeoutMs: number, fn: () => Prom
     let v: T | null | undefined | false = null;
     try {
       v = await fn();
-    } catch {
-      // not yet
+    } catch (err) {
+      if (err instanceof Fatal) throw err; // otherwise: not yet
     }
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s: ${what}`);
@@ -165,8 +168,14 @@ export class Stack {
     this.launcher = child;
     this.exitNote = '';
     await waitFor(`the stack to be ready (gateway /readyz on port ${p.gateway}); ${path.join(this.varDir, 'launcher.log')}`, timeoutMs, async () => {
-      if (!this.running()) throw new Error(this.exitNote);
-      return (await this.readyz()) === 200;
+      if (!this.running()) throw new Fatal(this.exitNote);
+      if ((await this.readyz()) !== 200) return false;
+      for (const port of [p.integrations, p.cashApp, p.knowledge, p.admin]) {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(3000) });
+        await res.text();
+        if (res.status !== 200) return false;
+      }
+      return true;
     }, 500).catch((err) => {
       if (!this.running()) throw new Error(`the stack did not start: ${this.exitNote}`);
       throw err;
@@ -251,7 +260,7 @@ export class Stack {
       at,
       ready: async (timeoutMs) => {
         await waitFor(`${role} to come back after kill -9 (a new, ready process)`, timeoutMs, async () => {
-          if (!this.running()) throw new Error(this.exitNote);
+          if (!this.running()) throw new Fatal(this.exitNote);
           const now = this.pidOf(role);
           if (!now || now === pid) return false;
           if (port) {
