@@ -19,8 +19,7 @@ import { SERVICE_PORTS } from './local/ports.js';
 import { seedDemo } from './local/demo.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// LOCAL_VAR_DIR: another data directory (a second stack on this machine, the fault-injection suite).
-const varDir = process.env.LOCAL_VAR_DIR ? path.resolve(process.env.LOCAL_VAR_DIR) : path.join(root, 'var');
+const varDir = path.join(root, 'var');
 const logDir = path.join(varDir, 'logs');
 mkdirSync(logDir, { recursive: true });
 
