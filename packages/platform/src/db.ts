@@ -13,14 +13,25 @@ export interface DbOptions {
   schema?: string;
   poolMax?: number;
   applicationName?: string;
+  /**
+   * Longest wait for a pooled connection (ms, default 5000). Short on purpose: during a PostgreSQL
+   * outage a call fails fast (503 + Retry-After, or a retried activity) instead of hanging a minute.
+   */
+  acquireTimeoutMs?: number;
 }
 
 export function createDb(opts: DbOptions): Db {
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: opts.url, application_name: opts.applicationName ?? opts.schema ?? 'rp' },
+    connection: {
+      connectionString: opts.url,
+      application_name: opts.applicationName ?? opts.schema ?? 'rp',
+      // a server that does not answer (network partition) fails the connect instead of hanging it
+      connectionTimeoutMillis: opts.acquireTimeoutMs ?? 5000,
+    },
     searchPath: opts.schema ? [opts.schema, 'public'] : undefined,
     pool: { min: 0, max: opts.poolMax ?? 10 },
+    acquireConnectionTimeout: opts.acquireTimeoutMs ?? 5000,
   });
 }
 

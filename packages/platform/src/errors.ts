@@ -116,6 +116,19 @@ export class UpstreamError extends AppError {
   }
 }
 
+/**
+ * A dependency (PostgreSQL, Temporal) is unavailable for now: 503 `service-unavailable` with
+ * `Retry-After`, so a client waits a few seconds and retries instead of treating it as a defect.
+ */
+export class ServiceUnavailableError extends AppError {
+  constructor(
+    retryAfterSeconds: number,
+    detail = `A service this request depends on is temporarily unavailable; nothing was changed. Retry in ${retryAfterSeconds} s.`,
+  ) {
+    super({ status: 503, type: 'service-unavailable', title: 'Service unavailable', detail, headers: { 'Retry-After': String(retryAfterSeconds) } });
+  }
+}
+
 export class InternalError extends AppError {
   constructor() {
     super({

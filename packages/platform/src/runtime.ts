@@ -7,8 +7,9 @@ import { closeServer, listen } from './http/listen.js';
 import type { OpenApiInfo } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
 import { createLogger } from './logger.js';
-import { connectTemporal, type TemporalHandle } from './temporal.js';
+import { checkTemporal, connectTemporal, type TemporalHandle } from './temporal.js';
 import { ConfigError, type CommonConfig } from './config.js';
+import { classifyActivityErrors } from './failures.js';
 
 /** What each domain service contributes; the runtime wires it to Postgres, Temporal and HTTP. */
 export interface ServiceModule<C extends CommonConfig, D> {
@@ -72,7 +73,7 @@ export async function startServiceApi<C extends CommonConfig, D>(
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readiness: [
       { name: 'database', check: async () => void (await b.db.raw('select 1')) },
-      { name: 'temporal', check: async () => void (await b.temporal.connection.workflowService.getSystemInfo({})) },
+      { name: 'temporal', check: () => checkTemporal(b.temporal.connection) },
     ],
   });
   const { server, port } = await listen(app.app, opts.port, opts.host);
@@ -106,7 +107,8 @@ export async function startServiceWorker<C extends CommonConfig, D>(
   opts: { workflowsPath: string; workflowBundlePath?: string },
 ): Promise<RunningWorker> {
   const b = await base(mod as ServiceModule<C, unknown>, config, 'worker');
-  const activities = await mod.activities(b);
+  // Every activity's outage errors become retryable `TransientInfraError`s (./failures.ts).
+  const activities = classifyActivityErrors(await mod.activities(b));
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS, tls: config.TEMPORAL_TLS ? {} : undefined });
   const bundlePath = opts.workflowBundlePath ?? process.env.WORKFLOW_BUNDLE_PATH;
   const worker = await Worker.create({

@@ -13,10 +13,29 @@ export interface TemporalHandle {
   close: () => Promise<void>;
 }
 
+/**
+ * gRPC channel arguments of every client connection to Temporal. grpc-js waits 1 s before it
+ * reconnects a lost channel, ×1.6 per failed attempt up to 120 s: after a minute-long Temporal
+ * outage the next attempt could be almost two minutes away, and until then every call (and
+ * /readyz) failed although Temporal was back. 250 ms up to 2 s notices it within about 2 s.
+ */
+export const TEMPORAL_CHANNEL_ARGS = {
+  'grpc.initial_reconnect_backoff_ms': 250,
+  'grpc.max_reconnect_backoff_ms': 2000,
+} as const;
+
 export async function connectTemporal(opts: TemporalOptions): Promise<TemporalHandle> {
-  const connection = await Connection.connect({ address: opts.address, tls: opts.tls ? {} : undefined });
+  const connection = await Connection.connect({ address: opts.address, tls: opts.tls ? {} : undefined, channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
   const client = new Client({ connection, namespace: opts.namespace });
   return { client, connection, close: () => connection.close() };
+}
+
+/**
+ * Readiness probe: one GetSystemInfo call bounded by a gRPC deadline (the SDK's retry interceptor
+ * would otherwise keep retrying it in the background after the probe gave up).
+ */
+export async function checkTemporal(connection: Connection, timeoutMs = 1500): Promise<void> {
+  await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
 }
 
 /** Custom search attributes every workflow of the platform carries, so operators find them in the Web UI. */

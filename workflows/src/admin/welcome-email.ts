@@ -1,4 +1,5 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
+import { activityOptions, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const WELCOME_EMAIL_TASK_QUEUE = TASK_QUEUES.admin;
@@ -13,7 +14,7 @@ export function welcomeEmailWorkflowId(userId: string): string {
  */
 export const WELCOME_EMAIL_SEND_THEN_RECORD = 'welcome-email-send-then-record';
 
-export interface WelcomeEmailInput {
+export interface WelcomeEmailInput extends RetryWindowInput {
   organizationId: string;
   userId: string;
   /** id of the API request that created the user, for the activity's logs */
@@ -40,18 +41,31 @@ export interface WelcomeEmailActivities {
   recordWelcomeEmailSent(input: { organizationId: string; emailId: string; messageId: string }): Promise<void>;
 }
 
-const SMTP_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20 } as const;
+/**
+ * SMTP attempts of a welcome email (the SMTP server's deliberate policy: first retry after 2 s,
+ * backoff up to 5 minutes, about an hour and a half in all). Enforced by the delivery activity on
+ * SMTP failures (capExternalFailure), so a database outage never uses them up.
+ */
+export const WELCOME_EMAIL_SMTP_ATTEMPTS = 20;
+/** Minutes the SMTP attempts' backoff may take (added to the retry window). */
+const SMTP_BUDGET_MINUTES = 90;
 
-const { sendWelcomeEmail, prepareWelcomeEmail, deliverWelcomeEmail } = proxyActivities<WelcomeEmailActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: SMTP_RETRY,
-});
-
-const { recordWelcomeEmailSent } = proxyActivities<WelcomeEmailActivities>({
-  startToCloseTimeout: '30 seconds',
-  // unlimited attempts (the default): the email went out; only the record is missing
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+function activities(input: WelcomeEmailInput) {
+  const window = input.retryWindowMinutes;
+  return {
+    db: proxyActivities<WelcomeEmailActivities>(activityOptions({ startToCloseTimeout: '30 seconds', retryWindowMinutes: window })),
+    smtp: proxyActivities<WelcomeEmailActivities>(
+      activityOptions({
+        startToCloseTimeout: '1 minute',
+        initialInterval: '2 seconds',
+        maximumInterval: '5 minutes',
+        retryWindowMinutes: window,
+        extraWindowMinutes: SMTP_BUDGET_MINUTES,
+        nonRetryableErrorTypes: ['EmailNotFound'],
+      }),
+    ),
+  };
+}
 
 /**
  * Sends a new user their welcome email once; SMTP outages are retried with backoff. The intent is
@@ -59,11 +73,12 @@ const { recordWelcomeEmailSent } = proxyActivities<WelcomeEmailActivities>({
  * failure retries only the recording, never the send.
  */
 export async function welcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult> {
-  if (!patched(WELCOME_EMAIL_SEND_THEN_RECORD)) return await sendWelcomeEmail(input);
-  const prepared = await prepareWelcomeEmail(input);
+  const { db, smtp } = activities(input);
+  if (!patched(WELCOME_EMAIL_SEND_THEN_RECORD)) return await smtp.sendWelcomeEmail(input);
+  const prepared = await db.prepareWelcomeEmail(input);
   if (prepared.status !== 'ready') return prepared;
-  const delivered = await deliverWelcomeEmail({ ...input, emailId: prepared.emailId });
+  const delivered = await smtp.deliverWelcomeEmail({ ...input, emailId: prepared.emailId });
   if (delivered.status !== 'delivered') return delivered;
-  await recordWelcomeEmailSent({ organizationId: input.organizationId, emailId: delivered.emailId, messageId: delivered.messageId });
+  await db.recordWelcomeEmailSent({ organizationId: input.organizationId, emailId: delivered.emailId, messageId: delivered.messageId });
   return { status: 'sent', emailId: delivered.emailId, messageId: delivered.messageId };
 }

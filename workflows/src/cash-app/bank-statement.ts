@@ -1,11 +1,5 @@
-import {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { activityOptions, userFacingFailure, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 import type { MatchingActivities } from './matching.js';
 
@@ -15,7 +9,7 @@ export function bankStatementWorkflowId(statementId: string): string {
   return `bank-statement-${statementId}`;
 }
 
-export interface BankStatementInput {
+export interface BankStatementInput extends RetryWindowInput {
   organizationId: string;
   statementId: string;
 }
@@ -49,37 +43,27 @@ export interface BankStatementActivities {
   markStatementFailed(input: BankStatementInput & { error: string }): Promise<void>;
 }
 
-// Cancellation (a DELETE of the statement) must reach the activity and be acknowledged before the
-// workflow closes: the delete removes rows only after that, so nothing is written afterwards.
-const store = proxyActivities<BankStatementActivities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['StatementParseError'] },
-});
-
-const quick = proxyActivities<BankStatementActivities>({
-  startToCloseTimeout: '2 minutes',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
-
-// Matching a large statement against a large ledger takes minutes (100,000 lines against 200,000 open
-// invoices: see bench cash-app-large-statement); the heartbeat timeout, not this bound, detects a
-// stuck or lost worker.
-const matching = proxyActivities<MatchingActivities>({
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '20 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
-
-function reason(err: unknown): string {
-  let e: unknown = err;
-  while (e instanceof ActivityFailure && e.cause) e = e.cause;
-  if (e instanceof ApplicationFailure || e instanceof Error) return e.message;
-  return String(e);
+// Activity options (./activity-options.ts): outages are retried for the input's retry window,
+// business errors (a file that cannot be parsed) are not. Cancellation (a DELETE of the statement)
+// must reach the activity and be acknowledged before the workflow closes: the delete removes rows only
+// after that, so nothing is written afterwards.
+function activities(input: BankStatementInput) {
+  const common = { retryWindowMinutes: input.retryWindowMinutes, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+  return {
+    store: proxyActivities<BankStatementActivities>(
+      activityOptions({ ...common, startToCloseTimeout: '30 minutes', heartbeatTimeout: '10 seconds', nonRetryableErrorTypes: ['StatementParseError'] }),
+    ),
+    quick: proxyActivities<BankStatementActivities>(activityOptions({ ...common, startToCloseTimeout: '2 minutes' })),
+    // Matching a large statement against a large ledger takes minutes (100,000 lines against 200,000
+    // open invoices: see bench cash-app-large-statement); the heartbeat timeout, not this bound,
+    // detects a stuck or lost worker.
+    matching: proxyActivities<MatchingActivities>(activityOptions({ ...common, startToCloseTimeout: '2 hours', heartbeatTimeout: '20 seconds' })),
+  };
 }
+
+/** Stored on a statement whose processing failed for another reason than its file (an outage that outlasted the retry window, a defect). */
+export const STATEMENT_PROCESSING_FAILED =
+  'Processing stopped because a service of the platform was unavailable for too long. Upload the same file again to resume processing; the transactions already stored are kept.';
 
 /**
  * Processes an uploaded bank statement: store its transactions → classify deposits → propose
@@ -87,6 +71,7 @@ function reason(err: unknown): string {
  * with the error. Cancellation (statement deleted) is propagated: the workflow ends CANCELLED.
  */
 export async function bankStatement(input: BankStatementInput): Promise<BankStatementResult> {
+  const { store, quick, matching } = activities(input);
   try {
     const stored = await store.storeStatementTransactions(input);
     if (stored.missing) return { status: 'missing' };
@@ -96,7 +81,10 @@ export async function bankStatement(input: BankStatementInput): Promise<BankStat
     return { status: 'ready', total: stored.total, stored: stored.stored, payments: classified.payments, proposed: matched.proposed, unmatched: matched.unmatched };
   } catch (err) {
     if (isCancellation(err)) throw err;
-    const error = reason(err);
+    // Users read `error`: the file's problem as the parser words it, or a message they can act on;
+    // the technical failure stays in this workflow's history and the worker's log.
+    const error = userFacingFailure(err, STATEMENT_PROCESSING_FAILED);
+    if (error === STATEMENT_PROCESSING_FAILED) log.warn('bank statement processing failed', { statementId: input.statementId, failure: String(err), cause: String((err as { cause?: unknown }).cause) });
     await CancellationScope.nonCancellable(() => quick.markStatementFailed({ ...input, error }));
     return { status: 'failed', error };
   }

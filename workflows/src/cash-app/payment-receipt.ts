@@ -1,4 +1,5 @@
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, log, patched, proxyActivities } from '@temporalio/workflow';
+import { activityOptions, userFacingFailure, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const PAYMENT_RECEIPT_TASK_QUEUE = TASK_QUEUES.cashApp;
@@ -14,14 +15,18 @@ export function paymentReceiptWorkflowId(paymentId: string): string {
  */
 export const PAYMENT_RECEIPT_SEND_THEN_RECORD = 'payment-receipt-send-then-record';
 
-export interface PaymentReceiptInput {
+export interface PaymentReceiptInput extends RetryWindowInput {
   organizationId: string;
   /** the outreach record tracking this receipt (and the email's idempotency key) */
   outreachId: string;
   paymentId: string;
   /** id of the API request that asked for the receipt, for the activity's logs */
   requestId?: string;
-  /** SMTP retry policy, from the service configuration (recorded in the history, so replays agree) */
+  /**
+   * SMTP retry policy, from the service configuration (recorded in the history, so replays agree).
+   * The delivery activity enforces `maximumAttempts` on SMTP failures itself (capExternalFailure):
+   * database outages are retried for the retry window and never use these attempts up.
+   */
   retry: { maximumAttempts: number; initialIntervalSeconds: number };
 }
 
@@ -49,11 +54,19 @@ export interface PaymentReceiptActivities {
   markPaymentReceiptFailed(input: { organizationId: string; outreachId: string; error: string }): Promise<void>;
 }
 
-const { markPaymentReceiptFailed, preparePaymentReceipt, recordPaymentReceiptSent } = proxyActivities<PaymentReceiptActivities>({
-  startToCloseTimeout: '30 seconds',
-  // unlimited attempts (the default): a database hiccup must not leave the record pending
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
+/** Failure type of an SMTP server that could not be reached or answered a temporary error (its message is written for users). */
+export const SMTP_UNAVAILABLE = 'SmtpUnavailable';
+
+/** Stored on a receipt that failed for another reason than the email server (an outage that outlasted the retry window, a defect). */
+export const RECEIPT_FAILED =
+  'The receipt could not be sent because a service of the platform was unavailable for too long. Request the receipt again.';
+
+/** Minutes the SMTP policy's backoff may take over its attempts (added to the retry window). */
+function smtpBudgetMinutes(retry: PaymentReceiptInput['retry']): number {
+  let seconds = 0;
+  for (let k = 0; k < retry.maximumAttempts; k++) seconds += Math.min(retry.initialIntervalSeconds * 2 ** k, 300) + 60;
+  return Math.ceil(seconds / 60);
+}
 
 /**
  * Sends a payment's receipt email: SMTP outages are retried with backoff up to the configured
@@ -62,15 +75,20 @@ const { markPaymentReceiptFailed, preparePaymentReceipt, recordPaymentReceiptSen
  * failure retries only the recording, never the send.
  */
 export async function paymentReceipt(input: PaymentReceiptInput): Promise<PaymentReceiptResult> {
-  const { sendPaymentReceipt, deliverPaymentReceipt } = proxyActivities<PaymentReceiptActivities>({
-    startToCloseTimeout: '1 minute',
-    retry: {
+  const { markPaymentReceiptFailed, preparePaymentReceipt, recordPaymentReceiptSent } = proxyActivities<PaymentReceiptActivities>(
+    activityOptions({ startToCloseTimeout: '30 seconds', retryWindowMinutes: input.retryWindowMinutes }),
+  );
+  // The SMTP server's deliberate policy: the configured first interval, backoff up to 5 minutes.
+  const { sendPaymentReceipt, deliverPaymentReceipt } = proxyActivities<PaymentReceiptActivities>(
+    activityOptions({
+      startToCloseTimeout: '1 minute',
       initialInterval: `${input.retry.initialIntervalSeconds} seconds`,
-      backoffCoefficient: 2,
       maximumInterval: '5 minutes',
-      maximumAttempts: input.retry.maximumAttempts,
-    },
-  });
+      retryWindowMinutes: input.retryWindowMinutes,
+      extraWindowMinutes: smtpBudgetMinutes(input.retry),
+      nonRetryableErrorTypes: ['ReceiptFailed', 'SmtpRejected'],
+    }),
+  );
   const sendThenRecord = patched(PAYMENT_RECEIPT_SEND_THEN_RECORD);
   let delivered: DeliverPaymentReceiptResult;
   try {
@@ -80,8 +98,9 @@ export async function paymentReceipt(input: PaymentReceiptInput): Promise<Paymen
     delivered = await deliverPaymentReceipt(input);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    const cause = err.cause;
-    const error = cause instanceof ApplicationFailure || cause instanceof Error ? cause.message : err.message;
+    // Users read `error`: the email server's answer, or a message they can act on (never an outage's technical text)
+    const error = userFacingFailure(err, RECEIPT_FAILED, [SMTP_UNAVAILABLE]);
+    if (error === RECEIPT_FAILED) log.warn('payment receipt failed', { outreachId: input.outreachId, failure: String(err.cause ?? err) });
     await markPaymentReceiptFailed({ organizationId: input.organizationId, outreachId: input.outreachId, error });
     return { status: 'failed', error };
   }

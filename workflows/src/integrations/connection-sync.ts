@@ -1,4 +1,5 @@
-import { ActivityCancellationType, ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { activityOptions, userFacingFailure, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const CONNECTION_SYNC_TASK_QUEUE = TASK_QUEUES.integrations;
@@ -17,7 +18,7 @@ export function connectionSyncWorkflowId(connectionId: string, runId: string): s
   return `connection-sync-${connectionId}-${runId}`;
 }
 
-export interface ConnectionSyncInput {
+export interface ConnectionSyncInput extends RetryWindowInput {
   organizationId: string;
   connectionId: string;
   /** true for a sync requested through POST .../sync, false for the Schedule's runs */
@@ -76,31 +77,45 @@ export interface ConnectionSyncActivities {
   cancelSyncRuns(input: { organizationId: string; batchId: string }): Promise<void>;
 }
 
-const { prepareSyncRuns, failSyncRun, cancelSyncRuns } = proxyActivities<ConnectionSyncActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
-});
+/**
+ * Attempts of a model's sync that the provider failed (unreachable, 5xx, rate limited): its deliberate
+ * policy, enforced by the activity (capExternalFailure) so a database outage never uses them up.
+ */
+export const SYNC_PROVIDER_ATTEMPTS = 6;
 
-const { syncModel } = proxyActivities<ConnectionSyncActivities>({
-  // A model's sync can be long; liveness comes from the heartbeats, not from this bound.
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '10 seconds',
-  // A cancelled sync waits for the page activity to stop before its runs are marked cancelled.
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 6,
-    nonRetryableErrorTypes: ['AuthenticationRequired', 'NoAdapter', 'SyncRunNotFound', 'ProviderRequestRejected'],
-  },
-});
+/** Failure types whose messages are written for users (the provider's answer). */
+const PROVIDER_FAILURES = ['AuthenticationRequired', 'NoAdapter', 'SyncRunNotFound', 'SyncRunFinished', 'ProviderRequestRejected', 'ProviderMisconfigured', 'ProviderUnavailable', 'RateLimited'];
 
+/** Stored on a run that failed for another reason than the provider (an outage that outlasted the retry window, a defect). */
+export const SYNC_RUN_FAILED = 'The sync stopped because a service of the platform was unavailable for too long. Start the sync again; the pages already stored are kept.';
+
+function activities(input: ConnectionSyncInput) {
+  return {
+    quick: proxyActivities<ConnectionSyncActivities>(activityOptions({ startToCloseTimeout: '1 minute', retryWindowMinutes: input.retryWindowMinutes })),
+    sync: proxyActivities<ConnectionSyncActivities>(
+      activityOptions({
+        // A model's sync can be long; liveness comes from the heartbeats, not from this bound.
+        startToCloseTimeout: '2 hours',
+        heartbeatTimeout: '10 seconds',
+        // A cancelled sync waits for the page activity to stop before its runs are marked cancelled.
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        maximumInterval: '1 minute',
+        retryWindowMinutes: input.retryWindowMinutes,
+        nonRetryableErrorTypes: ['AuthenticationRequired', 'NoAdapter', 'SyncRunNotFound', 'ProviderRequestRejected'],
+      }),
+    ),
+  };
+}
+
+/** The run's stored error: the provider's answer as `<type>: <message>`, else SYNC_RUN_FAILED. */
 function failureMessage(err: unknown): string {
-  let cause: unknown = err;
-  if (err instanceof ActivityFailure && err.cause) cause = err.cause;
-  if (cause instanceof ApplicationFailure) return cause.type ? `${cause.type}: ${cause.message}` : cause.message;
-  return cause instanceof Error ? cause.message : String(cause);
+  const cause = (err as { cause?: { type?: string } }).cause;
+  const message = userFacingFailure(err, SYNC_RUN_FAILED, PROVIDER_FAILURES);
+  if (message === SYNC_RUN_FAILED) {
+    log.warn('sync run failed', { failure: String(cause ?? err) });
+    return message;
+  }
+  return cause?.type ? `${cause.type}: ${message}` : message;
 }
 
 /**
@@ -109,24 +124,25 @@ function failureMessage(err: unknown): string {
  * still runs; cancelling the workflow marks the unfinished runs `cancelled`.
  */
 export async function connectionSync(input: ConnectionSyncInput): Promise<ConnectionSyncResult> {
-  const prepared = await prepareSyncRuns(input);
+  const { quick, sync } = activities(input);
+  const prepared = await quick.prepareSyncRuns(input);
   if (prepared.status === 'skipped') return { batchId: null, skipped: prepared.reason, runs: [] };
   const result: ConnectionSyncResult = { batchId: prepared.batchId, runs: [] };
   try {
     for (const run of prepared.runs) {
       try {
-        const synced = await syncModel({ organizationId: input.organizationId, connectionId: input.connectionId, runId: run.runId, requestId: input.requestId });
+        const synced = await sync.syncModel({ organizationId: input.organizationId, connectionId: input.connectionId, runId: run.runId, requestId: input.requestId });
         result.runs.push({ runId: run.runId, modelName: run.modelName, status: 'completed', recordsSynced: synced.recordsSynced });
       } catch (err) {
         if (isCancellation(err)) throw err;
         const error = failureMessage(err);
-        await failSyncRun({ organizationId: input.organizationId, runId: run.runId, error });
+        await quick.failSyncRun({ organizationId: input.organizationId, runId: run.runId, error });
         result.runs.push({ runId: run.runId, modelName: run.modelName, status: 'failed', error });
       }
     }
   } catch (err) {
     if (isCancellation(err)) {
-      await CancellationScope.nonCancellable(() => cancelSyncRuns({ organizationId: input.organizationId, batchId: prepared.batchId }));
+      await CancellationScope.nonCancellable(() => quick.cancelSyncRuns({ organizationId: input.organizationId, batchId: prepared.batchId }));
     }
     throw err;
   }

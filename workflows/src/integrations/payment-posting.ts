@@ -1,4 +1,5 @@
-import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, condition, continueAsNew, defineSignal, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { activityOptions, userFacingFailure, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 
 /**
@@ -15,7 +16,7 @@ export function paymentPostingWorkflowId(paymentId: string): string {
 
 export type PostingOperation = 'post' | 'unpost';
 
-export interface PaymentPostingInput {
+export interface PaymentPostingInput extends RetryWindowInput {
   organizationId: string;
   paymentId: string;
   operation: PostingOperation;
@@ -111,42 +112,55 @@ export interface IntegrationsPostingActivities {
   unpostPayment(input: { organizationId: string; paymentId: string; requestId?: string }): Promise<PostingOutcome>;
 }
 
-const cashApp = proxyActivities<CashAppPostingActivities>({
-  taskQueue: TASK_QUEUES.cashApp,
-  startToCloseTimeout: '1 minute',
-  // unlimited attempts: a database hiccup must not lose an ERP result
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+/**
+ * ERP calls that the ERP failed (unreachable, 5xx, rate limited) are tried this many times, then the
+ * posting is marked failed (POST /v2/payments/{id}/post retries): the ERP's deliberate policy,
+ * enforced by the activity (capExternalFailure) so a database outage never uses the attempts up.
+ */
+export const POSTING_PROVIDER_ATTEMPTS = 8;
 
-const local = proxyActivities<IntegrationsPostingActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+/** Failure types whose messages are written for users (the ERP's answer). */
+const ERP_FAILURES = ['AuthenticationRequired', 'ProviderMisconfigured', 'PostingNotFound', 'ProviderUnavailable', 'RateLimited'];
 
-const erp = proxyActivities<IntegrationsPostingActivities>({
-  startToCloseTimeout: '2 minutes',
-  // The ERP call is idempotent (the posting id is its requestid): retrying after a lost answer or
-  // a failed result write returns the same ERP payment. Unreachable/5xx/429 are retried with
-  // backoff; after the last attempt the posting is marked failed (POST /v2/payments/{id}/post retries).
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '2 minutes',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: ['AuthenticationRequired', 'ProviderMisconfigured', 'PostingNotFound'],
-  },
-});
+/** Stored on a posting that failed for another reason than the ERP (an outage that outlasted the retry window, a defect). */
+export const POSTING_FAILED = 'Posting stopped because a service of the platform was unavailable for too long. Post the payment again.';
+
+function activities(input: PaymentPostingInput) {
+  const window = input.retryWindowMinutes;
+  return {
+    // a database hiccup must not lose an ERP result: outages are retried for the retry window
+    cashApp: proxyActivities<CashAppPostingActivities>(activityOptions({ taskQueue: TASK_QUEUES.cashApp, startToCloseTimeout: '1 minute', retryWindowMinutes: window })),
+    local: proxyActivities<IntegrationsPostingActivities>(activityOptions({ startToCloseTimeout: '1 minute', retryWindowMinutes: window })),
+    // The ERP call is idempotent (the posting id is its requestid): retrying after a lost answer or
+    // a failed result write returns the same ERP payment. Unreachable/5xx/429 are retried with
+    // backoff up to POSTING_PROVIDER_ATTEMPTS; then the posting is marked failed.
+    erp: proxyActivities<IntegrationsPostingActivities>(
+      activityOptions({
+        startToCloseTimeout: '2 minutes',
+        initialInterval: '2 seconds',
+        maximumInterval: '2 minutes',
+        retryWindowMinutes: window,
+        extraWindowMinutes: 30,
+        nonRetryableErrorTypes: ['AuthenticationRequired', 'ProviderMisconfigured', 'PostingNotFound'],
+      }),
+    ),
+  };
+}
 
 /** How long the workflow sleeps between reads of a queued posting when no signal arrives. */
 const QUEUE_POLL = '1 hour';
 /** A middleware may take days: after this many reads the workflow continues as new (same input, it finds its posting again). */
 const POLLS_PER_RUN = 48;
 
+/** The stored error: the ERP's answer as `<type>: <message>`, else POSTING_FAILED (the technical failure goes to the log). */
 function failureMessage(err: unknown): string {
-  let cause: unknown = err;
-  if (err instanceof ActivityFailure && err.cause) cause = err.cause;
-  if (cause instanceof ApplicationFailure) return cause.type ? `${cause.type}: ${cause.message}` : cause.message;
-  return cause instanceof Error ? cause.message : String(cause);
+  const cause = (err as { cause?: { type?: string } }).cause;
+  const message = userFacingFailure(err, POSTING_FAILED, ERP_FAILURES);
+  if (message === POSTING_FAILED) {
+    log.warn('payment posting failed', { failure: String(cause ?? err) });
+    return message;
+  }
+  return cause?.type ? `${cause.type}: ${message}` : message;
 }
 
 /**
@@ -159,6 +173,7 @@ function failureMessage(err: unknown): string {
  * two days of waiting the workflow continues as new, which finds the same posting again).
  */
 export async function paymentPosting(input: PaymentPostingInput): Promise<PaymentPostingResult> {
+  const { cashApp, local, erp } = activities(input);
   const reported = new Set<string>();
   setHandler(postingReportedSignal, ({ postingId }) => {
     reported.add(postingId);

@@ -2,7 +2,8 @@ import type Koa from 'koa';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import client from 'prom-client';
-import { AppError, InternalError, UnauthorizedError, errorBody, errorShapeForPath } from '../errors.js';
+import { AppError, InternalError, ServiceUnavailableError, UnauthorizedError, errorBody, errorShapeForPath } from '../errors.js';
+import { isTransientInfraError, OUTAGE_RETRY_AFTER_SECONDS } from '../failures.js';
 import { REQUEST_ID_HEADER } from '../identity.js';
 import { requestContext } from '../logger.js';
 
@@ -48,14 +49,26 @@ export function requestContextMiddleware(log: Logger, metrics: HttpMetrics, opts
   };
 }
 
-/** Turns every error into the spec's body (v1 or v2 by path); unknown errors become a bare 500. */
+/**
+ * Turns every error into the spec's body (v1 or v2 by path). An outage of a dependency (PostgreSQL
+ * unreachable or restarting, the pool out of connections, Temporal unavailable: see
+ * isTransientInfraError) is 503 `service-unavailable` with `Retry-After`; other unknown errors
+ * become a bare 500.
+ */
 export function errorMiddleware(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (caught) {
-      const err = caught instanceof AppError ? caught : new InternalError();
-      if (!(caught instanceof AppError)) log.error({ err: caught }, 'unhandled error');
+      let err: AppError;
+      if (caught instanceof AppError) err = caught;
+      else if (isTransientInfraError(caught)) {
+        log.warn({ err: caught }, 'dependency unavailable; answered 503');
+        err = new ServiceUnavailableError(OUTAGE_RETRY_AFTER_SECONDS);
+      } else {
+        log.error({ err: caught }, 'unhandled error');
+        err = new InternalError();
+      }
       ctx.status = err.status;
       for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
       ctx.body = errorBody(err, errorShapeForPath(ctx.path));

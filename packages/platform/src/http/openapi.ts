@@ -155,7 +155,7 @@ const STATUS_TEXT: Record<number, string> = {
   429: 'Rate limit exceeded; see Retry-After',
   500: 'Unexpected error',
   502: 'The owning service could not be reached',
-  503: 'A service this operation needs is unavailable',
+  503: 'A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After',
   504: 'The owning service did not answer in time',
 };
 
@@ -209,7 +209,11 @@ export const baseComponents: Record<string, JsonSchema> = {
 /** An error response of a /v1 (`v1`) or /v2 path, with the schema of its body. */
 export function errorResponse(status: number, v1: boolean): JsonSchema {
   const ref = v1 ? (status === 422 ? 'ValidationProblemV1' : 'ProblemV1') : 'ProblemV2';
-  return { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: `${SCHEMA_PREFIX}${ref}` } } } };
+  const response: JsonSchema = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: `${SCHEMA_PREFIX}${ref}` } } } };
+  if (status === 429 || status === 503) {
+    response.headers = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } };
+  }
+  return response;
 }
 
 export interface OpenApiInfo {
@@ -253,7 +257,8 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
     const responses: Record<string, unknown> = {
       [status]: schema ? { description: STATUS_TEXT[status] ?? 'Success', content: { 'application/json': { schema } } } : { description: STATUS_TEXT[status] ?? 'Success' },
     };
-    const errorStatuses = new Set<number>([401, 403, 429, 500, ...(r.errors ?? [])]);
+    // 503: every operation reads or writes PostgreSQL (and some start Temporal workflows); an outage is 503 + Retry-After
+    const errorStatuses = new Set<number>([401, 403, 429, 500, 503, ...(r.errors ?? [])]);
     if (r.params || r.query || r.body) errorStatuses.add(422);
     if (r.params) errorStatuses.add(404); // an id of no record (or of another organization's)
     if (r.body) {

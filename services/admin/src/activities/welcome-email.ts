@@ -1,8 +1,15 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db, Mailer } from '@rp/platform';
+import { capExternalFailure, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
-import type { DeliverWelcomeEmailResult, PrepareWelcomeEmailResult, WelcomeEmailActivities, WelcomeEmailInput, WelcomeEmailResult } from '@rp/workflows';
+import {
+  WELCOME_EMAIL_SMTP_ATTEMPTS,
+  type DeliverWelcomeEmailResult,
+  type PrepareWelcomeEmailResult,
+  type WelcomeEmailActivities,
+  type WelcomeEmailInput,
+  type WelcomeEmailResult,
+} from '@rp/workflows';
 import { getOrganization, type OrganizationRow } from '../store/organizations.js';
 import { getUser, type UserRow } from '../store/users.js';
 import { claimEmail, getEmail, markAttempt, markError, markSent, type OutboundEmailRow } from '../store/emails.js';
@@ -50,7 +57,11 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
     return claimEmail(deps.db, { organizationId: org.id, idempotencyKey: `welcome-${user.id}`, kind: 'welcome', to: user.email, subject: message.subject });
   }
 
-  /** The SMTP call; a failure is kept on the row and rethrown so Temporal retries it. */
+  /**
+   * The SMTP call; a failure is kept on the row and rethrown so Temporal retries it, as
+   * `SmtpUnavailable` (retryable) or `SmtpRejected` (a 5xx answer, final) once the SMTP attempts
+   * (WELCOME_EMAIL_SMTP_ATTEMPTS) are used up.
+   */
   async function smtp(email: OutboundEmailRow, user: UserRow, org: OrganizationRow, log: Logger): Promise<string> {
     const message = renderWelcomeEmail({ user, organization: org, publicBaseUrl: deps.publicBaseUrl });
     await markAttempt(deps.db, email.id);
@@ -60,7 +71,9 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
     } catch (err) {
       await markError(deps.db, email.id, (err as Error).message);
       log.warn({ email_id: email.id, err }, 'welcome email not sent; Temporal will retry');
-      throw err;
+      const e = err as Error & { responseCode?: number };
+      const failure = ApplicationFailure.create({ type: e.responseCode && e.responseCode >= 500 ? 'SmtpRejected' : 'SmtpUnavailable', message: e.message, cause: e });
+      throw capExternalFailure(failure, Context.current().info.attempt, WELCOME_EMAIL_SMTP_ATTEMPTS);
     }
   }
 

@@ -1,7 +1,15 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { getDocuments, getOrganizationProfile, getPartner, type Db, type Mailer } from '@rp/platform';
+import { capExternalFailure, getDocuments, getOrganizationProfile, getPartner, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
-import type { DeliverPaymentReceiptResult, PaymentReceiptActivities, PaymentReceiptInput, PreparePaymentReceiptResult, SendPaymentReceiptResult } from '@rp/workflows';
+import {
+  SMTP_UNAVAILABLE,
+  type DeliverPaymentReceiptResult,
+  type PaymentReceiptActivities,
+  type PaymentReceiptInput,
+  type PreparePaymentReceiptResult,
+  type SendPaymentReceiptResult,
+} from '@rp/workflows';
 import { renderPaymentReceipt } from '../domain/receipts.js';
 import {
   getOutreach,
@@ -110,17 +118,33 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
     });
   }
 
-  /** The SMTP call; a failure is kept on the record (still pending) and rethrown, a permanent rejection (5xx) is not retried. */
+  /**
+   * The SMTP call; a failure is kept on the record (still pending, in words for users) and rethrown:
+   * a permanent rejection (5xx) as non-retryable `SmtpRejected` with the server's answer, anything
+   * else as `SmtpUnavailable` (retried up to the configured attempts; its technical cause, such as
+   * the server's address, goes to the log only).
+   */
   async function smtp(record: OutreachRow, to: string, message: { subject: string; text: string; html: string }, log: Logger): Promise<string> {
     try {
       const sent = await deps.mailer.send({ from: deps.from, to, subject: message.subject, text: message.text, html: message.html, messageId: messageIdOf(record) });
       return sent.messageId;
     } catch (err) {
       const e = err as Error & { responseCode?: number };
-      await markAttemptError(deps.db, record.id, e.message);
       log.warn({ err }, 'payment receipt not sent');
-      if (e.responseCode && e.responseCode >= 500 && e.responseCode < 600) throw ApplicationFailure.nonRetryable(e.message, 'SmtpRejected');
-      throw err;
+      const rejected = e.responseCode !== undefined && e.responseCode >= 500 && e.responseCode < 600;
+      const userMessage = rejected ? e.message : `The email server could not be reached or did not accept the message${e.responseCode ? ` (SMTP ${e.responseCode})` : ''}.`;
+      await markAttemptError(deps.db, record.id, userMessage);
+      if (rejected) throw ApplicationFailure.nonRetryable(e.message, 'SmtpRejected');
+      throw ApplicationFailure.create({ type: SMTP_UNAVAILABLE, message: userMessage, cause: e });
+    }
+  }
+
+  /** The configured SMTP attempts, counted by Temporal's attempt number (see capExternalFailure). */
+  async function smtpCapped<T>(input: PaymentReceiptInput, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw capExternalFailure(err, Context.current().info.attempt, input.retry.maximumAttempts);
     }
   }
 
@@ -135,7 +159,7 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       return { status: 'ready' };
     },
 
-    async deliverPaymentReceipt(input): Promise<DeliverPaymentReceiptResult> {
+    deliverPaymentReceipt: (input) => smtpCapped(input, async (): Promise<DeliverPaymentReceiptResult> => {
       const log = logFor(input, 'deliverPaymentReceipt');
       const target = await receiptTarget(input, log);
       if (!('record' in target)) return target;
@@ -147,14 +171,14 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       // Nothing is written here: recordPaymentReceiptSent does that, so a failed write cannot send again.
       log.info({ payment_id: input.paymentId, message_id: messageId }, 'payment receipt delivered to the SMTP server');
       return { status: 'delivered', messageId };
-    },
+    }),
 
     async recordPaymentReceiptSent(input): Promise<void> {
       await markSent(deps.db, input.outreachId, input.messageId);
       deps.log.info({ organization_id: input.organizationId, outreach_id: input.outreachId }, 'payment receipt recorded as sent');
     },
 
-    async sendPaymentReceipt(input: PaymentReceiptInput): Promise<SendPaymentReceiptResult> {
+    sendPaymentReceipt: (input: PaymentReceiptInput) => smtpCapped(input, async (): Promise<SendPaymentReceiptResult> => {
       const log = logFor(input, 'sendPaymentReceipt');
       const target = await receiptTarget(input, log);
       if (!('record' in target)) return target;
@@ -166,7 +190,7 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       await recordSentBestEffort(() => markSent(deps.db, record.id, messageId), log);
       log.info({ payment_id: input.paymentId }, 'payment receipt sent');
       return { status: 'sent', emailId: messageId };
-    },
+    }),
 
     async markPaymentReceiptFailed(input): Promise<void> {
       await markFailed(deps.db, input.organizationId, input.outreachId, input.error);

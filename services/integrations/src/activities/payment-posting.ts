@@ -1,7 +1,8 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { Money, type Db } from '@rp/platform';
+import { capExternalFailure, Money, type Db } from '@rp/platform';
 import type { Logger } from 'pino';
-import type { IntegrationsPostingActivities, PaymentForPosting, PostingOutcome, PreparedPosting } from '@rp/workflows';
+import { POSTING_PROVIDER_ATTEMPTS, type IntegrationsPostingActivities, type PaymentForPosting, type PostingOutcome, type PreparedPosting } from '@rp/workflows';
 import { ProviderApiError, type ProviderAccess } from '../adapters/adapter.js';
 import { createQboPayment, deleteQboPayment } from '../adapters/quickbooks-online-payments.js';
 import type { IntegrationsConfig } from '../config.js';
@@ -131,7 +132,8 @@ export function createPaymentPostingActivities(deps: PaymentPostingDeps): Integr
           deps.log.warn({ organization_id: organizationId, posting_id: row.id, err: err.message }, 'payment posting refused by the ERP');
           return outcomeOf(failed ?? (await getPosting(db, organizationId, row.id))!)!;
         }
-        throw toFailure(err);
+        // the ERP's deliberate attempt cap; outages of our database never count against it alone
+        throw capExternalFailure(toFailure(err), Context.current().info.attempt, POSTING_PROVIDER_ATTEMPTS);
       }
       const posted = await markPosted(db, organizationId, row.id, { erpPaymentId: created.Id, erpDocumentNumber: created.PaymentRefNum ?? null, erpSyncToken: created.SyncToken });
       deps.log.info({ organization_id: organizationId, posting_id: row.id, erp_payment_id: created.Id }, 'payment posted to the ERP');
@@ -168,7 +170,8 @@ export function createPaymentPostingActivities(deps: PaymentPostingDeps): Integr
           await revertUnposting(db, organizationId, live.id, err.message);
           return { status: 'unpost_failed', postingId: live.id, error: err.message };
         }
-        throw toFailure(err);
+        // the ERP's deliberate attempt cap; outages of our database never count against it alone
+        throw capExternalFailure(toFailure(err), Context.current().info.attempt, POSTING_PROVIDER_ATTEMPTS);
       }
       await markUnposted(db, organizationId, live.id);
       deps.log.info({ organization_id: organizationId, posting_id: live.id, erp_payment_id: live.erp_payment_id }, 'payment removed from the ERP');

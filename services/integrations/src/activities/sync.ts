@@ -1,15 +1,16 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db, TemporalHandle } from '@rp/platform';
+import { capExternalFailure, type Db, type TemporalHandle } from '@rp/platform';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type {
-  ConnectionSyncActivities,
-  ConnectionSyncInput,
-  PrepareSyncRunsResult,
-  SyncHeartbeat,
-  SyncModelInput,
-  SyncModelResult,
+import {
+  SYNC_PROVIDER_ATTEMPTS,
+  type ConnectionSyncActivities,
+  type ConnectionSyncInput,
+  type PrepareSyncRunsResult,
+  type SyncHeartbeat,
+  type SyncModelInput,
+  type SyncModelResult,
 } from '@rp/workflows';
 import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAccess, type PullAdapter } from '../adapters/index.js';
 import { closeDocumentsNotSeenSince, databaseNow, markRemoteDocumentsDeleted, upsertPartners, upsertRemoteDocuments } from '../store/ledger.js';
@@ -199,7 +200,8 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
           await deps.reportAuthenticationRequired(input.organizationId, input.connectionId, failure.message).catch((e) => log.warn({ err: e }, 'could not record the connection health'));
         }
         log.warn({ err }, 'sync run page failed');
-        throw failure;
+        // The provider's deliberate attempt cap; outages of our database never count against it alone.
+        throw capExternalFailure(failure, attempt, SYNC_PROVIDER_ATTEMPTS);
       } finally {
         clearInterval(timer);
       }

@@ -1,0 +1,153 @@
+import { ApplicationFailure, TemporalFailure } from '@temporalio/client';
+
+/**
+ * Which failures are transient infrastructure failures — the database, Temporal or the network
+ * briefly unavailable — as opposed to business errors or defects. One classification for the whole
+ * platform: the HTTP error middleware answers them 503 `service-unavailable` with `Retry-After`, and
+ * activities let them be retried (within the workflow's retry window) instead of failing business work.
+ */
+
+/** Node socket errors of a connection that was refused, reset, timed out or could not be routed (for now). */
+const TRANSIENT_SYSCALL_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'ESOCKETTIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+/**
+ * PostgreSQL SQLSTATEs that clear up on their own: connection exceptions (class 08), server shutting
+ * down or starting (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now), too many
+ * connections (53300), serialization failure (40001) and deadlock (40P01).
+ */
+const TRANSIENT_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '40001', '40P01']);
+
+/** gRPC status codes of a Temporal call that did not reach a healthy frontend: UNAVAILABLE (14), DEADLINE_EXCEEDED (4). */
+const TRANSIENT_GRPC_CODES = new Set([14, 4]);
+
+/** Messages of the pg driver and knex pool when the server went away or no connection could be had. */
+const TRANSIENT_MESSAGES = [
+  /Connection terminated/i,
+  /Client has encountered a connection error and is not queryable/i,
+  /timeout exceeded when trying to connect/i,
+  /Timeout acquiring a connection/i,
+  /the database system is (starting up|shutting down|in recovery mode)/i,
+  /terminating connection due to administrator command/i,
+  /Failed to connect before the deadline/i,
+];
+
+const TRANSIENT_NAMES = new Set(['KnexTimeoutError', 'TransportError']);
+
+interface ErrorLike {
+  name?: unknown;
+  message?: unknown;
+  code?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+function isTransientOne(e: ErrorLike): boolean {
+  const code = e.code;
+  if (typeof code === 'string') {
+    if (TRANSIENT_SYSCALL_CODES.has(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code) && (code.startsWith('08') || TRANSIENT_SQLSTATES.has(code))) return true;
+  }
+  if (typeof code === 'number' && TRANSIENT_GRPC_CODES.has(code) && 'details' in e) return true;
+  if (typeof e.name === 'string' && TRANSIENT_NAMES.has(e.name)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  // Temporal's client wraps gRPC errors: "14 UNAVAILABLE: …", "4 DEADLINE_EXCEEDED: …"
+  if (/^(14 UNAVAILABLE|4 DEADLINE_EXCEEDED)\b/.test(message)) return true;
+  return TRANSIENT_MESSAGES.some((re) => re.test(message));
+}
+
+/**
+ * True when `err` — or anything it wraps (`cause`, AggregateError `errors`) — says a dependency is
+ * unavailable for now: connection refused/reset/timed out, PostgreSQL restarting (57P01, 57P03,
+ * class 08), a serialization failure or deadlock (40001, 40P01), the knex pool timing out, or a
+ * Temporal call answered UNAVAILABLE / DEADLINE_EXCEEDED. Business errors and defects are false.
+ */
+export function isTransientInfraError(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length) {
+    const e = queue.shift();
+    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const like = e as ErrorLike;
+    if (isTransientOne(like)) return true;
+    if (like.cause) queue.push(like.cause);
+    if (Array.isArray(like.errors)) queue.push(...like.errors);
+  }
+  return false;
+}
+
+/** Seconds a client is told to wait (`Retry-After`) before retrying a call that met an outage. */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Failure type of an activity error that is an infrastructure outage (see `classifyActivityErrors`).
+ * Retried by every workflow within its retry window (workflows/src/activity-options.ts); its message
+ * is technical and is never stored for users.
+ */
+export const TRANSIENT_INFRA_FAILURE = 'TransientInfraError';
+
+/**
+ * How an activity's error reaches Temporal. Failures the activity chose (ApplicationFailure: a
+ * business error thrown non-retryable, or an external system's failure of a named type) and
+ * cancellations pass as they are; a transient infrastructure error becomes a retryable
+ * `TransientInfraError` (its technical message stays in the Temporal failure and the logs); anything
+ * else (a defect) is rethrown and retried under the workflow's policy like any retryable error.
+ */
+export function toActivityFailure(err: unknown): unknown {
+  if (err instanceof TemporalFailure) return err;
+  if (isTransientInfraError(err)) {
+    const message = err instanceof Error ? err.message : String(err);
+    return ApplicationFailure.create({ type: TRANSIENT_INFRA_FAILURE, message, nonRetryable: false, cause: err instanceof Error ? err : undefined });
+  }
+  return err;
+}
+
+/**
+ * Wraps every activity of a worker so its errors go through `toActivityFailure`: the one place that
+ * makes infrastructure outages retryable as `TransientInfraError`, for every present and future
+ * activity (startServiceWorker applies it).
+ */
+export function classifyActivityErrors<T extends object>(activities: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(activities)) {
+    if (typeof value !== 'function') {
+      wrapped[name] = value;
+      continue;
+    }
+    const fn = value as (...args: unknown[]) => Promise<unknown>;
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        throw toActivityFailure(err);
+      }
+    };
+  }
+  return wrapped as T;
+}
+
+/**
+ * An external system's deliberate attempt cap (an SMTP server, an ERP) enforced by the activity, not
+ * by the retry policy: the policy retries without an attempt cap so a database outage can never use
+ * the attempts up. A retryable ApplicationFailure of the external system on attempt `attempt` ≥
+ * `maxAttempts` is returned non-retryable (same type and message); infrastructure failures and
+ * anything else are returned unchanged. Attempts that an outage of our own infrastructure failed
+ * still count toward the cap, but never end the activity by themselves.
+ */
+export function capExternalFailure(err: unknown, attempt: number, maxAttempts: number): unknown {
+  if (!(err instanceof ApplicationFailure) || err.nonRetryable || err.type === TRANSIENT_INFRA_FAILURE || attempt < maxAttempts) return err;
+  return ApplicationFailure.create({ type: err.type ?? 'ExternalFailure', message: err.message, nonRetryable: true, details: err.details as unknown[] | undefined, cause: err.cause });
+}
