@@ -111,7 +111,7 @@ export class Stack {
     readonly root: string,
     readonly varDir: string,
     readonly ports: StackPorts,
-    private readonly extraEnv: Record<string, string>,
+    public extraEnv: Record<string, string>,
     private readonly log: (m: string) => void,
   ) {}
 
@@ -128,6 +128,11 @@ export class Stack {
   }
   get logDir() {
     return path.join(this.varDir, 'logs');
+  }
+
+  /** The launcher writes var/supervisor.json when it supervises (restarts) its processes and components. */
+  supervised(): boolean {
+    return existsSync(path.join(this.varDir, 'supervisor.json'));
   }
 
   running(): boolean {
@@ -196,6 +201,7 @@ export class Stack {
 
   /** Ctrl-C to the launcher (a clean stop), then SIGKILL to whatever of its process group is left, and what the suite started itself. */
   async stop(): Promise<void> {
+    this.thaw();
     const child = this.launcher;
     if (child) {
       const tree = descendants(child.pid!);
@@ -302,41 +308,77 @@ export class Stack {
   }
 
   /**
-   * Stop a dependency for `outageMs` and bring it back: a clean stop (PostgreSQL: SIGINT to the
-   * postmaster = pg_ctl stop -m fast; Temporal: SIGTERM), then the same command line again after the
-   * outage — unless the launcher's supervisor restarted it by itself meanwhile (then that is the
-   * recovery, and the outage was shorter). Returns when the port answers again.
+   * Take a dependency away for up to `outageMs`, run `during` meanwhile, and return once it answers again.
+   * - `stop`: a clean stop (PostgreSQL: SIGINT to the postmaster = pg_ctl stop -m fast; Temporal:
+   *   SIGTERM). The launcher's supervisor starts it again (same port and data) after its restart
+   *   backoff, which the suite sets to the outage (SUPERVISE_BACKOFF_INITIAL_MS); an unsupervised
+   *   launcher does not, so the suite starts the same command line itself after `outageMs`.
+   * - `freeze`: SIGSTOP of every process of the component for `outageMs`, then SIGCONT: unreachable
+   *   for the whole outage whatever supervises it (a supervisor restarts a stopped process at once).
    */
-  async outage(what: 'postgres' | 'temporal', outageMs: number, during: () => Promise<void>): Promise<{ stoppedAt: number; backAt: number; restartedBy: 'launcher' | 'chaos suite'; downMs: number }> {
+  async outage(
+    what: 'postgres' | 'temporal',
+    mode: 'stop' | 'freeze',
+    outageMs: number,
+    during: () => Promise<void>,
+  ): Promise<{ stoppedAt: number; backAt: number; restartedBy: string; downMs: number }> {
     const proc = what === 'postgres' ? this.postmaster() : this.temporalServer();
     if (!proc) throw new Error(`no ${what} process found in the launcher's tree`);
     const port = what === 'postgres' ? this.ports.pg : this.ports.temporal;
-    process.kill(proc.pid, what === 'postgres' ? 'SIGINT' : 'SIGTERM');
-    const stoppedAt = Date.now();
-    this.log(`  stopped ${what} (pid ${proc.pid})`);
-    await waitFor(`${what} (pid ${proc.pid}) to stop`, 30_000, async () => !alive(proc.pid) && !(await portOpen(port)));
-    let restartedBy: 'launcher' | 'chaos suite' = 'launcher';
+    let restartedBy = 'launcher';
     let backAt = 0;
-    const duringDone = during();
-    const until = stoppedAt + outageMs;
-    while (Date.now() < until) {
-      if (await portOpen(port)) {
-        backAt = Date.now();
-        break;
+    let stoppedAt: number;
+    let duringDone: Promise<void>;
+    if (mode === 'freeze') {
+      const frozen = [proc.pid, ...descendants(proc.pid).map((p) => p.pid)];
+      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+      this.frozen = frozen;
+      stoppedAt = Date.now();
+      this.log(`  froze ${what} (SIGSTOP of ${frozen.length} processes)`);
+      duringDone = during();
+      await sleep(outageMs);
+      this.thaw();
+      backAt = Date.now();
+      restartedBy = 'SIGCONT';
+    } else {
+      process.kill(proc.pid, what === 'postgres' ? 'SIGINT' : 'SIGTERM');
+      stoppedAt = Date.now();
+      this.log(`  stopped ${what} (pid ${proc.pid})`);
+      await waitFor(`${what} (pid ${proc.pid}) to stop`, 30_000, async () => !alive(proc.pid));
+      duringDone = during();
+      // a supervising launcher restarts it after its backoff (the suite sets it to the outage); give it a minute more
+      const until = stoppedAt + outageMs + (this.supervised() ? 60_000 : 0);
+      while (Date.now() < until) {
+        const now = what === 'postgres' ? this.postmaster() : this.temporalServer();
+        if (now && now.pid !== proc.pid && (await portOpen(port))) {
+          backAt = Date.now();
+          break;
+        }
+        await sleep(100);
       }
-      await sleep(200);
-    }
-    if (!backAt) {
-      if (!(await portOpen(port))) {
+      if (!backAt) {
         restartedBy = 'chaos suite';
         this.restartByHand(what, proc);
         await waitFor(`${what} to accept connections again after the restart`, 60_000, () => portOpen(port));
+        backAt = Date.now();
       }
-      backAt = Date.now();
     }
     this.log(`  ${what} back (${restartedBy}) after ${((backAt - stoppedAt) / 1000).toFixed(1)} s`);
     await duringDone;
     return { stoppedAt, backAt, restartedBy, downMs: backAt - stoppedAt };
+  }
+
+  private frozen: number[] = [];
+
+  /** SIGCONT to whatever the suite froze (also at teardown). */
+  thaw(): void {
+    for (const pid of this.frozen.splice(0)) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // gone
+      }
+    }
   }
 
   private restartByHand(what: 'postgres' | 'temporal', proc: Proc): void {
