@@ -1,7 +1,11 @@
 /** HTTP through the gateway (as an API client), MailDev's REST API, and the ledger/statement fixtures of the fault-injection suite. */
 import pg from 'pg';
 
-export interface Res<T = any> {
+/** A parsed JSON answer: read as each scenario expects it (its invariants check what matters). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Body = any;
+
+export interface Res<T = Body> {
   status: number;
   headers: Headers;
   body: T;
@@ -15,7 +19,7 @@ export class Api {
     readonly mailUrl: string,
   ) {}
 
-  async call<T = any>(method: string, path: string, o: { token?: string; body?: unknown; timeoutMs?: number } = {}): Promise<Res<T>> {
+  async call<T = Body>(method: string, path: string, o: { token?: string; body?: unknown; timeoutMs?: number } = {}): Promise<Res<T>> {
     const headers: Record<string, string> = {};
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     if (o.body !== undefined) headers['content-type'] = 'application/json';
@@ -61,7 +65,7 @@ export class Api {
 }
 
 /** A read-only cross-check straight on PostgreSQL (no endpoint lists the ledger or counts duplicate rows). */
-export async function sql<T = any>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+export async function sql<T = Body>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   client.on('error', () => {});
   await client.connect();

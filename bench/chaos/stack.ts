@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { freePorts, portOpen } from '../../scripts/local/components.js';
+import net from 'node:net';
+import { portOpen } from '../../scripts/local/components.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -73,6 +74,29 @@ export function descendants(root: number): Proc[] {
   return out;
 }
 
+async function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * `n` free ports below the kernel's ephemeral range (32768+), where ports handed out for port 0
+ * (Temporal's own HTTP/metrics ports, other test runs) cannot take them between now and the launcher's bind.
+ */
+async function fixedFreePorts(n: number): Promise<number[]> {
+  const out: number[] = [];
+  let port = 20_000 + Math.floor(Math.random() * 12_000);
+  while (out.length < n) {
+    if (port >= 32_000) port = 20_000;
+    if (await bindable(port)) out.push(port);
+    port++;
+  }
+  return out;
+}
+
 export const alive = (pid: number) => readProc(pid) !== null;
 
 export type Role = 'cash-app-worker' | 'integrations-worker' | 'admin-worker' | 'integrations-api' | 'cash-app-api' | 'admin-api' | 'api-gateway';
@@ -116,7 +140,7 @@ export class Stack {
   ) {}
 
   static async create(root: string, varDir: string, extraEnv: Record<string, string>, log: (m: string) => void): Promise<Stack> {
-    const [gateway, pg, temporal, temporalUi, smtp, mailWeb, integrations, cashApp, knowledge, admin] = await freePorts(10);
+    const [gateway, pg, temporal, temporalUi, smtp, mailWeb, integrations, cashApp, knowledge, admin] = await fixedFreePorts(10);
     return new Stack(root, varDir, { gateway, pg, temporal, temporalUi, smtp, mailWeb, integrations, cashApp, knowledge, admin }, extraEnv, log);
   }
 
