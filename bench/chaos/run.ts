@@ -428,12 +428,12 @@ async function outage(sc: Scenario, what: 'postgres' | 'temporal', mode: 'stop' 
   sc.facts.at_stop = { status: before.status, transaction_count: before.transaction_count };
   let over = false;
   const poll = pollDuring(() => over, ['/v2/business-units', `/v2/bank-statements/${up.body.id}?transactions=omit`]);
-  let refused: { status: number; ms: number; retryAfter: string | null } | null = null;
+  let refused: { status: number; ms: number; retryAfter: string | null; type?: string; detail?: string } | null = null;
   const o = await stack.outage(what, mode, P.outageMs, async () => {
     if (mode === 'freeze') await sleep(1000);
     // a request that starts a workflow, during the outage
     const r = await uploadStatement(`${tag}-b`, refusedLines, 60_000);
-    refused = { status: r.status, ms: Math.round(r.ms), retryAfter: r.headers.get('retry-after') };
+    refused = { status: r.status, ms: Math.round(r.ms), retryAfter: r.headers.get('retry-after'), type: r.body?.type, detail: r.body?.detail ?? r.error };
   });
   over = true;
   await poll.run;
