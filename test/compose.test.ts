@@ -18,7 +18,8 @@ interface ComposeService {
   environment?: Record<string, string | number | boolean | null> | string[];
   ports?: (string | number | { target?: number; published?: string | number })[];
   depends_on?: string[] | Record<string, { condition?: string }>;
-  healthcheck?: { test?: string | string[] };
+  healthcheck?: { test?: string | string[]; interval?: string; timeout?: string; retries?: number };
+  restart?: string;
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -64,6 +65,17 @@ function builtFromRepo(service: ComposeService): boolean {
 function dependsOn(service: ComposeService): string[] {
   const deps = service.depends_on ?? [];
   return Array.isArray(deps) ? deps : Object.keys(deps);
+}
+
+/** depends_on as name → condition (the short list form means service_started). */
+function conditions(service: ComposeService): Record<string, string> {
+  const deps = service.depends_on ?? [];
+  if (Array.isArray(deps)) return Object.fromEntries(deps.map((d) => [d, 'service_started']));
+  return Object.fromEntries(Object.entries(deps).map(([k, v]) => [k, v?.condition ?? 'service_started']));
+}
+
+function healthcheck(service: ComposeService): string {
+  return JSON.stringify(service.healthcheck?.test ?? '');
 }
 
 function publishedPorts(service: ComposeService): string[] {
@@ -122,11 +134,28 @@ describe('docker-compose.yml', () => {
       }
     });
 
-    it('API listens on 0.0.0.0 on its own port, with a /healthz healthcheck', () => {
+    it('API listens on 0.0.0.0 on its own port, with a /readyz healthcheck on that port', () => {
       const e = env(api);
       expect(e.HOST).toBe('0.0.0.0');
       expect(Number(e.PORT)).toBeGreaterThan(0);
-      expect(JSON.stringify(api.healthcheck?.test ?? '')).toContain('/healthz');
+      expect(healthcheck(api)).toContain('/readyz');
+      expect(healthcheck(api)).toContain('process.env.PORT');
+    });
+
+    it('worker has a healthcheck on its health server\'s /readyz (WORKER_HEALTH_PORT)', () => {
+      expect(Number(env(worker).WORKER_HEALTH_PORT)).toBeGreaterThan(0);
+      expect(healthcheck(worker)).toContain('/readyz');
+      expect(healthcheck(worker)).toContain('process.env.WORKER_HEALTH_PORT');
+    });
+
+    it('API and worker restart when they exit, and start only once what they need is healthy', () => {
+      for (const container of [api, worker]) {
+        expect(container.restart).toBe('unless-stopped');
+        const c = conditions(container);
+        expect(c).toMatchObject({ postgres: 'service_healthy', temporal: 'service_healthy', maildev: 'service_healthy' });
+      }
+      expect(conditions(worker)[`${name}-api`]).toBe('service_healthy');
+      expect(conditions(gateway)[`${name}-api`]).toBe('service_healthy');
     });
 
     it(`is reachable from the gateway through ${envVarFor(name)}`, () => {
@@ -149,6 +178,36 @@ describe('docker-compose.yml', () => {
     expect(e.HOST).toBe('0.0.0.0');
     expect(e.PORT).toBe('8080');
     expect(new URL(e.DATABASE_URL).hostname).toBe('postgres');
+  });
+
+  it('every service has a restart policy: long-running ones unless-stopped, one-shots on-failure', () => {
+    for (const [name, service] of Object.entries(services)) {
+      const oneShot = Object.values(services).some((s) => conditions(s)[name] === 'service_completed_successfully');
+      expect(service.restart, name).toBe(oneShot ? 'on-failure' : 'unless-stopped');
+    }
+  });
+
+  it('every depends_on waits for health (or a one-shot\'s success) of a service that has a healthcheck', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const [dep, condition] of Object.entries(conditions(service))) {
+        expect(services[dep], `${name} depends on unknown ${dep}`).toBeDefined();
+        if (condition === 'service_completed_successfully') continue;
+        expect(condition, `${name} → ${dep}`).toBe('service_healthy');
+        expect(services[dep]!.healthcheck?.test, `${dep} has no healthcheck`).toBeDefined();
+      }
+    }
+  });
+
+  it('the gateway has a /readyz healthcheck and waits for postgres and every API to be healthy', () => {
+    expect(healthcheck(gateway)).toContain('/readyz');
+    expect(gateway.restart).toBe('unless-stopped');
+    expect(conditions(gateway).postgres).toBe('service_healthy');
+  });
+
+  it('postgres, temporal and maildev have healthchecks', () => {
+    expect(healthcheck(services.postgres)).toContain('pg_isready');
+    expect(healthcheck(services.temporal)).toContain('temporal operator namespace describe');
+    expect(healthcheck(services.maildev)).toContain('/healthz');
   });
 
   it('gives every API container a port of its own', () => {

@@ -1,7 +1,11 @@
+import http from 'node:http';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadGatewayConfig, startGateway, type Gateway } from '@rp/api-gateway';
-import { METRICS_TOKEN, startStack, type Org, type TestStack } from './support/stack.js';
+import { startServiceApi, type CommonConfig, type RunningApi, type ServiceModule } from '@rp/platform';
+import { SERVICE_MODULES } from '../scripts/local/services.js';
+import { createTestDatabase, METRICS_TOKEN, startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
 let org: Org;
@@ -104,6 +108,102 @@ describe('routing and upstream failures', () => {
   it('still routes to healthy services', async () => {
     expect((await via('/v2/users/me')).status).toBe(200);
   });
+
+  it('is not ready (503) while upstreams cannot serve, naming them; /healthz stays 200', async () => {
+    const res = await fetch(`http://127.0.0.1:${gateway.port}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      status: 'not-ready',
+      service: 'api-gateway',
+      checks: { database: 'ok', admin: 'ok', knowledge: 'timeout', 'cash-app': 'unreachable', integrations: 'unreachable' },
+      not_ready: ['cash-app', 'integrations', 'knowledge'],
+    });
+    const health = await fetch(`http://127.0.0.1:${gateway.port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok', service: 'api-gateway' });
+  });
+});
+
+describe('gateway /readyz over a service that is up but not ready', () => {
+  // A real knowledge API whose database is dropped under it: its own /readyz answers 503.
+  let api: RunningApi;
+  let gateway: Gateway;
+  let database: string;
+  let upstreamProbes = 0;
+  let counter: http.Server;
+
+  beforeAll(async () => {
+    const url = await createTestDatabase();
+    database = new URL(url).pathname.slice(1);
+    const env = { ...stack.env, DATABASE_URL: url };
+    api = await startServiceApi(SERVICE_MODULES.knowledge.module as ServiceModule<CommonConfig, unknown>, SERVICE_MODULES.knowledge.config(env), { port: 0 });
+    // counts the /readyz calls the gateway makes to admin, and passes them on
+    counter = http.createServer((req, res) => {
+      upstreamProbes++;
+      void fetch(`http://127.0.0.1:${stack.apis.admin.port}${req.url}`).then(async (r) => {
+        res.writeHead(r.status, { 'content-type': 'application/json' });
+        res.end(await r.text());
+      });
+    });
+    await new Promise<void>((r) => counter.listen(0, '127.0.0.1', () => r()));
+    gateway = await startGateway(
+      loadGatewayConfig({
+        ...stack.env,
+        ADMIN_URL: `http://127.0.0.1:${(counter.address() as net.AddressInfo).port}`,
+        INTEGRATIONS_URL: `http://127.0.0.1:${stack.apis.integrations.port}`,
+        CASH_APP_URL: `http://127.0.0.1:${stack.apis['cash-app'].port}`,
+        KNOWLEDGE_URL: `http://127.0.0.1:${api.port}`,
+        READYZ_CACHE_MS: '0',
+      }),
+      { port: 0 },
+    );
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await api?.close().catch(() => {});
+    counter?.close();
+  });
+
+  const readyz = async () => {
+    const res = await fetch(`http://127.0.0.1:${gateway.port}/readyz`);
+    return { status: res.status, body: (await res.json()) as { status: string; checks: Record<string, string>; not_ready?: string[] } };
+  };
+
+  it('is ready while every upstream is, and answers 503 naming the upstream once it is not', async () => {
+    expect(await readyz()).toMatchObject({ status: 200, body: { status: 'ready', checks: { database: 'ok', knowledge: 'ok', admin: 'ok' } } });
+    const admin = new pg.Client({ connectionString: inject('pgAdminUrl') });
+    await admin.connect();
+    try {
+      await admin.query(`DROP DATABASE "${database}" WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+    expect((await fetch(`http://127.0.0.1:${api.port}/readyz`)).status).toBe(503);
+    expect(await readyz()).toEqual({
+      status: 503,
+      body: {
+        status: 'not-ready',
+        service: 'api-gateway',
+        checks: { database: 'ok', admin: 'ok', integrations: 'ok', 'cash-app': 'ok', knowledge: 'not-ready' },
+        not_ready: ['knowledge'],
+      },
+    });
+  });
+
+  it('reuses one round of upstream checks for READYZ_CACHE_MS', async () => {
+    const cached = await startGateway(
+      loadGatewayConfig({ ...stack.env, ADMIN_URL: `http://127.0.0.1:${(counter.address() as net.AddressInfo).port}`, READYZ_CACHE_MS: '600000' }),
+      { port: 0 },
+    );
+    try {
+      const before = upstreamProbes;
+      for (let i = 0; i < 3; i++) await fetch(`http://127.0.0.1:${cached.port}/readyz`).then((r) => r.text());
+      await Promise.all(Array.from({ length: 3 }, () => fetch(`http://127.0.0.1:${cached.port}/readyz`).then((r) => r.text())));
+      expect(upstreamProbes - before).toBe(1);
+    } finally {
+      await cached.close();
+    }
+  });
 });
 
 describe('services behind the gateway', () => {
@@ -128,7 +228,11 @@ describe('request ids', () => {
 describe('operational endpoints', () => {
   it('serves health, readiness and metrics', async () => {
     expect((await stack.request('GET', '/healthz')).body).toEqual({ status: 'ok', service: 'api-gateway' });
-    expect((await stack.request('GET', '/readyz')).body).toMatchObject({ status: 'ready', checks: { database: 'ok' } });
+    expect((await stack.request('GET', '/readyz')).body).toEqual({
+      status: 'ready',
+      service: 'api-gateway',
+      checks: { database: 'ok', admin: 'ok', integrations: 'ok', 'cash-app': 'ok', knowledge: 'ok' },
+    });
     const metrics = await stack.request('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(metrics.text).toContain('http_request_duration_seconds_bucket');
     for (const api of Object.values(stack.apis)) {

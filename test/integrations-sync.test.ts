@@ -343,7 +343,7 @@ describe('QuickBooks Online sync', () => {
     let d = await schedule.describe();
     expect(d.state.paused).toBe(false);
     expect(d.action).toMatchObject({ type: 'startWorkflow', workflowType: 'connectionSync', taskQueue: TASK_QUEUES.integrations, workflowId: `connection-sync-${id}` });
-    expect(d.action.type === 'startWorkflow' && d.action.args).toEqual([{ organizationId: orgB.organizationId, connectionId: id, isOneOff: false }]);
+    expect(d.action.type === 'startWorkflow' && d.action.args).toEqual([{ organizationId: orgB.organizationId, connectionId: id, isOneOff: false, retryWindowMinutes: 30 }]);
     expect(d.spec.intervals?.[0]?.every).toBe(60 * 60 * 1000);
     let conn = await stack.request('GET', `/v2/integrations/connections/${id}`, { token: orgB.token });
     expect(conn.body.next_sync_at).toBe(d.info.nextActionTimes[0]!.toISOString());

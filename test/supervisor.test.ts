@@ -221,6 +221,33 @@ describe('Supervisor', () => {
     expect(s.status()[0]).toMatchObject({ state: 'stopped', pid: null });
   });
 
+  it('stop() during a first start waits for it and stops what it started', async () => {
+    const { s } = supervisor({});
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const adding = s.add({
+      name: 'temporal',
+      start: async () => {
+        const child = nodeChild(LONG_RUNNING);
+        await gate; // waiting for its port
+        return { child };
+      },
+    });
+    await until('the child', () => spawned.length === 1);
+    const stopped = s.stop();
+    release();
+    await stopped;
+    expect(alive(spawned[0]!.pid!)).toBe(false); // stopped by the time stop() resolved
+    await adding;
+    expect(s.status()).toMatchObject([{ name: 'temporal', state: 'stopped', pid: null }]);
+  });
+
+  it('a first start that fails rejects add() and supervises nothing', async () => {
+    const { s } = supervisor({});
+    await expect(s.add({ name: 'pg', start: async () => Promise.reject(new Error('port 5433 in use')) })).rejects.toThrow('port 5433 in use');
+    expect(s.status()).toEqual([]);
+  });
+
   it('the exits stop() causes are not restarted', async () => {
     const { s } = supervisor({ initialBackoffMs: 0 });
     const counter = { starts: 0 };

@@ -36,8 +36,9 @@ describe('welcome email workflow', () => {
     // The recorded history replays against today's workflow code (determinism check).
     const history = await handle.fetchHistory();
     const started = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
-    // The request id travels from the gateway through the service into the activity's input.
-    expect(JSON.parse(Buffer.from(started.data!).toString())).toEqual({ organizationId: org.organizationId, userId, requestId: 'req-welcome-nora' });
+    // The request id travels from the gateway through the service into the activity's input; the
+    // activities' retry window (ACTIVITY_RETRY_WINDOW_MINUTES, default 30) is recorded with it.
+    expect(JSON.parse(Buffer.from(started.data!).toString())).toEqual({ organizationId: org.organizationId, userId, requestId: 'req-welcome-nora', retryWindowMinutes: 30 });
     await replayHistory(stack, description.workflowId, history, 'welcome-email-send-then-record.json');
 
     const mails = await waitForMail(email);

@@ -130,14 +130,26 @@ export class Supervisor {
       timer: null,
       starting: null,
     };
-    const started = await spec.start();
+    // Listed while it starts, so that a stop() meanwhile waits for it and stops it.
     this.entries.push(entry);
-    if (this.stopping) {
-      await stopStarted(started);
-      entry.state = 'stopped';
-      return;
+    const run = (async () => {
+      const started = await spec.start();
+      if (this.stopping) {
+        await stopStarted(started);
+        entry.state = 'stopped';
+        return;
+      }
+      this.watch(entry, started);
+    })();
+    entry.starting = run.catch(() => {});
+    try {
+      await run;
+    } catch (err) {
+      this.entries.splice(this.entries.indexOf(entry), 1);
+      throw err;
+    } finally {
+      entry.starting = null;
     }
-    this.watch(entry, started);
   }
 
   status(): ProcessStatus[] {

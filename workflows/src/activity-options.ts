@@ -33,6 +33,9 @@ export const BUSINESS_ERROR = 'BusinessError';
 /** Failure type the kernel gives infrastructure outages (retried; its message is technical, never shown to users). */
 export const TRANSIENT_INFRA_ERROR = 'TransientInfraError';
 
+/** Failure type the kernel gives an activity's unexpected error once its attempts are used up (a defect; technical message). */
+export const UNEXPECTED_ERROR = 'UnexpectedError';
+
 /** Every workflow input may carry the window (minutes) its activities ride out outages for. */
 export interface RetryWindowInput {
   /** Minutes an activity keeps retrying infrastructure outages (default DEFAULT_RETRY_WINDOW_MINUTES). */
@@ -103,7 +106,8 @@ export function userFacingFailure(err: unknown, fallback: string, userWorded: re
   let e = err as FailureLike | undefined;
   // ActivityFailure → its cause (the activity's ApplicationFailure, or a TimeoutFailure when the window ran out)
   while (e && e.name === 'ActivityFailure' && e.cause) e = e.cause as FailureLike;
-  if (e && e.name === 'ApplicationFailure' && e.type !== TRANSIENT_INFRA_ERROR && (e.nonRetryable || (e.type && userWorded.includes(e.type)))) {
+  const technical = e?.type === TRANSIENT_INFRA_ERROR || e?.type === UNEXPECTED_ERROR;
+  if (e && e.name === 'ApplicationFailure' && !technical && (e.nonRetryable || (e.type && userWorded.includes(e.type)))) {
     return e.message ?? fallback;
   }
   return fallback;

@@ -62,6 +62,8 @@ export const commonConfigShape = {
   /** Bearer token Prometheus sends to GET /metrics (gateway and services); unset: /metrics answers 401. */
   METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   BODY_LIMIT_BYTES: env.int(1_048_576, 1024),
+  /** Workers only: port of a small HTTP server with /healthz and /readyz (container healthchecks); unset: none. */
+  WORKER_HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /**
    * Hosts, addresses and CIDRs (optionally `:port`) that tenant-supplied and provider URLs may reach
    * although they are loopback, private, link-local or metadata addresses (see guarded-fetch.ts).

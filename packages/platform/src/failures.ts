@@ -1,4 +1,5 @@
 import { ApplicationFailure, TemporalFailure } from '@temporalio/client';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 
 /**
  * Which failures are transient infrastructure failures — the database, Temporal or the network
@@ -99,45 +100,43 @@ export const OUTAGE_RETRY_AFTER_SECONDS = 5;
  */
 export const TRANSIENT_INFRA_FAILURE = 'TransientInfraError';
 
+/** Attempts an activity gets for an unexpected error (neither a declared failure nor an outage: a defect, most likely). */
+export const UNEXPECTED_ERROR_ATTEMPTS = 5;
+
 /**
  * How an activity's error reaches Temporal. Failures the activity chose (ApplicationFailure: a
  * business error thrown non-retryable, or an external system's failure of a named type) and
  * cancellations pass as they are; a transient infrastructure error becomes a retryable
- * `TransientInfraError` (its technical message stays in the Temporal failure and the logs); anything
- * else (a defect) is rethrown and retried under the workflow's policy like any retryable error.
+ * `TransientInfraError` (its technical message stays in the Temporal failure and the logs), retried
+ * for the workflow's retry window; any other error (a defect, most likely) is retried like before,
+ * UNEXPECTED_ERROR_ATTEMPTS attempts in all, then fails as non-retryable `UnexpectedError` rather
+ * than spinning for the whole window.
  */
-export function toActivityFailure(err: unknown): unknown {
+export function toActivityFailure(err: unknown, attempt: number): unknown {
   if (err instanceof TemporalFailure) return err;
-  if (isTransientInfraError(err)) {
-    const message = err instanceof Error ? err.message : String(err);
-    return ApplicationFailure.create({ type: TRANSIENT_INFRA_FAILURE, message, nonRetryable: false, cause: err instanceof Error ? err : undefined });
-  }
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error ? err : undefined;
+  if (isTransientInfraError(err)) return ApplicationFailure.create({ type: TRANSIENT_INFRA_FAILURE, message, nonRetryable: false, cause });
+  if (attempt >= UNEXPECTED_ERROR_ATTEMPTS) return ApplicationFailure.create({ type: 'UnexpectedError', message, nonRetryable: true, cause });
   return err;
 }
 
 /**
- * Wraps every activity of a worker so its errors go through `toActivityFailure`: the one place that
- * makes infrastructure outages retryable as `TransientInfraError`, for every present and future
- * activity (startServiceWorker applies it).
+ * Worker interceptor putting every activity's errors through `toActivityFailure`: the one place that
+ * makes infrastructure outages retryable for every present and future activity (startServiceWorker
+ * installs it).
  */
-export function classifyActivityErrors<T extends object>(activities: T): T {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(activities)) {
-    if (typeof value !== 'function') {
-      wrapped[name] = value;
-      continue;
-    }
-    const fn = value as (...args: unknown[]) => Promise<unknown>;
-    wrapped[name] = async (...args: unknown[]) => {
+export const classifyActivityErrors: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: {
+    async execute(input, next) {
       try {
-        return await fn(...args);
+        return await next(input);
       } catch (err) {
-        throw toActivityFailure(err);
+        throw toActivityFailure(err, ctx.info.attempt);
       }
-    };
-  }
-  return wrapped as T;
-}
+    },
+  },
+});
 
 /**
  * An external system's deliberate attempt cap (an SMTP server, an ERP) enforced by the activity, not
@@ -150,4 +149,27 @@ export function classifyActivityErrors<T extends object>(activities: T): T {
 export function capExternalFailure(err: unknown, attempt: number, maxAttempts: number): unknown {
   if (!(err instanceof ApplicationFailure) || err.nonRetryable || err.type === TRANSIENT_INFRA_FAILURE || attempt < maxAttempts) return err;
   return ApplicationFailure.create({ type: err.type ?? 'ExternalFailure', message: err.message, nonRetryable: true, details: err.details as unknown[] | undefined, cause: err.cause });
+}
+
+/**
+ * Minutes every workflow's activities ride out infrastructure outages (ACTIVITY_RETRY_WINDOW_MINUTES,
+ * default 30). Read by the code that starts a workflow, outside it, and passed in the workflow's input
+ * (`retryWindowMinutes`), where the history records it: replays compute the same activity options.
+ */
+export function activityRetryWindowMinutes(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.ACTIVITY_RETRY_WINDOW_MINUTES?.trim();
+  const n = raw ? Number(raw) : NaN;
+  return Number.isInteger(n) && n >= 1 ? n : 30;
+}
+
+/** Longest a request waits for Temporal to start a workflow before it answers 503 (ms). */
+export const WORKFLOW_START_DEADLINE_MS = 5000;
+
+/**
+ * Runs Temporal calls with a deadline: without one, the client retries an unavailable server for about
+ * 20 s while the request hangs. With it, the call fails DEADLINE_EXCEEDED within `ms`, which the
+ * error middleware answers 503 + Retry-After.
+ */
+export function withTemporalDeadline<T>(temporal: { connection: { withDeadline<R>(deadline: number | Date, fn: () => Promise<R>): Promise<R> } }, fn: () => Promise<T>, ms = WORKFLOW_START_DEADLINE_MS): Promise<T> {
+  return temporal.connection.withDeadline(Date.now() + ms, fn);
 }

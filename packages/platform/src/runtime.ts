@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createDb, migrate, type Db, type Migration } from './db.js';
@@ -92,6 +93,8 @@ export async function startServiceApi<C extends CommonConfig, D>(
 
 export interface RunningWorker {
   worker: Worker;
+  /** port of the health server (WORKER_HEALTH_PORT), or null */
+  healthPort: number | null;
   /** resolves when the worker has shut down */
   done: Promise<void>;
   close: () => Promise<void>;
@@ -107,8 +110,7 @@ export async function startServiceWorker<C extends CommonConfig, D>(
   opts: { workflowsPath: string; workflowBundlePath?: string },
 ): Promise<RunningWorker> {
   const b = await base(mod as ServiceModule<C, unknown>, config, 'worker');
-  // Every activity's outage errors become retryable `TransientInfraError`s (./failures.ts).
-  const activities = classifyActivityErrors(await mod.activities(b));
+  const activities = await mod.activities(b);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS, tls: config.TEMPORAL_TLS ? {} : undefined });
   const bundlePath = opts.workflowBundlePath ?? process.env.WORKFLOW_BUNDLE_PATH;
   const worker = await Worker.create({
@@ -117,22 +119,71 @@ export async function startServiceWorker<C extends CommonConfig, D>(
     taskQueue: mod.taskQueue,
     activities,
     ...mod.worker,
+    // Every activity's outage errors become retryable `TransientInfraError`s (./failures.ts).
+    interceptors: { activity: [classifyActivityErrors] },
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: opts.workflowsPath }),
   });
   const done = worker.run().finally(async () => {
     await connection.close().catch(() => {});
   });
   b.log.info({ taskQueue: mod.taskQueue }, `${mod.name} worker polling`);
+  const health = config.WORKER_HEALTH_PORT ? await startWorkerHealth(config.WORKER_HEALTH_PORT, worker, b, `${mod.name}-worker`) : null;
   return {
     worker,
     done,
+    healthPort: health ? (health.address() as AddressInfo).port : null,
     close: async () => {
+      if (health) await closeServer(health);
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done.catch(() => {});
       await b.temporal.close();
       await b.db.destroy();
     },
   };
+}
+
+/**
+ * A worker's health server (WORKER_HEALTH_PORT), for container healthchecks: GET /healthz answers
+ * 200 while the worker runs (state RUNNING); GET /readyz also needs PostgreSQL and Temporal to
+ * answer (1.5 s each), else 503 naming the failing check. Nothing else is served.
+ */
+async function startWorkerHealth<C extends CommonConfig>(port: number, worker: Worker, b: BaseDeps<C>, service: string): Promise<http.Server> {
+  const timeout = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 1500).unref())]);
+  const check = (p: () => Promise<unknown>) =>
+    timeout(p()).then(
+      () => 'ok',
+      () => 'unavailable',
+    );
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const path = (req.url ?? '').split('?')[0];
+      const state = worker.getState();
+      const running = state === 'RUNNING' ? 'ok' : state.toLowerCase();
+      let status: number;
+      let body: object;
+      if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz')) {
+        status = 404;
+        body = { type: 'not-found', status: 404, title: 'Not found', detail: 'Only GET /healthz and GET /readyz are served here.' };
+      } else if (path === '/healthz') {
+        status = running === 'ok' ? 200 : 503;
+        body = { status: running === 'ok' ? 'ok' : 'not-running', service, checks: { worker: running } };
+      } else {
+        const [database, temporal] = await Promise.all([check(() => b.db.raw('select 1')), check(() => checkTemporal(b.temporal.connection))]);
+        const ok = running === 'ok' && database === 'ok' && temporal === 'ok';
+        status = ok ? 200 : 503;
+        body = { status: ok ? 'ready' : 'not-ready', service, checks: { worker: running, database, temporal } };
+      }
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    })();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, process.env.HOST ?? '127.0.0.1', () => resolve());
+  });
+  b.log.info({ port }, 'worker health server listening');
+  return server;
 }
 
 /**

@@ -23,6 +23,7 @@ import { authenticate, authenticateCached, IdentitySigner } from './auth.js';
 import { ClientAddress } from './client-address.js';
 import { createAgent, proxyRequest } from './proxy.js';
 import { RateLimiter } from './rate-limit.js';
+import { UpstreamReadiness } from './readiness.js';
 
 import { serviceFor, upstreams, type ServiceName } from './route-table.js';
 import { serveDocs } from './docs.js';
@@ -50,6 +51,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
   const failures = new RateLimiter(config.AUTH_FAILURE_PER_MINUTE / 60, config.AUTH_FAILURE_BURST);
   const clientAddress = new ClientAddress(config.TRUSTED_PROXIES);
   const targets = upstreams(config);
+  const readiness = new UpstreamReadiness({ targets, cacheMs: config.READYZ_CACHE_MS, timeoutMs: config.READYZ_UPSTREAM_TIMEOUT_MS });
   const agent = createAgent();
   const signer = new IdentitySigner(config.IDENTITY_SECRET, Object.keys(targets));
 
@@ -90,15 +92,24 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
         ctx.body = { status: 'ok', service: 'api-gateway' };
         return;
       case '/readyz': {
+        // Ready = can serve: its own database (credentials) and every upstream service's /readyz.
+        // 503 names what is not ready; /healthz (liveness) checks nothing.
         ctx.state.quiet = true;
-        let database = 'ok';
-        try {
-          await db.raw('select 1');
-        } catch {
-          database = 'unavailable';
-        }
-        ctx.status = database === 'ok' ? 200 : 503;
-        ctx.body = { status: database === 'ok' ? 'ready' : 'not-ready', service: 'api-gateway', checks: { database } };
+        const [database, services] = await Promise.all([
+          db.raw('select 1').then(
+            () => 'ok',
+            () => 'unavailable',
+          ),
+          readiness.states(),
+        ]);
+        const notReady = [...(database === 'ok' ? [] : ['database']), ...Object.keys(services).filter((n) => services[n as ServiceName] !== 'ok').sort()];
+        ctx.status = notReady.length ? 503 : 200;
+        ctx.body = {
+          status: notReady.length ? 'not-ready' : 'ready',
+          service: 'api-gateway',
+          checks: { database, ...services },
+          ...(notReady.length ? { not_ready: notReady } : {}),
+        };
         return;
       }
       case '/metrics':

@@ -15,6 +15,9 @@ export const gatewayConfigSchema = z.object({
   CASH_APP_URL: z.string().url().default('http://127.0.0.1:8102'),
   KNOWLEDGE_URL: z.string().url().default('http://127.0.0.1:8103'),
   UPSTREAM_TIMEOUT_MS: env.int(30_000, 100),
+  /** /readyz: how long the upstreams' readiness is reused, and the timeout of each upstream's /readyz call. */
+  READYZ_CACHE_MS: env.int(2000, 0),
+  READYZ_UPSTREAM_TIMEOUT_MS: env.int(1500, 100),
   /** Sustained requests per second per credential (token bucket refill rate); 0 disables. */
   RATE_LIMIT_PER_SECOND: env.int(50, 0),
   /** Burst size per credential (token bucket capacity). */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
-import { ConflictError, NotFoundError, ValidationError, type Db } from '@rp/platform';
+import { activityRetryWindowMinutes, ConflictError, NotFoundError, ValidationError, withTemporalDeadline, type Db } from '@rp/platform';
 import { businessSearchAttributes, TASK_QUEUES, welcomeEmail, welcomeEmailWorkflowId } from '@rp/workflows';
 import { insertOrganization, type OrganizationRow } from '../store/organizations.js';
 import { getUser, insertUser, lockUser, replaceUserAccess, type Role, type UserRow } from '../store/users.js';
@@ -37,12 +37,14 @@ async function checkBusinessUnits(trx: Knex.Transaction, organizationId: string,
  * created; if the commit fails after the start, the activity finds no user and skips.
  */
 async function startWelcome(temporal: Client, organizationId: string, userId: string, requestId?: string): Promise<void> {
-  await temporal.workflow.start(welcomeEmail, {
-    taskQueue: TASK_QUEUES.admin,
-    workflowId: welcomeEmailWorkflowId(userId),
-    args: [{ organizationId, userId, ...(requestId ? { requestId } : {}) }],
-    typedSearchAttributes: businessSearchAttributes(organizationId, userId),
-  });
+  await withTemporalDeadline(temporal, () =>
+    temporal.workflow.start(welcomeEmail, {
+      taskQueue: TASK_QUEUES.admin,
+      workflowId: welcomeEmailWorkflowId(userId),
+      args: [{ organizationId, userId, retryWindowMinutes: activityRetryWindowMinutes(), ...(requestId ? { requestId } : {}) }],
+      typedSearchAttributes: businessSearchAttributes(organizationId, userId),
+    }),
+  );
 }
 
 export async function createUserInTrx(

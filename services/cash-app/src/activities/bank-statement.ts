@@ -143,12 +143,21 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
       return { payments, nonPayments };
     },
 
+    // The counts and totals users see are recomputed from the stored lines in the same transaction as
+    // the status change: a statement that fails half-way reports what it holds, never a stale 0.
     async markStatementReady({ organizationId, statementId }: BankStatementInput): Promise<void> {
-      await transition(db, organizationId, statementId, ['uploaded', 'processing'], 'ready', { error: null });
+      await db.transaction(async (trx) => {
+        if (await transition(trx, organizationId, statementId, ['uploaded', 'processing'], 'ready', { error: null })) await refreshTransactionCount(trx, organizationId, statementId);
+      });
     },
 
+    /** `error` is written for users (the workflow words it: userFacingFailure); the technical failure is in the workflow's history. */
     async markStatementFailed({ organizationId, statementId, error }: BankStatementInput & { error: string }): Promise<void> {
-      await transition(db, organizationId, statementId, ['uploaded', 'processing'], 'failed', { error: error.slice(0, 2000) });
+      await db.transaction(async (trx) => {
+        if (await transition(trx, organizationId, statementId, ['uploaded', 'processing'], 'failed', { error: error.slice(0, 2000) })) {
+          await refreshTransactionCount(trx, organizationId, statementId);
+        }
+      });
     },
   };
 }

@@ -6,7 +6,20 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { AppError, ConflictError, ForbiddenError, newId, NotFoundError, pageOf, UpstreamError, type BusinessUnitScope, type PageRequest } from '@rp/platform';
+import {
+  activityRetryWindowMinutes,
+  AppError,
+  ConflictError,
+  ForbiddenError,
+  newId,
+  NotFoundError,
+  OUTAGE_RETRY_AFTER_SECONDS,
+  pageOf,
+  ServiceUnavailableError,
+  withTemporalDeadline,
+  type BusinessUnitScope,
+  type PageRequest,
+} from '@rp/platform';
 import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
 import type { ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
@@ -22,6 +35,7 @@ import {
   statementByFileHash,
   statementView,
   transactionView,
+  transition,
   upsertBankAccount,
   type StatementRow,
   type TransactionPaymentRow,
@@ -164,14 +178,17 @@ export interface UploadHooks {
   beforeCommit?: (statementId: string) => Promise<void>;
 }
 
+/** Starts `bank-statement-<id>`; Temporal unavailable fails within WORKFLOW_START_DEADLINE_MS (503), not after ~20 s. */
 async function startProcessing(temporal: Client, organizationId: string, statementId: string): Promise<void> {
   try {
-    await temporal.workflow.start(bankStatement, {
-      taskQueue: TASK_QUEUES.cashApp,
-      workflowId: bankStatementWorkflowId(statementId),
-      args: [{ organizationId, statementId }],
-      typedSearchAttributes: businessSearchAttributes(organizationId, statementId),
-    });
+    await withTemporalDeadline(temporal, () =>
+      temporal.workflow.start(bankStatement, {
+        taskQueue: TASK_QUEUES.cashApp,
+        workflowId: bankStatementWorkflowId(statementId),
+        args: [{ organizationId, statementId, retryWindowMinutes: activityRetryWindowMinutes() }],
+        typedSearchAttributes: businessSearchAttributes(organizationId, statementId),
+      }),
+    );
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return; // idempotent: the id is the statement's
     throw err;
@@ -186,13 +203,34 @@ async function startProcessing(temporal: Client, organizationId: string, stateme
 async function resumeStranded(deps: Pick<CashAppDeps, 'temporal'>, row: StatementRow): Promise<boolean> {
   const workflowId = row.workflow_id ?? bankStatementWorkflowId(row.id);
   try {
-    const d = await deps.temporal.workflow.getHandle(workflowId).describe();
+    const d = await withTemporalDeadline(deps.temporal, () => deps.temporal.workflow.getHandle(workflowId).describe());
     if (d.status.name === 'RUNNING') return false;
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
   await startProcessing(deps.temporal, row.organization_id, row.id);
   return true;
+}
+
+/**
+ * The same file uploaded again after its statement `failed`: processing resumes on the stored
+ * statement (status back to `uploaded`, error cleared, `bank-statement-<id>` started again; the
+ * transactions already stored are kept and not stored twice). A file the parser refused fails again
+ * with the same error. Temporal unavailable: the statement stays `failed` as it was (503).
+ */
+async function retryFailed(deps: Pick<CashAppDeps, 'db' | 'temporal'>, row: StatementRow): Promise<StatementRow> {
+  const org = row.organization_id;
+  // Committed before the start (a worker must not see `failed` and skip the storing); a crash between
+  // the two leaves it `uploaded` without a workflow, which the next upload of the file resumes.
+  if (await transition(deps.db, org, row.id, ['failed'], 'uploaded', { error: null })) {
+    try {
+      await startProcessing(deps.temporal, org, row.id);
+    } catch (err) {
+      await transition(deps.db, org, row.id, ['uploaded'], 'failed', { error: row.error });
+      throw err;
+    }
+  }
+  return (await getStatement(deps.db, org, row.id)) ?? row;
 }
 
 /**
@@ -215,6 +253,7 @@ export async function uploadStatement(
   const sha256 = createHash('sha256').update(upload.content).digest('hex');
   const duplicate = async (row: StatementRow | undefined) => {
     if (row && row.status === 'uploaded' && (await resumeStranded(deps, row))) return { statement: row, resumed: true };
+    if (row && row.status === 'failed') return { statement: await retryFailed(deps, row), resumed: true };
     throw new ConflictError(`This file was already imported as bank statement ${row?.id ?? 'unknown'}${row ? ` (status ${row.status})` : ''}.`);
   };
   const already = await statementByFileHash(db, org, sha256);
@@ -253,7 +292,7 @@ export async function uploadStatement(
     })
     .catch((err: unknown) => {
       if (started || err instanceof AppError) throw err;
-      throw new UpstreamError(503, 'Processing of the statement could not be started; nothing was stored. Upload the file again.');
+      throw new ServiceUnavailableError(OUTAGE_RETRY_AFTER_SECONDS, 'Processing of the statement could not be started; nothing was stored. Upload the file again.');
     });
   if (!inserted) return duplicate(await statementByFileHash(db, org, sha256));
   return { statement: (await getStatement(db, org, id))!, resumed: false };

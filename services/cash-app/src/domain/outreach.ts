@@ -5,7 +5,7 @@
  * the API process.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ConflictError, isUuid, NotFoundError, type BusinessUnitScope, type Db } from '@rp/platform';
+import { activityRetryWindowMinutes, ConflictError, isUuid, NotFoundError, withTemporalDeadline, type BusinessUnitScope, type Db } from '@rp/platform';
 import { businessSearchAttributes, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES, type PaymentReceiptInput } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
 import { claimReceiptRecord, getOutreach, getReceiptPayment, markFailed, type OutreachRow } from '../store/outreach.js';
@@ -67,6 +67,9 @@ export async function ensureReceiptWorkflow(db: Db, temporal: Client, input: Pay
   throw new Error(`the receipt workflow ${workflowId} could not be started`);
 }
 
+/** Stored on a receipt whose sending could not be started (the workflow engine was unavailable). */
+export const RECEIPT_NOT_STARTED = 'Sending the receipt could not be started because a service of the platform was unavailable. Request the receipt again.';
+
 /**
  * Ask for a payment's receipt: the payment's live (pending or sent) receipt record is returned as
  * is (its workflow started again when a pending one has none), or a new `pending` record is created
@@ -95,17 +98,21 @@ export async function requestPaymentReceipt(
     paymentId: payment.id,
     requestId: request.requestId,
     retry: { maximumAttempts: config.PAYMENT_RECEIPT_MAX_ATTEMPTS, initialIntervalSeconds: config.PAYMENT_RECEIPT_RETRY_SECONDS },
+    retryWindowMinutes: activityRetryWindowMinutes(),
   };
+  // Temporal unavailable: fail within the start deadline (503 + Retry-After), not after ~20 s.
+  const ensure = () => withTemporalDeadline(temporal, () => ensureReceiptWorkflow(db, temporal, input));
   if (created) {
     try {
-      await ensureReceiptWorkflow(db, temporal, input);
+      await ensure();
     } catch (err) {
-      // Nothing will send it: do not leave a pending record that blocks the next request.
-      await markFailed(db, org, record.id, `could not start the receipt workflow: ${(err as Error).message}`);
+      // Nothing will send it: do not leave a pending record that blocks the next request (which
+      // makes a new record). Users read this error; the technical one goes to the log via the 503.
+      await markFailed(db, org, record.id, RECEIPT_NOT_STARTED);
       throw err;
     }
     return record;
   }
-  if (record.status === 'pending') await ensureReceiptWorkflow(db, temporal, input);
+  if (record.status === 'pending') await ensure();
   return (await getOutreach(db, org, record.id)) ?? record;
 }

@@ -8,7 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ConflictError, isUuid, NotFoundError, type BusinessUnitScope, type Db } from '@rp/platform';
+import { activityRetryWindowMinutes, ConflictError, isUuid, NotFoundError, type BusinessUnitScope, type Db, withTemporalDeadline } from '@rp/platform';
 import { businessSearchAttributes, paymentPosting, paymentPostingWorkflowId, PAYMENT_POSTING_TASK_QUEUE, type PostingOperation } from '@rp/workflows';
 import { markPostingNotStarted, markPostingPending, markUnpostingRequested, revertUnposting } from '../store/payment-posting.js';
 import { getPayment, lockOrganizationPayments } from '../store/payments.js';
@@ -52,12 +52,14 @@ export async function awaitPostingWorkflowClosed(temporal: Client, paymentId: st
 /** Start the workflow once; a workflow of the payment that is still running → PostingInProgressError. */
 export async function startPostingWorkflow(temporal: Client, input: { organizationId: string; paymentId: string; operation: PostingOperation; requestId?: string }): Promise<void> {
   try {
-    await temporal.workflow.start(paymentPosting, {
-      taskQueue: PAYMENT_POSTING_TASK_QUEUE,
-      workflowId: paymentPostingWorkflowId(input.paymentId),
-      args: [input],
-      typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
-    });
+    await withTemporalDeadline(temporal, () =>
+      temporal.workflow.start(paymentPosting, {
+        taskQueue: PAYMENT_POSTING_TASK_QUEUE,
+        workflowId: paymentPostingWorkflowId(input.paymentId),
+        args: [{ ...input, retryWindowMinutes: activityRetryWindowMinutes() }],
+        typedSearchAttributes: businessSearchAttributes(input.organizationId, input.paymentId),
+      }),
+    );
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) throw new PostingInProgressError(input.paymentId);
     throw err;

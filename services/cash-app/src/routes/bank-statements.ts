@@ -229,10 +229,13 @@ export const bankStatementRoutes = [
       'with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify ' +
       'deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is ' +
       'started before the statement is committed: a statement is never left `uploaded` without processing, and when the ' +
-      'workflow cannot be started nothing is stored (503 `service-unavailable`; upload again).\n\n' +
+      'workflow cannot be started (Temporal unavailable: the start gives up after 5 s) nothing is stored (503 ' +
+      '`service-unavailable` with `Retry-After`; upload the same file again). Processing rides out database and Temporal ' +
+      'outages (activities retried for ACTIVITY_RETRY_WINDOW_MINUTES); `failed` then says what to do in words for users.\n\n' +
       'Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing ' +
       'statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its ' +
-      'processing is started instead and it is returned (200). A different file that overlaps an earlier one is accepted and ' +
+      'processing is started instead and it is returned (200); if that statement `failed`, its processing is resumed (status ' +
+      'back to `uploaded`, error cleared, lines already stored kept and not stored twice) and it is returned (200). A different file that overlaps an earlier one is accepted and ' +
       'stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.\n\n' +
       `Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],

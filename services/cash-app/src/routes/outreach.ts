@@ -59,7 +59,9 @@ export const outreachRoutes = [
       'allocations are a guess) → 409 conflict, nothing recorded or sent. The new record\'s workflow is started before the ' +
       'answer: when the workflow of the payment\'s previous (failed or skipped) receipt is still closing, that run is ' +
       'terminated (it has nothing left to do) and replaced, so the request never waits for it. Unknown or another ' +
-      'organization\'s payment: 404.',
+      'organization\'s payment: 404. Temporal unavailable (the start gives up after 5 s): 503 `service-unavailable` with ' +
+      '`Retry-After`; the new record is left `failed` with an `error` saying so, which does not block the same request ' +
+      'later (it creates a new record). SMTP and database outages during sending are retried; `error` is written for users.',
     tags: ['Cash application'],
     body: z.object({ payment_id: idSchema() }),
     response: outreachSchema,

@@ -5,7 +5,7 @@
  * marked failed by the next sync's in-progress check (syncInProgress).
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { ConflictError, inBusinessUnitScope, isUuid, newId, NotFoundError, UpstreamError, type BusinessUnitScope } from '@rp/platform';
+import { activityRetryWindowMinutes, ConflictError, inBusinessUnitScope, isUuid, newId, NotFoundError, OUTAGE_RETRY_AFTER_SECONDS, ServiceUnavailableError, withTemporalDeadline, type BusinessUnitScope } from '@rp/platform';
 import { businessSearchAttributes, CONNECTION_SYNC_TASK_QUEUE, connectionSyncWorkflowId, type ConnectionSyncInput } from '@rp/workflows';
 import type { IntegrationsDeps } from '../deps.js';
 import { pullAdapterFor } from '../adapters/index.js';
@@ -41,18 +41,27 @@ export async function startOneOffSync(deps: Pick<IntegrationsDeps, 'db' | 'tempo
   const batchId = newId();
   const workflowId = connectionSyncWorkflowId(connection.id, batchId);
   const runs = await createSyncRuns(deps.db, { organizationId: org, connectionId: connection.id, batchId, isOneOff: true, workflowId, models });
-  const input: ConnectionSyncInput = { organizationId: org, connectionId: connection.id, isOneOff: true, batchId, requestId: request.requestId };
+  const input: ConnectionSyncInput = {
+    organizationId: org,
+    connectionId: connection.id,
+    isOneOff: true,
+    batchId,
+    requestId: request.requestId,
+    retryWindowMinutes: activityRetryWindowMinutes(),
+  };
   try {
-    await deps.temporal.workflow.start('connectionSync', {
-      workflowId,
-      taskQueue: CONNECTION_SYNC_TASK_QUEUE,
-      args: [input],
-      typedSearchAttributes: businessSearchAttributes(org, connection.id),
-    });
+    await withTemporalDeadline(deps.temporal, () =>
+      deps.temporal.workflow.start('connectionSync', {
+        workflowId,
+        taskQueue: CONNECTION_SYNC_TASK_QUEUE,
+        args: [input],
+        typedSearchAttributes: businessSearchAttributes(org, connection.id),
+      }),
+    );
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-      await failOrphanedRuns(deps.db, org, runs.map((r) => r.id), `The sync workflow could not be started: ${(err as Error).message}`);
-      throw new UpstreamError(503, 'The sync could not be started (workflow service unavailable); try again.');
+      await failOrphanedRuns(deps.db, org, runs.map((r) => r.id), 'The sync could not be started because a service of the platform was unavailable. Start the sync again.');
+      throw new ServiceUnavailableError(OUTAGE_RETRY_AFTER_SECONDS, 'The sync could not be started (workflow service unavailable); try again.');
     }
   }
   return { connectionId: connection.id, batchId, workflowId, runs };

@@ -22,7 +22,7 @@ import {
   type Client,
   type ScheduleOptionsAction,
 } from '@temporalio/client';
-import type { Db } from '@rp/platform';
+import { activityRetryWindowMinutes, type Db } from '@rp/platform';
 import {
   businessSearchAttributes,
   CONNECTION_SYNC_TASK_QUEUE,
@@ -69,7 +69,7 @@ export async function upsertSyncSchedule(deps: SyncScheduleDeps, connection: Syn
     return;
   }
   const scheduleId = connectionSyncScheduleId(connection.id);
-  const input: ConnectionSyncInput = { organizationId: connection.organization_id, connectionId: connection.id, isOneOff: false };
+  const input: ConnectionSyncInput = { organizationId: connection.organization_id, connectionId: connection.id, isOneOff: false, retryWindowMinutes: activityRetryWindowMinutes() };
   const action: ScheduleOptionsAction = {
     type: 'startWorkflow',
     workflowType: 'connectionSync',
