@@ -446,6 +446,8 @@ async function outage(sc: Scenario, what: 'postgres' | 'temporal', mode: 'stop' 
   const r = refused as { status: number; ms: number; retryAfter: string | null } | null;
   sc.check(`an upload during the outage answers 503 with Retry-After (or is accepted) within ${ANSWER_WITHIN_MS / 1000} s`, !!r && ((r.status === 503 && !!r.retryAfter) || r.status === 200) && r.ms <= ANSWER_WITHIN_MS, JSON.stringify(r));
   const end = o.backAt;
+  // from the end of the outage until the gateway's /readyz is green again (watched while the jobs finish)
+  const gatewayReady = waitFor('gateway /readyz 200 after the outage', P.backMs, async () => (await stack.readyz()) === 200, 250).then(() => Date.now() - end, () => null);
   // in-flight jobs complete without a manual step
   const doneA = await checkStatement(sc, up.body.id, lines.length, P.jobMs);
   let mailAt: number | null = null;
@@ -468,7 +470,7 @@ async function outage(sc: Scenario, what: 'postgres' | 'temporal', mode: 'stop' 
     if (retry.status === 200) await checkStatement(sc, retry.body.id, 20, P.jobMs);
   }
   sc.recovery.outage_end_to_jobs_complete = Math.max(doneA, mailAt ?? doneA) - end;
-  sc.recovery.outage_end_to_gateway_ready = await waitFor('gateway /readyz 200', P.backMs, async () => (await stack.readyz()) === 200).then(() => Date.now() - end, () => null);
+  sc.recovery.outage_end_to_gateway_ready = await gatewayReady;
 }
 
 /**
