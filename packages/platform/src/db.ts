@@ -14,8 +14,10 @@ export interface DbOptions {
   poolMax?: number;
   applicationName?: string;
   /**
-   * Longest wait for a pooled connection (ms, default 5000). Short on purpose: during a PostgreSQL
-   * outage a call fails fast (503 + Retry-After, or a retried activity) instead of hanging a minute.
+   * Longest wait for a pooled connection (ms, default 10000; knex's own default is a minute). A new
+   * connection must be made within 5 s. Short on purpose: during a PostgreSQL outage a call fails
+   * fast (503 + Retry-After, or a retried activity) instead of hanging. (A refused connection fails
+   * at once either way; these bound a server that does not answer and an exhausted pool.)
    */
   acquireTimeoutMs?: number;
 }
@@ -27,11 +29,11 @@ export function createDb(opts: DbOptions): Db {
       connectionString: opts.url,
       application_name: opts.applicationName ?? opts.schema ?? 'rp',
       // a server that does not answer (network partition) fails the connect instead of hanging it
-      connectionTimeoutMillis: opts.acquireTimeoutMs ?? 5000,
+      connectionTimeoutMillis: Math.min(opts.acquireTimeoutMs ?? 5000, 5000),
     },
     searchPath: opts.schema ? [opts.schema, 'public'] : undefined,
     pool: { min: 0, max: opts.poolMax ?? 10 },
-    acquireConnectionTimeout: opts.acquireTimeoutMs ?? 5000,
+    acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000,
   });
 }
 
