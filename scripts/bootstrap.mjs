@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry of `npm start`, `npm test`, `npm run bench` and `npm run cli`: installs what is missing
+// Entry of `npm start`, `npm test`, `npm run bench`, `npm run chaos` and `npm run cli`: installs what is missing
 // (npm dependencies, the Temporal CLI) and then runs the real command. Plain Node, no dependencies.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -76,11 +76,16 @@ switch (command) {
     ensureTemporalCli();
     exec(tsx[0], [...tsx.slice(1), 'bench/run.ts', ...rest]);
     break;
+  case 'chaos':
+    ensureDependencies();
+    ensureTemporalCli();
+    exec(tsx[0], [...tsx.slice(1), 'bench/chaos/run.ts', ...rest]);
+    break;
   case 'cli':
     ensureDependencies();
     exec(tsx[0], [...tsx.slice(1), 'services/admin/src/cli.ts', ...rest]);
     break;
   default:
-    process.stderr.write('usage: node scripts/bootstrap.mjs install|start|test|bench|cli [args…]\n');
+    process.stderr.write('usage: node scripts/bootstrap.mjs install|start|test|bench|chaos|cli [args…]\n');
     process.exit(2);
 }
