@@ -1,11 +1,13 @@
 import type { Client } from '@temporalio/client';
-import { routeFor, type Db } from '@rp/platform';
+import { routeFor, type Db, type ObjectStorage } from '@rp/platform';
 import type { AdminConfig } from './config.js';
 
 export interface AdminDeps {
   db: Db;
   temporal: Client;
   config: AdminConfig;
+  /** Object storage (attachments); null when S3_ENDPOINT is not configured. */
+  storage: ObjectStorage | null;
 }
 
 export const route = routeFor<AdminDeps>();

@@ -1,4 +1,4 @@
-import { createMailer, type ServiceModule } from '@rp/platform';
+import { createMailer, ObjectStorage, storageConfigFrom, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
@@ -7,6 +7,7 @@ import { businessUnitRoutes } from './routes/business-units.js';
 import { userRoutes } from './routes/users.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { createWelcomeEmailActivities } from './activities/welcome-email.js';
+import { emailTemplateRoutes } from './routes/collections/email-templates.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -14,8 +15,13 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   taskQueue: TASK_QUEUES.admin,
   info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
   migrations,
-  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
+  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...emailTemplateRoutes],
+  deps: ({ db, temporal, config }) => ({
+    db,
+    temporal: temporal.client,
+    config,
+    storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
+  }),
   activities: ({ db, log, config }) =>
     createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
 };
