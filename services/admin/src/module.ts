@@ -8,6 +8,7 @@ import { userRoutes } from './routes/users.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { createWelcomeEmailActivities } from './activities/welcome-email.js';
 import { emailTemplateRoutes } from './routes/collections/email-templates.js';
+import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -15,7 +16,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   taskQueue: TASK_QUEUES.admin,
   info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
   migrations,
-  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...emailTemplateRoutes],
+  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...emailTemplateRoutes, ...smsTemplateRoutes],
   deps: ({ db, temporal, config }) => ({
     db,
     temporal: temporal.client,

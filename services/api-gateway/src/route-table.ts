@@ -30,6 +30,7 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   // collections outreach (spec 2.4, 2.5)
   { prefix: '/v1/email-template-folders', service: 'admin' },
   { prefix: '/v1/email-templates', service: 'admin' },
+  { prefix: '/v2/sms-templates', service: 'admin' },
 ];
 
 const SORTED = [...ROUTE_TABLE].sort((a, b) => b.prefix.length - a.prefix.length);

@@ -1220,6 +1220,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/sms-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List SMS templates
+         * @description Oldest first. `page` >= 0, `page_size` (alias `size`) 1..200.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listSmsTemplates"];
+        put?: never;
+        /**
+         * Create an SMS template
+         * @description name ≤ 128 characters, body ≤ 1600. The body is a Liquid template with the same variable catalogue and validation as email templates (see POST /v1/email-templates): a syntax error or unknown variable gives 422 naming the line and column. `character_count` and `estimated_segment_count` are computed (sms-segments-calculator) on the body as written, BEFORE variable substitution, so the real message may differ: GSM-7 fits 160 septets in one segment and 153 per part beyond; extension characters (€ [ ] { } \ ^ ~ |) count two septets; any character outside GSM-7 switches the whole message to UCS-2 (70 per single segment, 67 per part). `character_count` counts septets (GSM-7) or UTF-16 units (UCS-2). At most one default per organization: setting `is_default` clears the previous default atomically.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createSmsTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/sms-templates/{sms_template_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an SMS template
+         * @description Requires: user access token.
+         */
+        get: operations["getSmsTemplate"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an SMS template
+         * @description Permanent; 204 on success, 404 when unknown.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["deleteSmsTemplate"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an SMS template
+         * @description Only the fields sent change (row 5); `description: null` clears it. name ≤ 128, body ≤ 1600 → 422 beyond. The body is a Liquid template with the same variable catalogue and validation as email templates (see POST /v1/email-templates): a syntax error or unknown variable gives 422 naming the line and column. `character_count` and `estimated_segment_count` are computed (sms-segments-calculator) on the body as written, BEFORE variable substitution, so the real message may differ: GSM-7 fits 160 septets in one segment and 153 per part beyond; extension characters (€ [ ] { } \ ^ ~ |) count two septets; any character outside GSM-7 switches the whole message to UCS-2 (70 per single segment, 67 per part). `character_count` counts septets (GSM-7) or UTF-16 units (UCS-2). At most one default per organization: setting `is_default` clears the previous default atomically.
+         *
+         *     Requires: user access token.
+         */
+        patch: operations["updateSmsTemplate"];
+        trace?: never;
+    };
     "/v2/users": {
         parameters: {
             query?: never;
@@ -1891,6 +1951,12 @@ export interface components {
             transaction_date?: string | null;
             transaction_number?: string | null;
         };
+        CreateSmsTemplateRequest: {
+            body: string;
+            description?: string | null;
+            is_default?: boolean;
+            name: string;
+        };
         CreateUserRequest: {
             /**
              * @description Units a member may access (admins access all).
@@ -2486,6 +2552,35 @@ export interface components {
             /** Format: uuid */
             payment_id: string;
         };
+        SmsTemplate: {
+            body: string;
+            /** @description Approximate, before variable substitution. */
+            character_count: number;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            /**
+             * @description Encoding the body as written needs.
+             * @enum {string}
+             */
+            encoding: "GSM-7" | "UCS-2";
+            /** @description Segments under the encoding the body needs (160/153 GSM-7, 70/67 UCS-2); may differ after substitution. */
+            estimated_segment_count: number;
+            id: string;
+            is_default: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "sms_template";
+        };
+        /** @description A page of SmsTemplate records. */
+        SmsTemplatePage: {
+            current_page: number;
+            data: components["schemas"]["SmsTemplate"][];
+            next_page: number | null;
+            total_records: number;
+        };
         SyncRun: {
             /** @description The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry). */
             attempt: number;
@@ -2600,6 +2695,12 @@ export interface components {
             }[];
             /** @description The payer; must be a partner of the organization. */
             partner_id?: string | null;
+        };
+        UpdateSmsTemplateRequest: {
+            body?: string;
+            description?: string | null;
+            is_default?: boolean;
+            name?: string;
         };
         UpdateUserRequest: {
             /** @description Units a member may access (admins access all). */
@@ -9592,6 +9693,503 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listSmsTemplates: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsTemplatePage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createSmsTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSmsTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getSmsTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sms_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteSmsTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sms_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateSmsTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sms_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSmsTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -159,7 +159,7 @@ interface TemplateInput {
   is_default: boolean;
 }
 
-async function senderOf(deps: Deps, identity: Identity) {
+async function senderOf(deps: Pick<Deps, 'db'>, identity: Identity) {
   const user = identity.sub ? await getUser(deps.db, identity.org, identity.sub) : undefined;
   return user ? { name: user.name || user.email, email: user.email } : { name: 'API key', email: 'no-reply@receivables.local' };
 }
@@ -168,7 +168,7 @@ function todayIn(timezone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
 }
 
-async function sampleFor(deps: Deps, identity: Identity): Promise<TemplateContext> {
+export async function sampleFor(deps: Pick<Deps, 'db'>, identity: Identity): Promise<TemplateContext> {
   const org = await getOrganizationProfile(deps.db, identity.org);
   return sampleContext({ name: org?.name ?? 'Organization', base_currency: org?.base_currency ?? 'EUR' }, await senderOf(deps, identity), todayIn(org?.timezone ?? 'UTC'));
 }
@@ -214,7 +214,7 @@ export async function updateTemplate(deps: Deps, identity: Identity, id: string,
     const folderId = patch.folder_id ?? current.folder_id;
     const folder = await store.getFolder(trx, org, folderId, { forUpdate: true });
     if (!folder) throw new NotFoundError(`No email template folder ${folderId}.`);
-    const becomesDefault = patch.is_default ?? (current.is_default && folderId === current.folder_id ? true : current.is_default);
+    const becomesDefault = patch.is_default ?? current.is_default;
     if (becomesDefault) await store.clearDefault(trx, org, folderId, id);
     const updated = await store.updateTemplate(trx, org, id, { ...patch, ...texts, is_default: becomesDefault });
     if (!updated) throw new NotFoundError(`No email template ${id}.`);
