@@ -110,6 +110,11 @@ describe('templates and Liquid', () => {
     const loop = await template(a, f, { body: '{% for i in invoices %}{{ i.number }} {{ i.bogus }}{% endfor %}' });
     expect(loop.status).toBe(422);
     expect(JSON.stringify(loop.body)).toMatch(/i\.bogus/);
+    // no files to include (these were a 500 before the parse/analyse errors were caught), and bounded loops
+    for (const body of ['{% include "secrets" %}', '{%- render "x" -%}', '{% layout "x" %}', '{% liquid\ninclude "x" %}', '{% include customer.name %}', '{% for i in (1..100000000) %}{{ i }}{% endfor %}']) {
+      const res = await template(a, f, { body });
+      expect(res.status, body).toBe(422);
+    }
     const filter = await template(a, f, { body: '{{ customer.name | shell }}' });
     expect(filter.status).toBe(422);
     expect(JSON.stringify(filter.body)).toMatch(/shell/);

@@ -127,6 +127,9 @@ export class ObjectStorage {
   readonly client: S3Client;
 
   constructor(readonly config: ObjectStorageConfig) {
+    // The SDK warns once per process that releases after January 2027 need Node 22; ours is pinned
+    // (package.json), so the warning only adds noise to every service's log.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client({
       endpoint: config.endpoint,
       region: config.region,

@@ -281,7 +281,7 @@ export async function previewTemplate(deps: Deps, identity: Identity, id: string
   const t = await store.getTemplate(deps.db, identity.org, id);
   if (!t) throw new NotFoundError(`No email template ${id}.`);
   const context = partnerId ? await liveContext(deps, identity, partnerId) : await sampleFor(deps, identity);
-  const preview = { subject: await renderTemplate(t.subject, context), body: await renderTemplate(t.body, context) };
+  const preview = { subject: await renderTemplate('subject', t.subject, context), body: await renderTemplate('body', t.body, context) };
   return loadTemplate(deps, identity.org, id, preview);
 }
 

@@ -179,13 +179,16 @@ export interface CheckedTemplate {
  */
 export async function checkTemplate(field: string, source: string, autoCorrect: boolean, sample: TemplateContext): Promise<CheckedTemplate> {
   const corrections: string[] = [];
-  let parsed: Template[];
+  let globals: ReturnType<typeof liquid.analyzeSync>['globals'];
   try {
-    parsed = liquid.parse(source);
+    // include/render/layout name files, and there are none: liquidjs fails them while parsing or
+    // analysing (ENOENT), which is the template's error, not ours.
+    if (/\{%-?\s*(include|render|layout)\b/.test(source)) throw new Error('include, render and layout are not available in templates');
+    const parsed: Template[] = liquid.parse(source);
+    globals = liquid.analyzeSync(parsed).globals;
   } catch (err) {
     throw new ValidationError([issue(field, cleanMessage(err), position(err), 'liquid_syntax')], `The ${field} is not valid Liquid: ${(err as Error).message}`);
   }
-  const globals = liquid.analyzeSync(parsed).globals;
   const edits: Array<{ offset: number; length: number; text: string; from: string }> = [];
   const problems: ValidationIssue[] = [];
   for (const variables of Object.values(globals)) {
@@ -224,6 +227,11 @@ export async function checkTemplate(field: string, source: string, autoCorrect: 
 }
 
 /** Render a saved template (already validated) against a context. */
-export async function renderTemplate(source: string, context: TemplateContext): Promise<string> {
-  return liquid.parseAndRender(source, context);
+export async function renderTemplate(field: string, source: string, context: TemplateContext): Promise<string> {
+  try {
+    return await liquid.parseAndRender(source, context);
+  } catch (err) {
+    // A saved template renders the sample; real data can still exceed a limit (e.g. many invoices).
+    throw new ValidationError([issue(field, cleanMessage(err), position(err), 'liquid_render')], `The ${field} does not render for this customer: ${(err as Error).message}`);
+  }
 }
