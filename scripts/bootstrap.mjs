@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Entry of `npm start`, `npm test`, `npm run bench`, `npm run chaos` and `npm run cli`: installs what is missing
-// (npm dependencies, the Temporal CLI) and then runs the real command. Plain Node, no dependencies.
+// (npm dependencies, the Temporal CLI, versitygw) and then runs the real command. Plain Node, no dependencies.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findTemporalCli, TEMPORAL_CLI_MODULE } from './local/temporal-cli.mjs';
+import { findVersitygw, VERSITYGW_MODULE } from './local/versitygw.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quiet = process.argv.includes('--quiet-bootstrap');
@@ -46,6 +47,22 @@ function ensureTemporalCli() {
   }
 }
 
+// versitygw, the S3-compatible object storage of the local stack and the tests, built like the CLI.
+function ensureVersitygw() {
+  if (process.env.S3_ENDPOINT && process.argv[2] === 'start') return; // external object storage
+  if (findVersitygw()) return;
+  if (spawnSync('go', ['version']).status !== 0) {
+    process.stderr.write('[bootstrap] versitygw is missing and Go is not installed to build it. Install Go, or set VERSITYGW, or set S3_ENDPOINT (and the S3_* credentials) to an existing S3 server.\n');
+    process.exit(1);
+  }
+  say(`building versitygw once (go install ${VERSITYGW_MODULE}); this takes a few minutes…`);
+  run('go', ['install', VERSITYGW_MODULE]);
+  if (!findVersitygw()) {
+    process.stderr.write('[bootstrap] go install finished but the versitygw binary was not found in $(go env GOPATH)/bin\n');
+    process.exit(1);
+  }
+}
+
 function exec(cmd, args) {
   const child = spawn(cmd, args, { stdio: 'inherit', cwd: root, env: process.env });
   // The terminal sends Ctrl-C to the whole process group; let the child shut down and exit with it.
@@ -60,20 +77,24 @@ switch (command) {
   case 'install':
     ensureDependencies();
     ensureTemporalCli();
+    ensureVersitygw();
     break;
   case 'start':
     ensureDependencies();
     ensureTemporalCli();
+    ensureVersitygw();
     exec(tsx[0], [...tsx.slice(1), 'scripts/start.ts', ...rest]);
     break;
   case 'test':
     ensureDependencies();
     ensureTemporalCli();
+    ensureVersitygw();
     exec(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...rest]);
     break;
   case 'bench':
     ensureDependencies();
     ensureTemporalCli();
+    ensureVersitygw();
     exec(tsx[0], [...tsx.slice(1), 'bench/run.ts', ...rest]);
     break;
   case 'chaos':

@@ -27,6 +27,7 @@ import {
 import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
 import { freePorts, startEmbeddedPostgres, startMailDev, startTemporalDevServer, takeOverSignals } from './local/components.js';
 import { SERVICE_MODULES } from './local/services.js';
+import { startObjectStorage } from './local/object-storage.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outFile = process.argv[2];
@@ -60,6 +61,9 @@ async function main(): Promise<void> {
   stops.push(temporal.stop);
   const mail = await startMailDev({ smtpPort: smtpPort!, webPort: mailWebPort! });
   stops.push(mail.stop);
+  rmSync(path.join(dir, 's3'), { recursive: true, force: true });
+  const s3 = await startObjectStorage({ dataDir: path.join(dir, 's3'), accessKeyId: 'fuzz-access-key', secretAccessKey: 'fuzz-secret-access-key-0123456789' });
+  stops.push(s3.stop);
 
   const namespace = 'default';
   const t = await connectTemporal({ address: temporal.address, namespace });
@@ -86,6 +90,11 @@ async function main(): Promise<void> {
     WORKFLOW_BUNDLE_PATH: bundlePath,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     DATABASE_POOL_MAX: '5',
+    S3_ENDPOINT: s3.endpoint,
+    S3_BUCKET: 'fuzz',
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    S3_REGION: s3.region,
   };
   const apis = {} as Record<ServiceName, RunningApi>;
   const workers: RunningWorker[] = [];

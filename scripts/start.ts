@@ -24,6 +24,7 @@ import { SERVICE_MODULES } from './local/services.js';
 import { servicePorts } from './local/ports.js';
 import { seedDemo } from './local/demo.js';
 import { policyFromEnv, Supervisor, type ProcessStatus } from './local/supervisor.js';
+import { objectStorageForStart } from './local/object-storage.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const varDir = path.resolve(root, process.env.LOCAL_VAR_DIR ?? 'var');
@@ -178,6 +179,16 @@ async function main(): Promise<void> {
     log(`  SMTP            MailDev, port ${SMTP_PORT}`);
   } else log('  SMTP            external (SMTP_URL)');
 
+  // --- object storage (S3): versitygw unless S3_ENDPOINT points at an external one
+  const s3 = await objectStorageForStart({
+    env,
+    varDir,
+    logDir,
+    secret: persistentSecret,
+    supervise: (spec) => components.add({ ...spec, logFile: shown(spec.logFile) }),
+  });
+  log(s3.line);
+
   await ensurePortFree(GATEWAY_PORT, 'gateway');
   for (const [name, port] of Object.entries(SERVICE_PORTS)) await ensurePortFree(port, `${name} service`);
 
@@ -210,6 +221,7 @@ async function main(): Promise<void> {
     WORKFLOW_BUNDLE_PATH: bundlePath,
     PUBLIC_BASE_URL: env.PUBLIC_BASE_URL ?? `http://localhost:${GATEWAY_PORT}`,
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',
+    ...s3.env,
   };
   writeFileSync(
     path.join(varDir, 'local-env.json'),

@@ -76,6 +76,10 @@ beforeAll(async () => {
   await post(`/v2/payments/${payment.id}/approve`, {});
   bIds.outreach_id = (await post('/v2/cash-app/outreach/payment-receipt', { payment_id: payment.id })).id;
   bIds.remittance_id = (await post('/v1/remittances', { payer_name: 'Victim Kunde', currency: 'EUR', transaction_amount: 10, allocations: [{ invoice_number: 'V-9001', amount_paid: 10 }] })).id;
+  bIds.folder_id = (await post('/v1/email-template-folders', { name: 'Victim folder' })).id;
+  bIds.email_template_id = (await post('/v1/email-templates', { folder_id: bIds.folder_id, name: 'Dunning', subject: 'Hi {{ customer.name }}', body: 'Open: {{ totals.open_amount }}' })).id;
+  bIds.sms_template_id = (await post('/v2/sms-templates', { name: 'Victim SMS', body: 'Hi {{ customer.name }}' })).id;
+  bIds.attachment_id = (await post(`/v1/email-templates/${bIds.email_template_id}/attachments`, { name: 'terms.txt', mime_type: 'text/plain', size: 5 })).id;
   for (const [k, v] of Object.entries(bIds)) expect(v, k).toMatch(/^[0-9a-f-]{36}$/);
   // the receipt settles (sent or skipped) before the snapshot, so nothing of B moves by itself meanwhile
   for (let i = 0; i < 200; i++) {

@@ -3,12 +3,14 @@
  * and one workflow bundle built once. Each test file then makes its own database and Temporal
  * namespace (see support/stack.ts), so files run in parallel without seeing each other.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '@rp/workflows/paths';
 import { freePorts, startEmbeddedPostgres, startMailDev, startTemporalDevServer } from '../scripts/local/components.js';
+import { startObjectStorage } from '../scripts/local/object-storage.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,6 +20,10 @@ declare module 'vitest' {
     smtpUrl: string;
     mailApiUrl: string;
     workflowBundlePath: string;
+    s3Endpoint: string;
+    s3AccessKeyId: string;
+    s3SecretAccessKey: string;
+    s3Region: string;
   }
 }
 
@@ -27,10 +33,16 @@ export default async function setup(project: TestProject) {
   mkdirSync(root, { recursive: true });
 
   const [pgPort, smtpPort, webPort] = await freePorts(3);
-  const [pg, temporal, mail, bundle] = await Promise.all([
+  const [pg, temporal, mail, s3, bundle] = await Promise.all([
     startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: pgPort, persistent: false }),
     startTemporalDevServer({ uiPort: null, dbFile: null, logFile: path.join(root, 'temporal.log') }),
     startMailDev({ smtpPort, webPort }),
+    startObjectStorage({
+      dataDir: path.join(root, 's3'),
+      accessKeyId: `test-${randomBytes(8).toString('hex')}`,
+      secretAccessKey: randomBytes(24).toString('base64url'),
+      logFile: path.join(root, 'versitygw.log'),
+    }),
     bundleWorkflowCode({ workflowsPath, logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } }),
   ]);
   const bundlePath = path.join(root, 'workflow-bundle.js');
@@ -42,9 +54,13 @@ export default async function setup(project: TestProject) {
   project.provide('smtpUrl', mail.smtpUrl);
   project.provide('mailApiUrl', mail.webUrl);
   project.provide('workflowBundlePath', bundlePath);
+  project.provide('s3Endpoint', s3.endpoint);
+  project.provide('s3AccessKeyId', s3.accessKeyId);
+  project.provide('s3SecretAccessKey', s3.secretAccessKey);
+  project.provide('s3Region', s3.region);
 
   return async () => {
-    await Promise.allSettled([temporal.stop(), mail.stop()]);
+    await Promise.allSettled([temporal.stop(), mail.stop(), s3.stop()]);
     await pg.stop().catch(() => {});
     rmSync(root, { recursive: true, force: true });
   };

@@ -94,6 +94,12 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     SMTP_URL: inject('smtpUrl'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_POOL_MAX: '5',
+    // The run's versitygw; a bucket of this file's own (created on first use).
+    S3_ENDPOINT: inject('s3Endpoint'),
+    S3_BUCKET: `t-${randomBytes(6).toString('hex')}`,
+    S3_ACCESS_KEY_ID: inject('s3AccessKeyId'),
+    S3_SECRET_ACCESS_KEY: inject('s3SecretAccessKey'),
+    S3_REGION: inject('s3Region'),
     ...opts.env,
   };
   const apis = {} as Record<ServiceName, RunningApi>;

@@ -65,6 +65,19 @@ export const commonConfigShape = {
   /** Workers only: port of a small HTTP server with /healthz and /readyz (container healthchecks); unset: none. */
   WORKER_HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /**
+   * S3-compatible object storage (attachments, uploaded files); see storage.ts. Optional: a service
+   * that stores nothing runs without them; one that does refuses to start without S3_ENDPOINT and
+   * S3_BUCKET (storageConfigFrom). Locally `npm start` runs versitygw and sets them.
+   */
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)')
+    .optional(),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  /**
    * Hosts, addresses and CIDRs (optionally `:port`) that tenant-supplied and provider URLs may reach
    * although they are loopback, private, link-local or metadata addresses (see guarded-fetch.ts).
    * Empty (the default): public addresses only.

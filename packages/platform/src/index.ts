@@ -27,3 +27,4 @@ export * from './net/addresses.js';
 export * from './secrets.js';
 export * from './coverage.js';
 export * from './failures.js';
+export * from './storage.js';

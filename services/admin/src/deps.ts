@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { routeFor, type Db } from '@rp/platform';
+import { routeFor, type Db, type ObjectStorage } from '@rp/platform';
 import type { AdminConfig } from './config.js';
 
 export interface AdminDeps {
@@ -8,6 +8,8 @@ export interface AdminDeps {
   config: AdminConfig;
   /** key user-invite tokens are derived with (domain/invites.ts) */
   inviteTokenKey: Buffer;
+  /** Object storage (attachments); null when S3_ENDPOINT is not configured. */
+  storage: ObjectStorage | null;
 }
 
 export const route = routeFor<AdminDeps>();

@@ -1,4 +1,4 @@
-import { createMailer, type ServiceModule } from '@rp/platform';
+import { createMailer, ObjectStorage, storageConfigFrom, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
@@ -15,6 +15,8 @@ import { oooRoutes } from './routes/ooo.js';
 import { userInviteRoutes } from './routes/user-invites.js';
 import { createUserInviteActivities } from './activities/user-invite.js';
 import { inviteTokenKey } from './domain/invites.js';
+import { emailTemplateRoutes } from './routes/collections/email-templates.js';
+import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -22,8 +24,24 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   taskQueue: TASK_QUEUES.admin,
   info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
   migrations,
-  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes, ...oooRoutes, ...userInviteRoutes, ...mailboxSettingsRoutes, ...cnamRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config, inviteTokenKey: inviteTokenKey(config.IDENTITY_SECRET) }),
+  routes: [
+    ...businessUnitRoutes,
+    ...userRoutes,
+    ...apiKeyRoutes,
+    ...oooRoutes,
+    ...userInviteRoutes,
+    ...mailboxSettingsRoutes,
+    ...cnamRoutes,
+    ...emailTemplateRoutes,
+    ...smsTemplateRoutes,
+  ],
+  deps: ({ db, temporal, config }) => ({
+    db,
+    temporal: temporal.client,
+    config,
+    inviteTokenKey: inviteTokenKey(config.IDENTITY_SECRET),
+    storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
+  }),
   activities: ({ db, log, config }) => ({
     ...createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
     ...createUserInviteActivities({

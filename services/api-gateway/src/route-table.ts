@@ -27,6 +27,10 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   { prefix: '/v2/cnam-registration', service: 'admin' },
   { prefix: '/v2/mailbox-settings', service: 'admin' },
   { prefix: '/v1/user-invites', service: 'admin' },
+  // collections outreach (spec 2.4, 2.5)
+  { prefix: '/v1/email-template-folders', service: 'admin' },
+  { prefix: '/v1/email-templates', service: 'admin' },
+  { prefix: '/v2/sms-templates', service: 'admin' },
 ];
 
 /**

@@ -1,0 +1,2 @@
+export declare const VERSITYGW_MODULE: string;
+export declare function findVersitygw(): string | null;

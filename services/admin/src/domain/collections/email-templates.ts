@@ -1,0 +1,326 @@
+/**
+ * Email template folders, templates and attachments (issue 13 §2, spec 2.5).
+ *
+ * - Templates are Liquid (see liquid.ts): subject and body are validated on every save.
+ * - At most one default template per folder: making one the default clears the others in the same
+ *   transaction, under a lock of the folder row (the partial unique index is the backstop).
+ * - Attachments live in object storage: creating one answers a presigned PUT bound to the declared
+ *   size and type; `complete` verifies the uploaded bytes server-side (size, sha256, sniffed type)
+ *   and sets is_verified. Every response carries a fresh presigned GET.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  AppError,
+  ConflictError,
+  fileCategory,
+  getOrganizationProfile,
+  getPartner,
+  isoTime,
+  sumMoney,
+  newId,
+  NotFoundError,
+  openInvoicesOfPartner,
+  type Db,
+  type Identity,
+  type ObjectStorage,
+} from '@rp/platform';
+import * as store from '../../store/collections/email-templates.js';
+import { getUser } from '../../store/users.js';
+import { checkTemplate, renderTemplate, sampleContext, type TemplateContext, type TemplateInvoice } from './liquid.js';
+
+/** Validity of the presigned GET in every response, and of the presigned upload URL. */
+export const DOWNLOAD_URL_SECONDS = 3600;
+export const UPLOAD_URL_SECONDS = 900;
+
+export class StorageUnavailableError extends AppError {
+  constructor() {
+    super({ status: 503, type: 'storage-unavailable', title: 'Object storage unavailable', detail: 'Object storage is not configured for this service (S3_ENDPOINT).' });
+  }
+}
+
+interface Deps {
+  db: Db;
+  storage: ObjectStorage | null;
+}
+
+// ---------- views
+
+function folderBrief(f: store.FolderRow) {
+  return { object: 'email_template_folder' as const, id: f.id, name: f.name, created_at: isoTime(f.created_at)!, modified_at: isoTime(f.modified_at)! };
+}
+
+async function attachmentView(storage: ObjectStorage | null, a: store.AttachmentRow) {
+  const get = storage ? await storage.presignGet({ key: a.object_key, expiresIn: DOWNLOAD_URL_SECONDS, downloadName: a.name }) : null;
+  return {
+    object: 'email_template_attachment' as const,
+    id: a.id,
+    name: a.name,
+    mime_type: a.mime_type,
+    organization_id: a.organization_id,
+    content_id: null,
+    disposition: 'attachment',
+    purpose: 'email_template',
+    remote_id: null,
+    user_id: a.user_id,
+    presigned_url: get?.url ?? null,
+    presigned_url_expires_at: get ? get.expires_at.toISOString() : null,
+    file_type: fileCategory(a.mime_type),
+    is_verified: a.is_verified,
+    size: a.size,
+    src: null,
+    created_at: isoTime(a.created_at)!,
+    modified_at: isoTime(a.modified_at)!,
+  };
+}
+
+async function templateView(deps: Deps, t: store.TemplateRow, folder: store.FolderRow, attachments: store.AttachmentRow[], preview?: { subject: string; body: string }) {
+  return {
+    object: 'email_template' as const,
+    id: t.id,
+    name: t.name,
+    subject: t.subject,
+    body: t.body,
+    cc: t.cc,
+    auto_correct: t.auto_correct,
+    is_default: t.is_default,
+    folder_id: t.folder_id,
+    folder: folderBrief(folder),
+    attachments: await Promise.all(attachments.filter((a) => a.template_id === t.id).map((a) => attachmentView(deps.storage, a))),
+    preview_subject: preview?.subject ?? null,
+    preview_body: preview?.body ?? null,
+    created_at: isoTime(t.created_at)!,
+    modified_at: isoTime(t.modified_at)!,
+  };
+}
+
+async function folderView(deps: Deps, org: string, folders: store.FolderRow[]) {
+  const templates = await store.templatesOfFolders(deps.db, org, folders.map((f) => f.id));
+  const attachments = await store.attachmentsOf(deps.db, org, templates.map((t) => t.id));
+  return Promise.all(
+    folders.map(async (f) => ({
+      ...folderBrief(f),
+      templates: await Promise.all(templates.filter((t) => t.folder_id === f.id).map((t) => templateView(deps, t, f, attachments))),
+    })),
+  );
+}
+
+// ---------- folders
+
+export async function listFolders(deps: Deps, org: string, offset: number, limit: number) {
+  const { rows, total } = await store.listFolders(deps.db, org, offset, limit);
+  return { items: await folderView(deps, org, rows), total };
+}
+
+export async function getFolder(deps: Deps, org: string, id: string) {
+  const f = await store.getFolder(deps.db, org, id);
+  if (!f) throw new NotFoundError(`No email template folder ${id}.`);
+  return (await folderView(deps, org, [f]))[0]!;
+}
+
+export async function createFolder(deps: Deps, org: string, name: string) {
+  return (await folderView(deps, org, [await store.insertFolder(deps.db, org, name)]))[0]!;
+}
+
+export async function renameFolder(deps: Deps, org: string, id: string, name: string) {
+  const f = await store.updateFolder(deps.db, org, id, name);
+  if (!f) throw new NotFoundError(`No email template folder ${id}.`);
+  return (await folderView(deps, org, [f]))[0]!;
+}
+
+/** Delete a folder; one holding templates only with `cascade` (its templates and their stored files go too). */
+export async function deleteFolder(deps: Deps, org: string, id: string, cascade: boolean): Promise<void> {
+  const keys = await deps.db.transaction(async (trx) => {
+    const f = await store.getFolder(trx, org, id, { forUpdate: true });
+    if (!f) throw new NotFoundError(`No email template folder ${id}.`);
+    const count = await store.countTemplatesOfFolder(trx, org, id);
+    if (count > 0 && !cascade) throw new ConflictError(`The folder holds ${count} template(s); delete them first or pass ?cascade=true.`);
+    const objectKeys = await store.objectKeysOfFolder(trx, org, id);
+    await store.deleteFolder(trx, org, id);
+    return objectKeys;
+  });
+  await removeObjects(deps, keys);
+}
+
+async function removeObjects(deps: Deps, keys: string[]): Promise<void> {
+  // After the commit: an object whose delete fails is an orphan (unreachable: its row is gone), never
+  // a row pointing at nothing.
+  if (deps.storage) await Promise.allSettled(keys.map((k) => deps.storage!.deleteObject(k)));
+}
+
+// ---------- templates
+
+interface TemplateInput {
+  folder_id: string;
+  name: string;
+  subject: string;
+  body: string;
+  cc: string[];
+  auto_correct: boolean;
+  is_default: boolean;
+}
+
+async function senderOf(deps: Pick<Deps, 'db'>, identity: Identity) {
+  const user = identity.sub ? await getUser(deps.db, identity.org, identity.sub) : undefined;
+  return user ? { name: user.name || user.email, email: user.email } : { name: 'API key', email: 'no-reply@receivables.local' };
+}
+
+function todayIn(timezone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+}
+
+export async function sampleFor(deps: Pick<Deps, 'db'>, identity: Identity): Promise<TemplateContext> {
+  const org = await getOrganizationProfile(deps.db, identity.org);
+  return sampleContext({ name: org?.name ?? 'Organization', base_currency: org?.base_currency ?? 'EUR' }, await senderOf(deps, identity), todayIn(org?.timezone ?? 'UTC'));
+}
+
+async function validated(deps: Deps, identity: Identity, t: Pick<TemplateInput, 'subject' | 'body' | 'auto_correct'>) {
+  const sample = await sampleFor(deps, identity);
+  const subject = await checkTemplate('subject', t.subject, t.auto_correct, sample);
+  const body = await checkTemplate('body', t.body, t.auto_correct, sample);
+  return { subject: subject.source, body: body.source };
+}
+
+async function loadTemplate(deps: Deps, org: string, id: string, preview?: { subject: string; body: string }) {
+  const t = await store.getTemplate(deps.db, org, id);
+  if (!t) throw new NotFoundError(`No email template ${id}.`);
+  const folder = (await store.getFolder(deps.db, org, t.folder_id))!;
+  return templateView(deps, t, folder, await store.attachmentsOf(deps.db, org, [t.id]), preview);
+}
+
+export async function getTemplate(deps: Deps, org: string, id: string) {
+  return loadTemplate(deps, org, id);
+}
+
+export async function createTemplate(deps: Deps, identity: Identity, input: TemplateInput) {
+  const org = identity.org;
+  const { subject, body } = await validated(deps, identity, input);
+  const row = await deps.db.transaction(async (trx) => {
+    const folder = await store.getFolder(trx, org, input.folder_id, { forUpdate: true });
+    if (!folder) throw new NotFoundError(`No email template folder ${input.folder_id}.`);
+    if (input.is_default) await store.clearDefault(trx, org, folder.id, null);
+    return store.insertTemplate(trx, org, { ...input, subject, body });
+  });
+  return loadTemplate(deps, org, row.id);
+}
+
+export async function updateTemplate(deps: Deps, identity: Identity, id: string, patch: Partial<TemplateInput>) {
+  const org = identity.org;
+  const current = await store.getTemplate(deps.db, org, id);
+  if (!current) throw new NotFoundError(`No email template ${id}.`);
+  const next = { subject: patch.subject ?? current.subject, body: patch.body ?? current.body, auto_correct: patch.auto_correct ?? current.auto_correct };
+  const changesText = patch.subject !== undefined || patch.body !== undefined || patch.auto_correct !== undefined;
+  const texts = changesText ? await validated(deps, identity, next) : {};
+  await deps.db.transaction(async (trx) => {
+    const folderId = patch.folder_id ?? current.folder_id;
+    const folder = await store.getFolder(trx, org, folderId, { forUpdate: true });
+    if (!folder) throw new NotFoundError(`No email template folder ${folderId}.`);
+    const becomesDefault = patch.is_default ?? current.is_default;
+    if (becomesDefault) await store.clearDefault(trx, org, folderId, id);
+    const updated = await store.updateTemplate(trx, org, id, { ...patch, ...texts, is_default: becomesDefault });
+    if (!updated) throw new NotFoundError(`No email template ${id}.`);
+  });
+  return loadTemplate(deps, org, id);
+}
+
+export async function deleteTemplate(deps: Deps, org: string, id: string): Promise<void> {
+  const keys = (await store.attachmentsOf(deps.db, org, [id])).map((a) => a.object_key);
+  if (!(await store.deleteTemplate(deps.db, org, id))) throw new NotFoundError(`No email template ${id}.`);
+  await removeObjects(deps, keys);
+}
+
+// ---------- preview
+
+function invoiceOf(d: Awaited<ReturnType<typeof openInvoicesOfPartner>>[number], today: string): TemplateInvoice {
+  const due = d.net_due_date;
+  const days = due && due < today ? Math.round((Date.parse(today) - Date.parse(due)) / 86_400_000) : 0;
+  return {
+    number: d.document_number,
+    document_date: d.document_date,
+    due_date: due,
+    currency: d.currency,
+    amount: d.amount_in_document_currency,
+    amount_open: d.amount_open,
+    days_overdue: days,
+    is_overdue: days > 0,
+  };
+}
+
+function sum(values: string[]): string {
+  return sumMoney(values).toFixed(2);
+}
+
+/** The template context of a live customer (ledger read through the kernel read module). */
+async function liveContext(deps: Deps, identity: Identity, partnerId: string): Promise<TemplateContext> {
+  const partner = await getPartner(deps.db, identity.org, partnerId, identity.bu);
+  if (!partner) throw new NotFoundError(`No partner ${partnerId}.`);
+  const org = await getOrganizationProfile(deps.db, identity.org);
+  const today = todayIn(org?.timezone ?? 'UTC');
+  const invoices = (await openInvoicesOfPartner(deps.db, identity.org, partnerId)).map((d) => invoiceOf(d, today));
+  const overdue = invoices.filter((i) => i.is_overdue);
+  const base = org?.base_currency ?? 'EUR';
+  const currencies = new Set(invoices.map((i) => i.currency));
+  return {
+    customer: { name: partner.name, legal_name: partner.legal_name, account_number: partner.account_number, email: partner.email, phone: partner.phone },
+    invoices,
+    overdue_invoices: overdue,
+    totals: {
+      open_amount: sum(invoices.map((i) => i.amount_open)),
+      overdue_amount: sum(overdue.map((i) => i.amount_open)),
+      currency: currencies.size === 1 ? [...currencies][0]! : base,
+      open_count: invoices.length,
+      overdue_count: overdue.length,
+      max_days_overdue: Math.max(0, ...invoices.map((i) => i.days_overdue)),
+    },
+    sender: await senderOf(deps, identity),
+    organization: { name: org?.name ?? '', base_currency: base },
+    today,
+  };
+}
+
+export async function previewTemplate(deps: Deps, identity: Identity, id: string, partnerId: string | undefined) {
+  const t = await store.getTemplate(deps.db, identity.org, id);
+  if (!t) throw new NotFoundError(`No email template ${id}.`);
+  const context = partnerId ? await liveContext(deps, identity, partnerId) : await sampleFor(deps, identity);
+  const preview = { subject: await renderTemplate('subject', t.subject, context), body: await renderTemplate('body', t.body, context) };
+  return loadTemplate(deps, identity.org, id, preview);
+}
+
+// ---------- attachments
+
+function needStorage(deps: Deps): ObjectStorage {
+  if (!deps.storage) throw new StorageUnavailableError();
+  return deps.storage;
+}
+
+export async function createAttachment(deps: Deps, identity: Identity, templateId: string, input: { name: string; mime_type: string; size: number }) {
+  const storage = needStorage(deps);
+  const t = await store.getTemplate(deps.db, identity.org, templateId);
+  if (!t) throw new NotFoundError(`No email template ${templateId}.`);
+  await storage.ready();
+  const id = newId();
+  // The key holds no client text (the name travels in the download's Content-Disposition).
+  const key = `org/${identity.org}/email-templates/${templateId}/${id}-${randomUUID()}`;
+  const upload = await storage.presignPut({ key, size: input.size, contentType: input.mime_type, expiresIn: UPLOAD_URL_SECONDS });
+  const row = await store.insertAttachment(deps.db, { id, organization_id: identity.org, template_id: templateId, user_id: identity.sub, name: input.name, mime_type: input.mime_type, size: input.size, object_key: key });
+  return {
+    ...(await attachmentView(storage, row)),
+    upload: { method: 'PUT' as const, url: upload.url, headers: upload.headers, expires_at: upload.expires_at.toISOString() },
+  };
+}
+
+/** Check the uploaded bytes (size, sha256, sniffed type) and record the outcome. */
+export async function completeAttachment(deps: Deps, org: string, templateId: string, id: string) {
+  const storage = needStorage(deps);
+  const a = await store.getAttachment(deps.db, org, templateId, id);
+  if (!a) throw new NotFoundError(`No attachment ${id} on email template ${templateId}.`);
+  const v = await storage.verifyObject({ key: a.object_key, size: a.size, contentType: a.mime_type });
+  if (!v.exists) throw new ConflictError('Nothing has been uploaded to the attachment’s upload URL yet.');
+  const row = await store.recordVerification(deps.db, a.id, { is_verified: v.is_verified, sha256: v.sha256, sniffed_mime_type: v.sniffed_mime_type, verification_error: v.reason });
+  return { ...(await attachmentView(storage, row)), verification_error: v.reason };
+}
+
+export async function deleteAttachment(deps: Deps, org: string, templateId: string, id: string): Promise<void> {
+  const a = await store.getAttachment(deps.db, org, templateId, id);
+  if (!a || !(await store.deleteAttachment(deps.db, org, templateId, id))) throw new NotFoundError(`No attachment ${id} on email template ${templateId}.`);
+  await removeObjects(deps, [a.object_key]);
+}

@@ -1,0 +1,178 @@
+/** SQL of email template folders, templates and attachments (admin schema); every read is per organization. */
+import { newId, type Db } from '@rp/platform';
+import type { Knex } from 'knex';
+
+type Q = Db | Knex.Transaction;
+
+export interface FolderRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface TemplateRow {
+  id: string;
+  organization_id: string;
+  folder_id: string;
+  name: string;
+  subject: string;
+  body: string;
+  cc: string[];
+  auto_correct: boolean;
+  is_default: boolean;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface AttachmentRow {
+  id: string;
+  organization_id: string;
+  template_id: string;
+  user_id: string | null;
+  name: string;
+  mime_type: string;
+  size: number;
+  object_key: string;
+  is_verified: boolean;
+  sha256: string | null;
+  sniffed_mime_type: string | null;
+  verification_error: string | null;
+  verified_at: Date | null;
+  created_at: Date;
+  modified_at: Date;
+}
+
+// ---------- folders
+
+export async function listFolders(db: Q, org: string, offset: number, limit: number): Promise<{ rows: FolderRow[]; total: number }> {
+  const [rows, [{ count }]] = await Promise.all([
+    db<FolderRow>('email_template_folders').where({ organization_id: org }).orderBy('created_at').orderBy('id').offset(offset).limit(limit),
+    db('email_template_folders').where({ organization_id: org }).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as FolderRow[], total: Number(count) };
+}
+
+export async function getFolder(db: Q, org: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<FolderRow | undefined> {
+  const q = db<FolderRow>('email_template_folders').where({ organization_id: org, id }).first();
+  return (opts.forUpdate ? q.forUpdate() : q) as Promise<FolderRow | undefined>;
+}
+
+export async function insertFolder(db: Q, org: string, name: string): Promise<FolderRow> {
+  const [row] = await db<FolderRow>('email_template_folders').insert({ id: newId(), organization_id: org, name }).returning('*');
+  return row as FolderRow;
+}
+
+export async function updateFolder(db: Q, org: string, id: string, name: string): Promise<FolderRow | undefined> {
+  const [row] = await db<FolderRow>('email_template_folders').where({ organization_id: org, id }).update({ name, modified_at: db.fn.now() }).returning('*');
+  return row as FolderRow | undefined;
+}
+
+export async function deleteFolder(db: Q, org: string, id: string): Promise<number> {
+  return db('email_template_folders').where({ organization_id: org, id }).delete();
+}
+
+// ---------- templates
+
+export async function templatesOfFolders(db: Q, org: string, folderIds: string[]): Promise<TemplateRow[]> {
+  if (!folderIds.length) return [];
+  return db<TemplateRow>('email_templates').where({ organization_id: org }).whereIn('folder_id', folderIds).orderBy('created_at').orderBy('id') as Promise<TemplateRow[]>;
+}
+
+export async function countTemplatesOfFolder(db: Q, org: string, folderId: string): Promise<number> {
+  const [{ count }] = await db('email_templates').where({ organization_id: org, folder_id: folderId }).count<{ count: string }[]>({ count: '*' });
+  return Number(count);
+}
+
+export async function getTemplate(db: Q, org: string, id: string): Promise<TemplateRow | undefined> {
+  return db<TemplateRow>('email_templates').where({ organization_id: org, id }).first() as Promise<TemplateRow | undefined>;
+}
+
+/** The organization's default template of the first folder (oldest) named `folderName`. */
+export async function defaultTemplateOfFolderNamed(db: Q, org: string, folderName: string): Promise<TemplateRow | undefined> {
+  return db<TemplateRow>('email_templates as t')
+    .join('email_template_folders as f', 'f.id', 't.folder_id')
+    .where({ 't.organization_id': org, 't.is_default': true, 'f.name': folderName })
+    .orderBy('f.created_at')
+    .select('t.*')
+    .first() as Promise<TemplateRow | undefined>;
+}
+
+/** Clear the default flag of the folder's other templates. */
+export async function clearDefault(db: Q, org: string, folderId: string, exceptId: string | null): Promise<void> {
+  const q = db('email_templates').where({ organization_id: org, folder_id: folderId, is_default: true });
+  if (exceptId) q.whereNot({ id: exceptId });
+  await q.update({ is_default: false, modified_at: db.fn.now() });
+}
+
+export async function insertTemplate(
+  db: Q,
+  org: string,
+  t: { folder_id: string; name: string; subject: string; body: string; cc: string[]; auto_correct: boolean; is_default: boolean },
+): Promise<TemplateRow> {
+  const [row] = await db('email_templates')
+    .insert({ id: newId(), organization_id: org, ...t, cc: JSON.stringify(t.cc) })
+    .returning('*');
+  return row as TemplateRow;
+}
+
+export async function updateTemplate(
+  db: Q,
+  org: string,
+  id: string,
+  patch: Partial<{ folder_id: string; name: string; subject: string; body: string; cc: string[]; auto_correct: boolean; is_default: boolean }>,
+): Promise<TemplateRow | undefined> {
+  const values: Record<string, unknown> = { ...patch, modified_at: db.fn.now() };
+  if (patch.cc) values.cc = JSON.stringify(patch.cc);
+  const [row] = await db('email_templates').where({ organization_id: org, id }).update(values).returning('*');
+  return row as TemplateRow | undefined;
+}
+
+export async function deleteTemplate(db: Q, org: string, id: string): Promise<number> {
+  return db('email_templates').where({ organization_id: org, id }).delete();
+}
+
+// ---------- attachments
+
+export async function attachmentsOf(db: Q, org: string, templateIds: string[]): Promise<AttachmentRow[]> {
+  if (!templateIds.length) return [];
+  return db<AttachmentRow>('email_template_attachments').where({ organization_id: org }).whereIn('template_id', templateIds).orderBy('created_at').orderBy('id') as Promise<
+    AttachmentRow[]
+  >;
+}
+
+export async function objectKeysOfFolder(db: Q, org: string, folderId: string): Promise<string[]> {
+  return db('email_template_attachments as a')
+    .join('email_templates as t', 't.id', 'a.template_id')
+    .where({ 'a.organization_id': org, 't.folder_id': folderId })
+    .pluck('a.object_key') as Promise<string[]>;
+}
+
+export async function getAttachment(db: Q, org: string, templateId: string, id: string): Promise<AttachmentRow | undefined> {
+  return db<AttachmentRow>('email_template_attachments').where({ organization_id: org, template_id: templateId, id }).first() as Promise<AttachmentRow | undefined>;
+}
+
+export async function insertAttachment(
+  db: Q,
+  a: { id: string; organization_id: string; template_id: string; user_id: string | null; name: string; mime_type: string; size: number; object_key: string },
+): Promise<AttachmentRow> {
+  const [row] = await db('email_template_attachments').insert(a).returning('*');
+  return row as AttachmentRow;
+}
+
+export async function recordVerification(
+  db: Q,
+  id: string,
+  v: { is_verified: boolean; sha256: string | null; sniffed_mime_type: string | null; verification_error: string | null },
+): Promise<AttachmentRow> {
+  const [row] = await db('email_template_attachments')
+    .where({ id })
+    .update({ ...v, verified_at: db.fn.now(), modified_at: db.fn.now() })
+    .returning('*');
+  return row as AttachmentRow;
+}
+
+export async function deleteAttachment(db: Q, org: string, templateId: string, id: string): Promise<number> {
+  return db('email_template_attachments').where({ organization_id: org, template_id: templateId, id }).delete();
+}
