@@ -24,3 +24,4 @@ export * from './http/listen.js';
 export * from './ledger.js';
 export * from './http/guarded-fetch.js';
 export * from './net/addresses.js';
+export * from './conditions.js';
