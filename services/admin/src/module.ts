@@ -6,6 +6,8 @@ import type { AdminDeps } from './deps.js';
 import { businessUnitRoutes } from './routes/business-units.js';
 import { userRoutes } from './routes/users.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
+import { segmentRoutes } from './routes/collections/segments.js';
+import { tagRoutes } from './routes/collections/tags.js';
 import { createWelcomeEmailActivities } from './activities/welcome-email.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
@@ -14,7 +16,13 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   taskQueue: TASK_QUEUES.admin,
   info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
   migrations,
-  routes: [...businessUnitRoutes, ...userRoutes, ...apiKeyRoutes],
+  routes: [
+    ...businessUnitRoutes,
+    ...userRoutes,
+    ...apiKeyRoutes,
+    ...segmentRoutes,
+    ...tagRoutes,
+  ],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) =>
     createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),

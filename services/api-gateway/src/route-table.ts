@@ -27,6 +27,10 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   { prefix: '/v2/cnam-registration', service: 'admin' },
   { prefix: '/v2/mailbox-settings', service: 'admin' },
   { prefix: '/v1/user-invites', service: 'admin' },
+  // collections outreach: tags and customer segments (spec 2.9, 2.13); partners stay with the ledger owner
+  { prefix: '/v2/customer-segments', service: 'admin' },
+  { prefix: '/v1/tags', service: 'admin' },
+  { prefix: '/v2/partners', service: 'integrations' },
 ];
 
 const SORTED = [...ROUTE_TABLE].sort((a, b) => b.prefix.length - a.prefix.length);
