@@ -23,7 +23,6 @@ export const segmentRoutes = [
     auth: { role: 'admin' },
     body: z.object({ name: NAME, description: DESCRIPTION.optional(), priority: PRIORITY, conditions: segmentConditionSchema() }),
     response: segmentSchema,
-    status: 201,
     errors: [409],
     handler: async ({ body, identity, deps }) => createSegment(deps.db, identity, body),
   }),

@@ -25,7 +25,6 @@ export const tagRoutes = [
     auth: { role: 'admin' },
     body: z.object({ name: NAME, color: COLOR, rule_condition: tagConditionSchema().nullable().optional() }),
     response: tagSchema,
-    status: 201,
     errors: [409],
     handler: async ({ body, identity, deps }) => createTag(deps.db, identity, body),
   }),
