@@ -49,7 +49,12 @@ const OPS: Record<Kind, readonly ConditionOp[]> = {
 const FIELDS: Record<ConditionField, { kind: Kind; sql: string; aggregate?: boolean; doc: string }> = {
   name: { kind: 'text', sql: 'lower(p.name)', doc: 'customer name (case-insensitive)' },
   country: { kind: 'code', sql: "upper(p.address->>'country')", doc: 'country of the customer address (ISO code as pushed, case-insensitive)' },
-  currency: { kind: 'code', sql: 'upper(trim(p.currency))', doc: "customer's currency (ISO 4217, case-insensitive)" },
+  currency: {
+    kind: 'code',
+    sql: `upper(trim(coalesce(p.currency, (SELECT cd.currency FROM ${LEDGER_TABLES.documents} cd WHERE cd.organization_id = p.organization_id AND cd.partner_id = p.id
+           ORDER BY cd.document_date DESC NULLS LAST, cd.id DESC LIMIT 1))))`,
+    doc: "customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none)",
+  },
   business_unit_id: { kind: 'uuid', sql: 'p.business_unit_id', doc: 'business unit (null: none)' },
   assignee_id: { kind: 'uuid', sql: 'p.assignee_id', doc: 'assigned user (null: none)' },
   total_open_lc: { kind: 'decimal', sql: 'a.open_cents', aggregate: true, doc: 'sum of open invoices in local currency' },
