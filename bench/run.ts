@@ -6,12 +6,15 @@
  *             a 10,000-transaction CAMT.053 statement from upload to ready
  *   cash-app-large-statement  a 100,000-line CAMT.053 statement against 200,000 open invoices from
  *             upload to ready, and the DELETE latency while a statement is processed
+ *   collections  a customer-segment page (500) over 50,000 customers / 1M open invoices vs the bare SQL,
+ *             with and without exclude_higher_priority over 10 segments
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
   push: async () => (await import('./push.js')).run(),
   'cash-app': async () => (await import('./cash-app.js')).run(),
   'cash-app-large-statement': async () => (await import('./cash-app.js')).runLargeStatement(),
+  collections: async () => (await import('./collections.js')).run(),
 };
 
 const name = process.argv[2];

@@ -123,6 +123,33 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 [[operations]]
 include-operation-id = "predictedOverdue"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# Conditions (tags, segments) are a tree the JSON Schema only describes as an object (the language is
+# checked by the kernel: fields, ops, value types, tag references); partner ids, tag and segment
+# filters, assignees and units are references to records of the organization.
+[[operations]]
+include-operation-id = "createCustomerSegment"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateCustomerSegment"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "createTag"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateTag"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "addTagPartners"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "removeTagPartners"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "listPartners"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updatePartner"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 # Connection settings depend on the provider (`provider_name`, or the stored connection's provider):
 # a setting name of another provider is refused (422), and /authenticate must name the connection's

@@ -56,6 +56,10 @@ beforeAll(async () => {
   bIds.partner_id = customers.body.results[0]!.service_id!;
   const invoices = await pushInvoices(stack, b.apiKey, [invoiceRecord({ document_number: 'V-9001', reference: 'V-9001', customer_code: 'V-1', amount_in_document_currency: 500 })]);
   bIds.invoice_id = invoices.body.results[0]!.service_id!;
+  bIds.tag_id = (await post('/v1/tags', { name: 'Victim tag', color: '#112233', rule_condition: { field: 'country', op: 'eq', value: 'DE' } })).id;
+  await ok(stack.request('POST', `/v1/tags/${bIds.tag_id}/partners`, { token: b.token, body: { partner_ids: [bIds.partner_id] } }), 204);
+  bIds.segment_id = (await post('/v2/customer-segments', { name: 'Victim segment', priority: 1, conditions: { field: 'tag', op: 'eq', value: bIds.tag_id } })).id;
+  bIds.assignee_id = bIds.user_id;
 
   const statement = await post('/v2/bank-statements', {
     account: 'DE02120300000000202051',
@@ -247,6 +251,11 @@ async function snapshotOfB() {
     `/v2/payments/${bIds.payment_id}`,
     `/v2/cash-app/outreach/${bIds.outreach_id}`,
     `/v1/remittances/${bIds.remittance_id}`,
+    `/v1/tags/${bIds.tag_id}`,
+    `/v1/tags/${bIds.tag_id}/partners`,
+    `/v2/customer-segments/${bIds.segment_id}`,
+    `/v2/customer-segments/${bIds.segment_id}/partners`,
+    `/v2/partners/${bIds.partner_id}`,
   ];
   const out: Record<string, unknown> = {};
   for (const p of paths) {

@@ -28,3 +28,4 @@ export * from './secrets.js';
 export * from './coverage.js';
 export * from './failures.js';
 export * from './storage.js';
+export * from './conditions.js';

@@ -4,5 +4,6 @@ import * as m002 from './002_user_permissions.js';
 import * as m003 from './003_ooo_and_invites.js';
 import * as m004 from './004_mailbox_settings_cnam.js';
 import * as m005 from './005_email_templates.js';
+import * as m006 from './006_tags_and_segments.js';
 
-export const migrations: Migration[] = [m001, m002, m003, m004, m005];
+export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006];

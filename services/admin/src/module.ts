@@ -10,6 +10,8 @@ import { mailboxSettingsRoutes } from './routes/mailbox-settings.js';
 import { cnamRoutes } from './routes/cnam.js';
 import { createCnamRegistrationActivities } from './activities/cnam-registration.js';
 import { operatorRegistryAdapter } from './adapters/cnam-registry.js';
+import { segmentRoutes } from './routes/collections/segments.js';
+import { tagRoutes } from './routes/collections/tags.js';
 import { createWelcomeEmailActivities } from './activities/welcome-email.js';
 import { oooRoutes } from './routes/ooo.js';
 import { userInviteRoutes } from './routes/user-invites.js';
@@ -34,6 +36,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...cnamRoutes,
     ...emailTemplateRoutes,
     ...smsTemplateRoutes,
+    ...segmentRoutes,
+    ...tagRoutes,
   ],
   deps: ({ db, temporal, config }) => ({
     db,

@@ -31,6 +31,10 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   { prefix: '/v1/email-template-folders', service: 'admin' },
   { prefix: '/v1/email-templates', service: 'admin' },
   { prefix: '/v2/sms-templates', service: 'admin' },
+  // collections outreach: tags and customer segments (spec 2.9, 2.13); partners stay with the ledger owner
+  { prefix: '/v2/customer-segments', service: 'admin' },
+  { prefix: '/v1/tags', service: 'admin' },
+  { prefix: '/v2/partners', service: 'integrations' },
 ];
 
 /**

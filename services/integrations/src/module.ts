@@ -10,6 +10,7 @@ import { connectionSyncActivities } from './activities/sync.js';
 import { pushRoutes } from './routes/push.js';
 import { paymentPostingRoutes } from './routes/payment-postings.js';
 import { paymentPostingActivities } from './activities/payment-posting.js';
+import { partnerRoutes } from './routes/partners.js';
 
 export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsDeps> = {
   name: 'integrations',
@@ -17,7 +18,7 @@ export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsD
   taskQueue: TASK_QUEUES.integrations,
   info: { title: 'Integrations service', version: '2.0.0', description: 'External systems: the provider registry, connections (OAuth, health), durable pull syncs on Temporal (QuickBooks Online), the middleware push endpoints and the posting of applied cash back to the ERP.' },
   migrations,
-  routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes, ...paymentPostingRoutes],
+  routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes, ...paymentPostingRoutes, ...partnerRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: (b) => ({ ...connectionSyncActivities(b), ...paymentPostingActivities(b) }),
 };

@@ -2,206 +2,6 @@
 // with openapi-typescript. Do not edit: change the route declarations and regenerate.
 
 export interface paths {
-    "/v1/email-template-folders": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List email template folders
-         * @description Oldest first, each with its templates. `page` >= 0, `page_size` (alias `size`) 1..200.
-         *
-         *     Requires: user access token.
-         */
-        get: operations["listEmailTemplateFolders"];
-        put?: never;
-        /**
-         * Create an email template folder
-         * @description Names are at most 256 characters (trimmed) and need not be unique. Answers the folder with its (empty) `templates`.
-         *
-         *     Requires: user access token.
-         */
-        post: operations["createEmailTemplateFolder"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/email-template-folders/{folder_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an email template folder
-         * @description Requires: user access token.
-         */
-        get: operations["getEmailTemplateFolder"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete an email template folder
-         * @description A folder that holds templates is refused with 409 unless `cascade=true`, which deletes its templates and their attachments (stored files too). 204 on success.
-         *
-         *     Requires: user access token.
-         */
-        delete: operations["deleteEmailTemplateFolder"];
-        options?: never;
-        head?: never;
-        /**
-         * Rename an email template folder
-         * @description Requires: user access token.
-         */
-        patch: operations["updateEmailTemplateFolder"];
-        trace?: never;
-    };
-    "/v1/email-templates": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create an email template
-         * @description Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, 1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; `invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` (use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; `sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone). A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. `auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text. `is_default`: at most one default per folder; creating a default clears the folder's previous one in the same transaction. An unknown folder gives 404.
-         *
-         *     Requires: user access token.
-         */
-        post: operations["createEmailTemplate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/email-templates/{email_template_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an email template
-         * @description Requires: user access token.
-         */
-        get: operations["getEmailTemplate"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete an email template
-         * @description Deletes the template and its attachments (stored files too). 204 on success.
-         *
-         *     Requires: user access token.
-         */
-        delete: operations["deleteEmailTemplate"];
-        options?: never;
-        head?: never;
-        /**
-         * Update an email template
-         * @description Only the fields sent change. Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, 1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; `invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` (use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; `sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone). A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. `auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text. Moving a default template to another folder makes it that folder's default.
-         *
-         *     Requires: user access token.
-         */
-        patch: operations["updateEmailTemplate"];
-        trace?: never;
-    };
-    "/v1/email-templates/{email_template_id}/attachments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Add an attachment (presigned upload)
-         * @description Declares a file of `size` bytes (1..26214400) and `mime_type`; answers the attachment with `upload`: a presigned PUT valid 15 minutes whose signature binds that exact Content-Length and Content-Type (send `upload.headers`; another size or type is refused by the storage with 403). After uploading, call `POST …/attachments/{attachment_id}/complete`: the server checks size, sha256 and the type sniffed from the bytes and sets `is_verified`. 503 when object storage is not configured.
-         *
-         *     Requires: user access token.
-         */
-        post: operations["createEmailTemplateAttachment"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/email-templates/{email_template_id}/attachments/{attachment_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Remove an attachment
-         * @description Deletes the attachment and its stored file. 204 on success.
-         *
-         *     Requires: user access token.
-         */
-        delete: operations["deleteEmailTemplateAttachment"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/email-templates/{email_template_id}/attachments/{attachment_id}/complete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Verify an uploaded attachment
-         * @description Server-side check of the uploaded bytes: size (HEAD and bytes read), sha256, and the real type sniffed from the bytes (file-type; text types: valid UTF-8 without NUL). `is_verified` is true only when everything matches the declaration; otherwise `verification_error` says why. 409 when nothing was uploaded yet. May be called again after a re-upload.
-         *
-         *     Requires: user access token.
-         */
-        post: operations["completeEmailTemplateAttachment"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/email-templates/{email_template_id}/preview": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Preview an email template
-         * @description Renders subject and body into `preview_subject` and `preview_body`. With `partner_id`, against that customer’s live ledger data (open invoices, aging as of today in the organization’s timezone; a partner of another organization or outside the caller’s business units gives 404); without it, against the documented sample customer (Sample Customer GmbH, account C-0001, three open invoices INV-1001..1003 of which two overdue by 45 and 9 days, totals 1950.50 open and 1500.50 overdue).
-         *
-         *     Requires: user access token.
-         */
-        post: operations["previewEmailTemplate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/remittances": {
         parameters: {
             query?: never;
@@ -269,6 +69,102 @@ export interface paths {
          */
         post: operations["createRemittanceFromCsv"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tags
+         * @description By name. Paginated: `page` (0-based), `page_size` 1..500. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listTags"];
+        put?: never;
+        /**
+         * Create a tag
+         * @description Organization admins only (members: 403). `name` (1..128) unique per organization ignoring case (409); `color` `#RRGGBB`; optional `rule_condition` in the condition language (without `tag` leaves): A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422). A partner carries the tag when tagged by hand or matched by the rule. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["createTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tags/{tag_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a tag
+         * @description Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getTag"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a tag
+         * @description Organization admins only (members: 403). Permanent, with its hand-tagged links; 204. A segment condition naming the tag then matches nobody through that leaf. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        delete: operations["deleteTag"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a tag
+         * @description Organization admins only (members: 403). Only the fields sent change; `rule_condition: null` removes the rule. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        patch: operations["updateTag"];
+        trace?: never;
+    };
+    "/v1/tags/{tag_id}/partners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Partners carrying a tag
+         * @description Partners tagged by hand plus those the rule matches, by name then id, in the caller's business units. Paginated (page, page_size 1..500). Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listTagPartners"];
+        put?: never;
+        /**
+         * Tag partners by hand
+         * @description `partner_ids` (1..500): partners of the organization in the caller's business units (422 naming each other index). Idempotent; 204. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["addTagPartners"];
+        /**
+         * Untag partners
+         * @description Removes hand-tagging. The ids travel in the query (`partner_ids`, comma-separated, 1..500) since DELETE bodies are not parsed by every client or proxy; a partner the rule matches keeps the tag. 204. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["removeTagPartners"];
         options?: never;
         head?: never;
         patch?: never;
@@ -545,23 +441,13 @@ export interface paths {
         put?: never;
         /**
          * Upload a bank statement
-         * @description Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `camt054` camt.054 debit/credit notification, `bai2`, `mt940`, `csv`, `json`) and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, `currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, `date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). Files up to 52428800 bytes. A file part without its own Content-Type header (as Python `requests` and many scripts send it) is read as the file.
+         * @description Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `bai2`, `mt940`, `csv`, `json`) and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, `currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, `date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). Files up to 52428800 bytes; one account (one statement) per file.
          *
-         *     Several statements in one file (a month of daily MT940 statements, several `Stmt` of a camt.053, several accounts in BAI2): each becomes its own statement (one record each, `file_position` 1, 2, …), all created together and answered together: the answer is the first statement's fields (exactly as for a one-statement file) plus `statements`, every statement of the file in order. Several accounts in one file are imported, each account's statements as their own records. Each statement is processed by its own workflow `bank-statement-<id>`, so deleting one statement cancels only its processing; the file is kept until its last statement is deleted.
-         *
-         *     Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts itself): where a statement gives both balances, opening balance + the sum of its entries must equal its closing balance; balances in another currency than the account currency the file states are refused; for consecutive statements of one account in the file each opening balance must equal the closing balance before it. What the file cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency than the statement's, an opening balance that differs from the closing balance of the account's previous statement (the latest dated before it, uploaded earlier: a statement may be missing), balances not checkable because of entries in another currency.
-         *
-         *     Character encoding: `charset` (multipart field, e.g. `windows-1250`, `windows-1252`, `cp852`, `iso-8859-2`, `UTF-8`) overrides detection. Otherwise a byte order mark, then an XML `encoding` declaration, then valid UTF-8 (plain ASCII included) decide; any other file is read in the single-byte code page (windows-1252, windows-1250, iso-8859-2, cp852) under which its non-ASCII characters are letters, ties broken by a statistical detector (chardet). `encoding` in the answer says which was used. An unknown `charset` is 422.
-         *
-         *     MT940: bank header lines before a message (ING `0000 01INGBNL2AXXXX00001` / `940 00`, ABN AMRO `ABNANL2A` / `940` / `ABNANL2A`, Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` and the SOH/ETX bytes around them are accepted; control characters elsewhere are refused and named visibly (`U+0001`). An MT942 interim report is refused as MT942.
-         *
-         *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`; camt.054 by `camt.054.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A camt.052 account report is refused as an intraday report, not a statement. A file none of these fit (another XML message, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
+         *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A file none of these fit (another XML message such as camt.052/camt.054, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
          *
          *     The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is started before the statement is committed: a statement is never left `uploaded` without processing, and when the workflow cannot be started nothing is stored (503 `service-unavailable`; upload again).
          *
-         *     Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming its existing statements, and nothing is created; if one of them is still `uploaded` with no running workflow (stranded by an earlier failure), its processing is started instead and the file's statements are returned (200). After some statements of a file were deleted the file still counts as imported (409); once all are deleted it can be uploaded again. A different file that overlaps an earlier one is accepted and stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.
-         *
-         *     BAI2: `88` continuation records continue the previous record with its next field (summaries of an `03` record, references and text of a `16` record); the text of a `16` record (to the end of the record, across its `88` lines) is `remittance_information`, the customer reference `end_to_end_id`, the bank reference `bank_reference`; funds type `V` gives the line's `value_date`, otherwise it is the group's as-of date. CAMT: without `RmtInf` the remittance information is `AddtlTxInf` (or the entry's `AddtlNtryInf`); a date-time is the bank's local date: as written when it has a non-zero offset or none, and a UTC one (`Z`) converted to the time zone of the account's country (IBAN, else the servicing BIC; SEPA countries), else its UTC date. A camt.054 notification and the camt.053 statement of the same day report the same bookings under different ids: import one of the two per account.
+         *     Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its processing is started instead and it is returned (200). A different file that overlaps an earlier one is accepted and stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.
          *
          *     Statuses: `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
          *
@@ -756,6 +642,88 @@ export interface paths {
          *     Requires: user access token.
          */
         post: operations["sendPaymentReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/customer-segments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List customer segments
+         * @description By priority (1 first). Paginated: `page` (0-based), `page_size` 1..500.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listCustomerSegments"];
+        put?: never;
+        /**
+         * Create a customer segment
+         * @description Organization admins only (members: 403). `conditions` in the condition language: A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422). A `tag` leaf must name a tag of the organization (422 at its loc). Priorities are unique per organization (409).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["createCustomerSegment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/customer-segments/{segment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a customer segment
+         * @description Requires: user access token.
+         */
+        get: operations["getCustomerSegment"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a customer segment
+         * @description Organization admins only (members: 403). Permanent; 204 with no body; 404 when unknown.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        delete: operations["deleteCustomerSegment"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a customer segment
+         * @description Organization admins only (members: 403). Only the fields sent change. A priority taken by another segment: 409.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        patch: operations["updateCustomerSegment"];
+        trace?: never;
+    };
+    "/v2/customer-segments/{segment_id}/partners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Partners of a customer segment
+         * @description A bare JSON array of partner summaries (spec 2.13) matching the segment conditions, ordered by name then id. `page` (0-based), `page_size` 1..500 (default 50; `size` alias). `exclude_higher_priority=true` drops partners matched by any segment of higher priority (smaller number). Members see only partners of their business units or of none. Evaluated in one SQL statement over the ledger, aging as of today in the organization timezone. 404 when the segment is unknown.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listCustomerSegmentPartners"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1108,6 +1076,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/partners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List partners (customers)
+         * @description Partner summaries (spec 2.13) by name then id, in the caller's business units (members) or all (admins). Filters (all must hold): `name` (contains, case-insensitive), `business_unit_id`, `assignee_id`, `tag` (a tag id: tagged by hand or matched by its rule), `segment_id` (the segment's conditions). Tags and segments belong to the admin service; they are read through the kernel read module and evaluated with the ledger in one SQL statement. An unknown tag or segment: 422. Paginated (page, page_size 1..500).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listPartners"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/partners/{partner_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a partner
+         * @description Spec 2.13 fields plus open/overdue figures (the condition language's fields, as of today in the organization timezone) and its tags. Amounts are in the organization base currency: an open invoice counts with its local-currency amount, or with its open amount when it is in the base currency; an invoice in another currency without a local amount is in no sum (integrations holds no exchange rates). A partner outside the caller's units: 404.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getPartner"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Assign a partner
+         * @description Only the fields sent change; null clears. `assignee_id` must be an active user of the organization, `business_unit_id` a unit of it (for a member: one of theirs); otherwise 422 naming the field. Later middleware pushes keep both. Answers the partner as GET does.
+         *
+         *     Requires: user access token.
+         */
+        patch: operations["updatePartner"];
+        trace?: never;
+    };
     "/v2/payments": {
         parameters: {
             query?: never;
@@ -1230,66 +1248,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v2/sms-templates": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List SMS templates
-         * @description Oldest first. `page` >= 0, `page_size` (alias `size`) 1..200.
-         *
-         *     Requires: user access token.
-         */
-        get: operations["listSmsTemplates"];
-        put?: never;
-        /**
-         * Create an SMS template
-         * @description name ≤ 128 characters, body ≤ 1600. The body is a Liquid template with the same variable catalogue and validation as email templates (see POST /v1/email-templates): a syntax error or unknown variable gives 422 naming the line and column. `character_count` and `estimated_segment_count` are computed (sms-segments-calculator) on the body as written, BEFORE variable substitution, so the real message may differ: GSM-7 fits 160 septets in one segment and 153 per part beyond; extension characters (€ [ ] { } \ ^ ~ |) count two septets; any character outside GSM-7 switches the whole message to UCS-2 (70 per single segment, 67 per part). `character_count` counts septets (GSM-7) or UTF-16 units (UCS-2). At most one default per organization: setting `is_default` clears the previous default atomically.
-         *
-         *     Requires: user access token.
-         */
-        post: operations["createSmsTemplate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v2/sms-templates/{sms_template_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an SMS template
-         * @description Requires: user access token.
-         */
-        get: operations["getSmsTemplate"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete an SMS template
-         * @description Permanent; 204 on success, 404 when unknown.
-         *
-         *     Requires: user access token.
-         */
-        delete: operations["deleteSmsTemplate"];
-        options?: never;
-        head?: never;
-        /**
-         * Update an SMS template
-         * @description Only the fields sent change (row 5); `description: null` clears it. name ≤ 128, body ≤ 1600 → 422 beyond. The body is a Liquid template with the same variable catalogue and validation as email templates (see POST /v1/email-templates): a syntax error or unknown variable gives 422 naming the line and column. `character_count` and `estimated_segment_count` are computed (sms-segments-calculator) on the body as written, BEFORE variable substitution, so the real message may differ: GSM-7 fits 160 septets in one segment and 153 per part beyond; extension characters (€ [ ] { } \ ^ ~ |) count two septets; any character outside GSM-7 switches the whole message to UCS-2 (70 per single segment, 67 per part). `character_count` counts septets (GSM-7) or UTF-16 units (UCS-2). At most one default per organization: setting `is_default` clears the previous default atomically.
-         *
-         *     Requires: user access token.
-         */
-        patch: operations["updateSmsTemplate"];
-        trace?: never;
-    };
     "/v2/users": {
         parameters: {
             query?: never;
@@ -1366,6 +1324,9 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AddTagPartnersRequest: {
+            partner_ids: string[];
+        };
         Adjustment: {
             /** @description Applied automatically during payment processing. */
             automated: boolean;
@@ -1475,17 +1436,12 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
-            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
-            encoding: string | null;
             /** @description Why processing failed (status `failed`). */
             error: string | null;
             file_name: string | null;
-            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
-            file_position: number;
-            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
             file_sha256: string | null;
             /** @enum {string} */
-            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
+            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -1516,8 +1472,6 @@ export interface components {
             /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
             transaction_count: number;
             uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
-            warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
@@ -1531,17 +1485,12 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
-            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
-            encoding: string | null;
             /** @description Why processing failed (status `failed`). */
             error: string | null;
             file_name: string | null;
-            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
-            file_position: number;
-            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
             file_sha256: string | null;
             /** @enum {string} */
-            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
+            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -1576,8 +1525,6 @@ export interface components {
             /** @description With the inline transactions: whether the statement has more than 1000 (then only the first 1000 are inline). */
             transactions_truncated?: boolean;
             uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
-            warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
@@ -1587,64 +1534,6 @@ export interface components {
             data: components["schemas"]["BankStatement"][];
             next_page: number | null;
             total_records: number;
-        };
-        BankStatementUpload: {
-            /** @description IBAN or account number of the bank account. */
-            account_identifier: string | null;
-            approved_at: string | null;
-            approved_by: string | null;
-            bank_account_id: string | null;
-            closing_balance: string | null;
-            /** @description ISO 8601 UTC */
-            created_at: string;
-            currency: string | null;
-            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
-            encoding: string | null;
-            /** @description Why processing failed (status `failed`). */
-            error: string | null;
-            file_name: string | null;
-            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
-            file_position: number;
-            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
-            file_sha256: string | null;
-            /** @enum {string} */
-            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
-            id: string;
-            /** @description ISO 8601 UTC */
-            modified_at: string;
-            /** @constant */
-            object: "bank_statement";
-            opening_balance: string | null;
-            /** @enum {string} */
-            source: "upload" | "connection";
-            statement_date: string | null;
-            statement_number: string | null;
-            /** @description Every statement the file held, in file order (the first is the statement this object describes). A file with one statement answers exactly as before plus this one-element array; a month of daily MT940 statements answers one element per day. */
-            statements: components["schemas"]["BankStatement"][];
-            /**
-             * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
-             * @enum {string}
-             */
-            status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
-            /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
-            totals: {
-                /** @description Credits (deposits, amount > 0). */
-                credit_count: number;
-                /** @description Sum of the credits, e.g. "1250.00". */
-                credit_total: string;
-                currency: string;
-                /** @description Debits (amount < 0). */
-                debit_count: number;
-                /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
-                debit_total: string;
-            }[];
-            /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
-            transaction_count: number;
-            uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
-            warnings: string[];
-            /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
-            workflow_id: string | null;
         };
         BankTransaction: {
             /** @description Signed: credits (deposits) positive, debits negative. */
@@ -1734,37 +1623,6 @@ export interface components {
             data: components["schemas"]["BusinessUnit"][];
             next_page: number | null;
             total_records: number;
-        };
-        CompleteEmailTemplateAttachmentResponse: {
-            content_id: string | null;
-            /** @description ISO 8601 UTC */
-            created_at: string;
-            disposition: string;
-            /**
-             * @description Category of mime_type.
-             * @enum {string}
-             */
-            file_type: "audio" | "image" | "video" | "text" | "document" | "archive" | "other";
-            id: string;
-            /** @description True once the uploaded bytes were checked server-side: size, sha256 and the type sniffed from the bytes match the declaration. */
-            is_verified: boolean;
-            mime_type: string;
-            /** @description ISO 8601 UTC */
-            modified_at: string;
-            name: string;
-            /** @constant */
-            object: "email_template_attachment";
-            organization_id: string;
-            /** @description A fresh presigned GET of the stored bytes (null when object storage is not configured). */
-            presigned_url: string | null;
-            /** @description When presigned_url stops working (one hour after the response). */
-            presigned_url_expires_at: string | null;
-            purpose: string;
-            remote_id: string | null;
-            size: number;
-            src: string | null;
-            user_id: string | null;
-            verification_error: string | null;
         };
         /** @description A connection. The provider's settings are returned flattened as top-level fields (Acumatica: base_url, tenant, endpoint_name, endpoint_version, scope, branches, default_currency; QuickBooks Online: realm_id; …), null when unset. */
         Connection: {
@@ -1898,62 +1756,41 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        CreateEmailTemplateAttachmentRequest: {
-            mime_type: string;
-            name: string;
-            size: number;
-        };
-        CreateEmailTemplateAttachmentResponse: {
-            content_id: string | null;
-            /** @description ISO 8601 UTC */
-            created_at: string;
-            disposition: string;
+        CreateCustomerSegmentRequest: {
             /**
-             * @description Category of mime_type.
-             * @enum {string}
+             * @description A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422).
+             * @example {
+             *       "all": [
+             *         {
+             *           "field": "country",
+             *           "op": "in",
+             *           "value": [
+             *             "DE",
+             *             "AT"
+             *           ]
+             *         },
+             *         {
+             *           "field": "max_days_overdue",
+             *           "op": "gt",
+             *           "value": 30
+             *         },
+             *         {
+             *           "not": {
+             *             "field": "name",
+             *             "op": "starts_with",
+             *             "value": "Test"
+             *           }
+             *         }
+             *       ]
+             *     }
              */
-            file_type: "audio" | "image" | "video" | "text" | "document" | "archive" | "other";
-            id: string;
-            /** @description True once the uploaded bytes were checked server-side: size, sha256 and the type sniffed from the bytes match the declaration. */
-            is_verified: boolean;
-            mime_type: string;
-            /** @description ISO 8601 UTC */
-            modified_at: string;
-            name: string;
-            /** @constant */
-            object: "email_template_attachment";
-            organization_id: string;
-            /** @description A fresh presigned GET of the stored bytes (null when object storage is not configured). */
-            presigned_url: string | null;
-            /** @description When presigned_url stops working (one hour after the response). */
-            presigned_url_expires_at: string | null;
-            purpose: string;
-            remote_id: string | null;
-            size: number;
-            src: string | null;
-            upload: {
-                expires_at: string;
-                headers: {
-                    [key: string]: string;
-                };
-                /** @constant */
-                method: "PUT";
-                url: string;
+            conditions: {
+                [key: string]: unknown;
             };
-            user_id: string | null;
-        };
-        CreateEmailTemplateFolderRequest: {
+            description?: string | null;
             name: string;
-        };
-        CreateEmailTemplateRequest: {
-            auto_correct?: boolean;
-            body: string;
-            cc?: string[];
-            /** Format: uuid */
-            folder_id: string;
-            is_default?: boolean;
-            name: string;
-            subject: string;
+            /** @description 1 is the highest; unique per organization (409 when taken). */
+            priority: number;
         };
         CreateLedgerAccountRequest: {
             /**
@@ -2033,11 +1870,12 @@ export interface components {
             transaction_date?: string | null;
             transaction_number?: string | null;
         };
-        CreateSmsTemplateRequest: {
-            body: string;
-            description?: string | null;
-            is_default?: boolean;
+        CreateTagRequest: {
+            color: string;
             name: string;
+            rule_condition?: {
+                [key: string]: unknown;
+            } | null;
         };
         CreateUserRequest: {
             /**
@@ -2059,82 +1897,27 @@ export interface components {
              */
             role?: "admin" | "member";
         };
-        EmailTemplate: {
-            attachments: components["schemas"]["EmailTemplateAttachment"][];
-            auto_correct: boolean;
-            body: string;
-            cc: string[];
-            /** @description ISO 8601 UTC */
-            created_at: string;
-            folder: {
-                /** @description ISO 8601 UTC */
-                created_at: string;
-                id: string;
-                /** @description ISO 8601 UTC */
-                modified_at: string;
-                name: string;
-                /** @constant */
-                object: "email_template_folder";
+        CustomerSegment: {
+            /** @description Condition tree (see the condition language). */
+            conditions: {
+                [key: string]: unknown;
             };
-            folder_id: string;
-            id: string;
-            is_default: boolean;
-            /** @description ISO 8601 UTC */
-            modified_at: string;
-            name: string;
-            /** @constant */
-            object: "email_template";
-            /** @description Rendered body; only in preview responses (null elsewhere). */
-            preview_body: string | null;
-            /** @description Rendered subject; only in preview responses (null elsewhere). */
-            preview_subject: string | null;
-            subject: string;
-        };
-        EmailTemplateAttachment: {
-            content_id: string | null;
             /** @description ISO 8601 UTC */
             created_at: string;
-            disposition: string;
-            /**
-             * @description Category of mime_type.
-             * @enum {string}
-             */
-            file_type: "audio" | "image" | "video" | "text" | "document" | "archive" | "other";
-            id: string;
-            /** @description True once the uploaded bytes were checked server-side: size, sha256 and the type sniffed from the bytes match the declaration. */
-            is_verified: boolean;
-            mime_type: string;
-            /** @description ISO 8601 UTC */
-            modified_at: string;
-            name: string;
-            /** @constant */
-            object: "email_template_attachment";
-            organization_id: string;
-            /** @description A fresh presigned GET of the stored bytes (null when object storage is not configured). */
-            presigned_url: string | null;
-            /** @description When presigned_url stops working (one hour after the response). */
-            presigned_url_expires_at: string | null;
-            purpose: string;
-            remote_id: string | null;
-            size: number;
-            src: string | null;
-            user_id: string | null;
-        };
-        EmailTemplateFolder: {
-            /** @description ISO 8601 UTC */
-            created_at: string;
+            description: string | null;
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
             name: string;
             /** @constant */
-            object: "email_template_folder";
-            templates: components["schemas"]["EmailTemplate"][];
+            object: "customer_segment";
+            /** @description 1 is the highest; unique per organization. */
+            priority: number;
         };
-        /** @description A page of EmailTemplateFolder records. */
-        EmailTemplateFolderPage: {
+        /** @description A page of CustomerSegment records. */
+        CustomerSegmentPage: {
             current_page: number;
-            data: components["schemas"]["EmailTemplateFolder"][];
+            data: components["schemas"]["CustomerSegment"][];
             next_page: number | null;
             total_records: number;
         };
@@ -2179,6 +1962,7 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        ListCustomerSegmentPartnersResponse: components["schemas"]["PartnerSummary"][];
         LoadExchangeRatesRequest: {
             /** @enum {string} */
             base_currency: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
@@ -2280,6 +2064,70 @@ export interface components {
         OutreachRecordPage: {
             current_page: number;
             data: components["schemas"]["OutreachRecord"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        Partner: {
+            account_number: string | null;
+            /** @description assigned user */
+            assignee_id: string | null;
+            business_unit_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string | null;
+            /** @description company email */
+            email: string | null;
+            id: string;
+            legal_name: string | null;
+            /** @description days past due of the oldest overdue open invoice; 0 when none */
+            max_days_overdue: number;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "partner";
+            open_invoice_count: number;
+            /** @description open invoices past net due date as of today (organization timezone), base currency */
+            overdue_lc: string;
+            parent_id: string | null;
+            phone: string | null;
+            /** @description third-party id (the ERP customer code) */
+            remote_id: string;
+            /** @description tags carried: by hand or by rule */
+            tags: {
+                color: string;
+                id: string;
+                name: string;
+            }[];
+            /** @description open invoices, base currency (decimal string) */
+            total_open_lc: string;
+        };
+        PartnerSummary: {
+            account_number: string | null;
+            /** @description assigned user */
+            assignee_id: string | null;
+            business_unit_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string | null;
+            /** @description company email */
+            email: string | null;
+            id: string;
+            legal_name: string | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "partner";
+            parent_id: string | null;
+            phone: string | null;
+            /** @description third-party id (the ERP customer code) */
+            remote_id: string;
+        };
+        /** @description A page of PartnerSummary records. */
+        PartnerSummaryPage: {
+            current_page: number;
+            data: components["schemas"]["PartnerSummary"][];
             next_page: number | null;
             total_records: number;
         };
@@ -2452,10 +2300,6 @@ export interface components {
             trip_probability: number;
             /** @description Guaranteed bound: the exact probability lies within ± this of `trip_probability`. 0 (or below 1e-13) when computed exactly. */
             trip_probability_max_error: number;
-        };
-        PreviewEmailTemplateRequest: {
-            /** Format: uuid */
-            partner_id?: string;
         };
         /** @description Error body of /v1 endpoints. */
         ProblemV1: {
@@ -2634,35 +2478,6 @@ export interface components {
             /** Format: uuid */
             payment_id: string;
         };
-        SmsTemplate: {
-            body: string;
-            /** @description Approximate, before variable substitution. */
-            character_count: number;
-            /** @description ISO 8601 UTC */
-            created_at: string;
-            description: string | null;
-            /**
-             * @description Encoding the body as written needs.
-             * @enum {string}
-             */
-            encoding: "GSM-7" | "UCS-2";
-            /** @description Segments under the encoding the body needs (160/153 GSM-7, 70/67 UCS-2); may differ after substitution. */
-            estimated_segment_count: number;
-            id: string;
-            is_default: boolean;
-            /** @description ISO 8601 UTC */
-            modified_at: string;
-            name: string;
-            /** @constant */
-            object: "sms_template";
-        };
-        /** @description A page of SmsTemplate records. */
-        SmsTemplatePage: {
-            current_page: number;
-            data: components["schemas"]["SmsTemplate"][];
-            next_page: number | null;
-            total_records: number;
-        };
         SyncRun: {
             /** @description The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry). */
             attempt: number;
@@ -2728,6 +2543,29 @@ export interface components {
             /** @description Temporal workflow id, `connection-sync-<connection_id>-<batch_id>`. */
             workflow_id: string;
         };
+        Tag: {
+            /** @description #RRGGBB */
+            color: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "tag";
+            /** @description Condition tree (see the condition language); null: hand-tagged only. */
+            rule_condition: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** @description A page of Tag records. */
+        TagPage: {
+            current_page: number;
+            data: components["schemas"]["Tag"][];
+            next_page: number | null;
+            total_records: number;
+        };
         UpdateAdjustmentRequest: {
             automated?: boolean;
             description?: string | null;
@@ -2744,18 +2582,45 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        UpdateEmailTemplateFolderRequest: {
-            name: string;
-        };
-        UpdateEmailTemplateRequest: {
-            auto_correct?: boolean;
-            body?: string;
-            cc?: string[];
-            /** Format: uuid */
-            folder_id?: string;
-            is_default?: boolean;
+        UpdateCustomerSegmentRequest: {
+            /**
+             * @description A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422).
+             * @example {
+             *       "all": [
+             *         {
+             *           "field": "country",
+             *           "op": "in",
+             *           "value": [
+             *             "DE",
+             *             "AT"
+             *           ]
+             *         },
+             *         {
+             *           "field": "max_days_overdue",
+             *           "op": "gt",
+             *           "value": 30
+             *         },
+             *         {
+             *           "not": {
+             *             "field": "name",
+             *             "op": "starts_with",
+             *             "value": "Test"
+             *           }
+             *         }
+             *       ]
+             *     }
+             */
+            conditions?: {
+                [key: string]: unknown;
+            };
+            description?: string | null;
             name?: string;
-            subject?: string;
+            /** @description 1 is the highest; unique per organization (409 when taken). */
+            priority?: number;
+        };
+        UpdatePartnerRequest: {
+            assignee_id?: string | null;
+            business_unit_id?: string | null;
         };
         UpdatePaymentRequest: {
             allocations: {
@@ -2778,11 +2643,12 @@ export interface components {
             /** @description The payer; must be a partner of the organization. */
             partner_id?: string | null;
         };
-        UpdateSmsTemplateRequest: {
-            body?: string;
-            description?: string | null;
-            is_default?: boolean;
+        UpdateTagRequest: {
+            color?: string;
             name?: string;
+            rule_condition?: {
+                [key: string]: unknown;
+            } | null;
         };
         UpdateUserRequest: {
             /** @description Units a member may access (admins access all). */
@@ -2791,18 +2657,16 @@ export interface components {
             permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
         };
         UploadBankStatementForm: {
-            /** @description The file's character encoding (e.g. `windows-1250`, `cp852`), overriding detection. Omitted: detected (BOM, XML declaration, valid UTF-8, else the best of windows-1252, windows-1250, iso-8859-2, cp852). */
-            charset?: string;
             /**
              * Format: binary
              * @description The statement file.
              */
             file: string;
             /**
-             * @description Omitted: detected from the file (camt053, camt054, mt940, bai2, json; csv needs `mapping`).
+             * @description Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).
              * @enum {string}
              */
-            format?: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
+            format?: "camt053" | "bai2" | "mt940" | "csv" | "json";
             /** @description CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}. */
             mapping?: string;
         };
@@ -2902,1378 +2766,6 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    listEmailTemplateFolders: {
-        parameters: {
-            query?: {
-                /** @description Page number, 0-indexed (default 0). */
-                page?: number;
-                /** @description Page size, 1..200 (default 50). */
-                page_size?: number;
-                /** @description Alias of page_size, 1..200. */
-                size?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EmailTemplateFolderPage"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    createEmailTemplateFolder: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateEmailTemplateFolderRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EmailTemplateFolder"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    getEmailTemplateFolder: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                folder_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EmailTemplateFolder"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    deleteEmailTemplateFolder: {
-        parameters: {
-            query?: {
-                /** @description Also delete the folder’s templates (default false). */
-                cascade?: "true" | "false";
-            };
-            header?: never;
-            path: {
-                folder_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description No content */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    updateEmailTemplateFolder: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                folder_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateEmailTemplateFolderRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EmailTemplateFolder"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    createEmailTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateEmailTemplateRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EmailTemplate"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    getEmailTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                email_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EmailTemplate"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    deleteEmailTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                email_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description No content */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    updateEmailTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                email_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateEmailTemplateRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EmailTemplate"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    createEmailTemplateAttachment: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                email_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateEmailTemplateAttachmentRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateEmailTemplateAttachmentResponse"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description A service this operation needs is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    deleteEmailTemplateAttachment: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                attachment_id: string;
-                email_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description No content */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    completeEmailTemplateAttachment: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                attachment_id: string;
-                email_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompleteEmailTemplateAttachmentResponse"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description A service this operation needs is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
-    previewEmailTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                email_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PreviewEmailTemplateRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EmailTemplate"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationProblemV1"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV1"];
-                };
-            };
-        };
-    };
     listRemittances: {
         parameters: {
             query?: {
@@ -4632,6 +3124,830 @@ export interface operations {
             };
             /** @description Unsupported content type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    listTags: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    createTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTagRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    getTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    deleteTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    updateTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTagRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    listTagPartners: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+            };
+            header?: never;
+            path: {
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerSummaryPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    addTagPartners: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddTagPartnersRequest"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    removeTagPartners: {
+        parameters: {
+            query: {
+                partner_ids: string[];
+            };
+            header?: never;
+            path: {
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6085,7 +5401,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BankStatementUpload"];
+                    "application/json": components["schemas"]["BankStatement"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -7145,6 +6461,624 @@ export interface operations {
             };
             /** @description Unsupported content type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listCustomerSegments: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSegmentPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createCustomerSegment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCustomerSegmentRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSegment"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getCustomerSegment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                segment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSegment"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteCustomerSegment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                segment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateCustomerSegment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                segment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCustomerSegmentRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSegment"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listCustomerSegmentPartners: {
+        parameters: {
+            query?: {
+                /** @description Default false. */
+                exclude_higher_priority?: "true" | "false";
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+            };
+            header?: never;
+            path: {
+                segment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListCustomerSegmentPartnersResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9069,6 +9003,311 @@ export interface operations {
             };
         };
     };
+    listPartners: {
+        parameters: {
+            query?: {
+                assignee_id?: string;
+                business_unit_id?: string;
+                name?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                segment_id?: string;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+                tag?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerSummaryPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getPartner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                partner_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Partner"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updatePartner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                partner_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePartnerRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Partner"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -9777,503 +10016,6 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-        };
-    };
-    listSmsTemplates: {
-        parameters: {
-            query?: {
-                /** @description Page number, 0-indexed (default 0). */
-                page?: number;
-                /** @description Page size, 1..200 (default 50). */
-                page_size?: number;
-                /** @description Alias of page_size, 1..200. */
-                size?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SmsTemplatePage"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-        };
-    };
-    createSmsTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateSmsTemplateRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SmsTemplate"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-        };
-    };
-    getSmsTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                sms_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SmsTemplate"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-        };
-    };
-    deleteSmsTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                sms_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description No content */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Rate limit exceeded; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description The owning service did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-        };
-    };
-    updateSmsTemplate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                sms_template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateSmsTemplateRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SmsTemplate"];
-                };
-            };
-            /** @description Missing, malformed, unknown, revoked or expired bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Authenticated, but the credential or role may not call this endpoint */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Entity not found (also for another organization's records) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProblemV2"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };

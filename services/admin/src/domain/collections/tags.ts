@@ -1,0 +1,72 @@
+/**
+ * Tags: CRUD over admin's store, hand-tagging of partners (references checked against the ledger
+ * through the kernel read module), and the partners a tag covers (hand-tagged OR rule), one statement.
+ */
+import {
+  ConflictError,
+  getPartners,
+  listPartnersMatching,
+  NotFoundError,
+  partnerSummaryView,
+  ValidationError,
+  type Condition,
+  type Db,
+  type Identity,
+} from '@rp/platform';
+import { addTagPartners, deleteTag, getTag, insertTag, removeTagPartners, tagView, updateTag } from '../../store/collections/tags.js';
+
+const duplicate = (name: string) => new ConflictError(`A tag named "${name}" already exists in this organization (names are case-insensitive).`);
+
+export async function createTag(db: Db, identity: Identity, body: { name: string; color: string; rule_condition?: Record<string, unknown> | null }) {
+  const row = await insertTag(db, identity.org, { name: body.name, color: body.color, rule_condition: (body.rule_condition ?? null) as Condition | null });
+  if (!row) throw duplicate(body.name);
+  return tagView(row);
+}
+
+export async function tagOrThrow(db: Db, identity: Identity, id: string) {
+  const row = await getTag(db, identity.org, id);
+  if (!row) throw new NotFoundError(`No tag ${id}.`);
+  return row;
+}
+
+export async function patchTag(db: Db, identity: Identity, id: string, body: { name?: string; color?: string; rule_condition?: Record<string, unknown> | null }) {
+  const row = await updateTag(db, identity.org, id, { ...body, rule_condition: body.rule_condition as Condition | null | undefined });
+  if (row === 'conflict') throw duplicate(body.name!);
+  if (!row) throw new NotFoundError(`No tag ${id}.`);
+  return tagView(row);
+}
+
+export async function removeTag(db: Db, identity: Identity, id: string): Promise<void> {
+  if (!(await deleteTag(db, identity.org, id))) throw new NotFoundError(`No tag ${id}.`);
+}
+
+/** 422 naming each index of `ids` that is not a partner of the organization within the caller's units. */
+async function checkPartners(db: Db, identity: Identity, ids: readonly string[], loc: (string | number)[]) {
+  const found = await getPartners(db, identity.org, ids, identity.bu);
+  const issues = ids.flatMap((id, i) => (found.has(id.toLowerCase()) || found.has(id) ? [] : [{ loc: [...loc, i], msg: 'is not a partner of this organization', type: 'value_error.not_found' }]));
+  if (issues.length) throw new ValidationError(issues);
+}
+
+export async function tagPartnersByHand(db: Db, identity: Identity, id: string, partnerIds: string[]): Promise<void> {
+  await tagOrThrow(db, identity, id);
+  await checkPartners(db, identity, partnerIds, ['body', 'partner_ids']);
+  await addTagPartners(db, identity.org, id, partnerIds.map((p) => p.toLowerCase()));
+}
+
+export async function untagPartners(db: Db, identity: Identity, id: string, partnerIds: string[]): Promise<void> {
+  await tagOrThrow(db, identity, id);
+  await checkPartners(db, identity, partnerIds, ['query', 'partner_ids']);
+  await removeTagPartners(db, identity.org, id, partnerIds.map((p) => p.toLowerCase()));
+}
+
+export async function tagPartners(db: Db, identity: Identity, id: string, page: { offset: number; pageSize: number }) {
+  await tagOrThrow(db, identity, id);
+  const { rows, total } = await listPartnersMatching(db, identity.org, {
+    condition: { field: 'tag', op: 'eq', value: id },
+    scope: identity.bu,
+    offset: page.offset,
+    limit: page.pageSize,
+    withTotal: true,
+  });
+  return { rows: rows.map(partnerSummaryView), total };
+}

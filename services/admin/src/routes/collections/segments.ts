@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { CONDITION_DOC, idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
+import { route } from '../../deps.js';
+import { listSegments, segmentView } from '../../store/collections/segments.js';
+import { createSegment, patchSegment, removeSegment, segmentOrThrow, segmentPartners } from '../../domain/collections/segments.js';
+import { segmentConditionSchema, segmentSchema } from './schemas.js';
+
+const MAX_PAGE = 500;
+const PRIORITY = z.number().int().min(1).max(1_000_000).describe('1 is the highest; unique per organization (409 when taken).');
+const NAME = z.string().trim().min(1).max(256);
+const DESCRIPTION = z.string().max(2000).nullable();
+
+const ADMIN_ONLY = 'Organization admins only (members: 403).';
+
+export const segmentRoutes = [
+  route({
+    method: 'post',
+    path: '/v2/customer-segments',
+    operationId: 'createCustomerSegment',
+    summary: 'Create a customer segment',
+    description: `${ADMIN_ONLY} \`conditions\` in the condition language: ${CONDITION_DOC} A \`tag\` leaf must name a tag of the organization (422 at its loc). Priorities are unique per organization (409).`,
+    tags: ['Collections'],
+    auth: { role: 'admin' },
+    body: z.object({ name: NAME, description: DESCRIPTION.optional(), priority: PRIORITY, conditions: segmentConditionSchema() }),
+    response: segmentSchema,
+    errors: [409],
+    handler: async ({ body, identity, deps }) => createSegment(deps.db, identity, body),
+  }),
+  route({
+    method: 'get',
+    path: '/v2/customer-segments',
+    operationId: 'listCustomerSegments',
+    summary: 'List customer segments',
+    description: 'By priority (1 first). Paginated: `page` (0-based), `page_size` 1..500.',
+    tags: ['Collections'],
+    query: z.object(paginationQueryShape(MAX_PAGE)),
+    response: pageEnvelopeSchema(segmentSchema),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listSegments(deps.db, identity.org, page.offset, page.pageSize);
+      return pageOf(rows.map(segmentView), total, page);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/customer-segments/{segment_id}',
+    operationId: 'getCustomerSegment',
+    summary: 'Get a customer segment',
+    tags: ['Collections'],
+    params: z.object({ segment_id: idSchema() }),
+    response: segmentSchema,
+    errors: [404],
+    handler: async ({ params, identity, deps }) => segmentView(await segmentOrThrow(deps.db, identity, params.segment_id)),
+  }),
+  route({
+    method: 'patch',
+    path: '/v2/customer-segments/{segment_id}',
+    operationId: 'updateCustomerSegment',
+    summary: 'Update a customer segment',
+    description: `${ADMIN_ONLY} Only the fields sent change. A priority taken by another segment: 409.`,
+    tags: ['Collections'],
+    auth: { role: 'admin' },
+    params: z.object({ segment_id: idSchema() }),
+    body: z.object({ name: NAME.optional(), description: DESCRIPTION.optional(), priority: PRIORITY.optional(), conditions: segmentConditionSchema().optional() }),
+    response: segmentSchema,
+    errors: [404, 409],
+    handler: async ({ params, body, identity, deps }) => patchSegment(deps.db, identity, params.segment_id, body),
+  }),
+  route({
+    method: 'delete',
+    path: '/v2/customer-segments/{segment_id}',
+    operationId: 'deleteCustomerSegment',
+    summary: 'Delete a customer segment',
+    description: `${ADMIN_ONLY} Permanent; 204 with no body; 404 when unknown.`,
+    tags: ['Collections'],
+    auth: { role: 'admin' },
+    params: z.object({ segment_id: idSchema() }),
+    errors: [404],
+    handler: async ({ params, identity, deps }) => removeSegment(deps.db, identity, params.segment_id),
+  }),
+  route({
+    method: 'get',
+    path: '/v2/customer-segments/{segment_id}/partners',
+    operationId: 'listCustomerSegmentPartners',
+    summary: 'Partners of a customer segment',
+    description:
+      'A bare JSON array of partner summaries (spec 2.13) matching the segment conditions, ordered by name then id. ' +
+      '`page` (0-based), `page_size` 1..500 (default 50; `size` alias). `exclude_higher_priority=true` drops partners matched ' +
+      'by any segment of higher priority (smaller number). Members see only partners of their business units or of none. ' +
+      'Evaluated in one SQL statement over the ledger, aging as of today in the organization timezone. 404 when the segment is unknown.',
+    tags: ['Collections'],
+    params: z.object({ segment_id: idSchema() }),
+    query: z.object({
+      ...paginationQueryShape(MAX_PAGE),
+      exclude_higher_priority: z.enum(['true', 'false']).optional().describe('Default false.'),
+    }),
+    response: z.array(partnerSummarySchema),
+    errors: [404],
+    handler: async ({ params, query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      return segmentPartners(deps.db, identity, params.segment_id, page, query.exclude_higher_priority === 'true');
+    },
+  }),
+];

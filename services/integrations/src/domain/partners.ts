@@ -1,0 +1,93 @@
+/**
+ * The partners API (issue 13 §5) over integrations' own ledger, with the kernel condition compiler:
+ * the list filters become one condition tree (name contains, business unit, assignee, tag, a
+ * segment's conditions) evaluated in one statement. Tags and segments are admin's; they are read
+ * through the kernel read module (admin.tags / admin.customer_segments, read-only), exactly as
+ * business units and users are (ledger.ts), so integrations never writes or owns them.
+ */
+import {
+  checkBusinessUnitReferences,
+  checkTagReferences,
+  checkUserReference,
+  getPartner,
+  listPartnersMatching,
+  NotFoundError,
+  organizationTags,
+  partnerFiguresAndTags,
+  partnerSummaryView,
+  segmentConditions,
+  ValidationError,
+  type Condition,
+  type Db,
+  type Identity,
+} from '@rp/platform';
+import { updatePartnerAssignment } from '../store/partners.js';
+
+export interface PartnerFilters {
+  name?: string;
+  tag?: string;
+  segment_id?: string;
+  business_unit_id?: string;
+  assignee_id?: string;
+}
+
+export async function listPartners(db: Db, identity: Identity, f: PartnerFilters, page: { offset: number; pageSize: number }) {
+  const leaves: Condition[] = [];
+  if (f.name !== undefined) leaves.push({ field: 'name', op: 'contains', value: f.name });
+  if (f.business_unit_id !== undefined) leaves.push({ field: 'business_unit_id', op: 'eq', value: f.business_unit_id });
+  if (f.assignee_id !== undefined) leaves.push({ field: 'assignee_id', op: 'eq', value: f.assignee_id });
+  if (f.tag !== undefined) {
+    const leaf: Condition = { field: 'tag', op: 'eq', value: f.tag };
+    await checkTagReferences(db, identity.org, leaf, ['query', 'tag']).catch((e: unknown) => {
+      if (e instanceof ValidationError) throw new ValidationError([{ loc: ['query', 'tag'], msg: 'is not a tag of this organization', type: 'value_error.not_found' }]);
+      throw e;
+    });
+    leaves.push(leaf);
+  }
+  if (f.segment_id !== undefined) {
+    const segment = await segmentConditions(db, identity.org, f.segment_id);
+    if (!segment) throw new ValidationError([{ loc: ['query', 'segment_id'], msg: 'is not a customer segment of this organization', type: 'value_error.not_found' }]);
+    leaves.push(segment.conditions);
+  }
+  const { rows, total } = await listPartnersMatching(db, identity.org, {
+    condition: leaves.length ? { all: leaves } : null,
+    scope: identity.bu,
+    offset: page.offset,
+    limit: page.pageSize,
+    withTotal: true,
+  });
+  return { rows: rows.map(partnerSummaryView), total };
+}
+
+export async function partnerDetail(db: Db, identity: Identity, id: string) {
+  const partner = await getPartner(db, identity.org, id, identity.bu);
+  if (!partner) throw new NotFoundError(`No partner ${id}.`);
+  const tags = await organizationTags(db, identity.org);
+  const extra = await partnerFiguresAndTags(db, identity.org, id, tags);
+  if (!extra) throw new NotFoundError(`No partner ${id}.`);
+  const carried = new Set(extra.tagIds);
+  return {
+    ...partnerSummaryView(partner),
+    ...extra.figures,
+    tags: tags.filter((t) => carried.has(t.id)).map((t) => ({ id: t.id, name: t.name, color: t.color })),
+  };
+}
+
+/**
+ * Assign a partner: `assignee_id` must be an active user of the organization, `business_unit_id`
+ * a unit of it (and, for a member, one of theirs); null clears either. 404 for a partner outside
+ * the caller's units.
+ */
+export async function assignPartner(db: Db, identity: Identity, id: string, body: { assignee_id?: string | null; business_unit_id?: string | null }) {
+  const partner = await getPartner(db, identity.org, id, identity.bu);
+  if (!partner) throw new NotFoundError(`No partner ${id}.`);
+  if (body.assignee_id) await checkUserReference(db, identity.org, body.assignee_id, ['body', 'assignee_id']);
+  if (body.business_unit_id) {
+    await checkBusinessUnitReferences(db, identity.org, identity.bu, [body.business_unit_id], ['body', 'business_unit_id']).catch((e: unknown) => {
+      if (e instanceof ValidationError) throw new ValidationError([{ loc: ['body', 'business_unit_id'], msg: 'is not a business unit of this organization', type: 'value_error.not_found' }]);
+      throw e;
+    });
+  }
+  if (!(await updatePartnerAssignment(db, identity.org, id, body))) throw new NotFoundError(`No partner ${id}.`);
+  return partnerDetail(db, identity, id);
+}

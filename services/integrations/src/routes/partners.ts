@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
+import { route } from '../deps.js';
+import { assignPartner, listPartners, partnerDetail } from '../domain/partners.js';
+
+const MAX_PAGE = 500;
+
+const partnerSchema = partnerSummarySchema
+  .extend({
+    open_invoice_count: z.number().int(),
+    total_open_lc: z.string().describe('open invoices, base currency (decimal string)'),
+    overdue_lc: z.string().describe('open invoices past net due date as of today (organization timezone), base currency'),
+    max_days_overdue: z.number().int().describe('days past due of the oldest overdue open invoice; 0 when none'),
+    tags: z.array(z.object({ id: z.string(), name: z.string(), color: z.string() })).describe('tags carried: by hand or by rule'),
+  })
+  .meta({ id: 'Partner' });
+
+const AMOUNTS =
+  'Amounts are in the organization base currency: an open invoice counts with its local-currency amount, or with its open amount when it is in the base currency; ' +
+  'an invoice in another currency without a local amount is in no sum (integrations holds no exchange rates).';
+
+export const partnerRoutes = [
+  route({
+    method: 'get',
+    path: '/v2/partners',
+    operationId: 'listPartners',
+    summary: 'List partners (customers)',
+    description:
+      'Partner summaries (spec 2.13) by name then id, in the caller\'s business units (members) or all (admins). Filters (all must hold): ' +
+      '`name` (contains, case-insensitive), `business_unit_id`, `assignee_id`, `tag` (a tag id: tagged by hand or matched by its rule), ' +
+      '`segment_id` (the segment\'s conditions). Tags and segments belong to the admin service; they are read through the kernel ' +
+      'read module and evaluated with the ledger in one SQL statement. An unknown tag or segment: 422. Paginated (page, page_size 1..500).',
+    tags: ['Partners'],
+    query: z.object({
+      ...paginationQueryShape(MAX_PAGE),
+      name: z.string().min(1).max(256).optional(),
+      tag: idSchema().optional(),
+      segment_id: idSchema().optional(),
+      business_unit_id: idSchema().optional(),
+      assignee_id: idSchema().optional(),
+    }),
+    response: pageEnvelopeSchema(partnerSummarySchema),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listPartners(deps.db, identity, query, page);
+      return pageOf(rows, total, page);
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v2/partners/{partner_id}',
+    operationId: 'getPartner',
+    summary: 'Get a partner',
+    description: `Spec 2.13 fields plus open/overdue figures (the condition language's fields, as of today in the organization timezone) and its tags. ${AMOUNTS} A partner outside the caller's units: 404.`,
+    tags: ['Partners'],
+    params: z.object({ partner_id: idSchema() }),
+    response: partnerSchema,
+    errors: [404],
+    handler: async ({ params, identity, deps }) => partnerDetail(deps.db, identity, params.partner_id),
+  }),
+  route({
+    method: 'patch',
+    path: '/v2/partners/{partner_id}',
+    operationId: 'updatePartner',
+    summary: 'Assign a partner',
+    description:
+      'Only the fields sent change; null clears. `assignee_id` must be an active user of the organization, `business_unit_id` a unit of it ' +
+      '(for a member: one of theirs); otherwise 422 naming the field. Later middleware pushes keep both. Answers the partner as GET does.',
+    tags: ['Partners'],
+    params: z.object({ partner_id: idSchema() }),
+    body: z.object({ assignee_id: idSchema().nullable().optional(), business_unit_id: idSchema().nullable().optional() }),
+    response: partnerSchema,
+    errors: [404],
+    handler: async ({ params, body, identity, deps }) => assignPartner(deps.db, identity, params.partner_id, body),
+  }),
+];
