@@ -2,6 +2,206 @@
 // with openapi-typescript. Do not edit: change the route declarations and regenerate.
 
 export interface paths {
+    "/v1/email-template-folders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List email template folders
+         * @description Oldest first, each with its templates. `page` >= 0, `page_size` (alias `size`) 1..200.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listEmailTemplateFolders"];
+        put?: never;
+        /**
+         * Create an email template folder
+         * @description Names are at most 256 characters (trimmed) and need not be unique. Answers the folder with its (empty) `templates`.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createEmailTemplateFolder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-template-folders/{folder_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an email template folder
+         * @description Requires: user access token.
+         */
+        get: operations["getEmailTemplateFolder"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an email template folder
+         * @description A folder that holds templates is refused with 409 unless `cascade=true`, which deletes its templates and their attachments (stored files too). 204 on success.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["deleteEmailTemplateFolder"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an email template folder
+         * @description Requires: user access token.
+         */
+        patch: operations["updateEmailTemplateFolder"];
+        trace?: never;
+    };
+    "/v1/email-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an email template
+         * @description Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, 1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; `invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` (use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; `sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone). A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. `auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text. `is_default`: at most one default per folder; creating a default clears the folder's previous one in the same transaction. An unknown folder gives 404.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createEmailTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates/{email_template_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an email template
+         * @description Requires: user access token.
+         */
+        get: operations["getEmailTemplate"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an email template
+         * @description Deletes the template and its attachments (stored files too). 204 on success.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["deleteEmailTemplate"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an email template
+         * @description Only the fields sent change. Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, 1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; `invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` (use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; `sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone). A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. `auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text. Moving a default template to another folder makes it that folder's default.
+         *
+         *     Requires: user access token.
+         */
+        patch: operations["updateEmailTemplate"];
+        trace?: never;
+    };
+    "/v1/email-templates/{email_template_id}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add an attachment (presigned upload)
+         * @description Declares a file of `size` bytes (1..26214400) and `mime_type`; answers the attachment with `upload`: a presigned PUT valid 15 minutes whose signature binds that exact Content-Length and Content-Type (send `upload.headers`; another size or type is refused by the storage with 403). After uploading, call `POST …/attachments/{attachment_id}/complete`: the server checks size, sha256 and the type sniffed from the bytes and sets `is_verified`. 503 when object storage is not configured.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createEmailTemplateAttachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates/{email_template_id}/attachments/{attachment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an attachment
+         * @description Deletes the attachment and its stored file. 204 on success.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["deleteEmailTemplateAttachment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates/{email_template_id}/attachments/{attachment_id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an uploaded attachment
+         * @description Server-side check of the uploaded bytes: size (HEAD and bytes read), sha256, and the real type sniffed from the bytes (file-type; text types: valid UTF-8 without NUL). `is_verified` is true only when everything matches the declaration; otherwise `verification_error` says why. 409 when nothing was uploaded yet. May be called again after a re-upload.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["completeEmailTemplateAttachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates/{email_template_id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview an email template
+         * @description Renders subject and body into `preview_subject` and `preview_body`. With `partner_id`, against that customer’s live ledger data (open invoices, aging as of today in the organization’s timezone; a partner of another organization or outside the caller’s business units gives 404); without it, against the documented sample customer (Sample Customer GmbH, account C-0001, three open invoices INV-1001..1003 of which two overdue by 45 and 9 days, totals 1950.50 open and 1500.50 overdue).
+         *
+         *     Requires: user access token.
+         */
+        post: operations["previewEmailTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/remittances": {
         parameters: {
             query?: never;
@@ -165,6 +365,78 @@ export interface paths {
          *     Requires: user access token.
          */
         delete: operations["removeTagPartners"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/user-invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pending user invites
+         * @description The organization's pending invites (not accepted, revoked or expired), newest first, paginated (page size 1..200). Admins only. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data: {}, error: <type>, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        get: operations["listUserInvites"];
+        put?: never;
+        /**
+         * Invite a user by email
+         * @description Creates an invite with a single-use token (random; only its SHA-256 is stored; valid for `USER_INVITE_TTL_SECONDS`, default 7 days) and starts the Temporal workflow `user-invite-<invite id>` (admin task queue), which emails the token to the address once (the outbound email is recorded before and after the SMTP call). The token is in the email only, never in an API answer. An email that is already a user of the organization: 409. An email with an open invite (pending or expired): the invite is re-sent — the old one is revoked (its token is dead) and a new invite with a new id and token is answered. Emails are matched case-insensitively. A business unit that is not the organization's: 422. Success status (not shown in the spec): 200. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data: {}, error: <type>, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["createUserInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/user-invites/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke the pending invite of an email
+         * @description Spec row 23. The email in the path is URL-decoded (`a%2Bb%40x.com` is `a+b@x.com`) and matched case-insensitively. Revokes its pending invite (its token is refused from then on) and answers the v1 body `{data: <the revoked invite>, error: null, message}` with status 200 (not shown in the spec). No pending invite for the email (none, accepted, revoked, expired, or another organization's): 404 `{data: {}, error: "entity-not-found", message}`. Admins only. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data: {}, error: <type>, message}`.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        delete: operations["revokeUserInvite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/user-invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite (no bearer token)
+         * @description The invite token from the email is the credential: send no Authorization header (the gateway ignores one here). Creates the user with the invited role and business units (those that still exist), marks the invite used and issues the user's first access token, answered once in `access_token.token`. No welcome email is sent (the invitation was it). An unknown, revoked, re-sent, expired or already used token: 401 `{data: {}, error: "unauthorized", message}`. The email became a user meanwhile: 409. The gateway rate-limits this route per client address (`PUBLIC_RATE_LIMIT_BURST`, `PUBLIC_RATE_LIMIT_PER_MINUTE`: 429 with Retry-After), and each 401 counts against the address's failed-authentication budget. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data: {}, error: <type>, message}`.
+         *
+         *     Requires: no bearer token (a public route: the gateway lets it through unauthenticated and rate-limits it per client address).
+         */
+        post: operations["acceptUserInvite"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -441,13 +713,23 @@ export interface paths {
         put?: never;
         /**
          * Upload a bank statement
-         * @description Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `bai2`, `mt940`, `csv`, `json`) and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, `currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, `date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). Files up to 52428800 bytes; one account (one statement) per file.
+         * @description Either `multipart/form-data` with `file` and optionally `format` (`camt053` ISO 20022 camt.053 XML, `camt054` camt.054 debit/credit notification, `bai2`, `mt940`, `csv`, `json`) and for CSV a `mapping` (JSON text: `account`, `date_column`, `amount_column` or `debit_column`+`credit_column`, `currency_column` or `currency`, optional counterparty/remittance/reference columns, `delimiter`, `decimal_separator`, `date_format`), or `application/json` with `account`, `currency` and `transactions` (signed decimal-string amounts). Files up to 52428800 bytes. A file part without its own Content-Type header (as Python `requests` and many scripts send it) is read as the file.
          *
-         *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A file none of these fit (another XML message such as camt.052/camt.054, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
+         *     Several statements in one file (a month of daily MT940 statements, several `Stmt` of a camt.053, several accounts in BAI2): each becomes its own statement (one record each, `file_position` 1, 2, …), all created together and answered together: the answer is the first statement's fields (exactly as for a one-statement file) plus `statements`, every statement of the file in order. Several accounts in one file are imported, each account's statements as their own records. Each statement is processed by its own workflow `bank-statement-<id>`, so deleting one statement cancels only its processing; the file is kept until its last statement is deleted.
          *
-         *     The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is started before the statement is committed: a statement is never left `uploaded` without processing, and when the workflow cannot be started nothing is stored (503 `service-unavailable`; upload again).
+         *     Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts itself): where a statement gives both balances, opening balance + the sum of its entries must equal its closing balance; balances in another currency than the account currency the file states are refused; for consecutive statements of one account in the file each opening balance must equal the closing balance before it. What the file cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency than the statement's, an opening balance that differs from the closing balance of the account's previous statement (the latest dated before it, uploaded earlier: a statement may be missing), balances not checkable because of entries in another currency.
          *
-         *     Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming the existing statement; if that statement is still `uploaded` with no running workflow (stranded by an earlier failure), its processing is started instead and it is returned (200). A different file that overlaps an earlier one is accepted and stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.
+         *     Character encoding: `charset` (multipart field, e.g. `windows-1250`, `windows-1252`, `cp852`, `iso-8859-2`, `UTF-8`) overrides detection. Otherwise a byte order mark, then an XML `encoding` declaration, then valid UTF-8 (plain ASCII included) decide; any other file is read in the single-byte code page (windows-1252, windows-1250, iso-8859-2, cp852) under which its non-ASCII characters are letters, ties broken by a statistical detector (chardet). `encoding` in the answer says which was used. An unknown `charset` is 422.
+         *
+         *     MT940: bank header lines before a message (ING `0000 01INGBNL2AXXXX00001` / `940 00`, ABN AMRO `ABNANL2A` / `940` / `ABNANL2A`, Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` and the SOH/ETX bytes around them are accepted; control characters elsewhere are refused and named visibly (`U+0001`). An MT942 interim report is refused as MT942.
+         *
+         *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`; camt.054 by `camt.054.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A camt.052 account report is refused as an intraday report, not a statement. A file none of these fit (another XML message, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
+         *
+         *     The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is started before the statement is committed: a statement is never left `uploaded` without processing, and when the workflow cannot be started (Temporal unavailable: the start gives up after 5 s) nothing is stored (503 `service-unavailable` with `Retry-After`; upload the same file again). Processing rides out database and Temporal outages (activities retried for ACTIVITY_RETRY_WINDOW_MINUTES); `failed` then says what to do in words for users.
+         *
+         *     Duplicates: uploading a file already imported (same SHA-256) is refused with 409 `conflict` naming its existing statements, and nothing is created; if one of them is still `uploaded` with no running workflow (stranded by an earlier failure), its processing is started instead, and if one of them `failed`, its processing is resumed (status back to `uploaded`, error cleared, lines already stored kept and not stored twice); the file's statements are then returned (200). After some statements of a file were deleted the file still counts as imported (409); once all are deleted it can be uploaded again. A different file that overlaps an earlier one is accepted and stores only the lines not imported before (see `unique_import_id` of a transaction); `transaction_count` counts those.
+         *
+         *     BAI2: `88` continuation records continue the previous record with its next field (summaries of an `03` record, references and text of a `16` record); the text of a `16` record (to the end of the record, across its `88` lines) is `remittance_information`, the customer reference `end_to_end_id`, the bank reference `bank_reference`; funds type `V` gives the line's `value_date`, otherwise it is the group's as-of date. CAMT: without `RmtInf` the remittance information is `AddtlTxInf` (or the entry's `AddtlNtryInf`); a date-time is the bank's local date: as written when it has a non-zero offset or none, and a UTC one (`Z`) converted to the time zone of the account's country (IBAN, else the servicing BIC; SEPA countries), else its UTC date. A camt.054 notification and the camt.053 statement of the same day report the same bookings under different ids: import one of the two per account.
          *
          *     Statuses: `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
          *
@@ -637,11 +919,39 @@ export interface paths {
         put?: never;
         /**
          * Send a payment receipt
-         * @description Emails the payment's customer a receipt (amount, date, the invoices it paid) and returns the outreach record that tracks it, `pending` at first. The email is sent by the Temporal workflow `payment-receipt-<payment_id>` over SMTP; the record then becomes `sent` (`email_id` = the Message-ID), `skipped` (`skip_reason`: the payment has no customer, or the customer no email address) or `failed` after the configured SMTP retries (`error`). One receipt per payment: while the payment has a `pending` or `sent` receipt, this returns that record (200) and sends nothing; after a `failed` or `skipped` one it creates a new record and tries again (a `pending` record whose workflow is no longer running is started again). Only an approved payment gets a receipt: an unapproved proposal (its payer and allocations are a guess) → 409 conflict, nothing recorded or sent. The new record's workflow is started before the answer: when the workflow of the payment's previous (failed or skipped) receipt is still closing, that run is terminated (it has nothing left to do) and replaced, so the request never waits for it. Unknown or another organization's payment: 404.
+         * @description Emails the payment's customer a receipt (amount, date, the invoices it paid) and returns the outreach record that tracks it, `pending` at first. The email is sent by the Temporal workflow `payment-receipt-<payment_id>` over SMTP; the record then becomes `sent` (`email_id` = the Message-ID), `skipped` (`skip_reason`: the payment has no customer, or the customer no email address) or `failed` after the configured SMTP retries (`error`). One receipt per payment: while the payment has a `pending` or `sent` receipt, this returns that record (200) and sends nothing; after a `failed` or `skipped` one it creates a new record and tries again (a `pending` record whose workflow is no longer running is started again). Only an approved payment gets a receipt: an unapproved proposal (its payer and allocations are a guess) → 409 conflict, nothing recorded or sent. The new record's workflow is started before the answer: when the workflow of the payment's previous (failed or skipped) receipt is still closing, that run is terminated (it has nothing left to do) and replaced, so the request never waits for it. Unknown or another organization's payment: 404. Temporal unavailable (the start gives up after 5 s): 503 `service-unavailable` with `Retry-After`; the new record is left `failed` with an `error` saying so, which does not block the same request later (it creates a new record). SMTP and database outages during sending are retried; `error` is written for users.
          *
          *     Requires: user access token.
          */
         post: operations["sendPaymentReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/cnam-registration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's caller-ID name registration
+         * @description 404 `entity-not-found` when the organization has none. Any user of the organization may read it. Status: `draft` (saved with submit false; nothing sent) → `submitted` (a submission is recorded and workflow `cnam-registration-<submission_id>` started) → `in_review` (the registry adapter took it; the default adapter records it for an operator) → `approved` (approved_at set; status_detail an optional note) or `rejected` (status_detail the reason).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getCnamRegistration"];
+        /**
+         * Save or submit the caller-ID name registration
+         * @description Admins only. Replaces the registration's fields (fields left out become null). With `submit` true (the default) the registration is submitted: the platform records a submission, sets `submitted_at` and starts workflow `cnam-registration-<submission_id>` on the admin task queue, which hands it to the registry adapter. The default adapter is connected to no registry: it records the submission and leaves the status `in_review` until an operator records the registry's answer with `npm run cli -- cnam decide --org <id> --approve|--reject "reason"`. Required to submit: display_name, legal_business_name, street_address, city, postal_code, country, phone_number, contact_first_name, contact_last_name, contact_email (a draft may leave them null). Field rules: display_name at most 15 ASCII letters, digits, spaces and `, . & -`; phone_number and contact_phone E.164 and valid in their country (libphonenumber full metadata); contact_email an email; country ISO 3166-1 alpha-2 (upper case); regions_of_operation ISO 3166-2 subdivisions of that country; website an https URL; other texts trimmed, not empty. Every problem is reported at once with its `loc`; unknown fields (e.g. status) are refused. 409 while the registration is `submitted` or `in_review`, and for `submit: false` on an approved registration: editing an approved registration means a new submission, which takes it back to `submitted` (approved_at cleared). `submitted_at`, `approved_at` and `status` are set by the platform. Status: `draft` (saved with submit false; nothing sent) → `submitted` (a submission is recorded and workflow `cnam-registration-<submission_id>` started) → `in_review` (the registry adapter took it; the default adapter records it for an operator) → `approved` (approved_at set; status_detail an optional note) or `rejected` (status_detail the reason).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        put: operations["putCnamRegistration"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1076,6 +1386,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/mailbox-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's mailbox settings, or null
+         * @description JSON `null` (status 200) until an admin configured them, then the settings. The domain-send API key is never returned: `domain_send.has_api_key` says whether one is stored. Any user of the organization may read them.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getMailboxSettings"];
+        /**
+         * Configure the organization's mailbox settings
+         * @description Admins only. Replaces the settings as a whole: blocks and fields left out take their defaults, except the domain-send API key, which changes only when `domain_send.api_key` is present (`null` removes it; omitted keeps the stored key). The key is stored AES-256-GCM-encrypted with the platform secrets key and answered only as `has_api_key`. Read-only fields (`admin_consented_at`, `effective_inbound_hostname`, `has_api_key`) are refused with 422: `admin_consented_at` is stamped by the platform when `microsoft.admin_consented` turns true, kept while it stays true and cleared when it turns false. Rules between fields, each a 422 naming its field: `domain_send` (and hybrid mode) need `domain_send.domain_name` and a key (given or stored); `oauth_sync` (and hybrid mode) need `microsoft.enabled` or `google.enabled`; hybrid mode needs `oauth_sync`; an enabled Microsoft block needs `azure_tenant_id`, `is_byo` needs `azure_client_id`; a custom inbound host may not lie under the platform's inbound domain. A custom inbound host already used by another organization is 409. Host names are stored in lower case.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        put: operations["putMailboxSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/partners": {
         parameters: {
             query?: never;
@@ -1248,6 +1586,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/sms-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List SMS templates
+         * @description Oldest first. `page` >= 0, `page_size` (alias `size`) 1..200.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listSmsTemplates"];
+        put?: never;
+        /**
+         * Create an SMS template
+         * @description name ≤ 128 characters, body ≤ 1600. The body is a Liquid template with the same variable catalogue and validation as email templates (see POST /v1/email-templates): a syntax error or unknown variable gives 422 naming the line and column. `character_count` and `estimated_segment_count` are computed (sms-segments-calculator) on the body as written, BEFORE variable substitution, so the real message may differ: GSM-7 fits 160 septets in one segment and 153 per part beyond; extension characters (€ [ ] { } \ ^ ~ |) count two septets; any character outside GSM-7 switches the whole message to UCS-2 (70 per single segment, 67 per part). `character_count` counts septets (GSM-7) or UTF-16 units (UCS-2). At most one default per organization: setting `is_default` clears the previous default atomically.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createSmsTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/sms-templates/{sms_template_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an SMS template
+         * @description Requires: user access token.
+         */
+        get: operations["getSmsTemplate"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an SMS template
+         * @description Permanent; 204 on success, 404 when unknown.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["deleteSmsTemplate"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an SMS template
+         * @description Only the fields sent change (row 5); `description: null` clears it. name ≤ 128, body ≤ 1600 → 422 beyond. The body is a Liquid template with the same variable catalogue and validation as email templates (see POST /v1/email-templates): a syntax error or unknown variable gives 422 naming the line and column. `character_count` and `estimated_segment_count` are computed (sms-segments-calculator) on the body as written, BEFORE variable substitution, so the real message may differ: GSM-7 fits 160 septets in one segment and 153 per part beyond; extension characters (€ [ ] { } \ ^ ~ |) count two septets; any character outside GSM-7 switches the whole message to UCS-2 (70 per single segment, 67 per part). `character_count` counts septets (GSM-7) or UTF-16 units (UCS-2). At most one default per organization: setting `is_default` clears the previous default atomically.
+         *
+         *     Requires: user access token.
+         */
+        patch: operations["updateSmsTemplate"];
+        trace?: never;
+    };
     "/v2/users": {
         parameters: {
             query?: never;
@@ -1283,7 +1681,9 @@ export interface paths {
         };
         /**
          * Get a user of the organization
-         * @description Requires: user access token.
+         * @description A user of the caller's organization (another organization's: 404). `ooo` is the out-of-office in force today in the organization's timezone (or null) and `covered_by` the backup handling the user's work today.
+         *
+         *     Requires: user access token.
          */
         get: operations["getUser"];
         put?: never;
@@ -1292,12 +1692,52 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a user's access
-         * @description Replaces the user's `business_unit_ids` and/or `permissions` (only the fields present change; an empty array removes all). The change applies from the user's next request: every gateway's credential cache is told on commit. A business unit that is not one of the organization gives 422 with its index in `loc`; an unknown permission 422; an unknown user or another organization's 404.
+         * Change a user: name, role, access, deactivation
+         * @description Only the fields present change. `business_unit_ids` and/or `permissions` replace the current ones (an empty array removes all); `name` and `role` replace them; `is_active: false` deactivates the user, `true` reactivates them. Every change applies from the user's next request: every gateway's credential cache is told on commit, so a deactivated user's tokens are refused (401) at once, and work again after reactivation unless revoked meanwhile. An organization always keeps at least one active admin: demoting or deactivating its last one is 409 `conflict`, as is deactivating a user who is the backup of a pending out-of-office (change that coverage first). A business unit that is not one of the organization gives 422 with its index in `loc`; an unknown permission 422; an unknown user or another organization's 404.
          *
          *     Requires: user access token of an organization admin.
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/v2/users/{user_id}/ooo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's out-of-office periods, newest first
+         * @description Every period of the user, past, active and scheduled, newest (latest start) first, paginated. Any user of the organization may read them.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listUserOoo"];
+        put?: never;
+        /**
+         * Put a user out of office with a backup
+         * @description Creates an out-of-office period: `backup_user_id` handles the user's work from `start_date` to `end_date` (inclusive; omitted or null = open-ended). Rules, each a 422 `request-validation` naming its field: `backup_user_id` is another active user of the organization (another organization's user is an unknown one), not the user themself, and not out of office themself on any day of the period (no coverage chains); the user does not cover anybody else during the period either (`start_date`, `covering_others`); `start_date` ≤ `end_date` (`end_date`); `end_date` is not already past in the organization's timezone; two periods of one user never overlap (`start_date`, `ooo_overlap`; also a database exclusion constraint). A member manages only their own out-of-office (403 otherwise; `created_by_id` null = self-service); an admin manages anyone's (`created_by_id` = the admin when it is somebody else's; kept as it was on PATCH). An unknown user or another organization's: 404.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createUserOoo"];
+        /**
+         * End a user's pending out-of-office
+         * @description The *pending* out-of-office is the user's period whose end date is not yet past in the organization's timezone (active or scheduled); when there are several (an active one and later scheduled ones) it is the earliest-starting one. An active one ends today (its `end_date` becomes today in the organization's timezone: today is its last day of coverage); a scheduled one is removed. Success status (not shown in the spec): 200 with the record as it is after the change (a removed one as it was). No pending out-of-office: 404 `entity-not-found`. A member may end only their own (403).
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["endUserOoo"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's pending out-of-office
+         * @description Spec row 8. The *pending* out-of-office is the user's period whose end date is not yet past in the organization's timezone (active or scheduled); when there are several (an active one and later scheduled ones) it is the earliest-starting one. Only the fields present in the body change; `end_date: null` clears the end date (open-ended); `backup_user_id` and `start_date` may not be null. The changed period is checked against every rule again. No pending out-of-office: 404 `entity-not-found`. Rules, each a 422 `request-validation` naming its field: `backup_user_id` is another active user of the organization (another organization's user is an unknown one), not the user themself, and not out of office themself on any day of the period (no coverage chains); the user does not cover anybody else during the period either (`start_date`, `covering_others`); `start_date` ≤ `end_date` (`end_date`); `end_date` is not already past in the organization's timezone; two periods of one user never overlap (`start_date`, `ooo_overlap`; also a database exclusion constraint). A member manages only their own out-of-office (403 otherwise; `created_by_id` null = self-service); an admin manages anyone's (`created_by_id` = the admin when it is somebody else's; kept as it was on PATCH). An unknown user or another organization's: 404.
+         *
+         *     Requires: user access token.
+         */
+        patch: operations["updateUserOoo"];
         trace?: never;
     };
     "/v2/users/me": {
@@ -1309,7 +1749,9 @@ export interface paths {
         };
         /**
          * The user the access token belongs to
-         * @description Requires: user access token.
+         * @description The caller. `ooo` is the out-of-office in force today in the organization's timezone (or null) and `covered_by` the backup handling the user's work today.
+         *
+         *     Requires: user access token.
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -1324,6 +1766,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceptUserInviteRequest: {
+            /** @description The new user's name. */
+            name: string;
+            /** @description The invitation token from the email (`rpi_…`). */
+            token: string;
+        };
         AddTagPartnersRequest: {
             partner_ids: string[];
         };
@@ -1436,12 +1884,17 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
+            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
+            encoding: string | null;
             /** @description Why processing failed (status `failed`). */
             error: string | null;
             file_name: string | null;
+            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
+            file_position: number;
+            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
             file_sha256: string | null;
             /** @enum {string} */
-            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -1472,6 +1925,8 @@ export interface components {
             /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
             transaction_count: number;
             uploaded_by: string | null;
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
+            warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
@@ -1485,12 +1940,17 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
+            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
+            encoding: string | null;
             /** @description Why processing failed (status `failed`). */
             error: string | null;
             file_name: string | null;
+            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
+            file_position: number;
+            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
             file_sha256: string | null;
             /** @enum {string} */
-            format: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -1525,6 +1985,8 @@ export interface components {
             /** @description With the inline transactions: whether the statement has more than 1000 (then only the first 1000 are inline). */
             transactions_truncated?: boolean;
             uploaded_by: string | null;
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
+            warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
@@ -1534,6 +1996,64 @@ export interface components {
             data: components["schemas"]["BankStatement"][];
             next_page: number | null;
             total_records: number;
+        };
+        BankStatementUpload: {
+            /** @description IBAN or account number of the bank account. */
+            account_identifier: string | null;
+            approved_at: string | null;
+            approved_by: string | null;
+            bank_account_id: string | null;
+            closing_balance: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string | null;
+            /** @description Character encoding the file was read in: the upload's `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field. */
+            encoding: string | null;
+            /** @description Why processing failed (status `failed`). */
+            error: string | null;
+            file_name: string | null;
+            /** @description Position of the statement in its file (1-based; files with several statements yield one statement each). */
+            file_position: number;
+            /** @description SHA-256 of the uploaded file (shared by every statement of a multi-statement file). */
+            file_sha256: string | null;
+            /** @enum {string} */
+            format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "bank_statement";
+            opening_balance: string | null;
+            /** @enum {string} */
+            source: "upload" | "connection";
+            statement_date: string | null;
+            statement_number: string | null;
+            /** @description Every statement the file held, in file order (the first is the statement this object describes). A file with one statement answers exactly as before plus this one-element array; a month of daily MT940 statements answers one element per day. */
+            statements: components["schemas"]["BankStatement"][];
+            /**
+             * @description `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
+             * @enum {string}
+             */
+            status: "uploaded" | "processing" | "ready" | "approved" | "synced" | "failed";
+            /** @description Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines. */
+            totals: {
+                /** @description Credits (deposits, amount > 0). */
+                credit_count: number;
+                /** @description Sum of the credits, e.g. "1250.00". */
+                credit_total: string;
+                currency: string;
+                /** @description Debits (amount < 0). */
+                debit_count: number;
+                /** @description Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95". */
+                debit_total: string;
+            }[];
+            /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
+            transaction_count: number;
+            uploaded_by: string | null;
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
+            warnings: string[];
+            /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
+            workflow_id: string | null;
         };
         BankTransaction: {
             /** @description Signed: credits (deposits) positive, debits negative. */
@@ -1623,6 +2143,82 @@ export interface components {
             data: components["schemas"]["BusinessUnit"][];
             next_page: number | null;
             total_records: number;
+        };
+        CnamRegistration: {
+            /** @description Set by the platform when the registry approves; null in every other status. */
+            approved_at: string | null;
+            business_industry: string | null;
+            business_type: string | null;
+            city: string | null;
+            contact_email: string | null;
+            contact_first_name: string | null;
+            contact_last_name: string | null;
+            contact_phone: string | null;
+            contact_title: string | null;
+            country: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            display_name: string | null;
+            /** @description The registry adapter's technical error while a submission is being retried; null otherwise. */
+            error_message: string | null;
+            id: string;
+            legal_business_name: string | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "cnam_registration";
+            phone_number: string | null;
+            postal_code: string | null;
+            regions_of_operation: string[];
+            registration_id_type: string | null;
+            registration_number: string | null;
+            state: string | null;
+            /**
+             * @description `draft` (saved with submit false; nothing sent) → `submitted` (a submission is recorded and workflow `cnam-registration-<submission_id>` started) → `in_review` (the registry adapter took it; the default adapter records it for an operator) → `approved` (approved_at set; status_detail an optional note) or `rejected` (status_detail the reason).
+             * @enum {string}
+             */
+            status: "draft" | "submitted" | "in_review" | "approved" | "rejected";
+            /** @description The registry's rejection reason or approval note; null otherwise. */
+            status_detail: string | null;
+            street_address: string | null;
+            /** @description The latest submission; its workflow id is `cnam-registration-<submission_id>`. */
+            submission_id: string | null;
+            /** @description Set by the platform when a submission is made (the latest one). */
+            submitted_at: string | null;
+            /** @description The admin who last saved it; null for backfilled records. */
+            user_id: string | null;
+            website: string | null;
+        };
+        CompleteEmailTemplateAttachmentResponse: {
+            content_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            disposition: string;
+            /**
+             * @description Category of mime_type.
+             * @enum {string}
+             */
+            file_type: "audio" | "image" | "video" | "text" | "document" | "archive" | "other";
+            id: string;
+            /** @description True once the uploaded bytes were checked server-side: size, sha256 and the type sniffed from the bytes match the declaration. */
+            is_verified: boolean;
+            mime_type: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "email_template_attachment";
+            organization_id: string;
+            /** @description A fresh presigned GET of the stored bytes (null when object storage is not configured). */
+            presigned_url: string | null;
+            /** @description When presigned_url stops working (one hour after the response). */
+            presigned_url_expires_at: string | null;
+            purpose: string;
+            remote_id: string | null;
+            size: number;
+            src: string | null;
+            user_id: string | null;
+            verification_error: string | null;
         };
         /** @description A connection. The provider's settings are returned flattened as top-level fields (Acumatica: base_url, tenant, endpoint_name, endpoint_version, scope, branches, default_currency; QuickBooks Online: realm_id; …), null when unset. */
         Connection: {
@@ -1792,6 +2388,63 @@ export interface components {
             /** @description 1 is the highest; unique per organization (409 when taken). */
             priority: number;
         };
+        CreateEmailTemplateAttachmentRequest: {
+            mime_type: string;
+            name: string;
+            size: number;
+        };
+        CreateEmailTemplateAttachmentResponse: {
+            content_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            disposition: string;
+            /**
+             * @description Category of mime_type.
+             * @enum {string}
+             */
+            file_type: "audio" | "image" | "video" | "text" | "document" | "archive" | "other";
+            id: string;
+            /** @description True once the uploaded bytes were checked server-side: size, sha256 and the type sniffed from the bytes match the declaration. */
+            is_verified: boolean;
+            mime_type: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "email_template_attachment";
+            organization_id: string;
+            /** @description A fresh presigned GET of the stored bytes (null when object storage is not configured). */
+            presigned_url: string | null;
+            /** @description When presigned_url stops working (one hour after the response). */
+            presigned_url_expires_at: string | null;
+            purpose: string;
+            remote_id: string | null;
+            size: number;
+            src: string | null;
+            upload: {
+                expires_at: string;
+                headers: {
+                    [key: string]: string;
+                };
+                /** @constant */
+                method: "PUT";
+                url: string;
+            };
+            user_id: string | null;
+        };
+        CreateEmailTemplateFolderRequest: {
+            name: string;
+        };
+        CreateEmailTemplateRequest: {
+            auto_correct?: boolean;
+            body: string;
+            cc?: string[];
+            /** Format: uuid */
+            folder_id: string;
+            is_default?: boolean;
+            name: string;
+            subject: string;
+        };
         CreateLedgerAccountRequest: {
             /**
              * @default expense
@@ -1870,12 +2523,40 @@ export interface components {
             transaction_date?: string | null;
             transaction_number?: string | null;
         };
+        CreateSmsTemplateRequest: {
+            body: string;
+            description?: string | null;
+            is_default?: boolean;
+            name: string;
+        };
         CreateTagRequest: {
             color: string;
             name: string;
             rule_condition?: {
                 [key: string]: unknown;
             } | null;
+        };
+        CreateUserInviteRequest: {
+            /**
+             * @description Units the member will access (admins access all).
+             * @default []
+             */
+            business_unit_ids?: string[];
+            /** Format: email */
+            email: string;
+            /**
+             * @default member
+             * @enum {string}
+             */
+            role?: "admin" | "member";
+        };
+        CreateUserOooRequest: {
+            /** Format: uuid */
+            backup_user_id: string;
+            /** @description Planned last day of coverage; omitted or null = open-ended. */
+            end_date?: string | null;
+            /** Format: date */
+            start_date: string;
         };
         CreateUserRequest: {
             /**
@@ -1921,6 +2602,85 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        EmailTemplate: {
+            attachments: components["schemas"]["EmailTemplateAttachment"][];
+            auto_correct: boolean;
+            body: string;
+            cc: string[];
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            folder: {
+                /** @description ISO 8601 UTC */
+                created_at: string;
+                id: string;
+                /** @description ISO 8601 UTC */
+                modified_at: string;
+                name: string;
+                /** @constant */
+                object: "email_template_folder";
+            };
+            folder_id: string;
+            id: string;
+            is_default: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "email_template";
+            /** @description Rendered body; only in preview responses (null elsewhere). */
+            preview_body: string | null;
+            /** @description Rendered subject; only in preview responses (null elsewhere). */
+            preview_subject: string | null;
+            subject: string;
+        };
+        EmailTemplateAttachment: {
+            content_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            disposition: string;
+            /**
+             * @description Category of mime_type.
+             * @enum {string}
+             */
+            file_type: "audio" | "image" | "video" | "text" | "document" | "archive" | "other";
+            id: string;
+            /** @description True once the uploaded bytes were checked server-side: size, sha256 and the type sniffed from the bytes match the declaration. */
+            is_verified: boolean;
+            mime_type: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "email_template_attachment";
+            organization_id: string;
+            /** @description A fresh presigned GET of the stored bytes (null when object storage is not configured). */
+            presigned_url: string | null;
+            /** @description When presigned_url stops working (one hour after the response). */
+            presigned_url_expires_at: string | null;
+            purpose: string;
+            remote_id: string | null;
+            size: number;
+            src: string | null;
+            user_id: string | null;
+        };
+        EmailTemplateFolder: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "email_template_folder";
+            templates: components["schemas"]["EmailTemplate"][];
+        };
+        /** @description A page of EmailTemplateFolder records. */
+        EmailTemplateFolderPage: {
+            current_page: number;
+            data: components["schemas"]["EmailTemplateFolder"][];
+            next_page: number | null;
+            total_records: number;
+        };
         ExchangeRate: {
             base_currency: string;
             /** @description ISO 8601 UTC */
@@ -1942,6 +2702,7 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        GetMailboxSettingsResponse: components["schemas"]["MailboxSettings"] | null;
         LedgerAccount: {
             /** @enum {string} */
             classification: "asset" | "liability" | "equity" | "revenue" | "expense";
@@ -1975,6 +2736,49 @@ export interface components {
         }[];
         LoadExchangeRatesResponse: {
             data: components["schemas"]["ExchangeRate"][];
+        };
+        MailboxSettings: {
+            centralized_inbox: {
+                auto_assign: boolean;
+                auto_assign_threshold: number;
+                matching_guidelines: string | null;
+            };
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description The domain-send transport block. */
+            domain_send: {
+                domain_name: string | null;
+                /** @description inbound_parse_hostname when set, else the platform default `<organization id>.<MAIL_INBOUND_DOMAIN>`. */
+                effective_inbound_hostname: string;
+                /** @description Whether a domain-send API key is stored. The key itself is never returned. */
+                has_api_key: boolean;
+                inbound_parse_hostname: string | null;
+            };
+            google: {
+                enabled: boolean;
+            };
+            hybrid_mode_enabled: boolean;
+            microsoft: {
+                admin_consented: boolean;
+                /** @description Set by the platform when admin_consented turns true (ISO 8601 UTC); null while not consented. */
+                admin_consented_at: string | null;
+                application_scopes: string[];
+                azure_client_id: string | null;
+                azure_tenant_id: string | null;
+                delegated_scopes: string[];
+                enabled: boolean;
+                is_byo: boolean;
+                uses_legacy_entra_app: boolean;
+            };
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "mailbox_settings";
+            /**
+             * @description `oauth_sync`: the OAuth sync-and-send transport (the organization's Microsoft 365 or Google Workspace mailboxes, synced and sent through with OAuth; needs microsoft.enabled or google.enabled). `domain_send`: the domain-send transport (the platform sends from the organization's own domain through an email-sending API authenticated by the domain-send API key, and receives replies on the inbound-parse host; needs domain_send.domain_name and a key).
+             * @enum {string}
+             */
+            transport_provider: "oauth_sync" | "domain_send";
         };
         MiddlewarePayment: {
             /** @description The whole deposit. */
@@ -2301,6 +3105,10 @@ export interface components {
             /** @description Guaranteed bound: the exact probability lies within ± this of `trip_probability`. 0 (or below 1e-13) when computed exactly. */
             trip_probability_max_error: number;
         };
+        PreviewEmailTemplateRequest: {
+            /** Format: uuid */
+            partner_id?: string;
+        };
         /** @description Error body of /v1 endpoints. */
         ProblemV1: {
             data: Record<string, never>;
@@ -2381,6 +3189,172 @@ export interface components {
                 service_id: string | null;
                 success: boolean;
             }[];
+        };
+        PutCnamRegistrationRequest: {
+            /** @default null */
+            business_industry?: string | null;
+            /** @default null */
+            business_type?: string | null;
+            /** @default null */
+            city?: string | null;
+            /** @default null */
+            contact_email?: string | null;
+            /** @default null */
+            contact_first_name?: string | null;
+            /** @default null */
+            contact_last_name?: string | null;
+            /** @default null */
+            contact_phone?: string | null;
+            /** @default null */
+            contact_title?: string | null;
+            /** @default null */
+            country?: string | null;
+            /**
+             * @description Caller-ID name: at most 15 characters of the CNAM set (ASCII letters, digits, space, `, . & -`).
+             * @default null
+             */
+            display_name?: string | null;
+            /** @default null */
+            legal_business_name?: string | null;
+            /**
+             * @description The number the name is registered for, E.164, valid in its country (full libphonenumber metadata).
+             * @default null
+             */
+            phone_number?: string | null;
+            /** @default null */
+            postal_code?: string | null;
+            /**
+             * @description ISO 3166-2 subdivision codes of the registration's country (e.g. US-CA); duplicates are dropped.
+             * @default []
+             */
+            regions_of_operation?: string[];
+            /**
+             * @description e.g. EIN
+             * @default null
+             */
+            registration_id_type?: string | null;
+            /** @default null */
+            registration_number?: string | null;
+            /** @default null */
+            state?: string | null;
+            /** @default null */
+            street_address?: string | null;
+            /**
+             * @description true (default): submit to the registry. false: save as a draft (not allowed on an approved registration).
+             * @default true
+             */
+            submit?: boolean;
+            /** @default null */
+            website?: string | null;
+        };
+        PutMailboxSettingsRequest: {
+            /**
+             * @default {
+             *       "auto_assign": false,
+             *       "auto_assign_threshold": 80,
+             *       "matching_guidelines": null
+             *     }
+             */
+            centralized_inbox?: {
+                /** @default false */
+                auto_assign?: boolean;
+                /**
+                 * @description Confidence (0..100) from which an incoming email is assigned automatically.
+                 * @default 80
+                 */
+                auto_assign_threshold?: number;
+                /** @default null */
+                matching_guidelines?: string | null;
+            };
+            /**
+             * @description The domain-send transport block. effective_inbound_hostname and has_api_key are read-only (422 when sent).
+             * @default {
+             *       "domain_name": null,
+             *       "inbound_parse_hostname": null
+             *     }
+             */
+            domain_send?: {
+                /** @description Write-only. Omitted: the stored key is kept. null: the stored key is removed. A string: replaces it (stored encrypted, never returned or logged). */
+                api_key?: string | null;
+                /**
+                 * @description The organization's sending domain; required for domain_send and hybrid mode.
+                 * @default null
+                 */
+                domain_name?: string | null;
+                /**
+                 * @description Custom host receiving replies (one organization per host: 409 when taken; not under the platform's MAIL_INBOUND_DOMAIN). null: the platform default.
+                 * @default null
+                 */
+                inbound_parse_hostname?: string | null;
+            };
+            /**
+             * @default {
+             *       "enabled": false
+             *     }
+             */
+            google?: {
+                /** @default false */
+                enabled?: boolean;
+            };
+            /**
+             * @description OAuth mailbox sync (transport_provider oauth_sync) with outbound mail sent through the domain-send transport: needs both configured.
+             * @default false
+             */
+            hybrid_mode_enabled?: boolean;
+            /**
+             * @description Microsoft 365 block. admin_consented_at is read-only (422 when sent).
+             * @default {
+             *       "enabled": false,
+             *       "admin_consented": false,
+             *       "application_scopes": [],
+             *       "delegated_scopes": [],
+             *       "azure_tenant_id": null,
+             *       "azure_client_id": null,
+             *       "is_byo": false,
+             *       "uses_legacy_entra_app": false
+             *     }
+             */
+            microsoft?: {
+                /**
+                 * @description Whether a Microsoft tenant admin granted consent; the platform stamps admin_consented_at when this turns true.
+                 * @default false
+                 */
+                admin_consented?: boolean;
+                /**
+                 * @description Scope names (strings without spaces); duplicates are dropped.
+                 * @default []
+                 */
+                application_scopes?: string[];
+                /**
+                 * @description Entra application (client) id, a GUID; required when is_byo.
+                 * @default null
+                 */
+                azure_client_id?: string | null;
+                /**
+                 * @description Azure (Entra) tenant id, a GUID; required when enabled.
+                 * @default null
+                 */
+                azure_tenant_id?: string | null;
+                /**
+                 * @description Scope names (strings without spaces); duplicates are dropped.
+                 * @default []
+                 */
+                delegated_scopes?: string[];
+                /** @default false */
+                enabled?: boolean;
+                /**
+                 * @description The organization brings its own Entra application.
+                 * @default false
+                 */
+                is_byo?: boolean;
+                /** @default false */
+                uses_legacy_entra_app?: boolean;
+            };
+            /**
+             * @description `oauth_sync`: the OAuth sync-and-send transport (the organization's Microsoft 365 or Google Workspace mailboxes, synced and sent through with OAuth; needs microsoft.enabled or google.enabled). `domain_send`: the domain-send transport (the platform sends from the organization's own domain through an email-sending API authenticated by the domain-send API key, and receives replies on the inbound-parse host; needs domain_send.domain_name and a key).
+             * @enum {string}
+             */
+            transport_provider: "oauth_sync" | "domain_send";
         };
         Remittance: {
             agent_confidence_reason: string;
@@ -2477,6 +3451,35 @@ export interface components {
         SendPaymentReceiptRequest: {
             /** Format: uuid */
             payment_id: string;
+        };
+        SmsTemplate: {
+            body: string;
+            /** @description Approximate, before variable substitution. */
+            character_count: number;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            /**
+             * @description Encoding the body as written needs.
+             * @enum {string}
+             */
+            encoding: "GSM-7" | "UCS-2";
+            /** @description Segments under the encoding the body needs (160/153 GSM-7, 70/67 UCS-2); may differ after substitution. */
+            estimated_segment_count: number;
+            id: string;
+            is_default: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "sms_template";
+        };
+        /** @description A page of SmsTemplate records. */
+        SmsTemplatePage: {
+            current_page: number;
+            data: components["schemas"]["SmsTemplate"][];
+            next_page: number | null;
+            total_records: number;
         };
         SyncRun: {
             /** @description The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry). */
@@ -2618,6 +3621,19 @@ export interface components {
             /** @description 1 is the highest; unique per organization (409 when taken). */
             priority?: number;
         };
+        UpdateEmailTemplateFolderRequest: {
+            name: string;
+        };
+        UpdateEmailTemplateRequest: {
+            auto_correct?: boolean;
+            body?: string;
+            cc?: string[];
+            /** Format: uuid */
+            folder_id?: string;
+            is_default?: boolean;
+            name?: string;
+            subject?: string;
+        };
         UpdatePartnerRequest: {
             assignee_id?: string | null;
             business_unit_id?: string | null;
@@ -2643,6 +3659,12 @@ export interface components {
             /** @description The payer; must be a partner of the organization. */
             partner_id?: string | null;
         };
+        UpdateSmsTemplateRequest: {
+            body?: string;
+            description?: string | null;
+            is_default?: boolean;
+            name?: string;
+        };
         UpdateTagRequest: {
             color?: string;
             name?: string;
@@ -2650,23 +3672,38 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        UpdateUserOooRequest: {
+            /** Format: uuid */
+            backup_user_id?: string;
+            /** @description null clears the end date (open-ended). */
+            end_date?: string | null;
+            /** Format: date */
+            start_date?: string;
+        };
         UpdateUserRequest: {
             /** @description Units a member may access (admins access all). */
             business_unit_ids?: string[];
+            /** @description false deactivates the user (their tokens stop working at once); true reactivates. */
+            is_active?: boolean;
+            name?: string;
             /** @description Permissions for the endpoints that move or rewrite money, granted to a member (admins hold all of them): see the role model in the API description. An unknown name gives 422. */
             permissions?: ("payments:write" | "payments:approve" | "erp-postings:write" | "exchange-rates:write" | "adjustments:write")[];
+            /** @enum {string} */
+            role?: "admin" | "member";
         };
         UploadBankStatementForm: {
+            /** @description The file's character encoding (e.g. `windows-1250`, `cp852`), overriding detection. Omitted: detected (BOM, XML declaration, valid UTF-8, else the best of windows-1252, windows-1250, iso-8859-2, cp852). */
+            charset?: string;
             /**
              * Format: binary
              * @description The statement file.
              */
             file: string;
             /**
-             * @description Omitted: detected from the file (camt053, mt940, bai2, json; csv needs `mapping`).
+             * @description Omitted: detected from the file (camt053, camt054, mt940, bai2, json; csv needs `mapping`).
              * @enum {string}
              */
-            format?: "camt053" | "bai2" | "mt940" | "csv" | "json";
+            format?: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             /** @description CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}. */
             mapping?: string;
         };
@@ -2727,6 +3764,114 @@ export interface components {
             /** @enum {string} */
             role: "admin" | "member";
         };
+        UserDetail: {
+            /** @description Units a member may access; admins access all. */
+            business_unit_ids: string[];
+            /** @description The backup handling the user's work today (while `ooo` is in force), or null. */
+            covered_by: {
+                email: string;
+                id: string;
+                name: string;
+            } | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            email: string;
+            id: string;
+            is_active: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "user";
+            /** @description The out-of-office in force today in the organization's timezone, or null. */
+            ooo: components["schemas"]["UserOoo"] | null;
+            organization_id: string;
+            /** @description Permissions granted to the user for endpoints that move or rewrite money (see the role model in the API description); admins hold every permission whatever this lists. */
+            permissions: string[];
+            /** @enum {string} */
+            role: "admin" | "member";
+        };
+        UserInvite: {
+            accepted_at: string | null;
+            /** @description Units the user will access (a member; admins access all). */
+            business_unit_ids: string[];
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            email: string;
+            /** @description ISO 8601 UTC; the token is refused from then on. */
+            expires_at: string;
+            id: string;
+            /** @description The admin who sent it. */
+            invited_by_id: string | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "user_invite";
+            revoked_at: string | null;
+            /** @enum {string} */
+            role: "admin" | "member";
+            /** @enum {string} */
+            status: "pending" | "accepted" | "revoked" | "expired";
+        };
+        UserInviteAcceptance: {
+            /** @description The new user's first access token. */
+            access_token: {
+                created_at: string;
+                expires_at: string | null;
+                id: string;
+                modified_at: string;
+                name: string;
+                /** @constant */
+                object: "access_token";
+                revoked_at: string | null;
+                /** @description The bearer token itself: shown once, here only. Store it safely. */
+                token: string;
+                token_hint: string;
+                user_id?: string | null;
+            };
+            /** @constant */
+            object: "user_invite_acceptance";
+            user: components["schemas"]["User"];
+        };
+        /** @description A page of UserInvite records. */
+        UserInvitePage: {
+            current_page: number;
+            data: components["schemas"]["UserInvite"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        UserInviteRevocation: {
+            /** @description The revoked invite. */
+            data: components["schemas"]["UserInvite"];
+            error: null;
+            message: string;
+        };
+        UserOoo: {
+            /** @description The user covering them. */
+            backup_user_id: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description The admin who set it up for the user; null = self-service (the user themself). */
+            created_by_id: string | null;
+            /** @description Planned last day of coverage (YYYY-MM-DD); null = open-ended. */
+            end_date: string | null;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "user_ooo";
+            /** @description First day out of office (YYYY-MM-DD). */
+            start_date: string;
+            /** @description The user who is out of office. */
+            user_id: string;
+        };
+        /** @description A page of UserOoo records. */
+        UserOooPage: {
+            current_page: number;
+            data: components["schemas"]["UserOoo"][];
+            next_page: number | null;
+            total_records: number;
+        };
         /** @description A page of User records. */
         UserPage: {
             current_page: number;
@@ -2766,6 +3911,1529 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listEmailTemplateFolders: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailTemplateFolderPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    createEmailTemplateFolder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEmailTemplateFolderRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailTemplateFolder"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    getEmailTemplateFolder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                folder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailTemplateFolder"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    deleteEmailTemplateFolder: {
+        parameters: {
+            query?: {
+                /** @description Also delete the folder’s templates (default false). */
+                cascade?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                folder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    updateEmailTemplateFolder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                folder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateEmailTemplateFolderRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailTemplateFolder"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    createEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEmailTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    getEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    deleteEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    updateEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateEmailTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    createEmailTemplateAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEmailTemplateAttachmentRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateEmailTemplateAttachmentResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    deleteEmailTemplateAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attachment_id: string;
+                email_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    completeEmailTemplateAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attachment_id: string;
+                email_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompleteEmailTemplateAttachmentResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    previewEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewEmailTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
     listRemittances: {
         parameters: {
             query?: {
@@ -2827,6 +5495,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2845,6 +5515,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2932,6 +5613,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2950,6 +5633,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3026,6 +5720,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3044,6 +5740,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3143,6 +5850,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3161,6 +5870,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3233,6 +5953,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3251,6 +5973,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3347,6 +6080,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3365,6 +6100,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3441,6 +6187,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3459,6 +6207,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3533,6 +6292,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3551,6 +6312,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3658,6 +6430,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3676,6 +6450,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3759,6 +6544,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3777,6 +6564,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3873,6 +6671,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3891,6 +6691,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3967,6 +6778,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3985,6 +6798,481 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    listUserInvites: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInvitePage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    createUserInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUserInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInvite"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    revokeUserInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInviteRevocation"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+        };
+    };
+    acceptUserInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptUserInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInviteAcceptance"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationProblemV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4059,6 +7347,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4077,6 +7367,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4173,6 +7474,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4191,6 +7494,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4267,6 +7581,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4285,6 +7601,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4368,6 +7695,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4386,6 +7715,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4484,6 +7824,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4502,6 +7844,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4574,6 +7927,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4592,6 +7947,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4688,6 +8054,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4706,6 +8074,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4762,6 +8141,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4780,6 +8161,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4851,6 +8243,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4869,6 +8263,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4965,6 +8370,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4983,6 +8390,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5055,6 +8473,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5073,6 +8493,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5160,6 +8591,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5178,6 +8611,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5254,6 +8698,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5272,6 +8718,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5346,6 +8803,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5364,6 +8823,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5401,7 +8871,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BankStatement"];
+                    "application/json": components["schemas"]["BankStatementUpload"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -5461,6 +8931,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5485,9 +8957,11 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description A service this operation needs is unavailable */
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5567,6 +9041,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5585,6 +9061,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5668,6 +9155,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5686,6 +9175,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5771,6 +9271,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5789,6 +9291,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5872,6 +9385,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5890,6 +9405,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5962,6 +9488,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5980,6 +9508,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6076,6 +9615,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6094,6 +9635,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6170,6 +9722,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6188,6 +9742,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6263,6 +9828,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6281,6 +9848,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6357,6 +9935,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6375,6 +9955,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6480,6 +10071,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6498,6 +10091,240 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getCnamRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CnamRegistration"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    putCnamRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutCnamRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CnamRegistration"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6570,6 +10397,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6588,6 +10417,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6684,6 +10524,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6702,6 +10544,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6778,6 +10631,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6796,6 +10651,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6870,6 +10736,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6888,6 +10756,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6995,6 +10874,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7013,6 +10894,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7098,6 +10990,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7116,6 +11010,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7192,6 +11097,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7210,6 +11117,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7297,6 +11215,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7315,6 +11235,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7387,6 +11318,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7405,6 +11338,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7492,6 +11436,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7510,6 +11456,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7586,6 +11543,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7604,6 +11563,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7678,6 +11648,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7696,6 +11668,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7794,6 +11777,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7812,6 +11797,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7919,6 +11915,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7937,6 +11935,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8013,6 +12022,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8031,6 +12042,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8116,6 +12138,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8140,9 +12164,11 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description A service this operation needs is unavailable */
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8230,6 +12256,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8248,6 +12276,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8322,6 +12361,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8340,6 +12381,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8416,6 +12468,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8434,6 +12488,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8521,6 +12586,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8539,6 +12606,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8626,6 +12704,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8644,6 +12724,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8718,6 +12809,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8736,6 +12829,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8843,6 +12947,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8861,6 +12967,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8968,6 +13085,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8986,6 +13105,231 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getMailboxSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetMailboxSettingsResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    putMailboxSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutMailboxSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailboxSettings"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9063,6 +13407,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9081,6 +13427,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9157,6 +13514,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9175,6 +13534,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9273,6 +13643,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9291,6 +13663,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9371,6 +13754,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9389,6 +13774,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9485,6 +13881,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9503,6 +13901,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9579,6 +13988,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9597,6 +14008,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9704,6 +14126,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9722,6 +14146,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9829,6 +14264,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9847,6 +14284,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9932,6 +14380,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9950,6 +14400,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10035,6 +14496,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10053,6 +14516,579 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listSmsTemplates: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsTemplatePage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createSmsTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSmsTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getSmsTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sms_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteSmsTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sms_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateSmsTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sms_template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSmsTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10125,6 +15161,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10143,6 +15181,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10239,6 +15288,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10257,6 +15308,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10291,7 +15353,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["UserDetail"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -10333,6 +15395,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10351,6 +15415,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10419,6 +15494,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
             /** @description Request body too large */
             413: {
                 headers: {
@@ -10449,6 +15533,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10467,6 +15553,496 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listUserOoo: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOooPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createUserOoo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUserOooRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOoo"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    endUserOoo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOoo"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateUserOoo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserOooRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOoo"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10499,7 +16075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["UserDetail"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
@@ -10523,6 +16099,8 @@ export interface operations {
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10541,6 +16119,17 @@ export interface operations {
             /** @description The owning service could not be reached */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
