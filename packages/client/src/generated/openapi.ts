@@ -360,7 +360,7 @@ export interface paths {
         post: operations["addTagPartners"];
         /**
          * Untag partners
-         * @description Removes hand-tagging. The ids travel in the query (`partner_ids`, comma-separated, 1..500) since DELETE bodies are not parsed by every client or proxy; a partner the rule matches keeps the tag. 204. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         * @description Removes hand-tagging. The ids travel in the query (`partner_ids`, comma-separated, 1..100 per call: a longer URL would exceed request-line limits) since DELETE bodies are not parsed by every client or proxy; a partner the rule matches keeps the tag. 204. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
          *
          *     Requires: user access token.
          */
