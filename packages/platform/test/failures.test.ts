@@ -2,6 +2,7 @@
 // PostgreSQL connection, a backend terminated by the server (57P01), a serialization failure raised
 // by the server (40001), the pool's acquire timeout, Temporal unreachable — and what is not an outage.
 import net from 'node:net';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/client';
 import { Connection } from '@temporalio/client';
@@ -33,16 +34,20 @@ describe('isTransientInfraError', () => {
       expect((serialization as { code?: string }).code).toBe('40001');
       expect(isTransientInfraError(serialization)).toBe(true);
 
-      // The server ends the session (as a restart does): 57P01 admin_shutdown
-      const victim = db.transaction(async (trx) => {
-        await trx.raw(`SELECT set_config('application_name', 'victim', false)`);
-        await trx.raw('SELECT pg_sleep(10)');
-      });
+      // The server ends the session (as a restart does): 57P01 admin_shutdown. A plain pg client, not a
+      // knex transaction: knex's ROLLBACK on the dead connection rejects a second time, unhandled.
+      const victimClient = new pg.Client({ connectionString: url, application_name: 'victim' });
+      victimClient.on('error', () => {}); // the connection's own 'error' event after the termination
+      await victimClient.connect();
+      const victim = caught(victimClient.query('SELECT pg_sleep(10)')); // handled from the start
       // terminate it once it is there (polled: ordering, not timing)
       while (!(await db.raw(`SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity WHERE application_name = 'victim'`)).rows.length) {
         await new Promise((r) => setTimeout(r, 50));
       }
-      expect(isTransientInfraError(await caught(victim))).toBe(true);
+      const terminated = await victim;
+      expect((terminated as { code?: string }).code).toBe('57P01');
+      expect(isTransientInfraError(terminated)).toBe(true);
+      await victimClient.end().catch(() => {});
 
       // Pool exhausted: knex's acquire timeout
       const holder = busy.transaction(async (trx) => void (await trx.raw('SELECT pg_sleep(2)')));
