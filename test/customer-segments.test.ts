@@ -11,6 +11,7 @@
  *   E5    Delta'); DROP TABLE …;--               DE       50 due T+5                                  50     0        0    1      EUR       -
  *
  * Tag VIP: G3 tagged by hand, rule max_days_overdue >= 100 (B2). Tag Plain: no rule, nobody tagged.
+ * The partners API's effective assignee uses an out-of-office period set through POST/PATCH /v2/users/{id}/ooo.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -406,6 +407,42 @@ describe('partners API (integrations)', () => {
     expect(ok.body).toMatchObject({ assignee_id: member1.id, business_unit_id: null });
     const cleared = await req('PATCH', `/v2/partners/${P.E5}`, orgA.token, { assignee_id: null });
     expect(cleared.body.assignee_id).toBeNull();
+  });
+
+  it('effective assignee: the backup while the assignee is out of office today, the assignee outside the period; handled_by filters on it', async () => {
+    const u = await req('POST', '/v2/users', orgA.token, { email: 'ooo@segments.example', name: 'Olga', role: 'member', permissions: [] });
+    expect(u.status, JSON.stringify(u.body)).toBe(200);
+    const olga = u.body.id as string;
+    expect((await req('PATCH', `/v2/partners/${P.G3}`, orgA.token, { assignee_id: olga })).body).toMatchObject({ assignee_id: olga, effective_assignee_id: olga });
+    const handled = async (userId: string) => codes(await req('GET', `/v2/partners?handled_by=${userId}`, orgA.token)).sort();
+    const g3 = async () => {
+      const detail = (await req('GET', `/v2/partners/${P.G3}`, orgA.token)).body;
+      const listed = (await req('GET', '/v2/partners?name=gamma', orgA.token)).body.data[0];
+      expect(listed.effective_assignee_id).toBe(detail.effective_assignee_id);
+      return detail;
+    };
+
+    // scheduled, not in force today: the assignee handles the customer
+    const ooo = await req('POST', `/v2/users/${olga}/ooo`, orgA.token, { backup_user_id: member1.id, start_date: day(3), end_date: day(5) });
+    expect(ooo.status, JSON.stringify(ooo.body)).toBe(200);
+    expect(await g3()).toMatchObject({ assignee_id: olga, effective_assignee_id: olga });
+    expect(await handled(olga)).toEqual(['G3']);
+    expect(await handled(member1.id)).toEqual([]);
+
+    // in force today (organization timezone): the backup handles it; assignee_id stays literal
+    expect((await req('PATCH', `/v2/users/${olga}/ooo`, orgA.token, { start_date: day(0) })).status).toBe(200);
+    expect(await g3()).toMatchObject({ assignee_id: olga, effective_assignee_id: member1.id });
+    expect(await handled(olga)).toEqual([]);
+    expect(await handled(member1.id)).toEqual(['G3']);
+    expect(codes(await req('GET', `/v2/partners?assignee_id=${olga}`, orgA.token))).toEqual(['G3']);
+    // unaffected: A1's assignee is not out; unassigned partners have none
+    const a1 = (await req('GET', `/v2/partners/${P.A1}`, orgA.token)).body;
+    expect(a1).toMatchObject({ assignee_id: orgA.userId, effective_assignee_id: orgA.userId });
+    expect(await handled(orgA.userId)).toEqual(['A1']);
+    expect((await req('GET', `/v2/partners/${P.B2}`, orgA.token)).body).toMatchObject({ assignee_id: null, effective_assignee_id: null });
+    // another organization's user handles nothing here; a bad id is a 422
+    expect(await handled(orgB.userId)).toEqual([]);
+    expect((await req('GET', '/v2/partners?handled_by=nope', orgA.token)).status).toBe(422);
   });
 });
 

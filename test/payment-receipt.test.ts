@@ -5,6 +5,8 @@
  * record (the API stopping between writing it and starting its workflow), a previous receipt
  * workflow that never closes (started on a task queue no worker polls), and a write failure of the
  * "sent" record (a trigger), standing for a database outage right after the SMTP server accepted.
+ * The organization's receipt template (issue 13 §2) is set up through the API (/v1/email-template-folders,
+ * /v1/email-templates) only.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
@@ -111,6 +113,64 @@ async function rejectingSmtp(): Promise<{ port: number; close: () => Promise<voi
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { port: (server.address() as { port: number }).port, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
+
+describe('payment-receipt email with the organization\'s template (issue 13 §2)', () => {
+  it('renders the default template of the "Payment receipts" folder with the receipt\'s values; without one (or only a non-default), the built-in receipt', async () => {
+    const tpl = await stack.onboard('Template Org');
+    const admin = (method: string, path: string, body?: unknown) => stack.request(method, path, { token: tpl.token, body });
+    const receiptOf = async (email: string, numbers: [string, string]) => {
+      const { partnerId, invoiceIds } = await customerWithInvoices(tpl, email, [
+        { number: numbers[0], amount: 1190 },
+        { number: numbers[1], amount: 595 },
+      ]);
+      const { paymentId } = await payment(tpl, {
+        partnerId,
+        amount: '1761.20',
+        date: '2026-10-02',
+        allocations: [
+          { invoiceId: invoiceIds[0], paid: '1166.20', discount: '23.80' },
+          { invoiceId: invoiceIds[1], paid: '595.00' },
+        ],
+      });
+      expect((await requestReceipt(tpl, paymentId)).status).toBe(200);
+      const result = await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result();
+      expect(result.status).toBe('sent');
+      const mails = await waitForMail(email);
+      expect(mails).toHaveLength(1);
+      return mails[0];
+    };
+
+    // a folder of that name whose only template is not the default: built-in receipt
+    const folder = await admin('POST', '/v1/email-template-folders', { name: 'Payment receipts' });
+    expect(folder.status, folder.text).toBe(200);
+    const plain = await admin('POST', '/v1/email-templates', { folder_id: folder.body.id, name: 'Draft', subject: 'Draft {{ payment.amount }}', body: 'Draft' });
+    expect(plain.status, plain.text).toBe(200);
+    const builtIn = await receiptOf(`ap.${randomBytes(4).toString('hex')}@acme.example`, ['9200001', '9200002']);
+    expect(builtIn.subject).toBe('Payment received: EUR 1,761.20 on 2026-10-02');
+    expect(builtIn.text).toContain('Dear Acme Handels GmbH,');
+
+    // the folder's default template: its subject and body, rendered with the receipt's variables
+    const def = await admin('POST', '/v1/email-templates', {
+      folder_id: folder.body.id,
+      name: 'Receipt',
+      is_default: true,
+      subject: 'Thanks {{ customer.name }}: {{ payment.currency }} {{ payment.amount }} received',
+      body:
+        'Hello {{ customer.name }} <b>,\n{{ organization.name }} received {{ payment.amount }} {{ payment.currency }} on {{ payment.date }} (ref {{ payment.reference }}).\n' +
+        'Paid: {% for invoice in invoices %}{{ invoice.number }}/{{ invoice.amount }}{% unless forloop.last %}, {% endunless %}{% endfor %} ({{ invoices.size }} invoices)',
+    });
+    expect(def.status, def.text).toBe(200);
+    const email = `ap.${randomBytes(4).toString('hex')}@acme.example`;
+    const mail = await receiptOf(email, ['9300001', '9300002']);
+    expect(mail.subject).toBe('Thanks Acme Handels GmbH: EUR 1761.20 received');
+    expect(mail.text).toBe(
+      'Hello Acme Handels GmbH <b>,\nTemplate Org received 1761.20 EUR on 2026-10-02 (ref BANKREF-77).\nPaid: 9300001/1190.00, 9300002/595.00 (2 invoices)',
+    );
+    // the HTML part is the text, escaped
+    expect(mail.html).toContain('Hello Acme Handels GmbH &lt;b&gt;,<br>');
+    expect(mail.html).not.toContain('<b>');
+  });
+});
 
 describe('payment-receipt email', () => {
   it('emails the receipt through Temporal and SMTP once, and records it as sent', async () => {

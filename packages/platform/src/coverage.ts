@@ -37,6 +37,31 @@ export async function coverageToday(db: Knex, organizationId: string, userIds: r
   return out;
 }
 
+/** The users whose backup today is `backupUserId` (they are out and `backupUserId` covers them). */
+export async function usersCoveredToday(db: Knex, organizationId: string, backupUserId: string): Promise<string[]> {
+  const rows: { user_id: string }[] = await db(COVERAGE_VIEW).select('user_id').where({ organization_id: organizationId, backup_user_id: backupUserId });
+  return rows.map((r) => r.user_id);
+}
+
+/**
+ * The assignees whose customers `userId` handles today: `userId` itself unless they are out, plus
+ * every user they cover today. A filter "handled by X" is `assignee_id IN (this list)`.
+ */
+export async function assigneesHandledToday(db: Knex, organizationId: string, userId: string): Promise<string[]> {
+  const [own, covered] = await Promise.all([coverageToday(db, organizationId, [userId]), usersCoveredToday(db, organizationId, userId)]);
+  return own.has(userId) ? covered : [userId, ...covered];
+}
+
+/**
+ * The effective assignee of each customer today, for a page of customers: the assignee, or the
+ * assignee's backup while the assignee is out (null when nobody is assigned). One query.
+ */
+export async function effectiveAssignees<T extends { assignee_id: string | null }>(db: Knex, organizationId: string, partners: readonly T[]): Promise<(T & { effective_assignee_id: string | null })[]> {
+  const ids = partners.map((p) => p.assignee_id).filter((a): a is string => a !== null);
+  const cover = await coverageToday(db, organizationId, ids);
+  return partners.map((p) => ({ ...p, effective_assignee_id: p.assignee_id === null ? null : (cover.get(p.assignee_id)?.backup_user_id ?? p.assignee_id) }));
+}
+
 /** Who handles a user's work today: the user, or their backup while they are out. */
 export async function handlerOfUser(db: Knex, organizationId: string, userId: string): Promise<{ handler_id: string; coverage: Coverage | null }> {
   const coverage = (await coverageToday(db, organizationId, [userId])).get(userId) ?? null;

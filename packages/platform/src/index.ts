@@ -26,6 +26,7 @@ export * from './http/guarded-fetch.js';
 export * from './net/addresses.js';
 export * from './secrets.js';
 export * from './coverage.js';
+export * from './email-templates.js';
 export * from './failures.js';
 export * from './storage.js';
 export * from './conditions.js';

@@ -10,6 +10,8 @@ export const cashAppConfigSchema = z.object({
   /** Payment-receipt emails: SMTP attempts before the receipt is marked failed, and the first retry delay (doubling after). */
   PAYMENT_RECEIPT_MAX_ATTEMPTS: env.int(8, 1),
   PAYMENT_RECEIPT_RETRY_SECONDS: env.int(5, 1),
+  /** Payment-receipt emails: the email-template folder (admin, by exact name) whose default template renders the receipt; none → the built-in receipt. */
+  PAYMENT_RECEIPT_TEMPLATE_FOLDER: z.string().min(1).max(256).default('Payment receipts'),
   /** Matching: a shortfall up to this amount (or MATCH_TOLERANCE_PERCENT of the invoices' open total, whichever is larger) is proposed as an adjustment. */
   MATCH_TOLERANCE_AMOUNT: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a non-negative decimal amount').default('5.00'),
   MATCH_TOLERANCE_PERCENT: z.string().regex(/^\d{1,3}(\.\d{1,4})?$/, 'must be a non-negative percentage').default('0'),

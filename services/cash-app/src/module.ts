@@ -31,7 +31,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => ({
-    ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM }),
+    ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER }),
     ...createMatchingActivities({ db, log, config }),
     ...createPaymentPostingActivities({ db, log }),
     ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),

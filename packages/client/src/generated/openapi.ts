@@ -71,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Create an email template
-         * @description Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, 1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; `invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` (use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; `sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone). A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. `auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text. `is_default`: at most one default per folder; creating a default clears the folder's previous one in the same transaction. An unknown folder gives 404.
+         * @description Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, 1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; `invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` (use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; `sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone); `payment.{amount, currency, date, reference}` (the payment a receipt confirms; previews carry a sample payment). Payment receipts (cash-app): the default template of the folder named by cash-app's `PAYMENT_RECEIPT_TEMPLATE_FOLDER` (default "Payment receipts"; the oldest such folder with a default) renders each receipt, with `invoices` = the invoices the payment paid, `sender` = the organization at the receipt's From address, and the body as the plain-text part (the HTML part is it escaped); without such a template the built-in receipt is sent. A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. `auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text. `is_default`: at most one default per folder; creating a default clears the folder's previous one in the same transaction. An unknown folder gives 404.
          *
          *     Requires: user access token.
          */
@@ -107,7 +107,7 @@ export interface paths {
         head?: never;
         /**
          * Update an email template
-         * @description Only the fields sent change. Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, 1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; `invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` (use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; `sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone). A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. `auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text. Moving a default template to another folder makes it that folder's default.
+         * @description Only the fields sent change. Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, 1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; `invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` (use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; `sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone); `payment.{amount, currency, date, reference}` (the payment a receipt confirms; previews carry a sample payment). Payment receipts (cash-app): the default template of the folder named by cash-app's `PAYMENT_RECEIPT_TEMPLATE_FOLDER` (default "Payment receipts"; the oldest such folder with a default) renders each receipt, with `invoices` = the invoices the payment paid, `sender` = the organization at the receipt's From address, and the body as the plain-text part (the HTML part is it escaped); without such a template the built-in receipt is sent. A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. `auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text. Moving a default template to another folder makes it that folder's default.
          *
          *     Requires: user access token.
          */
@@ -1423,7 +1423,7 @@ export interface paths {
         };
         /**
          * List partners (customers)
-         * @description Partner summaries (spec 2.13) by name then id, in the caller's business units (members) or all (admins). Filters (all must hold): `name` (contains, case-insensitive), `business_unit_id`, `assignee_id`, `tag` (a tag id: tagged by hand or matched by its rule), `segment_id` (the segment's conditions). Tags and segments belong to the admin service; they are read through the kernel read module and evaluated with the ledger in one SQL statement. An unknown tag or segment: 422. Paginated (page, page_size 1..500).
+         * @description Partner summaries (spec 2.13) by name then id, in the caller's business units (members) or all (admins). Filters (all must hold): `name` (contains, case-insensitive), `business_unit_id`, `assignee_id` (the assignee as set, literal), `handled_by` (a user id: customers whose effective assignee today is this user, i.e. assigned to them while they are not out of office, or assigned to a user they cover today; an id that is no user of the organization matches none), `tag` (a tag id: tagged by hand or matched by its rule), `segment_id` (the segment's conditions). Tags and segments belong to the admin service; they are read through the kernel read module and evaluated with the ledger in one SQL statement. An unknown tag or segment: 422. Paginated (page, page_size 1..500). Each partner carries `assignee_id` as set and `effective_assignee_id`: the assignee, or the assignee's backup while the assignee is out of office today (organization timezone; admin's out-of-office coverage read through the kernel).
          *
          *     Requires: user access token.
          */
@@ -1445,7 +1445,7 @@ export interface paths {
         };
         /**
          * Get a partner
-         * @description Spec 2.13 fields plus open/overdue figures (the condition language's fields, as of today in the organization timezone) and its tags. Amounts are in the organization base currency: an open invoice counts with its local-currency amount, or with its open amount when it is in the base currency; an invoice in another currency without a local amount is in no sum (integrations holds no exchange rates). A partner outside the caller's units: 404.
+         * @description Spec 2.13 fields plus `effective_assignee_id` (the assignee, or the assignee's backup while the assignee is out of office today, organization timezone), open/overdue figures (the condition language's fields, as of today in the organization timezone) and its tags. Amounts are in the organization base currency: an open invoice counts with its local-currency amount, or with its open amount when it is in the base currency; an invoice in another currency without a local amount is in no sum (integrations holds no exchange rates). A partner outside the caller's units: 404.
          *
          *     Requires: user access token.
          */
@@ -2724,6 +2724,37 @@ export interface components {
             total_records: number;
         };
         ListCustomerSegmentPartnersResponse: components["schemas"]["PartnerSummary"][];
+        ListedPartner: {
+            account_number: string | null;
+            /** @description assigned user */
+            assignee_id: string | null;
+            business_unit_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            currency: string | null;
+            /** @description the user handling this customer today: `assignee_id`, or the backup of an out-of-office assignee (OOO in force today in the organization timezone, spec 2.6); null when nobody is assigned */
+            effective_assignee_id: string | null;
+            /** @description company email */
+            email: string | null;
+            id: string;
+            legal_name: string | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "partner";
+            parent_id: string | null;
+            phone: string | null;
+            /** @description third-party id (the ERP customer code) */
+            remote_id: string;
+        };
+        /** @description A page of ListedPartner records. */
+        ListedPartnerPage: {
+            current_page: number;
+            data: components["schemas"]["ListedPartner"][];
+            next_page: number | null;
+            total_records: number;
+        };
         LoadExchangeRatesRequest: {
             /** @enum {string} */
             base_currency: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
@@ -2879,6 +2910,8 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
+            /** @description the user handling this customer today: `assignee_id`, or the backup of an out-of-office assignee (OOO in force today in the organization timezone, spec 2.6); null when nobody is assigned */
+            effective_assignee_id: string | null;
             /** @description company email */
             email: string | null;
             id: string;
@@ -13352,6 +13385,7 @@ export interface operations {
             query?: {
                 assignee_id?: string;
                 business_unit_id?: string;
+                handled_by?: string;
                 name?: string;
                 /** @description Page number, 0-indexed (default 0). */
                 page?: number;
@@ -13374,7 +13408,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PartnerSummaryPage"];
+                    "application/json": components["schemas"]["ListedPartnerPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */

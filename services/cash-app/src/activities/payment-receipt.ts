@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { capExternalFailure, getDocuments, getOrganizationProfile, getPartner, type Db, type Mailer } from '@rp/platform';
+import { capExternalFailure, defaultEmailTemplate, getDocuments, getOrganizationProfile, getPartner, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
 import {
   SMTP_UNAVAILABLE,
@@ -10,7 +10,7 @@ import {
   type PreparePaymentReceiptResult,
   type SendPaymentReceiptResult,
 } from '@rp/workflows';
-import { renderPaymentReceipt } from '../domain/receipts.js';
+import { receiptTemplateContext, renderPaymentReceipt, renderReceiptTemplate } from '../domain/receipts.js';
 import {
   getOutreach,
   getReceiptPayment,
@@ -31,11 +31,14 @@ export interface PaymentReceiptDeps {
   log: Logger;
   /** the From address (MAIL_FROM) */
   from: string;
+  /** PAYMENT_RECEIPT_TEMPLATE_FOLDER: the folder whose default email template (admin) renders the receipt, when there is one */
+  templateFolder: string;
 }
 
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
 
-type Recipient = { kind: 'ok'; to: string; partner: { id: string; name: string }; payment: ReceiptPayment } | { kind: 'skip'; reason: string };
+type ReceiptPartner = { id: string; name: string; legal_name: string | null; account_number: string | null; email: string | null; phone: string | null };
+type Recipient = { kind: 'ok'; to: string; partner: ReceiptPartner; payment: ReceiptPayment } | { kind: 'skip'; reason: string };
 
 /**
  * The outreach record is the email's idempotency row: its id is the idempotency key and makes the
@@ -74,7 +77,12 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
     const to = partner.email?.trim();
     if (!to) return { kind: 'skip', reason: 'no recipient: the customer has no email address' };
     if (!EMAIL.test(to)) return { kind: 'skip', reason: `no recipient: the customer's email address ${JSON.stringify(to)} is not valid` };
-    return { kind: 'ok', to, partner: { id: partner.id, name: partner.name }, payment };
+    return {
+      kind: 'ok',
+      to,
+      partner: { id: partner.id, name: partner.name, legal_name: partner.legal_name, account_number: partner.account_number, email: partner.email, phone: partner.phone },
+      payment,
+    };
   }
 
   /**
@@ -93,14 +101,45 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
     return { record, recipient };
   }
 
-  async function render(input: PaymentReceiptInput, partnerName: string, payment: ReceiptPayment) {
-    const [invoices, org] = await Promise.all([
+  /**
+   * The message: the organization's default template of the configured folder (admin's, read
+   * through the kernel), rendered with the receipt's variables; else the built-in receipt.
+   */
+  async function render(input: PaymentReceiptInput, partner: ReceiptPartner, payment: ReceiptPayment) {
+    const [invoices, org, template] = await Promise.all([
       getDocuments(deps.db, input.organizationId, payment.allocations.map((a) => a.invoice_id)),
       getOrganizationProfile(deps.db, input.organizationId),
+      defaultEmailTemplate(deps.db, input.organizationId, deps.templateFolder),
     ]);
+    const organizationName = org?.name ?? 'Accounts receivable';
+    if (template) {
+      const today = new Intl.DateTimeFormat('en-CA', { timeZone: org?.timezone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+      const paid = payment.allocations.map((a) => invoices.get(a.invoice_id)).filter((d) => d !== undefined);
+      const context = receiptTemplateContext({
+        customer: { name: partner.name, legal_name: partner.legal_name, account_number: partner.account_number, email: partner.email, phone: partner.phone },
+        invoices: paid.map((d) => ({
+          number: d.document_number,
+          document_date: d.document_date,
+          due_date: d.net_due_date,
+          currency: d.currency,
+          amount: d.amount_in_document_currency,
+          amount_open: d.amount_open,
+        })),
+        organization: { name: organizationName, base_currency: org?.base_currency ?? payment.currency },
+        sender: { name: organizationName, email: deps.from.match(/<([^>]+)>/)?.[1] ?? deps.from },
+        payment: { amount: payment.amount, currency: payment.currency, date: payment.payment_date, reference: payment.bank_reference },
+        today,
+      });
+      try {
+        return await renderReceiptTemplate(template, context);
+      } catch (err) {
+        // admin validated the template against its catalogue; real data can still exceed a limit
+        throw ApplicationFailure.nonRetryable(`The payment-receipt template (folder ${JSON.stringify(deps.templateFolder)}) does not render: ${(err as Error).message}`, 'ReceiptTemplateInvalid');
+      }
+    }
     return renderPaymentReceipt({
-      organizationName: org?.name ?? 'Accounts receivable',
-      partnerName,
+      organizationName,
+      partnerName: partner.name,
       amount: payment.amount,
       currency: payment.currency,
       paymentDate: payment.payment_date,
@@ -165,7 +204,7 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       if (!('record' in target)) return target;
       const { record, recipient } = target;
       const to = record.recipient ?? recipient.to;
-      const message = await render(input, recipient.partner.name, recipient.payment);
+      const message = await render(input, recipient.partner, recipient.payment);
       await markAttempt(deps.db, record.id);
       const messageId = await smtp(record, to, message, log);
       // Nothing is written here: recordPaymentReceiptSent does that, so a failed write cannot send again.
@@ -183,7 +222,7 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       const target = await receiptTarget(input, log);
       if (!('record' in target)) return target;
       const { record, recipient } = target;
-      const message = await render(input, recipient.partner.name, recipient.payment);
+      const message = await render(input, recipient.partner, recipient.payment);
       await markSending(deps.db, record.id, recipient.to, recipient.partner.id);
       const messageId = await smtp(record, recipient.to, message, log);
       // Accepted: a failure to record it must not fail the activity (a retry would send it again).

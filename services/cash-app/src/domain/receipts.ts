@@ -2,8 +2,10 @@
  * The payment-receipt email: what was received, when, and which invoices it paid. Pure rendering
  * (plain text and HTML); amounts are exact decimal strings written with their currency's minor units.
  */
-import { Money } from '@rp/platform';
+import { createTemplateEngine, Money } from '@rp/platform';
 import { formatInCurrency } from './payments.js';
+
+const engine = createTemplateEngine();
 
 export interface ReceiptLine {
   invoice_number: string;
@@ -86,4 +88,77 @@ export function renderPaymentReceipt(r: ReceiptInput): { subject: string; text: 
       : '<p>It has not been applied to an invoice yet.</p>') +
     `<p>Kind regards,<br>${escapeHtml(r.organizationName)}</p></body></html>`;
   return { subject, text, html };
+}
+
+// ---------------------------------------------------------------- organization template (issue 13 §2)
+
+export interface ReceiptTemplateInvoice {
+  number: string;
+  document_date: string | null;
+  due_date: string | null;
+  currency: string;
+  amount: string;
+  amount_open: string;
+  days_overdue: number;
+  is_overdue: boolean;
+}
+
+export interface ReceiptTemplateInput {
+  customer: { name: string; legal_name: string | null; account_number: string | null; email: string | null; phone: string | null };
+  /** the invoices the payment paid (ledger state now: `amount_open` is after the payment); listed earliest due first, then by number */
+  invoices: Omit<ReceiptTemplateInvoice, 'days_overdue' | 'is_overdue'>[];
+  organization: { name: string; base_currency: string };
+  /** sender: the organization (name) at the receipt's From address */
+  sender: { name: string; email: string };
+  payment: { amount: string; currency: string; date: string | null; reference: string | null };
+  /** YYYY-MM-DD in the organization's timezone */
+  today: string;
+}
+
+/**
+ * The variables of a receipt rendered with an organization's template: admin's template catalogue
+ * (the one admin validates every template against on save, see admin's collections/liquid.ts), with
+ * `invoices` = the invoices this payment paid and `payment` = the payment itself. `overdue_invoices`
+ * and `totals` are computed over those invoices the same way admin computes them over open ones.
+ * Amounts are decimal strings with their currency's minor units ("1761.20"), no grouping.
+ */
+export function receiptTemplateContext(r: ReceiptTemplateInput) {
+  const invoices: ReceiptTemplateInvoice[] = r.invoices.map((raw) => {
+    const i = { ...raw, amount: formatInCurrency(raw.amount, raw.currency), amount_open: formatInCurrency(raw.amount_open, raw.currency) };
+    const days = i.due_date && i.due_date < r.today ? Math.round((Date.parse(r.today) - Date.parse(i.due_date)) / 86_400_000) : 0;
+    return { ...i, days_overdue: days, is_overdue: days > 0 };
+  });
+  // as admin lists them: earliest due date first (none last), then by number
+  invoices.sort((x, y) => (x.due_date ?? '9999-12-31').localeCompare(y.due_date ?? '9999-12-31') || x.number.localeCompare(y.number));
+  const overdue = invoices.filter((i) => i.is_overdue);
+  const sum = (values: string[]) => values.reduce((acc, v) => acc.plus(new Money(v)), new Money('0')).toFixed(2);
+  const currencies = new Set(invoices.map((i) => i.currency));
+  return {
+    customer: r.customer,
+    invoices,
+    overdue_invoices: overdue,
+    totals: {
+      open_amount: sum(invoices.map((i) => i.amount_open)),
+      overdue_amount: sum(overdue.map((i) => i.amount_open)),
+      currency: currencies.size === 1 ? [...currencies][0]! : r.organization.base_currency,
+      open_count: invoices.filter((i) => !new Money(i.amount_open).isZero()).length,
+      overdue_count: overdue.length,
+      max_days_overdue: Math.max(0, ...invoices.map((i) => i.days_overdue)),
+    },
+    sender: r.sender,
+    organization: r.organization,
+    payment: { ...r.payment, amount: formatInCurrency(r.payment.amount, r.payment.currency) },
+    today: r.today,
+  };
+}
+
+/**
+ * Render an organization's receipt template (kernel engine: strict, bounded). The body is plain
+ * text: it is the text part as rendered, and the HTML part is that text HTML-escaped with its line
+ * breaks kept (so a customer's name can never inject markup).
+ */
+export async function renderReceiptTemplate(template: { subject: string; body: string }, context: ReturnType<typeof receiptTemplateContext>): Promise<{ subject: string; text: string; html: string }> {
+  const [subject, text] = await Promise.all([engine.parseAndRender(template.subject, context), engine.parseAndRender(template.body, context)]);
+  const html = `<!doctype html><html><body style="font-family:sans-serif">${escapeHtml(text).replace(/\r?\n/g, '<br>\n')}</body></html>`;
+  return { subject: subject.replace(/[\r\n]+/g, ' ').trim(), text, html };
 }

@@ -4,11 +4,18 @@
  * segment's conditions) evaluated in one statement. Tags and segments are admin's; they are read
  * through the kernel read module (admin.tags / admin.customer_segments, read-only), exactly as
  * business units and users are (ledger.ts), so integrations never writes or owns them.
+ *
+ * Out-of-office coverage (admin's `coverage_today`, read through the kernel's coverage.ts): every
+ * partner answered carries `effective_assignee_id` (the assignee, or the assignee's backup while the
+ * assignee is out today in the organization's timezone); the `assignee_id` filter stays literal and
+ * `handled_by` filters on the effective assignee.
  */
 import {
+  assigneesHandledToday,
   checkBusinessUnitReferences,
   checkTagReferences,
   checkUserReference,
+  effectiveAssignees,
   getPartner,
   listPartnersMatching,
   NotFoundError,
@@ -29,6 +36,8 @@ export interface PartnerFilters {
   segment_id?: string;
   business_unit_id?: string;
   assignee_id?: string;
+  /** effective assignee today: the assignee unless out of office, or the backup covering them */
+  handled_by?: string;
 }
 
 export async function listPartners(db: Db, identity: Identity, f: PartnerFilters, page: { offset: number; pageSize: number }) {
@@ -36,6 +45,8 @@ export async function listPartners(db: Db, identity: Identity, f: PartnerFilters
   if (f.name !== undefined) leaves.push({ field: 'name', op: 'contains', value: f.name });
   if (f.business_unit_id !== undefined) leaves.push({ field: 'business_unit_id', op: 'eq', value: f.business_unit_id });
   if (f.assignee_id !== undefined) leaves.push({ field: 'assignee_id', op: 'eq', value: f.assignee_id });
+  // "what do I handle today": customers whose effective assignee is the user (admin's coverage, through the kernel)
+  if (f.handled_by !== undefined) leaves.push({ field: 'assignee_id', op: 'in', value: await assigneesHandledToday(db, identity.org, f.handled_by) });
   if (f.tag !== undefined) {
     const leaf: Condition = { field: 'tag', op: 'eq', value: f.tag };
     await checkTagReferences(db, identity.org, leaf, ['query', 'tag']).catch((e: unknown) => {
@@ -56,7 +67,7 @@ export async function listPartners(db: Db, identity: Identity, f: PartnerFilters
     limit: page.pageSize,
     withTotal: true,
   });
-  return { rows: rows.map(partnerSummaryView), total };
+  return { rows: await effectiveAssignees(db, identity.org, rows.map(partnerSummaryView)), total };
 }
 
 export async function partnerDetail(db: Db, identity: Identity, id: string) {
@@ -66,8 +77,9 @@ export async function partnerDetail(db: Db, identity: Identity, id: string) {
   const extra = await partnerFiguresAndTags(db, identity.org, id, tags);
   if (!extra) throw new NotFoundError(`No partner ${id}.`);
   const carried = new Set(extra.tagIds);
+  const [summary] = await effectiveAssignees(db, identity.org, [partnerSummaryView(partner)]);
   return {
-    ...partnerSummaryView(partner),
+    ...summary!,
     ...extra.figures,
     tags: tags.filter((t) => carried.has(t.id)).map((t) => ({ id: t.id, name: t.name, color: t.color })),
   };

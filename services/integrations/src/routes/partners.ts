@@ -5,7 +5,14 @@ import { assignPartner, listPartners, partnerDetail } from '../domain/partners.j
 
 const MAX_PAGE = 500;
 
-const partnerSchema = partnerSummarySchema
+const EFFECTIVE =
+  'the user handling this customer today: `assignee_id`, or the backup of an out-of-office assignee (OOO in force today in the organization timezone, spec 2.6); null when nobody is assigned';
+
+const listedPartnerSchema = partnerSummarySchema
+  .extend({ effective_assignee_id: z.string().nullable().describe(EFFECTIVE) })
+  .meta({ id: 'ListedPartner' });
+
+const partnerSchema = listedPartnerSchema
   .extend({
     open_invoice_count: z.number().int(),
     total_open_lc: z.string().describe('open invoices, base currency (decimal string)'),
@@ -27,9 +34,13 @@ export const partnerRoutes = [
     summary: 'List partners (customers)',
     description:
       'Partner summaries (spec 2.13) by name then id, in the caller\'s business units (members) or all (admins). Filters (all must hold): ' +
-      '`name` (contains, case-insensitive), `business_unit_id`, `assignee_id`, `tag` (a tag id: tagged by hand or matched by its rule), ' +
+      '`name` (contains, case-insensitive), `business_unit_id`, `assignee_id` (the assignee as set, literal), ' +
+      '`handled_by` (a user id: customers whose effective assignee today is this user, i.e. assigned to them while they are not out of office, ' +
+      'or assigned to a user they cover today; an id that is no user of the organization matches none), `tag` (a tag id: tagged by hand or matched by its rule), ' +
       '`segment_id` (the segment\'s conditions). Tags and segments belong to the admin service; they are read through the kernel ' +
-      'read module and evaluated with the ledger in one SQL statement. An unknown tag or segment: 422. Paginated (page, page_size 1..500).',
+      'read module and evaluated with the ledger in one SQL statement. An unknown tag or segment: 422. Paginated (page, page_size 1..500). ' +
+      'Each partner carries `assignee_id` as set and `effective_assignee_id`: the assignee, or the assignee\'s backup while the assignee is out of office today ' +
+      '(organization timezone; admin\'s out-of-office coverage read through the kernel).',
     tags: ['Partners'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -38,8 +49,9 @@ export const partnerRoutes = [
       segment_id: idSchema().optional(),
       business_unit_id: idSchema().optional(),
       assignee_id: idSchema().optional(),
+      handled_by: idSchema().optional(),
     }),
-    response: pageEnvelopeSchema(partnerSummarySchema),
+    response: pageEnvelopeSchema(listedPartnerSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
       const { rows, total } = await listPartners(deps.db, identity, query, page);
@@ -51,7 +63,7 @@ export const partnerRoutes = [
     path: '/v2/partners/{partner_id}',
     operationId: 'getPartner',
     summary: 'Get a partner',
-    description: `Spec 2.13 fields plus open/overdue figures (the condition language's fields, as of today in the organization timezone) and its tags. ${AMOUNTS} A partner outside the caller's units: 404.`,
+    description: `Spec 2.13 fields plus \`effective_assignee_id\` (the assignee, or the assignee's backup while the assignee is out of office today, organization timezone), open/overdue figures (the condition language's fields, as of today in the organization timezone) and its tags. ${AMOUNTS} A partner outside the caller's units: 404.`,
     tags: ['Partners'],
     params: z.object({ partner_id: idSchema() }),
     response: partnerSchema,

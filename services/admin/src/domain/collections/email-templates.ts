@@ -26,7 +26,7 @@ import {
 } from '@rp/platform';
 import * as store from '../../store/collections/email-templates.js';
 import { getUser } from '../../store/users.js';
-import { checkTemplate, renderTemplate, sampleContext, type TemplateContext, type TemplateInvoice } from './liquid.js';
+import { checkTemplate, renderTemplate, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
 
 /** Validity of the presigned GET in every response, and of the presigned upload URL. */
 export const DOWNLOAD_URL_SECONDS = 3600;
@@ -273,6 +273,7 @@ async function liveContext(deps: Deps, identity: Identity, partnerId: string): P
     },
     sender: await senderOf(deps, identity),
     organization: { name: org?.name ?? '', base_currency: base },
+    payment: samplePayment(base, today),
     today,
   };
 }

@@ -15,11 +15,14 @@
  *     totals.currency, totals.open_count, totals.overdue_count, totals.max_days_overdue
  *   sender.name, sender.email     the user sending (the caller, in previews)
  *   organization.name, organization.base_currency
+ *   payment.amount, payment.currency, payment.date (YYYY-MM-DD or null), payment.reference (or null):
+ *     the payment a receipt confirms (cash-app's payment receipt, whose `invoices` are the invoices
+ *     the payment paid); previews carry a sample payment
  *   today               YYYY-MM-DD in the organization's timezone
  * Inside `{% for invoice in invoices %}` the loop variable has the invoice fields.
  */
-import { Liquid, type Template } from 'liquidjs';
-import { ValidationError, type ValidationIssue } from '@rp/platform';
+import type { Template } from 'liquidjs';
+import { createTemplateEngine, ValidationError, type ValidationIssue } from '@rp/platform';
 
 const INVOICE_FIELDS = ['number', 'document_date', 'due_date', 'currency', 'amount', 'amount_open', 'days_overdue', 'is_overdue'] as const;
 
@@ -31,6 +34,7 @@ export const VARIABLE_CATALOGUE = {
   totals: { kind: 'object', fields: ['open_amount', 'overdue_amount', 'currency', 'open_count', 'overdue_count', 'max_days_overdue'] },
   sender: { kind: 'object', fields: ['name', 'email'] },
   organization: { kind: 'object', fields: ['name', 'base_currency'] },
+  payment: { kind: 'object', fields: ['amount', 'currency', 'date', 'reference'] },
   today: { kind: 'scalar', fields: [] },
 } as const satisfies Record<string, { kind: 'object' | 'array' | 'scalar'; fields: readonly string[] }>;
 
@@ -54,40 +58,20 @@ export interface TemplateContext {
   totals: { open_amount: string; overdue_amount: string; currency: string; open_count: number; overdue_count: number; max_days_overdue: number };
   sender: { name: string; email: string };
   organization: { name: string; base_currency: string };
+  /** the payment a receipt confirms; previews and collection emails carry the sample payment */
+  payment: { amount: string; currency: string; date: string | null; reference: string | null };
   today: string;
 }
 
-/** Longest template source accepted by the parser (characters). */
-export const PARSE_LIMIT = 100_000;
-/** Render time budget per template (milliseconds). */
-export const RENDER_LIMIT_MS = 1_000;
-/** Memory budget per render (liquidjs counts string and array allocations, in bytes). */
-export const MEMORY_LIMIT = 16 * 1024 * 1024;
+/** Limits of the kernel's engine (packages/platform/src/email-templates.ts), shared with cash-app's receipts. */
+export { TEMPLATE_PARSE_LIMIT as PARSE_LIMIT, TEMPLATE_RENDER_LIMIT_MS as RENDER_LIMIT_MS, TEMPLATE_MEMORY_LIMIT as MEMORY_LIMIT } from '@rp/platform';
 
-export const liquid = new Liquid({
-  strictVariables: true,
-  strictFilters: true,
-  ownPropertyOnly: true,
-  parseLimit: PARSE_LIMIT,
-  renderLimit: RENDER_LIMIT_MS,
-  memoryLimit: MEMORY_LIMIT,
-  // No file system: {% include %} / {% render %} / {% layout %} have nothing to read.
-  relativeReference: false,
-  root: [],
-  partials: [],
-  layouts: [],
-  fs: {
-    exists: async () => false,
-    existsSync: () => false,
-    readFile: async () => {
-      throw new Error('templates cannot include files');
-    },
-    readFileSync: () => {
-      throw new Error('templates cannot include files');
-    },
-    resolve: (_root: string, file: string) => file,
-  },
-});
+export const liquid = createTemplateEngine();
+
+/** The sample payment (previews; only a payment receipt carries a real one). */
+export function samplePayment(currency: string, today: string): TemplateContext['payment'] {
+  return { amount: '1500.50', currency, date: today, reference: 'SAMPLE-REF-1' };
+}
 
 /** A documented sample customer: what previews render with when no partner is given. */
 export function sampleContext(org: { name: string; base_currency: string }, sender: { name: string; email: string }, today: string): TemplateContext {
@@ -103,6 +87,7 @@ export function sampleContext(org: { name: string; base_currency: string }, send
     totals: { open_amount: '1950.50', overdue_amount: '1500.50', currency: org.base_currency, open_count: 3, overdue_count: 2, max_days_overdue: 45 },
     sender,
     organization: org,
+    payment: samplePayment(org.base_currency, today),
     today,
   };
 }

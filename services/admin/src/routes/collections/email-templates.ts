@@ -15,7 +15,11 @@ const LIQUID_DOC =
   '1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; ' +
   '`invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` ' +
   '(use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; ' +
-  '`sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone). ' +
+  '`sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone); ' +
+  '`payment.{amount, currency, date, reference}` (the payment a receipt confirms; previews carry a sample payment). ' +
+  'Payment receipts (cash-app): the default template of the folder named by cash-app\'s `PAYMENT_RECEIPT_TEMPLATE_FOLDER` (default "Payment receipts"; ' +
+  'the oldest such folder with a default) renders each receipt, with `invoices` = the invoices the payment paid, `sender` = the organization at the receipt\'s From address, ' +
+  'and the body as the plain-text part (the HTML part is it escaped); without such a template the built-in receipt is sent. ' +
   'A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. ' +
   '`auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) ' +
   'is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text.';
