@@ -62,6 +62,13 @@ export class Api {
       .filter((m) => m.to.some((a) => wanted.has(a)));
   }
 
+  /** The headers of one MailDev message (lower-case names). */
+  async mailHeaders(id: string): Promise<Record<string, string>> {
+    const res = await fetch(`${this.mailUrl}/email/${encodeURIComponent(id)}`, { signal: AbortSignal.timeout(10_000) });
+    const m = (await res.json()) as { headers?: Record<string, string> };
+    return Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
+  }
+
   async mailCounts(addresses: string[]): Promise<Map<string, number>> {
     const res = await fetch(`${this.mailUrl}/email`, { signal: AbortSignal.timeout(10_000) });
     const all = (await res.json()) as { to?: { address: string }[] }[];

@@ -420,6 +420,19 @@ async function workerInvites(sc: Scenario) {
   const counts = await api.mailCounts(emails);
   const wrong = [...counts].filter(([, n]) => n !== 1);
   sc.check(`exactly one invitation email per invite (${emails.length})`, wrong.length === 0 && mails.every((m) => m.to.length === 1), wrong.length ? JSON.stringify(wrong) : undefined);
+  if (wrong.length) {
+    // what a duplicate is: a resend of the same message (same Message-ID and token) or a second message
+    sc.facts.duplicates = await Promise.all(wrong.map(async ([address]) => {
+      const copies = await Promise.all(mails.filter((m) => m.to.includes(address)).map(async (m) => {
+        const head = await api.mailHeaders(m.id);
+        return { message_id: head['message-id'], date: head.date, token: /rpi_[A-Za-z0-9_-]{43}/.exec(m.text)?.[0]?.slice(0, 10) };
+      }));
+      const [row] = await sql(stack.localEnv!.DATABASE_URL, `SELECT e.status, e.attempts FROM admin.outbound_emails e JOIN admin.user_invites i ON e.idempotency_key = 'user-invite-' || i.id
+          WHERE i.organization_id = $1 AND lower(i.email) = $2`, [org.id, address]);
+      return { address, copies, outbound_email: row };
+    }));
+    log(`  duplicates: ${JSON.stringify(sc.facts.duplicates)}`);
+  }
   sc.check('each is the invitation', mails.every((m) => m.subject === `You are invited to Chaos ${runId} on the Receivables Platform`), [...new Set(mails.map((m) => m.subject))].join(' | '));
   const tokens = new Map(mails.map((m) => [m.to[0], /rpi_[A-Za-z0-9_-]{43}/.exec(m.text)?.[0]]));
   const distinct = new Set([...tokens.values()].filter(Boolean));
@@ -686,7 +699,14 @@ function write(results: ScenarioResult[]) {
     // a subset run (CHAOS_SCENARIOS) merges its scenarios into the profile's recorded run, each marked with when and where it was measured
     const measured = { generated_at: new Date().toISOString(), commit, stack_start_ms: stackStartMs, duration_ms: Date.now() - started, machine: { cpus: os.cpus().length, node: process.version } };
     const fresh = new Map(results.map((r) => [r.name, { ...r, measured_separately: measured }]));
-    const scenarios = [...previous.scenarios.map((r) => fresh.get(r.name) ?? r), ...[...fresh.values()].filter((r) => !previous.scenarios!.some((p) => p.name === r.name))];
+    // a scenario measured separately before keeps its earlier runs (outcome and checks) under `earlier_runs`
+    const replace = (r: ScenarioResult & { measured_separately?: unknown; earlier_runs?: unknown[] }) => {
+      const now = fresh.get(r.name);
+      if (!now) return r;
+      const { earlier_runs: earlier = [], ...prev } = r;
+      return prev.measured_separately ? { ...now, earlier_runs: [...earlier, prev] } : now;
+    };
+    const scenarios = [...previous.scenarios.map(replace), ...[...fresh.values()].filter((r) => !previous.scenarios!.some((p) => p.name === r.name))];
     all[PROFILE] = {
       ...previous,
       passed: scenarios.filter((r) => r.outcome === 'pass').length,
