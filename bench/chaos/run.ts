@@ -21,7 +21,7 @@
  * SQL is used only for read-only cross-checks no endpoint can answer (duplicate rows, ledger counts).
  *
  * CHAOS_PROFILE=ci (or --ci): the bounded form for CI: smaller statement and load, 12 s outages, one
- * stack (restart backoff = the outage throughout), without the sync, welcome-email and frozen-dependency
+ * stack (restart backoff = the outage throughout), without the sync, welcome-email, invitation and frozen-dependency
  * scenarios. CHAOS_SCENARIOS=key,key runs a subset (keys in SCENARIOS); its results are merged into the
  * profile's recorded entry (each marked `measured_separately`), not replacing the other scenarios.
  * Results: bench/results/chaos.json (per profile) and the exit code (1 when an invariant broke).
