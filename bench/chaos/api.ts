@@ -52,6 +52,23 @@ export class Api {
     return all.filter((m) => (m.to ?? []).some((t) => t.address.toLowerCase() === address.toLowerCase()));
   }
 
+  /** Every message MailDev holds for any of `addresses`, with its recipients, subject and plain text. */
+  async mailsFor(addresses: string[]): Promise<{ id: string; to: string[]; subject: string; text: string }[]> {
+    const res = await fetch(`${this.mailUrl}/email`, { signal: AbortSignal.timeout(10_000) });
+    const all = (await res.json()) as { id: string; subject: string; text?: string; to?: { address: string }[] }[];
+    const wanted = new Set(addresses.map((a) => a.toLowerCase()));
+    return all
+      .map((m) => ({ id: m.id, to: (m.to ?? []).map((t) => t.address.toLowerCase()), subject: m.subject, text: m.text ?? '' }))
+      .filter((m) => m.to.some((a) => wanted.has(a)));
+  }
+
+  /** The headers of one MailDev message (lower-case names). */
+  async mailHeaders(id: string): Promise<Record<string, string>> {
+    const res = await fetch(`${this.mailUrl}/email/${encodeURIComponent(id)}`, { signal: AbortSignal.timeout(10_000) });
+    const m = (await res.json()) as { headers?: Record<string, string> };
+    return Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
+  }
+
   async mailCounts(addresses: string[]): Promise<Map<string, number>> {
     const res = await fetch(`${this.mailUrl}/email`, { signal: AbortSignal.timeout(10_000) });
     const all = (await res.json()) as { to?: { address: string }[] }[];

@@ -8,6 +8,8 @@
  *   cash-app worker kill -9 while payment receipts are being emailed (exactly one email each, MailDev)
  *   integrations worker kill -9 while a QuickBooks connection syncs (fake QuickBooks on loopback)
  *   admin worker kill -9 while welcome emails are being sent (exactly one each)
+ *   admin worker kill -9 while user invitations are emailed and a CNAM registration is submitted
+ *     (one invitation each with a working token; the operator CLI's decision approves it once)
  *   integrations API kill -9 under invoice push load (only unacknowledged batches fail, with 502/503;
  *     a retry of every batch returns the same ids)
  *   PostgreSQL stopped, Temporal stopped during processing (503 meanwhile, never 500; every in-flight
@@ -19,11 +21,12 @@
  * SQL is used only for read-only cross-checks no endpoint can answer (duplicate rows, ledger counts).
  *
  * CHAOS_PROFILE=ci (or --ci): the bounded form for CI: smaller statement and load, 12 s outages, one
- * stack (restart backoff = the outage throughout), without the sync, welcome-email and frozen-dependency
- * scenarios. CHAOS_SCENARIOS=key,key runs a subset (keys in SCENARIOS).
+ * stack (restart backoff = the outage throughout), without the sync, welcome-email, invitation and frozen-dependency
+ * scenarios. CHAOS_SCENARIOS=key,key runs a subset (keys in SCENARIOS); its results are merged into the
+ * profile's recorded entry (each marked `measured_separately`), not replacing the other scenarios.
  * Results: bench/results/chaos.json (per profile) and the exit code (1 when an invariant broke).
  */
-import { execSync } from 'node:child_process';
+import { execFile, execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -31,6 +34,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectTemporal, createDb } from '@rp/platform';
 import { onboardOrganization } from '@rp/admin';
+import { cnamRegistrationWorkflowId } from '@rp/workflows';
 import { qboCustomer, qboInvoice, startFakeQuickbooks, type FakeQuickbooks, type QboRecord } from '../../test/support/fake-quickbooks.js';
 import { Api, chunk, type Body, customerRecord, invoiceRecord, sql, statementBody, type LedgerInvoice } from './api.js';
 import { sleep, Stack, waitFor } from './stack.js';
@@ -39,8 +43,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const CI = process.env.CHAOS_PROFILE === 'ci' || process.argv.includes('--ci');
 const PROFILE = CI ? 'ci' : 'full';
 const P = CI
-  ? { statementLines: 1500, customers: 40, receipts: 5, welcomes: 5, pushBatches: 18, pushBatchSize: 50, pushConcurrency: 3, qboCustomers: 150, qboInvoices: 300, outageMs: 12_000, outageLines: 300, backMs: 90_000, jobMs: 150_000, only: (process.env.CHAOS_SCENARIOS ?? '').split(',').filter(Boolean) }
-  : { statementLines: 5000, customers: 100, receipts: 20, welcomes: 20, pushBatches: 60, pushBatchSize: 100, pushConcurrency: 4, qboCustomers: 600, qboInvoices: 1500, outageMs: 30_000, outageLines: 1000, backMs: 120_000, jobMs: 360_000, only: (process.env.CHAOS_SCENARIOS ?? '').split(',').filter(Boolean) };
+  ? { statementLines: 1500, customers: 40, receipts: 5, welcomes: 5, invites: 5, pushBatches: 18, pushBatchSize: 50, pushConcurrency: 3, qboCustomers: 150, qboInvoices: 300, outageMs: 12_000, outageLines: 300, backMs: 90_000, jobMs: 150_000, only: (process.env.CHAOS_SCENARIOS ?? '').split(',').filter(Boolean) }
+  : { statementLines: 5000, customers: 100, receipts: 20, welcomes: 20, invites: 20, pushBatches: 60, pushBatchSize: 100, pushConcurrency: 4, qboCustomers: 600, qboInvoices: 1500, outageMs: 30_000, outageLines: 1000, backMs: 120_000, jobMs: 360_000, only: (process.env.CHAOS_SCENARIOS ?? '').split(',').filter(Boolean) };
 
 const started = Date.now();
 const log = (m: string) => process.stdout.write(`[chaos ${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
@@ -340,6 +344,134 @@ async function workerWelcome(sc: Scenario) {
   sc.recovery.kill_to_workflow_complete = allAt ? allAt - k.at : null;
 }
 
+/** A complete US caller-ID registration (spec 2.18): the fields `submit: true` requires. */
+const CNAM = {
+  display_name: 'Chaos Collect',
+  legal_business_name: 'Chaos Receivables, Inc.',
+  street_address: '1 Market Street',
+  city: 'San Francisco',
+  state: 'CA',
+  postal_code: '94105',
+  country: 'US',
+  business_type: 'corporation',
+  business_industry: 'financial services',
+  registration_id_type: 'EIN',
+  registration_number: '12-3456789',
+  regions_of_operation: ['US-CA'],
+  website: 'https://chaos.example/about',
+  contact_first_name: 'Ada',
+  contact_last_name: 'Admin',
+  contact_email: 'ada@chaos.example',
+  contact_phone: '+12015550123',
+  contact_title: 'Controller',
+  phone_number: '+14155552671',
+  submit: true,
+};
+
+/** The operator's CLI as a process (`npm run cli -- …`); with the suite's data directory it needs the stack's connection settings. */
+async function operatorCli(args: string[]): Promise<{ code: number; out: Body; err: string }> {
+  const env = stack.localEnv!;
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['scripts/bootstrap.mjs', 'cli', '--quiet-bootstrap', ...args], {
+      cwd: root,
+      timeout: 60_000,
+      env: { ...process.env, DATABASE_URL: env.DATABASE_URL, TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: env.TEMPORAL_NAMESPACE },
+    }, (err, stdout, stderr) => {
+      let out: Body = null;
+      try {
+        out = JSON.parse(stdout);
+      } catch {
+        // not JSON (a failure)
+      }
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out, err: stderr.trim().split('\n').pop() ?? '' });
+    });
+  });
+}
+
+async function workerInvites(sc: Scenario) {
+  const emails = Array.from({ length: P.invites }, (_, i) => `invitee.${i + 1}.${runId}@chaos.example`);
+  const created = await Promise.all(emails.map((email) => api.call('POST', '/v1/user-invites', { token: org.token, body: { email, role: 'member' } })));
+  sc.check(`every invite created (200, ${emails.length})`, created.every((r) => r.status === 200 && r.body?.object === 'user_invite'), created.map((r) => r.status).join(','));
+  const submitted = await api.call('PUT', '/v2/cnam-registration', { token: org.token, body: CNAM });
+  sc.check('the CNAM registration is submitted (200, submitted)', submitted.status === 200 && submitted.body?.status === 'submitted', `${submitted.status} ${submitted.body?.status ?? JSON.stringify(submitted.body)}`);
+  const t0 = Date.now();
+  await waitFor('the first invitation email', 30_000, async () => [...(await api.mailCounts(emails)).values()].some((n) => n > 0) || Date.now() - t0 > 2000, 50);
+  sc.facts.invitations_sent_before_kill = [...(await api.mailCounts(emails)).values()].filter((n) => n > 0).length;
+  sc.facts.cnam_status_at_kill = (await api.call('GET', '/v2/cnam-registration', { token: org.token })).body?.status;
+  const k = stack.kill9('admin-worker');
+  sc.recovery.kill_to_worker_ready = await k.ready(P.backMs);
+  let allAt: number | null = null;
+  try {
+    await waitFor(`an invitation email at each of ${emails.length} addresses`, P.jobMs, async () => [...(await api.mailCounts(emails)).values()].every((n) => n >= 1), 500);
+    allAt = Date.now();
+  } catch (err) {
+    sc.check('every invitation email sent', false, (err as Error).message);
+  }
+  let inReviewAt: number | null = null;
+  try {
+    await waitFor('the CNAM registration in review', P.jobMs, async () => (await api.call('GET', '/v2/cnam-registration', { token: org.token })).body?.status === 'in_review', 500);
+    inReviewAt = Date.now();
+  } catch (err) {
+    sc.check('the CNAM submission reaches in_review', false, (err as Error).message);
+  }
+  await sleep(3000);
+
+  const mails = await api.mailsFor(emails);
+  const counts = await api.mailCounts(emails);
+  const wrong = [...counts].filter(([, n]) => n !== 1);
+  sc.check(`exactly one invitation email per invite (${emails.length})`, wrong.length === 0 && mails.every((m) => m.to.length === 1), wrong.length ? JSON.stringify(wrong) : undefined);
+  if (wrong.length) {
+    // what a duplicate is: a resend of the same message (same Message-ID and token) or a second message
+    sc.facts.duplicates = await Promise.all(wrong.map(async ([address]) => {
+      const copies = await Promise.all(mails.filter((m) => m.to.includes(address)).map(async (m) => {
+        const head = await api.mailHeaders(m.id);
+        return { message_id: head['message-id'], date: head.date, token: /rpi_[A-Za-z0-9_-]{43}/.exec(m.text)?.[0]?.slice(0, 10) };
+      }));
+      const [row] = await sql(stack.localEnv!.DATABASE_URL, `SELECT e.status, e.attempts FROM admin.outbound_emails e JOIN admin.user_invites i ON e.idempotency_key = 'user-invite-' || i.id
+          WHERE i.organization_id = $1 AND lower(i.email) = $2`, [org.id, address]);
+      return { address, copies, outbound_email: row };
+    }));
+    log(`  duplicates: ${JSON.stringify(sc.facts.duplicates)}`);
+  }
+  sc.check('each is the invitation', mails.every((m) => m.subject === `You are invited to Chaos ${runId} on the Receivables Platform`), [...new Set(mails.map((m) => m.subject))].join(' | '));
+  const tokens = new Map(mails.map((m) => [m.to[0], /rpi_[A-Za-z0-9_-]{43}/.exec(m.text)?.[0]]));
+  const distinct = new Set([...tokens.values()].filter(Boolean));
+  sc.check('each email carries a token of its own', distinct.size === emails.length, `${distinct.size} distinct tokens`);
+  // the public accept route is rate-limited per client address: two accepts and one replay
+  for (const email of [emails[0], emails[emails.length - 1]]) {
+    const acc = await api.call('POST', '/v1/user-invites/accept', { body: { token: tokens.get(email), name: 'Chaos Invitee' } });
+    sc.check(`the token mailed to ${email.split('@')[0]} is accepted (200, that user)`, acc.status === 200 && acc.body?.user?.email === email && /^rpu_/.test(acc.body?.access_token?.token ?? ''), `${acc.status} ${acc.body?.user?.email ?? JSON.stringify(acc.body)}`);
+  }
+  const replay = await api.call('POST', '/v1/user-invites/accept', { body: { token: tokens.get(emails[0]), name: 'Again' } });
+  sc.check('a used token is refused (401)', replay.status === 401, String(replay.status));
+  const [c] = await sql(stack.localEnv!.DATABASE_URL, `SELECT
+      (SELECT count(*)::int FROM admin.user_invites WHERE organization_id = $1 AND lower(email) = ANY($2)) AS invites,
+      (SELECT count(*)::int FROM admin.outbound_emails WHERE idempotency_key IN (SELECT 'user-invite-' || id FROM admin.user_invites WHERE organization_id = $1 AND lower(email) = ANY($2))) AS email_rows,
+      (SELECT count(*)::int FROM admin.outbound_emails WHERE status = 'sent' AND idempotency_key IN (SELECT 'user-invite-' || id FROM admin.user_invites WHERE organization_id = $1 AND lower(email) = ANY($2))) AS sent_rows,
+      (SELECT count(*)::int FROM admin.users WHERE organization_id = $1 AND lower(email) = ANY($2)) AS users`, [org.id, emails]);
+  sc.check(`one invite row and one sent email row per invite, one user per accepted invite (SQL cross-check)`,
+    c.invites === emails.length && c.email_rows === emails.length && c.sent_rows === emails.length && c.users === 2, JSON.stringify(c));
+
+  const first = await operatorCli(['cnam', 'decide', '--org', org.id, '--approve', '--detail', 'Registered with the carrier']);
+  sc.check('`npm run cli -- cnam decide --approve` approves it', first.code === 0 && first.out?.status === 'approved', first.code === 0 ? first.out?.status : `exit ${first.code}: ${first.err}`);
+  const second = await operatorCli(['cnam', 'decide', '--org', org.id, '--approve']);
+  sc.check('a second decision is refused (nothing in review)', second.code !== 0, second.code === 0 ? JSON.stringify(second.out) : second.err);
+  const after = await api.call('GET', '/v2/cnam-registration', { token: org.token });
+  sc.check('GET /v2/cnam-registration: approved, once', after.body?.status === 'approved' && after.body?.approved_at === first.out?.approved_at && after.body?.submission_id === submitted.body?.submission_id, `${after.body?.status} ${after.body?.approved_at}`);
+  const t = await connectTemporal({ address: stack.localEnv!.TEMPORAL_ADDRESS, namespace: stack.localEnv!.TEMPORAL_NAMESPACE });
+  try {
+    const result = await t.client.workflow.getHandle(cnamRegistrationWorkflowId(submitted.body.submission_id)).result();
+    sc.check('the cnam-registration workflow ends approved', (result as Body)?.status === 'approved', JSON.stringify(result));
+  } finally {
+    await t.close();
+  }
+  const [s] = await sql(stack.localEnv!.DATABASE_URL, `SELECT count(*)::int AS submissions, count(*) FILTER (WHERE status = 'approved')::int AS approved
+      FROM admin.cnam_submissions WHERE organization_id = $1`, [org.id]);
+  sc.check('one submission, approved once (SQL cross-check)', s.submissions === 1 && s.approved === 1, JSON.stringify(s));
+  sc.recovery.kill_to_workflow_complete = allAt ? allAt - k.at : null;
+  sc.recovery.kill_to_cnam_in_review = inReviewAt ? Math.max(0, inReviewAt - k.at) : null;
+}
+
 async function apiPush(sc: Scenario) {
   const batches = Array.from({ length: P.pushBatches }, (_, b) =>
     Array.from({ length: P.pushBatchSize }, (_, i) => invoiceRecord(`9${String(b).padStart(3, '0')}${String(i).padStart(4, '0')}`, `CH-${(i % P.customers) + 1}`, (10 + i + b / 100).toFixed(2))),
@@ -477,11 +609,12 @@ async function outage(sc: Scenario, what: 'postgres' | 'temporal', mode: 'stop' 
  * `stopStack`: run on the stack started again with SUPERVISE_BACKOFF_INITIAL_MS = the outage, so a
  * stopped PostgreSQL/Temporal stays down for the outage and is then restarted by the launcher itself.
  */
-const SCENARIOS: { key: string; name: string; fault: string; run: (sc: Scenario) => Promise<void>; ci: boolean; stopStack?: boolean }[] = [
+const SCENARIOS: { key: string; name: string; fault: string; run: (sc: Scenario) => Promise<void>; ci: boolean; stopStack?: boolean; ledger?: false }[] = [
   { key: 'statement', name: 'cash-app worker killed during statement storing + matching', fault: 'kill -9 cash-app-worker', run: workerStatement, ci: true },
   { key: 'receipt', name: 'cash-app worker killed while payment receipts are emailed', fault: 'kill -9 cash-app-worker', run: workerReceipt, ci: true },
   { key: 'sync', name: 'integrations worker killed during a QuickBooks connection sync', fault: 'kill -9 integrations-worker', run: workerSync, ci: false },
-  { key: 'welcome', name: 'admin worker killed while welcome emails are sent', fault: 'kill -9 admin-worker', run: workerWelcome, ci: false },
+  { key: 'welcome', name: 'admin worker killed while welcome emails are sent', fault: 'kill -9 admin-worker', run: workerWelcome, ci: false, ledger: false },
+  { key: 'invites', name: 'admin worker killed during invitations (and a CNAM submission)', fault: 'kill -9 admin-worker', run: workerInvites, ci: false, ledger: false },
   { key: 'push', name: 'integrations API killed under invoice push load', fault: 'kill -9 integrations-api', run: apiPush, ci: true },
   { key: 'postgres-outage', name: `PostgreSQL unreachable ${P.outageMs / 1000} s during processing (frozen)`, fault: `PostgreSQL frozen ${P.outageMs / 1000} s (SIGSTOP/SIGCONT)`, run: (sc) => outage(sc, 'postgres', 'freeze'), ci: false },
   { key: 'temporal-outage', name: `Temporal unreachable ${P.outageMs / 1000} s during processing (frozen)`, fault: `Temporal frozen ${P.outageMs / 1000} s (SIGSTOP/SIGCONT)`, run: (sc) => outage(sc, 'temporal', 'freeze'), ci: false },
@@ -508,11 +641,11 @@ async function main(): Promise<number> {
     stackStartMs = await stack.start();
     log(`stack ready in ${(stackStartMs / 1000).toFixed(1)} s (gateway ${stack.gatewayUrl})`);
     await onboard();
-    await setUpLedger();
-    log(`organization ${org.id}: ${P.customers} customers, ${invoices.length} open invoices`);
-    for (const s of SCENARIOS) {
-      if (P.only.length && !P.only.includes(s.key)) continue;
-      if (CI && !s.ci) continue;
+    const selected = SCENARIOS.filter((s) => (!P.only.length || P.only.includes(s.key)) && (!CI || s.ci));
+    // the ledger (customers + open invoices) only when a selected scenario uses it
+    if (selected.some((s) => s.ledger !== false)) await setUpLedger();
+    log(`organization ${org.id}: ${invoices.length ? `${P.customers} customers, ${invoices.length} open invoices` : 'no ledger (not used by the selected scenarios)'}`);
+    for (const s of selected) {
       const sc = new Scenario();
       const t0 = Date.now();
       log(`scenario: ${s.name}`);
@@ -560,6 +693,30 @@ function write(results: ScenarioResult[]) {
     commit = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
   } catch {
     // not a git checkout
+  }
+  const previous = all[PROFILE] as { scenarios?: (ScenarioResult & { measured_separately?: unknown })[]; separately_measured?: unknown[] } | undefined;
+  if (P.only.length && previous?.scenarios) {
+    // a subset run (CHAOS_SCENARIOS) merges its scenarios into the profile's recorded run, each marked with when and where it was measured
+    const measured = { generated_at: new Date().toISOString(), commit, stack_start_ms: stackStartMs, duration_ms: Date.now() - started, machine: { cpus: os.cpus().length, node: process.version } };
+    const fresh = new Map(results.map((r) => [r.name, { ...r, measured_separately: measured }]));
+    // a scenario measured separately before keeps its earlier runs (outcome and checks) under `earlier_runs`
+    const replace = (r: ScenarioResult & { measured_separately?: unknown; earlier_runs?: unknown[] }) => {
+      const now = fresh.get(r.name);
+      if (!now) return r;
+      const { earlier_runs: earlier = [], ...prev } = r;
+      return prev.measured_separately ? { ...now, earlier_runs: [...earlier, prev] } : now;
+    };
+    const scenarios = [...previous.scenarios.map(replace), ...[...fresh.values()].filter((r) => !previous.scenarios!.some((p) => p.name === r.name))];
+    all[PROFILE] = {
+      ...previous,
+      passed: scenarios.filter((r) => r.outcome === 'pass').length,
+      failed: scenarios.filter((r) => r.outcome === 'fail').length,
+      scenarios,
+      separately_measured: [...(previous.separately_measured ?? []), { scenarios: results.map((r) => r.name), ...measured, parameters: { ...P, only: undefined } }],
+    };
+    writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+    log(`results: merged into ${path.relative(root, file)} (${PROFILE})`);
+    return;
   }
   all[PROFILE] = {
     generated_at: new Date().toISOString(),
