@@ -8,6 +8,7 @@
  *             upload to ready, and the DELETE latency while a statement is processed
  *   collections  a customer-segment page (500) over 50,000 customers / 1M open invoices vs the bare SQL,
  *             with and without exclude_higher_priority over 10 segments
+ *   templates email-template previews (Liquid renders) per second through the gateway
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
@@ -15,6 +16,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'cash-app': async () => (await import('./cash-app.js')).run(),
   'cash-app-large-statement': async () => (await import('./cash-app.js')).runLargeStatement(),
   collections: async () => (await import('./collections.js')).run(),
+  templates: async () => (await import('./templates.js')).run(),
 };
 
 const name = process.argv[2];
