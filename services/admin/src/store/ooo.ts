@@ -82,32 +82,29 @@ export async function activeOoo(db: Conn, organizationId: string, userId: string
 
 const OVERLAPS = `daterange(start_date, end_date, '[]') && daterange(?::date, ?::date, '[]')`;
 
-/** A period of `userId` overlapping [start, end] (end null = open), other than `exceptId`. */
-export async function overlappingOooOf(
+/** The first period (by start) whose `column` is `userId` and which overlaps [start, end] (end null = open), other than `exceptId`. */
+async function firstOverlapping(
   db: Conn,
+  column: 'user_id' | 'backup_user_id',
   organizationId: string,
   userId: string,
   start: string,
   end: string | null,
   exceptId?: string,
 ): Promise<OooRow | undefined> {
-  const q = db<OooRow>('user_ooo').where({ organization_id: organizationId, user_id: userId }).whereRaw(OVERLAPS, [start, end]);
+  const q = db<OooRow>('user_ooo').where({ organization_id: organizationId, [column]: userId }).whereRaw(OVERLAPS, [start, end]);
   if (exceptId) q.whereNot({ id: exceptId });
   return q.orderBy('start_date').first();
 }
 
+/** A period of `userId` overlapping [start, end] (end null = open), other than `exceptId`. */
+export async function overlappingOooOf(db: Conn, organizationId: string, userId: string, start: string, end: string | null, exceptId?: string): Promise<OooRow | undefined> {
+  return firstOverlapping(db, 'user_id', organizationId, userId, start, end, exceptId);
+}
+
 /** A period during [start, end] in which `userId` covers somebody else (is their backup), other than `exceptId`. */
-export async function coverageByDuring(
-  db: Conn,
-  organizationId: string,
-  userId: string,
-  start: string,
-  end: string | null,
-  exceptId?: string,
-): Promise<OooRow | undefined> {
-  const q = db<OooRow>('user_ooo').where({ organization_id: organizationId, backup_user_id: userId }).whereRaw(OVERLAPS, [start, end]);
-  if (exceptId) q.whereNot({ id: exceptId });
-  return q.orderBy('start_date').first();
+export async function coverageByDuring(db: Conn, organizationId: string, userId: string, start: string, end: string | null, exceptId?: string): Promise<OooRow | undefined> {
+  return firstOverlapping(db, 'backup_user_id', organizationId, userId, start, end, exceptId);
 }
 
 export async function insertOoo(
