@@ -207,7 +207,11 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       const message = await render(input, recipient.partner, recipient.payment);
       await markAttempt(deps.db, record.id);
       const messageId = await smtp(record, to, message, log);
-      // Nothing is written here: recordPaymentReceiptSent does that, so a failed write cannot send again.
+      // Recorded at once (best effort: a failed write never fails the activity, which would send again;
+      // recordPaymentReceiptSent records it for sure). Without this, a worker killed between the SMTP
+      // server's acceptance and the activity's completion left the receipt unrecorded, and the retried
+      // attempt sent it a second time (found by the chaos suite).
+      await recordSentBestEffort(() => markSent(deps.db, record.id, messageId), log, 1);
       log.info({ payment_id: input.paymentId, message_id: messageId }, 'payment receipt delivered to the SMTP server');
       return { status: 'delivered', messageId };
     }),
