@@ -10,3 +10,4 @@ export * from './integrations/connection-sync.js';
 export * from './integrations/payment-posting.js';
 export * from './admin/cnam-registration.js';
 export * from './admin/user-invite.js';
+export * from './reports/contracts.js';

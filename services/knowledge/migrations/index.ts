@@ -1,4 +1,5 @@
 import type { Migration } from '@rp/platform';
 import * as m001 from './001_articles_proposals.js';
+import * as m002 from './002_proposal_fields.js';
 
-export const migrations: Migration[] = [m001];
+export const migrations: Migration[] = [m001, m002];

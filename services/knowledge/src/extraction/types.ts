@@ -1,0 +1,128 @@
+/**
+ * Contract of the offline extraction pipeline (issue 15), shared by the pure pipeline modules in
+ * this folder (parsers, splitting, dedup, enrichment, synthesis: no database, no Temporal) and the
+ * playbook-extraction workflow's activities that call them and persist their output.
+ *
+ * Every draft carries a stable `key` derived from its content and source position, so an activity
+ * retried after a worker died recomputes the same keys and its inserts (unique per job and key)
+ * create nothing twice.
+ */
+import type { Collection } from '../domain/collections.js';
+
+export const KNOWLEDGE_TYPES = ['declarative', 'document', 'procedural'] as const;
+export type KnowledgeType = (typeof KNOWLEDGE_TYPES)[number];
+
+export const EXTRACTION_TYPES = ['file', 'onboarding', 'synthesis'] as const;
+export type ExtractionType = (typeof EXTRACTION_TYPES)[number];
+
+/** Supported uploads (canonical MIME types); anything else is refused when an extraction is requested. */
+export const SUPPORTED_MIME_TYPES = [
+  'application/pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'text/plain',
+  'text/markdown',
+  'text/html',
+  'message/rfc822',
+  'text/csv',
+] as const;
+export type SupportedMimeType = (typeof SUPPORTED_MIME_TYPES)[number];
+
+/** Largest file an extraction accepts (50 MB). */
+export const MAX_KNOWLEDGE_FILE_BYTES = 50 * 1024 * 1024;
+
+/** Text of one page (PDF page; 1 for formats without pages; a CSV row range or email part may use its own numbering, documented by the parser). */
+export interface SourcePage {
+  page: number;
+  text: string;
+}
+
+/** One fact, rule or procedure, with its exact source excerpt. */
+export interface MemoryDraft {
+  /** stable within a job: sha256 of page, start offset and normalised text */
+  key: string;
+  /** the memory's text (may be lightly cleaned) */
+  text: string;
+  /** the exact excerpt of the page text it came from: pages[page].text.slice(start, end) === excerpt */
+  excerpt: string;
+  page: number;
+  start: number;
+  end: number;
+  knowledge_type: KnowledgeType;
+  /** sha256 hex of the normalised text (exact-duplicate detection) */
+  text_hash: string;
+}
+
+/** A memory already stored (this job's or an earlier one's) or an approved article, for dedup. */
+export interface DedupCandidate {
+  id: string;
+  kind: 'memory' | 'article';
+  text: string;
+}
+
+export interface DedupResult {
+  kept: MemoryDraft[];
+  /** removed drafts with what they duplicate (a kept draft's key, or a candidate's id) */
+  removed: { key: string; duplicate_of: { kind: 'draft' | 'memory' | 'article'; id: string }; reason: 'exact' | 'near' }[];
+}
+
+export interface PartnerRef {
+  id: string;
+  name: string;
+  legal_name: string | null;
+  account_number: string | null;
+}
+
+export interface SegmentRef {
+  id: string;
+  name: string;
+}
+
+/** Normalised values found in a memory's text. */
+export interface NormalisedEntities {
+  amounts: { text: string; currency: string | null; value: string }[];
+  percentages: { text: string; value: string }[];
+  day_counts: { text: string; days: number }[];
+  dates: { text: string; date: string }[];
+}
+
+export interface EnrichedMemory extends MemoryDraft {
+  customer_id: string | null;
+  segment_id: string | null;
+  collection: Collection;
+  entities: NormalisedEntities;
+}
+
+/** An approved (live) article the synthesis compares against. */
+export interface ArticleRef {
+  id: string;
+  collection: Collection;
+  title: string;
+  content: string;
+  customer_id: string | null;
+  segment_id: string | null;
+  /** memory ids the article's current version was built from (for archive: all contradicted or superseded) */
+  source_memory_ids: string[];
+}
+
+/** A stored memory handed to synthesis (EnrichedMemory with its database id). */
+export interface StoredMemory extends EnrichedMemory {
+  id: string;
+}
+
+export interface ProposalDraft {
+  /** stable within a job (e.g. sha256 of action, target and sorted memory ids) */
+  key: string;
+  action: 'create' | 'revise' | 'archive';
+  /** target article of revise and archive */
+  article_id: string | null;
+  collection: Collection;
+  knowledge_type: KnowledgeType;
+  customer_id: string | null;
+  segment_id: string | null;
+  /** extractive: key phrases of the sources, never invented text */
+  title: string;
+  description: string;
+  /** the article body proposed (for revise: the merged content) */
+  content: string;
+  source_excerpts: { text: string; memory_id: string; page: number }[];
+}
