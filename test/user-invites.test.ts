@@ -9,15 +9,18 @@
  *
  * SQL set-up, for states no endpoint produces in test time: an expired invite (`expires_at` moved
  * into the past; the TTL itself is USER_INVITE_TTL_SECONDS, default 7 days) and a failing "sent"
- * write (fault trigger, as the welcome-email test). SQL reads: the outbound email rows and that no
+ * write (fault trigger, as the welcome-email test). A delivery attempt that ends after the SMTP server
+ * accepted (a killed worker's) is reproduced with an SMTP gate and Temporal's fail-by-id
+ * (test/support/smtp-gate.ts). SQL reads: the outbound email rows and that no
  * token is stored in plaintext.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTemporal, deriveIdentityKey, IDENTITY_HEADER, signIdentity, anonymousIdentity, type TemporalHandle } from '@rp/platform';
 import { userInviteWorkflowId, welcomeEmailWorkflowId, TASK_QUEUES, ORGANIZATION_ID } from '@rp/workflows';
 import { IDENTITY_SECRET, startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
 import { failUpdates } from './support/faults.js';
+import { failRunningAttempt, smtpGate, startOneSlotWorker } from './support/smtp-gate.js';
 
 let stack: TestStack;
 let org: Org;
@@ -164,6 +167,38 @@ describe('user invites', () => {
       expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
     } finally {
       await fault.restore();
+    }
+  });
+
+  it('sends the invitation once when the worker dies after the SMTP server accepted, before the delivery activity reported', async () => {
+    // Found by the chaos suite: the retried delivery attempt found the row unrecorded and sent the
+    // invitation again (same token, same Message-ID). Now the attempt records "sent" at once after
+    // the acceptance and the retry finds it sent.
+    const gate = await smtpGate(inject('smtpUrl'));
+    await stack.workers.admin!.close();
+    const worker = await startOneSlotWorker(stack, 'admin', gate.url);
+    try {
+      const email = unique('killed');
+      const accepted = gate.holdNextAcceptance(email);
+      const created = await invite({ email });
+      expect(created.status).toBe(200);
+      const workflowId = userInviteWorkflowId(created.body.id);
+      await accepted; // MailDev has the invitation; the worker waits for the answer
+      expect(await failRunningAttempt(temporal, stack.namespace, workflowId, 'deliverUserInvite')).toBe(1);
+      gate.release();
+      expect(['sent', 'already-sent']).toContain((await temporal.client.workflow.getHandle(workflowId).result()).status);
+      const [row] = await stack.sql(`SELECT id, status, attempts, message_id FROM admin.outbound_emails WHERE to_address = $1`, [email]);
+      expect(row).toMatchObject({ status: 'sent', attempts: 1, message_id: `<${row.id}@receivables.local>` });
+      const mails = await waitForMail(email, { count: 2, timeoutMs: 1500 });
+      expect(mails).toHaveLength(1); // before: two
+      expect(`<${mails[0].messageId}>`).toBe(row.message_id);
+      const token = await tokenFromMail(email);
+      expect((await accept({ token, name: 'Kai Killed' }, newAddress())).status).toBe(200);
+    } finally {
+      gate.release();
+      await worker.close();
+      await gate.close();
+      await stack.startWorker('admin');
     }
   });
 

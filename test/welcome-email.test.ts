@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTemporal, type TemporalHandle } from '@rp/platform';
 import { welcomeEmail, welcomeEmailWorkflowId, TASK_QUEUES, ORGANIZATION_ID } from '@rp/workflows';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
 import { failUpdates } from './support/faults.js';
+import { failRunningAttempt, smtpGate, startOneSlotWorker } from './support/smtp-gate.js';
 
 let stack: TestStack;
 let org: Org;
@@ -83,6 +84,39 @@ describe('welcome email workflow', () => {
       expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
     } finally {
       await fault.restore();
+    }
+  });
+
+  it('sends once when the worker dies after the SMTP server accepted, before the delivery activity reported', async () => {
+    // The chaos suite's duplicate: the delivery attempt ends (as a killed worker's does) after the SMTP
+    // server accepted; the retried attempt used to find the row unrecorded and send again. Now the
+    // attempt records "sent" at once after the acceptance, and the retry finds it sent.
+    const gate = await smtpGate(inject('smtpUrl'));
+    await stack.workers.admin!.close();
+    const worker = await startOneSlotWorker(stack, 'admin', gate.url);
+    try {
+      const email = `killed.${Date.now()}@example.com`;
+      const accepted = gate.holdNextAcceptance(email);
+      const res = await stack.request('POST', '/v2/users', { token: org.token, body: { email, name: 'Kim Killed' } });
+      expect(res.status).toBe(200);
+      const workflowId = welcomeEmailWorkflowId(res.body.id);
+      await accepted; // MailDev has the message; the worker waits for the answer
+      expect(await failRunningAttempt(temporal, stack.namespace, workflowId, 'deliverWelcomeEmail')).toBe(1);
+      gate.release();
+      const result = await temporal.client.workflow.getHandle(workflowId).result();
+      expect(['sent', 'already-sent']).toContain(result.status);
+      const [row] = await stack.sql(`SELECT id, status, attempts, message_id FROM admin.outbound_emails WHERE to_address = $1`, [email]);
+      expect(row).toMatchObject({ status: 'sent', attempts: 1 });
+      // The Message-ID is the intent's, the same on every copy there could be (duplicates are detectable).
+      expect(row.message_id).toBe(`<${row.id}@receivables.local>`);
+      const mails = await waitForMail(email, { count: 2, timeoutMs: 1500 });
+      expect(mails).toHaveLength(1); // before: two, the second from the retried attempt
+      expect(`<${mails[0].messageId}>`).toBe(row.message_id);
+    } finally {
+      gate.release();
+      await worker.close();
+      await gate.close();
+      await stack.startWorker('admin');
     }
   });
 

@@ -20,6 +20,7 @@ export * from './http/input-rules.js';
 export * from './http/router.js';
 export * from './reference.js';
 export * from './mail.js';
+export * from './recorded-email.js';
 export * from './http/listen.js';
 export * from './ledger.js';
 export * from './http/guarded-fetch.js';

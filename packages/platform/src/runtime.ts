@@ -28,8 +28,9 @@ export interface ServiceModule<C extends CommonConfig, D> {
    * heartbeats at most every 0.8 × heartbeatTimeout (defaultHeartbeatThrottleInterval when the
    * activity has none), capped at maxHeartbeatThrottleInterval, and a cancellation reaches the
    * activity only with a heartbeat's answer; lower these where a cancellation must be seen quickly.
+   * maxConcurrentActivityTaskExecutions: the SDK's default (100) unless a module needs fewer.
    */
-  worker?: Pick<WorkerOptions, 'maxHeartbeatThrottleInterval' | 'defaultHeartbeatThrottleInterval'>;
+  worker?: Pick<WorkerOptions, 'maxHeartbeatThrottleInterval' | 'defaultHeartbeatThrottleInterval' | 'maxConcurrentActivityTaskExecutions'>;
 }
 
 export interface BaseDeps<C extends CommonConfig> {

@@ -1,11 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { capExternalFailure, type Db, type Mailer } from '@rp/platform';
+import { capExternalFailure, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
 import { USER_INVITE_SMTP_ATTEMPTS, type DeliverUserInviteResult, type PrepareUserInviteResult, type UserInviteActivities, type UserInviteInput } from '@rp/workflows';
 import { getOrganization, type OrganizationRow } from '../store/organizations.js';
 import { getInvite, inviteStatus, isInvitePending, type InviteRow } from '../store/invites.js';
-import { claimEmail, getEmail, markAttempt, markError, markSent } from '../store/emails.js';
+import { claimEmail, outboundEmailIntent, getEmail, markError, markSent } from '../store/emails.js';
 import { inviteToken, renderInviteEmail } from '../domain/invites.js';
 
 export interface UserInviteDeps {
@@ -20,14 +20,13 @@ export interface UserInviteDeps {
 
 /**
  * The invitation email, sent once: prepareUserInvite records the intent (outbound-email row keyed
- * `user-invite-<inviteId>`, whose id makes the Message-ID), deliverUserInvite is the SMTP call alone
- * (attempt counted before, nothing written after), recordUserInviteSent marks it sent and is retried
- * on its own — the welcome email's pattern. An invite revoked, replaced, accepted or expired before
+ * `user-invite-<inviteId>`, whose id makes the Message-ID), deliverUserInvite sends through the
+ * kernel's sendRecordedEmail (row checked and attempt counted before the SMTP call, "sent" written at
+ * once after the SMTP server accepted, best effort), recordUserInviteSent marks it sent for sure and
+ * is retried on its own — the welcome email's pattern. An invite revoked, replaced, accepted or expired before
  * the send is skipped. The token is re-derived here from the invite's nonce and never logged.
  */
 export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActivities {
-  const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
-
   async function subject(input: UserInviteInput): Promise<{ invite: InviteRow; org: OrganizationRow } | { status: 'skipped'; reason: string }> {
     const invite = await getInvite(deps.db, input.organizationId, input.inviteId);
     if (!invite) {
@@ -70,20 +69,22 @@ export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActi
       const found = await subject(input);
       if ('status' in found) return found; // revoked, replaced or accepted since the intent was recorded
       const message = render(found.invite, found.org);
-      await markAttempt(deps.db, email.id);
-      let messageId: string;
-      try {
-        const sent = await deps.mailer.send({ from: deps.from, to: email.to_address, subject: message.subject, text: message.text, html: message.html, messageId: `<${email.id}@${domain}>` });
-        messageId = sent.messageId;
-      } catch (err) {
-        await markError(deps.db, email.id, (err as Error).message);
-        log.warn({ email_id: email.id, err }, 'invitation email not sent; Temporal will retry');
-        const e = err as Error & { responseCode?: number };
-        const failure = ApplicationFailure.create({ type: e.responseCode && e.responseCode >= 500 ? 'SmtpRejected' : 'SmtpUnavailable', message: e.message, cause: e });
-        throw capExternalFailure(failure, Context.current().info.attempt, USER_INVITE_SMTP_ATTEMPTS);
-      }
-      log.info({ email_id: email.id, invite_id: found.invite.id, message_id: messageId }, 'invitation email delivered to the SMTP server');
-      return { status: 'delivered', emailId: email.id, messageId };
+      const sent = await sendRecordedEmail({
+        mailer: deps.mailer,
+        log,
+        intentId: email.id,
+        message: { from: deps.from, to: email.to_address, subject: message.subject, text: message.text, html: message.html },
+        store: outboundEmailIntent(deps.db, email.id),
+        smtpFailure: async (e) => {
+          await markError(deps.db, email.id, e.message);
+          log.warn({ email_id: email.id, err: e }, 'invitation email not sent; Temporal will retry');
+          const failure = ApplicationFailure.create({ type: e.responseCode && e.responseCode >= 500 ? 'SmtpRejected' : 'SmtpUnavailable', message: e.message, cause: e });
+          return capExternalFailure(failure, Context.current().info.attempt, USER_INVITE_SMTP_ATTEMPTS);
+        },
+      });
+      if (sent.status === 'already-sent') return { status: 'already-sent', emailId: email.id, messageId: sent.messageId };
+      log.info({ email_id: email.id, invite_id: found.invite.id, message_id: sent.messageId }, 'invitation email delivered to the SMTP server');
+      return { status: 'delivered', emailId: email.id, messageId: sent.messageId };
     },
 
     async recordUserInviteSent(input): Promise<void> {

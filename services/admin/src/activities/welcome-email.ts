@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { capExternalFailure, type Db, type Mailer } from '@rp/platform';
+import { capExternalFailure, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
 import {
   WELCOME_EMAIL_SMTP_ATTEMPTS,
@@ -12,7 +12,7 @@ import {
 } from '@rp/workflows';
 import { getOrganization, type OrganizationRow } from '../store/organizations.js';
 import { getUser, type UserRow } from '../store/users.js';
-import { claimEmail, getEmail, markAttempt, markError, markSent, type OutboundEmailRow } from '../store/emails.js';
+import { claimEmail, outboundEmailIntent, getEmail, markError, markSent, type OutboundEmailRow } from '../store/emails.js';
 import { renderWelcomeEmail } from '../domain/welcome-email.js';
 
 export interface WelcomeEmailDeps {
@@ -26,16 +26,17 @@ export interface WelcomeEmailDeps {
 /**
  * The send is guarded by an outbound-email row keyed `welcome-<userId>` (the idempotency key),
  * written before the SMTP call; its id makes the Message-ID, so a receiving server can de-duplicate
- * the one window no database closes (the worker dies after SMTP accepted, before the activity reported).
+ * the one window no database closes (see the kernel's recorded-email.ts).
  *
  * The workflow runs three activities: prepareWelcomeEmail records the intent (the row), or why
- * nothing is sent; deliverWelcomeEmail is the SMTP call alone (the attempt is counted before it,
- * nothing is written after it); recordWelcomeEmailSent marks the row sent and is retried on its
- * own. A failure to record "sent" therefore never sends the email again. sendWelcomeEmail is the
- * single activity of workflows started before that split (they still run it).
+ * nothing is sent; deliverWelcomeEmail sends through the kernel's sendRecordedEmail (the row is
+ * checked and the attempt counted before the SMTP call, and "sent" is written at once after the
+ * SMTP server accepted, best effort, so a worker killed before the activity reported does not send
+ * again on the retry); recordWelcomeEmailSent marks the row sent for sure and is retried on its own.
+ * A failure to record "sent" therefore never sends the email again. sendWelcomeEmail is the single
+ * activity of workflows started before that split (they still run it).
  */
 export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEmailActivities {
-  const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
   const logFor = (input: WelcomeEmailInput, activity: string) => deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity });
 
   /** The user and organization, or why there is nobody to welcome. */
@@ -58,23 +59,26 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
   }
 
   /**
-   * The SMTP call; a failure is kept on the row and rethrown so Temporal retries it, as
+   * The send (the kernel's sendRecordedEmail); an SMTP failure is kept on the row and rethrown so Temporal retries it, as
    * `SmtpUnavailable` (retryable) or `SmtpRejected` (a 5xx answer, final) once the SMTP attempts
    * (WELCOME_EMAIL_SMTP_ATTEMPTS) are used up.
    */
-  async function smtp(email: OutboundEmailRow, user: UserRow, org: OrganizationRow, log: Logger): Promise<string> {
+  async function smtp(email: OutboundEmailRow, user: UserRow, org: OrganizationRow, log: Logger, sentWriteTries = 1) {
     const message = renderWelcomeEmail({ user, organization: org, publicBaseUrl: deps.publicBaseUrl });
-    await markAttempt(deps.db, email.id);
-    try {
-      const sent = await deps.mailer.send({ from: deps.from, to: email.to_address, subject: message.subject, text: message.text, html: message.html, messageId: `<${email.id}@${domain}>` });
-      return sent.messageId;
-    } catch (err) {
-      await markError(deps.db, email.id, (err as Error).message);
-      log.warn({ email_id: email.id, err }, 'welcome email not sent; Temporal will retry');
-      const e = err as Error & { responseCode?: number };
-      const failure = ApplicationFailure.create({ type: e.responseCode && e.responseCode >= 500 ? 'SmtpRejected' : 'SmtpUnavailable', message: e.message, cause: e });
-      throw capExternalFailure(failure, Context.current().info.attempt, WELCOME_EMAIL_SMTP_ATTEMPTS);
-    }
+    return sendRecordedEmail({
+      mailer: deps.mailer,
+      log,
+      intentId: email.id,
+      message: { from: deps.from, to: email.to_address, subject: message.subject, text: message.text, html: message.html },
+      store: outboundEmailIntent(deps.db, email.id),
+      sentWriteTries,
+      smtpFailure: async (e) => {
+        await markError(deps.db, email.id, e.message);
+        log.warn({ email_id: email.id, err: e }, 'welcome email not sent; Temporal will retry');
+        const failure = ApplicationFailure.create({ type: e.responseCode && e.responseCode >= 500 ? 'SmtpRejected' : 'SmtpUnavailable', message: e.message, cause: e });
+        return capExternalFailure(failure, Context.current().info.attempt, WELCOME_EMAIL_SMTP_ATTEMPTS);
+      },
+    });
   }
 
   return {
@@ -93,10 +97,11 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
       if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
       const found = await subject(input);
       if ('status' in found) return found; // the user or organization was deleted since the intent was recorded
-      const messageId = await smtp(email, found.user, found.org, log);
-      // Nothing is written here: recordWelcomeEmailSent does that, so a failed write cannot send again.
-      log.info({ email_id: email.id, user_id: found.user.id, message_id: messageId }, 'welcome email delivered to the SMTP server');
-      return { status: 'delivered', emailId: email.id, messageId };
+      const sent = await smtp(email, found.user, found.org, log);
+      if (sent.status === 'already-sent') return { status: 'already-sent', emailId: email.id, messageId: sent.messageId };
+      // "sent" was written at once, best effort (sendRecordedEmail); recordWelcomeEmailSent records it for sure.
+      log.info({ email_id: email.id, user_id: found.user.id, message_id: sent.messageId }, 'welcome email delivered to the SMTP server');
+      return { status: 'delivered', emailId: email.id, messageId: sent.messageId };
     },
 
     async recordWelcomeEmailSent(input): Promise<void> {
@@ -110,22 +115,11 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
       if ('status' in found) return found;
       const email = await claim(found.user, found.org);
       if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
-      const messageId = await smtp(email, found.user, found.org, log);
-      // Accepted: a failure to record it must not fail the activity (a retry would send it again).
-      for (let i = 1; ; i++) {
-        try {
-          await markSent(deps.db, email.id, messageId);
-          break;
-        } catch (err) {
-          if (i >= 3) {
-            log.error({ err, email_id: email.id }, 'the welcome email was accepted by the SMTP server but could not be recorded as sent');
-            break;
-          }
-          await new Promise((r) => setTimeout(r, 200 * i));
-        }
-      }
+      // Accepted: a failure to record it must not fail the activity (a retry would send it again); three tries.
+      const sent = await smtp(email, found.user, found.org, log, 3);
+      if (sent.status === 'already-sent') return { status: 'already-sent', emailId: email.id, messageId: sent.messageId };
       log.info({ email_id: email.id, user_id: found.user.id }, 'welcome email sent');
-      return { status: 'sent', emailId: email.id, messageId };
+      return { status: 'sent', emailId: email.id, messageId: sent.messageId };
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { capExternalFailure, defaultEmailTemplate, getDocuments, getOrganizationProfile, getPartner, type Db, type Mailer } from '@rp/platform';
+import { capExternalFailure, defaultEmailTemplate, getDocuments, getOrganizationProfile, getPartner, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
 import {
   SMTP_UNAVAILABLE,
@@ -12,13 +12,12 @@ import {
 } from '@rp/workflows';
 import { receiptTemplateContext, renderPaymentReceipt, renderReceiptTemplate } from '../domain/receipts.js';
 import {
+  beginReceiptAttempt,
   getOutreach,
   getReceiptPayment,
-  markAttempt,
   markAttemptError,
   markFailed,
   markIntent,
-  markSending,
   markSent,
   markSkipped,
   type OutreachRow,
@@ -46,14 +45,13 @@ type Recipient = { kind: 'ok'; to: string; partner: ReceiptPartner; payment: Rec
  * database can close (the worker dies after the SMTP server accepted, before the activity reported).
  *
  * The workflow runs three activities: preparePaymentReceipt records the intent (recipient) or why
- * nothing is sent; deliverPaymentReceipt is the SMTP call alone (the attempt is counted before it,
- * nothing is written after it); recordPaymentReceiptSent marks the record sent and is retried on
- * its own. A failure to record "sent" therefore never sends the email again. sendPaymentReceipt is
+ * nothing is sent; deliverPaymentReceipt sends through the kernel's sendRecordedEmail (the record is
+ * checked and the attempt counted before the SMTP call, "sent" is written at once after the SMTP
+ * server accepted, best effort); recordPaymentReceiptSent marks the record sent for sure and is
+ * retried on its own. A failure to record "sent" therefore never sends the email again. sendPaymentReceipt is
  * the single activity of workflows started before that split (they still run it).
  */
 export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): PaymentReceiptActivities {
-  const domain = deps.from.match(/@([^>\s]+)/)?.[1] ?? 'receivables.local';
-  const messageIdOf = (record: OutreachRow) => `<${record.id}@${domain}>`;
   const logFor = (input: PaymentReceiptInput, activity: string) =>
     deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity, outreach_id: input.outreachId });
 
@@ -158,24 +156,36 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
   }
 
   /**
-   * The SMTP call; a failure is kept on the record (still pending, in words for users) and rethrown:
-   * a permanent rejection (5xx) as non-retryable `SmtpRejected` with the server's answer, anything
-   * else as `SmtpUnavailable` (retried up to the configured attempts; its technical cause, such as
-   * the server's address, goes to the log only).
+   * The send (the kernel's sendRecordedEmail: record checked and attempt counted before the SMTP
+   * call, "sent" written at once after it, best effort, `sentWriteTries` tries). An SMTP failure is
+   * kept on the record (still pending, in words for users) and rethrown: a permanent rejection (5xx)
+   * as non-retryable `SmtpRejected` with the server's answer, anything else as `SmtpUnavailable`
+   * (retried up to the configured attempts; its technical cause, such as the server's address, goes
+   * to the log only).
    */
-  async function smtp(record: OutreachRow, to: string, message: { subject: string; text: string; html: string }, log: Logger): Promise<string> {
-    try {
-      const sent = await deps.mailer.send({ from: deps.from, to, subject: message.subject, text: message.text, html: message.html, messageId: messageIdOf(record) });
-      return sent.messageId;
-    } catch (err) {
-      const e = err as Error & { responseCode?: number };
-      log.warn({ err }, 'payment receipt not sent');
-      const rejected = e.responseCode !== undefined && e.responseCode >= 500 && e.responseCode < 600;
-      const userMessage = rejected ? e.message : `The email server could not be reached or did not accept the message${e.responseCode ? ` (SMTP ${e.responseCode})` : ''}.`;
-      await markAttemptError(deps.db, record.id, userMessage);
-      if (rejected) throw ApplicationFailure.nonRetryable(e.message, 'SmtpRejected');
-      throw ApplicationFailure.create({ type: SMTP_UNAVAILABLE, message: userMessage, cause: e });
-    }
+  function smtp(
+    record: OutreachRow,
+    to: string,
+    message: { subject: string; text: string; html: string },
+    log: Logger,
+    opts: { sentWriteTries: number; recipient?: { to: string; partnerId: string } },
+  ) {
+    return sendRecordedEmail({
+      mailer: deps.mailer,
+      log,
+      intentId: record.id,
+      message: { from: deps.from, to, subject: message.subject, text: message.text, html: message.html },
+      store: { beginAttempt: () => beginReceiptAttempt(deps.db, record.id, opts.recipient), markSent: (messageId) => markSent(deps.db, record.id, messageId) },
+      sentWriteTries: opts.sentWriteTries,
+      smtpFailure: async (e) => {
+        log.warn({ err: e }, 'payment receipt not sent');
+        const rejected = e.responseCode !== undefined && e.responseCode >= 500 && e.responseCode < 600;
+        const userMessage = rejected ? e.message : `The email server could not be reached or did not accept the message${e.responseCode ? ` (SMTP ${e.responseCode})` : ''}.`;
+        await markAttemptError(deps.db, record.id, userMessage);
+        if (rejected) return ApplicationFailure.nonRetryable(e.message, 'SmtpRejected');
+        return ApplicationFailure.create({ type: SMTP_UNAVAILABLE, message: userMessage, cause: e });
+      },
+    });
   }
 
   /** The configured SMTP attempts, counted by Temporal's attempt number (see capExternalFailure). */
@@ -205,15 +215,13 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       const { record, recipient } = target;
       const to = record.recipient ?? recipient.to;
       const message = await render(input, recipient.partner, recipient.payment);
-      await markAttempt(deps.db, record.id);
-      const messageId = await smtp(record, to, message, log);
-      // Recorded at once (best effort: a failed write never fails the activity, which would send again;
-      // recordPaymentReceiptSent records it for sure). Without this, a worker killed between the SMTP
-      // server's acceptance and the activity's completion left the receipt unrecorded, and the retried
-      // attempt sent it a second time (found by the chaos suite).
-      await recordSentBestEffort(() => markSent(deps.db, record.id, messageId), log, 1);
-      log.info({ payment_id: input.paymentId, message_id: messageId }, 'payment receipt delivered to the SMTP server');
-      return { status: 'delivered', messageId };
+      // "sent" is written at once, best effort, one try (recordPaymentReceiptSent records it for sure): a
+      // worker killed between the SMTP server's acceptance and the activity's completion no longer
+      // sends again on the retry (found by the chaos suite).
+      const sent = await smtp(record, to, message, log, { sentWriteTries: 1 });
+      if (sent.status === 'already-sent') return { status: 'already-sent', emailId: sent.messageId };
+      log.info({ payment_id: input.paymentId, message_id: sent.messageId }, 'payment receipt delivered to the SMTP server');
+      return { status: 'delivered', messageId: sent.messageId };
     }),
 
     async recordPaymentReceiptSent(input): Promise<void> {
@@ -227,12 +235,11 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       if (!('record' in target)) return target;
       const { record, recipient } = target;
       const message = await render(input, recipient.partner, recipient.payment);
-      await markSending(deps.db, record.id, recipient.to, recipient.partner.id);
-      const messageId = await smtp(record, recipient.to, message, log);
-      // Accepted: a failure to record it must not fail the activity (a retry would send it again).
-      await recordSentBestEffort(() => markSent(deps.db, record.id, messageId), log);
+      // Accepted: a failure to record it must not fail the activity (a retry would send it again); three tries.
+      const sent = await smtp(record, recipient.to, message, log, { sentWriteTries: 3, recipient: { to: recipient.to, partnerId: recipient.partner.id } });
+      if (sent.status === 'already-sent') return { status: 'already-sent', emailId: sent.messageId };
       log.info({ payment_id: input.paymentId }, 'payment receipt sent');
-      return { status: 'sent', emailId: messageId };
+      return { status: 'sent', emailId: sent.messageId };
     }),
 
     async markPaymentReceiptFailed(input): Promise<void> {
@@ -240,19 +247,4 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       deps.log.warn({ organization_id: input.organizationId, outreach_id: input.outreachId, error: input.error }, 'payment receipt failed');
     },
   };
-}
-
-/** For the single-activity (pre-split) flows: a few tries to record "sent", then a logged error instead of a resend. */
-export async function recordSentBestEffort(record: () => Promise<void>, log: Logger, tries = 3): Promise<void> {
-  for (let i = 1; ; i++) {
-    try {
-      return await record();
-    } catch (err) {
-      if (i >= tries) {
-        log.error({ err }, 'the email was accepted by the SMTP server but could not be recorded as sent');
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 200 * i));
-    }
-  }
 }

@@ -131,23 +131,38 @@ export async function markIntent(db: Db, id: string, recipient: string, partnerI
   await db('outreach_records').where({ id, status: 'pending' }).update({ recipient, partner_id: partnerId, modified_at: db.fn.now() });
 }
 
-/** Right before an SMTP call: the attempt is counted (the first one's start time is kept). */
-export async function markAttempt(db: Db, id: string): Promise<void> {
-  await db('outreach_records')
-    .where({ id })
-    .update({ attempts: db.raw('attempts + 1'), sending_started_at: db.raw('coalesce(sending_started_at, now())'), modified_at: db.fn.now() });
+/**
+ * Right before an SMTP call (the kernel's RecordedEmailStore.beginAttempt): while the record is
+ * pending, counts the attempt (the first one's start time is kept; the single-activity flow also
+ * records the recipient) in one statement and answers not sent; a record already sent answers its
+ * Message-ID. A record that is no longer pending otherwise (skipped, failed, deleted) is an error:
+ * nothing is sent, and the retried activity reports that state.
+ */
+export async function beginReceiptAttempt(
+  db: Db,
+  id: string,
+  recipient?: { to: string; partnerId: string },
+): Promise<{ sent: false } | { sent: true; messageId: string | null }> {
+  const counted = await db('outreach_records')
+    .where({ id, status: 'pending' })
+    .update(
+      {
+        ...(recipient ? { recipient: recipient.to, partner_id: recipient.partnerId } : {}),
+        attempts: db.raw('attempts + 1'),
+        sending_started_at: db.raw('coalesce(sending_started_at, now())'),
+        modified_at: db.fn.now(),
+      },
+      ['id'],
+    );
+  if (counted.length) return { sent: false };
+  const row = await db<OutreachRow>('outreach_records').where({ id }).first('status', 'email_id');
+  if (row?.status === 'sent') return { sent: true, messageId: row.email_id };
+  throw new Error(`outreach record ${id} is ${row ? row.status : 'gone'}, not pending: not sent`);
 }
 
-/** Before the SMTP call (single-activity flow): recipient and attempt recorded (the first one's start time is kept). */
-export async function markSending(db: Db, id: string, recipient: string, partnerId: string): Promise<void> {
-  await db('outreach_records')
-    .where({ id })
-    .update({ recipient, partner_id: partnerId, attempts: db.raw('attempts + 1'), sending_started_at: db.raw('coalesce(sending_started_at, now())'), modified_at: db.fn.now() });
-}
-
-/** After the SMTP server accepted the message. */
+/** After the SMTP server accepted the message (at once, best effort, and again for sure by recordPaymentReceiptSent). Idempotent. */
 export async function markSent(db: Db, id: string, messageId: string): Promise<void> {
-  await db('outreach_records').where({ id }).update({ status: 'sent', email_id: messageId, sent_at: db.fn.now(), error: null, modified_at: db.fn.now() });
+  await db('outreach_records').where({ id }).update({ status: 'sent', email_id: messageId, sent_at: db.raw('coalesce(sent_at, now())'), error: null, modified_at: db.fn.now() });
 }
 
 /** An attempt failed (Temporal will retry): keep the error, stay pending. */
