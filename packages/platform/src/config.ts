@@ -53,6 +53,16 @@ export const env = {
 export const commonConfigShape = {
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
   DATABASE_POOL_MAX: env.int(10, 1),
+  /**
+   * Longest a statement of an API process (and the gateway) may run, in ms (0: no limit). The server
+   * cancels it then (statement_timeout); a server that does not answer at all (frozen) is given up 2 s
+   * later and the connection destroyed (db.ts). Either way the request answers 503 + Retry-After.
+   * The default (15 s, given up at 17 s) stays under the gateway's UPSTREAM_TIMEOUT_MS (30 s), so a
+   * client gets the 503 rather than a 504.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: env.int(15_000, 0),
+  /** The same for a worker's statements (activities), in ms; default 10 minutes, 0: no limit. */
+  DATABASE_WORKER_STATEMENT_TIMEOUT_MS: env.int(600_000, 0),
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TLS: env.bool(false),

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 
@@ -20,21 +21,94 @@ export interface DbOptions {
    * at once either way; these bound a server that does not answer and an exhausted pool.)
    */
   acquireTimeoutMs?: number;
+  /**
+   * Longest a statement may run (ms; unset or 0: no limit). Two deadlines enforce it:
+   * - the server's `statement_timeout` (set per connection): a slow statement on a live server is
+   *   cancelled there (SQLSTATE 57014) and the connection stays usable;
+   * - the client's deadline, `STATEMENT_DEADLINE_GRACE_MS` later, for a server that does not answer
+   *   at all (frozen, SIGSTOP, a network partition): the statement fails with a
+   *   `DatabaseDeadlineError` and its connection is destroyed at once, never returned to the pool,
+   *   so no late answer can ever be read as the answer of a later query (node-postgres's own
+   *   `query_timeout` leaves the connection in the pool, which risks exactly that). A
+   *   `pg_cancel_backend` from another connection is not sent: it could not reach a frozen server
+   *   either, and a live one has cancelled the statement itself by then.
+   * Both are transient infrastructure failures (failures.ts): 503 + Retry-After in an API, a
+   * retried attempt in an activity. Streams (`.stream()`) are not covered.
+   */
+  statementTimeoutMs?: number;
+}
+
+/** How much later than the server's `statement_timeout` the client gives up on an unanswered statement (ms). */
+export const STATEMENT_DEADLINE_GRACE_MS = 2000;
+
+/** A statement got no answer within its deadline; its connection was destroyed (see DbOptions.statementTimeoutMs). */
+export class DatabaseDeadlineError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`PostgreSQL did not answer within ${deadlineMs} ms; the connection was closed`);
+    this.name = 'DatabaseDeadlineError';
+  }
+}
+
+interface PgConnection {
+  __knex__disposed?: unknown;
+  connection?: { stream?: { destroy(): void } };
+}
+
+type PgDialect = new (config: Knex.Config) => { config: Knex.Config & { statementDeadlineMs?: number }; _query(connection: PgConnection, obj: unknown): Promise<unknown> };
+// knex's own PostgreSQL dialect (not in its typings), extended below with the client-side deadline.
+const KnexPg = createRequire(import.meta.url)('knex/lib/dialects/postgres/index.js') as PgDialect;
+
+/**
+ * knex's PostgreSQL client with a per-statement deadline. A subclass rather than a patched instance:
+ * a transaction's client is made from this prototype (knex's makeTxClient), so statements inside
+ * transactions get the deadline too.
+ */
+class DeadlinePgClient extends KnexPg {
+  override _query(connection: PgConnection, obj: unknown): Promise<unknown> {
+    const run = super._query(connection, obj);
+    const ms = this.config.statementDeadlineMs;
+    if (!ms) return run;
+    return new Promise((resolve, reject) => {
+      let expired = false;
+      const timer = setTimeout(() => {
+        expired = true;
+        const err = new DatabaseDeadlineError(ms);
+        connection.__knex__disposed = err; // knex's pool destroys it instead of reusing it
+        connection.connection?.stream?.destroy(); // pg errors the statement; nothing more is read from this socket
+        reject(err);
+      }, ms);
+      run.then(
+        (value) => {
+          clearTimeout(timer);
+          if (!expired) resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          if (!expired) reject(err);
+        },
+      );
+    });
+  }
 }
 
 export function createDb(opts: DbOptions): Db {
+  const statementTimeoutMs = opts.statementTimeoutMs && opts.statementTimeoutMs > 0 ? opts.statementTimeoutMs : undefined;
   return knexFactory({
-    client: 'pg',
+    client: DeadlinePgClient as unknown as typeof Knex.Client,
     connection: {
       connectionString: opts.url,
       application_name: opts.applicationName ?? opts.schema ?? 'rp',
       // a server that does not answer (network partition) fails the connect instead of hanging it
       connectionTimeoutMillis: Math.min(opts.acquireTimeoutMs ?? 5000, 5000),
+      // the kernel notices a dead peer of an idle pooled connection
+      keepAlive: true,
+      ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
     },
     searchPath: opts.schema ? [opts.schema, 'public'] : undefined,
     pool: { min: 0, max: opts.poolMax ?? 10 },
     acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000,
-  });
+    ...(statementTimeoutMs ? { statementDeadlineMs: statementTimeoutMs + STATEMENT_DEADLINE_GRACE_MS } : {}),
+  } as Knex.Config);
 }
 
 export interface Migration {

@@ -43,9 +43,12 @@ const TRANSIENT_MESSAGES = [
   /the database system is (starting up|shutting down|in recovery mode)/i,
   /terminating connection due to administrator command/i,
   /Failed to connect before the deadline/i,
+  // the server's statement_timeout (57014; the same SQLSTATE for a user's cancel is not an outage)
+  /canceling statement due to statement timeout/i,
 ];
 
-const TRANSIENT_NAMES = new Set(['KnexTimeoutError', 'TransportError']);
+/** DatabaseDeadlineError: a statement PostgreSQL did not answer within the deadline (db.ts). */
+const TRANSIENT_NAMES = new Set(['KnexTimeoutError', 'TransportError', 'DatabaseDeadlineError']);
 
 interface ErrorLike {
   name?: unknown;
@@ -72,7 +75,8 @@ function isTransientOne(e: ErrorLike): boolean {
 /**
  * True when `err` — or anything it wraps (`cause`, AggregateError `errors`) — says a dependency is
  * unavailable for now: connection refused/reset/timed out, PostgreSQL restarting (57P01, 57P03,
- * class 08), a serialization failure or deadlock (40001, 40P01), the knex pool timing out, or a
+ * class 08), a serialization failure or deadlock (40001, 40P01), the knex pool timing out, a
+ * statement past its deadline (statement_timeout, or no answer at all: DatabaseDeadlineError), or a
  * Temporal call answered UNAVAILABLE / DEADLINE_EXCEEDED. Business errors and defects are false.
  */
 export function isTransientInfraError(err: unknown): boolean {

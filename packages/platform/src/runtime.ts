@@ -49,8 +49,20 @@ export interface RunningApi {
 
 async function base<C extends CommonConfig>(mod: ServiceModule<C, unknown>, config: C, role: string): Promise<BaseDeps<C>> {
   const log = createLogger(`${mod.name}-${role}`, config.LOG_LEVEL);
-  const db = createDb({ url: config.DATABASE_URL, schema: mod.schema, poolMax: config.DATABASE_POOL_MAX, applicationName: `${mod.name}-${role}` });
-  await migrate(db, mod.schema, mod.migrations);
+  // Migrations on a pool of their own, without the statement deadline (a migration may run long).
+  const migrator = createDb({ url: config.DATABASE_URL, schema: mod.schema, poolMax: 2, applicationName: `${mod.name}-${role}-migrate` });
+  try {
+    await migrate(migrator, mod.schema, mod.migrations);
+  } finally {
+    await migrator.destroy();
+  }
+  const db = createDb({
+    url: config.DATABASE_URL,
+    schema: mod.schema,
+    poolMax: config.DATABASE_POOL_MAX,
+    applicationName: `${mod.name}-${role}`,
+    statementTimeoutMs: role === 'api' ? config.DATABASE_STATEMENT_TIMEOUT_MS : config.DATABASE_WORKER_STATEMENT_TIMEOUT_MS,
+  });
   const temporal = await connectTemporal({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, tls: config.TEMPORAL_TLS });
   return { config, db, temporal, log };
 }

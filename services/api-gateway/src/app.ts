@@ -38,7 +38,7 @@ export interface Gateway {
 
 export async function startGateway(config: GatewayConfig, opts: { port?: number; host?: string } = {}): Promise<Gateway> {
   const log = createLogger('api-gateway', config.LOG_LEVEL);
-  const db = createDb({ url: config.DATABASE_URL, poolMax: 10, applicationName: 'api-gateway' });
+  const db = createDb({ url: config.DATABASE_URL, poolMax: 10, applicationName: 'api-gateway', statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS });
   const metrics = createHttpMetrics('api-gateway');
   const lookups = metrics.counter('gateway_credential_lookups_total', 'Bearer-token look-ups that reached the database');
   const refusedUnlooked = metrics.counter(

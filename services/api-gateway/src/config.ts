@@ -4,6 +4,7 @@ import { parseTrustedProxies } from './client-address.js';
 
 export const gatewayConfigSchema = z.object({
   DATABASE_URL: commonConfigShape.DATABASE_URL,
+  DATABASE_STATEMENT_TIMEOUT_MS: commonConfigShape.DATABASE_STATEMENT_TIMEOUT_MS,
   IDENTITY_SECRET: commonConfigShape.IDENTITY_SECRET,
   LOG_LEVEL: commonConfigShape.LOG_LEVEL,
   BODY_LIMIT_BYTES: commonConfigShape.BODY_LIMIT_BYTES,
