@@ -10,7 +10,7 @@ import type { RouteDef } from './http/route.js';
 import { createLogger } from './logger.js';
 import { checkTemporal, connectTemporal, type TemporalHandle } from './temporal.js';
 import { ConfigError, type CommonConfig } from './config.js';
-import { classifyActivityErrors } from './failures.js';
+import { classifyActivityErrors, isTransientInfraError } from './failures.js';
 
 /** What each domain service contributes; the runtime wires it to Postgres, Temporal and HTTP. */
 export interface ServiceModule<C extends CommonConfig, D> {
@@ -202,8 +202,10 @@ async function startWorkerHealth<C extends CommonConfig>(port: number, worker: W
 /**
  * A process entry point: start it, stop it gracefully on SIGINT/SIGTERM. A bad configuration stops
  * start-up with the message naming each bad variable (exit 2); any other start-up failure exits 1.
+ * Unhandled promise rejections: see survivesInfraRejections.
  */
 export async function runProcess(name: string, start: () => Promise<{ close: () => Promise<void> }>): Promise<void> {
+  survivesInfraRejections(createLogger(name, process.env.LOG_LEVEL ?? 'info'));
   try {
     const running = await start();
     onShutdown(createLogger(name, process.env.LOG_LEVEL ?? 'info'), running.close);
@@ -234,4 +236,25 @@ export function onShutdown(log: Logger, close: () => Promise<void>): void {
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
+}
+
+/**
+ * How a process entry point treats a promise rejection nobody handled (Node 20 would end the process
+ * on any). An outage must not crash a service: a rejection that is a transient infrastructure
+ * failure (isTransientInfraError: PostgreSQL or Temporal gone, a connection reset, a statement past
+ * its deadline) is logged as a warning and the process goes on; the work it belonged to has failed
+ * already and is retried by its caller, a client or Temporal. (Seen: under knex, a transaction whose
+ * connection died during a PostgreSQL restart left its ROLLBACK's rejection unhandled.) Any other
+ * unhandled rejection is a defect: it is logged as fatal and the process exits 1, as Node would, for
+ * its supervisor (npm start, docker compose) to restart it in a known state.
+ */
+export function survivesInfraRejections(log: Logger): void {
+  process.on('unhandledRejection', (reason) => {
+    if (isTransientInfraError(reason)) {
+      log.warn({ err: reason }, 'unhandled rejection of an infrastructure failure; the process goes on');
+      return;
+    }
+    log.fatal({ err: reason }, 'unhandled rejection (a defect); exiting');
+    process.exit(1);
+  });
 }
