@@ -4,7 +4,9 @@
  * produces directly: an approved payment of a fixed shape (see `payment`), an orphaned `pending`
  * record (the API stopping between writing it and starting its workflow), a previous receipt
  * workflow that never closes (started on a task queue no worker polls), and a write failure of the
- * "sent" record (a trigger), standing for a database outage right after the SMTP server accepted.
+ * "sent" record (a trigger), standing for a database outage right after the SMTP server accepted. A
+ * delivery attempt that ends after the SMTP server accepted (a killed worker's) is reproduced with an
+ * SMTP gate and Temporal's fail-by-id (test/support/smtp-gate.ts).
  * The organization's receipt template (issue 13 §2) is set up through the API (/v1/email-template-folders,
  * /v1/email-templates) only.
  */
@@ -20,6 +22,7 @@ import { waitForStatement } from './support/cash.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
 import { failUpdates } from './support/faults.js';
+import { failRunningAttempt, smtpGate, startOneSlotWorker } from './support/smtp-gate.js';
 
 let stack: TestStack;
 let org: Org;
@@ -380,6 +383,36 @@ describe('payment-receipt email', () => {
       expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
     } finally {
       await fault.restore();
+    }
+  });
+
+  it('sends once when the worker dies after the SMTP server accepted, before the delivery activity reported', async () => {
+    // The chaos suite's duplicate receipt (fixed in e3eb927, now through the kernel's sendRecordedEmail):
+    // the retried delivery attempt finds the record sent and sends nothing.
+    const email = `ap.killed.${randomBytes(4).toString('hex')}@acme.example`;
+    const { partnerId, invoiceIds } = await customerWithInvoices(org, email, [{ number: '9725001', amount: 64 }]);
+    const { paymentId } = await payment(org, { partnerId, amount: '64.00', date: '2026-10-10', allocations: [{ invoiceId: invoiceIds[0], paid: '64.00' }] });
+    const gate = await smtpGate(inject('smtpUrl'));
+    await stack.workers['cash-app']!.close();
+    const worker = await startOneSlotWorker(stack, 'cash-app', gate.url);
+    try {
+      const accepted = gate.holdNextAcceptance(email);
+      const res = await requestReceipt(org, paymentId);
+      expect(res.status).toBe(200);
+      await accepted; // MailDev has the receipt; the worker waits for the answer
+      expect(await failRunningAttempt(temporal, stack.namespace, paymentReceiptWorkflowId(paymentId), 'deliverPaymentReceipt')).toBe(1);
+      gate.release();
+      expect(['sent', 'already-sent']).toContain((await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result()).status);
+      const [row] = await stack.sql('SELECT status, attempts, email_id FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
+      expect(row).toMatchObject({ status: 'sent', attempts: 1, email_id: `<${res.body.id}@receivables.local>` });
+      const mails = await waitForMail(email, { count: 2, timeoutMs: 1500 });
+      expect(mails).toHaveLength(1);
+      expect(`<${mails[0].messageId}>`).toBe(row.email_id);
+    } finally {
+      gate.release();
+      await worker.close();
+      await gate.close();
+      await stack.startWorker('cash-app');
     }
   });
 

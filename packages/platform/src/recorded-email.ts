@@ -69,7 +69,7 @@ export async function sendRecordedEmail(opts: {
   message: RecordedEmailMessage;
   store: RecordedEmailStore;
   /** What is thrown for an error of the SMTP call (e.g. an ApplicationFailure by SMTP reply code); may record it first. */
-  smtpFailure: (err: Error & { responseCode?: number }) => unknown | Promise<unknown>;
+  smtpFailure: (err: Error & { responseCode?: number }) => unknown;
   /** tries of the immediate sent-write (default 1; the workflow's record activity follows) */
   sentWriteTries?: number;
 }): Promise<RecordedEmailResult> {
