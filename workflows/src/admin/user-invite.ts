@@ -30,7 +30,7 @@ export type DeliverUserInviteResult = { status: 'delivered'; emailId: string; me
 export interface UserInviteActivities {
   /** Records the intent: the outbound-email row keyed `user-invite-<inviteId>`; or says why nothing is sent (invite revoked, resent, accepted, expired). */
   prepareUserInvite(input: UserInviteInput): Promise<PrepareUserInviteResult>;
-  /** The SMTP call alone: counts the attempt before it and writes nothing after it (a failed write must not resend). */
+  /** The send (the kernel's sendRecordedEmail): checks the intent and counts the attempt before the SMTP call, writes "sent" at once after it, best effort (a failed write never fails the activity, which would resend). */
   deliverUserInvite(input: UserInviteInput & { emailId: string }): Promise<DeliverUserInviteResult>;
   /** Marks the row sent with the Message-ID the SMTP server accepted; retried on its own, never resending. */
   recordUserInviteSent(input: { organizationId: string; emailId: string; messageId: string }): Promise<void>;

@@ -35,7 +35,7 @@ export interface WelcomeEmailActivities {
   sendWelcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult>;
   /** Records the intent: the outbound-email row keyed `welcome-<userId>` (its id makes the Message-ID); or says why nothing is sent. */
   prepareWelcomeEmail(input: WelcomeEmailInput): Promise<PrepareWelcomeEmailResult>;
-  /** The SMTP call alone: counts the attempt before it and writes nothing after it (a failed write must not resend). */
+  /** The send (the kernel's sendRecordedEmail): checks the intent and counts the attempt before the SMTP call, writes "sent" at once after it, best effort (a failed write never fails the activity, which would resend). */
   deliverWelcomeEmail(input: WelcomeEmailInput & { emailId: string }): Promise<DeliverWelcomeEmailResult>;
   /** Marks the row sent with the Message-ID the SMTP server accepted; retried on its own, never resending. */
   recordWelcomeEmailSent(input: { organizationId: string; emailId: string; messageId: string }): Promise<void>;

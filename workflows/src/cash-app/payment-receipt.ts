@@ -46,7 +46,7 @@ export interface PaymentReceiptActivities {
   sendPaymentReceipt(input: PaymentReceiptInput): Promise<SendPaymentReceiptResult>;
   /** Records the intent on the outreach record (recipient; the record id makes the Message-ID), or why nothing is sent. */
   preparePaymentReceipt(input: PaymentReceiptInput): Promise<PreparePaymentReceiptResult>;
-  /** The SMTP call alone: counts the attempt before it and writes nothing after it (a failed write must not resend). */
+  /** The send (the kernel's sendRecordedEmail): checks the intent and counts the attempt before the SMTP call, writes "sent" at once after it, best effort (a failed write never fails the activity, which would resend). */
   deliverPaymentReceipt(input: PaymentReceiptInput): Promise<DeliverPaymentReceiptResult>;
   /** Marks the record sent with the Message-ID the SMTP server accepted; retried on its own, never resending. */
   recordPaymentReceiptSent(input: { organizationId: string; outreachId: string; messageId: string }): Promise<void>;
