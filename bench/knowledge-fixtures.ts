@@ -213,8 +213,8 @@ export async function generatedPlaybookPdf(pages: number): Promise<Uint8Array> {
           `Reminders for region ${i + 1} are sent in the customer's language. The collections lead for region ${i + 1} reviews promises to pay every Monday.`,
       },
       { table: [['Role', 'Name', 'Phone'], [`Region ${i + 1} lead`, `Agent ${i + 1}`, `+1 555 ${String(1000 + i).padStart(4, '0')}`]] },
-      { pageBreak: true },
     );
+    if (i + 1 < pages) blocks.push({ pageBreak: true });
   }
   return renderPdf(blocks, 'Generated AR playbook');
 }

@@ -21,8 +21,7 @@ export const BANDS = 32;
 export const ROWS = NUM_HASHES / BANDS;
 export const NEAR_THRESHOLD = 0.6;
 
-const PRIME = 4294967311n; // > 2^32
-const SEEDS: { a: bigint; b: bigint }[] = (() => {
+const SEEDS: { a: number; b: number }[] = (() => {
   // deterministic pseudo-random coefficients (xorshift), so hashes are stable across runs
   let x = 0x9e3779b9;
   const next = () => {
@@ -33,7 +32,7 @@ const SEEDS: { a: bigint; b: bigint }[] = (() => {
     x >>>= 0;
     return x;
   };
-  return Array.from({ length: NUM_HASHES }, () => ({ a: BigInt(next() | 1), b: BigInt(next()) }));
+  return Array.from({ length: NUM_HASHES }, () => ({ a: next() | 1, b: next() }));
 })();
 
 function fnv1a(s: string): number {
@@ -45,6 +44,16 @@ function fnv1a(s: string): number {
   return h >>> 0;
 }
 
+/** 32-bit finaliser (murmur3 fmix32) so the permutations below mix all bits. */
+function mix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 export function shingles(text: string): Set<string> {
   const w = normaliseText(text).split(' ').filter(Boolean);
   if (w.length <= SHINGLE) return new Set([w.join(' ')]);
@@ -53,15 +62,16 @@ export function shingles(text: string): Set<string> {
   return out;
 }
 
+/** MinHash signature: per permutation h_i(x) = mix(a_i·x + b_i mod 2^32), the minimum over the shingles. */
 export function minhash(sh: Set<string>): number[] {
-  const hashes = [...sh].map((s) => BigInt(fnv1a(s)));
+  const hashes = [...sh].map(fnv1a);
   return SEEDS.map(({ a, b }) => {
-    let min = PRIME;
+    let min = 0xffffffff;
     for (const h of hashes) {
-      const v = (a * h + b) % PRIME;
+      const v = mix((Math.imul(a, h) + b) >>> 0);
       if (v < min) min = v;
     }
-    return Number(min);
+    return min;
   });
 }
 

@@ -49,18 +49,23 @@ function trigrams(s: string): Set<string> {
   return g;
 }
 
-function similarity(a: string[], b: string[]): number {
-  if (a.length === 0 || b.length === 0) return 0;
-  const sa = new Set(a);
-  const sb = new Set(b);
+interface NameShape {
+  tokens: Set<string>;
+  grams: Set<string>;
+}
+
+function shape(tokens: string[]): NameShape {
+  return { tokens: new Set(tokens), grams: trigrams(tokens.join(' ')) };
+}
+
+function similarity(a: NameShape, b: NameShape): number {
+  if (a.tokens.size === 0 || b.tokens.size === 0) return 0;
   let inter = 0;
-  for (const t of sa) if (sb.has(t)) inter++;
-  const jac = inter / (sa.size + sb.size - inter);
-  const ga = trigrams(a.join(' '));
-  const gb = trigrams(b.join(' '));
+  for (const t of a.tokens) if (b.tokens.has(t)) inter++;
+  const jac = inter / (a.tokens.size + b.tokens.size - inter);
   let common = 0;
-  for (const g of ga) if (gb.has(g)) common++;
-  return Math.max(jac, (2 * common) / (ga.size + gb.size));
+  for (const g of a.grams) if (b.grams.has(g)) common++;
+  return Math.max(jac, (2 * common) / (a.grams.size + b.grams.size));
 }
 
 function normAccount(v: string): string {
@@ -68,14 +73,14 @@ function normAccount(v: string): string {
 }
 
 export class CustomerMatcher {
-  private readonly names: { id: string; tokens: string[] }[] = [];
+  private readonly names: { id: string; tokens: string[]; shape: NameShape }[] = [];
   private readonly accounts = new Map<string, Set<string>>();
 
   constructor(partners: PartnerRef[]) {
     for (const p of partners) {
       for (const n of new Set([p.name, p.legal_name].filter((x): x is string => !!x))) {
         const tokens = nameTokens(n);
-        if (tokens.length > 0) this.names.push({ id: p.id, tokens });
+        if (tokens.length > 0) this.names.push({ id: p.id, tokens, shape: shape(tokens) });
       }
       if (p.account_number) {
         const k = normAccount(p.account_number);
@@ -100,14 +105,25 @@ export class CustomerMatcher {
     // 2. names: capitalised word runs (a name may contain "&", "-", "of", "de", legal forms)
     const runs = [...text.matchAll(/[A-Z0-9][\w&'.-]*(?:\s+(?:&|of|de|van|von|der|and|[A-Z0-9][\w&'.-]*))*/g)].map((m) => nameTokens(m[0]));
     const best = new Map<string, number>();
+    const shapes = new Map<string, NameShape>();
     for (const run of runs) {
+      const runGrams = trigrams(run.join(' '));
       for (const n of this.names) {
+        // a window shares with the name at most the run's shared trigrams plus its own leading one, so its
+        // Dice is at most 2(c+1)/(c+1+|name|); without a shared token its Jaccard is 0: skip names no window can
+        // bring within the tie margin of the threshold
+        let common = 0;
+        for (const g of n.shape.grams) if (runGrams.has(g)) common++;
+        if ((2 * (common + 1)) / (common + 1 + n.shape.grams.size) < NAME_THRESHOLD - NAME_TIE_MARGIN && !n.tokens.some((t) => run.includes(t))) continue;
         const len = n.tokens.length;
         for (let i = 0; i + Math.min(len, run.length) <= run.length; i++) {
           for (const l of new Set([len, len + 1, Math.max(1, len - 1)])) {
             const win = run.slice(i, i + l);
             if (win.length === 0) continue;
-            const s = similarity(win, n.tokens);
+            const key = win.join(' ');
+            let sh = shapes.get(key);
+            if (!sh) shapes.set(key, (sh = shape(win)));
+            const s = similarity(sh, n.shape);
             if (s > (best.get(n.id) ?? 0)) best.set(n.id, s);
           }
         }

@@ -32,6 +32,7 @@ const BULLET = /^\s*[-*•–▪◦]\s+\S/;
 const TABLE_PIPE = /^\s*\|?.*\S\s*\|\s*\S.*$/;
 const KEY_VALUES = /^[^:;]{1,40}:\s*[^;]+(?:;\s*[^:;]{1,40}:\s*[^;]*){1,}$/;
 const WIDE_COLUMNS = /\S {3,}\S.* {3,}\S/;
+const WIDE_GAP = /^\s{0,3}\S.*\S {3,}\S/;
 const MD_TABLE_RULE = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/;
 
 export const INSTRUCTION_VERBS = new Set(
@@ -102,6 +103,8 @@ function kindOf(lines: Line[], i: number): Kind {
   if ((s.match(/\|/g) ?? []).length >= 2 && TABLE_PIPE.test(s)) return 'table';
   if (KEY_VALUES.test(s) && !/[.!?]$/.test(s)) return 'table';
   if (WIDE_COLUMNS.test(t)) return 'table';
+  // two columns: one wide gap, on this line and a neighbouring one
+  if (WIDE_GAP.test(t) && (WIDE_GAP.test(lines[i - 1]?.text ?? '') || WIDE_GAP.test(lines[i + 1]?.text ?? ''))) return 'table';
   // a short line without closing punctuation, standing on its own (not wrapped paragraph text)
   const wordsCount = s.split(/\s+/).length;
   const prev = i > 0 ? lines[i - 1]!.text.trim() : '';
@@ -248,7 +251,7 @@ const ABBREVIATIONS = new Set(['e.g', 'i.e', 'etc', 'inc', 'ltd', 'co', 'corp', 
 export function sentenceBounds(s: string): [number, number][] {
   const out: [number, number][] = [];
   let start = 0;
-  const re = /[.!?]+["')\]]?(?=\s+["'(\[]?[A-Z0-9])/g;
+  const re = /[.!?]+["')\]]?(?=\s+["'([]?[A-Z0-9])/g;
   for (const m of s.matchAll(re)) {
     const before = s.slice(start, m.index).split(/\s+/).pop() ?? '';
     if (m[0] === '.' && ABBREVIATIONS.has(before.toLowerCase().replace(/\.$/, ''))) continue;

@@ -140,7 +140,9 @@ export function splitThread(body: string): string[] {
       flush();
       depth = d;
     }
-    if (QUOTE_HEADER.test(line.trim()) && current.some((l) => l.trim())) {
+    const last = [...current].reverse().find((l) => l.trim()) ?? '';
+    const inHeaderBlock = /^-{2,}\s*Original Message|^(From|To|Cc|Sent|Date|Subject):\s/i.test(last.trim());
+    if (QUOTE_HEADER.test(line.trim()) && current.some((l) => l.trim()) && !inHeaderBlock) {
       flush();
     }
     current.push(line);

@@ -3,8 +3,10 @@
  *
  * Grouping: memories of one scope (collection, customer, segment) are grouped by topic. A procedural
  * memory (a whole step list) is an item of its own; document rows sharing their column headers (one
- * table, one contact list) form one item; declarative memories join the group whose topic words they
- * share most (Jaccard of content words ≥ TOPIC_THRESHOLD), else start a new one.
+ * table, one contact list) form one item; declarative memories join the group they share a
+ * distinctive topic phrase with (two adjacent content words, e.g. "credit limit", found in at most
+ * MAX_TOPIC_SHARE of the job's memories) or whose content words they share most (Jaccard ≥
+ * TOPIC_THRESHOLD), else start a new one.
  *
  * Action per item, against the approved articles of the same collection and scope:
  *  - `archive` for an article when every one of its sources is contradicted or superseded by the new
@@ -16,8 +18,8 @@
  *    COVER_THRESHOLD, or one of its sentences superseded): the proposal's content is the article's
  *    content with superseded sentences replaced and the new statements appended (duplicates left out).
  *  - `create` otherwise.
- * Title: the most frequent key phrase (2–4 words of the sources, not starting or ending with a
- * stopword), description: the sources' most central sentence, both copied from the sources.
+ * Title: the key phrase of the sources (keyPhrase; of a procedure's introducing line when it has one); description: the most central sentence of
+ * declarative sources, the first line of a procedure or table row — both copied from the sources.
  */
 import type { Collection } from '../domain/collections.js';
 import { sentenceBounds, splitMemories } from './memories.js';
@@ -27,6 +29,8 @@ import type { ArticleRef, KnowledgeType, ProposalDraft, StoredMemory } from './t
 export const TOPIC_THRESHOLD = 0.3;
 export const COVER_THRESHOLD = 0.35;
 export const SUPERSEDE_THRESHOLD = 0.5;
+/** a topic phrase shared by more than this share of the job's memories does not group them */
+export const MAX_TOPIC_SHARE = 0.1;
 
 interface Group {
   collection: Collection;
@@ -35,6 +39,7 @@ interface Group {
   knowledge_type: KnowledgeType;
   memories: StoredMemory[];
   topic: Set<string>;
+  pairs: Set<string>;
 }
 
 function scopeKey(m: { collection: Collection; customer_id: string | null; segment_id: string | null }): string {
@@ -45,7 +50,20 @@ function headerSet(m: StoredMemory): string {
   return [...m.text.matchAll(/(?:^|;\s*)([^:;]{1,40}):/g)].map((x) => x[1]!.trim().toLowerCase()).join('|');
 }
 
+/** Adjacent content-word pairs ("credit limit", "payment term"): the topic phrases of a text. */
+function topicPairs(text: string): string[] {
+  const w = contentWords(text);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < w.length; i++) out.push(`${w[i]} ${w[i + 1]}`);
+  return out;
+}
+
 export function groupMemories(memories: StoredMemory[]): Group[] {
+  // topic phrases shared by few memories of the job are distinctive; common ones ("credit manager") are not
+  const df = new Map<string, number>();
+  for (const m of memories) for (const p of new Set(topicPairs(m.text))) df.set(p, (df.get(p) ?? 0) + 1);
+  const maxDf = Math.max(2, Math.floor(memories.length * MAX_TOPIC_SHARE));
+  const distinctive = (m: StoredMemory) => new Set(topicPairs(m.text).filter((p) => df.get(p)! <= maxDf));
   const groups: Group[] = [];
   const byScope = new Map<string, Group[]>();
   const sorted = [...memories].sort((a, b) => a.page - b.page || a.start - b.start || a.id.localeCompare(b.id));
@@ -60,9 +78,11 @@ export function groupMemories(memories: StoredMemory[]): Group[] {
       target = hs ? scoped.find((g) => g.knowledge_type === 'document' && headerSet(g.memories[0]!) === hs) : undefined;
     } else if (m.knowledge_type === 'declarative') {
       let best = TOPIC_THRESHOLD;
+      const pairs = distinctive(m);
       for (const g of scoped) {
         if (g.knowledge_type !== 'declarative') continue;
-        const s = jaccard(topic, g.topic);
+        const shared = [...pairs].some((p) => g.pairs.has(p));
+        const s = jaccard(topic, g.topic) + (shared ? 1 : 0);
         if (s >= best) {
           best = s;
           target = g;
@@ -72,8 +92,9 @@ export function groupMemories(memories: StoredMemory[]): Group[] {
     if (target) {
       target.memories.push(m);
       for (const w of topic) target.topic.add(w);
+      for (const p of distinctive(m)) target.pairs.add(p);
     } else {
-      const g: Group = { collection: m.collection, customer_id: m.customer_id, segment_id: m.segment_id, knowledge_type: m.knowledge_type, memories: [m], topic };
+      const g: Group = { collection: m.collection, customer_id: m.customer_id, segment_id: m.segment_id, knowledge_type: m.knowledge_type, memories: [m], topic, pairs: distinctive(m) };
       scoped.push(g);
       groups.push(g);
     }
@@ -81,28 +102,42 @@ export function groupMemories(memories: StoredMemory[]): Group[] {
   return groups;
 }
 
-/** Key phrases: word n-grams (2–4) of the texts, not starting/ending with a stopword, by frequency then length. */
+/**
+ * The key phrase of texts: a run of 2–4 words standing in one of them (no punctuation inside, no
+ * number, not starting or ending with a stopword, not cutting through a capitalised name), the most
+ * frequent across the texts, then the one with the most content words (a phrase opening its clause
+ * counts two more), then the first. Only its first letter may be capitalised.
+ */
 export function keyPhrase(texts: string[]): string {
-  const counts = new Map<string, { n: number; display: string; first: number }>();
+  const counts = new Map<string, { n: number; display: string; first: number; bonus: number }>();
   let order = 0;
   for (const t of texts) {
-    const tokens = [...t.matchAll(/[\p{L}\p{N}][\p{L}\p{N}'&.-]*/gu)].map((m) => m[0].replace(/[.]+$/, ''));
-    for (let n = 2; n <= 4; n++) {
-      for (let i = 0; i + n <= tokens.length; i++) {
-        const win = tokens.slice(i, i + n);
-        const lw = win.map((w) => w.toLowerCase());
-        if (STOPWORDS.has(lw[0]!) || STOPWORDS.has(lw[n - 1]!)) continue;
-        if (lw.every((w) => /^\d/.test(w))) continue;
-        const key = lw.join(' ');
-        const e = counts.get(key) ?? { n: 0, display: win.join(' '), first: order++ };
-        e.n++;
-        counts.set(key, e);
+    // phrases never cross punctuation or line breaks, and are displayed as they stand in the text
+    for (const segment of t.split(/[.,;:!?()|\n"]+(?:\s|$)|[;:|()\n"]/)) {
+      const tokens = [...segment.matchAll(/[\p{L}\p{N}][\p{L}\p{N}'&.-]*[\p{L}\p{N}]|[\p{L}\p{N}]/gu)].map((m) => ({ w: m[0], a: m.index!, b: m.index! + m[0].length }));
+      for (let n = 2; n <= 4; n++) {
+        for (let i = 0; i + n <= tokens.length; i++) {
+          const win = tokens.slice(i, i + n);
+          const lw = win.map((x) => x.w.toLowerCase());
+          if (STOPWORDS.has(lw[0]!) || STOPWORDS.has(lw[n - 1]!)) continue;
+          if (lw.some((w) => /\d/.test(w))) continue;
+          // never cut through a name ("Acme Foods")
+          const cap = (x: { w: string } | undefined) => !!x && /^\p{Lu}/u.test(x.w);
+          if ((cap(tokens[i - 1]) && cap(win[0])) || (cap(tokens[i + n]) && cap(win[n - 1]))) continue;
+          const key = lw.join(' ');
+          const firstContent = tokens.findIndex((x) => !STOPWORDS.has(x.w.toLowerCase()));
+          const bonus = lw.filter((w) => !STOPWORDS.has(w)).length + (i === firstContent ? 2 : 0);
+          const e = counts.get(key) ?? { n: 0, display: segment.slice(win[0]!.a, win[n - 1]!.b), first: order++, bonus };
+          e.n++;
+          counts.set(key, e);
+        }
       }
     }
   }
-  const best = [...counts.values()].sort((a, b) => b.n - a.n || b.display.split(' ').length - a.display.split(' ').length || a.first - b.first)[0];
-  if (!best) return (texts[0] ?? '').split(/\s+/).slice(0, 6).join(' ');
-  return best.display.charAt(0).toUpperCase() + best.display.slice(1);
+  const score = (e: { n: number; bonus: number }) => e.n * 10 + e.bonus;
+  const best = [...counts.values()].sort((a, b) => score(b) - score(a) || a.first - b.first)[0];
+  const phrase = best ? best.display : (texts[0] ?? '').split(/\s+/).slice(0, 6).join(' ');
+  return phrase.charAt(0).toUpperCase() + phrase.slice(1);
 }
 
 /** The sentence sharing the most content words with the others (the first one on ties), at most 300 characters (cut at a word). */
@@ -125,6 +160,12 @@ export function centralSentence(texts: string[]): string {
   const s = sentences[best]!;
   if (s.length <= 300) return s;
   return s.slice(0, s.lastIndexOf(' ', 300));
+}
+
+/** The first line of a list or table row (at most 300 characters, cut at a word). */
+function firstLine(text: string): string {
+  const l = text.split('\n')[0]!.trim();
+  return l.length <= 300 ? l : l.slice(0, l.lastIndexOf(' ', 300));
 }
 
 function supersedes(newText: string, oldText: string): boolean {
@@ -199,8 +240,9 @@ export function synthesizeProposals(memories: StoredMemory[], articles: ArticleR
         target = a;
       }
     }
-    const title = keyPhrase(texts);
-    const description = centralSentence(texts);
+    const intro = firstLine(texts[0]!);
+    const title = g.knowledge_type === 'procedural' && intro.endsWith(':') ? keyPhrase([intro]) : keyPhrase(texts);
+    const description = g.knowledge_type === 'declarative' ? centralSentence(texts) : firstLine(texts[0]!);
     if (target) {
       const units = splitMemories([{ page: 1, text: target.content }]).map((m) => m.text);
       const unitHashes = new Set(units.map(normaliseText));

@@ -14,9 +14,9 @@ export function normaliseText(s: string): string {
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
-    .replace(/(\d)[.,](?=\d)/g, '$1\u0000')
-    .replace(/[^a-z0-9%$€£\u0000]+/g, ' ')
-    .replace(/\u0000/g, '.')
+    .replace(/(\d)[.,](?=\d)/g, '$1\u2024')
+    .replace(/[^a-z0-9%$€£\u2024]+/g, ' ')
+    .replace(/\u2024/g, '.')
     .trim();
 }
 
