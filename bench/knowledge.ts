@@ -13,9 +13,10 @@
  *               - duplicate pairs: each removed memory with what it duplicates, mapped to labelled
  *                 items; precision = removals whose pair is labelled / removals, recall = labelled
  *                 pairs found / labelled pairs. Targets precision 1.0, recall ≥ 0.9.
- *               - customer links: over kept memories with a customer linked, precision = links equal to
- *                 the matched item's label / links (a link on an unmatched memory counts as wrong);
- *                 recall = links found / labelled links of the kept memories. Target precision 1.0.
+ *               - customer links: over kept memories matched to a labelled item, precision = links equal
+ *                 to the item's label / links made, recall = links found / labelled links of those
+ *                 memories. Target precision 1.0. Links on memories that are no labelled item (already
+ *                 counted against item precision) are listed under on_unlabelled_memories.
  *               - knowledge-type accuracy over matched memories, and the proposals synthesised.
  *   pipeline  the pure pipeline's time on a generated 200-page PDF playbook (bench/knowledge-fixtures.ts):
  *             parse, split, dedup (against the evaluation set's memories), enrich, synthesise, each
@@ -70,7 +71,15 @@ export interface QualityResult {
   documents: { file: string; pages: number; memories: number; kept: number; items: number; matched_items: number }[];
   items: { labelled: number; extracted: number; matched: number; precision: number | null; recall: number | null };
   duplicates: { labelled: number; removed: number; correct: number; precision: number | null; recall: number | null; wrong: { removed: string; duplicate_of: string }[] };
-  customer_links: { labelled: number; linked: number; correct: number; precision: number | null; recall: number | null; wrong: { memory: string; linked: string; expected: string | null }[] };
+  customer_links: {
+    labelled: number;
+    linked: number;
+    correct: number;
+    precision: number | null;
+    recall: number | null;
+    wrong: { memory: string; linked: string; expected: string | null }[];
+    on_unlabelled_memories: { memory: string; linked: string }[];
+  };
   knowledge_type_accuracy: number | null;
   proposals: { create: number; revise: number; archive: number };
   unmatched_items: string[];
@@ -144,15 +153,17 @@ export async function evaluateQuality(): Promise<QualityResult> {
   let linked = 0;
   let correctLinks = 0;
   const wrong: QualityResult['customer_links']['wrong'] = [];
+  const onUnlabelled: QualityResult['customer_links']['on_unlabelled_memories'] = [];
   let typeOk = 0;
   for (const m of all) {
     const lid = memoryLabel.get(m.key);
     const item = lid ? byId.get(lid) : undefined;
     if (item && item.knowledge_type === m.knowledge_type) typeOk++;
-    if (m.customer_id) {
+    if (m.customer_id && !item) onUnlabelled.push({ memory: m.text.slice(0, 80), linked: m.customer_id });
+    else if (m.customer_id && item) {
       linked++;
-      if (item && item.customer_id === m.customer_id) correctLinks++;
-      else wrong.push({ memory: m.text.slice(0, 80), linked: m.customer_id, expected: item?.customer_id ?? null });
+      if (item.customer_id === m.customer_id) correctLinks++;
+      else wrong.push({ memory: m.text.slice(0, 80), linked: m.customer_id, expected: item.customer_id });
     }
   }
   const labelledLinks = all.filter((m) => {
@@ -180,6 +191,7 @@ export async function evaluateQuality(): Promise<QualityResult> {
       precision: ratio(correctLinks, linked),
       recall: ratio(labelledLinks.filter((m) => m.customer_id === byId.get(memoryLabel.get(m.key)!)!.customer_id).length, linkRecall),
       wrong,
+      on_unlabelled_memories: onUnlabelled,
     },
     knowledge_type_accuracy: ratio(typeOk, matchedKept),
     proposals: {

@@ -1,7 +1,7 @@
 /** splitMemories on the evaluation set and on small texts (pure: no stack). */
 import { describe, expect, it } from 'vitest';
 import { extractPages } from '../src/extraction/parse.js';
-import { sentenceBounds, splitMemories } from '../src/extraction/memories.js';
+import { sentenceBounds, splitMemories, withoutReporting } from '../src/extraction/memories.js';
 import { normaliseText, sha256 } from '../src/extraction/text.js';
 import { FIXTURE_FILES, fixture } from './extraction-support.js';
 
@@ -65,6 +65,14 @@ describe('splitMemories', () => {
     expect(one('If the claim is valid, create a credit memo.')[0]!.knowledge_type).toBe('procedural');
     expect(one('Credit limits are reviewed every 12 months.')[0]!.knowledge_type).toBe('declarative');
     expect(one('Statements go to ap@acme.example from now on.')[0]!.knowledge_type).toBe('document');
+  });
+
+  it('leaves a leading reporting clause out of the text, not out of the excerpt, unless a pronoun follows', () => {
+    const [d] = one('Dana reminded everyone that late payment interest of 1.5% per month is charged on overdue balances.');
+    expect(d!.text).toBe('Late payment interest of 1.5% per month is charged on overdue balances.');
+    expect(d!.excerpt).toMatch(/^Dana reminded everyone that late/);
+    expect(withoutReporting('Acme Foods confirmed that they pay by check.')).toBe('Acme Foods confirmed that they pay by check.');
+    expect(withoutReporting('Priya Nair reported that Hooli Cloud pays through a portal.')).toBe('Hooli Cloud pays through a portal.');
   });
 
   it('finds sentence bounds without splitting decimals, abbreviations or initials', () => {

@@ -13,6 +13,7 @@ export const FIXTURE_FILES: [string, SupportedMimeType][] = [
   ['customer-contacts.csv', 'text/csv'],
   ['credit-policy.html', 'text/html'],
   ['team-notes.md', 'text/markdown'],
+  ['ar-meeting-minutes.txt', 'text/plain'],
 ];
 
 export function fixture(name: string): Uint8Array {

@@ -12,7 +12,8 @@
  *  - table rows (lines with "|" cells or runs of wide spacing, "Header: value; …" rows of a CSV) and
  *    contact lines are document memories, one per row (a table's header row is the context, not a memory);
  *  - paragraphs are split into sentences; a sentence continuing the previous one ("This …", "Otherwise …",
- *    "In that case …") stays with it. Greetings, sign-offs and fragments under four words are dropped.
+ *    "In that case …") stays with it. Greetings, sign-offs, questions and fragments under four words are
+ *    dropped; a leading reporting clause ("Dana said that …") is left out of the text (not the excerpt).
  * Sentences are typed: procedural when they instruct (start with an instruction verb, "Always …",
  * "Never …"), document when they hold contact details, declarative otherwise.
  */
@@ -52,7 +53,7 @@ export function splitMemories(pages: SourcePage[]): MemoryDraft[] {
   for (const p of pages) {
     for (const span of splitPage(p.text)) {
       const excerpt = p.text.slice(span.start, span.end);
-      const text = span.text ?? (span.type === 'procedural' && excerpt.includes('\n') ? excerpt.split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).filter(Boolean).join('\n') : excerpt.replace(/\s+/g, ' ').trim());
+      const text = span.text ?? (span.type === 'procedural' && excerpt.includes('\n') ? excerpt.split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).filter(Boolean).join('\n') : withoutReporting(excerpt.replace(/\s+/g, ' ').trim()));
       const norm = normaliseText(text);
       if (!norm) continue;
       out.push({
@@ -68,6 +69,15 @@ export function splitMemories(pages: SourcePage[]): MemoryDraft[] {
     }
   }
   return out;
+}
+
+const REPORTING = /^[A-Z][\w'-]+(?: [A-Z][\w'-]+)? (?:said|says|reported|reports|noted|notes|mentioned|mentions|confirmed|confirms|explained|explains|stressed|pointed out|reminded(?: everyone| us| the team| all)?) that (?!(?:it|they|he|she|we|i|this|that|these|those)\b)(\S)/i;
+
+/** "Dana reminded everyone that late payment interest …" → "Late payment interest …": who said it is not the fact (kept when the rest starts with a pronoun). */
+export function withoutReporting(text: string): string {
+  const m = REPORTING.exec(text);
+  if (!m) return text;
+  return m[1]!.toUpperCase() + text.slice(m[0].length);
 }
 
 interface Span {
