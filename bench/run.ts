@@ -9,6 +9,7 @@
  *   collections  a customer-segment page (500) over 50,000 customers / 1M open invoices vs the bare SQL,
  *             with and without exclude_higher_priority over 10 segments
  *   templates email-template previews (Liquid renders) per second through the gateway
+ *   knowledge the offline extraction pipeline: quality on the labelled evaluation set, time on a 200-page PDF
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'cash-app-large-statement': async () => (await import('./cash-app.js')).runLargeStatement(),
   collections: async () => (await import('./collections.js')).run(),
   templates: async () => (await import('./templates.js')).run(),
+  knowledge: async () => (await import('./knowledge.js')).run(),
 };
 
 const name = process.argv[2];
