@@ -18,11 +18,13 @@
  * (config.ts): a stage writes two rows, heartbeats, then sleeps (cancellably) before the next chunk.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectTemporal, ObjectStorage, type TemporalHandle } from '@rp/platform';
+import { connectTemporal, ObjectStorage, startServiceApi, type CommonConfig, type ServiceModule, type TemporalHandle } from '@rp/platform';
 import { ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { customerRecord, pushCustomers } from './support/ledger.js';
 import { replayHistory } from './support/histories.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
+import { tcpProxy } from './support/outage.js';
+import { SERVICE_MODULES } from '../scripts/local/services.js';
 
 let stack: TestStack;
 let org: Org;
@@ -364,4 +366,39 @@ describe('extraction jobs', () => {
       await expectConsistent(job);
     }
   }, 90_000);
+
+  it('answers 503 with Retry-After while Temporal is unreachable, storing nothing; the same request succeeds after', async () => {
+    const file = await uploadFile(org.token, 'outage.md', 'text/markdown', Buffer.from(playbook(2)));
+    // The knowledge API again, on its port, reaching Temporal through a proxy the test stops.
+    const [host, port] = stack.env.TEMPORAL_ADDRESS.split(':');
+    const outage = await tcpProxy({ host: host!, port: Number(port) });
+    const apiPort = stack.apis.knowledge.port;
+    await stack.apis.knowledge.close();
+    const entry = SERVICE_MODULES.knowledge;
+    stack.apis.knowledge = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config({ ...stack.env, TEMPORAL_ADDRESS: `127.0.0.1:${outage.port}` }), { port: apiPort });
+    const count = async () => (await stack.sql(`SELECT count(*)::int AS n FROM knowledge.extraction_jobs WHERE organization_id = $1`, [org.organizationId]))[0].n as number;
+    const before = await count();
+    const body = { file_id: file.id, created_by: 'ada' };
+    try {
+      await outage.stop();
+      const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body });
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ type: 'service-unavailable', status: 503 });
+      expect(res.headers.get('retry-after')).toBeTruthy();
+      expect(res.text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|UNAVAILABLE|DEADLINE/);
+      expect(await count()).toBe(before);
+    } finally {
+      await outage.start();
+    }
+    let res;
+    for (let i = 0; i < 20; i++) {
+      res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body });
+      if (res.status !== 503) break;
+      await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
+    }
+    expect(res!.status).toBe(200);
+    expect(await count()).toBe(before + 1);
+    expect((await waitJob(org.token, res!.body.id, ended)).status).toBe('complete');
+    await outage.close();
+  }, 120_000);
 });
