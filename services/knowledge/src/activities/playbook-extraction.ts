@@ -8,6 +8,7 @@
  *   (job, item key), so an attempt that re-runs after a worker died inserts nothing twice,
  * - refreshes the counters from the stored rows.
  */
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { listPartnersForMatching, newId, partnerPaymentHabits, segmentNames, type Db, type ObjectStorage } from '@rp/platform';
@@ -39,6 +40,24 @@ function throwIfCancelled(ctx: Context): void {
   if (ctx.cancellationSignal.aborted) {
     const r: unknown = ctx.cancellationSignal.reason;
     throw r instanceof CancelledFailure ? r : new CancelledFailure(r instanceof Error ? r.message : 'cancelled');
+  }
+}
+
+/**
+ * Runs a pipeline step (parsing, dedup, enrichment, synthesis: possibly seconds of work on a large
+ * file) while heartbeating every second, so the heartbeat timeout detects a lost worker, not a long
+ * step; a cancellation that arrives meanwhile is honoured right after the step. A step that blocks the
+ * event loop for longer than the heartbeat timeout (10 s) cannot be kept alive this way: the pipeline
+ * keeps its synchronous steps well below that.
+ */
+async function beating<T>(ctx: Context, details: unknown, step: () => T | Promise<T>): Promise<T> {
+  ctx.heartbeat(details);
+  const timer = setInterval(() => ctx.heartbeat(details), 1000);
+  try {
+    return await step();
+  } finally {
+    clearInterval(timer);
+    throwIfCancelled(ctx);
   }
 }
 
@@ -115,7 +134,6 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       throw err;
     }
     if (!bytes) throw fail(`the file ${file.name} is no longer in storage`);
-    const { createHash } = await import('node:crypto');
     if (createHash('sha256').update(bytes).digest('hex') !== file.sha256) throw fail(`the file ${file.name} changed after it was verified; upload it again`);
     return { bytes, mime: file.mime_type as SupportedMimeType };
   }
@@ -124,13 +142,15 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
   async function sources(job: JobRow): Promise<{ inputs: number; drafts: MemoryDraft[]; processedAfter: (done: number) => number }> {
     if (job.extraction_type === 'file') {
       const { bytes, mime } = await fileBytes(job);
+      const ctx = Context.current();
       let pages;
       try {
-        pages = await pipeline.extractPages(bytes, mime);
+        pages = await beating(ctx, { stage: 'extracting', parsing: true }, () => pipeline.extractPages(bytes, mime));
       } catch (err) {
+        if (err instanceof CancelledFailure) throw err;
         throw fail(`the file could not be read as ${mime}: ${err instanceof Error ? err.message : String(err)}`);
       }
-      const drafts = pipeline.splitMemories(pages);
+      const drafts = await beating(ctx, { stage: 'extracting', splitting: true }, () => pipeline.splitMemories(pages));
       // a page counts as processed once every memory of it (and of the pages before it) is stored
       const processedAfter = (done: number) => (done >= drafts.length ? pages.length : pages.filter((p) => p.page < drafts[done]!.page).length);
       return { inputs: pages.length, drafts, processedAfter };
@@ -187,7 +207,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
               ...(await store.otherMemories(db, job.organization_id, job.id, job.collection)).map((m) => ({ id: m.id, kind: 'memory' as const, text: m.text })),
               ...(await store.liveArticles(db, job.organization_id, job.collection)).map((a) => ({ id: a.id, kind: 'article' as const, text: a.content })),
             ];
-      const result = pipeline.dedupeMemories(memories.map(store.draftOf), candidates);
+      const result = await beating(Context.current(), { stage: 'deduping' }, () => pipeline.dedupeMemories(memories.map(store.draftOf), candidates));
       await inChunks(job, 'deduping', result.removed, (trx, chunk) => store.markDuplicates(trx, job.id, chunk));
       await store.markDeduped(db, job.id);
       return finish(job, 'deduping', result.removed.length);
@@ -199,7 +219,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       const kept = await store.jobMemories(db, job.id, { kept: true });
       const partners = (await listPartnersForMatching(db, job.organization_id)).map((p) => ({ id: p.id, name: p.name, legal_name: p.legal_name, account_number: p.account_number }));
       const segments = await segmentNames(db, job.organization_id);
-      const enriched = pipeline.enrichMemories(kept.map(store.draftOf), { partners, segments, collection: job.collection });
+      const enriched = await beating(Context.current(), { stage: 'enriching' }, () => pipeline.enrichMemories(kept.map(store.draftOf), { partners, segments, collection: job.collection }));
       await inChunks(job, 'enriching', enriched, (trx, chunk) => store.storeEnrichment(trx, job.id, chunk));
       if (!job.collection && enriched.length) {
         // the collection most of the memories belong to (ties: the first in the enum's order)
@@ -225,7 +245,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       }));
       const articles = await articleRefs(job.organization_id, job.collection);
       const versions = new Map(articles.map((a) => [a.id, a.version]));
-      const drafts = pipeline.synthesizeProposals(memories, articles);
+      const drafts = await beating(Context.current(), { stage: 'synthesizing' }, () => pipeline.synthesizeProposals(memories, articles));
       await store.setStageProgress(db, job.id, 'synthesizing', { total: drafts.length }, { knowledge_count: drafts.length });
       await inChunks(job, 'synthesizing', drafts, (trx, chunk) =>
         store.insertProposals(trx, job.organization_id, job.id, chunk.map((draft) => ({ id: newId(), draft, articleVersion: draft.article_id ? (versions.get(draft.article_id) ?? null) : null }))),
