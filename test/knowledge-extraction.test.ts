@@ -18,13 +18,15 @@
  * (config.ts): a stage writes two rows, heartbeats, then sleeps (cancellably) before the next chunk.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectTemporal, ObjectStorage, startServiceApi, type CommonConfig, type ServiceModule, type TemporalHandle } from '@rp/platform';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { connectTemporal, createDb, ObjectStorage, startServiceApi, type CommonConfig, type ServiceModule, type TemporalHandle } from '@rp/platform';
 import { ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { customerRecord, pushCustomers } from './support/ledger.js';
 import { replayHistory } from './support/histories.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { tcpProxy } from './support/outage.js';
 import { SERVICE_MODULES } from '../scripts/local/services.js';
+import { createPlaybookExtractionActivities } from '../services/knowledge/src/activities/playbook-extraction.js';
 
 let stack: TestStack;
 let org: Org;
@@ -321,9 +323,18 @@ describe('extraction jobs', () => {
     expect((await stack.request('GET', `/v2/aether/playbook/extractions/${id}`, { token: org.token })).body.status).toBe('extracting');
 
     await stack.startWorker('knowledge');
+    // killed again while enriching (updates of stored memories, resumed the same way)
+    const enriching = await waitJob(org.token, id, (j) => (j.status === 'enriching' && j.progress.enriching?.done >= 4) || ended(j), 90_000);
+    expect(enriching.status).toBe('enriching');
+    await stack.workers.knowledge!.close();
+    const [{ n: enrichedAtStop }] = await stack.sql(`SELECT count(*)::int AS n FROM knowledge.memories WHERE extraction_id = $1 AND enriched_at IS NOT NULL`, [id]);
+    expect(enrichedAtStop).toBeLessThan(enriching.progress.enriching.total);
+    await stack.startWorker('knowledge');
     const job = await waitJob(org.token, id, ended, 90_000);
     expect(job.status).toBe('complete');
     await expectConsistent(job);
+    const [{ n: enriched }] = await stack.sql(`SELECT count(*)::int AS n FROM knowledge.memories WHERE extraction_id = $1 AND enriched_at IS NOT NULL`, [id]);
+    expect(enriched).toBe(job.memory_count - job.dedup_count);
 
     // the same file in an organization of its own (same ledger, nothing earlier to dedupe against), uninterrupted
     const cfile = await uploadFile(control.token, 'resume.md', 'text/markdown', content);
@@ -401,4 +412,38 @@ describe('extraction jobs', () => {
     expect((await waitJob(org.token, res!.body.id, ended)).status).toBe('complete');
     await outage.close();
   }, 120_000);
+
+  it('a stage retried after it wrote everything (a worker lost before reporting) inserts nothing twice', async () => {
+    // State no endpoint can produce: a completed job put back to the status its stage had when the
+    // worker died after the last write (SQL), then the stages run again as retried attempts.
+    const file = await uploadFile(org.token, 'retry.md', 'text/markdown', Buffer.from(playbook(6).replace(/region/g, 'district')));
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada', collection: 'payments' } });
+    const done = await waitJob(org.token, res.body.id, ended);
+    expect(done.status).toBe('complete');
+    const before = await stored(done.id);
+    const db = createDb({ url: stack.databaseUrl, schema: 'knowledge', poolMax: 2 });
+    try {
+      const activities = createPlaybookExtractionActivities({ db, storage: new ObjectStorage({ endpoint: stack.env.S3_ENDPOINT, bucket: stack.env.S3_BUCKET, accessKeyId: stack.env.S3_ACCESS_KEY_ID, secretAccessKey: stack.env.S3_SECRET_ACCESS_KEY, region: stack.env.S3_REGION }), chunkSize: 3, chunkPauseMs: 0 });
+      const input = { organizationId: org.organizationId, jobId: done.id };
+      for (const [status, run] of [
+        ['extracting', activities.extractMemories],
+        ['deduping', activities.dedupeMemories],
+        ['enriching', activities.enrichMemories],
+        ['synthesizing', activities.synthesizeProposals],
+      ] as const) {
+        await stack.sql(`UPDATE knowledge.extraction_jobs SET status = $2, completed_at = NULL WHERE id = $1`, [done.id, status]);
+        const result = await new MockActivityEnvironment({ attempt: 2 }).run(run, input);
+        expect(result.missing).toBe(false);
+      }
+      await new MockActivityEnvironment({ attempt: 1 }).run(activities.completeExtraction, input);
+    } finally {
+      await db.destroy();
+    }
+    const after = await stored(done.id);
+    expect(after.memories).toBe(before.memories);
+    expect(after.duplicates).toBe(before.duplicates);
+    expect(after.proposals.map((p) => p.id).sort()).toEqual(before.proposals.map((p) => p.id).sort());
+    const job = (await stack.request('GET', `/v2/aether/playbook/extractions/${done.id}`, { token: org.token })).body;
+    expect(job).toMatchObject({ status: 'complete', memory_count: done.memory_count, dedup_count: done.dedup_count, proposal_count: done.proposal_count, knowledge_count: done.knowledge_count });
+  }, 60_000);
 });
