@@ -432,7 +432,7 @@ describe('extraction jobs', () => {
         ['synthesizing', activities.synthesizeProposals],
       ] as const) {
         await stack.sql(`UPDATE knowledge.extraction_jobs SET status = $2, completed_at = NULL WHERE id = $1`, [done.id, status]);
-        const result = await new MockActivityEnvironment({ attempt: 2 }).run(run, input);
+        const result = (await new MockActivityEnvironment({ attempt: 2 }).run(run, input)) as { missing: boolean };
         expect(result.missing).toBe(false);
       }
       await new MockActivityEnvironment({ attempt: 1 }).run(activities.completeExtraction, input);
