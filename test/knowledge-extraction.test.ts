@@ -27,6 +27,7 @@ import { startStack, type Org, type TestStack } from './support/stack.js';
 import { tcpProxy } from './support/outage.js';
 import { SERVICE_MODULES } from '../scripts/local/services.js';
 import { createPlaybookExtractionActivities } from '../services/knowledge/src/activities/playbook-extraction.js';
+import { requestExtraction } from '../services/knowledge/src/domain/extractions.js';
 
 let stack: TestStack;
 let org: Org;
@@ -445,5 +446,30 @@ describe('extraction jobs', () => {
     expect(after.proposals.map((p) => p.id).sort()).toEqual(before.proposals.map((p) => p.id).sort());
     const job = (await stack.request('GET', `/v2/aether/playbook/extractions/${done.id}`, { token: org.token })).body;
     expect(job).toMatchObject({ status: 'complete', memory_count: done.memory_count, dedup_count: done.dedup_count, proposal_count: done.proposal_count, knowledge_count: done.knowledge_count });
+  }, 60_000);
+
+  it('a request that dies between starting the workflow and committing the job leaves nothing: the workflow ends missing', async () => {
+    // Injected at domain level: no API client can kill the server between the two steps.
+    const file = await uploadFile(org.token, 'crash.md', 'text/markdown', Buffer.from(playbook(1)));
+    const db = createDb({ url: stack.databaseUrl, schema: 'knowledge', poolMax: 2 });
+    let jobId = '';
+    try {
+      const crash = requestExtraction({ db, temporal: temporal.client, storage: null }, org.organizationId, { file_id: file.id, created_by: 'ada' }, {
+        beforeCommit: async (id) => {
+          jobId = id;
+          throw new Error('process killed');
+        },
+      }).catch((err: unknown) => err);
+      // the file is verified already: the request needs no storage (null) to get to the start
+      expect(String(await crash)).toContain('process killed');
+    } finally {
+      await db.destroy();
+    }
+    expect(jobId).not.toBe('');
+    expect(await stack.sql(`SELECT id FROM knowledge.extraction_jobs WHERE id = $1`, [jobId])).toEqual([]);
+    expect((await stack.request('GET', `/v2/aether/playbook/extractions/${jobId}`, { token: org.token })).status).toBe(404);
+    const result = await temporal.client.workflow.getHandle(`playbook-extraction-${jobId}`).result();
+    expect(result).toEqual({ status: 'missing' });
+    expect(await stack.sql(`SELECT id FROM knowledge.memories WHERE extraction_id = $1`, [jobId])).toEqual([]);
   }, 60_000);
 });

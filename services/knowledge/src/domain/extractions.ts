@@ -86,7 +86,12 @@ async function startWorkflow(temporal: Client, org: string, jobId: string): Prom
   }
 }
 
-export async function requestExtraction(deps: Deps, org: string, req: ExtractionRequest) {
+/** Test seam: runs after the workflow started and before the job row commits (a crash there). */
+export interface RequestHooks {
+  beforeCommit?: (jobId: string) => Promise<void>;
+}
+
+export async function requestExtraction(deps: Deps, org: string, req: ExtractionRequest, hooks: RequestHooks = {}) {
   const type = req.extraction_type ?? 'file';
   let file: FileRow | null = null;
   if (type === 'file') {
@@ -113,6 +118,7 @@ export async function requestExtraction(deps: Deps, org: string, req: Extraction
       await store.insertJob(trx, { id, organization_id: org, file_id: file?.id ?? null, created_by: req.created_by, collection: req.collection ?? null, extraction_type: type, workflow_id: playbookExtractionWorkflowId(id) });
       await startWorkflow(deps.temporal, org, id);
       started = true;
+      await hooks.beforeCommit?.(id);
     })
     .catch((err: unknown) => {
       if (started || err instanceof AppError) throw err;
