@@ -24,7 +24,7 @@ import { ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { customerRecord, pushCustomers } from './support/ledger.js';
 import { replayHistory } from './support/histories.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
-import { tcpProxy } from './support/outage.js';
+import { tcpProxy, type TcpOutage } from './support/outage.js';
 import { SERVICE_MODULES } from '../scripts/local/services.js';
 import { createPlaybookExtractionActivities } from '../services/knowledge/src/activities/playbook-extraction.js';
 import { requestExtraction } from '../services/knowledge/src/domain/extractions.js';
@@ -34,6 +34,8 @@ let org: Org;
 let other: Org;
 let control: Org;
 let temporal: TemporalHandle;
+/** The Temporal proxy of the outage test (the knowledge API reaches Temporal through it afterwards). */
+let outage: TcpOutage | undefined;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const STAGES = ['extracting', 'deduping', 'enriching', 'synthesizing'];
@@ -125,6 +127,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await temporal?.close();
   await stack?.close();
+  await outage?.close();
 });
 
 describe('files', () => {
@@ -383,7 +386,7 @@ describe('extraction jobs', () => {
     const file = await uploadFile(org.token, 'outage.md', 'text/markdown', Buffer.from(playbook(2)));
     // The knowledge API again, on its port, reaching Temporal through a proxy the test stops.
     const [host, port] = stack.env.TEMPORAL_ADDRESS.split(':');
-    const outage = await tcpProxy({ host: host!, port: Number(port) });
+    outage = await tcpProxy({ host: host!, port: Number(port) });
     const apiPort = stack.apis.knowledge.port;
     await stack.apis.knowledge.close();
     const entry = SERVICE_MODULES.knowledge;
@@ -411,7 +414,6 @@ describe('extraction jobs', () => {
     expect(res!.status).toBe(200);
     expect(await count()).toBe(before + 1);
     expect((await waitJob(org.token, res!.body.id, ended)).status).toBe('complete');
-    await outage.close();
   }, 120_000);
 
   it('a stage retried after it wrote everything (a worker lost before reporting) inserts nothing twice', async () => {
@@ -471,5 +473,27 @@ describe('extraction jobs', () => {
     const result = await temporal.client.workflow.getHandle(`playbook-extraction-${jobId}`).result();
     expect(result).toEqual({ status: 'missing' });
     expect(await stack.sql(`SELECT id FROM knowledge.memories WHERE extraction_id = $1`, [jobId])).toEqual([]);
+  }, 60_000);
+
+  it('cancels a job no worker has picked up: the request records it, and the workflow ends cancelled once a worker runs', async () => {
+    const file = await uploadFile(org.token, 'idle.md', 'text/markdown', Buffer.from(playbook(1)));
+    await stack.workers.knowledge!.close();
+    let id = '';
+    try {
+      const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada' } });
+      expect(res.body.status).toBe('pending');
+      id = res.body.id;
+      const cancelled = await stack.request('POST', `/v2/aether/playbook/extractions/${id}/cancel`, { token: org.token });
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toMatchObject({ status: 'failed', error: 'cancelled' });
+    } finally {
+      await stack.startWorker('knowledge');
+    }
+    const handle = temporal.client.workflow.getHandle(`playbook-extraction-${id}`);
+    await expect(handle.result()).rejects.toThrow();
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    const job = (await stack.request('GET', `/v2/aether/playbook/extractions/${id}`, { token: org.token })).body;
+    expect(job).toMatchObject({ status: 'failed', error: 'cancelled', memory_count: 0, proposal_count: 0 });
+    expect(await stored(id)).toMatchObject({ memories: 0, proposals: [] });
   }, 60_000);
 });

@@ -37,7 +37,7 @@ interface Deps {
 }
 
 /** How long a cancel waits for the workflow to record the cancellation before recording it itself. */
-const CANCEL_WAIT_MS = 15_000;
+const CANCEL_WAIT_MS = 10_000;
 
 export function jobView(j: store.JobRow, file: FileRow | null) {
   return {
