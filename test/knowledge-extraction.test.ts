@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { connectTemporal, createDb, ObjectStorage, startServiceApi, type CommonConfig, type ServiceModule, type TemporalHandle } from '@rp/platform';
 import { ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
-import { customerRecord, pushCustomers } from './support/ledger.js';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { replayHistory } from './support/histories.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { tcpProxy, type TcpOutage } from './support/outage.js';
@@ -123,6 +123,12 @@ beforeAll(async () => {
     const res = await pushCustomers(stack, o.apiKey, [customerRecord({ customer_code: 'C-NORD', name1: 'Nordwind Logistik GmbH' })]);
     expect(res.body.results[0]).toMatchObject({ success: true });
   }
+  // two invoices Nordwind paid 5 and 9 days late (what onboarding mines)
+  const paid = await pushInvoices(stack, org.apiKey, [
+    invoiceRecord({ document_number: 'N-1', customer_code: 'C-NORD', net_due_date: '2026-09-01', clearing_date: '2026-09-06', status_open: false }),
+    invoiceRecord({ document_number: 'N-2', customer_code: 'C-NORD', net_due_date: '2026-10-01', clearing_date: '2026-10-10', status_open: false }),
+  ]);
+  expect(paid.body.results.every((r) => r.success)).toBe(true);
 }, 180_000);
 afterAll(async () => {
   await temporal?.close();
@@ -378,7 +384,14 @@ describe('extraction jobs', () => {
       expect(res.body).toMatchObject({ extraction_type: body.extraction_type, file: null, file_id: null });
       const job = await waitJob(org.token, res.body.id, ended);
       expect(job.status).toBe('complete');
-      await expectConsistent(job);
+      const s = await expectConsistent(job);
+      if (body.extraction_type === 'onboarding') {
+        // the customer with payment history becomes knowledge scoped to it
+        const [nord] = await stack.sql(`SELECT id FROM integrations.partners WHERE organization_id = $1 AND name = 'Nordwind Logistik GmbH'`, [org.organizationId]);
+        expect(job.input_count).toBeGreaterThanOrEqual(1);
+        expect(job.memory_count).toBeGreaterThanOrEqual(1);
+        expect(s.proposals.some((p) => p.customer_id === nord.id)).toBe(true);
+      }
     }
   }, 90_000);
 
