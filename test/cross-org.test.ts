@@ -84,6 +84,13 @@ beforeAll(async () => {
   bIds.email_template_id = (await post('/v1/email-templates', { folder_id: bIds.folder_id, name: 'Dunning', subject: 'Hi {{ customer.name }}', body: 'Open: {{ totals.open_amount }}' })).id;
   bIds.sms_template_id = (await post('/v2/sms-templates', { name: 'Victim SMS', body: 'Hi {{ customer.name }}' })).id;
   bIds.attachment_id = (await post(`/v1/email-templates/${bIds.email_template_id}/attachments`, { name: 'terms.txt', mime_type: 'text/plain', size: 5 })).id;
+  // a knowledge file uploaded through its presigned URL and verified, and an extraction job of it
+  const note = Buffer.from('Victim playbook: call the customer 7 days after the due date.\n');
+  const file = await post('/v2/aether/files', { name: 'victim.md', mime_type: 'text/markdown', size: note.length });
+  expect((await fetch(file.upload_url, { method: 'PUT', headers: file.upload_headers, body: note })).status).toBe(200);
+  expect((await ok(stack.request('GET', `/v2/aether/files/${file.id}`, { token: b.token }))).is_verified).toBe(true);
+  bIds.file_id = file.id;
+  bIds.extraction_id = (await post('/v2/aether/playbook/extractions', { file_id: file.id, created_by: 'victim' })).id;
   for (const [k, v] of Object.entries(bIds)) expect(v, k).toMatch(/^[0-9a-f-]{36}$/);
   // the receipt settles (sent or skipped) before the snapshot, so nothing of B moves by itself meanwhile
   for (let i = 0; i < 200; i++) {
@@ -256,6 +263,8 @@ async function snapshotOfB() {
     `/v2/customer-segments/${bIds.segment_id}`,
     `/v2/customer-segments/${bIds.segment_id}/partners`,
     `/v2/partners/${bIds.partner_id}`,
+    `/v2/aether/files/${bIds.file_id}`,
+    `/v2/aether/playbook/extractions/${bIds.extraction_id}`,
   ];
   const out: Record<string, unknown> = {};
   for (const p of paths) {

@@ -440,6 +440,11 @@ export async function segmentConditions(db: Knex, organizationId: string, segmen
   return (row as { id: string; priority: number; conditions: Condition } | undefined) ?? null;
 }
 
+/** The organization's segments by id and name (read-only; admin owns segments): what knowledge links memories to. */
+export async function segmentNames(db: Knex, organizationId: string): Promise<{ id: string; name: string }[]> {
+  return db(SEGMENTS_TABLE).select('id', 'name').where({ organization_id: organizationId }).orderBy('id');
+}
+
 /** The conditions of the organization's segments of higher priority (smaller number) than `priority`. */
 export async function higherPrioritySegmentConditions(db: Knex, organizationId: string, priority: number): Promise<Condition[]> {
   const rows = (await db(SEGMENTS_TABLE).select('conditions').where({ organization_id: organizationId }).andWhere('priority', '<', priority).orderBy('priority')) as { conditions: Condition }[];

@@ -134,6 +134,25 @@ export async function listPartnersForMatching(db: Knex, organizationId: string):
   return db(LEDGER_TABLES.partners).select('id', 'name', 'legal_name', 'account_number', 'remote_id').where({ organization_id: organizationId }).orderBy('id');
 }
 
+/**
+ * How each partner of the organization pays, from its cleared invoices that have a due date: how many
+ * and the average days between due date and clearing (negative: paid early). Partners without such
+ * invoices are absent. Ordered by partner id.
+ */
+export async function partnerPaymentHabits(db: Knex, organizationId: string): Promise<{ partner_id: string; paid_invoices: number; average_days_after_due: number }[]> {
+  const rows = (await db(LEDGER_TABLES.documents)
+    .select('partner_id')
+    .count({ paid_invoices: '*' })
+    .avg({ average_days_after_due: db.raw('clearing_date - net_due_date') })
+    .where({ organization_id: organizationId, kind: 'invoice' })
+    .whereNotNull('partner_id')
+    .whereNotNull('clearing_date')
+    .whereNotNull('net_due_date')
+    .groupBy('partner_id')
+    .orderBy('partner_id')) as { partner_id: string; paid_invoices: string; average_days_after_due: string }[];
+  return rows.map((r) => ({ partner_id: r.partner_id, paid_invoices: Number(r.paid_invoices), average_days_after_due: Number(r.average_days_after_due) }));
+}
+
 export async function getDocuments(db: Knex, organizationId: string, ids: readonly string[], scope: BusinessUnitScope = '*'): Promise<Map<string, LedgerDocument>> {
   if (ids.length === 0) return new Map();
   const rows = (await whereInScope(db(LEDGER_TABLES.documents).select(DOCUMENT_COLUMNS).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]), scope)) as LedgerDocument[];

@@ -67,16 +67,17 @@ export interface VerificationResult {
   reason: string | null;
 }
 
-/** Largest object a presigned upload may declare (25 MiB). */
+/** Largest object a presigned upload may declare by default (25 MiB; presignPut's `maxBytes` sets another). */
 export const MAX_OBJECT_BYTES = 25 * 1024 * 1024;
 /** Longest validity of a presigned URL (SigV4 allows at most 7 days). */
 export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
 /**
  * Types whose bytes have no magic number: accepted as verified when the bytes carry no binary
- * signature either and are valid UTF-8 without NUL bytes.
+ * signature either and are valid UTF-8 without NUL bytes. An email (message/rfc822) is text too
+ * (RFC 5322: ASCII lines; 8-bit bodies are UTF-8 in practice, others arrive encoded).
  */
-const TEXT_TYPES = new Set(['text/plain', 'text/csv', 'text/html', 'text/markdown', 'text/calendar', 'application/json', 'application/xml', 'text/xml']);
+const TEXT_TYPES = new Set(['text/plain', 'text/csv', 'text/html', 'text/markdown', 'text/calendar', 'application/json', 'application/xml', 'text/xml', 'message/rfc822']);
 
 /** Declared types that `file-type` reports under another name. */
 const MIME_ALIASES: Record<string, string> = {
@@ -174,10 +175,12 @@ export class ObjectStorage {
 
   /**
    * A presigned PUT for exactly `size` bytes of `contentType`. `signingDate` (default now) is the
-   * start of the validity window.
+   * start of the validity window; `maxBytes` (default MAX_OBJECT_BYTES) bounds the size, for a caller
+   * with its own limit (knowledge files: 50 MB).
    */
-  async presignPut(opts: { key: string; size: number; contentType: string; expiresIn: number; signingDate?: Date }): Promise<PresignedUrl> {
-    if (!Number.isInteger(opts.size) || opts.size < 1 || opts.size > MAX_OBJECT_BYTES) throw new RangeError(`size must be 1..${MAX_OBJECT_BYTES}`);
+  async presignPut(opts: { key: string; size: number; contentType: string; expiresIn: number; signingDate?: Date; maxBytes?: number }): Promise<PresignedUrl> {
+    const max = opts.maxBytes ?? MAX_OBJECT_BYTES;
+    if (!Number.isInteger(opts.size) || opts.size < 1 || opts.size > max) throw new RangeError(`size must be 1..${max}`);
     const expiresIn = clampExpiry(opts.expiresIn);
     const signingDate = opts.signingDate ?? new Date();
     const url = await getSignedUrl(
@@ -238,6 +241,22 @@ export class ObjectStorage {
       return { ...base, is_verified: false, reason: `the bytes are ${sniffed ?? 'of no recognised type'}, not ${opts.contentType}` };
     }
     return { ...base, is_verified: true, reason: null };
+  }
+
+  /** The object's bytes (at most `maxBytes`: a larger object is an error); null when no object exists under the key. */
+  async readObject(key: string, maxBytes: number): Promise<Uint8Array | null> {
+    let res;
+    try {
+      res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+    if ((res.ContentLength ?? 0) > maxBytes) {
+      res.Body?.transformToWebStream().cancel().catch(() => undefined);
+      throw new RangeError(`object ${key} holds ${res.ContentLength} bytes, more than ${maxBytes}`);
+    }
+    return res.Body!.transformToByteArray();
   }
 
   async deleteObject(key: string): Promise<void> {

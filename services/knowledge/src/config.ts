@@ -4,6 +4,10 @@ import { commonConfigShape, env, loadConfig } from '@rp/platform';
 export const knowledgeConfigSchema = z.object({
   ...commonConfigShape,
   PORT: env.port(8103),
+  /** Rows (memories, proposals) an extraction stage writes per transaction and heartbeat. */
+  KNOWLEDGE_EXTRACTION_CHUNK_SIZE: env.int(200, 1),
+  /** Pause after each chunk, in ms (0 in production; tests slow stages down to catch them mid-way). */
+  KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS: env.int(0, 0),
 });
 export type KnowledgeConfig = z.infer<typeof knowledgeConfigSchema>;
 

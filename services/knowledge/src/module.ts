@@ -1,18 +1,35 @@
-import type { ServiceModule } from '@rp/platform';
+import { ObjectStorage, storageConfigFrom, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { KnowledgeConfig } from './config.js';
 import type { KnowledgeDeps } from './deps.js';
 import { playbookRoutes } from './routes/playbook.js';
+import { fileRoutes } from './routes/files.js';
+import { extractionRoutes } from './routes/extractions.js';
+import { createPlaybookExtractionActivities } from './activities/playbook-extraction.js';
 
 export const knowledgeModule: ServiceModule<KnowledgeConfig, KnowledgeDeps> = {
   name: 'knowledge',
   schema: 'knowledge',
   taskQueue: TASK_QUEUES.knowledge,
-  info: { title: 'Knowledge service', version: '2.0.0', description: 'Playbook knowledge for the assistant: articles, proposals and statistics.' },
+  info: { title: 'Knowledge service', version: '2.0.0', description: 'Playbook knowledge for the assistant: files, extraction jobs, articles, proposals and statistics.' },
   migrations,
-  routes: [...playbookRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  // No knowledge activities yet; the worker polls its task queue for the workflows that will use them.
-  activities: () => ({}),
+  routes: [...playbookRoutes, ...fileRoutes, ...extractionRoutes],
+  deps: ({ db, temporal, config }) => ({
+    db,
+    temporal: temporal.client,
+    config,
+    storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
+  }),
+  activities: ({ db, log, config }) => ({
+    ...createPlaybookExtractionActivities({
+      db,
+      log,
+      storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
+      chunkSize: config.KNOWLEDGE_EXTRACTION_CHUNK_SIZE,
+      chunkPauseMs: config.KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS,
+    }),
+  }),
+  // A cancellation reaches a stage with a heartbeat's answer: within a second.
+  worker: { maxHeartbeatThrottleInterval: '1 second' },
 };

@@ -532,6 +532,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/aether/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a file and its upload URL
+         * @description Declares a file and answers it with a presigned PUT (`upload_url`, valid 15 minutes) on the object storage, bound to the declared `size` (at most 50 MB) and `mime_type`: the client uploads the bytes directly, sending exactly `upload_headers`. Any type is accepted as a file; extraction reads application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, text/plain, text/markdown, text/html, message/rfc822, text/csv and refuses others (422 naming the type). GET the file to have the upload verified. 503 `storage-unavailable` when the service has no object storage.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createKnowledgeFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file and its verification
+         * @description The file; until it is verified the uploaded object is checked on each read: its size, stored content type, SHA-256 and the type sniffed from its bytes (text formats, which carry no signature, must be valid UTF-8 without NUL bytes) must agree with the declaration. `is_verified` false with `verification_error` null: nothing was uploaded yet (a fresh `upload_url` is given while unverified). A verified file is not checked again. 404 for an unknown or other organization's file.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getKnowledgeFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/extractions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Playbook extraction jobs
+         * @description Newest first, paginated (page size 1..200, default 50). Filters: `status`, `collection`, `extraction_type`, `file_id`.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listPlaybookExtractions"];
+        put?: never;
+        /**
+         * Start a playbook extraction
+         * @description Creates the job `pending` and starts its workflow `playbook-extraction-<id>`. `pending` (workflow started) → `extracting` (the file is parsed into memories) → `deduping` (duplicates marked) → `enriching` (customers, segments, entities, collection) → `synthesizing` (proposals stored) → `complete`; any stage → `failed` with `error` (the file cannot be read, or a cancellation: error `cancelled`). Unknown file → 404; a file not verified (nothing uploaded, or bytes that disagree with the declaration) → 422; a type the pipeline cannot read → 422 naming it (supported: application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, text/plain, text/markdown, text/html, message/rfc822, text/csv). When the workflow cannot be started (Temporal unavailable) → 503 with Retry-After and nothing stored.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createPlaybookExtraction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/extractions/{extraction_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A playbook extraction job
+         * @description The job with its progress and counters (counted from the stored memories and proposals). `pending` (workflow started) → `extracting` (the file is parsed into memories) → `deduping` (duplicates marked) → `enriching` (customers, segments, entities, collection) → `synthesizing` (proposals stored) → `complete`; any stage → `failed` with `error` (the file cannot be read, or a cancellation: error `cancelled`). 404 `entity-not-found` when unknown.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getPlaybookExtraction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/extractions/{extraction_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a playbook extraction
+         * @description Cancels the job's workflow: the running stage stops between two chunks (what it stored is kept) and the job ends `failed` with `error` `cancelled` (the spec's status enum has no cancelled state). Answers the job once that is recorded. A job that already ended (`complete` or `failed`) → 409 `conflict`; unknown → 404.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["cancelPlaybookExtraction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/aether/playbook/stats": {
         parameters: {
             query?: never;
@@ -2445,6 +2561,12 @@ export interface components {
             name: string;
             subject: string;
         };
+        CreateKnowledgeFileRequest: {
+            mime_type: string;
+            name: string;
+            /** @description Bytes, at most 52428800 (50 MB). */
+            size: number;
+        };
         CreateLedgerAccountRequest: {
             /**
              * @default expense
@@ -2480,6 +2602,19 @@ export interface components {
             bank_transaction_id: string;
             /** @description The payer; must be a partner of the organization. */
             partner_id?: string | null;
+        };
+        CreatePlaybookExtractionRequest: {
+            /** @description Target collection; inferred from the memories when omitted (required for `synthesis`). */
+            collection?: ("cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments") | null;
+            /** @description User who initiated the extraction. */
+            created_by: string;
+            /**
+             * @description `file` (default), `onboarding` (mines the organization's ledger per customer), `synthesis` (re-reads a collection).
+             * @enum {string}
+             */
+            extraction_type?: "file" | "onboarding" | "synthesis";
+            /** @description The uploaded, verified file; required for `file` extractions, omitted for the others. */
+            file_id?: string | null;
         };
         CreateRemittanceRequest: {
             allocations: {
@@ -2703,6 +2838,36 @@ export interface components {
             total_records: number;
         };
         GetMailboxSettingsResponse: components["schemas"]["MailboxSettings"] | null;
+        KnowledgeFile: {
+            bucket: string;
+            created_at: string;
+            /** @description UUID */
+            id: string;
+            /** @description The uploaded bytes were checked: size, stored type and the type sniffed from the bytes agree with the declaration. */
+            is_verified: boolean;
+            mime_type: string;
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "file";
+            object_key: string;
+            /** @description SHA-256 (hex) of the checked bytes. */
+            sha256: string | null;
+            /** @description Declared size in bytes (at most 50 MB). */
+            size: number;
+            /** @description Type detected from the bytes; null for text formats (no signature). */
+            sniffed_mime_type: string | null;
+            upload_expires_at: string | null;
+            /** @description Headers the PUT must carry exactly (they are signed): content-type and content-length. */
+            upload_headers: {
+                [key: string]: string;
+            } | null;
+            /** @description Presigned PUT on the object storage, valid 15 minutes, bound to `size` and `mime_type` (send exactly `upload_headers`); null once the upload is verified and in a job's `file`. */
+            upload_url: string | null;
+            /** @description Why the upload is not verified; null when verified or nothing was uploaded yet. */
+            verification_error: string | null;
+            verified_at: string | null;
+        };
         LedgerAccount: {
             /** @enum {string} */
             classification: "asset" | "liability" | "equity" | "revenue" | "expense";
@@ -3059,6 +3224,55 @@ export interface components {
         PaymentPage: {
             current_page: number;
             data: components["schemas"]["Payment"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        PlaybookExtraction: {
+            /** @description Target collection; inferred during `enriching` when the request gave none. */
+            collection: ("cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments") | null;
+            /** @description When processing finished (complete or failed). */
+            completed_at: string | null;
+            created_at: string;
+            created_by: string;
+            /** @description Memories removed as duplicates. */
+            dedup_count: number;
+            /** @description Why the job failed; `cancelled` after POST …/cancel. */
+            error: string | null;
+            /** @enum {string} */
+            extraction_type: "file" | "onboarding" | "synthesis";
+            file: components["schemas"]["KnowledgeFile"] | null;
+            file_id: string | null;
+            /** @description UUID */
+            id: string;
+            /** @description Sources to process: pages of the file; customers (onboarding); articles and memories (synthesis). */
+            input_count: number;
+            /** @description Knowledge items synthesized. */
+            knowledge_count: number;
+            /** @description Memories extracted (duplicates included). */
+            memory_count: number;
+            modified_at: string;
+            /** @constant */
+            object: "playbook_extraction";
+            /** @description Sources whose memories are stored. */
+            processed_count: number;
+            /** @description Per stage (`extracting`, `deduping`, `enriching`, `synthesizing`): `done` / `total` and when it started and completed. */
+            progress: {
+                [key: string]: {
+                    completed_at?: string;
+                    done: number;
+                    started_at?: string;
+                    total: number;
+                };
+            };
+            /** @description Proposals stored. */
+            proposal_count: number;
+            /** @enum {string} */
+            status: "pending" | "extracting" | "deduping" | "enriching" | "synthesizing" | "complete" | "failed";
+        };
+        /** @description A page of PlaybookExtraction records. */
+        PlaybookExtractionPage: {
+            current_page: number;
+            data: components["schemas"]["PlaybookExtraction"][];
             next_page: number | null;
             total_records: number;
         };
@@ -8068,6 +8282,679 @@ export interface operations {
             };
             /** @description Unsupported content type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createKnowledgeFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKnowledgeFileRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeFile"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getKnowledgeFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeFile"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listPlaybookExtractions: {
+        parameters: {
+            query?: {
+                collection?: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+                extraction_type?: "file" | "onboarding" | "synthesis";
+                file_id?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                status?: "pending" | "extracting" | "deduping" | "enriching" | "synthesizing" | "complete" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlaybookExtractionPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createPlaybookExtraction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePlaybookExtractionRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlaybookExtraction"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getPlaybookExtraction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                extraction_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlaybookExtraction"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    cancelPlaybookExtraction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                extraction_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlaybookExtraction"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
