@@ -139,18 +139,28 @@ export async function listPartnersForMatching(db: Knex, organizationId: string):
  * and the average days between due date and clearing (negative: paid early). Partners without such
  * invoices are absent. Ordered by partner id.
  */
-export async function partnerPaymentHabits(db: Knex, organizationId: string): Promise<{ partner_id: string; paid_invoices: number; average_days_after_due: number }[]> {
+export async function partnerPaymentHabits(
+  db: Knex,
+  organizationId: string,
+): Promise<{ partner_id: string; paid_invoices: number; average_days_after_due: number; first_cleared: string; last_cleared: string }[]> {
   const rows = (await db(LEDGER_TABLES.documents)
     .select('partner_id')
     .count({ paid_invoices: '*' })
     .avg({ average_days_after_due: db.raw('clearing_date - net_due_date') })
+    .select(db.raw("to_char(min(clearing_date), 'YYYY-MM-DD') AS first_cleared"), db.raw("to_char(max(clearing_date), 'YYYY-MM-DD') AS last_cleared"))
     .where({ organization_id: organizationId, kind: 'invoice' })
     .whereNotNull('partner_id')
     .whereNotNull('clearing_date')
     .whereNotNull('net_due_date')
     .groupBy('partner_id')
-    .orderBy('partner_id')) as { partner_id: string; paid_invoices: string; average_days_after_due: string }[];
-  return rows.map((r) => ({ partner_id: r.partner_id, paid_invoices: Number(r.paid_invoices), average_days_after_due: Number(r.average_days_after_due) }));
+    .orderBy('partner_id')) as { partner_id: string; paid_invoices: string; average_days_after_due: string; first_cleared: string; last_cleared: string }[];
+  return rows.map((r) => ({
+    partner_id: r.partner_id,
+    paid_invoices: Number(r.paid_invoices),
+    average_days_after_due: Number(r.average_days_after_due),
+    first_cleared: r.first_cleared,
+    last_cleared: r.last_cleared,
+  }));
 }
 
 export async function getDocuments(db: Knex, organizationId: string, ids: readonly string[], scope: BusinessUnitScope = '*'): Promise<Map<string, LedgerDocument>> {

@@ -160,7 +160,13 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       const habits = (await partnerPaymentHabits(db, job.organization_id)).filter((h) => partners.has(h.partner_id));
       const profiles = habits.map((h) => {
         const p = partners.get(h.partner_id)!;
-        return { partner: { id: p.id, name: p.name, legal_name: p.legal_name, account_number: p.account_number }, paid_invoices: h.paid_invoices, average_days_after_due: h.average_days_after_due };
+        return {
+          partner: { id: p.id, name: p.name, legal_name: p.legal_name, account_number: p.account_number },
+          paid_invoices: h.paid_invoices,
+          average_days_after_due: h.average_days_after_due,
+          first_cleared: h.first_cleared,
+          last_cleared: h.last_cleared,
+        };
       });
       const drafts = pipeline.onboardingMemories(profiles);
       return { inputs: profiles.length, drafts, processedAfter: (done) => (done >= drafts.length ? profiles.length : drafts[done]!.page - 1) };
@@ -245,7 +251,9 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       }));
       const articles = await articleRefs(job.organization_id, job.collection);
       const versions = new Map(articles.map((a) => [a.id, a.version]));
-      const drafts = await beating(Context.current(), { stage: 'synthesizing' }, () => pipeline.synthesizeProposals(memories, articles));
+      const drafts = await beating(Context.current(), { stage: 'synthesizing' }, () =>
+        job.extraction_type === 'synthesis' ? pipeline.synthesisProposals(articles, memories) : pipeline.synthesizeProposals(memories, articles),
+      );
       await store.setStageProgress(db, job.id, 'synthesizing', { total: drafts.length }, { knowledge_count: drafts.length });
       await inChunks(job, 'synthesizing', drafts, (trx, chunk) =>
         store.insertProposals(trx, job.organization_id, job.id, chunk.map((draft) => ({ id: newId(), draft, articleVersion: draft.article_id ? (versions.get(draft.article_id) ?? null) : null }))),
