@@ -9,6 +9,7 @@
  *   collections  a customer-segment page (500) over 50,000 customers / 1M open invoices vs the bare SQL,
  *             with and without exclude_higher_priority over 10 segments
  *   templates email-template previews (Liquid renders) per second through the gateway
+ *   knowledge-search  playbook search over 10,000 articles through the gateway (p95)
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'cash-app-large-statement': async () => (await import('./cash-app.js')).runLargeStatement(),
   collections: async () => (await import('./collections.js')).run(),
   templates: async () => (await import('./templates.js')).run(),
+  'knowledge-search': async () => (await import('./knowledge-search.js')).run(),
 };
 
 const name = process.argv[2];
