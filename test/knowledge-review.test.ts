@@ -519,6 +519,36 @@ describe('deduction knowledge', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('a member sees only partners of their business units (or of none); a member\'s review records the member', async () => {
+    const north = (await req('POST', '/v2/business-units', orgA, { name: 'North' })).body.id as string;
+    const south = (await req('POST', '/v2/business-units', orgA, { name: 'South' })).body.id as string;
+    const pushed = await pushCustomers(stack, orgA.apiKey, [{ ...customerRecord({ customer_code: 'K-S', name1: 'Southern Foods' }), business_unit_id: south }]);
+    expect(pushed.status, JSON.stringify(pushed.body)).toBe(200);
+    const southern = pushed.body.results[0]!.service_id!;
+    const created = await req('POST', '/v2/users', orgA, { email: 'north.member@a.example', name: 'Nora', role: 'member', business_unit_ids: [north] });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const { runCli } = await import('@rp/admin/cli');
+    const t = (await runCli(['token', 'issue', '--org', orgA.organizationId, '--user', created.body.id], stack.env)) as { token: string };
+    const memberOrg = { ...orgA, userId: created.body.id as string, token: t.token };
+
+    for (const [method, path, body] of [
+      ['PUT', `${base}/partners/${southern}/parse_backup`, { content: 'x' }],
+      ['GET', `${base}/partners/${southern}`, undefined],
+      ['DELETE', `${base}/partners/${southern}/parse_backup`, undefined],
+    ] as const) {
+      expect((await req(method, path, memberOrg, body)).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await req('GET', `${base}/partners/${southern}`, orgA)).status).toBe(200);
+    // a partner of no business unit is visible to the member
+    expect((await req('PUT', `${base}/partners/${acme}/parse_backup`, memberOrg, { content: 'Acme backup is a PDF.' })).status).toBe(200);
+
+    const id = await proposal(orgA);
+    const approved = await approve(memberOrg, id);
+    expect(approved.status).toBe(200);
+    expect(approved.body.reviewed_by).toBe(memberOrg.userId);
+    expect((await req('GET', `/v2/aether/playbook/articles/${approved.body.article_id}`, orgA)).body.versions[0].created_by).toBe(memberOrg.userId);
+  });
+
   it('an unknown or other-organization partner is 404 on every partner endpoint; globals are per organization', async () => {
     for (const partner of [foreignPartner, randomUUID()]) {
       for (const [method, path, body] of [
