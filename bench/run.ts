@@ -10,6 +10,7 @@
  *             with and without exclude_higher_priority over 10 segments
  *   templates email-template previews (Liquid renders) per second through the gateway
  *   knowledge the offline extraction pipeline: quality on the labelled evaluation set, time on a 200-page PDF
+ *   knowledge-search  playbook search over 10,000 articles through the gateway (p95)
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
@@ -19,6 +20,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   collections: async () => (await import('./collections.js')).run(),
   templates: async () => (await import('./templates.js')).run(),
   knowledge: async () => (await import('./knowledge.js')).run(),
+  'knowledge-search': async () => (await import('./knowledge-search.js')).run(),
 };
 
 const name = process.argv[2];

@@ -8,7 +8,9 @@
  * outcomes and list totals: no existence disclosure); and B's records read the same afterwards. An id-like name (`*_id`, `*_ids`, `*_id__in`) with no seeded
  * record fails the test, so a new kind of id must be seeded here.
  *
- * No SQL: everything goes through the gateway.
+ * No SQL: everything goes through the gateway, except organization B's knowledge proposals: only the
+ * playbook-extraction workflow makes proposals (no endpoint can), so two are inserted with SQL; one is
+ * approved through the API into B's article, the other stays pending.
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -25,7 +27,7 @@ let b: Org;
 /** organization B's ids by the parameter / field name that refers to them */
 const bIds: Record<string, string> = {};
 /** non-id path parameters: a valid value */
-const PATH_VALUES: Record<string, string> = { name: 'middleware', email: 'victim.invitee@b.example' };
+const PATH_VALUES: Record<string, string> = { name: 'middleware', email: 'victim.invitee@b.example', operation: 'parse_backup' };
 
 async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
   const r = await res;
@@ -91,6 +93,20 @@ beforeAll(async () => {
   expect((await ok(stack.request('GET', `/v2/aether/files/${file.id}`, { token: b.token }))).is_verified).toBe(true);
   bIds.file_id = file.id;
   bIds.extraction_id = (await post('/v2/aether/playbook/extractions', { file_id: file.id, created_by: 'victim' })).id;
+  // knowledge (issue 15): proposals with SQL (see the header), an approved article, a customer deduction entry
+  bIds.customer_id = bIds.partner_id;
+  bIds.extraction_id ??= randomUUID();
+  const proposalOfB = async () => {
+    const [row] = await stack.sql(
+      `INSERT INTO knowledge.proposals (id, organization_id, action, collection, title, content, customer_id, extraction_id)
+       VALUES (gen_random_uuid(), $1, 'create', 'deductions', 'Victim knowledge', 'Victim content', $2, $3) RETURNING id`,
+      [b.organizationId, bIds.partner_id, bIds.extraction_id],
+    );
+    return row.id as string;
+  };
+  bIds.article_id = (await post(`/v2/aether/playbook/proposals/${await proposalOfB()}/approve`, {})).article_id;
+  bIds.proposal_id = await proposalOfB();
+  await ok(stack.request('PUT', `/v2/deductions/knowledge/partners/${bIds.partner_id}/parse_backup`, { token: b.token, body: { content: 'Victim entry' } }));
   for (const [k, v] of Object.entries(bIds)) expect(v, k).toMatch(/^[0-9a-f-]{36}$/);
   // the receipt settles (sent or skipped) before the snapshot, so nothing of B moves by itself meanwhile
   for (let i = 0; i < 200; i++) {
@@ -265,6 +281,9 @@ async function snapshotOfB() {
     `/v2/partners/${bIds.partner_id}`,
     `/v2/aether/files/${bIds.file_id}`,
     `/v2/aether/playbook/extractions/${bIds.extraction_id}`,
+    `/v2/aether/playbook/proposals/${bIds.proposal_id}`,
+    `/v2/aether/playbook/articles/${bIds.article_id}`,
+    `/v2/deductions/knowledge/partners/${bIds.partner_id}`,
   ];
   const out: Record<string, unknown> = {};
   for (const p of paths) {
@@ -308,7 +327,7 @@ it('every operation answers another organization\'s ids exactly like random ids,
   expect(problems).toEqual([]);
   // the walk reached the operations that matter (and the id kinds B was seeded with)
   expect(walked.length).toBeGreaterThan(30);
-  for (const must of ['GET /v2/payments/{payment_id}', 'PATCH /v2/payments/{payment_id}', 'POST /v2/payments ', 'POST /v2/integrations/connections ', 'DELETE /v2/bank-statements/{statement_id}', 'POST /v2/cash-app/outreach/payment-receipt', 'GET /v1/remittances/{remittance_id}', 'POST /v2/integrations/providers/middleware/payments/{payment_id}/posted', 'POST /v2/integrations/providers/middleware/invoices', 'POST /v2/integrations/providers/middleware/customers']) {
+  for (const must of ['GET /v2/payments/{payment_id}', 'PATCH /v2/payments/{payment_id}', 'POST /v2/payments ', 'POST /v2/integrations/connections ', 'DELETE /v2/bank-statements/{statement_id}', 'POST /v2/cash-app/outreach/payment-receipt', 'GET /v1/remittances/{remittance_id}', 'POST /v2/integrations/providers/middleware/payments/{payment_id}/posted', 'POST /v2/integrations/providers/middleware/invoices', 'POST /v2/integrations/providers/middleware/customers', 'POST /v2/aether/playbook/proposals/{proposal_id}/approve', 'PUT /v2/deductions/knowledge/partners/{partner_id}/{operation}']) {
     expect(walked.some((w) => w.startsWith(must)), must).toBe(true);
   }
   expect(await snapshotOfB()).toEqual(before);

@@ -2,5 +2,6 @@ import type { Migration } from '@rp/platform';
 import * as m001 from './001_articles_proposals.js';
 import * as m002 from './002_proposal_fields.js';
 import * as m003 from './003_files_extraction_jobs.js';
+import * as m004 from './004_article_versions_search_deduction_knowledge.js';
 
-export const migrations: Migration[] = [m001, m002, m003];
+export const migrations: Migration[] = [m001, m002, m003, m004];

@@ -7,14 +7,17 @@ import { playbookRoutes } from './routes/playbook.js';
 import { fileRoutes } from './routes/files.js';
 import { extractionRoutes } from './routes/extractions.js';
 import { createPlaybookExtractionActivities } from './activities/playbook-extraction.js';
+import { proposalRoutes } from './routes/proposals.js';
+import { articleRoutes } from './routes/articles.js';
+import { deductionKnowledgeRoutes } from './routes/deduction-knowledge.js';
 
 export const knowledgeModule: ServiceModule<KnowledgeConfig, KnowledgeDeps> = {
   name: 'knowledge',
   schema: 'knowledge',
   taskQueue: TASK_QUEUES.knowledge,
-  info: { title: 'Knowledge service', version: '2.0.0', description: 'Playbook knowledge for the assistant: files, extraction jobs, articles, proposals and statistics.' },
+  info: { title: 'Knowledge service', version: '2.0.0', description: 'Playbook knowledge for the assistant: files, extraction jobs, proposals, articles, search, statistics and deduction knowledge.' },
   migrations,
-  routes: [...playbookRoutes, ...fileRoutes, ...extractionRoutes],
+  routes: [...playbookRoutes, ...fileRoutes, ...extractionRoutes, ...proposalRoutes, ...articleRoutes, ...deductionKnowledgeRoutes],
   deps: ({ db, temporal, config }) => ({
     db,
     temporal: temporal.client,

@@ -97,6 +97,57 @@ describe('GET /v2/aether/playbook/stats', () => {
     expect(res.body.collections.map((c: { article_count: number }) => c.article_count)).toEqual(COLLECTIONS.map(() => 1));
   });
 
+  it('stays correct from the real tables after approvals and rejections through the API', async () => {
+    // Proposals come only from the extraction workflow (no endpoint creates one): inserted with SQL;
+    // every decision below goes through the gateway.
+    const org = await stack.onboard();
+    const insert = async (action: string, collection: string, articleId: string | null = null) => {
+      const [row] = await stack.sql(
+        `INSERT INTO knowledge.proposals (id, organization_id, collection, action, title, content, article_id, article_version)
+         VALUES (gen_random_uuid(), $1, $2, $3, 'Proposal', 'Body', $4, $5) RETURNING id`,
+        [org.organizationId, collection, action, articleId, articleId ? 1 : null],
+      );
+      return row.id as string;
+    };
+    const decide = async (id: string, how: 'approve' | 'reject') => {
+      const res = await stack.request('POST', `/v2/aether/playbook/proposals/${id}/${how}`, { token: org.token, body: how === 'reject' ? { review_notes: 'no' } : {} });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body;
+    };
+    const stats = async () => (await stack.request('GET', '/v2/aether/playbook/stats', { token: org.token })).body;
+    const count = (body: { collections: { collection: string; article_count: number; pending_proposal_count: number }[] }, c: string) =>
+      body.collections.find((x) => x.collection === c);
+
+    const c1 = await insert('create', 'deductions');
+    const c2 = await insert('create', 'deductions');
+    const c3 = await insert('create', 'payments');
+    const c4 = await insert('create', 'payments');
+    expect(await stats()).toMatchObject({ total_articles: 0, total_collections: 0, pending_proposals: 4 });
+
+    const a1 = (await decide(c1, 'approve')).article_id as string;
+    await decide(c2, 'approve');
+    await decide(c3, 'approve');
+    await decide(c4, 'reject');
+    let s = await stats();
+    expect(s).toMatchObject({ total_articles: 3, total_collections: 2, pending_proposals: 0 });
+    expect(count(s, 'deductions')).toEqual({ collection: 'deductions', article_count: 2, pending_proposal_count: 0 });
+    expect(count(s, 'payments')).toEqual({ collection: 'payments', article_count: 1, pending_proposal_count: 0 });
+
+    // a revision keeps the count; an archive removes the article from it
+    const r = await insert('revise', 'deductions', a1);
+    const x = await insert('archive', 'deductions', a1);
+    expect(count(await stats(), 'deductions')).toEqual({ collection: 'deductions', article_count: 2, pending_proposal_count: 2 });
+    await decide(r, 'approve');
+    s = await stats();
+    expect(count(s, 'deductions')).toEqual({ collection: 'deductions', article_count: 2, pending_proposal_count: 1 });
+    // the archive proposal is now stale (made against version 1): forced
+    const archived = await stack.request('POST', `/v2/aether/playbook/proposals/${x}/approve`, { token: org.token, body: { force: true } });
+    expect(archived.status).toBe(200);
+    s = await stats();
+    expect(s).toMatchObject({ total_articles: 2, total_collections: 2, pending_proposals: 0 });
+    expect(count(s, 'deductions')).toEqual({ collection: 'deductions', article_count: 1, pending_proposal_count: 0 });
+  });
+
   it('requires a bearer token', async () => {
     const res = await stack.request('GET', '/v2/aether/playbook/stats');
     expect(res.status).toBe(401);

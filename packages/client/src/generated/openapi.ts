@@ -1156,6 +1156,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/deductions/knowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Global deduction knowledge entries
+         * @description The organization's global entries (at most one per operation), in the order of rule 4.3.7. A bare array.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listGlobalDeductionKnowledge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deductions/knowledge/{operation}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or update a global deduction knowledge entry
+         * @description The organization-wide entry of the operation (`scope` `global`, `partner_id` and `partner_name` null): created, or its content replaced (same `id`); 200 either way. It applies to every customer without an entry of its own. `operation` is one of `identify_document_customer`, `classify_document_type`, `parse_backup`, `parse_remittance`, `assign_deduction_reason_code`, `assign_line_item_reason_codes`, `match_inventory`, `match_vendor`, `match_claims_and_deductions`, `generate_credit_memo`, `generate_alerts` (rule 4.3.7); anything else is 422 listing them.
+         *
+         *     Requires: user access token.
+         */
+        put: operations["putGlobalDeductionKnowledge"];
+        post?: never;
+        /**
+         * Delete a global deduction knowledge entry
+         * @description 204 with no body; 404 when there is no global entry for the operation. `operation` is one of `identify_document_customer`, `classify_document_type`, `parse_backup`, `parse_remittance`, `assign_deduction_reason_code`, `assign_line_item_reason_codes`, `match_inventory`, `match_vendor`, `match_claims_and_deductions`, `generate_credit_memo`, `generate_alerts` (rule 4.3.7); anything else is 422 listing them.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["deleteGlobalDeductionKnowledge"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deductions/knowledge/partners/{partner_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Effective deduction knowledge of a customer
+         * @description For each operation (in the order of rule 4.3.7) the effective entry: the partner's own (`scope` `customer`), else the organization's global one (`scope` `global`, `partner_id` null). Operations with neither are not in `data`; they are listed in `operations_without_entry`. The partner is a ledger partner (customer) of the organization; unknown, another organization's or outside a member's business units: 404.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getPartnerDeductionKnowledge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deductions/knowledge/partners/{partner_id}/{operation}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or update a customer deduction knowledge entry
+         * @description Row 9. Creates the customer-scoped entry of the partner and operation, or replaces its content (same `id`); 200 either way, `scope` `customer`, `partner_name` from the ledger. `operation` is one of `identify_document_customer`, `classify_document_type`, `parse_backup`, `parse_remittance`, `assign_deduction_reason_code`, `assign_line_item_reason_codes`, `match_inventory`, `match_vendor`, `match_claims_and_deductions`, `generate_credit_memo`, `generate_alerts` (rule 4.3.7); anything else is 422 listing them. The partner is a ledger partner (customer) of the organization; unknown, another organization's or outside a member's business units: 404.
+         *
+         *     Requires: user access token.
+         */
+        put: operations["putPartnerDeductionKnowledge"];
+        post?: never;
+        /**
+         * Delete a customer deduction knowledge entry
+         * @description 204 with no body; the partner then falls back to the global entry. 404 when the partner has no entry of its own for the operation. `operation` is one of `identify_document_customer`, `classify_document_type`, `parse_backup`, `parse_remittance`, `assign_deduction_reason_code`, `assign_line_item_reason_codes`, `match_inventory`, `match_vendor`, `match_claims_and_deductions`, `generate_credit_memo`, `generate_alerts` (rule 4.3.7); anything else is 422 listing them. The partner is a ledger partner (customer) of the organization; unknown, another organization's or outside a member's business units: 404.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["deletePartnerDeductionKnowledge"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/exchange-rates": {
         parameters: {
             query?: never;
@@ -1941,6 +2041,13 @@ export interface components {
             data: components["schemas"]["ApiKey"][];
             next_page: number | null;
             total_records: number;
+        };
+        ApproveKnowledgeProposalRequest: {
+            /** @description Approve even when stale (default false). */
+            force?: boolean;
+            review_notes?: string | null;
+            /** @description Optional; the reviewer is always recorded from the caller's credential (the user id). When sent it must be that id (422 otherwise). */
+            reviewed_by?: string;
         };
         ApprovePaymentRequest: {
             /** @description Approve without allocations: the whole deposit is posted on account of the payer. */
@@ -2737,6 +2844,24 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        DeductionKnowledgeEntry: {
+            content: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "deduction_knowledge";
+            /** @enum {string} */
+            operation: "identify_document_customer" | "classify_document_type" | "parse_backup" | "parse_remittance" | "assign_deduction_reason_code" | "assign_line_item_reason_codes" | "match_inventory" | "match_vendor" | "match_claims_and_deductions" | "generate_credit_memo" | "generate_alerts";
+            /** @description The customer (ledger partner) of a `customer` entry; null for `global`. */
+            partner_id: string | null;
+            /** @description The partner's name, read from the ledger when answering; null for `global`. */
+            partner_name: string | null;
+            /** @enum {string} */
+            scope: "global" | "customer";
+        };
         EmailTemplate: {
             attachments: components["schemas"]["EmailTemplateAttachment"][];
             auto_correct: boolean;
@@ -2920,6 +3045,7 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        ListGlobalDeductionKnowledgeResponse: components["schemas"]["DeductionKnowledgeEntry"][];
         LoadExchangeRatesRequest: {
             /** @enum {string} */
             base_currency: "ADP" | "AED" | "AFA" | "AFN" | "ALK" | "ALL" | "AMD" | "ANG" | "AOA" | "AOK" | "AON" | "AOR" | "ARA" | "ARL" | "ARM" | "ARP" | "ARS" | "ATS" | "AUD" | "AWG" | "AZM" | "AZN" | "BAD" | "BAM" | "BAN" | "BBD" | "BDT" | "BEF" | "BGL" | "BGM" | "BGN" | "BGO" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOL" | "BOP" | "BOV" | "BRB" | "BRC" | "BRE" | "BRL" | "BRN" | "BRR" | "BRZ" | "BSD" | "BTN" | "BUK" | "BWP" | "BYB" | "BYN" | "BYR" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLE" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CSD" | "CSK" | "CUC" | "CUP" | "CVE" | "CYP" | "CZK" | "DDM" | "DEM" | "DJF" | "DKK" | "DOP" | "DZD" | "ECS" | "EEK" | "EGP" | "ERN" | "ESP" | "ETB" | "EUR" | "FIM" | "FJD" | "FKP" | "FRF" | "GBP" | "GEK" | "GEL" | "GHC" | "GHS" | "GIP" | "GMD" | "GNF" | "GNS" | "GQE" | "GRD" | "GTQ" | "GWE" | "GWP" | "GYD" | "HKD" | "HNL" | "HRD" | "HRK" | "HTG" | "HUF" | "IDR" | "IEP" | "ILP" | "ILR" | "ILS" | "INR" | "IQD" | "IRR" | "ISJ" | "ISK" | "ITL" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRH" | "KRO" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LTL" | "LTT" | "LUF" | "LVL" | "LVR" | "LYD" | "MAD" | "MAF" | "MCF" | "MDC" | "MDL" | "MGA" | "MGF" | "MKD" | "MKN" | "MLF" | "MMK" | "MNT" | "MOP" | "MRO" | "MRU" | "MTL" | "MTP" | "MUR" | "MVP" | "MVR" | "MWK" | "MXN" | "MXP" | "MXV" | "MYR" | "MZE" | "MZM" | "MZN" | "NAD" | "NGN" | "NIC" | "NIO" | "NLG" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEI" | "PEN" | "PES" | "PGK" | "PHP" | "PKR" | "PLN" | "PLZ" | "PTE" | "PYG" | "QAR" | "RHD" | "ROL" | "RON" | "RSD" | "RUB" | "RUR" | "RWF" | "SAR" | "SBD" | "SCR" | "SDD" | "SDG" | "SDP" | "SEK" | "SGD" | "SHP" | "SIT" | "SKK" | "SLE" | "SLL" | "SOS" | "SRD" | "SRG" | "SSP" | "STD" | "STN" | "SUR" | "SVC" | "SYP" | "SZL" | "THB" | "TJR" | "TJS" | "TMM" | "TMT" | "TND" | "TOP" | "TPE" | "TRL" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UAK" | "UGS" | "UGX" | "USD" | "USN" | "UYI" | "UYP" | "UYU" | "UYW" | "UZS" | "VEB" | "VED" | "VEF" | "VES" | "VND" | "VNN" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XCG" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YDD" | "YER" | "YUD" | "YUM" | "YUN" | "YUR" | "ZAR" | "ZMK" | "ZMW" | "ZRN" | "ZRZ" | "ZWD" | "ZWG" | "ZWL" | "ZWR";
@@ -3103,6 +3229,16 @@ export interface components {
             }[];
             /** @description open invoices, base currency (decimal string) */
             total_open_lc: string;
+        };
+        PartnerDeductionKnowledge: {
+            /** @description The effective entry of each operation that has one, in the order of the operation enum. */
+            data: components["schemas"]["DeductionKnowledgeEntry"][];
+            /** @constant */
+            object: "deduction_knowledge_partner";
+            /** @description Operations with neither a customer nor a global entry. */
+            operations_without_entry: ("identify_document_customer" | "classify_document_type" | "parse_backup" | "parse_remittance" | "assign_deduction_reason_code" | "assign_line_item_reason_codes" | "match_inventory" | "match_vendor" | "match_claims_and_deductions" | "generate_credit_memo" | "generate_alerts")[];
+            partner_id: string;
+            partner_name: string;
         };
         PartnerSummary: {
             account_number: string | null;
@@ -3494,6 +3630,10 @@ export interface components {
             /** @default null */
             website?: string | null;
         };
+        PutGlobalDeductionKnowledgeRequest: {
+            /** @description The saved content; omitted or null saves an entry without content. */
+            content?: string | null;
+        };
         PutMailboxSettingsRequest: {
             /**
              * @default {
@@ -3602,6 +3742,15 @@ export interface components {
              * @enum {string}
              */
             transport_provider: "oauth_sync" | "domain_send";
+        };
+        PutPartnerDeductionKnowledgeRequest: {
+            /** @description The saved content; omitted or null saves an entry without content. */
+            content?: string | null;
+        };
+        RejectKnowledgeProposalRequest: {
+            review_notes: string;
+            /** @description Optional; the reviewer is always recorded from the caller's credential (the user id). When sent it must be that id (422 otherwise). */
+            reviewed_by?: string;
         };
         Remittance: {
             agent_confidence_reason: string;
@@ -3727,6 +3876,12 @@ export interface components {
             data: components["schemas"]["SmsTemplate"][];
             next_page: number | null;
             total_records: number;
+        };
+        /** @description A passage of the source document a memory was extracted from. */
+        SourceExcerpt: {
+            memory_id: string;
+            page: number;
+            text: string;
         };
         SyncRun: {
             /** @description The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry). */
@@ -11870,6 +12025,670 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ListCustomerSegmentPartnersResponse"];
                 };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listGlobalDeductionKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListGlobalDeductionKnowledgeResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    putGlobalDeductionKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                operation: "identify_document_customer" | "classify_document_type" | "parse_backup" | "parse_remittance" | "assign_deduction_reason_code" | "assign_line_item_reason_codes" | "match_inventory" | "match_vendor" | "match_claims_and_deductions" | "generate_credit_memo" | "generate_alerts";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutGlobalDeductionKnowledgeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeductionKnowledgeEntry"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteGlobalDeductionKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                operation: "identify_document_customer" | "classify_document_type" | "parse_backup" | "parse_remittance" | "assign_deduction_reason_code" | "assign_line_item_reason_codes" | "match_inventory" | "match_vendor" | "match_claims_and_deductions" | "generate_credit_memo" | "generate_alerts";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getPartnerDeductionKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                partner_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerDeductionKnowledge"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    putPartnerDeductionKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                operation: "identify_document_customer" | "classify_document_type" | "parse_backup" | "parse_remittance" | "assign_deduction_reason_code" | "assign_line_item_reason_codes" | "match_inventory" | "match_vendor" | "match_claims_and_deductions" | "generate_credit_memo" | "generate_alerts";
+                partner_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutPartnerDeductionKnowledgeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeductionKnowledgeEntry"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deletePartnerDeductionKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                operation: "identify_document_customer" | "classify_document_type" | "parse_backup" | "parse_remittance" | "assign_deduction_reason_code" | "assign_line_item_reason_codes" | "match_inventory" | "match_vendor" | "match_claims_and_deductions" | "generate_credit_memo" | "generate_alerts";
+                partner_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
             401: {

@@ -180,7 +180,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
   }
 
   async function articleRefs(org: string, collection: Collection | null): Promise<(ArticleRef & { version: number })[]> {
-    return (await store.liveArticles(db, org, collection)).map((a) => ({ ...a, source_memory_ids: [] }));
+    return await store.liveArticles(db, org, collection);
   }
 
   return {

@@ -214,11 +214,23 @@ export interface LiveArticle {
   customer_id: string | null;
   segment_id: string | null;
   version: number;
+  /** memory ids quoted by the article's current version (its sources, for archive proposals) */
+  source_memory_ids: string[];
 }
 
 export async function liveArticles(db: Conn, organizationId: string, collection: Collection | null): Promise<LiveArticle[]> {
-  const q = db('articles').select('id', 'collection', 'title', 'content', 'customer_id', 'segment_id', 'version').where({ organization_id: organizationId }).whereNull('archived_at').orderBy('id');
-  if (collection) q.where({ collection });
+  const q = db('articles as a')
+    .select('a.id', 'a.collection', 'a.title', 'a.content', 'a.customer_id', 'a.segment_id', 'a.version')
+    .select(
+      db.raw(
+        `COALESCE((SELECT array_agg(DISTINCT e->>'memory_id') FROM article_versions v, jsonb_array_elements(v.source_excerpts) e
+                    WHERE v.article_id = a.id AND v.version = a.version AND e->>'memory_id' IS NOT NULL), '{}') AS source_memory_ids`,
+      ),
+    )
+    .where({ 'a.organization_id': organizationId })
+    .whereNull('a.archived_at')
+    .orderBy('a.id');
+  if (collection) q.where({ 'a.collection': collection });
   return (await q) as LiveArticle[];
 }
 

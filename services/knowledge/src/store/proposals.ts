@@ -1,0 +1,103 @@
+/** Knowledge proposals (migrations 001, 002): reads with `stale` computed, row locks and decisions. */
+import type { Knex } from 'knex';
+import type { Db } from '@rp/platform';
+import type { Collection, ProposalAction, ProposalStatus } from '../domain/collections.js';
+import type { KnowledgeType } from '../extraction/types.js';
+
+type Conn = Db | Knex.Transaction;
+
+export interface SourceExcerpt {
+  text: string;
+  memory_id: string;
+  page: number;
+}
+
+export interface ProposalRow {
+  id: string;
+  organization_id: string;
+  collection: Collection | null;
+  status: ProposalStatus;
+  action: ProposalAction;
+  title: string | null;
+  content: string | null;
+  extraction_id: string | null;
+  item_key: string | null;
+  description: string | null;
+  knowledge_type: KnowledgeType | null;
+  article_id: string | null;
+  article_version: number | null;
+  customer_id: string | null;
+  segment_id: string | null;
+  source_excerpts: SourceExcerpt[];
+  review_notes: string | null;
+  reviewed_at: Date | null;
+  reviewed_by: string | null;
+  created_at: Date;
+  modified_at: Date;
+  /** computed on read: pending, with a target whose version moved past `article_version` */
+  stale: boolean;
+}
+
+/**
+ * `stale`: only a pending proposal can be stale (a decided one records what it did); it is when its
+ * target article's current version is greater than the version the proposal was made against.
+ */
+const STALE_SQL = `(p.status = 'pending' AND p.article_version IS NOT NULL AND a.version IS NOT NULL AND a.version > p.article_version)`;
+
+function selectProposals(conn: Conn) {
+  return conn('proposals as p')
+    .leftJoin('articles as a', function () {
+      this.on('a.id', '=', 'p.article_id').andOn('a.organization_id', '=', 'p.organization_id');
+    })
+    .select('p.*', conn.raw(`${STALE_SQL} AS stale`));
+}
+
+export interface ProposalFilters {
+  status?: ProposalStatus;
+  extraction_id?: string;
+  collection?: Collection;
+  customer_id?: string;
+}
+
+/** Newest first (ids are time-ordered). */
+export async function listProposals(db: Db, organizationId: string, f: ProposalFilters, offset: number, limit: number): Promise<{ rows: ProposalRow[]; total: number }> {
+  const where = (q: Knex.QueryBuilder) => {
+    q.where('p.organization_id', organizationId);
+    if (f.status) q.andWhere('p.status', f.status);
+    if (f.extraction_id) q.andWhere('p.extraction_id', f.extraction_id);
+    if (f.collection) q.andWhere('p.collection', f.collection);
+    if (f.customer_id) q.andWhere('p.customer_id', f.customer_id);
+    return q;
+  };
+  const [rows, [counted]] = await Promise.all([
+    where(selectProposals(db)).orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }]).offset(offset).limit(limit),
+    where(db('proposals as p')).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as ProposalRow[], total: Number(counted?.count ?? 0) };
+}
+
+export async function getProposal(db: Conn, organizationId: string, id: string): Promise<ProposalRow | undefined> {
+  return (await selectProposals(db).where({ 'p.organization_id': organizationId, 'p.id': id }).first()) as ProposalRow | undefined;
+}
+
+/** The proposal row, locked until the transaction ends (decisions on one proposal serialize). */
+export async function lockProposal(trx: Knex.Transaction, organizationId: string, id: string): Promise<Omit<ProposalRow, 'stale'> | undefined> {
+  return (await trx('proposals').where({ organization_id: organizationId, id }).forUpdate().first()) as Omit<ProposalRow, 'stale'> | undefined;
+}
+
+export async function recordDecision(
+  trx: Knex.Transaction,
+  organizationId: string,
+  id: string,
+  d: { status: 'approved' | 'rejected'; review_notes: string | null; reviewed_by: string; article_id?: string },
+): Promise<void> {
+  const set: Record<string, unknown> = {
+    status: d.status,
+    review_notes: d.review_notes,
+    reviewed_by: d.reviewed_by,
+    reviewed_at: trx.fn.now(),
+    modified_at: trx.fn.now(),
+  };
+  if (d.article_id !== undefined) set.article_id = d.article_id;
+  await trx('proposals').where({ organization_id: organizationId, id }).update(set);
+}
