@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { DEPLOYED_NODE_FLAGS } from '../bench/support/process.js';
 
 interface ComposeService {
   image?: string;
@@ -226,6 +227,14 @@ describe('docker-compose.yml', () => {
     expect(app.filter((n) => !expected.has(n))).toEqual([]);
     for (const [key, value] of Object.entries(env(gateway))) {
       if (/_URL$/.test(key) && key !== 'DATABASE_URL') expect(Object.keys(services)).toContain(new URL(value).hostname);
+    }
+  });
+
+  it('the benchmarks start each server with the node flags it is deployed with', () => {
+    for (const [role, flags] of Object.entries(DEPLOYED_NODE_FLAGS)) {
+      const words = (services[role]?.command as string[] | undefined) ?? [];
+      expect(words[0], role).toBe('node');
+      expect(words.slice(1, words.indexOf('--import')), role).toEqual(flags);
     }
   });
 

@@ -3,11 +3,20 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { stopChild } from '../../scripts/local/components.js';
 
+/**
+ * Node flags a server runs with as deployed (docker-compose.yml `command`), so that the benchmark
+ * measures the deployed process: the integrations API (the middleware push endpoints) runs with a
+ * 64 MB young-generation semi-space, which lets a push batch's short-lived objects (request JSON,
+ * validated records, the statement's JSON parameter) die young instead of being promoted (its CPU
+ * per pushed record drops by about a sixth; see bench/results/push.json).
+ */
+export const DEPLOYED_NODE_FLAGS: Record<string, string[]> = { 'integrations-api': ['--max-semi-space-size=64'] };
+
 /** Start bench/support/serve.ts in its own process (its own core) and wait for its port. */
 export async function serveInChild(role: string, env: Record<string, string>): Promise<{ port: number; child: ChildProcess; stop: () => Promise<void> }> {
   // BENCH_PROFILE=<role>[,<role>…] writes a V8 CPU profile of that server to var/bench/profiles/ when it stops.
   const profile = (process.env.BENCH_PROFILE ?? '').split(',').includes(role) ? ['--cpu-prof', '--cpu-prof-dir=var/bench/profiles'] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/support/serve.ts', role], {
+  const child = spawn(process.execPath, [...profile, ...(DEPLOYED_NODE_FLAGS[role] ?? []), '--import', 'tsx', 'bench/support/serve.ts', role], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
