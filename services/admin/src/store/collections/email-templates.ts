@@ -199,21 +199,37 @@ export interface PreviewSource {
  * in ONE query (a preview is the hot path of template editing: every round trip counts; see
  * bench/templates.ts). One row per attachment (at least one row); every join is per organization.
  */
+const PREVIEW_SOURCE_SQL = `SELECT t.*, f.name AS f_name, f.created_at AS f_created_at, f.modified_at AS f_modified_at,
+       o.name AS o_name, o.base_currency AS o_base_currency, o.timezone AS o_timezone,
+       u.name AS u_name, u.email AS u_email, ${ATTACHMENT_COLUMNS.map((c) => `a.${c} AS a_${c}`).join(', ')}
+  FROM email_templates t
+  JOIN email_template_folders f ON f.id = t.folder_id AND f.organization_id = t.organization_id
+  LEFT JOIN organizations o ON o.id = t.organization_id
+  LEFT JOIN users u ON u.organization_id = t.organization_id AND u.id = $1::uuid
+  LEFT JOIN email_template_attachments a ON a.organization_id = t.organization_id AND a.template_id = t.id
+ WHERE t.organization_id = $2 AND t.id = $3
+ ORDER BY a.created_at, a.id`;
+
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/**
+ * Run a named (prepared) statement on a pooled connection (or the transaction's): Postgres parses
+ * and plans it once per connection, not once per preview, and knex's binding rewrite is skipped.
+ */
+async function prepared(db: Q, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+  const client = db.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<unknown> };
+  const connection = await client.acquireConnection();
+  try {
+    return (await connection.query({ name, text, values })).rows;
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
 export async function previewSource(db: Q, org: string, id: string, userId: string | null): Promise<PreviewSource | undefined> {
-  const attachmentColumns = ATTACHMENT_COLUMNS.map((c) => `a.${c} AS a_${c}`).join(', ');
-  const { rows } = (await db.raw(
-    `SELECT t.*, f.name AS f_name, f.created_at AS f_created_at, f.modified_at AS f_modified_at,
-            o.name AS o_name, o.base_currency AS o_base_currency, o.timezone AS o_timezone,
-            u.name AS u_name, u.email AS u_email, ${attachmentColumns}
-       FROM email_templates t
-       JOIN email_template_folders f ON f.id = t.folder_id AND f.organization_id = t.organization_id
-       LEFT JOIN organizations o ON o.id = t.organization_id
-       LEFT JOIN users u ON u.organization_id = t.organization_id AND u.id = ?::uuid
-       LEFT JOIN email_template_attachments a ON a.organization_id = t.organization_id AND a.template_id = t.id
-      WHERE t.organization_id = ? AND t.id = ?
-      ORDER BY a.created_at, a.id`,
-    [userId, org, id],
-  )) as { rows: Record<string, unknown>[] };
+  const rows = await prepared(db, 'admin_email_template_preview_source_v1', PREVIEW_SOURCE_SQL, [userId, org, id]);
   const first = rows[0];
   if (!first) return undefined;
   const template: TemplateRow = {
