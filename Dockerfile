@@ -6,6 +6,10 @@
 #   node --import tsx services/<name>/src/worker.ts     Temporal worker of that service
 #   node --import tsx services/api-gateway/src/server.ts
 #
+# A second, small image holds the object storage server (S3): `--target s3` builds versitygw from its
+# Go module (the version scripts/local/versitygw.mjs installs for `npm start` and the tests) into a
+# busybox image (its wget is the healthcheck's probe).
+#
 # (`npx tsx services/<name>/src/server.ts` works as well; `node --import tsx` keeps the service as
 # the only process, so it receives SIGTERM directly.) Workers load the prebuilt workflow bundle
 # named by WORKFLOW_BUNDLE_PATH instead of running webpack on start. See docker-compose.yml.
@@ -58,6 +62,28 @@ COPY --from=deps /app/node_modules/tsx ./node_modules/tsx
 COPY --from=deps /app/node_modules/esbuild ./node_modules/esbuild
 COPY --from=deps /app/node_modules/@esbuild ./node_modules/@esbuild
 RUN ln -s ../tsx/dist/cli.mjs node_modules/.bin/tsx
+
+# ---------------------------------------------------------------- s3: versitygw, the S3-compatible object storage
+# Built from its Go module like `npm start` does (scripts/local/versitygw.mjs); static (no cgo), so
+# it runs on busybox. Its `posix` backend keeps every bucket as a directory under /data (a volume),
+# object metadata in extended attributes. Defined before `runtime` so that the default target stays
+# the services' image.
+FROM golang:1.25-bookworm AS versitygw-build
+ARG VERSITYGW_VERSION=v1.8.0
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOBIN=/out go install "github.com/versity/versitygw/cmd/versitygw@${VERSITYGW_VERSION}"
+
+FROM busybox:1.37 AS s3
+COPY --from=versitygw-build /out/versitygw /usr/local/bin/versitygw
+# A fresh named volume takes this directory's owner: the server runs unprivileged.
+RUN mkdir /data && chown 65534:65534 /data
+USER 65534:65534
+VOLUME /data
+EXPOSE 7070
+# Root credentials come from ROOT_ACCESS_KEY_ID / ROOT_SECRET_ACCESS_KEY (environment, not argv).
+ENTRYPOINT ["versitygw"]
+CMD ["--port", ":7070", "--health", "/health", "posix", "/data"]
 
 # ---------------------------------------------------------------- runtime
 FROM ${NODE_IMAGE} AS runtime

@@ -16,7 +16,7 @@ import { connectTemporal, createDb, createTemplateEngine } from '@rp/platform';
 import { sampleContext } from '../services/admin/src/domain/collections/liquid.js';
 import { onboardOrganization } from '@rp/admin';
 import { startBenchEnvironment } from './support/environment.js';
-import { serveInChild } from './support/process.js';
+import { cpuMsOf, serveInChild } from './support/process.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 
@@ -69,13 +69,21 @@ export async function run(): Promise<void> {
     const measure = async (connections: number) => {
       const opts = { url: base, connections, duration: DURATION_S, pipelining: 1, requests: [{ method: 'POST' as const, path, headers, body: '{}' }] };
       await autocannon({ ...opts, duration: 2 }); // warm-up
+      const cpuBefore = { admin: cpuMsOf(admin.child.pid), gateway: cpuMsOf(gateway.child.pid) };
       const r = await autocannon(opts);
+      const cpuAfter = { admin: cpuMsOf(admin.child.pid), gateway: cpuMsOf(gateway.child.pid) };
+      // CPU time per answered request of each server process (user + system, from /proc): what a
+      // request costs independent of how busy the shared machine was.
+      const perRequest = (before: number | null, after: number | null) =>
+        before === null || after === null || !r.requests.total ? null : Number(((after - before) / r.requests.total).toFixed(3));
       return {
         renders_per_s: Math.round(r.requests.average),
         latency_mean_ms: Number(r.latency.average.toFixed(2)),
         latency_p99_ms: r.latency.p99,
         non_2xx: r.non2xx,
         errors: r.errors,
+        requests: r.requests.total,
+        cpu_ms_per_request: { admin: perRequest(cpuBefore.admin, cpuAfter.admin), gateway: perRequest(cpuBefore.gateway, cpuAfter.gateway) },
       };
     };
     const c1 = await measure(1);

@@ -9,10 +9,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { DEPLOYED_NODE_FLAGS } from '../bench/support/process.js';
 
 interface ComposeService {
   image?: string;
-  build?: string | { context?: string; dockerfile?: string };
+  build?: string | { context?: string; dockerfile?: string; target?: string };
   command?: string | string[];
   entrypoint?: string | string[];
   environment?: Record<string, string | number | boolean | null> | string[];
@@ -20,11 +21,13 @@ interface ComposeService {
   depends_on?: string[] | Record<string, { condition?: string }>;
   healthcheck?: { test?: string | string[]; interval?: string; timeout?: string; retries?: number };
   restart?: string;
+  volumes?: (string | { type?: string; source?: string; target?: string })[];
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services?: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
 };
 const services = compose.services ?? {};
 
@@ -55,11 +58,12 @@ function commandLine(service: ComposeService): string {
   return `${part(service.entrypoint)} ${part(service.command)}`.trim();
 }
 
-function builtFromRepo(service: ComposeService): boolean {
+/** Built from the repo's Dockerfile: the services' image (no target: its last stage) unless `target` names another stage. */
+function builtFromRepo(service: ComposeService, target?: string): boolean {
   const build = typeof service.build === 'string' ? { context: service.build } : service.build;
   if (!build) return false;
   const context = path.resolve(root, build.context ?? '.');
-  return context === root && path.resolve(context, build.dockerfile ?? 'Dockerfile') === path.join(root, 'Dockerfile');
+  return context === root && path.resolve(context, build.dockerfile ?? 'Dockerfile') === path.join(root, 'Dockerfile') && build.target === target;
 }
 
 function dependsOn(service: ComposeService): string[] {
@@ -224,6 +228,73 @@ describe('docker-compose.yml', () => {
     for (const [key, value] of Object.entries(env(gateway))) {
       if (/_URL$/.test(key) && key !== 'DATABASE_URL') expect(Object.keys(services)).toContain(new URL(value).hostname);
     }
+  });
+
+  it('the benchmarks start each server with the node flags it is deployed with', () => {
+    for (const [role, flags] of Object.entries(DEPLOYED_NODE_FLAGS)) {
+      const words = (services[role]?.command as string[] | undefined) ?? [];
+      expect(words[0], role).toBe('node');
+      expect(words.slice(1, words.indexOf('--import')), role).toEqual(flags);
+    }
+  });
+
+  describe('object storage (S3)', () => {
+    const s3 = services.s3;
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    /** `FROM … AS <name>` stages of the Dockerfile, in order, each with its text. */
+    const stages = dockerfile.split(/^(?=FROM\s)/m).filter((part) => /^FROM\s/.test(part));
+    const stageNamed = (name: string) => stages.find((st) => new RegExp(`^FROM\\s+\\S+\\s+AS\\s+${name}\\s*$`, 'im').test(st.split('\n')[0]!));
+    /** Services whose code stores files: admin (attachments) and knowledge (uploaded files). */
+    const storing = ['admin', 'knowledge'].filter((n) => domainServices.includes(n));
+
+    it('has an s3 container built from the Dockerfile\'s s3 stage: versitygw from its Go module, the version npm start uses', () => {
+      expect(s3, 'docker-compose.yml has no "s3" service').toBeDefined();
+      expect(builtFromRepo(s3, 's3'), 's3 must be built from the repo Dockerfile with target: s3').toBe(true);
+      const stage = stageNamed('s3');
+      expect(stage, 'the Dockerfile has no "AS s3" stage').toBeDefined();
+      const version = /github\.com\/versity\/versitygw\/cmd\/versitygw@(v[\d.]+)/.exec(readFileSync(path.join(root, 'scripts/local/versitygw.mjs'), 'utf8'))?.[1];
+      expect(version).toBeDefined();
+      // the binary comes from a build stage that go-installs the module at that version
+      const from = /COPY --from=(\S+) \S*versitygw/.exec(stage!)?.[1];
+      expect(from, 'the s3 stage copies versitygw from a build stage').toBeDefined();
+      const build = stageNamed(from!)!;
+      expect(build).toMatch(/^FROM golang:/);
+      expect(build).toContain('go install "github.com/versity/versitygw/cmd/versitygw@${VERSITYGW_VERSION}"');
+      expect(build).toContain(`ARG VERSITYGW_VERSION=${version}`);
+      // the services' image stays the default target (the last stage)
+      expect(stages.at(-1)).toMatch(/^FROM \S+ AS runtime\s/);
+    });
+
+    it('runs the posix backend on a named volume, with a healthcheck and a restart policy', () => {
+      const line = commandLine(s3);
+      expect(line).toMatch(/(^|\s)posix\s+\/data(\s|$)/);
+      expect(line).toContain('--health /health');
+      const port = /--port\s+\S*:(\d+)/.exec(line)?.[1];
+      expect(port).toBe('7070');
+      expect(s3.volumes).toContain('s3-data:/data');
+      expect(Object.keys(compose.volumes ?? {})).toContain('s3-data');
+      expect(healthcheck(s3)).toContain('http://127.0.0.1:7070/health');
+      expect(s3.restart).toBe('unless-stopped');
+      expect(publishedPorts(s3)).toContain('7070:7070');
+      const e = env(s3);
+      expect(e.ROOT_ACCESS_KEY_ID.length).toBeGreaterThan(0);
+      expect(e.ROOT_SECRET_ACCESS_KEY.length).toBeGreaterThanOrEqual(8);
+    });
+
+    it.each(storing)('%s API and worker reach it with S3_ENDPOINT, S3_BUCKET and its credentials, once it is healthy', (name) => {
+      const s3env = env(s3);
+      for (const container of [services[`${name}-api`]!, services[`${name}-worker`]!]) {
+        const e = env(container);
+        const endpoint = new URL(e.S3_ENDPOINT);
+        expect(endpoint.hostname).toBe('s3');
+        expect(endpoint.port).toBe('7070');
+        expect(new URL(e.S3_PUBLIC_ENDPOINT).port).toBe('7070');
+        expect(e.S3_BUCKET).toMatch(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/);
+        expect(e.S3_ACCESS_KEY_ID).toBe(s3env.ROOT_ACCESS_KEY_ID);
+        expect(e.S3_SECRET_ACCESS_KEY).toBe(s3env.ROOT_SECRET_ACCESS_KEY);
+        expect(conditions(container).s3).toBe('service_healthy');
+      }
+    });
   });
 
   it('has the infrastructure: postgres, temporal on it, temporal-ui and an SMTP catcher', () => {

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
-import { startStack, type Org, type TestStack } from './support/stack.js';
+import { ParsedTemplateCache } from '../services/admin/src/domain/collections/liquid.js';
+import { METRICS_TOKEN, startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
 let a: Org;
@@ -192,6 +193,74 @@ describe('templates and Liquid', () => {
     const other = await pushCustomers(stack, b.apiKey, [customerRecord({ customer_code: 'P-1', name1: 'B Kunde' })]);
     const res = await req(a, 'POST', `/v1/email-templates/${t.id}/preview`, { partner_id: other.body.results[0].service_id });
     expect(res.status).toBe(404);
+  });
+});
+
+describe('preview hot path (issue 13 §6: parsed templates cached, one round trip, no credential sync)', () => {
+  it('a PATCHed template previews its new text at once, and its old text again after PATCHing back', async () => {
+    const f = await folder(a);
+    const t = (await template(a, f, { subject: 'One {{ customer.name }}', body: 'First {{ sender.email }}' })).body;
+    const preview = async () => {
+      const res = await req(a, 'POST', `/v1/email-templates/${t.id}/preview`, {});
+      expect(res.status, res.text).toBe(200);
+      return [res.body.preview_subject, res.body.preview_body, res.body.modified_at];
+    };
+    const me = (await req(a, 'GET', '/v2/users/me')).body;
+    const first = await preview();
+    expect(first.slice(0, 2)).toEqual(['One Sample Customer GmbH', `First ${me.email}`]);
+    expect(await preview()).toEqual(first); // served from the parsed-template cache
+    expect((await req(a, 'PATCH', `/v1/email-templates/${t.id}`, { body: 'Second {{ organization.name }}' })).status).toBe(200);
+    expect((await preview()).slice(0, 2)).toEqual(['One Sample Customer GmbH', 'Second Templates A']);
+    expect((await req(a, 'PATCH', `/v1/email-templates/${t.id}`, { subject: 'Two {{ customer.account_number }}' })).status).toBe(200);
+    expect((await preview()).slice(0, 2)).toEqual(['Two C-0001', 'Second Templates A']);
+    expect((await req(a, 'PATCH', `/v1/email-templates/${t.id}`, { subject: 'One {{ customer.name }}', body: 'First {{ sender.email }}' })).status).toBe(200);
+    const back = await preview();
+    expect(back.slice(0, 2)).toEqual(first.slice(0, 2));
+    expect(back[2]).not.toBe(first[2]);
+    // the preview answers the whole template, attachments included (read in the same query)
+    const att = await req(a, 'POST', `/v1/email-templates/${t.id}/attachments`, { name: 'terms.pdf', mime_type: 'application/pdf', size: 10 });
+    expect(att.status, att.text).toBe(200);
+    const withAttachment = await req(a, 'POST', `/v1/email-templates/${t.id}/preview`, {});
+    expect(withAttachment.body.attachments.map((x: any) => x.id)).toEqual([att.body.id]);
+    expect(withAttachment.body).toMatchObject({ folder_id: f, folder: { id: f }, attachments: [{ name: 'terms.pdf', size: 10, is_verified: false, organization_id: a.organizationId }] });
+    expect(withAttachment.body.attachments[0].created_at).toMatch(/Z$/);
+    // another organization's template stays unknown
+    expect((await req(b, 'POST', `/v1/email-templates/${t.id}/preview`, {})).status).toBe(404);
+  });
+
+  it('the parsed-template cache is keyed by template id and modified_at (and the text), and bounded', () => {
+    const cache = new ParsedTemplateCache(2);
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    const first = cache.get('t1', 'body', at, 'Hello {{ customer.name }}');
+    expect(cache.get('t1', 'body', new Date(at.getTime()), 'Hello {{ customer.name }}')).toBe(first); // hit
+    // a later save with the same text is parsed again (modified_at is part of the key) ...
+    const later = cache.get('t1', 'body', new Date(at.getTime() + 1), 'Hello {{ customer.name }}');
+    expect(later).not.toBe(first);
+    // ... and so is different text under the same modified_at
+    expect(cache.get('t1', 'body', new Date(at.getTime() + 1), 'Bye {{ customer.name }}')).not.toBe(later);
+    // least recently used entries go first
+    const other = cache.get('t2', 'body', at, 'x');
+    cache.get('t1', 'body', new Date(at.getTime() + 1), 'Bye {{ customer.name }}');
+    cache.get('t3', 'body', at, 'y');
+    expect(cache.size).toBe(2);
+    expect(cache.get('t2', 'body', at, 'x')).not.toBe(other);
+  });
+
+  it('collections writes and previews are answered without the credential-cache sync; an API-key change is not', async () => {
+    const syncs = async () => {
+      const res = await stack.request('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      const m = /^gateway_credential_syncs_total(?:\{[^}]*\})? (\d+)$/m.exec(res.text);
+      return m ? Number(m[1]) : 0;
+    };
+    const before = await syncs();
+    const f = await folder(a, 'No sync');
+    const t = (await template(a, f)).body;
+    expect((await req(a, 'POST', `/v1/email-templates/${t.id}/preview`, {})).status).toBe(200);
+    expect((await req(a, 'PATCH', `/v1/email-templates/${t.id}`, { name: 'Renamed' })).status).toBe(200);
+    expect(await syncs()).toBe(before);
+    const key = await req(a, 'POST', '/v2/api-keys', { name: 'sync check' });
+    expect(key.status, key.text).toBe(200);
+    expect(await syncs()).toBe(before + 1);
   });
 });
 

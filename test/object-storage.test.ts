@@ -39,6 +39,36 @@ async function put(url: string, body: Buffer, contentType: string): Promise<numb
   return res.status;
 }
 
+describe('presigned URLs name the public endpoint (S3_PUBLIC_ENDPOINT)', () => {
+  it('signs for the address clients use while the service talks to its own, and the bytes arrive', async () => {
+    // Two names of the same server: the service's (127.0.0.1) and the clients' (localhost), as
+    // `http://s3:7070` and `http://localhost:7070` in docker compose.
+    const internal = new URL(inject('s3Endpoint'));
+    const publicEndpoint = `http://localhost:${internal.port}`;
+    const split = new ObjectStorage({
+      endpoint: internal.origin,
+      publicEndpoint,
+      bucket: storage.bucket,
+      accessKeyId: inject('s3AccessKeyId'),
+      secretAccessKey: inject('s3SecretAccessKey'),
+      region: inject('s3Region'),
+    });
+    try {
+      const k = key();
+      const up = await split.presignPut({ key: k, size: PNG.length, contentType: 'image/png', expiresIn: 300 });
+      expect(new URL(up.url).origin).toBe(publicEndpoint);
+      expect(await put(up.url, PNG, 'image/png')).toBe(200);
+      const down = await split.presignGet({ key: k, expiresIn: 60 });
+      expect(new URL(down.url).origin).toBe(publicEndpoint);
+      expect((await fetch(down.url)).status).toBe(200);
+      // the server-side check goes through the internal endpoint
+      expect(await split.verifyObject({ key: k, size: PNG.length, contentType: 'image/png' })).toMatchObject({ exists: true, is_verified: true });
+    } finally {
+      split.close();
+    }
+  });
+});
+
 describe('presigned upload and download', () => {
   it('uploads through a presigned PUT, downloads through a presigned GET, and verifies size, sha256 and type', async () => {
     const k = key();

@@ -1,12 +1,22 @@
+import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { stopChild } from '../../scripts/local/components.js';
 
+/**
+ * Node flags a server runs with as deployed (docker-compose.yml `command`), so that the benchmark
+ * measures the deployed process: the integrations API (the middleware push endpoints) runs with a
+ * 64 MB young-generation semi-space, which lets a push batch's short-lived objects (request JSON,
+ * validated records, the statement's JSON parameter) die young instead of being promoted (its CPU
+ * per pushed record drops by about a sixth; see bench/results/push.json).
+ */
+export const DEPLOYED_NODE_FLAGS: Record<string, string[]> = { 'integrations-api': ['--max-semi-space-size=64'] };
+
 /** Start bench/support/serve.ts in its own process (its own core) and wait for its port. */
 export async function serveInChild(role: string, env: Record<string, string>): Promise<{ port: number; child: ChildProcess; stop: () => Promise<void> }> {
-  // BENCH_PROFILE=<role> writes a V8 CPU profile of that server to var/bench/profiles/ when it stops.
-  const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', '--cpu-prof-dir=var/bench/profiles'] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/support/serve.ts', role], {
+  // BENCH_PROFILE=<role>[,<role>…] writes a V8 CPU profile of that server to var/bench/profiles/ when it stops.
+  const profile = (process.env.BENCH_PROFILE ?? '').split(',').includes(role) ? ['--cpu-prof', '--cpu-prof-dir=var/bench/profiles'] : [];
+  const child = spawn(process.execPath, [...profile, ...(DEPLOYED_NODE_FLAGS[role] ?? []), '--import', 'tsx', 'bench/support/serve.ts', role], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -19,4 +29,16 @@ export async function serveInChild(role: string, env: Record<string, string>): P
     child.once('exit', (code) => reject(new Error(`${role} exited with ${code}`)));
   });
   return { port, child, stop: () => stopChild(child) };
+}
+
+/** CPU time (user + system, ms) a process has used so far (Linux /proc; null elsewhere). */
+export function cpuMsOf(pid: number | undefined): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[11], fields[12]: utime, stime in clock ticks (fields 14 and 15 of proc(5)); USER_HZ is 100 on Linux.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
 }

@@ -87,6 +87,8 @@ export const commonConfigShape = {
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
+  /** The S3 endpoint presigned URLs name, when clients reach the server elsewhere than the services (default S3_ENDPOINT). */
+  S3_PUBLIC_ENDPOINT: z.string().url().optional(),
   /**
    * Hosts, addresses and CIDRs (optionally `:port`) that tenant-supplied and provider URLs may reach
    * although they are loopback, private, link-local or metadata addresses (see guarded-fetch.ts).

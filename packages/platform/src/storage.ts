@@ -28,6 +28,12 @@ import type { CommonConfig } from './config.js';
 
 export interface ObjectStorageConfig {
   endpoint: string;
+  /**
+   * The endpoint presigned URLs name (clients upload and download there), when clients reach the
+   * S3 server under another address than the services do (docker compose: `http://s3:7070` inside,
+   * `http://localhost:7070` on the host). Default: `endpoint`.
+   */
+  publicEndpoint?: string;
   bucket: string;
   accessKeyId: string;
   secretAccessKey: string;
@@ -35,11 +41,14 @@ export interface ObjectStorageConfig {
 }
 
 /** The storage settings of a service's configuration; throws when a service that needs them lacks them. */
-export function storageConfigFrom(config: Pick<CommonConfig, 'S3_ENDPOINT' | 'S3_BUCKET' | 'S3_ACCESS_KEY_ID' | 'S3_SECRET_ACCESS_KEY' | 'S3_REGION'>): ObjectStorageConfig {
+export function storageConfigFrom(
+  config: Pick<CommonConfig, 'S3_ENDPOINT' | 'S3_BUCKET' | 'S3_ACCESS_KEY_ID' | 'S3_SECRET_ACCESS_KEY' | 'S3_REGION'> & { S3_PUBLIC_ENDPOINT?: string },
+): ObjectStorageConfig {
   const missing = (['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const).filter((k) => !config[k]);
   if (missing.length) throw new Error(`object storage is not configured: set ${missing.join(', ')}`);
   return {
     endpoint: config.S3_ENDPOINT!,
+    ...(config.S3_PUBLIC_ENDPOINT ? { publicEndpoint: config.S3_PUBLIC_ENDPOINT } : {}),
     bucket: config.S3_BUCKET!,
     accessKeyId: config.S3_ACCESS_KEY_ID!,
     secretAccessKey: config.S3_SECRET_ACCESS_KEY!,
@@ -126,20 +135,25 @@ export function typeMatches(declared: string, sniffed: string | null, bytes: Uin
 
 export class ObjectStorage {
   readonly client: S3Client;
+  /** Signs presigned URLs (no requests): `client`, or one naming config.publicEndpoint. */
+  private readonly presigner: S3Client;
 
   constructor(readonly config: ObjectStorageConfig) {
     // The SDK warns once per process that releases after January 2027 need Node 22; ours is pinned
     // (package.json), so the warning only adds noise to every service's log.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-    this.client = new S3Client({
-      endpoint: config.endpoint,
-      region: config.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
-      // No flexible checksum headers in presigned URLs: a browser cannot know to send them.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    const client = (endpoint: string) =>
+      new S3Client({
+        endpoint,
+        region: config.region,
+        forcePathStyle: true,
+        credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
+        // No flexible checksum headers in presigned URLs: a browser cannot know to send them.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      });
+    this.client = client(config.endpoint);
+    this.presigner = config.publicEndpoint && config.publicEndpoint !== config.endpoint ? client(config.publicEndpoint) : this.client;
   }
 
   get bucket(): string {
@@ -184,7 +198,7 @@ export class ObjectStorage {
     const expiresIn = clampExpiry(opts.expiresIn);
     const signingDate = opts.signingDate ?? new Date();
     const url = await getSignedUrl(
-      this.client,
+      this.presigner,
       new PutObjectCommand({ Bucket: this.bucket, Key: opts.key, ContentType: opts.contentType, ContentLength: opts.size }),
       { expiresIn, signingDate, signableHeaders: new Set(['content-type', 'content-length']) },
     );
@@ -201,7 +215,7 @@ export class ObjectStorage {
     const expiresIn = clampExpiry(opts.expiresIn);
     const signingDate = opts.signingDate ?? new Date();
     const url = await getSignedUrl(
-      this.client,
+      this.presigner,
       new GetObjectCommand({
         Bucket: this.bucket,
         Key: opts.key,
@@ -265,6 +279,7 @@ export class ObjectStorage {
 
   close(): void {
     this.client.destroy();
+    if (this.presigner !== this.client) this.presigner.destroy();
   }
 }
 

@@ -26,7 +26,7 @@ import { createAgent, proxyRequest } from './proxy.js';
 import { RateLimiter } from './rate-limit.js';
 import { UpstreamReadiness } from './readiness.js';
 
-import { isPublicRoute, serviceFor, upstreams, type ServiceName } from './route-table.js';
+import { adminWriteMayChangeCredentials, isPublicRoute, serviceFor, upstreams, type ServiceName } from './route-table.js';
 import { serveDocs } from './docs.js';
 import { gatewayOpenApi, UPLOAD_PATHS } from './openapi.js';
 
@@ -45,6 +45,7 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
     'gateway_auth_failure_limited_total',
     'Requests refused with 429 because their client address had too many failed authentications (no look-up made)',
   );
+  const syncs = metrics.counter('gateway_credential_syncs_total', 'Credential-cache syncs awaited before answering a successful admin write');
   const resolver = new CredentialResolver({ db, databaseUrl: config.DATABASE_URL, log, cacheTtlMs: config.AUTH_CACHE_TTL_MS, onLookup: () => lookups.inc() });
   await resolver.start();
   const limiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
@@ -175,9 +176,16 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       bodyLimitBytes: ctx.method === 'POST' && UPLOAD_PATHS.has(ctx.path) ? config.UPLOAD_LIMIT_BYTES : config.BODY_LIMIT_BYTES,
       // A successful write to admin may revoke or change credentials (deactivation, key revocation,
       // role and access changes): this gateway applies the invalidation before answering, so the
-      // caller's next request already sees it.
-      ...(service === 'admin' && ctx.method !== 'GET' && ctx.method !== 'HEAD'
-        ? { beforeRespond: async (status: number) => (status < 300 ? resolver.sync() : undefined) }
+      // caller's next request already sees it. Writes of the collections configuration cannot
+      // change credentials and skip it (route-table.ts CREDENTIAL_NEUTRAL_ADMIN_PREFIXES).
+      ...(service === 'admin' && ctx.method !== 'GET' && ctx.method !== 'HEAD' && adminWriteMayChangeCredentials(ctx.path)
+        ? {
+            beforeRespond: async (status: number) => {
+              if (status >= 300) return;
+              syncs.inc();
+              await resolver.sync();
+            },
+          }
         : {}),
     });
     // A refused invite token is a failed authentication of this address.

@@ -38,6 +38,26 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
 ];
 
 /**
+ * Admin path prefixes whose writes never change a credential, a user, a role, business units or
+ * permissions (the organization's collections outreach configuration). The gateway answers them
+ * without the credential-cache sync (CredentialResolver.sync: a NOTIFY round trip through Postgres)
+ * that precedes the answer of every other successful admin write; e.g. a template preview is a
+ * POST that only reads. An admin prefix not listed here keeps the sync (fail-safe).
+ */
+export const CREDENTIAL_NEUTRAL_ADMIN_PREFIXES: readonly string[] = [
+  '/v1/email-template-folders',
+  '/v1/email-templates',
+  '/v2/sms-templates',
+  '/v2/customer-segments',
+  '/v1/tags',
+];
+
+/** Whether a successful non-GET request to this admin path may have changed credentials (see above). */
+export function adminWriteMayChangeCredentials(path: string): boolean {
+  return !CREDENTIAL_NEUTRAL_ADMIN_PREFIXES.some((prefix) => path === prefix || path.startsWith(prefix + '/'));
+}
+
+/**
  * The routes the gateway lets through WITHOUT a bearer token (exact method and path): the request
  * carries its own credential (an invite token in the body). They are rate-limited per client address
  * (PUBLIC_RATE_LIMIT_*), their 401 answers count against the address's failed-authentication budget,

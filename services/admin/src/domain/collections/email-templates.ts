@@ -14,19 +14,19 @@ import {
   ConflictError,
   fileCategory,
   getOrganizationProfile,
-  getPartner,
   isoTime,
   sumMoney,
   newId,
   NotFoundError,
-  openInvoicesOfPartner,
+  partnerWithOpenInvoices,
   type Db,
+  type LedgerDocument,
   type Identity,
   type ObjectStorage,
 } from '@rp/platform';
 import * as store from '../../store/collections/email-templates.js';
 import { getUser } from '../../store/users.js';
-import { checkTemplate, renderTemplate, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
+import { checkTemplate, renderSavedTemplate, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
 
 /** Validity of the presigned GET in every response, and of the presigned upload URL. */
 export const DOWNLOAD_URL_SECONDS = 3600;
@@ -159,18 +159,38 @@ interface TemplateInput {
   is_default: boolean;
 }
 
+const API_KEY_SENDER = { name: 'API key', email: 'no-reply@receivables.local' };
+
 async function senderOf(deps: Pick<Deps, 'db'>, identity: Identity) {
   const user = identity.sub ? await getUser(deps.db, identity.org, identity.sub) : undefined;
-  return user ? { name: user.name || user.email, email: user.email } : { name: 'API key', email: 'no-reply@receivables.local' };
+  return senderView(user ?? null);
 }
 
+function senderView(user: { name: string; email: string } | null) {
+  return user ? { name: user.name || user.email, email: user.email } : API_KEY_SENDER;
+}
+
+/** Date formatters per timezone (building one costs more than a whole preview's render); bounded. */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 function todayIn(timezone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+  let format = dayFormats.get(timezone);
+  if (!format) {
+    if (dayFormats.size >= 1_000) dayFormats.clear();
+    format = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dayFormats.set(timezone, format);
+  }
+  return format.format(new Date());
+}
+
+type OrgProfile = { name: string; base_currency: string; timezone: string } | null;
+
+function sampleOf(org: OrgProfile, sender: { name: string; email: string }): TemplateContext {
+  return sampleContext({ name: org?.name ?? 'Organization', base_currency: org?.base_currency ?? 'EUR' }, sender, todayIn(org?.timezone ?? 'UTC'));
 }
 
 export async function sampleFor(deps: Pick<Deps, 'db'>, identity: Identity): Promise<TemplateContext> {
-  const org = await getOrganizationProfile(deps.db, identity.org);
-  return sampleContext({ name: org?.name ?? 'Organization', base_currency: org?.base_currency ?? 'EUR' }, await senderOf(deps, identity), todayIn(org?.timezone ?? 'UTC'));
+  return sampleOf(await getOrganizationProfile(deps.db, identity.org), await senderOf(deps, identity));
 }
 
 async function validated(deps: Deps, identity: Identity, t: Pick<TemplateInput, 'subject' | 'body' | 'auto_correct'>) {
@@ -230,7 +250,7 @@ export async function deleteTemplate(deps: Deps, org: string, id: string): Promi
 
 // ---------- preview
 
-function invoiceOf(d: Awaited<ReturnType<typeof openInvoicesOfPartner>>[number], today: string): TemplateInvoice {
+function invoiceOf(d: LedgerDocument, today: string): TemplateInvoice {
   const due = d.net_due_date;
   const days = due && due < today ? Math.round((Date.parse(today) - Date.parse(due)) / 86_400_000) : 0;
   return {
@@ -249,13 +269,13 @@ function sum(values: string[]): string {
   return sumMoney(values).toFixed(2);
 }
 
-/** The template context of a live customer (ledger read through the kernel read module). */
-async function liveContext(deps: Deps, identity: Identity, partnerId: string): Promise<TemplateContext> {
-  const partner = await getPartner(deps.db, identity.org, partnerId, identity.bu);
-  if (!partner) throw new NotFoundError(`No partner ${partnerId}.`);
-  const org = await getOrganizationProfile(deps.db, identity.org);
+type Ledger = NonNullable<Awaited<ReturnType<typeof partnerWithOpenInvoices>>>;
+
+/** The template context of a live customer (its partner row and open invoices from the kernel read module). */
+function liveContext(ledger: Ledger, org: OrgProfile, sender: { name: string; email: string }): TemplateContext {
+  const { partner } = ledger;
   const today = todayIn(org?.timezone ?? 'UTC');
-  const invoices = (await openInvoicesOfPartner(deps.db, identity.org, partnerId)).map((d) => invoiceOf(d, today));
+  const invoices = ledger.invoices.map((d) => invoiceOf(d, today));
   const overdue = invoices.filter((i) => i.is_overdue);
   const base = org?.base_currency ?? 'EUR';
   const currencies = new Set(invoices.map((i) => i.currency));
@@ -271,19 +291,32 @@ async function liveContext(deps: Deps, identity: Identity, partnerId: string): P
       overdue_count: overdue.length,
       max_days_overdue: Math.max(0, ...invoices.map((i) => i.days_overdue)),
     },
-    sender: await senderOf(deps, identity),
+    sender,
     organization: { name: org?.name ?? '', base_currency: base },
     payment: samplePayment(base, today),
     today,
   };
 }
 
+/**
+ * Render a template for a customer (or the sample customer). The hot path of template editing, so:
+ * admin's own rows (template, folder, attachments, organization, sender) in one query and the
+ * customer's ledger (partner within the caller's business units, open invoices) in one more, in
+ * parallel; the parsed template is reused while its modified_at and text are unchanged (liquid.ts
+ * ParsedTemplateCache). Nothing else outlives the request.
+ */
 export async function previewTemplate(deps: Deps, identity: Identity, id: string, partnerId: string | undefined) {
-  const t = await store.getTemplate(deps.db, identity.org, id);
-  if (!t) throw new NotFoundError(`No email template ${id}.`);
-  const context = partnerId ? await liveContext(deps, identity, partnerId) : await sampleFor(deps, identity);
-  const preview = { subject: await renderTemplate('subject', t.subject, context), body: await renderTemplate('body', t.body, context) };
-  return loadTemplate(deps, identity.org, id, preview);
+  const [source, ledger] = await Promise.all([
+    store.previewSource(deps.db, identity.org, id, identity.sub ?? null),
+    partnerId ? partnerWithOpenInvoices(deps.db, identity.org, partnerId, identity.bu) : null,
+  ]);
+  if (!source) throw new NotFoundError(`No email template ${id}.`);
+  if (partnerId && !ledger) throw new NotFoundError(`No partner ${partnerId}.`);
+  const sender = senderView(source.sender);
+  const context = ledger ? liveContext(ledger, source.organization, sender) : sampleOf(source.organization, sender);
+  const t = source.template;
+  const preview = { subject: renderSavedTemplate(t, 'subject', t.subject, context), body: renderSavedTemplate(t, 'body', t.body, context) };
+  return templateView(deps, t, source.folder, source.attachments, preview);
 }
 
 // ---------- attachments

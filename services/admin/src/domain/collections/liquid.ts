@@ -211,12 +211,68 @@ export async function checkTemplate(field: string, source: string, autoCorrect: 
   return { source: fixed, corrections };
 }
 
-/** Render a saved template (already validated) against a context. */
-export async function renderTemplate(field: string, source: string, context: TemplateContext): Promise<string> {
+function renderError(field: string, err: unknown): ValidationError {
+  // A saved template renders the sample; real data can still exceed a limit (e.g. many invoices).
+  return new ValidationError([issue(field, cleanMessage(err), position(err), 'liquid_render')], `The ${field} does not render for this customer: ${(err as Error).message}`);
+}
+
+/**
+ * Parsed saved templates, per process: a bounded LRU keyed by (template id, field) whose entry
+ * holds the template's `modified_at` and source. An entry is used only when both equal the row just
+ * read, so a PATCHed template renders its new text at once (every save sets modified_at; the source
+ * comparison also covers two saves within the same microsecond). Bounded by entry count and by
+ * total source characters (a template may be up to 100,000).
+ */
+export class ParsedTemplateCache {
+  private readonly entries = new Map<string, { modifiedAt: number; source: string; parsed: Template[] }>();
+  private chars = 0;
+
+  constructor(
+    private readonly maxEntries = 2_000,
+    private readonly maxChars = 8_000_000,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The parsed template of `source`, saved as template `id`'s `field` at `modifiedAt`. */
+  get(id: string, field: string, modifiedAt: Date, source: string): Template[] {
+    const key = `${id} ${field}`;
+    const at = modifiedAt.getTime();
+    const hit = this.entries.get(key);
+    if (hit) {
+      this.entries.delete(key);
+      this.chars -= hit.source.length;
+      if (hit.modifiedAt === at && hit.source === source) {
+        this.entries.set(key, hit); // most recently used last
+        this.chars += hit.source.length;
+        return hit.parsed;
+      }
+    }
+    const parsed = liquid.parse(source);
+    this.entries.set(key, { modifiedAt: at, source, parsed });
+    this.chars += source.length;
+    for (const [k, e] of this.entries) {
+      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) break;
+      this.entries.delete(k);
+      this.chars -= e.source.length;
+    }
+    return parsed;
+  }
+}
+
+export const parsedTemplates = new ParsedTemplateCache();
+
+/**
+ * Render a saved template (already validated) against a context, parsing it at most once per
+ * (id, modified_at) (see ParsedTemplateCache). Rendered synchronously: outreach templates read no
+ * files and call no async filters, and the engine's render-time limit still applies.
+ */
+export function renderSavedTemplate(t: { id: string; modified_at: Date }, field: 'subject' | 'body', source: string, context: TemplateContext, cache = parsedTemplates): string {
   try {
-    return await liquid.parseAndRender(source, context);
+    return liquid.renderSync(cache.get(t.id, field, t.modified_at, source), context) as string;
   } catch (err) {
-    // A saved template renders the sample; real data can still exceed a limit (e.g. many invoices).
-    throw new ValidationError([issue(field, cleanMessage(err), position(err), 'liquid_render')], `The ${field} does not render for this customer: ${(err as Error).message}`);
+    throw renderError(field, err);
   }
 }

@@ -176,3 +176,90 @@ export async function recordVerification(
 export async function deleteAttachment(db: Q, org: string, templateId: string, id: string): Promise<number> {
   return db('email_template_attachments').where({ organization_id: org, template_id: templateId, id }).delete();
 }
+
+// ---------- preview
+
+const ATTACHMENT_COLUMNS = [
+  'id', 'organization_id', 'template_id', 'user_id', 'name', 'mime_type', 'size', 'object_key', 'is_verified', 'sha256',
+  'sniffed_mime_type', 'verification_error', 'verified_at', 'created_at', 'modified_at',
+] as const;
+
+/** Everything a preview reads from admin's own tables, fetched in one round trip. */
+export interface PreviewSource {
+  template: TemplateRow;
+  folder: FolderRow;
+  attachments: AttachmentRow[];
+  organization: { name: string; base_currency: string; timezone: string } | null;
+  /** the calling user (null for API keys, or a user no longer in the organization) */
+  sender: { name: string; email: string } | null;
+}
+
+/**
+ * The template with its folder and attachments, the organization's profile and the sending user,
+ * in ONE query (a preview is the hot path of template editing: every round trip counts; see
+ * bench/templates.ts). One row per attachment (at least one row); every join is per organization.
+ */
+const PREVIEW_SOURCE_SQL = `SELECT t.*, f.name AS f_name, f.created_at AS f_created_at, f.modified_at AS f_modified_at,
+       o.name AS o_name, o.base_currency AS o_base_currency, o.timezone AS o_timezone,
+       u.name AS u_name, u.email AS u_email, ${ATTACHMENT_COLUMNS.map((c) => `a.${c} AS a_${c}`).join(', ')}
+  FROM email_templates t
+  JOIN email_template_folders f ON f.id = t.folder_id AND f.organization_id = t.organization_id
+  LEFT JOIN organizations o ON o.id = t.organization_id
+  LEFT JOIN users u ON u.organization_id = t.organization_id AND u.id = $1::uuid
+  LEFT JOIN email_template_attachments a ON a.organization_id = t.organization_id AND a.template_id = t.id
+ WHERE t.organization_id = $2 AND t.id = $3
+ ORDER BY a.created_at, a.id`;
+
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/**
+ * Run a named (prepared) statement on a pooled connection (or the transaction's): Postgres parses
+ * and plans it once per connection, not once per preview, and knex's binding rewrite is skipped.
+ */
+async function prepared(db: Q, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+  const client = db.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<unknown> };
+  const connection = await client.acquireConnection();
+  try {
+    return (await connection.query({ name, text, values })).rows;
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+export async function previewSource(db: Q, org: string, id: string, userId: string | null): Promise<PreviewSource | undefined> {
+  const rows = await prepared(db, 'admin_email_template_preview_source_v1', PREVIEW_SOURCE_SQL, [userId, org, id]);
+  const first = rows[0];
+  if (!first) return undefined;
+  const template: TemplateRow = {
+    id: first.id as string,
+    organization_id: first.organization_id as string,
+    folder_id: first.folder_id as string,
+    name: first.name as string,
+    subject: first.subject as string,
+    body: first.body as string,
+    cc: first.cc as string[],
+    auto_correct: first.auto_correct as boolean,
+    is_default: first.is_default as boolean,
+    created_at: first.created_at as Date,
+    modified_at: first.modified_at as Date,
+  };
+  const folder: FolderRow = {
+    id: template.folder_id,
+    organization_id: org,
+    name: first.f_name as string,
+    created_at: first.f_created_at as Date,
+    modified_at: first.f_modified_at as Date,
+  };
+  const attachments = rows
+    .filter((r) => r.a_id !== null)
+    .map((r) => Object.fromEntries(ATTACHMENT_COLUMNS.map((c) => [c, r[`a_${c}`]])) as unknown as AttachmentRow);
+  return {
+    template,
+    folder,
+    attachments,
+    organization: first.o_name === null ? null : { name: first.o_name as string, base_currency: first.o_base_currency as string, timezone: first.o_timezone as string },
+    sender: first.u_email === null ? null : { name: first.u_name as string, email: first.u_email as string },
+  };
+}
