@@ -154,7 +154,18 @@ function xlsxCell(kind: ReportCellKind, v: ReportCell): string | number | null {
   }
 }
 
-const NUM_FMT: Partial<Record<ReportCellKind, string>> = { amount: '#,##0.00', decimal: '#,##0.00##', integer: '0' };
+/**
+ * One style object per cell kind, shared by every cell of that kind: exceljs caches a style by object
+ * identity, so shared objects are serialised once (a per-cell style object — what column styles give —
+ * makes the streaming writer about 3× slower).
+ */
+const CELL_STYLES: Record<ReportCellKind, Partial<ExcelJS.Style>> = {
+  text: {},
+  date: {},
+  amount: { numFmt: '#,##0.00' },
+  decimal: { numFmt: '#,##0.00##' },
+  integer: { numFmt: '0' },
+};
 
 /** Minor units for display (`-1,234.50`): the email's summary table. */
 export function displayMinorUnits(cents: bigint | number): string {
@@ -199,18 +210,18 @@ export async function writeReportFiles(input: WriteReportFilesInput): Promise<Wr
     try {
       for (const [index, sheet] of input.sheets.entries()) {
         const ws = workbook.addWorksheet(sheet.name, { views: [{ state: 'frozen', ySplit: 1 }] });
-        ws.columns = sheet.columns.map((c, i) => ({
-          header: c.header,
-          key: `c${i}`,
-          width: c.width ?? (c.kind === 'text' ? 30 : 16),
-          ...(NUM_FMT[c.kind] ? { style: { numFmt: NUM_FMT[c.kind]! } } : {}),
-        }));
+        ws.columns = sheet.columns.map((c, i) => ({ header: c.header, key: `c${i}`, width: c.width ?? (c.kind === 'text' ? 30 : 16) }));
         ws.getRow(1).font = { bold: true };
         ws.getRow(1).commit();
+        const styles = sheet.columns.map((c) => CELL_STYLES[c.kind]);
         let count = 0;
         for await (const row of sheet.rows) {
           if (row.length !== sheet.columns.length) throw new RangeError(`sheet ${sheet.name}: a row of ${row.length} cells for ${sheet.columns.length} columns`);
-          ws.addRow(row.map((v, i) => xlsxCell(sheet.columns[i]!.kind, v))).commit();
+          const xrow = ws.addRow(row.map((v, i) => xlsxCell(sheet.columns[i]!.kind, v)));
+          xrow.eachCell((cell, n) => {
+            cell.style = styles[n - 1]!;
+          });
+          xrow.commit();
           if (index === 0 && !csv.write(row.map((v, i) => csvCell(sheet.columns[i]!.kind, v)))) await once(csv, 'drain');
           count += 1;
           total += 1;
