@@ -13,9 +13,12 @@
  * converted is in no bucket: counted on its row and listed on the XLSX sheet "Not convertible" with
  * its document-currency amount (and per currency in the summary), never summed 1:1. Only invoices
  * age (credit memos are not in the aging); no due date counts as current.
+ *
+ * It heartbeats every 5 s (also while the aggregation statement runs) and stops between pages once
+ * cancelled. A retry starts over and writes the same object keys.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   AGING_BUCKETS,
   arAgingPages,
@@ -51,13 +54,21 @@ export interface CashAppReportActivities {
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const NO_UNIT = 'No business unit';
 
-/** Heartbeat when running as an activity (a no-op when called directly). */
-function heartbeat(details: unknown): void {
+/** The activity's context, or null when called directly (tests, the benchmark). */
+function activityContext(): Context | null {
   try {
-    Context.current().heartbeat(details);
+    return Context.current();
   } catch {
-    // not in an activity context
+    return null;
   }
+}
+
+/** Heartbeat every 5 s (also while one long statement runs) until stopped; a no-op outside an activity. */
+function keepAlive(ctx: Context | null, progress: () => unknown): () => void {
+  if (!ctx) return () => {};
+  ctx.heartbeat(progress());
+  const timer = setInterval(() => ctx.heartbeat(progress()), 5000);
+  return () => clearInterval(timer);
 }
 
 /** A NUMERIC text with up to 4 decimals → integer 1/10,000 units (exact). */
@@ -144,8 +155,14 @@ export function createReportActivities(deps: ReportActivityDeps): CashAppReportA
       /** not convertible: currency → [invoices, open amount in 1/10,000] */
       const unconvertible = new Map<string, [number, bigint]>();
 
+      const ctx = activityContext();
+      /** between pages: stop when the activity is cancelled (the heartbeats bring the cancellation) */
+      const checkCancelled = () => {
+        if (ctx?.cancellationSignal.aborted) throw new CancelledFailure('the AR aging report build was cancelled');
+      };
       async function* agingRows(trx: Parameters<typeof arAgingPages>[0]): AsyncGenerator<ReportCell[]> {
         for await (const page of arAgingPages(trx, input.organizationId, q, pageSize)) {
+          checkCancelled();
           for (const r of page) {
             addTo(overall, r);
             let t = perUnit.get(r.business_unit_id);
@@ -153,11 +170,11 @@ export function createReportActivities(deps: ReportActivityDeps): CashAppReportA
             addTo(t, r);
             yield [r.partner_name, r.partner_account_number, unitName(r.business_unit_id), ...r.buckets, r.total, r.invoice_count, r.unconvertible_count];
           }
-          heartbeat({ customers: overall.customers.size });
         }
       }
       async function* unconvertibleRows(trx: Parameters<typeof arAgingPages>[0]): AsyncGenerator<ReportCell[]> {
         for await (const page of arAgingUnconvertiblePages(trx, input.organizationId, q, pageSize)) {
+          checkCancelled();
           for (const d of page) {
             const u = unconvertible.get(d.currency) ?? [0, 0n];
             unconvertible.set(d.currency, [u[0] + 1, u[1] + toTenThousandths(d.amount_open)]);
@@ -178,21 +195,29 @@ export function createReportActivities(deps: ReportActivityDeps): CashAppReportA
 
       const baseName = `ar-aging-${input.asOfDate}`;
       const title = `AR aging report as of ${input.asOfDate}`;
-      const written = await withLedgerSnapshot(db, (trx) =>
-        writeReportFiles({
-          storage,
-          objectPrefix: reportObjectPrefix(input.organizationId, input.configId, input.runId),
-          baseName,
-          title,
-          created: new Date(`${input.asOfDate}T00:00:00Z`),
-          onProgress: (rows) => heartbeat({ rows }),
-          sheets: [
-            { name: 'AR aging', columns: AR_AGING_COLUMNS, rows: agingRows(trx) },
-            { name: 'Not convertible', columns: UNCONVERTIBLE_COLUMNS, rows: unconvertibleRows(trx) },
-            { name: 'Summary', columns: SUMMARY_COLUMNS, rows: { [Symbol.iterator]: summaryRows } },
-          ],
-        }),
-      );
+      let rowsWritten = 0;
+      const stopHeartbeats = keepAlive(ctx, () => ({ rows: rowsWritten }));
+      let written;
+      try {
+        written = await withLedgerSnapshot(db, (trx) =>
+          writeReportFiles({
+            storage,
+            objectPrefix: reportObjectPrefix(input.organizationId, input.configId, input.runId),
+            baseName,
+            title,
+            created: new Date(`${input.asOfDate}T00:00:00Z`),
+            onProgress: (rows) => (rowsWritten = rows),
+            progressEvery: 1000,
+            sheets: [
+              { name: 'AR aging', columns: AR_AGING_COLUMNS, rows: agingRows(trx) },
+              { name: 'Not convertible', columns: UNCONVERTIBLE_COLUMNS, rows: unconvertibleRows(trx) },
+              { name: 'Summary', columns: SUMMARY_COLUMNS, rows: { [Symbol.iterator]: summaryRows } },
+            ],
+          }),
+        );
+      } finally {
+        stopHeartbeats();
+      }
 
       const amounts = (t: Totals) => [...t.buckets.map(displayMinorUnits), displayMinorUnits(t.total)];
       const summaryRowsOut: ReportSummaryRow[] = [
