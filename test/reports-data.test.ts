@@ -9,7 +9,8 @@
  * endpoints, exchange rates via PUT /v2/exchange-rates, QuickBooks connections and syncs via the
  * connection endpoints against the fake QuickBooks. One exception, as in integrations-sync.test.ts:
  * a running sync is cancelled with cancelRunningSyncs (what a connection DELETE does first; no
- * endpoint cancels a sync and keeps the connection and its runs).
+ * endpoint cancels a sync and keeps the connection and its runs). One kernel-level check reads the
+ * aging through the ledger module directly, with a tiny cursor page size (no API sets it).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { connectTemporal, createDb, neutralizeFormula, formatMinorUnits, ObjectStorage, type TemporalHandle } from '@rp/platform';
+import { arAgingPages, connectTemporal, createDb, neutralizeFormula, formatMinorUnits, ObjectStorage, withLedgerSnapshot, type ArAgingRow, type TemporalHandle } from '@rp/platform';
 import { REPORT_BUILD_TASK_QUEUE, reportObjectPrefix, type BuildReportInput, type BuiltReport, type ReportBuildActivities } from '@rp/workflows';
 import { cancelRunningSyncs } from '../services/integrations/src/domain/sync-schedule.js';
 import { withoutAddresses } from '../services/integrations/src/domain/sync-report.js';
@@ -340,6 +341,27 @@ describe('buildArAgingReport', () => {
     const { csv: csvB } = await readArtifacts(b);
     expect(csvB.slice(1).map((r) => r[0])).toEqual(['Other Company']);
   }, 60_000);
+
+  it('streams the same rows whatever the cursor page size (kernel arAgingPages, pages of 2 rows)', async () => {
+    const db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 1 });
+    try {
+      const q = { asOfDate: AS_OF, conversion: { currencies: ['EUR', 'USD'], factors: ['1', '0.8'] } };
+      const read = (pageSize: number) =>
+        withLedgerSnapshot(db, async (trx) => {
+          const pages: ArAgingRow[][] = [];
+          for await (const page of arAgingPages(trx, orgA.organizationId, q, pageSize)) pages.push(page);
+          return pages;
+        });
+      const small = await read(2);
+      const whole = await read(2000);
+      expect(small.map((p) => p.length)).toEqual([2, 2, 2]);
+      expect(whole).toHaveLength(1);
+      expect(small.flat()).toEqual(whole[0]);
+      expect(whole[0]!.reduce((s, r) => s + r.total, 0n)).toBe(815950n);
+    } finally {
+      await db.destroy();
+    }
+  });
 
   it('writes the same object keys again on a retry of the same run (idempotent)', async () => {
     const again = await build('buildArAgingReport', runInput);
