@@ -11,6 +11,8 @@
  *   templates email-template previews (Liquid renders) per second through the gateway
  *   knowledge the offline extraction pipeline: quality on the labelled evaluation set, time on a 200-page PDF
  *   knowledge-search  playbook search over 10,000 articles through the gateway (p95)
+ *   reports   AR aging report over 1M open invoices / 50,000 customers: the data build vs the bare SQL,
+ *             and the whole build activity (XLSX + CSV to S3) in a child process: time and peak RSS
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
@@ -21,6 +23,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   templates: async () => (await import('./templates.js')).run(),
   knowledge: async () => (await import('./knowledge.js')).run(),
   'knowledge-search': async () => (await import('./knowledge-search.js')).run(),
+  reports: async () => (await import('./reports.js')).run(),
 };
 
 const name = process.argv[2];
