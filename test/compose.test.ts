@@ -245,7 +245,7 @@ describe('docker-compose.yml', () => {
     const stages = dockerfile.split(/^(?=FROM\s)/m).filter((part) => /^FROM\s/.test(part));
     const stageNamed = (name: string) => stages.find((st) => new RegExp(`^FROM\\s+\\S+\\s+AS\\s+${name}\\s*$`, 'im').test(st.split('\n')[0]!));
     /** Services whose code stores files: admin (attachments) and knowledge (uploaded files). */
-    const storing = ['admin', 'knowledge'].filter((n) => domainServices.includes(n));
+    const storing = ['admin', 'knowledge', 'cash-app', 'integrations'].filter((n) => domainServices.includes(n));
 
     it('has an s3 container built from the Dockerfile\'s s3 stage: versitygw from its Go module, the version npm start uses', () => {
       expect(s3, 'docker-compose.yml has no "s3" service').toBeDefined();

@@ -576,6 +576,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/aether/playbook/articles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List knowledge articles
+         * @description Articles of the organization (made by approving proposals), newest first. Filters: `collection`, `customer_id`, `segment_id`, `status` (`live` or `archived`; default both). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listKnowledgeArticles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/articles/{article_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a knowledge article with its versions
+         * @description The article's current state and every version (oldest first) with the source excerpts and proposal that made it. 404 when unknown or another organization's.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getKnowledgeArticle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/aether/playbook/extractions": {
         parameters: {
             query?: never;
@@ -642,6 +686,116 @@ export interface paths {
          *     Requires: user access token.
          */
         post: operations["cancelPlaybookExtraction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List knowledge proposals
+         * @description Proposals of the organization, newest first, with `stale` computed on read. Filters: `status`, `extraction_id` (the producing job), `collection`, `customer_id` (the proposed customer scope). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listKnowledgeProposals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/proposals/{proposal_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a knowledge proposal
+         * @description Row 12. `stale` is true for a pending revise or archive proposal whose target article has a newer version than the one it was made against. 404 `entity-not-found` (title `Entity not found`) when unknown or another organization's.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getKnowledgeProposal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/proposals/{proposal_id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a knowledge proposal
+         * @description Applies the action atomically with the decision: `create` makes a new article (version 1; the proposal's `article_id` then names it); `revise` writes the target article's next version with the proposal's content (title, description, type and collection from the proposal where given, else kept; customer and segment scope from the proposal); `archive` archives the target (a version of its own, content unchanged). A stale proposal (the target moved past the version it was made against) is 409 unless `{"force": true}`. A target that was deleted or is archived: 409 even with force. Concurrent approvals touching one article serialize on a row lock of the article: the later one sees the new version and is stale. A proposal is decided once: approving or rejecting a proposal that is already `approved` or `rejected` is 409 `conflict`, nothing changed. `reviewed_at` is set to now and `reviewed_by` to the caller's user id. Any signed-in user of the organization may review. Another organization's proposal is 404 `entity-not-found`. The body is optional.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["approveKnowledgeProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/proposals/{proposal_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a knowledge proposal
+         * @description Records the decision and `review_notes` (required: why it was rejected); no article changes. A proposal is decided once: approving or rejecting a proposal that is already `approved` or `rejected` is 409 `conflict`, nothing changed. `reviewed_at` is set to now and `reviewed_by` to the caller's user id. Any signed-in user of the organization may review. Another organization's proposal is 404 `entity-not-found`.
+         *
+         *     Requires: user access token.
+         */
+        post: operations["rejectKnowledgeProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/aether/playbook/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the playbook
+         * @description Full-text search (PostgreSQL, English configuration) over the organization's live (approved, not archived) articles: `q` in web-search syntax (`websearch_to_tsquery`: words, "quoted phrases", `or`, `-excluded`), ranked by `ts_rank_cd` over title (weight A), description (B) and content (C). With `customer_id` the customer's own articles score ×2, articles without a customer scope ×1 and other customers' articles ×0.5 (boosted, not filtered). `collection` restricts to one collection. Each hit carries its `rank` and a `headline` (content fragments, matches between `**`). A query of stop words only matches nothing. Paginated: `page` (0-based), `page_size` 1..100 (default 20; `size` alias).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["searchKnowledgeArticles"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2963,6 +3117,82 @@ export interface components {
             total_records: number;
         };
         GetMailboxSettingsResponse: components["schemas"]["MailboxSettings"] | null;
+        KnowledgeArticle: {
+            archived_at: string | null;
+            /** @enum {string} */
+            collection: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+            content: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            customer_id: string | null;
+            description: string | null;
+            id: string;
+            knowledge_type: ("declarative" | "document" | "procedural") | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "knowledge_article";
+            segment_id: string | null;
+            /** @enum {string} */
+            status: "live" | "archived";
+            title: string;
+            /** @description The current version; every approved revise or archive adds one. */
+            version: number;
+        };
+        KnowledgeArticleDetail: {
+            archived_at: string | null;
+            /** @enum {string} */
+            collection: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+            content: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            customer_id: string | null;
+            description: string | null;
+            id: string;
+            knowledge_type: ("declarative" | "document" | "procedural") | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "knowledge_article";
+            segment_id: string | null;
+            /** @enum {string} */
+            status: "live" | "archived";
+            title: string;
+            /** @description The current version; every approved revise or archive adds one. */
+            version: number;
+            /** @description Every version, oldest first. */
+            versions: components["schemas"]["KnowledgeArticleVersion"][];
+        };
+        /** @description A page of KnowledgeArticle records. */
+        KnowledgeArticlePage: {
+            current_page: number;
+            data: components["schemas"]["KnowledgeArticle"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        KnowledgeArticleVersion: {
+            /**
+             * @description What produced this version.
+             * @enum {string}
+             */
+            action: "create" | "revise" | "archive";
+            /** @enum {string} */
+            collection: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+            content: string;
+            created_at: string;
+            /** @description The reviewer who approved it. */
+            created_by: string | null;
+            customer_id: string | null;
+            description: string | null;
+            knowledge_type: ("declarative" | "document" | "procedural") | null;
+            /** @description The approved proposal that made this version. */
+            proposal_id: string | null;
+            segment_id: string | null;
+            /** @description Excerpts of the proposal approved into this version. */
+            source_excerpts: components["schemas"]["SourceExcerpt"][];
+            title: string;
+            version: number;
+        };
         KnowledgeFile: {
             bucket: string;
             created_at: string;
@@ -2992,6 +3222,83 @@ export interface components {
             /** @description Why the upload is not verified; null when verified or nothing was uploaded yet. */
             verification_error: string | null;
             verified_at: string | null;
+        };
+        KnowledgeProposal: {
+            /** @enum {string} */
+            action: "archive" | "create" | "revise";
+            /** @description Target article of revise and archive; for an approved create, the article it created. */
+            article_id: string | null;
+            /** @description The target article's version the proposal was made against. */
+            article_version: number | null;
+            collection: ("cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments") | null;
+            /** @description The article body proposed (revise: the merged content). */
+            content: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description Proposed customer scope (a ledger partner). */
+            customer_id: string | null;
+            description: string | null;
+            /** @description The extraction job that produced it. */
+            extraction_id: string | null;
+            id: string;
+            knowledge_type: ("declarative" | "document" | "procedural") | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "knowledge_proposal";
+            review_notes: string | null;
+            /** @description ISO 8601 UTC; set when approved or rejected. */
+            reviewed_at: string | null;
+            /** @description The user id of the caller who approved or rejected it. */
+            reviewed_by: string | null;
+            /** @description Proposed segment scope. */
+            segment_id: string | null;
+            source_excerpts: components["schemas"]["SourceExcerpt"][];
+            /** @description Computed on read: a pending proposal whose target article's version is now greater than `article_version`. A decided proposal is never stale. */
+            stale: boolean;
+            /** @enum {string} */
+            status: "pending" | "approved" | "rejected";
+            title: string | null;
+        };
+        /** @description A page of KnowledgeProposal records. */
+        KnowledgeProposalPage: {
+            current_page: number;
+            data: components["schemas"]["KnowledgeProposal"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        KnowledgeSearchHit: {
+            archived_at: string | null;
+            /** @enum {string} */
+            collection: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+            content: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            customer_id: string | null;
+            description: string | null;
+            /** @description Up to two fragments of the content with the matched words between `**`. */
+            headline: string;
+            id: string;
+            knowledge_type: ("declarative" | "document" | "procedural") | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "knowledge_article";
+            /** @description ts_rank_cd (normalised rank / (rank + 1)) times the customer boost; higher is better. */
+            rank: number;
+            segment_id: string | null;
+            /** @enum {string} */
+            status: "live" | "archived";
+            title: string;
+            /** @description The current version; every approved revise or archive adds one. */
+            version: number;
+        };
+        /** @description A page of KnowledgeSearchHit records. */
+        KnowledgeSearchHitPage: {
+            current_page: number;
+            data: components["schemas"]["KnowledgeSearchHit"][];
+            next_page: number | null;
+            total_records: number;
         };
         LedgerAccount: {
             /** @enum {string} */
@@ -8729,6 +9036,220 @@ export interface operations {
             };
         };
     };
+    listKnowledgeArticles: {
+        parameters: {
+            query?: {
+                collection?: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+                customer_id?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                segment_id?: string;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                status?: "live" | "archived";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeArticlePage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getKnowledgeArticle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                article_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeArticleDetail"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listPlaybookExtractions: {
         parameters: {
             query?: {
@@ -9110,6 +9631,602 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listKnowledgeProposals: {
+        parameters: {
+            query?: {
+                collection?: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+                customer_id?: string;
+                extraction_id?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                status?: "pending" | "approved" | "rejected";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeProposalPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getKnowledgeProposal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                proposal_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeProposal"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    approveKnowledgeProposal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                proposal_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApproveKnowledgeProposalRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeProposal"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    rejectKnowledgeProposal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                proposal_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RejectKnowledgeProposalRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeProposal"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    searchKnowledgeArticles: {
+        parameters: {
+            query: {
+                collection?: "cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments";
+                customer_id?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..100 (default 20). */
+                page_size?: number;
+                q: string;
+                /** @description Alias of page_size, 1..100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeSearchHitPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
