@@ -11,3 +11,4 @@ export * from './integrations/payment-posting.js';
 export * from './admin/cnam-registration.js';
 export * from './admin/user-invite.js';
 export * from './reports/contracts.js';
+export * from './admin/scheduled-report.js';

@@ -7,3 +7,4 @@ export { bankStatement } from './cash-app/bank-statement.js';
 export { paymentPosting } from './integrations/payment-posting.js';
 export { cnamRegistration } from './admin/cnam-registration.js';
 export { userInvite } from './admin/user-invite.js';
+export { scheduledReport } from './admin/scheduled-report.js';

@@ -34,3 +34,8 @@ export async function getOrganization(db: Db | Knex.Transaction, id: string): Pr
 export async function listOrganizations(db: Db): Promise<OrganizationRow[]> {
   return db<OrganizationRow>('organizations').orderBy('id');
 }
+
+export async function setOrganizationTimezone(db: Db | Knex.Transaction, id: string, timezone: string): Promise<OrganizationRow | undefined> {
+  const [row] = await db<OrganizationRow>('organizations').where({ id }).update({ timezone, modified_at: db.fn.now() }).returning('*');
+  return row;
+}
