@@ -11,12 +11,14 @@
  * implementation of those two activities on their task queues (REPORT_BUILD_TASK_QUEUE; the stack starts no
  * cash-app or integrations worker here) that writes two small files (XLSX and CSV) to the run's real S3
  * server through the kernel ObjectStorage and returns a BuiltReport per the contract
- * (workflows/src/reports/contracts.ts). No SQL set-up: every state is reached through the API or Temporal.
+ * (workflows/src/reports/contracts.ts). SQL set-up only once: a Schedule whose config row is gone (what a commit
+ * failing after the Temporal call leaves; no endpoint can produce it).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker, type ActivityInboundCallsInterceptor, type ActivityExecuteInput, type Next } from '@temporalio/worker';
 import { connectTemporal, createDb, createLogger, ObjectStorage, type TemporalHandle } from '@rp/platform';
 import { adminModule, loadAdminConfig } from '@rp/admin';
@@ -40,12 +42,15 @@ const buildWorkers: { worker: Worker; done: Promise<void>; connection: NativeCon
 const builds: BuildReportInput[] = [];
 /** The next build's CSV size: small, or over the 10 MB attachment limit. */
 let largeCsv = false;
+/** The next build fails with a business error (as the owning service would refuse). */
+let failBuild: string | null = null;
 
 const CSV = 'customer,open_lc\n"<b>Acme</b>",100.00\n\'=1+1,5.00\n';
 
 /** Test-only build activity (see the header): two files in object storage, a BuiltReport back. */
 async function testBuild(title: string, input: BuildReportInput): Promise<BuiltReport> {
   builds.push(input);
+  if (failBuild) throw ApplicationFailure.nonRetryable(failBuild, 'BusinessError');
   await storage.ready();
   const prefix = reportObjectPrefix(input.organizationId, input.configId, input.runId);
   const xlsx = Buffer.concat([Buffer.from('PK\x03\x04'), randomBytes(256)]);
@@ -456,6 +461,65 @@ describe('sending reports', () => {
     const startedAttempt = history.events!.find((e) => e.activityTaskStartedEventAttributes && Number(e.activityTaskStartedEventAttributes.scheduledEventId) === Number(deliveries[0]!.eventId));
     expect(completed).toBeDefined();
     expect(startedAttempt!.activityTaskStartedEventAttributes!.attempt).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('failures and orphans', () => {
+  it('records a failed run with the build\'s error (in words) and sends nothing', async () => {
+    const to = mailbox();
+    const created = await req(org, 'POST', '/v2/report-configs', valid({ report_type: 'integration_sync_report', recipient_emails: [to] }));
+    failBuild = 'The organization has no integration connection to report on.';
+    try {
+      const sent = await req(org, 'POST', `/v2/report-configs/${created.body.id}/send`);
+      const result = await temporal.client.workflow.getHandle(scheduledReportWorkflowId(created.body.id, sent.body.id)).result();
+      expect(result).toEqual({ status: 'failed', runId: sent.body.id, error: failBuild });
+      const run = await waitForRun(org, created.body.id, sent.body.id, 'failed');
+      expect(run).toMatchObject({ error: failBuild, sent_at: null });
+      expect((await req(org, 'GET', `/v2/report-configs/${created.body.id}`)).body.last_sent_at).toBeNull();
+      expect(await waitForMail(to, { timeoutMs: 500 })).toHaveLength(0);
+    } finally {
+      failBuild = null;
+      await req(org, 'DELETE', `/v2/report-configs/${created.body.id}`);
+    }
+  });
+
+  it('a Schedule whose config is gone deletes itself at its next action and sends nothing', async () => {
+    const to = mailbox();
+    const created = await req(org, 'POST', '/v2/report-configs', valid({ report_type: 'integration_sync_report', recipient_emails: [to] }));
+    // SQL set-up (see the header): the row vanishes, the Schedule stays.
+    await stack.sql('DELETE FROM admin.report_configs WHERE id = $1', [created.body.id]);
+    const handle = schedule(org, 'integration_sync_report');
+    await handle.trigger();
+    let gone = false;
+    for (let i = 0; i < 120 && !gone; i++) {
+      gone = await handle.describe().then(() => false, (err) => err instanceof ScheduleNotFoundError);
+      if (!gone) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(gone).toBe(true);
+    expect(await waitForMail(to, { timeoutMs: 500 })).toHaveLength(0);
+    // and a new config of the type gets its Schedule again
+    const again = await req(org, 'POST', '/v2/report-configs', valid({ report_type: 'integration_sync_report' }));
+    expect(again.status).toBe(200);
+    expect((await handle.describe()).action).toMatchObject({ args: [{ configId: again.body.id }] });
+    await req(org, 'DELETE', `/v2/report-configs/${again.body.id}`);
+  });
+
+  it('lets members read report configs but not write them or send them (403)', async () => {
+    const created = await req(org, 'POST', '/v2/report-configs', valid({ report_type: 'integration_sync_report' }));
+    const m = await req(org, 'POST', '/v2/users', { email: `member.${randomBytes(3).toString('hex')}@example.com`, name: 'Mia Member', role: 'member', business_unit_ids: [], permissions: [] });
+    expect(m.status).toBe(200);
+    const { runCli } = await import('@rp/admin/cli');
+    const { token } = (await runCli(['token', 'issue', '--org', org.organizationId, '--user', m.body.id], stack.env)) as { token: string };
+    const member = { ...org, token };
+    expect((await req(member, 'GET', `/v2/report-configs/${created.body.id}`)).status).toBe(200);
+    expect((await req(member, 'GET', '/v2/report-configs')).status).toBe(200);
+    expect((await req(member, 'POST', '/v2/report-configs', valid())).status).toBe(403);
+    expect((await req(member, 'PATCH', `/v2/report-configs/${created.body.id}`, { time: '09:00' })).status).toBe(403);
+    expect((await req(member, 'POST', `/v2/report-configs/${created.body.id}/send`)).status).toBe(403);
+    expect((await req(member, 'DELETE', `/v2/report-configs/${created.body.id}`)).status).toBe(403);
+    expect((await req(member, 'PATCH', '/v2/organization', { timezone: 'UTC' })).status).toBe(403);
+    expect((await req(org, 'GET', '/v2/organization')).body.timezone).toBe('Europe/Berlin');
+    await req(org, 'DELETE', `/v2/report-configs/${created.body.id}`);
   });
 });
 

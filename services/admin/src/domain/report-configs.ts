@@ -7,7 +7,8 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { activityRetryWindowMinutes, ConflictError, NotFoundError, ValidationError, withTemporalDeadline, type Db, type ValidationIssue } from '@rp/platform';
 import { businessSearchAttributes, scheduledReport, scheduledReportWorkflowId, TASK_QUEUES } from '@rp/workflows';
-import { getOrganization, setOrganizationTimezone } from '../store/organizations.js';
+import type { Knex } from 'knex';
+import { lockOrganizationTimezone, setOrganizationTimezone } from '../store/organizations.js';
 import {
   claimReportRun,
   deleteReportConfig,
@@ -49,8 +50,9 @@ function checkRules(fields: ReportConfigFields, sent: { weekday: boolean }): voi
 
 const duplicate = (type: string) => new ConflictError(`This organization already has a ${type} config; change it (PATCH) or delete it first.`);
 
-async function timezoneOf(db: Db | Parameters<Parameters<Db['transaction']>[0]>[0], organizationId: string): Promise<string> {
-  return (await getOrganization(db, organizationId))?.timezone ?? 'UTC';
+/** The timezone the Schedule is written with; a concurrent timezone change waits for this transaction (and vice versa). */
+async function timezoneOf(trx: Knex.Transaction, organizationId: string): Promise<string> {
+  return (await lockOrganizationTimezone(trx, organizationId)) ?? 'UTC';
 }
 
 export interface NewReportConfig {

@@ -39,3 +39,9 @@ export async function setOrganizationTimezone(db: Db | Knex.Transaction, id: str
   const [row] = await db<OrganizationRow>('organizations').where({ id }).update({ timezone, modified_at: db.fn.now() }).returning('*');
   return row;
 }
+
+/** The organization's timezone, its row share-locked until the transaction ends (a concurrent timezone change waits). */
+export async function lockOrganizationTimezone(trx: Knex.Transaction, id: string): Promise<string | undefined> {
+  const row = await trx<OrganizationRow>('organizations').where({ id }).forShare().first('timezone');
+  return row?.timezone;
+}
