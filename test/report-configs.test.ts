@@ -20,7 +20,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker, type ActivityInboundCallsInterceptor, type ActivityExecuteInput, type Next } from '@temporalio/worker';
-import { connectTemporal, createDb, createLogger, ObjectStorage, type TemporalHandle } from '@rp/platform';
+import { connectTemporal, createDb, createLogger, ObjectStorage, startServiceApi, type CommonConfig, type ServiceModule, type TemporalHandle } from '@rp/platform';
 import { adminModule, loadAdminConfig } from '@rp/admin';
 import {
   REPORT_BUILD_TASK_QUEUE,
@@ -32,12 +32,16 @@ import {
 } from '@rp/workflows';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
+import { tcpProxy, type TcpOutage } from './support/outage.js';
+import { SERVICE_MODULES } from '../scripts/local/services.js';
 
 let stack: TestStack;
 let org: Org;
 let other: Org;
 let temporal: TemporalHandle;
 let storage: ObjectStorage;
+/** The admin API reaches Temporal through this proxy, which a test stops (workers connect directly). */
+let temporalOutage: TcpOutage;
 const buildWorkers: { worker: Worker; done: Promise<void>; connection: NativeConnection }[] = [];
 const builds: BuildReportInput[] = [];
 /** The next build's CSV size: small, or over the 10 MB attachment limit. */
@@ -92,6 +96,15 @@ beforeAll(async () => {
     secretAccessKey: stack.env.S3_SECRET_ACCESS_KEY,
     region: stack.env.S3_REGION,
   });
+  const [temporalHost, temporalPort] = stack.env.TEMPORAL_ADDRESS.split(':');
+  temporalOutage = await tcpProxy({ host: temporalHost!, port: Number(temporalPort) });
+  const port = stack.apis.admin.port;
+  await stack.apis.admin.close();
+  stack.apis.admin = await startServiceApi(
+    SERVICE_MODULES.admin.module as ServiceModule<CommonConfig, unknown>,
+    SERVICE_MODULES.admin.config({ ...stack.env, TEMPORAL_ADDRESS: `127.0.0.1:${temporalOutage.port}` }),
+    { port },
+  );
   await startBuildWorker(REPORT_BUILD_TASK_QUEUE.ar_aging_report, { buildArAgingReport: (i: BuildReportInput) => testBuild('AR aging report', i) });
   await startBuildWorker(REPORT_BUILD_TASK_QUEUE.integration_sync_report, { buildIntegrationSyncReport: (i: BuildReportInput) => testBuild('Integration sync report', i) });
 });
@@ -103,7 +116,9 @@ afterAll(async () => {
   }
   storage?.close();
   await temporal?.close();
+  await temporalOutage?.start().catch(() => {});
   await stack?.close();
+  await temporalOutage?.close();
 });
 
 const mailbox = () => `reports.${randomBytes(4).toString('hex')}@example.com`;
@@ -520,6 +535,42 @@ describe('failures and orphans', () => {
     expect((await req(member, 'PATCH', '/v2/organization', { timezone: 'UTC' })).status).toBe(403);
     expect((await req(org, 'GET', '/v2/organization')).body.timezone).toBe('Europe/Berlin');
     await req(org, 'DELETE', `/v2/report-configs/${created.body.id}`);
+  });
+});
+
+describe('Temporal unreachable', () => {
+  it('answers 503 and changes nothing: config and Schedule stay consistent', async () => {
+    const created = await req(org, 'POST', '/v2/report-configs', valid({ report_type: 'integration_sync_report', time: '05:00' }));
+    expect(created.status).toBe(200);
+    const id = created.body.id;
+    const before = await configCount(org);
+    await temporalOutage.stop();
+    try {
+      const attempts = [
+        await req(other, 'POST', '/v2/report-configs', valid()), // the other organization has no AR aging config yet
+        await req(org, 'PATCH', `/v2/report-configs/${id}`, { time: '06:30', is_enabled: false }),
+        await req(org, 'PATCH', '/v2/organization', { timezone: 'Asia/Tokyo' }),
+        await req(org, 'POST', `/v2/report-configs/${id}/send`),
+      ];
+      for (const res of attempts) {
+        expect(res.status).toBe(503);
+        expect(res.body).toMatchObject({ type: 'service-unavailable', status: 503 });
+        expect(res.text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|UNAVAILABLE|DEADLINE/);
+      }
+    } finally {
+      await temporalOutage.start();
+    }
+    expect(await configCount(org)).toBe(before);
+    expect(await configCount(other)).toBe(0);
+    expect((await req(org, 'GET', `/v2/report-configs/${id}`)).body).toMatchObject({ time: '05:00', is_enabled: true });
+    expect((await req(org, 'GET', '/v2/organization')).body.timezone).toBe('Europe/Berlin');
+    expect((await req(org, 'GET', `/v2/report-configs/${id}/runs`)).body.total_records).toBe(0);
+    const d = await schedule(org, 'integration_sync_report').describe();
+    expect(d.state.paused).toBe(false);
+    expect(d.spec.timezone).toBe('Europe/Berlin');
+    expect(d.spec.calendars![0]).toMatchObject({ hour: [{ start: 5, end: 5, step: 1 }] });
+    await expect(schedule(other, 'ar_aging_report').describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    await req(org, 'DELETE', `/v2/report-configs/${id}`);
   });
 });
 
