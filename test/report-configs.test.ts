@@ -263,7 +263,8 @@ describe('Temporal Schedules of report configs', () => {
     for (const t of d.info.nextActionTimes) {
       expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'America/New_York', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(t)).toBe('1, 18:30');
     }
-    expect((await req(org, 'PATCH', '/v2/organization', { timezone: 'Europe/Berlin' })).body.timezone).toBe('Europe/Berlin');
+    // stored and scheduled in the canonical spelling (Temporal's zone names are case-sensitive)
+    expect((await req(org, 'PATCH', '/v2/organization', { timezone: 'europe/berlin' })).body.timezone).toBe('Europe/Berlin');
     expect((await handle.describe()).spec.timezone).toBe('Europe/Berlin');
     // another organization's Schedules are untouched by it
     expect((await req(other, 'GET', '/v2/organization')).body.timezone).toBe('Europe/Berlin');

@@ -1433,7 +1433,7 @@ export interface paths {
         head?: never;
         /**
          * Change the organization's timezone
-         * @description Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). Every report config's Temporal Schedule moves to the new timezone in the same transaction (same local time of day): if Temporal is unavailable, nothing changes (503). Dates already computed (runs, out-of-office periods) are kept.
+         * @description Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). Every report config's Temporal Schedule moves to the new timezone in the same transaction (same local time of day): if Temporal is unavailable, nothing changes (503). The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.
          *
          *     Requires: user access token of an organization admin.
          */

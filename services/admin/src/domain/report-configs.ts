@@ -22,7 +22,7 @@ import {
   type ReportConfigRow,
   type ReportRunRow,
 } from '../store/report-configs.js';
-import { deleteReportSchedule, upsertReportSchedule } from './report-schedules.js';
+import { canonicalTimezone, deleteReportSchedule, upsertReportSchedule } from './report-schedules.js';
 import { newId } from '@rp/platform';
 
 export const MAX_RECIPIENTS = 50;
@@ -172,7 +172,8 @@ export async function reportRunsOf(db: Db, organizationId: string, id: string, p
  * Changes the organization's timezone and moves every report Schedule of the organization to it, in one
  * transaction: a Temporal failure rolls the change back (nothing changed).
  */
-export async function changeOrganizationTimezone(deps: ReportConfigDeps, organizationId: string, timezone: string) {
+export async function changeOrganizationTimezone(deps: ReportConfigDeps, organizationId: string, zone: string) {
+  const timezone = canonicalTimezone(zone);
   return deps.db.transaction(async (trx) => {
     const org = await setOrganizationTimezone(trx, organizationId, timezone);
     if (!org) throw new NotFoundError(`No organization ${organizationId}.`);

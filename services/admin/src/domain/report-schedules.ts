@@ -32,7 +32,17 @@ export function reportCalendar(config: Pick<ReportConfigRow, 'frequency' | 'time
   return base;
 }
 
-function scheduleOptions(config: ReportConfigRow, timezone: string): ScheduleOptions {
+/** The canonical spelling of an IANA name (`europe/berlin` → `Europe/Berlin`): Temporal's zone lookup is case-sensitive. */
+export function canonicalTimezone(timezone: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
+  } catch {
+    return timezone;
+  }
+}
+
+function scheduleOptions(config: ReportConfigRow, zone: string): ScheduleOptions {
+  const timezone = canonicalTimezone(zone);
   return {
     scheduleId: reportScheduleId(config.organization_id, config.report_type),
     spec: { calendars: [reportCalendar(config)], timezone },

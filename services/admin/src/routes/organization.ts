@@ -37,7 +37,7 @@ export const organizationRoutes = [
     description:
       'Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). Every report ' +
       'config\'s Temporal Schedule moves to the new timezone in the same transaction (same local time of day): if Temporal ' +
-      'is unavailable, nothing changes (503). Dates already computed (runs, out-of-office periods) are kept.',
+      'is unavailable, nothing changes (503). The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.',
     tags: ['Organization'],
     auth: { role: 'admin' },
     body: z.strictObject({ timezone: ianaTimezone().describe('IANA timezone name, e.g. Europe/Berlin.') }),
