@@ -520,6 +520,23 @@ describe('failures and orphans', () => {
     await req(org, 'DELETE', `/v2/report-configs/${again.body.id}`);
   });
 
+  it('an action of a disabled config\'s Schedule (an operator\'s trigger) sends nothing', async () => {
+    const to = mailbox();
+    const created = await req(org, 'POST', '/v2/report-configs', valid({ report_type: 'integration_sync_report', recipient_emails: [to], is_enabled: false }));
+    const handle = schedule(org, 'integration_sync_report');
+    await handle.trigger();
+    let workflowId: string | undefined;
+    for (let i = 0; i < 120 && !workflowId; i++) {
+      const action = (await handle.describe()).info.recentActions[0]?.action;
+      workflowId = action?.type === 'startWorkflow' ? action.workflow.workflowId : undefined;
+      if (!workflowId) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(await temporal.client.workflow.getHandle(workflowId!).result()).toEqual({ status: 'skipped', reason: 'the report config is disabled' });
+    expect((await req(org, 'GET', `/v2/report-configs/${created.body.id}/runs`)).body.total_records).toBe(0);
+    expect(await waitForMail(to, { timeoutMs: 500 })).toHaveLength(0);
+    await req(org, 'DELETE', `/v2/report-configs/${created.body.id}`);
+  });
+
   it('lets members read report configs but not write them or send them (403)', async () => {
     const created = await req(org, 'POST', '/v2/report-configs', valid({ report_type: 'integration_sync_report' }));
     const m = await req(org, 'POST', '/v2/users', { email: `member.${randomBytes(3).toString('hex')}@example.com`, name: 'Mia Member', role: 'member', business_unit_ids: [], permissions: [] });
