@@ -9,6 +9,8 @@
  *   collections  a customer-segment page (500) over 50,000 customers / 1M open invoices vs the bare SQL,
  *             with and without exclude_higher_priority over 10 segments
  *   templates email-template previews (Liquid renders) per second through the gateway
+ *   reports   AR aging report over 1M open invoices / 50,000 customers: the data build vs the bare SQL,
+ *             and the whole build activity (XLSX + CSV to S3) in a child process: time and peak RSS
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
@@ -17,6 +19,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'cash-app-large-statement': async () => (await import('./cash-app.js')).runLargeStatement(),
   collections: async () => (await import('./collections.js')).run(),
   templates: async () => (await import('./templates.js')).run(),
+  reports: async () => (await import('./reports.js')).run(),
 };
 
 const name = process.argv[2];

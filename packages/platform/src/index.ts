@@ -30,3 +30,4 @@ export * from './email-templates.js';
 export * from './failures.js';
 export * from './storage.js';
 export * from './conditions.js';
+export * from './report-files.js';

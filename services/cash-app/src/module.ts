@@ -1,4 +1,4 @@
-import { createMailer, type ServiceModule } from '@rp/platform';
+import { createMailer, ObjectStorage, storageConfigFrom, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { CashAppConfig } from './config.js';
@@ -16,6 +16,7 @@ import { paymentPostingRoutes } from './routes/payment-posting.js';
 import { createPaymentPostingActivities } from './activities/payment-posting.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
+import { createReportActivities } from './activities/reports.js';
 
 export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
@@ -35,5 +36,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
     ...createMatchingActivities({ db, log, config }),
     ...createPaymentPostingActivities({ db, log }),
     ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
+    // issue 14: the AR aging report's data and files (the scheduled-report workflow calls it on this queue)
+    ...createReportActivities({ db, log, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
   }),
 };

@@ -11,6 +11,7 @@ import { pushRoutes } from './routes/push.js';
 import { paymentPostingRoutes } from './routes/payment-postings.js';
 import { paymentPostingActivities } from './activities/payment-posting.js';
 import { partnerRoutes } from './routes/partners.js';
+import { syncReportActivities } from './activities/reports.js';
 
 export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsDeps> = {
   name: 'integrations',
@@ -20,5 +21,5 @@ export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsD
   migrations,
   routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes, ...paymentPostingRoutes, ...partnerRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  activities: (b) => ({ ...connectionSyncActivities(b), ...paymentPostingActivities(b) }),
+  activities: (b) => ({ ...connectionSyncActivities(b), ...paymentPostingActivities(b), ...syncReportActivities(b) }),
 };
