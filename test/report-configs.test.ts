@@ -11,7 +11,9 @@
  * implementation of those two activities on their task queues (REPORT_BUILD_TASK_QUEUE; the stack starts no
  * cash-app or integrations worker here) that writes two small files (XLSX and CSV) to the run's real S3
  * server through the kernel ObjectStorage and returns a BuiltReport per the contract
- * (workflows/src/reports/contracts.ts). SQL set-up only once: a Schedule whose config row is gone (what a commit
+ * (workflows/src/reports/contracts.ts). It stays after the merge of i14-data on purpose: it makes the builds this
+ * file needs (a file over 10 MB, a refused build) on demand; test/scheduled-report-e2e.test.ts runs the real AR
+ * aging build through the same workflow. SQL set-up only once: a Schedule whose config row is gone (what a commit
  * failing after the Temporal call leaves; no endpoint can produce it).
  */
 import { randomBytes } from 'node:crypto';
