@@ -61,6 +61,7 @@ beforeAll(async () => {
   bIds.tag_id = (await post('/v1/tags', { name: 'Victim tag', color: '#112233', rule_condition: { field: 'country', op: 'eq', value: 'DE' } })).id;
   await ok(stack.request('POST', `/v1/tags/${bIds.tag_id}/partners`, { token: b.token, body: { partner_ids: [bIds.partner_id] } }), 204);
   bIds.segment_id = (await post('/v2/customer-segments', { name: 'Victim segment', priority: 1, conditions: { field: 'tag', op: 'eq', value: bIds.tag_id } })).id;
+  bIds.report_config_id = (await post('/v2/report-configs', { report_type: 'ar_aging_report', frequency: 'daily', time: '07:30', recipient_emails: ['ar@victim.example'] })).id;
   bIds.assignee_id = bIds.user_id;
 
   const statement = await post('/v2/bank-statements', {
@@ -278,6 +279,8 @@ async function snapshotOfB() {
     `/v1/tags/${bIds.tag_id}/partners`,
     `/v2/customer-segments/${bIds.segment_id}`,
     `/v2/customer-segments/${bIds.segment_id}/partners`,
+    `/v2/report-configs/${bIds.report_config_id}`,
+    `/v2/report-configs/${bIds.report_config_id}/runs`,
     `/v2/partners/${bIds.partner_id}`,
     `/v2/aether/files/${bIds.file_id}`,
     `/v2/aether/playbook/extractions/${bIds.extraction_id}`,

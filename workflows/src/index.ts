@@ -12,3 +12,4 @@ export * from './admin/cnam-registration.js';
 export * from './admin/user-invite.js';
 export * from './reports/contracts.js';
 export * from './knowledge/playbook-extraction.js';
+export * from './admin/scheduled-report.js';

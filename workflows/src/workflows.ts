@@ -8,3 +8,4 @@ export { paymentPosting } from './integrations/payment-posting.js';
 export { cnamRegistration } from './admin/cnam-registration.js';
 export { userInvite } from './admin/user-invite.js';
 export { playbookExtraction } from './knowledge/playbook-extraction.js';
+export { scheduledReport } from './admin/scheduled-report.js';

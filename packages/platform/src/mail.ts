@@ -1,7 +1,25 @@
+import type { Readable } from 'node:stream';
 import nodemailer, { type Transporter } from 'nodemailer';
 
+/** A file attached to a message: its bytes, or a stream of them (read once, while sending). */
+export interface MailAttachment {
+  filename: string;
+  contentType: string;
+  content: Buffer | Readable;
+}
+
 export interface Mailer {
-  send(message: { from: string; to: string; subject: string; text: string; html?: string; messageId?: string; headers?: Record<string, string> }): Promise<{ messageId: string }>;
+  send(message: {
+    from: string;
+    to: string | string[];
+    cc?: string[];
+    subject: string;
+    text: string;
+    html?: string;
+    messageId?: string;
+    headers?: Record<string, string>;
+    attachments?: MailAttachment[];
+  }): Promise<{ messageId: string }>;
   close(): void;
 }
 

@@ -6,5 +6,6 @@ import * as m004 from './004_mailbox_settings_cnam.js';
 import * as m005 from './005_email_templates.js';
 import * as m006 from './006_tags_and_segments.js';
 import * as m007 from './007_email_template_defaults.js';
+import * as m008 from './008_report_configs.js';
 
-export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006, m007];
+export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008];

@@ -17,6 +17,8 @@ export const adminConfigSchema = z.object({
   MAIL_INBOUND_DOMAIN: hostnameSchema().default('inbound.receivables.local'),
   /** Lifetime of a user invite's token (default 7 days). */
   USER_INVITE_TTL_SECONDS: env.int(604_800, 1),
+  /** Validity of the presigned link a report email carries instead of a file over 10 MB (default 7 days, the SigV4 maximum). */
+  REPORT_LINK_TTL_SECONDS: env.int(604_800, 60).pipe(z.number().max(604_800)),
 });
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
 

@@ -19,6 +19,9 @@ import { createUserInviteActivities } from './activities/user-invite.js';
 import { inviteTokenKey } from './domain/invites.js';
 import { emailTemplateRoutes } from './routes/collections/email-templates.js';
 import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
+import { reportConfigRoutes } from './routes/report-configs.js';
+import { organizationRoutes } from './routes/organization.js';
+import { createScheduledReportActivities } from './activities/scheduled-report.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -38,6 +41,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...smsTemplateRoutes,
     ...segmentRoutes,
     ...tagRoutes,
+    ...reportConfigRoutes,
+    ...organizationRoutes,
   ],
   deps: ({ db, temporal, config }) => ({
     db,
@@ -46,7 +51,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     inviteTokenKey: inviteTokenKey(config.IDENTITY_SECRET),
     storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
   }),
-  activities: ({ db, log, config }) => ({
+  activities: ({ db, log, config, temporal }) => ({
     ...createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
     ...createUserInviteActivities({
       db,
@@ -57,5 +62,14 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
       tokenKey: inviteTokenKey(config.IDENTITY_SECRET),
     }),
     ...createCnamRegistrationActivities({ db, log, registry: operatorRegistryAdapter }),
+    ...createScheduledReportActivities({
+      db,
+      log,
+      temporal: temporal.client,
+      mailer: createMailer(config.SMTP_URL),
+      from: config.MAIL_FROM,
+      storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
+      linkTtlSeconds: config.REPORT_LINK_TTL_SECONDS,
+    }),
   }),
 };

@@ -34,6 +34,9 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   // collections outreach: tags and customer segments (spec 2.9, 2.13); partners stay with the ledger owner
   { prefix: '/v2/customer-segments', service: 'admin' },
   { prefix: '/v1/tags', service: 'admin' },
+  // scheduled reports (spec 2.3) and the organization's own settings (its timezone moves the report Schedules)
+  { prefix: '/v2/report-configs', service: 'admin' },
+  { prefix: '/v2/organization', service: 'admin' },
   { prefix: '/v2/partners', service: 'integrations' },
 ];
 

@@ -1784,6 +1784,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's organization
+         * @description Requires: user access token.
+         */
+        get: operations["getOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organization's timezone
+         * @description Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). Every report config's Temporal Schedule moves to the new timezone in the same transaction (same local time of day): if Temporal is unavailable, nothing changes (503). The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        patch: operations["updateOrganization"];
+        trace?: never;
+    };
     "/v2/partners": {
         parameters: {
             query?: never;
@@ -1950,6 +1976,112 @@ export interface paths {
          *     Requires: user access token of an organization admin or of a member granted the `erp-postings:write` permission (others: 403).
          */
         post: operations["unpostPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/report-configs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List report configs
+         * @description By report type. Paginated: `page` (0-based), `page_size` 1..200.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listReportConfigs"];
+        put?: never;
+        /**
+         * Create a report config
+         * @description Spec row 3. Organization admins only (members: 403). Rules, each a 422 `request-validation` naming its field: `report_type` `integration_sync_report` | `ar_aging_report`; `frequency` `daily` | `weekly` | `monthly`; `time` HH:MM with minutes 00 or 30; `weekday` 0..6 (0 = Monday) required for weekly and refused otherwise; at least one valid `recipient_emails`, at most 50 recipients and cc together (`cc_emails`); unknown fields (such as `last_sent_at`, which only the platform sets) are refused. `cc_emails` defaults to [], `is_enabled` to true. A second config of the same report type in the organization: 409 `conflict` (a unique index: two concurrent creates give one config and one 409). Each config is the Temporal Schedule `report-<organization id>-<report type>`: a calendar at `time` in the organization's IANA timezone (daylight-saving changes keep the local time) — daily; weekly on `weekday`; monthly on the first day of the month — overlap policy skip, catch-up window 6 hours (a shorter outage still sends the missed run, a longer one skips it), paused while `is_enabled` is false. The Schedule is written in the same transaction as the config: if Temporal is unavailable, nothing changes (503).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["createReportConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/report-configs/{report_config_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a report config
+         * @description Unknown, or another organization's: 404.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getReportConfig"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a report config
+         * @description Organization admins only (members: 403). Deletes the config, its runs and its Temporal Schedule; 204 with no body (success status not shown in the spec). Should deleting the Schedule fail after the config is gone, the Schedule deletes itself at its next action.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        delete: operations["deleteReportConfig"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a report config
+         * @description Organization admins only (members: 403). Only the fields sent change (`report_type` cannot: delete and create instead); the result is checked against every rule again (e.g. switching to weekly needs a `weekday`; switching from weekly to another frequency drops the stored weekday). Rules, each a 422 `request-validation` naming its field: `report_type` `integration_sync_report` | `ar_aging_report`; `frequency` `daily` | `weekly` | `monthly`; `time` HH:MM with minutes 00 or 30; `weekday` 0..6 (0 = Monday) required for weekly and refused otherwise; at least one valid `recipient_emails`, at most 50 recipients and cc together (`cc_emails`); unknown fields (such as `last_sent_at`, which only the platform sets) are refused. The Schedule is updated with it (paused or unpaused by `is_enabled`). Each config is the Temporal Schedule `report-<organization id>-<report type>`: a calendar at `time` in the organization's IANA timezone (daylight-saving changes keep the local time) — daily; weekly on `weekday`; monthly on the first day of the month — overlap policy skip, catch-up window 6 hours (a shorter outage still sends the missed run, a longer one skips it), paused while `is_enabled` is false. The Schedule is written in the same transaction as the config: if Temporal is unavailable, nothing changes (503).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        patch: operations["updateReportConfig"];
+        trace?: never;
+    };
+    "/v2/report-configs/{report_config_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a report config's runs
+         * @description Newest scheduled time first, paginated (`page` 0-based, `page_size` 1..200). A run is `running` until its email was accepted by the mail server (`sent`, with `sent_at`) or it failed (`error`). Each scheduled time has exactly one run and at most one email, also when a worker dies mid-send.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listReportRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/report-configs/{report_config_id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a report now
+         * @description Organization admins only (members: 403). Runs the config's report workflow now (also when the config is disabled), for the current time in the organization's timezone, to the config's recipients; answers 200 with the run in status `running` (follow it on `GET …/runs`). Each call is its own run and its own email.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["sendReportNow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2919,6 +3051,20 @@ export interface components {
             transaction_date?: string | null;
             transaction_number?: string | null;
         };
+        CreateReportConfigRequest: {
+            /** @description Copies; recipients and cc together at most 50. */
+            cc_emails?: string[];
+            /** @enum {string} */
+            frequency: "daily" | "weekly" | "monthly";
+            is_enabled?: boolean;
+            /** @description Primary recipients (1..50). */
+            recipient_emails: string[];
+            /** @enum {string} */
+            report_type: "integration_sync_report" | "ar_aging_report";
+            /** @description Time of day in the organization's timezone, HH:MM (24-hour); minutes 00 or 30. */
+            time: string;
+            weekday?: number | null;
+        };
         CreateSmsTemplateRequest: {
             body: string;
             description?: string | null;
@@ -3467,6 +3613,19 @@ export interface components {
         };
         /** @description Any JSON value whose strings and object keys contain no NUL character (U+0000). */
         NulFreeJson: unknown;
+        Organization: {
+            base_currency: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "organization";
+            /** @description IANA timezone: the organization's dates (aging, out-of-office days) and report schedules. */
+            timezone: string;
+        };
         OutreachRecord: {
             bank_transaction_id: string | null;
             /** @description ISO 8601 UTC */
@@ -4145,11 +4304,92 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        ReportConfig: {
+            cc_emails: string[];
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @enum {string} */
+            frequency: "daily" | "weekly" | "monthly";
+            id: string;
+            /** @description false pauses the config's Temporal Schedule (nothing is sent until enabled again). */
+            is_enabled: boolean;
+            /** @description UTC time of the last successful send; set by the platform only (not writable). */
+            last_sent_at: string | null;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "report_config";
+            recipient_emails: string[];
+            /** @enum {string} */
+            report_type: "integration_sync_report" | "ar_aging_report";
+            /** @description HH:MM in the organization's timezone (minutes 00 or 30). */
+            time: string;
+            /** @description 0 = Monday … 6 = Sunday (weekly only; null otherwise). */
+            weekday: number | null;
+        };
+        /** @description A page of ReportConfig records. */
+        ReportConfigPage: {
+            current_page: number;
+            data: components["schemas"]["ReportConfig"][];
+            next_page: number | null;
+            total_records: number;
+        };
         ReportMiddlewarePaymentFailedRequest: {
             error: string;
         };
         ReportMiddlewarePaymentPostedRequest: {
             erp_document_number: string;
+        };
+        ReportRun: {
+            /** @description Report date (YYYY-MM-DD): `scheduled_for` in the organization's timezone. */
+            as_of_date: string | null;
+            config_id: string;
+            /** @description Totals recorded by the report build (e.g. customers, failed runs). */
+            counts: {
+                [key: string]: number;
+            };
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description Why the run failed, in words for users. */
+            error: string | null;
+            /** @description The XLSX and CSV: attached, or linked with a presigned URL (and its expiry) when over 10 MB. */
+            files: {
+                filename: string;
+                link_expires_at?: string;
+                /** @enum {string} */
+                mode: "attached" | "linked";
+                size: number;
+            }[];
+            id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "report_run";
+            /** @description End of the period (exclusive), UTC. */
+            period_end: string | null;
+            /** @description Start of the period reported (previous local day, 7 days or calendar month), UTC. */
+            period_start: string | null;
+            /** @enum {string} */
+            report_type: "integration_sync_report" | "ar_aging_report";
+            /** @description Data rows in the attached files. */
+            row_count: number | null;
+            /** @description The Schedule's scheduled time of the run (UTC), or the time send-now was requested. */
+            scheduled_for: string;
+            sent_at: string | null;
+            /** @enum {string} */
+            status: "running" | "sent" | "failed";
+            /**
+             * @description `schedule`: an action of the config's Schedule; `manual`: POST …/send.
+             * @enum {string}
+             */
+            trigger: "schedule" | "manual";
+        };
+        /** @description A page of ReportRun records. */
+        ReportRunPage: {
+            current_page: number;
+            data: components["schemas"]["ReportRun"][];
+            next_page: number | null;
+            total_records: number;
         };
         SendPaymentReceiptRequest: {
             /** Format: uuid */
@@ -4343,6 +4583,10 @@ export interface components {
             name?: string;
             subject?: string;
         };
+        UpdateOrganizationRequest: {
+            /** @description IANA timezone name, e.g. Europe/Berlin. */
+            timezone: string;
+        };
         UpdatePartnerRequest: {
             assignee_id?: string | null;
             business_unit_id?: string | null;
@@ -4367,6 +4611,18 @@ export interface components {
             }[];
             /** @description The payer; must be a partner of the organization. */
             partner_id?: string | null;
+        };
+        UpdateReportConfigRequest: {
+            /** @description Copies; recipients and cc together at most 50. */
+            cc_emails?: string[];
+            /** @enum {string} */
+            frequency?: "daily" | "weekly" | "monthly";
+            is_enabled?: boolean;
+            /** @description Primary recipients (1..50). */
+            recipient_emails?: string[];
+            /** @description Time of day in the organization's timezone, HH:MM (24-hour); minutes 00 or 30. */
+            time?: string;
+            weekday?: number | null;
         };
         UpdateSmsTemplateRequest: {
             body?: string;
@@ -16203,6 +16459,211 @@ export interface operations {
             };
         };
     };
+    getOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOrganizationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listPartners: {
         parameters: {
             query?: {
@@ -17334,6 +17795,798 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listReportConfigs: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportConfigPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createReportConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateReportConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportConfig"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getReportConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                report_config_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportConfig"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteReportConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                report_config_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateReportConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                report_config_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateReportConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportConfig"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listReportRuns: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+            };
+            header?: never;
+            path: {
+                report_config_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportRunPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    sendReportNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                report_config_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportRun"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -34,3 +34,14 @@ export async function getOrganization(db: Db | Knex.Transaction, id: string): Pr
 export async function listOrganizations(db: Db): Promise<OrganizationRow[]> {
   return db<OrganizationRow>('organizations').orderBy('id');
 }
+
+export async function setOrganizationTimezone(db: Db | Knex.Transaction, id: string, timezone: string): Promise<OrganizationRow | undefined> {
+  const [row] = await db<OrganizationRow>('organizations').where({ id }).update({ timezone, modified_at: db.fn.now() }).returning('*');
+  return row;
+}
+
+/** The organization's timezone, its row share-locked until the transaction ends (a concurrent timezone change waits). */
+export async function lockOrganizationTimezone(trx: Knex.Transaction, id: string): Promise<string | undefined> {
+  const row = await trx<OrganizationRow>('organizations').where({ id }).forShare().first('timezone');
+  return row?.timezone;
+}
