@@ -32,3 +32,4 @@ export * from './failures.js';
 export * from './storage.js';
 export * from './conditions.js';
 export * from './report-files.js';
+export * from './names.js';

@@ -24,7 +24,7 @@
  * made, so two deposits of one batch are never both proposed against the same open amount.
  * All amounts are decimal strings / decimal.js values.
  */
-import { Money } from '@rp/platform';
+import { Money, nameTokens, nameTrigrams as trigrams } from '@rp/platform';
 import { fitsMinorUnits, type AllocationDraft } from './payments.js';
 
 type Dec = InstanceType<typeof Money>;
@@ -218,50 +218,8 @@ function tokensOf(texts: readonly (string | null | undefined)[], currency?: stri
 // ---------------------------------------------------------------------------------------------
 // Names
 
-const LEGAL_FORMS = new Set([
-  'gmbh', 'mbh', 'ag', 'kg', 'kgaa', 'ohg', 'gbr', 'ug', 'ev', 'se', 'co', 'cie', 'inc', 'incorporated', 'corp', 'corporation',
-  'ltd', 'limited', 'llc', 'llp', 'lp', 'plc', 'company', 'sa', 'sas', 'sarl', 'srl', 'spa', 'bv', 'nv', 'oy', 'oyj', 'ab', 'as',
-  'asa', 'aps', 'pty', 'pte', 'kk', 'sl', 'sp', 'zoo', 'the', 'und', 'and',
-]);
-
-/** Lower-case words of a company name without punctuation, diacritics and legal forms ("ACME Handels-GmbH & Co. KG" → ["acme","handels"]). */
-export function nameTokens(name: string): string[] {
-  const words = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/&/g, ' ')
-    .replace(/[^a-z0-9]+/g, ' ')
-    .split(' ')
-    .filter((w) => w.length > 0);
-  const kept = words.filter((w) => !LEGAL_FORMS.has(w));
-  return kept.length > 0 ? kept : words;
-}
-
-function trigrams(s: string): Set<string> {
-  const padded = `  ${s} `;
-  const grams = new Set<string>();
-  for (let i = 0; i + 3 <= padded.length; i++) grams.add(padded.slice(i, i + 3));
-  return grams;
-}
-
-/** Similarity of two company names in 0..1: the larger of token Jaccard and trigram Dice of the normalized names. */
-export function nameSimilarity(a: string, b: string): number {
-  const ta = nameTokens(a);
-  const tb = nameTokens(b);
-  if (ta.length === 0 || tb.length === 0) return 0;
-  const sa = new Set(ta);
-  const sb = new Set(tb);
-  let inter = 0;
-  for (const t of sa) if (sb.has(t)) inter++;
-  const jaccard = inter / (sa.size + sb.size - inter);
-  const ga = trigrams(ta.join(' '));
-  const gb = trigrams(tb.join(' '));
-  let common = 0;
-  for (const g of ga) if (gb.has(g)) common++;
-  const dice = (2 * common) / (ga.size + gb.size);
-  return Math.max(jaccard, dice);
-}
+// nameTokens and nameSimilarity are the kernel's (shared with the knowledge extraction's customer linking).
+export { nameSimilarity, nameTokens } from '@rp/platform';
 
 export type PayerMatch =
   | { partner_id: string; rule: 'iban' | 'account'; value: string }

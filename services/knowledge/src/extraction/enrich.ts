@@ -17,56 +17,16 @@
  * keywords taking the job's dominant collection ('company' when nothing scores).
  */
 import { COLLECTIONS, type Collection } from '../domain/collections.js';
+import { nameShape, nameTokens, nameTrigrams as trigrams, shapeSimilarity, type NameShape } from '@rp/platform';
 import type { EnrichedMemory, MemoryDraft, NormalisedEntities, PartnerRef, SegmentRef } from './types.js';
 
 export const NAME_THRESHOLD = 0.8;
 export const NAME_TIE_MARGIN = 0.05;
 
-const LEGAL_FORMS = new Set([
-  'gmbh', 'mbh', 'ag', 'kg', 'kgaa', 'ohg', 'gbr', 'ug', 'ev', 'se', 'co', 'cie', 'inc', 'incorporated', 'corp', 'corporation',
-  'ltd', 'limited', 'llc', 'llp', 'lp', 'plc', 'company', 'sa', 'sas', 'sarl', 'srl', 'spa', 'bv', 'nv', 'oy', 'oyj', 'ab', 'as',
-  'asa', 'aps', 'pty', 'pte', 'kk', 'sl', 'sp', 'zoo', 'the', 'und', 'and',
-]);
-
-/** Same normalisation as cash-app's nameTokens. */
-export function nameTokens(name: string): string[] {
-  const w = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/&/g, ' ')
-    .replace(/[^a-z0-9]+/g, ' ')
-    .split(' ')
-    .filter((x) => x.length > 0);
-  const kept = w.filter((x) => !LEGAL_FORMS.has(x));
-  return kept.length > 0 ? kept : w;
-}
-
-function trigrams(s: string): Set<string> {
-  const padded = `  ${s} `;
-  const g = new Set<string>();
-  for (let i = 0; i + 3 <= padded.length; i++) g.add(padded.slice(i, i + 3));
-  return g;
-}
-
-interface NameShape {
-  tokens: Set<string>;
-  grams: Set<string>;
-}
-
-function shape(tokens: string[]): NameShape {
-  return { tokens: new Set(tokens), grams: trigrams(tokens.join(' ')) };
-}
-
-function similarity(a: NameShape, b: NameShape): number {
-  if (a.tokens.size === 0 || b.tokens.size === 0) return 0;
-  let inter = 0;
-  for (const t of a.tokens) if (b.tokens.has(t)) inter++;
-  const jac = inter / (a.tokens.size + b.tokens.size - inter);
-  let common = 0;
-  for (const g of a.grams) if (b.grams.has(g)) common++;
-  return Math.max(jac, (2 * common) / (a.grams.size + b.grams.size));
-}
+/** Names compare as cash-app's payer matching compares them (the kernel's name similarity). */
+export { nameTokens };
+const shape = nameShape;
+const similarity = shapeSimilarity;
 
 function normAccount(v: string): string {
   return v.toUpperCase().replace(/[^A-Z0-9]/g, '');
