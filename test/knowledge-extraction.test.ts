@@ -24,6 +24,7 @@ import { connectTemporal, createDb, ObjectStorage, startServiceApi, type CommonC
 import { ENTITY_ID, ORGANIZATION_ID, TASK_QUEUES } from '@rp/workflows';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { replayHistory } from './support/histories.js';
+import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { tcpProxy, type TcpOutage } from './support/outage.js';
 import { SERVICE_MODULES } from '../scripts/local/services.js';
@@ -117,7 +118,7 @@ async function expectConsistent(job: any) {
 }
 
 beforeAll(async () => {
-  stack = await startStack({ workers: ['knowledge'], env: { KNOWLEDGE_EXTRACTION_CHUNK_SIZE: '2', KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS: '150' } });
+  stack = await startStack({ workers: ['knowledge', 'cash-app'], env: { KNOWLEDGE_EXTRACTION_CHUNK_SIZE: '2', KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS: '150' } });
   [org, other, control] = await Promise.all([stack.onboard('Knowledge Org'), stack.onboard('Other Org'), stack.onboard('Control Org')]);
   temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
   for (const o of [org, control]) {
@@ -396,6 +397,51 @@ describe('extraction jobs', () => {
   }, 60_000);
 
   it('runs onboarding and synthesis extractions to complete', async () => {
+    // Nordwind pays three more invoices by wire, each announced by a remittance advice naming the
+    // invoice (POST /v1/remittances), the deposits arriving on a bank statement (POST
+    // /v2/bank-statements) that cash-app's matching turns into payments linked to those remittances.
+    const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const open = await pushInvoices(stack, org.apiKey, [1, 2, 3].map((i) => invoiceRecord({ document_number: `N-1${i}`, reference: `INV-N-1${i}`, customer_code: 'C-NORD', amount_in_document_currency: 100 * i, currency: 'EUR' })));
+    expect(open.body.results.every((r) => r.success)).toBe(true);
+    for (const i of [1, 2, 3]) {
+      const rem = await stack.request('POST', '/v1/remittances', {
+        token: org.token,
+        body: { payer_name: 'Nordwind Logistik GmbH', transaction_amount: 100 * i, transaction_date: day, transaction_number: `NWPAY-${i}`, currency: 'EUR', payment_method: 'wire', allocations: [{ invoice_number: `N-1${i}`, amount_paid: 100 * i }] },
+      });
+      expect(rem.status).toBe(200);
+      expect(rem.body.partner?.name).toBe('Nordwind Logistik GmbH');
+    }
+    const st = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: {
+        account: 'DE44500105175407324931',
+        currency: 'EUR',
+        statement_number: 'S-NORD-1',
+        transactions: [1, 2, 3].map((i) => ({ amount: `${100 * i}.00`, booking_date: day, value_date: day, counterparty_name: 'Nordwind Logistik GmbH', counterparty_account: null, remittance_information: null, bank_reference: `NWPAY-${i}` })),
+      },
+    });
+    expect(st.status).toBe(200);
+    const ready = await waitForStatement(stack, org.token, st.body.id);
+    for (const tx of ready.transactions as { id: string }[]) {
+      const pay = await stack.request('GET', `/v2/payments?bank_transaction_id=${tx.id}`, { token: org.token });
+      expect(pay.body.data[0]).toMatchObject({ remittance_id: expect.any(String) });
+    }
+    // and a fourth, short by 10 EUR freight: a manual payment writing the difference off to an adjustment (a deduction)
+    const adj = await stack.request('POST', '/v2/adjustments', { token: org.token, body: { name: 'Freight deduction', ledger_account: { name: 'Freight out', number: '5100' } } });
+    expect(adj.status).toBe(200);
+    const short = await pushInvoices(stack, org.apiKey, [invoiceRecord({ document_number: 'N-14', reference: 'INV-N-14', customer_code: 'C-NORD', amount_in_document_currency: 47, currency: 'EUR' })]);
+    expect(short.body.results[0]).toMatchObject({ success: true });
+    const st2 = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: { account: 'DE44500105175407324931', currency: 'EUR', statement_number: 'S-NORD-2', transactions: [{ amount: '37.00', booking_date: day, value_date: day, counterparty_name: null, counterparty_account: null, remittance_information: null, bank_reference: null }] },
+    });
+    expect(st2.status).toBe(200);
+    const [deposit] = (await waitForStatement(stack, org.token, st2.body.id)).transactions as { id: string }[];
+    const manual = await stack.request('POST', '/v2/payments', {
+      token: org.token,
+      body: { bank_transaction_id: deposit!.id, allocations: [{ invoice_id: short.body.results[0].service_id, amount_paid: '37.00', adjustment_id: adj.body.id, adjustment_amount: '10.00' }] },
+    });
+    expect(manual.status).toBe(200);
     for (const body of [
       { created_by: 'ada', extraction_type: 'onboarding', collection: 'collections' },
       { created_by: 'ada', extraction_type: 'synthesis', collection: 'collections' },
@@ -412,6 +458,16 @@ describe('extraction jobs', () => {
         expect(job.input_count).toBeGreaterThanOrEqual(1);
         expect(job.memory_count).toBeGreaterThanOrEqual(1);
         expect(s.proposals.some((p) => p.customer_id === nord.id)).toBe(true);
+        // cash-app's figures (customerPaymentHabits on the cash-app queue) reach Nordwind's proposals:
+        // three of its four payments came with wire remittances naming their invoice numbers, one was short by a deduction
+        const texts = s.proposals.filter((p) => p.customer_id === nord.id).flatMap((p) => p.source_excerpts.map((e: { text: string }) => e.text));
+        expect(texts).toContainEqual(expect.stringMatching(/^Nordwind Logistik GmbH usually pays by wire transfer \(75% of 4 payments between \d{4}-\d{2}-\d{2} and \d{4}-\d{2}-\d{2}\)\.$/));
+        expect(texts).toContainEqual(expect.stringMatching(/^Nordwind Logistik GmbH names the invoice numbers in its remittances \(100% of 3 remittances between /));
+        expect(texts).toContainEqual(expect.stringMatching(/^Nordwind Logistik GmbH took 1 deductions totalling EUR 10\.00 between .*, most often for Freight deduction \(1\)\.$/));
+        expect(texts).toContainEqual(expect.stringMatching(/^Nordwind Logistik GmbH pays on average 6 days after the due date \(3 invoices paid between 2026-09-06 and /));
+        // nothing of Nordwind's payments is stated for the control organization's Nordwind
+        const controlTexts = (await stack.sql(`SELECT text FROM knowledge.memories WHERE organization_id = $1`, [control.organizationId])).map((r) => r.text as string);
+        expect(controlTexts.filter((t) => /usually pays by|remittances/.test(t))).toEqual([]);
       }
     }
   }, 90_000);

@@ -12,4 +12,5 @@ export * from './admin/cnam-registration.js';
 export * from './admin/user-invite.js';
 export * from './reports/contracts.js';
 export * from './knowledge/playbook-extraction.js';
+export * from './knowledge/contracts.js';
 export * from './admin/scheduled-report.js';

@@ -17,6 +17,7 @@ import { createPaymentPostingActivities } from './activities/payment-posting.js'
 import { metricsRoutes } from './routes/metrics.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
 import { createReportActivities } from './activities/reports.js';
+import { createCustomerHabitsActivities } from './activities/customer-habits.js';
 
 export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
@@ -38,5 +39,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
     ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
     // issue 14: the AR aging report's data and files (the scheduled-report workflow calls it on this queue)
     ...createReportActivities({ db, log, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
+    // issue 15: the onboarding extraction's per-customer cash-app figures (the knowledge workflow calls it on this queue)
+    ...createCustomerHabitsActivities({ db, log }),
   }),
 };

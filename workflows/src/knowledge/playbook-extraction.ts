@@ -1,6 +1,12 @@
 import { ActivityCancellationType, CancellationScope, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import { activityOptions, userFacingFailure, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
+import {
+  CUSTOMER_HABITS_PAGE_SIZE,
+  CUSTOMER_HABITS_TASK_QUEUE,
+  type CustomerCashHabits,
+  type CustomerHabitsActivities,
+} from './contracts.js';
 
 export const PLAYBOOK_EXTRACTION_TASK_QUEUE = TASK_QUEUES.knowledge;
 
@@ -16,6 +22,24 @@ export type ExtractionStage = (typeof EXTRACTION_STAGES)[number];
 export interface PlaybookExtractionInput extends RetryWindowInput {
   organizationId: string;
   jobId: string;
+  /**
+   * The job's extraction type, given at start by jobs requested since the onboarding cash-app habits
+   * (absent in older histories: those run as before, without the cash-app call). Only `onboarding`
+   * changes the command sequence (customerPaymentHabits pages on the cash-app queue before extracting).
+   */
+  extractionType?: 'file' | 'onboarding' | 'synthesis';
+}
+
+/** The cash-app figures of an onboarding job, gathered by the workflow and handed to the extracting activity. */
+export interface OnboardingCashHabits {
+  window_start: string;
+  window_end: string;
+  customers: CustomerCashHabits[];
+}
+
+/** extractMemories' input: onboarding jobs carry the cash-app habits (aggregates only). */
+export interface ExtractMemoriesInput extends PlaybookExtractionInput {
+  cashHabits?: OnboardingCashHabits;
 }
 
 /** What a stage activity reports (counts only). */
@@ -39,7 +63,7 @@ export type PlaybookExtractionResult =
  */
 export interface PlaybookExtractionActivities {
   /** file: parse the stored file into pages and memories; onboarding / synthesis: mine the organization's data. */
-  extractMemories(input: PlaybookExtractionInput): Promise<ExtractionStageResult>;
+  extractMemories(input: ExtractMemoriesInput): Promise<ExtractionStageResult>;
   /** Marks exact and near duplicates (within the job, against earlier memories and live articles). */
   dedupeMemories(input: PlaybookExtractionInput): Promise<ExtractionStageResult>;
   /** Links customers and segments, normalises entities, infers the collection. */
@@ -69,7 +93,25 @@ function activities(input: PlaybookExtractionInput) {
       activityOptions({ ...common, startToCloseTimeout: '1 hour', heartbeatTimeout: '10 seconds', nonRetryableErrorTypes: [EXTRACTION_ERROR] }),
     ),
     quick: proxyActivities<PlaybookExtractionActivities>(activityOptions({ ...common, startToCloseTimeout: '2 minutes' })),
+    cashApp: proxyActivities<CustomerHabitsActivities>(activityOptions({ ...common, startToCloseTimeout: '5 minutes', taskQueue: CUSTOMER_HABITS_TASK_QUEUE })),
   };
+}
+
+/** Onboarding: the cash-app habits of every customer, page by page (the window of CUSTOMER_HABITS_WINDOW_DAYS days is applied by cash-app). */
+async function gatherCashHabits(cashApp: CustomerHabitsActivities, input: PlaybookExtractionInput): Promise<OnboardingCashHabits> {
+  // Workflow time is deterministic on replay: the window is the one of the first run.
+  const windowEnd = new Date().toISOString().slice(0, 10);
+  const customers: CustomerCashHabits[] = [];
+  let after: string | null = null;
+  let window = { window_start: windowEnd, window_end: windowEnd };
+  for (;;) {
+    const page = await cashApp.customerPaymentHabits({ organizationId: input.organizationId, windowEnd, afterPartnerId: after, limit: CUSTOMER_HABITS_PAGE_SIZE });
+    window = { window_start: page.window_start, window_end: page.window_end };
+    customers.push(...page.customers);
+    if (!page.next_after) break;
+    after = page.next_after;
+  }
+  return { ...window, customers };
 }
 
 /**
@@ -78,9 +120,10 @@ function activities(input: PlaybookExtractionInput) {
  * …/cancel) sets it `failed` with error `cancelled` and the workflow ends CANCELLED.
  */
 export async function playbookExtraction(input: PlaybookExtractionInput): Promise<PlaybookExtractionResult> {
-  const { stage, quick } = activities(input);
+  const { stage, quick, cashApp } = activities(input);
   try {
-    const extracted = await stage.extractMemories(input);
+    const cashHabits = input.extractionType === 'onboarding' ? await gatherCashHabits(cashApp, input) : undefined;
+    const extracted = await stage.extractMemories(cashHabits ? { ...input, cashHabits } : input);
     if (extracted.missing) return { status: 'missing' };
     await stage.dedupeMemories(input);
     await stage.enrichMemories(input);

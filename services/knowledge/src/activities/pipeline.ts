@@ -16,6 +16,7 @@ import { extractPages as parsePages, UnreadableDocumentError } from '../extracti
 import { onboardingMemories as onboardingFromStats } from '../extraction/onboarding.js';
 import { splitMemories } from '../extraction/memories.js';
 import { normaliseText, sha256 } from '../extraction/text.js';
+import type { CustomerCashHabits } from '@rp/workflows';
 import type { ArticleRef, EnrichedMemory, MemoryDraft, PartnerRef, SourcePage, SupportedMimeType } from '../extraction/types.js';
 
 export { splitMemories } from '../extraction/memories.js';
@@ -39,39 +40,52 @@ export async function extractPages(bytes: Uint8Array, mime: SupportedMimeType): 
 /** What the knowledge service can read of a customer's paying from the ledger (onboarding's input). */
 export interface CustomerPaymentProfile {
   partner: PartnerRef;
-  /** invoices paid (cleared) with a due date */
+  /** invoices paid (cleared) with a due date; 0 when the ledger holds none */
   paid_invoices: number;
   /** average days between due date and clearing (negative: early) */
   average_days_after_due: number | null;
-  /** first and last clearing date (YYYY-MM-DD) of those invoices */
-  first_cleared: string;
-  last_cleared: string;
+  /** first and last clearing date (YYYY-MM-DD) of those invoices; null when paid_invoices is 0 */
+  first_cleared: string | null;
+  last_cleared: string | null;
+  /** the customer's cash-app figures (customerPaymentHabits on the cash-app queue), null when it has none in the window */
+  cash: CustomerCashHabits | null;
+}
+
+function minDate(a: (string | null)[]): string {
+  return a.filter((d): d is string => d !== null).sort()[0]!;
 }
 
 /**
- * Onboarding: declarative memories scoped to each customer from the ledger's figures. The payment
- * method, remittance and deduction habits live in cash-app's tables, which this service does not
- * read: those statistics are passed as absent (the pipeline states nothing about them).
+ * Onboarding: declarative memories scoped to each customer from the ledger's figures (days paid after
+ * due) merged with cash-app's (payment method, remittance and deduction habits; delivered by cash-app's
+ * customerPaymentHabits activity: this service never reads cash-app's tables). The stats' window spans
+ * both sources' dates, so every statement's "between … and …" covers what it counts. A customer
+ * without cash-app figures states nothing about them (counts 0, currency XXX).
  */
 export function onboardingMemories(profiles: CustomerPaymentProfile[]): EnrichedMemory[] {
   return onboardingFromStats(
-    profiles.map((p) => ({
-      customer_id: p.partner.id,
-      customer_name: p.partner.name,
-      window_start: p.first_cleared,
-      window_end: p.last_cleared,
-      paid_invoice_count: p.paid_invoices,
-      avg_days_after_due: p.average_days_after_due,
-      payment_count: 0,
-      usual_payment_method: null,
-      usual_payment_method_share: null,
-      remittance_count: 0,
-      remittances_with_invoice_numbers_share: null,
-      deduction_count: 0,
-      deduction_total: '0.00',
-      top_deduction_reasons: [],
-      currency: 'XXX',
-    })),
+    profiles.map((p) => {
+      const c = p.cash;
+      const starts = [p.paid_invoices > 0 ? p.first_cleared : null, c?.first_date ?? null];
+      const ends = [p.paid_invoices > 0 ? p.last_cleared : null, c?.last_date ?? null];
+      return {
+        customer_id: p.partner.id,
+        customer_name: p.partner.name,
+        window_start: minDate(starts),
+        window_end: ends.filter((d): d is string => d !== null).sort().at(-1)!,
+        paid_invoice_count: p.paid_invoices,
+        avg_days_after_due: p.average_days_after_due,
+        payment_count: c?.payment_count ?? 0,
+        usual_payment_method: c?.usual_payment_method ?? null,
+        usual_payment_method_share: c?.usual_payment_method_share ?? null,
+        remittance_count: c?.remittance_count ?? 0,
+        remittances_with_invoice_numbers_share: c?.remittances_with_invoice_numbers_share ?? null,
+        deduction_count: c?.deduction_count ?? 0,
+        deduction_total: c?.deduction_total ?? '0.00',
+        top_deduction_reasons: c?.top_deduction_reasons ?? [],
+        currency: c?.currency ?? 'XXX',
+      };
+    }),
   );
 }
 

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { listPartnersForMatching, newId, partnerPaymentHabits, segmentNames, type Db, type ObjectStorage } from '@rp/platform';
-import { EXTRACTION_ERROR, type ExtractionStageResult, type PlaybookExtractionActivities, type PlaybookExtractionInput } from '@rp/workflows';
+import { EXTRACTION_ERROR, type ExtractionStageResult, type OnboardingCashHabits, type PlaybookExtractionActivities, type PlaybookExtractionInput } from '@rp/workflows';
 import type { Logger } from 'pino';
 import { COLLECTIONS, type Collection } from '../domain/collections.js';
 import { MAX_KNOWLEDGE_FILE_BYTES, SUPPORTED_MIME_TYPES, type ArticleRef, type MemoryDraft, type StoredMemory, type SupportedMimeType } from '../extraction/types.js';
@@ -139,7 +139,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
   }
 
   /** The extracting stage's sources: the file's pages, or the organization's data. */
-  async function sources(job: JobRow): Promise<{ inputs: number; drafts: MemoryDraft[]; processedAfter: (done: number) => number }> {
+  async function sources(job: JobRow, cashHabits?: OnboardingCashHabits): Promise<{ inputs: number; drafts: MemoryDraft[]; processedAfter: (done: number) => number }> {
     if (job.extraction_type === 'file') {
       const { bytes, mime } = await fileBytes(job);
       const ctx = Context.current();
@@ -157,15 +157,20 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
     }
     if (job.extraction_type === 'onboarding') {
       const partners = new Map((await listPartnersForMatching(db, job.organization_id)).map((p) => [p.id, p]));
-      const habits = (await partnerPaymentHabits(db, job.organization_id)).filter((h) => partners.has(h.partner_id));
-      const profiles = habits.map((h) => {
-        const p = partners.get(h.partner_id)!;
+      const habits = new Map((await partnerPaymentHabits(db, job.organization_id)).filter((h) => partners.has(h.partner_id)).map((h) => [h.partner_id, h]));
+      // cash-app's figures, gathered by the workflow on the cash-app queue (absent for jobs started before they existed)
+      const cash = new Map((cashHabits?.customers ?? []).filter((c) => partners.has(c.partner_id)).map((c) => [c.partner_id, c]));
+      const ids = [...new Set([...habits.keys(), ...cash.keys()])].sort();
+      const profiles = ids.map((id) => {
+        const p = partners.get(id)!;
+        const h = habits.get(id);
         return {
           partner: { id: p.id, name: p.name, legal_name: p.legal_name, account_number: p.account_number },
-          paid_invoices: h.paid_invoices,
-          average_days_after_due: h.average_days_after_due,
-          first_cleared: h.first_cleared,
-          last_cleared: h.last_cleared,
+          paid_invoices: h?.paid_invoices ?? 0,
+          average_days_after_due: h ? h.average_days_after_due : null,
+          first_cleared: h?.first_cleared ?? null,
+          last_cleared: h?.last_cleared ?? null,
+          cash: cash.get(id) ?? null,
         };
       });
       const drafts = pipeline.onboardingMemories(profiles);
@@ -188,7 +193,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       const job = await enter(input, 'extracting');
       if (job === 'missing') return { missing: true, done: 0, total: 0 };
       if (!job) return past((await store.getJob(db, input.organizationId, input.jobId))!, 'extracting');
-      const { inputs, drafts, processedAfter } = await sources(job);
+      const { inputs, drafts, processedAfter } = await sources(job, input.cashHabits);
       await store.setStageProgress(db, job.id, 'extracting', { total: drafts.length }, { input_count: inputs });
       const numbered = drafts.map((draft, seq) => ({ draft, seq }));
       await inChunks(

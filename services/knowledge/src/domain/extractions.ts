@@ -70,13 +70,13 @@ export interface ExtractionRequest {
   extraction_type?: ExtractionType;
 }
 
-async function startWorkflow(temporal: Client, org: string, jobId: string): Promise<void> {
+async function startWorkflow(temporal: Client, org: string, jobId: string, extractionType: ExtractionType): Promise<void> {
   try {
     await withTemporalDeadline(temporal, () =>
       temporal.workflow.start(playbookExtraction, {
         taskQueue: TASK_QUEUES.knowledge,
         workflowId: playbookExtractionWorkflowId(jobId),
-        args: [{ organizationId: org, jobId, retryWindowMinutes: activityRetryWindowMinutes() }],
+        args: [{ organizationId: org, jobId, extractionType, retryWindowMinutes: activityRetryWindowMinutes() }],
         typedSearchAttributes: businessSearchAttributes(org, jobId),
       }),
     );
@@ -116,7 +116,7 @@ export async function requestExtraction(deps: Deps, org: string, req: Extraction
   await deps.db
     .transaction(async (trx) => {
       await store.insertJob(trx, { id, organization_id: org, file_id: file?.id ?? null, created_by: req.created_by, collection: req.collection ?? null, extraction_type: type, workflow_id: playbookExtractionWorkflowId(id) });
-      await startWorkflow(deps.temporal, org, id);
+      await startWorkflow(deps.temporal, org, id, type);
       started = true;
       await hooks.beforeCommit?.(id);
     })
