@@ -151,6 +151,30 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 include-operation-id = "updatePartner"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
+# Report configs: `weekday` is required for weekly reports and refused for the others (a rule between two
+# fields, also on PATCH against the stored config). The organization's `timezone` must be an IANA zone name.
+[[operations]]
+include-operation-id = "createReportConfig"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateReportConfig"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateOrganization"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# Extractions: `file_id` is required for `file` jobs and refused for `onboarding` and `synthesis`, which also
+# need a `collection` (rules between fields); the file must be the organization's (404) and verified (422).
+[[operations]]
+include-operation-id = "createPlaybookExtraction"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# Proposal review: `reviewed_by`, when given, must be the caller's own user id (recorded from the credential).
+[[operations]]
+include-operation-id = "approveKnowledgeProposal"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "rejectKnowledgeProposal"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+
 # Connection settings depend on the provider (`provider_name`, or the stored connection's provider):
 # a setting name of another provider is refused (422), and /authenticate must name the connection's
 # own provider. Also the body's business_unit_id must name a unit of the organization (see above).

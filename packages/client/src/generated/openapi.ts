@@ -9653,6 +9653,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
             /** @description Request body too large */
             413: {
                 headers: {

@@ -34,7 +34,7 @@ export const extractionRoutes = [
     tags: ['Knowledge'],
     body: createBody,
     response: extractionJobSchema,
-    errors: [503],
+    errors: [404, 503],
     handler: async ({ body, identity, deps }) => requestExtraction(deps, identity.org, body),
   }),
   route({
