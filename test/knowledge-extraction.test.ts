@@ -468,6 +468,30 @@ describe('extraction jobs', () => {
         // nothing of Nordwind's payments is stated for the control organization's Nordwind
         const controlTexts = (await stack.sql(`SELECT text FROM knowledge.memories WHERE organization_id = $1`, [control.organizationId])).map((r) => r.text as string);
         expect(controlTexts.filter((t) => /usually pays by|remittances/.test(t))).toEqual([]);
+        // the aggregates travel through object storage, never through Temporal: every payload of the
+        // job's history (workflow input, activity inputs and results) is a small reference, whatever
+        // the number of customers (they used to go into extractMemories' input: past 2 MB at ~8,000 customers)
+        const history = await temporal.client.workflow.getHandle(`playbook-extraction-${res.body.id}`).fetchHistory();
+        const payloads = (history.events ?? []).flatMap((e) => [
+          ...(e.workflowExecutionStartedEventAttributes?.input?.payloads ?? []),
+          ...(e.activityTaskScheduledEventAttributes?.input?.payloads ?? []),
+          ...(e.activityTaskCompletedEventAttributes?.result?.payloads ?? []),
+        ]);
+        const texts2 = payloads.map((p) => Buffer.from(p.data ?? new Uint8Array()).toString('utf8'));
+        expect(texts2.length).toBeGreaterThanOrEqual(6);
+        for (const t of texts2) {
+          expect(Buffer.byteLength(t)).toBeLessThan(4096);
+          expect(t).not.toMatch(/usual_payment_method|top_deduction_reasons|deduction_total/);
+        }
+        const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+        expect(scheduled.filter((n) => n === 'customerPaymentHabits')).toHaveLength(1);
+        const ref = JSON.parse(texts2.find((t) => t.includes('"objectKey"') && t.includes('"sha256"'))!) as { objectKey: string; customers: number; size: number };
+        expect(ref).toMatchObject({ objectKey: `knowledge/${org.organizationId}/extractions/${res.body.id}/cash-habits.jsonl`, customers: 1 });
+        expect(ref.size).toBeGreaterThan(0);
+        // and the object is deleted once the job has completed
+        const storage = new ObjectStorage({ endpoint: stack.env.S3_ENDPOINT, bucket: stack.env.S3_BUCKET, accessKeyId: stack.env.S3_ACCESS_KEY_ID, secretAccessKey: stack.env.S3_SECRET_ACCESS_KEY, region: stack.env.S3_REGION });
+        expect(await storage.readObject(ref.objectKey, 1_000_000)).toBeNull();
+        storage.close();
       }
     }
   }, 90_000);

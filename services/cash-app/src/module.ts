@@ -32,14 +32,17 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   worker: { maxHeartbeatThrottleInterval: '500 ms', defaultHeartbeatThrottleInterval: '500 ms' },
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  activities: ({ db, log, config }) => ({
-    ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER }),
-    ...createMatchingActivities({ db, log, config }),
-    ...createPaymentPostingActivities({ db, log }),
-    ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
-    // issue 14: the AR aging report's data and files (the scheduled-report workflow calls it on this queue)
-    ...createReportActivities({ db, log, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
-    // issue 15: the onboarding extraction's per-customer cash-app figures (the knowledge workflow calls it on this queue)
-    ...createCustomerHabitsActivities({ db, log }),
-  }),
+  activities: ({ db, log, config }) => {
+    const storage = config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null;
+    return {
+      ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER }),
+      ...createMatchingActivities({ db, log, config }),
+      ...createPaymentPostingActivities({ db, log }),
+      ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
+      // issue 14: the AR aging report's data and files (the scheduled-report workflow calls it on this queue)
+      ...createReportActivities({ db, log, storage }),
+      // issue 15: the onboarding extraction's per-customer cash-app figures (the knowledge workflow calls it on this queue)
+      ...createCustomerHabitsActivities({ db, log, storage }),
+    };
+  },
 };

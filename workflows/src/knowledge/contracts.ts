@@ -4,31 +4,43 @@
  * The payment method, remittance and deduction habits of a customer live in cash-app's tables, which
  * the knowledge service does not read (no service reads another's schema). The playbook-extraction
  * workflow (knowledge task queue) therefore calls `customerPaymentHabits`, implemented by
- * services/cash-app on the cash-app task queue, page by page, and hands the aggregates to the
- * extracting activity, which merges them with the ledger's figures (days paid after due) into the
- * pipeline's CustomerPaymentStats.
+ * services/cash-app on the cash-app task queue. The activity reads the aggregates page by page
+ * (CUSTOMER_HABITS_PAGE_SIZE customers per query) and streams them as JSON Lines (one
+ * CustomerCashHabits per line) into object storage under customerHabitsObjectKey(org, job): only a
+ * small reference (CustomerHabitsObject) passes through Temporal, so the workflow history stays
+ * bounded for any number of customers (the aggregates of ~8,000 customers exceeded Temporal's 2 MB
+ * payload limit when they travelled in the extracting activity's input). The extracting activity
+ * reads the object (bounded by its recorded size, checked against its sha256) and merges the figures
+ * with the ledger's (days paid after due) into the pipeline's CustomerPaymentStats.
  *
- * Aggregates only (about 200 bytes per customer), at most CUSTOMER_HABITS_PAGE_SIZE customers per
- * call; only customers with cash-app activity in the window are returned.
+ * Lifecycle of the object: the key is derived from organization + job id, so a retried activity
+ * overwrites the same object (idempotent); the knowledge service deletes it when the job ends,
+ * complete or failed (completeExtraction / failExtraction). Only customers with cash-app activity in
+ * the window are written.
  */
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const CUSTOMER_HABITS_TASK_QUEUE = TASK_QUEUES.cashApp;
 
-/** Customers per customerPaymentHabits call (a page is ~100 KB, far below Temporal's 2 MB payload limit). */
+/** Customers per query while customerPaymentHabits writes the object (a page is ~100 KB in memory). */
 export const CUSTOMER_HABITS_PAGE_SIZE = 500;
 
 /** Days of history the habits cover: [today − 365 days, today] (UTC dates). */
 export const CUSTOMER_HABITS_WINDOW_DAYS = 365;
 
+/** Object key of an onboarding job's cash-app habits (JSON Lines): one per job, so a retry writes the same object. */
+export function customerHabitsObjectKey(organizationId: string, jobId: string): string {
+  return `knowledge/${organizationId}/extractions/${jobId}/cash-habits.jsonl`;
+}
+
+export const CUSTOMER_HABITS_CONTENT_TYPE = 'application/x-ndjson';
+
 export interface CustomerPaymentHabitsInput {
   organizationId: string;
+  /** the extraction job: names the object (customerHabitsObjectKey) */
+  jobId: string;
   /** last day of the window (YYYY-MM-DD); the workflow passes the job's start date so a retry or replay asks for the same window */
   windowEnd: string;
-  /** page after this partner id (ascending order); null for the first page */
-  afterPartnerId: string | null;
-  /** customers per page (≤ CUSTOMER_HABITS_PAGE_SIZE) */
-  limit: number;
 }
 
 /** One customer's cash-app figures (field meanings as in services/knowledge/src/extraction/types.ts CustomerPaymentStats). */
@@ -49,15 +61,19 @@ export interface CustomerCashHabits {
   top_deduction_reasons: { reason: string; count: number }[];
 }
 
-export interface CustomerPaymentHabitsPage {
+/** Reference to the JSON Lines object of one job's habits (a few hundred bytes, whatever the number of customers). */
+export interface CustomerHabitsObject {
   window_start: string;
   window_end: string;
-  customers: CustomerCashHabits[];
-  /** pass as afterPartnerId for the next page; null when this was the last */
-  next_after: string | null;
+  objectKey: string;
+  /** lines (customers) in the object */
+  customers: number;
+  /** bytes of the object and their sha256 (hex): the reader checks both */
+  size: number;
+  sha256: string;
 }
 
 /** Implemented by services/cash-app (activities/customer-habits.ts). */
 export interface CustomerHabitsActivities {
-  customerPaymentHabits(input: CustomerPaymentHabitsInput): Promise<CustomerPaymentHabitsPage>;
+  customerPaymentHabits(input: CustomerPaymentHabitsInput): Promise<CustomerHabitsObject>;
 }

@@ -1,12 +1,7 @@
 import { ActivityCancellationType, CancellationScope, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import { activityOptions, userFacingFailure, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
-import {
-  CUSTOMER_HABITS_PAGE_SIZE,
-  CUSTOMER_HABITS_TASK_QUEUE,
-  type CustomerCashHabits,
-  type CustomerHabitsActivities,
-} from './contracts.js';
+import { CUSTOMER_HABITS_TASK_QUEUE, type CustomerHabitsActivities, type CustomerHabitsObject } from './contracts.js';
 
 export const PLAYBOOK_EXTRACTION_TASK_QUEUE = TASK_QUEUES.knowledge;
 
@@ -25,21 +20,14 @@ export interface PlaybookExtractionInput extends RetryWindowInput {
   /**
    * The job's extraction type, given at start by jobs requested since the onboarding cash-app habits
    * (absent in older histories: those run as before, without the cash-app call). Only `onboarding`
-   * changes the command sequence (customerPaymentHabits pages on the cash-app queue before extracting).
+   * changes the command sequence (one customerPaymentHabits call on the cash-app queue before extracting).
    */
   extractionType?: 'file' | 'onboarding' | 'synthesis';
 }
 
-/** The cash-app figures of an onboarding job, gathered by the workflow and handed to the extracting activity. */
-export interface OnboardingCashHabits {
-  window_start: string;
-  window_end: string;
-  customers: CustomerCashHabits[];
-}
-
-/** extractMemories' input: onboarding jobs carry the cash-app habits (aggregates only). */
+/** extractMemories' input: onboarding jobs carry a reference to the cash-app habits in object storage (never the aggregates). */
 export interface ExtractMemoriesInput extends PlaybookExtractionInput {
-  cashHabits?: OnboardingCashHabits;
+  cashHabits?: CustomerHabitsObject;
 }
 
 /** What a stage activity reports (counts only). */
@@ -97,21 +85,17 @@ function activities(input: PlaybookExtractionInput) {
   };
 }
 
-/** Onboarding: the cash-app habits of every customer, page by page (the window of CUSTOMER_HABITS_WINDOW_DAYS days is applied by cash-app). */
-async function gatherCashHabits(cashApp: CustomerHabitsActivities, input: PlaybookExtractionInput): Promise<OnboardingCashHabits> {
+/**
+ * Onboarding: cash-app writes the habits of every customer to object storage and returns a reference
+ * (the window of CUSTOMER_HABITS_WINDOW_DAYS days is applied by cash-app). No patched() guards this:
+ * onboarding histories recorded with the earlier design (customerPaymentHabits pages whose
+ * aggregates went into extractMemories' input) never ran in production (that design was not
+ * released); file and synthesis jobs keep their command sequence.
+ */
+async function gatherCashHabits(cashApp: CustomerHabitsActivities, input: PlaybookExtractionInput): Promise<CustomerHabitsObject> {
   // Workflow time is deterministic on replay: the window is the one of the first run.
   const windowEnd = new Date().toISOString().slice(0, 10);
-  const customers: CustomerCashHabits[] = [];
-  let after: string | null = null;
-  let window = { window_start: windowEnd, window_end: windowEnd };
-  for (;;) {
-    const page = await cashApp.customerPaymentHabits({ organizationId: input.organizationId, windowEnd, afterPartnerId: after, limit: CUSTOMER_HABITS_PAGE_SIZE });
-    window = { window_start: page.window_start, window_end: page.window_end };
-    customers.push(...page.customers);
-    if (!page.next_after) break;
-    after = page.next_after;
-  }
-  return { ...window, customers };
+  return await cashApp.customerPaymentHabits({ organizationId: input.organizationId, jobId: input.jobId, windowEnd });
 }
 
 /**

@@ -14,17 +14,30 @@
  *   adjustment's name, total converted to the organization's base currency with the latest stored
  *   rate on or before windowEnd (deductions in a currency without a rate are left out of count and
  *   total, never summed 1:1).
- * Only customers with a payment or remittance in the window are returned, by partner id, a page at a
- * time (aggregates only: a page of 500 is ~100 KB). Read-only, so a retry just reads again.
+ * Only customers with a payment or remittance in the window are written, by partner id. The figures
+ * are read a page of CUSTOMER_HABITS_PAGE_SIZE customers at a time and streamed as JSON Lines into a
+ * temporary file, then uploaded to object storage (putFile, streamed from disk) under
+ * customerHabitsObjectKey(org, job): the process holds one page, and only the reference
+ * {objectKey, customers, size, sha256} is returned through Temporal (bounded for any number of
+ * customers). A retry reads again and overwrites the same key. The knowledge service deletes the
+ * object when the job ends.
  */
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import { finished } from 'node:stream/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { getOrganizationProfile, type Db } from '@rp/platform';
+import { getOrganizationProfile, type Db, type ObjectStorage } from '@rp/platform';
 import {
+  CUSTOMER_HABITS_CONTENT_TYPE,
   CUSTOMER_HABITS_PAGE_SIZE,
   CUSTOMER_HABITS_WINDOW_DAYS,
+  customerHabitsObjectKey,
   type CustomerCashHabits,
+  type CustomerHabitsObject,
   type CustomerPaymentHabitsInput,
-  type CustomerPaymentHabitsPage,
 } from '@rp/workflows';
 import type { Logger } from 'pino';
 import { conversionFactorsTo } from '../store/exchange-rates.js';
@@ -33,6 +46,8 @@ import { deductionsByReason, habitsPartners, minorUnits, paymentMethodCounts } f
 export interface CustomerHabitsActivityDeps {
   db: Db;
   log: Logger;
+  /** null when the service has no object storage configured: the call fails (retryable: configuration can be fixed) */
+  storage: ObjectStorage | null;
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -63,44 +78,78 @@ function sumDecimals(values: string[], digits: number): string {
 
 export function createCustomerHabitsActivities(deps: CustomerHabitsActivityDeps) {
   const { db } = deps;
+
+  /** One page of customers after `after` (by partner id), at most `limit`, and the id to continue after (null: last page). */
+  async function habitsPage(org: string, start: string, end: string, base: string, after: string | null, limit: number): Promise<{ customers: CustomerCashHabits[]; next: string | null }> {
+    const rows = await habitsPartners(db, org, start, end, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const ids = page.map((r) => r.partner_id);
+    const factors = await conversionFactorsTo(db, org, base, end);
+    const [methods, deductions, digits] = await Promise.all([
+      paymentMethodCounts(db, org, start, end, ids),
+      deductionsByReason(db, org, start, end, ids, base, factors),
+      minorUnits(db, base),
+    ]);
+    const customers: CustomerCashHabits[] = page.map((r) => {
+      const mine = methods.filter((m) => m.partner_id === r.partner_id && m.method !== null).sort((a, b) => b.n - a.n || a.method!.localeCompare(b.method!));
+      const usual = mine[0] ?? null;
+      const ded = deductions.filter((d) => d.partner_id === r.partner_id && d.n > 0).sort((a, b) => b.n - a.n || a.reason.localeCompare(b.reason));
+      return {
+        partner_id: r.partner_id,
+        first_date: r.first_date,
+        last_date: r.last_date,
+        payment_count: r.payment_count,
+        usual_payment_method: usual ? usual.method : null,
+        usual_payment_method_share: usual && r.payment_count > 0 ? usual.n / r.payment_count : null,
+        remittance_count: r.remittance_count,
+        remittances_with_invoice_numbers_share: r.remittance_count > 0 ? r.remittances_naming_invoice / r.remittance_count : null,
+        deduction_count: ded.reduce((s, d) => s + d.n, 0),
+        deduction_total: sumDecimals(ded.map((d) => d.total ?? '0'), digits),
+        currency: base,
+        top_deduction_reasons: ded.slice(0, 3).map((d) => ({ reason: d.reason, count: d.n })),
+      };
+    });
+    return { customers, next: rows.length > limit ? page[page.length - 1]!.partner_id : null };
+  }
+
   return {
-    async customerPaymentHabits(input: CustomerPaymentHabitsInput): Promise<CustomerPaymentHabitsPage> {
+    async customerPaymentHabits(input: CustomerPaymentHabitsInput): Promise<CustomerHabitsObject> {
       if (!DATE.test(input.windowEnd)) throw ApplicationFailure.nonRetryable(`windowEnd must be YYYY-MM-DD, got ${input.windowEnd}`, 'InvalidInput');
-      const limit = Math.max(1, Math.min(CUSTOMER_HABITS_PAGE_SIZE, Math.trunc(input.limit) || CUSTOMER_HABITS_PAGE_SIZE));
+      if (!deps.storage) throw ApplicationFailure.retryable('object storage is not configured for cash-app (S3_ENDPOINT, S3_BUCKET)', 'StorageNotConfigured');
+      const storage = deps.storage;
       const end = input.windowEnd;
       const start = shiftDays(end, -CUSTOMER_HABITS_WINDOW_DAYS);
+      const objectKey = customerHabitsObjectKey(input.organizationId, input.jobId);
       const profile = await getOrganizationProfile(db, input.organizationId);
-      if (!profile) return { window_start: start, window_end: end, customers: [], next_after: null };
-      const base = profile.base_currency.trim();
-      const rows = await habitsPartners(db, input.organizationId, start, end, input.afterPartnerId, limit + 1);
-      const page = rows.slice(0, limit);
-      const ids = page.map((r) => r.partner_id);
-      const factors = await conversionFactorsTo(db, input.organizationId, base, end);
-      const [methods, deductions, digits] = await Promise.all([
-        paymentMethodCounts(db, input.organizationId, start, end, ids),
-        deductionsByReason(db, input.organizationId, start, end, ids, base, factors),
-        minorUnits(db, base),
-      ]);
-      const customers: CustomerCashHabits[] = page.map((r) => {
-        const mine = methods.filter((m) => m.partner_id === r.partner_id && m.method !== null).sort((a, b) => b.n - a.n || a.method!.localeCompare(b.method!));
-        const usual = mine[0] ?? null;
-        const ded = deductions.filter((d) => d.partner_id === r.partner_id && d.n > 0).sort((a, b) => b.n - a.n || a.reason.localeCompare(b.reason));
-        return {
-          partner_id: r.partner_id,
-          first_date: r.first_date,
-          last_date: r.last_date,
-          payment_count: r.payment_count,
-          usual_payment_method: usual ? usual.method : null,
-          usual_payment_method_share: usual && r.payment_count > 0 ? usual.n / r.payment_count : null,
-          remittance_count: r.remittance_count,
-          remittances_with_invoice_numbers_share: r.remittance_count > 0 ? r.remittances_naming_invoice / r.remittance_count : null,
-          deduction_count: ded.reduce((s, d) => s + d.n, 0),
-          deduction_total: sumDecimals(ded.map((d) => d.total ?? '0'), digits),
-          currency: base,
-          top_deduction_reasons: ded.slice(0, 3).map((d) => ({ reason: d.reason, count: d.n })),
-        };
-      });
-      return { window_start: start, window_end: end, customers, next_after: rows.length > limit ? page[page.length - 1]!.partner_id : null };
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'cash-habits-'));
+      try {
+        const file = path.join(dir, 'cash-habits.jsonl');
+        const out = createWriteStream(file);
+        let customers = 0;
+        try {
+          if (profile) {
+            const base = profile.base_currency.trim();
+            let after: string | null = null;
+            for (;;) {
+              const page = await habitsPage(input.organizationId, start, end, base, after, CUSTOMER_HABITS_PAGE_SIZE);
+              for (const c of page.customers) {
+                if (!out.write(`${JSON.stringify(c)}\n`)) await once(out, 'drain');
+                customers += 1;
+              }
+              if (!page.next) break;
+              after = page.next;
+            }
+          }
+        } finally {
+          out.end();
+          await finished(out);
+        }
+        const { size, sha256 } = await storage.putFile({ key: objectKey, path: file, contentType: CUSTOMER_HABITS_CONTENT_TYPE });
+        deps.log.info({ organization_id: input.organizationId, job_id: input.jobId, customers, size }, 'customer payment habits written');
+        return { window_start: start, window_end: end, objectKey, customers, size, sha256 };
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     },
   };
 }

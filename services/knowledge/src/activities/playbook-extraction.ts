@@ -12,7 +12,15 @@ import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { listPartnersForMatching, newId, partnerPaymentHabits, segmentNames, type Db, type ObjectStorage } from '@rp/platform';
-import { EXTRACTION_ERROR, type ExtractionStageResult, type OnboardingCashHabits, type PlaybookExtractionActivities, type PlaybookExtractionInput } from '@rp/workflows';
+import {
+  customerHabitsObjectKey,
+  EXTRACTION_ERROR,
+  type CustomerCashHabits,
+  type CustomerHabitsObject,
+  type ExtractionStageResult,
+  type PlaybookExtractionActivities,
+  type PlaybookExtractionInput,
+} from '@rp/workflows';
 import type { Logger } from 'pino';
 import { COLLECTIONS, type Collection } from '../domain/collections.js';
 import { MAX_KNOWLEDGE_FILE_BYTES, SUPPORTED_MIME_TYPES, type ArticleRef, type MemoryDraft, type StoredMemory, type SupportedMimeType } from '../extraction/types.js';
@@ -30,6 +38,9 @@ export interface PlaybookExtractionDeps {
   /** Pause after each chunk, in ms (0 in production): a throttle for tests that must catch a stage mid-way. */
   chunkPauseMs: number;
 }
+
+/** Largest cash-app habits object an onboarding job reads (~200 bytes a customer: over a million customers). */
+const MAX_CASH_HABITS_BYTES = 256 * 1024 * 1024;
 
 /** Attempts that wait for a job row not committed yet (the request starts the workflow, then commits). */
 const MISSING_ROW_ATTEMPTS = 3;
@@ -138,8 +149,43 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
     return { bytes, mime: file.mime_type as SupportedMimeType };
   }
 
+  /**
+   * Onboarding: cash-app's per-customer figures, read from the JSON Lines object cash-app wrote for
+   * this job (only its reference travels through Temporal). The read is bounded by the size cash-app
+   * recorded, and the bytes must match its sha256; the key must be this job's.
+   */
+  async function cashHabitsOf(job: JobRow, ref: CustomerHabitsObject): Promise<CustomerCashHabits[]> {
+    if (!deps.storage) throw ApplicationFailure.retryable('object storage is not configured for the knowledge worker (S3_ENDPOINT)', 'StorageUnavailable');
+    if (ref.objectKey !== customerHabitsObjectKey(job.organization_id, job.id)) throw fail('the cash-app habits object does not belong to this job');
+    if (!Number.isSafeInteger(ref.size) || ref.size < 0 || ref.size > MAX_CASH_HABITS_BYTES) throw fail(`the cash-app habits object declares ${ref.size} bytes (at most ${MAX_CASH_HABITS_BYTES})`);
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await deps.storage.readObject(ref.objectKey, ref.size);
+    } catch (err) {
+      if (err instanceof RangeError) throw fail('the cash-app habits object is larger than recorded');
+      throw err;
+    }
+    if (!bytes) throw fail('the cash-app habits object is no longer in storage');
+    if (bytes.length !== ref.size || createHash('sha256').update(bytes).digest('hex') !== ref.sha256) throw fail('the cash-app habits object is not the one cash-app wrote');
+    const lines = new TextDecoder('utf-8', { fatal: true }).decode(bytes).split('\n').filter((l) => l.trim() !== '');
+    if (lines.length !== ref.customers) throw fail(`the cash-app habits object holds ${lines.length} customers, not ${ref.customers}`);
+    return lines.map((l) => JSON.parse(l) as CustomerCashHabits);
+  }
+
+  /** Deletes an onboarding job's cash-app habits object once the job has ended (best effort: a failure is logged, the job's end stands). */
+  async function dropCashHabits(organizationId: string, jobId: string): Promise<void> {
+    if (!deps.storage) return;
+    const job = await store.getJob(db, organizationId, jobId);
+    if (job?.extraction_type !== 'onboarding') return;
+    try {
+      await deps.storage.deleteObject(customerHabitsObjectKey(organizationId, jobId));
+    } catch (err) {
+      deps.log?.warn({ job_id: jobId, err: err instanceof Error ? err.message : String(err) }, 'could not delete the cash-app habits object');
+    }
+  }
+
   /** The extracting stage's sources: the file's pages, or the organization's data. */
-  async function sources(job: JobRow, cashHabits?: OnboardingCashHabits): Promise<{ inputs: number; drafts: MemoryDraft[]; processedAfter: (done: number) => number }> {
+  async function sources(job: JobRow, cashHabits?: CustomerHabitsObject): Promise<{ inputs: number; drafts: MemoryDraft[]; processedAfter: (done: number) => number }> {
     if (job.extraction_type === 'file') {
       const { bytes, mime } = await fileBytes(job);
       const ctx = Context.current();
@@ -159,7 +205,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       const partners = new Map((await listPartnersForMatching(db, job.organization_id)).map((p) => [p.id, p]));
       const habits = new Map((await partnerPaymentHabits(db, job.organization_id)).filter((h) => partners.has(h.partner_id)).map((h) => [h.partner_id, h]));
       // cash-app's figures, gathered by the workflow on the cash-app queue (absent for jobs started before they existed)
-      const cash = new Map((cashHabits?.customers ?? []).filter((c) => partners.has(c.partner_id)).map((c) => [c.partner_id, c]));
+      const cash = new Map((cashHabits ? await cashHabitsOf(job, cashHabits) : []).filter((c) => partners.has(c.partner_id)).map((c) => [c.partner_id, c]));
       const ids = [...new Set([...habits.keys(), ...cash.keys()])].sort();
       const profiles = ids.map((id) => {
         const p = partners.get(id)!;
@@ -271,11 +317,13 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       await store.transitionJob(db, input.organizationId, input.jobId, ['synthesizing'], 'complete', { completed_at: db.fn.now() });
       const job = await store.getJob(db, input.organizationId, input.jobId);
       if (job?.status === 'failed') throw fail(job.error ?? 'the extraction job has ended');
+      await dropCashHabits(input.organizationId, input.jobId);
       return { memories: job?.memory_count ?? 0, proposals: job?.proposal_count ?? 0 };
     },
 
     async failExtraction({ organizationId, jobId, error }) {
       await store.failJob(db, organizationId, jobId, error);
+      await dropCashHabits(organizationId, jobId);
     },
   };
 }
