@@ -56,13 +56,31 @@ export async function openPage(opts: { width?: number; height?: number } = {}): 
       `--user-data-dir=${profile}`,
       'about:blank',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    // its own process group: Chromium's helper processes (zygote, renderer, crashpad) are stopped with it
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   );
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   const cleanup = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    try {
+      process.kill(-proc.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
     await exited;
-    rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+    // A helper still exiting may write into the profile a moment longer (ENOTEMPTY): retry, then leave
+    // the temporary directory to the OS rather than fail a test that already passed.
+    for (let i = 0; ; i++) {
+      try {
+        rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+        return;
+      } catch (err) {
+        if (i >= 20) {
+          console.warn(`could not remove the Chromium profile ${profile}: ${(err as Error).message}`);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
   };
   let wsUrl: string;
   try {
