@@ -20,13 +20,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { connectTemporal, createDb, newId, startServiceApi, type CommonConfig, type RunningApi, type ServiceModule } from '@rp/platform';
-import { onboardOrganization } from '@rp/admin';
+import { createDb, newId } from '@rp/platform';
 import { COLLECTIONS } from '@rp/knowledge';
-import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
-import { SERVICE_MODULES } from '../scripts/local/services.js';
 import { searchArticles } from '../services/knowledge/src/store/articles.js';
 import { startBenchEnvironment } from './support/environment.js';
+import { onboardBenchOrganization, startApisAndGateway, type BenchApis } from './support/stack.js';
 
 const ARTICLES = Number(process.env.BENCH_ARTICLES ?? 10_000);
 const SEARCHES = Number(process.env.BENCH_SEARCHES ?? 600);
@@ -85,35 +83,12 @@ export async function run(): Promise<void> {
   const started = Date.now();
   const log = (m: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
   const env = await startBenchEnvironment('knowledge-search');
-  const apis: Partial<Record<ServiceName, RunningApi>> = {};
-  let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+  let stack: BenchApis | undefined;
   try {
     const e: Record<string, string> = { ...env.env, DATABASE_POOL_MAX: '10' };
-    for (const [name, entry] of Object.entries(SERVICE_MODULES) as [ServiceName, (typeof SERVICE_MODULES)[ServiceName]][]) {
-      apis[name] = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { port: 0 });
-    }
-    gateway = await startGateway(
-      loadGatewayConfig({
-        ...e,
-        ADMIN_URL: `http://127.0.0.1:${apis.admin!.port}`,
-        INTEGRATIONS_URL: `http://127.0.0.1:${apis.integrations!.port}`,
-        CASH_APP_URL: `http://127.0.0.1:${apis['cash-app']!.port}`,
-        KNOWLEDGE_URL: `http://127.0.0.1:${apis.knowledge!.port}`,
-        RATE_LIMIT_PER_SECOND: '0',
-      }),
-      { port: 0 },
-    );
-    const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
-    const temporal = await connectTemporal({ address: e.TEMPORAL_ADDRESS!, namespace: e.TEMPORAL_NAMESPACE! });
-    const adminDb = createDb({ url: e.DATABASE_URL!, schema: 'admin', poolMax: 1 });
-    const org = await onboardOrganization(
-      { db: adminDb, temporal: temporal.client },
-      { name: 'Knowledge search bench', base_currency: 'EUR', timezone: 'UTC', admin: { email: 'knowledge@example.com', name: 'Bench' } },
-    );
-    await adminDb.destroy();
-    await temporal.close();
-    const orgId = org.organization.id;
-    const token = org.accessToken.token;
+    stack = await startApisAndGateway(e);
+    const gatewayUrl = stack.gatewayUrl;
+    const { orgId, token } = await onboardBenchOrganization(e, 'Knowledge search bench', 'knowledge@example.com');
 
     // ---- generate the articles (knowledge schema, with version 1 of each)
     const client = new pg.Client({ connectionString: e.DATABASE_URL });
@@ -214,8 +189,7 @@ export async function run(): Promise<void> {
     writeFileSync('bench/results/knowledge-search.json', JSON.stringify(report, null, 2) + '\n');
     log('written bench/results/knowledge-search.json');
   } finally {
-    await gateway?.close().catch(() => {});
-    for (const a of Object.values(apis)) await a?.close().catch(() => {});
+    await stack?.close();
     await env.stop().catch(() => {});
   }
 }

@@ -35,13 +35,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { connectTemporal, createDb, startServiceApi, startServiceWorker, type CommonConfig, type RunningApi, type RunningWorker, type ServiceModule } from '@rp/platform';
-import { onboardOrganization } from '@rp/admin';
-import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
+import { startServiceWorker, type CommonConfig, type RunningWorker, type ServiceModule } from '@rp/platform';
 import { workflowsPath } from '@rp/workflows/paths';
 import { SERVICE_MODULES } from '../scripts/local/services.js';
 import { startObjectStorage } from '../scripts/local/object-storage.js';
 import { startBenchEnvironment } from './support/environment.js';
+import { onboardBenchOrganization, startApisAndGateway, type BenchApis } from './support/stack.js';
 import { extractPages } from '../services/knowledge/src/extraction/parse.js';
 import { splitMemories } from '../services/knowledge/src/extraction/memories.js';
 import { dedupeMemories } from '../services/knowledge/src/extraction/dedup.js';
@@ -286,8 +285,7 @@ export async function timeEndToEnd(): Promise<Record<string, unknown>> {
   const env = await startBenchEnvironment('knowledge');
   const s3Dir = path.resolve('var', 'bench', `knowledge-s3-${process.pid}`);
   const s3 = await startObjectStorage({ dataDir: s3Dir, accessKeyId: `bench-${randomBytes(6).toString('hex')}`, secretAccessKey: randomBytes(24).toString('base64url') });
-  const apis: Partial<Record<ServiceName, RunningApi>> = {};
-  let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+  let stack: BenchApis | undefined;
   let worker: RunningWorker | undefined;
   try {
     const e: Record<string, string> = {
@@ -299,36 +297,16 @@ export async function timeEndToEnd(): Promise<Record<string, unknown>> {
       S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
       S3_REGION: s3.region,
     };
-    for (const [name, entry] of Object.entries(SERVICE_MODULES) as [ServiceName, (typeof SERVICE_MODULES)[ServiceName]][]) {
-      apis[name] = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { port: 0 });
-    }
-    gateway = await startGateway(
-      loadGatewayConfig({
-        ...e,
-        ADMIN_URL: `http://127.0.0.1:${apis.admin!.port}`,
-        INTEGRATIONS_URL: `http://127.0.0.1:${apis.integrations!.port}`,
-        CASH_APP_URL: `http://127.0.0.1:${apis['cash-app']!.port}`,
-        KNOWLEDGE_URL: `http://127.0.0.1:${apis.knowledge!.port}`,
-        RATE_LIMIT_PER_SECOND: '0',
-      }),
-      { port: 0 },
-    );
+    stack = await startApisAndGateway(e);
     const entry = SERVICE_MODULES.knowledge;
     log('starting the knowledge worker (bundling the workflows)…');
     worker = await startServiceWorker(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { workflowsPath });
-    const temporal = await connectTemporal({ address: e.TEMPORAL_ADDRESS!, namespace: e.TEMPORAL_NAMESPACE! });
-    const adminDb = createDb({ url: e.DATABASE_URL!, schema: 'admin', poolMax: 1 });
-    const org = await onboardOrganization(
-      { db: adminDb, temporal: temporal.client },
-      { name: 'Knowledge bench', base_currency: 'EUR', timezone: 'UTC', admin: { email: 'knowledge@example.com', name: 'Bench' } },
-    );
-    await adminDb.destroy();
-    await temporal.close();
-    const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
+    const org = await onboardBenchOrganization(e, 'Knowledge bench', 'knowledge@example.com');
+    const gatewayUrl = stack.gatewayUrl;
     const call = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
       const res = await fetch(gatewayUrl + p, {
         method,
-        headers: { authorization: `Bearer ${org.accessToken.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: { authorization: `Bearer ${org.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
       });
       const json = (await res.json()) as unknown;
@@ -401,8 +379,7 @@ export async function timeEndToEnd(): Promise<Record<string, unknown>> {
     };
   } finally {
     await worker?.close().catch(() => {});
-    await gateway?.close().catch(() => {});
-    await Promise.allSettled(Object.values(apis).map((a) => a!.close()));
+    await stack?.close();
     await s3.stop().catch(() => {});
     rmSync(s3Dir, { recursive: true, force: true });
     await env.stop();
