@@ -30,13 +30,18 @@ export async function loadPredictedOverdue(
   organizationId: string,
   q: Omit<PredictedOverdueQuery, 'conversion'>,
 ): Promise<PredictedOverdueData | null> {
-  const [organization, organizationHistory] = await Promise.all([getOrganizationProfile(db, organizationId), organizationLatenessHistogram(db, organizationId)]);
+  // The lateness histogram (over the closed invoices) needs nothing else: it runs alongside the whole
+  // chain profile → conversion factors → aggregation, off its critical path.
+  const history = organizationLatenessHistogram(db, organizationId);
+  history.catch(() => {}); // awaited below; an early return must not leave its rejection unhandled
+  const organization = await getOrganizationProfile(db, organizationId);
   if (!organization) return null;
   const factors = await conversionFactorsTo(db, organizationId, organization.base_currency.trim(), q.asOfDate);
   const conversion = { currencies: [...factors.keys()], factors: [...factors.values()] };
-  const [rows, unconvertible] = await Promise.all([
+  const [rows, unconvertible, organizationHistory] = await Promise.all([
     predictedOverdueRows(db, organizationId, { ...q, conversion }),
     unconvertibleOpenInvoices(db, organizationId, q, conversion.currencies),
+    history,
   ]);
   return { organization, rows, organizationHistory, unconvertible };
 }
