@@ -25,7 +25,7 @@ import {
   type ServiceModule,
 } from '@rp/platform';
 import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
-import { freePorts, startEmbeddedPostgres, startMailDev, startTemporalDevServer, takeOverSignals } from './local/components.js';
+import { startEmbeddedPostgres, startMailDev, startTemporalDevServer, takeOverSignals } from './local/components.js';
 import { SERVICE_MODULES } from './local/services.js';
 import { startObjectStorage } from './local/object-storage.js';
 
@@ -48,8 +48,7 @@ async function shutdown(code: number): Promise<never> {
 takeOverSignals(() => void shutdown(0));
 
 async function main(): Promise<void> {
-  const [pgPort, smtpPort, mailWebPort] = await freePorts(3);
-  const pgServer = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: pgPort!, persistent: false });
+  const pgServer = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false });
   stops.push(pgServer.stop);
   const admin = new pg.Client({ connectionString: pgServer.url('postgres') });
   await admin.connect();
@@ -59,7 +58,7 @@ async function main(): Promise<void> {
 
   const temporal = await startTemporalDevServer({ uiPort: null, logFile: path.join(dir, 'temporal.log') });
   stops.push(temporal.stop);
-  const mail = await startMailDev({ smtpPort: smtpPort!, webPort: mailWebPort! });
+  const mail = await startMailDev({});
   stops.push(mail.stop);
   rmSync(path.join(dir, 's3'), { recursive: true, force: true });
   const s3 = await startObjectStorage({ dataDir: path.join(dir, 's3'), accessKeyId: 'fuzz-access-key', secretAccessKey: 'fuzz-secret-access-key-0123456789' });

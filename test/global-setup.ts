@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '@rp/workflows/paths';
-import { freePorts, keepExitCode, startEmbeddedPostgres, startMailDev, startTemporalDevServer } from '../scripts/local/components.js';
+import { keepExitCode, startEmbeddedPostgres, startMailDev, startTemporalDevServer } from '../scripts/local/components.js';
 import { startObjectStorage } from '../scripts/local/object-storage.js';
 
 declare module 'vitest' {
@@ -34,11 +34,12 @@ export default async function setup(project: TestProject) {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { recursive: true });
 
-  const [pgPort, smtpPort, webPort] = await freePorts(3);
+  // Every component picks its own free ports, and starts again on fresh ones if one was taken
+  // between the pick and the bind (they start side by side, and Temporal takes random ports too).
   const [pg, temporal, mail, s3, bundle] = await Promise.all([
-    startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: pgPort, persistent: false }),
+    startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), persistent: false }),
     startTemporalDevServer({ uiPort: null, dbFile: null, logFile: path.join(root, 'temporal.log') }),
-    startMailDev({ smtpPort, webPort }),
+    startMailDev({}),
     startObjectStorage({
       dataDir: path.join(root, 's3'),
       accessKeyId: `test-${randomBytes(8).toString('hex')}`,

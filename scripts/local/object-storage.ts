@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { findVersitygw, VERSITYGW_MODULE } from './versitygw.mjs';
-import { freePorts, portOpen, stopChild, waitForPort } from './components.js';
+import { portOpen, startOnFreePorts, stopChild, tail, waitForPort } from './components.js';
 import path from 'node:path';
 
 export interface LocalObjectStorage {
@@ -35,40 +35,43 @@ export async function startObjectStorage(opts: {
   if (!bin) throw new Error(`versitygw not found: run \`node scripts/bootstrap.mjs install\` (go install ${VERSITYGW_MODULE})`);
   mkdirSync(opts.dataDir, { recursive: true });
   const region = opts.region ?? 'us-east-1';
-  // Same retry as the Temporal dev server: a port picked as free may be taken before the bind.
-  for (let attempt = 1; ; attempt++) {
-    const port = opts.port ?? (await freePorts(1))[0]!;
-    // Keys through the environment, not argv, so that they do not show in `ps`.
-    const child = spawn(bin, ['--port', `127.0.0.1:${port}`, '--region', region, '--quiet', 'posix', opts.dataDir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: opts.detached ?? false,
-      env: { ...process.env, ROOT_ACCESS_KEY_ID: opts.accessKeyId, ROOT_SECRET_ACCESS_KEY: opts.secretAccessKey },
-    });
-    if (opts.logFile) {
-      const log = createWriteStream(opts.logFile, { flags: 'a' });
-      child.stdout!.pipe(log);
-      child.stderr!.pipe(log);
-    } else {
-      child.stdout!.resume();
-      child.stderr!.resume();
-    }
-    try {
-      await waitForPort(port, 'versitygw', 30_000, child);
-    } catch (err) {
-      await stopChild(child);
-      if (child.exitCode !== null && opts.port === undefined && attempt < 3) continue;
-      throw err;
-    }
-    return {
-      endpoint: `http://127.0.0.1:${port}`,
-      accessKeyId: opts.accessKeyId,
-      secretAccessKey: opts.secretAccessKey,
-      region,
-      port,
-      process: child,
-      stop: () => stopChild(child),
-    };
-  }
+  return startOnFreePorts(
+    1,
+    async ([autoPort]) => {
+      const port = opts.port ?? autoPort!;
+      // Keys through the environment, not argv, so that they do not show in `ps`.
+      const child = spawn(bin, ['--port', `127.0.0.1:${port}`, '--region', region, '--quiet', 'posix', opts.dataDir], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: opts.detached ?? false,
+        env: { ...process.env, ROOT_ACCESS_KEY_ID: opts.accessKeyId, ROOT_SECRET_ACCESS_KEY: opts.secretAccessKey },
+      });
+      const said = tail(child.stderr);
+      if (opts.logFile) {
+        const log = createWriteStream(opts.logFile, { flags: 'a' });
+        child.stdout!.pipe(log);
+        child.stderr!.pipe(log);
+      } else {
+        child.stdout!.resume();
+        child.stderr!.resume();
+      }
+      try {
+        await waitForPort(port, 'versitygw', 30_000, child, said);
+      } catch (err) {
+        await stopChild(child);
+        throw err;
+      }
+      return {
+        endpoint: `http://127.0.0.1:${port}`,
+        accessKeyId: opts.accessKeyId,
+        secretAccessKey: opts.secretAccessKey,
+        region,
+        port,
+        process: child,
+        stop: () => stopChild(child),
+      };
+    },
+    { fixed: opts.port !== undefined },
+  );
 }
 
 /**
