@@ -199,6 +199,8 @@ describe('extraction jobs', () => {
     expect(s.proposals.some((p) => p.customer_id === nord.id)).toBe(true);
 
     const handle = temporal.client.workflow.getHandle(`playbook-extraction-${jobId}`);
+    // The job reads complete once the last activity recorded it; the workflow ends a moment after.
+    await handle.result();
     const d = await handle.describe();
     expect(d.taskQueue).toBe(TASK_QUEUES.knowledge);
     expect(d.status.name).toBe('COMPLETED');
@@ -331,6 +333,7 @@ describe('extraction jobs', () => {
     expect(cancelled.body).toMatchObject({ status: 'failed', error: 'cancelled' });
     expect(cancelled.body.completed_at).not.toBeNull();
     const handle = temporal.client.workflow.getHandle(`playbook-extraction-${res.body.id}`);
+    await expect(handle.result()).rejects.toThrow(); // the cancellation reaches the workflow a moment after the answer
     expect((await handle.describe()).status.name).toBe('CANCELLED');
     const s = await stored(res.body.id);
     expect(s.memories).toBeLessThan(60);
