@@ -257,6 +257,11 @@ describe('Temporal Schedules of report configs', () => {
     const bad = await req(org, 'PATCH', '/v2/organization', { timezone: 'Mars/Olympus' });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].loc).toEqual(['body', 'timezone']);
+    // a zone the runtime still resolves but the tz database dropped (Temporal's Schedules refuse it)
+    const dropped = await req(org, 'PATCH', '/v2/organization', { timezone: 'SystemV/AST4' });
+    expect(dropped.status).toBe(422);
+    expect(dropped.body.errors[0].loc).toEqual(['body', 'timezone']);
+    expect((await req(org, 'GET', '/v2/organization')).body.timezone).toBe('Europe/Berlin');
     const tz = await req(org, 'PATCH', '/v2/organization', { timezone: 'America/New_York' });
     expect(tz.status).toBe(200);
     expect(tz.body).toMatchObject({ object: 'organization', timezone: 'America/New_York' });

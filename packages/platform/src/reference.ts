@@ -57,16 +57,24 @@ export function isoCurrencyCodes(): string[] {
 }
 
 let timezones: Set<string> | null = null;
-/** IANA timezone name known to this runtime's ICU data. */
+/**
+ * A zone of the IANA tz database, in any spelling this runtime resolves to one (`europe/berlin`,
+ * the alias `US/Pacific-New`). ICU also resolves zones the tz database dropped (the `SystemV/*`
+ * zones, removed in 2020): Temporal's Schedules, which run on Go's copy of the tz database, refuse
+ * those, so a name counts only when its canonical form is one of the runtime's IANA zones, UTC or
+ * an `Etc/GMT±N` offset zone.
+ */
 export function isIanaTimezone(tz: string): boolean {
   timezones ??= new Set(Intl.supportedValuesOf('timeZone'));
   if (timezones.has(tz)) return true;
+  let canonical: string;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return tz.includes('/') || tz === 'UTC';
+    canonical = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
   } catch {
     return false;
   }
+  if (!tz.includes('/') && tz !== 'UTC') return false;
+  return timezones.has(canonical) || canonical === 'UTC' || /^Etc\/GMT[+-]\d{1,2}$/.test(canonical);
 }
 
 export const currencyCode = () =>

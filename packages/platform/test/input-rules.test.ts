@@ -14,6 +14,7 @@ import {
   deriveIdentityKey,
   emailSchema,
   findNul,
+  ianaTimezone,
   idSchema,
   listen,
   PathRouter,
@@ -277,5 +278,12 @@ describe('shared schemas', () => {
       expect(email.safeParse(bad).success, bad).toBe(false);
     }
     expect(z.toJSONSchema(email)).toMatchObject({ type: 'string', format: 'email', maxLength: 254 });
+  });
+  it('timezones: zones of the IANA tz database in any spelling that resolves to one; not the zones it dropped (Temporal refuses them)', () => {
+    const tz = ianaTimezone();
+    for (const ok of ['Europe/Berlin', 'europe/berlin', 'UTC', 'Etc/UTC', 'Etc/GMT-14', 'Asia/Kolkata', 'Asia/Calcutta', 'Europe/Kyiv', 'US/Pacific-New', 'America/Ciudad_Juarez']) {
+      expect(tz.safeParse(ok).success, ok).toBe(true);
+    }
+    for (const bad of ['SystemV/AST4', 'SystemV/EST5EDT', 'Mars/Olympus', 'EST5EDT', 'CET', '', 'Europe/Berlin\u0000']) expect(tz.safeParse(bad).success, bad).toBe(false);
   });
 });
