@@ -3,7 +3,8 @@
  *
  * (a) Predicted overdue (spec 4.3 rule 2) over 1,000,000 open and 2,000,000 closed invoices of
  *     50,000 customers, generated straight into a fresh database with generate_series. The endpoint
- *     is timed through the gateway (warm-up, then the median of several runs) against the bare SQL
+ *     is timed through the gateway (warm-up, then the median of several runs; every service API and
+ *     the gateway in its own process, as deployed) against the bare SQL
  *     aggregation of the same tiers run straight on Postgres (per customer and tier: LC sum and
  *     count of the invoices aged past the tier, customers with a tripped tier). Target: ≤ 2 s and
  *     ≤ 1.5× the bare aggregation.
@@ -22,20 +23,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
-import {
-  connectTemporal,
-  createDb,
-  startServiceApi,
-  startServiceWorker,
-  type CommonConfig,
-  type RunningApi,
-  type ServiceModule,
-} from '@rp/platform';
+import { connectTemporal, createDb, startServiceWorker, type CommonConfig, type ServiceModule } from '@rp/platform';
 import { onboardOrganization } from '@rp/admin';
 import { workflowsPath } from '@rp/workflows/paths';
-import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
+import type { ServiceName } from '@rp/api-gateway';
 import { SERVICE_MODULES } from '../scripts/local/services.js';
 import { startBenchEnvironment } from './support/environment.js';
+import { serveInChild } from './support/process.js';
 import { blendedSurvival, SurvivalCurve, unpaidProbability } from '../services/cash-app/src/domain/predicted-overdue.js';
 import { exactTailByMeetInTheMiddle, tailProbability } from '../services/cash-app/src/domain/tail-probability.js';
 
@@ -366,37 +360,41 @@ const median = (xs: number[]) => {
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /**
- * Every service's API on a free port (into `apis`, so the caller's clean-up closes what started) and
- * the gateway in front of them, rate limit off; `gatewayEnv` adds gateway settings.
+ * Every service's API and the gateway in front of them, each in its own process as deployed
+ * (docker-compose.yml: one container per service API), rate limit off; `gatewayEnv` adds gateway
+ * settings. Each server's stop goes into `stops` as it starts, so the caller's clean-up stops what
+ * started. Its own process matters for what is measured: the answer's serialization (cash-app), its
+ * proxying (gateway) and its reading (this process) run on their own event loops, as in production.
  */
-async function startApisAndGateway(e: Record<string, string>, apis: Partial<Record<ServiceName, RunningApi>>, gatewayEnv: Record<string, string>) {
-  for (const [name, entry] of Object.entries(SERVICE_MODULES) as [ServiceName, (typeof SERVICE_MODULES)[ServiceName]][]) {
-    apis[name] = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(e), { port: 0 });
+async function startApisAndGateway(e: Record<string, string>, stops: Array<() => Promise<void>>, gatewayEnv: Record<string, string>): Promise<{ port: number }> {
+  const ports = {} as Record<ServiceName, number>;
+  for (const name of Object.keys(SERVICE_MODULES) as ServiceName[]) {
+    const api = await serveInChild(`${name}-api`, e);
+    stops.push(api.stop);
+    ports[name] = api.port;
   }
-  return startGateway(
-    loadGatewayConfig({
-      ...e,
-      ADMIN_URL: `http://127.0.0.1:${apis.admin!.port}`,
-      INTEGRATIONS_URL: `http://127.0.0.1:${apis.integrations!.port}`,
-      CASH_APP_URL: `http://127.0.0.1:${apis['cash-app']!.port}`,
-      KNOWLEDGE_URL: `http://127.0.0.1:${apis.knowledge!.port}`,
-      RATE_LIMIT_PER_SECOND: '0',
-      ...gatewayEnv,
-    }),
-    { port: 0 },
-  );
+  const gateway = await serveInChild('gateway', {
+    ...e,
+    ADMIN_URL: `http://127.0.0.1:${ports.admin}`,
+    INTEGRATIONS_URL: `http://127.0.0.1:${ports.integrations}`,
+    CASH_APP_URL: `http://127.0.0.1:${ports['cash-app']}`,
+    KNOWLEDGE_URL: `http://127.0.0.1:${ports.knowledge}`,
+    RATE_LIMIT_PER_SECOND: '0',
+    ...gatewayEnv,
+  });
+  stops.push(gateway.stop);
+  return { port: gateway.port };
 }
 
 export async function run(): Promise<void> {
   const started = Date.now();
   const log = (m: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
   const env = await startBenchEnvironment('cash-app');
-  const apis: Partial<Record<ServiceName, RunningApi>> = {};
-  let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+  const servers: Array<() => Promise<void>> = [];
   let worker: Awaited<ReturnType<typeof startServiceWorker>> | undefined;
   try {
     const e: Record<string, string> = { ...env.env, DATABASE_POOL_MAX: '10' };
-    gateway = await startApisAndGateway(e, apis, {});
+    const gateway = await startApisAndGateway(e, servers, {});
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
 
     const temporal = await connectTemporal({ address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE });
@@ -518,8 +516,7 @@ export async function run(): Promise<void> {
     log('written bench/results/cash-app.json');
   } finally {
     await worker?.close().catch(() => {});
-    await gateway?.close().catch(() => {});
-    for (const a of Object.values(apis)) await a?.close().catch(() => {});
+    for (const stop of servers.reverse()) await stop().catch(() => {});
     await env.stop().catch(() => {});
   }
 }
@@ -633,8 +630,7 @@ export async function runLargeStatement(): Promise<void> {
   const log = (m: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
   const loadBefore = os.loadavg().map((x) => Number(x.toFixed(2)));
   const env = await startBenchEnvironment('cash-app-large-statement');
-  const apis: Partial<Record<ServiceName, RunningApi>> = {};
-  let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+  const servers: Array<() => Promise<void>> = [];
   let worker: Awaited<ReturnType<typeof startServiceWorker>> | undefined;
   let temporal: Awaited<ReturnType<typeof connectTemporal>> | undefined;
   const client = new pg.Client({ connectionString: env.env.DATABASE_URL });
@@ -642,7 +638,7 @@ export async function runLargeStatement(): Promise<void> {
     const e: Record<string, string> = { ...env.env, DATABASE_POOL_MAX: '10' };
     // The 38.6 MB upload is parsed (validated) in the request; on the shared bench machine that takes
     // longer than the default 30 s upstream timeout. Its time is reported as upload_ms.
-    gateway = await startApisAndGateway(e, apis, { UPSTREAM_TIMEOUT_MS: '600000' });
+    const gateway = await startApisAndGateway(e, servers, { UPSTREAM_TIMEOUT_MS: '600000' });
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
     temporal = await connectTemporal({ address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE });
     const adminDb = createDb({ url: e.DATABASE_URL, schema: 'admin', poolMax: 1 });
@@ -731,8 +727,7 @@ export async function runLargeStatement(): Promise<void> {
     await client.end().catch(() => {});
     await worker?.close().catch(() => {});
     await temporal?.close().catch(() => {});
-    await gateway?.close().catch(() => {});
-    for (const a of Object.values(apis)) await a?.close().catch(() => {});
+    for (const stop of servers.reverse()) await stop().catch(() => {});
     await env.stop().catch(() => {});
   }
 }

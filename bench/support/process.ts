@@ -42,3 +42,18 @@ export function cpuMsOf(pid: number | undefined): number | null {
     return null;
   }
 }
+
+/**
+ * CPU time (ms) the whole machine has been busy so far, every core and process and the kernel's own
+ * work (Linux /proc/stat: user, nice, system, irq, softirq, steal); null elsewhere. Per request it tells
+ * what one request costs the machine, load generator and database included.
+ */
+export function machineBusyMs(): number | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = fields as number[];
+    return ((user! + nice! + system! + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}

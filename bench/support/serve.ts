@@ -1,19 +1,22 @@
-/** One server of a benchmark, in its own process: `admin-api`, `integrations-api`, `gateway` or `bare-proxy`. Prints LISTENING <port>. */
+/**
+ * One server of a benchmark, in its own process (as deployed: docker-compose.yml runs each service's
+ * API in its own container): `<service>-api` (admin, integrations, cash-app, knowledge), `gateway` or
+ * `bare-proxy`. Prints LISTENING <port>.
+ */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startServiceApi } from '@rp/platform';
-import { adminModule, loadAdminConfig } from '@rp/admin';
-import { integrationsModule, loadIntegrationsConfig } from '@rp/integrations';
-import { loadGatewayConfig, startGateway } from '@rp/api-gateway';
+import type { CommonConfig, ServiceModule } from '@rp/platform';
+import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
+import { SERVICE_MODULES } from '../../scripts/local/services.js';
 
 const role = process.argv[2];
 let port: number;
 
-if (role === 'admin-api') {
-  const api = await startServiceApi(adminModule, loadAdminConfig(), { port: 0 });
-  port = api.port;
-} else if (role === 'integrations-api') {
-  port = (await startServiceApi(integrationsModule, loadIntegrationsConfig(), { port: 0 })).port;
+const service = role?.endsWith('-api') ? (role.slice(0, -'-api'.length) as ServiceName) : undefined;
+if (service && service in SERVICE_MODULES) {
+  const entry = SERVICE_MODULES[service];
+  port = (await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config(process.env as Record<string, string>), { port: 0 })).port;
 } else if (role === 'gateway') {
   port = (await startGateway(loadGatewayConfig(), { port: 0 })).port;
 } else if (role === 'bare-proxy') {
