@@ -8,9 +8,12 @@
  * SQL set-up: pending proposals are inserted with SQL (`proposal()` below), as in
  * knowledge-review.test.ts: only the playbook-extraction workflow produces proposals and no endpoint
  * creates one. Everything else goes through the API: units, the member, partners (middleware push), the
- * segment, and every article (a create proposal approved by the admin through the API).
+ * segment, and every article (a create proposal approved by the admin through the API). One more
+ * SQL step: the last test moves an article to a South customer inside a transaction it holds open, to
+ * make an approval wait on that article's row lock (an interleaving no API call can force).
  */
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerRecord, pushCustomers } from './support/ledger.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -246,5 +249,36 @@ describe('the admin (every business unit)', () => {
     const res = await req('POST', `/v2/aether/playbook/proposals/${prop.south}/reject`, org.token, { review_notes: 'South decides' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.status).toBe('rejected');
+  });
+});
+
+describe('approving while the target article moves out of the member\'s units', () => {
+  it('the target\'s customer is checked again under its row lock: 404, nothing archived, the proposal still pending', async () => {
+    const target = await article({ title: 'Soon South rule', customer_id: custNorth });
+    const archive = await proposal({ action: 'archive', article_id: target, article_version: 1, customer_id: null });
+    expect((await req('GET', `/v2/aether/playbook/proposals/${archive}`, member)).status).toBe(200);
+
+    const holder = new pg.Client({ connectionString: stack.databaseUrl });
+    await holder.connect();
+    let res: { status: number; body: any };
+    try {
+      await holder.query('BEGIN');
+      await holder.query('UPDATE knowledge.articles SET customer_id = $1 WHERE id = $2', [custSouth, target]);
+      const running = req('POST', `/v2/aether/playbook/proposals/${archive}/approve`, member);
+      for (;;) {
+        // the approval read the proposal (its target still North) and now waits for the article's lock
+        const rows = await stack.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        if (rows[0]!.n >= 1) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await holder.query('COMMIT');
+      res = await running;
+    } finally {
+      await holder.end();
+    }
+    expect(res.status, JSON.stringify(res.body)).toBe(404);
+    expect((await req('GET', `/v2/aether/playbook/proposals/${archive}`, org.token)).body).toMatchObject({ status: 'pending', reviewed_by: null });
+    expect((await req('GET', `/v2/aether/playbook/articles/${target}`, org.token)).body).toMatchObject({ status: 'live', version: 1, customer_id: custSouth });
+    expect((await req('GET', `/v2/aether/playbook/articles/${target}`, member)).status).toBe(404);
   });
 });
