@@ -141,6 +141,7 @@ export async function run(): Promise<void> {
       const params = new URLSearchParams(path.split('?')[1]);
       const t = performance.now();
       await searchArticles(knowledgeDb, orgId, {
+        scope: '*', // the bench searches as the admin
         q: params.get('q')!,
         collection: (params.get('collection') ?? undefined) as (typeof COLLECTIONS)[number] | undefined,
         customerId: params.get('customer_id') ?? undefined,

@@ -585,7 +585,7 @@ export interface paths {
         };
         /**
          * List knowledge articles
-         * @description Articles of the organization (made by approving proposals), newest first. Filters: `collection`, `customer_id`, `segment_id`, `status` (`live` or `archived`; default both). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias).
+         * @description Articles of the organization (made by approving proposals), newest first. Filters: `collection`, `customer_id`, `segment_id`, `status` (`live` or `archived`; default both). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias). Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member's units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything.
          *
          *     Requires: user access token.
          */
@@ -607,7 +607,7 @@ export interface paths {
         };
         /**
          * Get a knowledge article with its versions
-         * @description The article's current state and every version (oldest first) with the source excerpts and proposal that made it. 404 when unknown or another organization's.
+         * @description The article's current state and every version (oldest first) with the source excerpts and proposal that made it. 404 when unknown, another organization's, or its current customer is outside a member's business units. An earlier version whose customer is outside them is left out of `versions` (the version numbers then skip it). Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member's units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything.
          *
          *     Requires: user access token.
          */
@@ -701,7 +701,7 @@ export interface paths {
         };
         /**
          * List knowledge proposals
-         * @description Proposals of the organization, newest first, with `stale` computed on read. Filters: `status`, `extraction_id` (the producing job), `collection`, `customer_id` (the proposed customer scope). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias).
+         * @description Proposals of the organization, newest first, with `stale` computed on read. Filters: `status`, `extraction_id` (the producing job), `collection`, `customer_id` (the proposed customer scope). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias). Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member's units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything. A revise or archive proposal is hidden too when its target article's current customer is outside the member's units (approving it would change an article the member cannot see).
          *
          *     Requires: user access token.
          */
@@ -723,7 +723,7 @@ export interface paths {
         };
         /**
          * Get a knowledge proposal
-         * @description Row 12. `stale` is true for a pending revise or archive proposal whose target article has a newer version than the one it was made against. 404 `entity-not-found` (title `Entity not found`) when unknown or another organization's.
+         * @description Row 12. `stale` is true for a pending revise or archive proposal whose target article has a newer version than the one it was made against. 404 `entity-not-found` (title `Entity not found`) when unknown, another organization's or hidden by the caller's business units. Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member's units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything. A revise or archive proposal is hidden too when its target article's current customer is outside the member's units (approving it would change an article the member cannot see).
          *
          *     Requires: user access token.
          */
@@ -747,7 +747,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a knowledge proposal
-         * @description Applies the action atomically with the decision: `create` makes a new article (version 1; the proposal's `article_id` then names it); `revise` writes the target article's next version with the proposal's content (title, description, type and collection from the proposal where given, else kept; customer and segment scope from the proposal); `archive` archives the target (a version of its own, content unchanged). A stale proposal (the target moved past the version it was made against) is 409 unless `{"force": true}`. A target that was deleted or is archived: 409 even with force. Concurrent approvals touching one article serialize on a row lock of the article: the later one sees the new version and is stale. A proposal is decided once: approving or rejecting a proposal that is already `approved` or `rejected` is 409 `conflict`, nothing changed. `reviewed_at` is set to now and `reviewed_by` to the caller's user id. Any signed-in user of the organization may review. Another organization's proposal is 404 `entity-not-found`. The body is optional.
+         * @description Applies the action atomically with the decision: `create` makes a new article (version 1; the proposal's `article_id` then names it); `revise` writes the target article's next version with the proposal's content (title, description, type and collection from the proposal where given, else kept; customer and segment scope from the proposal); `archive` archives the target (a version of its own, content unchanged). A stale proposal (the target moved past the version it was made against) is 409 unless `{"force": true}`. A target that was deleted or is archived: 409 even with force. Concurrent approvals touching one article serialize on a row lock of the article: the later one sees the new version and is stale. A proposal is decided once: approving or rejecting a proposal that is already `approved` or `rejected` is 409 `conflict`, nothing changed. `reviewed_at` is set to now and `reviewed_by` to the caller's user id. Any signed-in user of the organization may review. Another organization's proposal is 404 `entity-not-found`, and so is a proposal hidden by the caller's business units. Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member's units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything. A revise or archive proposal is hidden too when its target article's current customer is outside the member's units (approving it would change an article the member cannot see). The body is optional.
          *
          *     Requires: user access token.
          */
@@ -769,7 +769,7 @@ export interface paths {
         put?: never;
         /**
          * Reject a knowledge proposal
-         * @description Records the decision and `review_notes` (required: why it was rejected); no article changes. A proposal is decided once: approving or rejecting a proposal that is already `approved` or `rejected` is 409 `conflict`, nothing changed. `reviewed_at` is set to now and `reviewed_by` to the caller's user id. Any signed-in user of the organization may review. Another organization's proposal is 404 `entity-not-found`.
+         * @description Records the decision and `review_notes` (required: why it was rejected); no article changes. A proposal is decided once: approving or rejecting a proposal that is already `approved` or `rejected` is 409 `conflict`, nothing changed. `reviewed_at` is set to now and `reviewed_by` to the caller's user id. Any signed-in user of the organization may review. Another organization's proposal is 404 `entity-not-found`, and so is a proposal hidden by the caller's business units. Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member's units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything. A revise or archive proposal is hidden too when its target article's current customer is outside the member's units (approving it would change an article the member cannot see).
          *
          *     Requires: user access token.
          */
@@ -789,7 +789,7 @@ export interface paths {
         };
         /**
          * Search the playbook
-         * @description Full-text search (PostgreSQL, English configuration) over the organization's live (approved, not archived) articles: `q` in web-search syntax (`websearch_to_tsquery`: words, "quoted phrases", `or`, `-excluded`), ranked by `ts_rank_cd` over title (weight A), description (B) and content (C). With `customer_id` the customer's own articles score ×2, articles without a customer scope ×1 and other customers' articles ×0.5 (boosted, not filtered). `collection` restricts to one collection. Each hit carries its `rank` and a `headline` (content fragments, matches between `**`). A query of stop words only matches nothing. Paginated: `page` (0-based), `page_size` 1..100 (default 20; `size` alias).
+         * @description Full-text search (PostgreSQL, English configuration) over the organization's live (approved, not archived) articles: `q` in web-search syntax (`websearch_to_tsquery`: words, "quoted phrases", `or`, `-excluded`), ranked by `ts_rank_cd` over title (weight A), description (B) and content (C). With `customer_id` the customer's own articles score ×2, articles without a customer scope ×1 and other customers' articles ×0.5 (boosted, not filtered). `collection` restricts to one collection. Each hit carries its `rank` and a `headline` (content fragments, matches between `**`). A query of stop words only matches nothing. Paginated: `page` (0-based), `page_size` 1..100 (default 20; `size` alias). Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member's units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything.
          *
          *     Requires: user access token.
          */
@@ -811,7 +811,7 @@ export interface paths {
         };
         /**
          * Playbook statistics
-         * @description Counts over the organization's playbook: live (non-archived) articles, collections holding at least one live article, and pending knowledge proposals, in total and per collection. `collections` lists every collection of the enum in its order, with zero counts where there is nothing. A pending proposal not tied to a collection counts in `pending_proposals` only.
+         * @description Counts over the organization's playbook: live (non-archived) articles, collections holding at least one live article, and pending knowledge proposals, in total and per collection. `collections` lists every collection of the enum in its order, with zero counts where there is nothing. A pending proposal not tied to a collection counts in `pending_proposals` only. Only what the caller may see is counted: articles and proposals hidden by a member's business units (as in the article and proposal lists) are not. Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member's units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything.
          *
          *     Requires: user access token.
          */

@@ -1,5 +1,9 @@
-/** Articles with their versions, and playbook search (spec 2.12; issue 15 part 3). */
-import { isoTime, NotFoundError, type Db } from '@rp/platform';
+/**
+ * Articles with their versions, and playbook search (spec 2.12; issue 15 part 3). Every read is
+ * scoped to the caller's business units (store/scope.ts): an article whose customer is tied to a unit
+ * outside them is absent from lists and search and 404 by id, like an unknown one.
+ */
+import { isoTime, NotFoundError, type BusinessUnitScope, type Db } from '@rp/platform';
 import * as store from '../store/articles.js';
 import type { Collection } from './collections.js';
 
@@ -40,19 +44,19 @@ function versionView(v: store.ArticleVersionRow) {
   };
 }
 
-export async function listArticles(db: Db, org: string, filters: store.ArticleFilters, offset: number, limit: number) {
-  const { rows, total } = await store.listArticles(db, org, filters, offset, limit);
+export async function listArticles(db: Db, org: string, scope: BusinessUnitScope, filters: store.ArticleFilters, offset: number, limit: number) {
+  const { rows, total } = await store.listArticles(db, org, scope, filters, offset, limit);
   return { items: rows.map(articleView), total };
 }
 
-export async function getArticle(db: Db, org: string, id: string) {
-  const row = await store.getArticle(db, org, id);
+export async function getArticle(db: Db, org: string, scope: BusinessUnitScope, id: string) {
+  const row = await store.getArticle(db, org, id, scope);
   if (!row) throw new NotFoundError(`No knowledge article ${id}.`);
-  const versions = await store.listVersions(db, org, id);
+  const versions = await store.listVersions(db, org, id, scope);
   return { ...articleView(row), versions: versions.map(versionView) };
 }
 
-export async function searchArticles(db: Db, org: string, s: { q: string; collection?: Collection; customer_id?: string }, offset: number, limit: number) {
-  const { rows, total } = await store.searchArticles(db, org, { q: s.q, collection: s.collection, customerId: s.customer_id, offset, limit });
+export async function searchArticles(db: Db, org: string, scope: BusinessUnitScope, s: { q: string; collection?: Collection; customer_id?: string }, offset: number, limit: number) {
+  const { rows, total } = await store.searchArticles(db, org, { scope, q: s.q, collection: s.collection, customerId: s.customer_id, offset, limit });
   return { items: rows.map((r) => ({ ...articleView(r), rank: r.rank, headline: r.headline })), total };
 }

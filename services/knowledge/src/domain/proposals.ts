@@ -14,8 +14,11 @@
  * A target that no longer exists or is archived cannot be revised or archived (409, even with force).
  *
  * `reviewed_by` is the caller's user id from the authenticated identity (never taken from the body).
+ *
+ * Business units (store/scope.ts): a proposal whose customer, or whose target article's customer, is
+ * tied to a unit outside the caller's is absent from lists and 404 by id, for approve and reject too.
  */
-import { ConflictError, isoTime, NotFoundError, type Db, type Identity } from '@rp/platform';
+import { ConflictError, isoTime, NotFoundError, type BusinessUnitScope, type Db, type Identity } from '@rp/platform';
 import * as articles from '../store/articles.js';
 import * as store from '../store/proposals.js';
 
@@ -45,13 +48,13 @@ export function proposalView(r: store.ProposalRow) {
   };
 }
 
-export async function listProposals(db: Db, org: string, filters: store.ProposalFilters, offset: number, limit: number) {
-  const { rows, total } = await store.listProposals(db, org, filters, offset, limit);
+export async function listProposals(db: Db, org: string, scope: BusinessUnitScope, filters: store.ProposalFilters, offset: number, limit: number) {
+  const { rows, total } = await store.listProposals(db, org, scope, filters, offset, limit);
   return { items: rows.map(proposalView), total };
 }
 
-export async function getProposal(db: Db, org: string, id: string) {
-  const row = await store.getProposal(db, org, id);
+export async function getProposal(db: Db, org: string, scope: BusinessUnitScope, id: string) {
+  const row = await store.getProposal(db, org, id, scope);
   if (!row) throw new NotFoundError(`No knowledge proposal ${id}.`);
   return proposalView(row);
 }
@@ -69,7 +72,7 @@ export async function approveProposal(db: Db, identity: Identity, id: string, op
   const org = identity.org;
   const reviewer = reviewerOf(identity);
   await db.transaction(async (trx) => {
-    const p = await store.lockProposal(trx, org, id);
+    const p = await store.lockProposal(trx, org, id, identity.bu);
     if (!p) throw new NotFoundError(`No knowledge proposal ${id}.`);
     undecided(p);
     const excerpts = { source_excerpts: p.source_excerpts, proposal_id: p.id, created_by: reviewer };
@@ -93,6 +96,8 @@ export async function approveProposal(db: Db, identity: Identity, id: string, op
     if (!p.article_id) throw new ConflictError(`The target article of knowledge proposal ${id} no longer exists.`);
     const a = await articles.lockArticle(trx, org, p.article_id);
     if (!a) throw new ConflictError(`The target article of knowledge proposal ${id} no longer exists.`);
+    // locked now: its customer cannot change any more; out of the caller's units, the proposal is hidden with it
+    if (identity.bu !== '*' && !(await articles.getArticle(trx, org, a.id, identity.bu))) throw new NotFoundError(`No knowledge proposal ${id}.`);
     if (a.archived_at) throw new ConflictError(`The target article ${a.id} is archived; it cannot be ${p.action === 'archive' ? 'archived again' : 'revised'}.`);
     if (p.article_version !== null && a.version > p.article_version && !opts.force) {
       throw new ConflictError(
@@ -116,18 +121,18 @@ export async function approveProposal(db: Db, identity: Identity, id: string, op
     await articles.insertVersion(trx, org, updated, { action: p.action, ...excerpts });
     await store.recordDecision(trx, org, id, { status: 'approved', review_notes: opts.review_notes, reviewed_by: reviewer });
   });
-  return getProposal(db, org, id);
+  return getProposal(db, org, identity.bu, id);
 }
 
 export async function rejectProposal(db: Db, identity: Identity, id: string, reviewNotes: string) {
   const org = identity.org;
   await db.transaction(async (trx) => {
-    const p = await store.lockProposal(trx, org, id);
+    const p = await store.lockProposal(trx, org, id, identity.bu);
     if (!p) throw new NotFoundError(`No knowledge proposal ${id}.`);
     undecided(p);
     await store.recordDecision(trx, org, id, { status: 'rejected', review_notes: reviewNotes, reviewed_by: reviewerOf(identity) });
   });
-  return getProposal(db, org, id);
+  return getProposal(db, org, identity.bu, id);
 }
 
 /** A body's `reviewed_by`, when sent, must be the caller (it is recorded from the credential). */

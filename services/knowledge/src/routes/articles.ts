@@ -4,7 +4,7 @@ import { route } from '../deps.js';
 import { getArticle, listArticles, searchArticles } from '../domain/articles.js';
 import { CUSTOMER_BOOST } from '../store/articles.js';
 import { articleDetailSchema, articleSchema, searchHitSchema } from './review-schemas.js';
-import { collectionSchema } from './schemas.js';
+import { collectionSchema, KNOWLEDGE_SCOPE_DOC } from './schemas.js';
 
 const MAX_PAGE = 200;
 const MAX_SEARCH_PAGE = 100;
@@ -17,7 +17,8 @@ export const articleRoutes = [
     summary: 'List knowledge articles',
     description:
       'Articles of the organization (made by approving proposals), newest first. Filters: `collection`, `customer_id`, `segment_id`, ' +
-      '`status` (`live` or `archived`; default both). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias).',
+      '`status` (`live` or `archived`; default both). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias). ' +
+      KNOWLEDGE_SCOPE_DOC,
     tags: ['Knowledge'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -32,6 +33,7 @@ export const articleRoutes = [
       const { items, total } = await listArticles(
         deps.db,
         identity.org,
+        identity.bu,
         { collection: query.collection, customer_id: query.customer_id, segment_id: query.segment_id, status: query.status },
         page.offset,
         page.pageSize,
@@ -44,12 +46,15 @@ export const articleRoutes = [
     path: '/v2/aether/playbook/articles/{article_id}',
     operationId: 'getKnowledgeArticle',
     summary: 'Get a knowledge article with its versions',
-    description: 'The article\'s current state and every version (oldest first) with the source excerpts and proposal that made it. 404 when unknown or another organization\'s.',
+    description:
+      'The article\'s current state and every version (oldest first) with the source excerpts and proposal that made it. 404 when unknown, ' +
+      'another organization\'s, or its current customer is outside a member\'s business units. An earlier version whose customer is outside ' +
+      'them is left out of `versions` (the version numbers then skip it). ' + KNOWLEDGE_SCOPE_DOC,
     tags: ['Knowledge'],
     params: z.object({ article_id: idSchema() }),
     response: articleDetailSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => getArticle(deps.db, identity.org, params.article_id),
+    handler: async ({ params, identity, deps }) => getArticle(deps.db, identity.org, identity.bu, params.article_id),
   }),
   route({
     method: 'get',
@@ -62,7 +67,8 @@ export const articleRoutes = [
       `description (B) and content (C). With \`customer_id\` the customer's own articles score ×${CUSTOMER_BOOST.own}, articles without a ` +
       `customer scope ×${CUSTOMER_BOOST.general} and other customers' articles ×${CUSTOMER_BOOST.other} (boosted, not filtered). ` +
       '`collection` restricts to one collection. Each hit carries its `rank` and a `headline` (content fragments, matches between `**`). ' +
-      'A query of stop words only matches nothing. Paginated: `page` (0-based), `page_size` 1..100 (default 20; `size` alias).',
+      'A query of stop words only matches nothing. Paginated: `page` (0-based), `page_size` 1..100 (default 20; `size` alias). ' +
+      KNOWLEDGE_SCOPE_DOC,
     tags: ['Knowledge'],
     query: z.object({
       ...paginationQueryShape(MAX_SEARCH_PAGE, 20),
@@ -73,7 +79,7 @@ export const articleRoutes = [
     response: pageEnvelopeSchema(searchHitSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_SEARCH_PAGE, 20);
-      const { items, total } = await searchArticles(deps.db, identity.org, { q: query.q, collection: query.collection, customer_id: query.customer_id }, page.offset, page.pageSize);
+      const { items, total } = await searchArticles(deps.db, identity.org, identity.bu, { q: query.q, collection: query.collection, customer_id: query.customer_id }, page.offset, page.pageSize);
       return pageOf(items, total, page);
     },
   }),

@@ -1,6 +1,6 @@
 import { route } from '../deps.js';
 import { playbookStats } from '../store/playbook-stats.js';
-import { playbookStatsSchema } from './schemas.js';
+import { KNOWLEDGE_SCOPE_DOC, playbookStatsSchema } from './schemas.js';
 
 export const playbookRoutes = [
   route({
@@ -12,9 +12,11 @@ export const playbookRoutes = [
       'Counts over the organization\'s playbook: live (non-archived) articles, collections holding at least one ' +
       'live article, and pending knowledge proposals, in total and per collection. `collections` lists every ' +
       'collection of the enum in its order, with zero counts where there is nothing. A pending proposal not ' +
-      'tied to a collection counts in `pending_proposals` only.',
+      'tied to a collection counts in `pending_proposals` only. Only what the caller may see is counted: articles and proposals hidden by ' +
+      'a member\'s business units (as in the article and proposal lists) are not. ' +
+      KNOWLEDGE_SCOPE_DOC,
     tags: ['Knowledge'],
     response: playbookStatsSchema,
-    handler: async ({ identity, deps }) => playbookStats(deps.db, identity.org),
+    handler: async ({ identity, deps }) => playbookStats(deps.db, identity.org, identity.bu),
   }),
 ];

@@ -4,16 +4,20 @@ import { route } from '../deps.js';
 import { PROPOSAL_STATUSES } from '../domain/collections.js';
 import { approveProposal, checkReviewer, getProposal, listProposals, rejectProposal } from '../domain/proposals.js';
 import { proposalSchema } from './review-schemas.js';
-import { collectionSchema } from './schemas.js';
+import { collectionSchema, KNOWLEDGE_SCOPE_DOC } from './schemas.js';
 
 const MAX_PAGE = 200;
 const NOTES = z.string().max(10_000);
 const REVIEWED_BY =
   'Optional; the reviewer is always recorded from the caller\'s credential (the user id). When sent it must be that id (422 otherwise).';
+const PROPOSAL_SCOPE_DOC =
+  `${KNOWLEDGE_SCOPE_DOC} A revise or archive proposal is hidden too when its target article's current customer is outside the member's units ` +
+  '(approving it would change an article the member cannot see).';
 const REVIEW_DOC =
   'A proposal is decided once: approving or rejecting a proposal that is already `approved` or `rejected` is 409 `conflict`, nothing changed. ' +
   '`reviewed_at` is set to now and `reviewed_by` to the caller\'s user id. Any signed-in user of the organization may review. ' +
-  'Another organization\'s proposal is 404 `entity-not-found`.';
+  'Another organization\'s proposal is 404 `entity-not-found`, and so is a proposal hidden by the caller\'s business units. ' +
+  PROPOSAL_SCOPE_DOC;
 
 function reviewerIssue(identity: Parameters<typeof checkReviewer>[0], given: string | undefined): void {
   const problem = checkReviewer(identity, given);
@@ -28,7 +32,8 @@ export const proposalRoutes = [
     summary: 'List knowledge proposals',
     description:
       'Proposals of the organization, newest first, with `stale` computed on read. Filters: `status`, `extraction_id` (the producing job), ' +
-      '`collection`, `customer_id` (the proposed customer scope). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias).',
+      '`collection`, `customer_id` (the proposed customer scope). Paginated: `page` (0-based), `page_size` 1..200 (default 50; `size` alias). ' +
+      PROPOSAL_SCOPE_DOC,
     tags: ['Knowledge'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -43,6 +48,7 @@ export const proposalRoutes = [
       const { items, total } = await listProposals(
         deps.db,
         identity.org,
+        identity.bu,
         { status: query.status, extraction_id: query.extraction_id, collection: query.collection, customer_id: query.customer_id },
         page.offset,
         page.pageSize,
@@ -57,12 +63,13 @@ export const proposalRoutes = [
     summary: 'Get a knowledge proposal',
     description:
       'Row 12. `stale` is true for a pending revise or archive proposal whose target article has a newer version than the one it was made against. ' +
-      '404 `entity-not-found` (title `Entity not found`) when unknown or another organization\'s.',
+      '404 `entity-not-found` (title `Entity not found`) when unknown, another organization\'s or hidden by the caller\'s business units. ' +
+      PROPOSAL_SCOPE_DOC,
     tags: ['Knowledge'],
     params: z.object({ proposal_id: idSchema() }),
     response: proposalSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => getProposal(deps.db, identity.org, params.proposal_id),
+    handler: async ({ params, identity, deps }) => getProposal(deps.db, identity.org, identity.bu, params.proposal_id),
   }),
   route({
     method: 'post',

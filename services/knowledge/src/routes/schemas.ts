@@ -78,3 +78,9 @@ export const extractionJobSchema = z
     file_id: z.string().nullable(),
   })
   .meta({ id: 'PlaybookExtraction' });
+
+/** Business-unit scope, shared by the knowledge routes' descriptions. */
+export const KNOWLEDGE_SCOPE_DOC =
+  'Business units: an item linked to a customer (`customer_id`, a ledger partner) that is tied to a business unit outside a member\'s ' +
+  'units is treated as if it did not exist (absent from lists, search and counts; 404 by id). Items without a customer, or whose ' +
+  'customer has no business unit, stay visible; `segment_id` plays no part (segments belong to the organization). Admins and API keys see everything.';

@@ -1,9 +1,10 @@
 /** Articles and their versions (migrations 001, 002, 004), and full-text search over live articles. */
 import type { Knex } from 'knex';
-import { newId, type Db } from '@rp/platform';
+import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { Collection } from '../domain/collections.js';
 import type { KnowledgeType } from '../extraction/types.js';
 import type { SourceExcerpt } from './proposals.js';
+import { andSql, customerVisibleSql, whereFragment } from './scope.js';
 
 type Conn = Db | Knex.Transaction;
 
@@ -64,9 +65,22 @@ export interface ArticleFilters {
   status?: 'live' | 'archived';
 }
 
-export async function listArticles(db: Db, organizationId: string, f: ArticleFilters, offset: number, limit: number): Promise<{ rows: ArticleRow[]; total: number }> {
+/**
+ * Articles visible within the business-unit scope (see store/scope.ts: an article whose customer is
+ * tied to a unit outside the scope is left out), newest first.
+ */
+export async function listArticles(
+  db: Db,
+  organizationId: string,
+  scope: BusinessUnitScope,
+  f: ArticleFilters,
+  offset: number,
+  limit: number,
+): Promise<{ rows: ArticleRow[]; total: number }> {
+  const visible = customerVisibleSql('articles.customer_id', scope);
   const where = (q: Knex.QueryBuilder) => {
     q.where('organization_id', organizationId);
+    whereFragment(q, visible);
     if (f.collection) q.andWhere('collection', f.collection);
     if (f.customer_id) q.andWhere('customer_id', f.customer_id);
     if (f.segment_id) q.andWhere('segment_id', f.segment_id);
@@ -81,8 +95,10 @@ export async function listArticles(db: Db, organizationId: string, f: ArticleFil
   return { rows: rows as ArticleRow[], total: Number(counted?.count ?? 0) };
 }
 
-export async function getArticle(db: Conn, organizationId: string, id: string): Promise<ArticleRow | undefined> {
-  return (await db('articles').select(ARTICLE_COLUMNS).where({ organization_id: organizationId, id }).first()) as ArticleRow | undefined;
+/** The article, or undefined when unknown or (scope given) its customer is outside the scope. */
+export async function getArticle(db: Conn, organizationId: string, id: string, scope: BusinessUnitScope = '*'): Promise<ArticleRow | undefined> {
+  const q = db('articles').select(ARTICLE_COLUMNS).where({ organization_id: organizationId, id });
+  return (await whereFragment(q, customerVisibleSql('articles.customer_id', scope)).first()) as ArticleRow | undefined;
 }
 
 /** The article row, locked until the transaction ends: approvals that change one article serialize. */
@@ -90,13 +106,13 @@ export async function lockArticle(trx: Knex.Transaction, organizationId: string,
   return (await trx('articles').select(ARTICLE_COLUMNS).where({ organization_id: organizationId, id }).forUpdate().first()) as ArticleRow | undefined;
 }
 
-/** Oldest first. */
-export async function listVersions(db: Conn, organizationId: string, articleId: string): Promise<ArticleVersionRow[]> {
-  return (await db('article_versions')
+/** Oldest first; versions whose customer is outside the scope are left out (their numbers then skip). */
+export async function listVersions(db: Conn, organizationId: string, articleId: string, scope: BusinessUnitScope = '*'): Promise<ArticleVersionRow[]> {
+  const q = db('article_versions')
     .select('id', 'article_id', 'version', 'action', 'collection', 'title', 'description', 'content', 'knowledge_type', 'customer_id', 'segment_id',
       'source_excerpts', 'proposal_id', 'created_by', 'created_at')
-    .where({ organization_id: organizationId, article_id: articleId })
-    .orderBy('version')) as ArticleVersionRow[];
+    .where({ organization_id: organizationId, article_id: articleId });
+  return (await whereFragment(q, customerVisibleSql('article_versions.customer_id', scope)).orderBy('version')) as ArticleVersionRow[];
 }
 
 export async function insertArticle(trx: Knex.Transaction, organizationId: string, s: ArticleState): Promise<ArticleRow> {
@@ -140,6 +156,8 @@ export async function insertVersion(
 // ---------------------------------------------------------------- search
 
 export interface SearchQuery {
+  /** business units the caller may see: articles of customers outside them are no hits */
+  scope: BusinessUnitScope;
   q: string;
   collection?: Collection;
   customerId?: string;
@@ -160,7 +178,8 @@ export const CUSTOMER_BOOST = { own: 2, general: 1, other: 0.5 } as const;
  * `ts_rank_cd` (cover density, normalisation 32: rank / (rank + 1)) over the weighted search vector
  * (title A, description B, content C). With a customer: its own articles × 2, articles without a
  * customer scope × 1, other customers' articles × 0.5. Ties: newest first. The headline (ts_headline
- * over the content, matches between `**`) is computed for the page's rows only.
+ * over the content, matches between `**`) is computed for the page's rows only. Articles whose
+ * customer is outside the scope are not hits (not counted either).
  */
 export async function searchArticles(db: Db, organizationId: string, s: SearchQuery): Promise<{ rows: SearchHit[]; total: number }> {
   const filters: string[] = [];
@@ -168,6 +187,11 @@ export async function searchArticles(db: Db, organizationId: string, s: SearchQu
   if (s.collection) {
     filters.push('AND a.collection = ?');
     filterBindings.push(s.collection);
+  }
+  const visible = andSql(customerVisibleSql('a.customer_id', s.scope));
+  if (visible.sql) {
+    filters.push(visible.sql);
+    filterBindings.push(...visible.bindings);
   }
   const boost = s.customerId
     ? { sql: `CASE WHEN a.customer_id = ?::uuid THEN ${CUSTOMER_BOOST.own} WHEN a.customer_id IS NULL THEN ${CUSTOMER_BOOST.general} ELSE ${CUSTOMER_BOOST.other} END`, bindings: [s.customerId] }

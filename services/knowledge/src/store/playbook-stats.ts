@@ -1,5 +1,6 @@
-import type { Db } from '@rp/platform';
+import type { BusinessUnitScope, Db } from '@rp/platform';
 import { COLLECTIONS, type Collection } from '../domain/collections.js';
+import { andSql, customerVisibleSql, proposalVisibleSql } from './scope.js';
 
 export interface CollectionStats {
   collection: Collection;
@@ -24,21 +25,24 @@ interface StatsRow extends CollectionStats {
  * The organization's playbook statistics in one statement (one snapshot): live (non-archived)
  * articles and pending proposals per collection, one row for every collection in enum order.
  * A pending proposal without a collection counts in `pending_proposals` but in no collection.
+ * Only what the business-unit scope lets the caller see is counted (store/scope.ts).
  */
-export async function playbookStats(db: Db, organizationId: string): Promise<PlaybookStats> {
+export async function playbookStats(db: Db, organizationId: string, scope: BusinessUnitScope): Promise<PlaybookStats> {
+  const articleVisible = andSql(customerVisibleSql('ar.customer_id', scope));
+  const proposalVisible = andSql(proposalVisibleSql('pr', scope));
   const res = await db.raw(
     `WITH enum AS (
        SELECT e.collection, e.ord FROM unnest(?::text[]) WITH ORDINALITY AS e(collection, ord)
      ),
      a AS (
-       SELECT collection, count(*) AS n FROM articles
-        WHERE organization_id = ? AND archived_at IS NULL
-        GROUP BY collection
+       SELECT ar.collection, count(*) AS n FROM articles ar
+        WHERE ar.organization_id = ? AND ar.archived_at IS NULL ${articleVisible.sql}
+        GROUP BY ar.collection
      ),
      p AS (
-       SELECT collection, count(*) AS n FROM proposals
-        WHERE organization_id = ? AND status = 'pending'
-        GROUP BY collection
+       SELECT pr.collection, count(*) AS n FROM proposals pr
+        WHERE pr.organization_id = ? AND pr.status = 'pending' ${proposalVisible.sql}
+        GROUP BY pr.collection
      )
      SELECT enum.collection,
             coalesce(a.n, 0)::int AS article_count,
@@ -50,7 +54,7 @@ export async function playbookStats(db: Db, organizationId: string): Promise<Pla
        LEFT JOIN a ON a.collection = enum.collection
        LEFT JOIN p ON p.collection = enum.collection
       ORDER BY enum.ord`,
-    [[...COLLECTIONS], organizationId, organizationId],
+    [[...COLLECTIONS], organizationId, ...articleVisible.bindings, organizationId, ...proposalVisible.bindings],
   );
   const rows = res.rows as StatsRow[];
   const first = rows[0];

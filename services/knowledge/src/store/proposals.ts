@@ -1,8 +1,9 @@
 /** Knowledge proposals (migrations 001, 002): reads with `stale` computed, row locks and decisions. */
 import type { Knex } from 'knex';
-import type { Db } from '@rp/platform';
+import type { BusinessUnitScope, Db } from '@rp/platform';
 import type { Collection, ProposalAction, ProposalStatus } from '../domain/collections.js';
 import type { KnowledgeType } from '../extraction/types.js';
+import { proposalVisibleSql, whereFragment } from './scope.js';
 
 type Conn = Db | Knex.Transaction;
 
@@ -59,10 +60,19 @@ export interface ProposalFilters {
   customer_id?: string;
 }
 
-/** Newest first (ids are time-ordered). */
-export async function listProposals(db: Db, organizationId: string, f: ProposalFilters, offset: number, limit: number): Promise<{ rows: ProposalRow[]; total: number }> {
+/** Newest first (ids are time-ordered); proposals hidden by the business-unit scope (store/scope.ts) are left out. */
+export async function listProposals(
+  db: Db,
+  organizationId: string,
+  scope: BusinessUnitScope,
+  f: ProposalFilters,
+  offset: number,
+  limit: number,
+): Promise<{ rows: ProposalRow[]; total: number }> {
+  const visible = proposalVisibleSql('p', scope);
   const where = (q: Knex.QueryBuilder) => {
     q.where('p.organization_id', organizationId);
+    whereFragment(q, visible);
     if (f.status) q.andWhere('p.status', f.status);
     if (f.extraction_id) q.andWhere('p.extraction_id', f.extraction_id);
     if (f.collection) q.andWhere('p.collection', f.collection);
@@ -76,13 +86,20 @@ export async function listProposals(db: Db, organizationId: string, f: ProposalF
   return { rows: rows as ProposalRow[], total: Number(counted?.count ?? 0) };
 }
 
-export async function getProposal(db: Conn, organizationId: string, id: string): Promise<ProposalRow | undefined> {
-  return (await selectProposals(db).where({ 'p.organization_id': organizationId, 'p.id': id }).first()) as ProposalRow | undefined;
+/** The proposal, or undefined when unknown or hidden by the scope. */
+export async function getProposal(db: Conn, organizationId: string, id: string, scope: BusinessUnitScope): Promise<ProposalRow | undefined> {
+  const q = selectProposals(db).where({ 'p.organization_id': organizationId, 'p.id': id });
+  return (await whereFragment(q, proposalVisibleSql('p', scope)).first()) as ProposalRow | undefined;
 }
 
-/** The proposal row, locked until the transaction ends (decisions on one proposal serialize). */
-export async function lockProposal(trx: Knex.Transaction, organizationId: string, id: string): Promise<Omit<ProposalRow, 'stale'> | undefined> {
-  return (await trx('proposals').where({ organization_id: organizationId, id }).forUpdate().first()) as Omit<ProposalRow, 'stale'> | undefined;
+/**
+ * The proposal row, locked until the transaction ends (decisions on one proposal serialize); undefined
+ * when unknown or hidden by the scope (the target article's customer is checked again once that
+ * article is locked: see approveProposal).
+ */
+export async function lockProposal(trx: Knex.Transaction, organizationId: string, id: string, scope: BusinessUnitScope): Promise<Omit<ProposalRow, 'stale'> | undefined> {
+  const q = trx('proposals as p').select('p.*').where({ 'p.organization_id': organizationId, 'p.id': id });
+  return (await whereFragment(q, proposalVisibleSql('p', scope)).forUpdate().first()) as Omit<ProposalRow, 'stale'> | undefined;
 }
 
 export async function recordDecision(
