@@ -91,6 +91,62 @@ class DeadlinePgClient extends KnexPg {
   }
 }
 
+/**
+ * Run one statement and hand each row to `onRow` as it arrives (node-postgres `row` events) instead
+ * of collecting the whole result first, so that the caller's work on the early rows overlaps the
+ * rest of the statement's execution (a grouped aggregation emits its groups while it scans). One
+ * ordinary statement, no cursor: the planner keeps its parallel plans. `db` may be a transaction
+ * (the statement runs on its connection) and the statement gets the same client-side deadline as
+ * every other statement of `db` (DbOptions.statementTimeoutMs). An error thrown by `onRow` fails
+ * the call once the statement has ended. Resolves with the number of rows.
+ */
+export async function streamRows<R>(db: Knex | Knex.Transaction, sql: string, bindings: readonly unknown[], onRow: (row: R) => void): Promise<number> {
+  const native = db.raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
+  const client = db.client as {
+    acquireConnection(): Promise<PgConnection>;
+    releaseConnection(c: PgConnection): Promise<unknown>;
+    config: { statementDeadlineMs?: number };
+  };
+  const connection = await client.acquireConnection();
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      let count = 0;
+      let failure: unknown;
+      let settled = false;
+      const ms = client.config.statementDeadlineMs;
+      const timer = ms
+        ? setTimeout(() => {
+            settled = true;
+            const err = new DatabaseDeadlineError(ms);
+            connection.__knex__disposed = err; // knex's pool destroys it instead of reusing it
+            connection.connection?.stream?.destroy();
+            reject(err);
+          }, ms)
+        : undefined;
+      const settle = (fn: () => void) => {
+        clearTimeout(timer);
+        if (settled) return;
+        settled = true;
+        fn();
+      };
+      const query = (connection as unknown as pg.Client).query(new pg.Query(native.sql, native.bindings as unknown[]));
+      query.on('row', (row: R) => {
+        count++;
+        if (failure !== undefined) return;
+        try {
+          onRow(row);
+        } catch (err) {
+          failure = err;
+        }
+      });
+      query.on('error', (err: Error) => settle(() => reject(err)));
+      query.on('end', () => settle(() => (failure !== undefined ? reject(failure) : resolve(count))));
+    });
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
 export function createDb(opts: DbOptions): Db {
   const statementTimeoutMs = opts.statementTimeoutMs && opts.statementTimeoutMs > 0 ? opts.statementTimeoutMs : undefined;
   return knexFactory({

@@ -8,6 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { ValidationError, type ValidationIssue } from './errors.js';
+import { streamRows } from './db.js';
 
 export const LEDGER_TABLES = {
   partners: 'integrations.partners',
@@ -424,7 +425,16 @@ function scopeOf(q: Pick<PredictedOverdueQuery, 'businessUnitIds' | 'accessibleB
  * tripped tier (sum > amount) come back, each with its aged invoices (for the trip probabilities)
  * and its lateness histogram, both read through covering indexes for those customers only.
  */
-export async function predictedOverdueRows(db: Knex, organizationId: string, q: PredictedOverdueQuery): Promise<PredictedOverdueRow[]> {
+export async function predictedOverdueRows(
+  db: Knex,
+  organizationId: string,
+  q: PredictedOverdueQuery,
+  /**
+   * Each customer's row as it arrives (the aggregation emits customers while it scans): the caller's
+   * work on them overlaps the statement. Given, the returned list is empty.
+   */
+  onRow?: (row: PredictedOverdueRow) => void,
+): Promise<PredictedOverdueRow[]> {
   const { sql: scopeSql, bindings: scopeBindings } = scopeOf(q);
   return db.transaction(
     async (trx) => {
@@ -437,13 +447,19 @@ export async function predictedOverdueRows(db: Knex, organizationId: string, q: 
            WHERE organization_id = ? AND open_unconverted_amount IS NOT NULL AND partner_id IS NOT NULL ${scopeSql}) AS any`,
         [organizationId, ...scopeBindings] as Knex.RawBinding[],
       );
-      return predictedOverdueStatement(trx, organizationId, q, (pending as { any: boolean }[])[0]!.any);
+      return predictedOverdueStatement(trx, organizationId, q, (pending as { any: boolean }[])[0]!.any, onRow);
     },
     { isolationLevel: 'repeatable read', readOnly: true },
   );
 }
 
-async function predictedOverdueStatement(trx: Knex.Transaction, organizationId: string, q: PredictedOverdueQuery, converting: boolean): Promise<PredictedOverdueRow[]> {
+async function predictedOverdueStatement(
+  trx: Knex.Transaction,
+  organizationId: string,
+  q: PredictedOverdueQuery,
+  converting: boolean,
+  onRow?: (row: PredictedOverdueRow) => void,
+): Promise<PredictedOverdueRow[]> {
   const { sql: scopeSql, bindings: scopeBindings } = scopeOf(q);
   const fx = converting ? conversionBindings(q) : [];
   const centsSql = converting ? OPEN_LC_CENTS_SQL : 'open_lc_cents';
@@ -492,16 +508,23 @@ async function predictedOverdueStatement(trx: Knex.Transaction, organizationId: 
   // The planner's estimate of tripped customers is far too high (HAVING selectivity), which pushes the
   // statement past the JIT cost thresholds: compiling it costs more than the scan. JIT off, for this statement only.
   await trx.raw('SET LOCAL jit = off');
-  const rows = (await trx.raw(sql, bindings as Knex.RawBinding[])).rows as (Omit<PredictedOverdueRow, 'invoice_ages' | 'invoice_cents' | 'history_lateness'> & {
-    invoice_ages: string | null;
-    invoice_cents: string | null;
-    history_lateness: string | null;
-  })[];
   // integer lists travel as comma-separated text: much cheaper to parse than Postgres arrays, and read
   // as a JSON array (V8's JSON parser takes a third of the time of split + Number on these lists)
   const numbers = (list: string | null): number[] => (list ? (JSON.parse(`[${list}]`) as number[]) : []);
-  return rows.map((r) => ({ ...r, invoice_ages: numbers(r.invoice_ages), invoice_cents: numbers(r.invoice_cents), history_lateness: numbers(r.history_lateness) }));
+  const collected: PredictedOverdueRow[] = [];
+  const deliver = onRow ?? ((row: PredictedOverdueRow) => void collected.push(row));
+  await streamRows<WireRow>(trx, sql, bindings, (r) =>
+    deliver({ ...r, invoice_ages: numbers(r.invoice_ages), invoice_cents: numbers(r.invoice_cents), history_lateness: numbers(r.history_lateness) }),
+  );
+  return collected;
 }
+
+/** A predicted-overdue row as PostgreSQL sends it: the integer lists as comma-separated text. */
+type WireRow = Omit<PredictedOverdueRow, 'invoice_ages' | 'invoice_cents' | 'history_lateness'> & {
+  invoice_ages: string | null;
+  invoice_cents: string | null;
+  history_lateness: string | null;
+};
 
 /**
  * Open invoices (kind invoice, with a partner, in scope) that have no local-currency amount and whose

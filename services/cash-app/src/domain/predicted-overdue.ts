@@ -203,25 +203,31 @@ export interface PredictedOverdueOptions {
 }
 
 /**
- * The tripped tiers of each customer with their probabilities; customers sorted by their largest
- * tripped amount, descending (ties: partner id ascending). Tiers keep the request's order.
- * Small tails are computed in place (yielding to the event loop every few ms), large ones by `offload`.
+ * Assembles the answer customer by customer, as the ledger's rows arrive: `add` computes a customer's
+ * tripped tiers with their probabilities at once (small tails in place, large ones handed to
+ * `offload`), `finish` waits for the offloaded tails and returns the customers sorted by their
+ * largest tripped amount, descending (ties: partner id ascending). Tiers keep the request's order.
  */
-export async function predictedOverdueCustomers(
-  customers: readonly CustomerAging[],
-  organizationHistory: Iterable<LatenessBucket>,
-  tiers: readonly Tier[],
-  asOfMinusToday: number,
-  options: PredictedOverdueOptions = {},
-): Promise<PredictedOverdueCustomer[]> {
-  const organization = new SurvivalCurve(organizationHistory);
-  const thresholds = tiers.map((t) => ({ cents: thresholdCents(t.amount_lc), text: new Money(t.amount_lc).toFixed(2) }));
-  const out: { customer: PredictedOverdueCustomer; largest: number }[] = [];
-  const offloaded: Promise<void>[] = [];
-  let sliceStart = performance.now();
-  for (const c of customers) {
+export class PredictedOverdueAssembler {
+  private readonly organization: SurvivalCurve;
+  private readonly thresholds: { cents: number; text: string }[];
+  private readonly out: { customer: PredictedOverdueCustomer; largest: number }[] = [];
+  private readonly offloaded: Promise<void>[] = [];
+
+  constructor(
+    organizationHistory: Iterable<LatenessBucket>,
+    private readonly tiers: readonly Tier[],
+    private readonly asOfMinusToday: number,
+    private readonly options: PredictedOverdueOptions = {},
+  ) {
+    this.organization = new SurvivalCurve(organizationHistory);
+    this.thresholds = tiers.map((t) => ({ cents: thresholdCents(t.amount_lc), text: new Money(t.amount_lc).toFixed(2) }));
+  }
+
+  add(c: CustomerAging): void {
+    const { tiers, thresholds, asOfMinusToday } = this;
     const own = SurvivalCurve.fromValues(c.history_lateness);
-    const survival = blendedSurvival(own, organization);
+    const survival = blendedSurvival(own, this.organization);
     // p depends on the invoice only: computed once, shared by the tiers
     const invoices = c.invoice_ages.map((age, i) => ({ ageAtAsOf: age, cents: c.invoice_cents[i], p: unpaidProbability(survival, age - asOfMinusToday, age) }));
     const tripped: TrippedTier[] = [];
@@ -245,12 +251,12 @@ export async function predictedOverdueCustomers(
       };
       const quick = exactTail(t, EVENT_LOOP_LIMITS);
       if (quick) set(quick);
-      else if (options.offload) offloaded.push(options.offload(t).then(set));
+      else if (this.options.offload) this.offloaded.push(this.options.offload(t).then(set));
       else set(tailEstimate(t, { maxStates: statesFor(t.cents.length) }));
       tripped.push(row);
     });
     if (tripped.length > 0) {
-      out.push({
+      this.out.push({
         largest,
         customer: {
           partner_id: c.partner_id,
@@ -263,12 +269,35 @@ export async function predictedOverdueCustomers(
         },
       });
     }
+  }
+
+  async finish(): Promise<PredictedOverdueCustomer[]> {
+    await Promise.all(this.offloaded);
+    const out = this.out;
+    out.sort((a, b) => b.largest - a.largest || (a.customer.partner_id < b.customer.partner_id ? -1 : a.customer.partner_id > b.customer.partner_id ? 1 : 0));
+    return out.map((o) => o.customer);
+  }
+}
+
+/**
+ * The tripped tiers of each customer with their probabilities (PredictedOverdueAssembler over a list
+ * already read), yielding to the event loop every few ms of work.
+ */
+export async function predictedOverdueCustomers(
+  customers: readonly CustomerAging[],
+  organizationHistory: Iterable<LatenessBucket>,
+  tiers: readonly Tier[],
+  asOfMinusToday: number,
+  options: PredictedOverdueOptions = {},
+): Promise<PredictedOverdueCustomer[]> {
+  const assembler = new PredictedOverdueAssembler(organizationHistory, tiers, asOfMinusToday, options);
+  let sliceStart = performance.now();
+  for (const c of customers) {
+    assembler.add(c);
     if (performance.now() - sliceStart > SLICE_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       sliceStart = performance.now();
     }
   }
-  await Promise.all(offloaded);
-  out.sort((a, b) => b.largest - a.largest || (a.customer.partner_id < b.customer.partner_id ? -1 : a.customer.partner_id > b.customer.partner_id ? 1 : 0));
-  return out.map((o) => o.customer);
+  return assembler.finish();
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkBusinessUnitReferences, idSchema, isoDate, NotFoundError } from '@rp/platform';
 import { route } from '../deps.js';
-import { daysBetween, HISTORY_PRIOR_WEIGHT, predictedOverdueCustomers } from '../domain/predicted-overdue.js';
+import { daysBetween, HISTORY_PRIOR_WEIGHT, PredictedOverdueAssembler } from '../domain/predicted-overdue.js';
 import { MAX_STATES, MIN_STATES, WORK_BUDGET } from '../domain/tail-probability.js';
 import { sharedTailPool } from '../domain/tail-pool.js';
 import { loadPredictedOverdue } from '../store/predicted-overdue.js';
@@ -140,18 +140,27 @@ export const predictedOverdueRoutes = [
     handler: async ({ body, identity, deps }) => {
       const tiers = body.tiers.map((t) => ({ days: t.days, amount_lc: t.amount_lc }));
       if (body.business_unit_id__in) await checkBusinessUnitReferences(deps.db, identity.org, identity.bu, body.business_unit_id__in, ['body', 'business_unit_id__in']);
-      const data = await loadPredictedOverdue(deps.db, identity.org, {
-        asOfDate: body.as_of_date,
-        tiers: tiers.map((t) => ({ days: t.days, amountLc: t.amount_lc })),
-        businessUnitIds: body.business_unit_id__in,
-        accessibleBusinessUnits: identity.bu,
-      });
-      if (!data) throw new NotFoundError('Unknown organization.');
-      const today = body.evaluated_at ?? todayIn(data.organization.timezone);
+      // Each customer is assembled as its row arrives, while the aggregation goes on with the next ones.
       const pool = sharedTailPool();
-      const customers = await predictedOverdueCustomers(data.rows, data.organizationHistory, tiers, daysBetween(today, body.as_of_date), {
-        offload: (t) => pool.estimate(t),
-      });
+      let assembler: PredictedOverdueAssembler | undefined;
+      const data = await loadPredictedOverdue(
+        deps.db,
+        identity.org,
+        {
+          asOfDate: body.as_of_date,
+          tiers: tiers.map((t) => ({ days: t.days, amountLc: t.amount_lc })),
+          businessUnitIds: body.business_unit_id__in,
+          accessibleBusinessUnits: identity.bu,
+        },
+        ({ organization, organizationHistory }) => {
+          const today = body.evaluated_at ?? todayIn(organization.timezone);
+          const a = new PredictedOverdueAssembler(organizationHistory, tiers, daysBetween(today, body.as_of_date), { offload: (t) => pool.estimate(t) });
+          assembler = a;
+          return (row) => a.add(row);
+        },
+      );
+      if (!data || !assembler) throw new NotFoundError('Unknown organization.');
+      const customers = await assembler.finish();
       return {
         as_of_date: body.as_of_date,
         currency: data.organization.base_currency,

@@ -24,22 +24,29 @@ export interface PredictedOverdueData {
  * factors of the stored exchange rates (latest on or before as_of), then — concurrently — the single
  * aggregation statement over open invoices and the count of those without a rate. Null for an
  * unknown organization.
+ *
+ * With `consume`, the customers' rows are not collected: once the profile and the histogram are
+ * known (before the aggregation starts), `consume` is called with them and returns the function that
+ * gets each row as it arrives, so the caller's work on a customer overlaps the aggregation of the
+ * next ones. `rows` is then empty.
  */
 export async function loadPredictedOverdue(
   db: Db,
   organizationId: string,
   q: Omit<PredictedOverdueQuery, 'conversion'>,
+  consume?: (known: { organization: OrganizationProfile; organizationHistory: [number, number][] }) => (row: PredictedOverdueRow) => void,
 ): Promise<PredictedOverdueData | null> {
-  // The lateness histogram (over the closed invoices) needs nothing else: it runs alongside the whole
-  // chain profile → conversion factors → aggregation, off its critical path.
+  // The lateness histogram (over the closed invoices) needs nothing else: it runs alongside the
+  // profile → conversion factors chain, off its critical path.
   const history = organizationLatenessHistogram(db, organizationId);
   history.catch(() => {}); // awaited below; an early return must not leave its rejection unhandled
   const organization = await getOrganizationProfile(db, organizationId);
   if (!organization) return null;
   const factors = await conversionFactorsTo(db, organizationId, organization.base_currency.trim(), q.asOfDate);
   const conversion = { currencies: [...factors.keys()], factors: [...factors.values()] };
+  const onRow = consume ? consume({ organization, organizationHistory: await history }) : undefined;
   const [rows, unconvertible, organizationHistory] = await Promise.all([
-    predictedOverdueRows(db, organizationId, { ...q, conversion }),
+    predictedOverdueRows(db, organizationId, { ...q, conversion }, onRow),
     unconvertibleOpenInvoices(db, organizationId, q, conversion.currencies),
     history,
   ]);
