@@ -140,7 +140,7 @@ export async function streamRows<R>(db: Knex | Knex.Transaction, sql: string, bi
         }
       });
       query.on('error', (err: Error) => settle(() => reject(err)));
-      query.on('end', () => settle(() => (failure !== undefined ? reject(failure instanceof Error ? failure : new Error(String(failure))) : resolve(count))));
+      query.on('end', () => settle(() => (failure !== undefined ? reject(failure instanceof Error ? failure : new Error('the row consumer failed', { cause: failure })) : resolve(count))));
     });
   } finally {
     await client.releaseConnection(connection);
