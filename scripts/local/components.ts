@@ -91,6 +91,29 @@ export async function startOnFreePorts<T>(
   }
 }
 
+/**
+ * Wait until a server process just spawned (stdout and stderr piped) listens on `port`: its output
+ * goes to `logFile` (or is drained), the tail of its stderr into the error when it exits first
+ * (ExitedBeforeListening), and it is stopped when it does not listen in time.
+ */
+export async function listening(child: ChildProcess, port: number, what: string, timeoutMs: number, logFile?: string): Promise<void> {
+  const said = tail(child.stderr);
+  if (logFile) {
+    const log = createWriteStream(logFile, { flags: 'a' });
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+  } else {
+    child.stdout!.resume();
+    child.stderr!.resume();
+  }
+  try {
+    await waitForPort(port, what, timeoutMs, child, said);
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  }
+}
+
 /** The last `max` characters a stream wrote (for an error message when a server dies at start). */
 export function tail(stream: NodeJS.ReadableStream | null, max = 600): () => string {
   let text = '';
@@ -132,21 +155,7 @@ export async function startTemporalDevServer(opts: {
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);
     for (const ns of opts.namespaces ?? []) args.push('--namespace', ns);
     const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached ?? false });
-    const said = tail(child.stderr);
-    if (opts.logFile) {
-      const log = createWriteStream(opts.logFile, { flags: 'a' });
-      child.stdout!.pipe(log);
-      child.stderr!.pipe(log);
-    } else {
-      child.stdout!.resume();
-      child.stderr!.resume();
-    }
-    try {
-      await waitForPort(port, 'Temporal dev server', 60_000, child, said);
-    } catch (err) {
-      await stopChild(child);
-      throw err;
-    }
+    await listening(child, port, 'Temporal dev server', 60_000, opts.logFile);
     return {
       address: `127.0.0.1:${port}`,
       port,

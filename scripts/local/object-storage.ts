@@ -5,9 +5,9 @@
  * credentials instead.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { findVersitygw, VERSITYGW_MODULE } from './versitygw.mjs';
-import { portOpen, startOnFreePorts, stopChild, tail, waitForPort } from './components.js';
+import { listening, portOpen, startOnFreePorts, stopChild } from './components.js';
 import path from 'node:path';
 
 export interface LocalObjectStorage {
@@ -45,21 +45,7 @@ export async function startObjectStorage(opts: {
         detached: opts.detached ?? false,
         env: { ...process.env, ROOT_ACCESS_KEY_ID: opts.accessKeyId, ROOT_SECRET_ACCESS_KEY: opts.secretAccessKey },
       });
-      const said = tail(child.stderr);
-      if (opts.logFile) {
-        const log = createWriteStream(opts.logFile, { flags: 'a' });
-        child.stdout!.pipe(log);
-        child.stderr!.pipe(log);
-      } else {
-        child.stdout!.resume();
-        child.stderr!.resume();
-      }
-      try {
-        await waitForPort(port, 'versitygw', 30_000, child, said);
-      } catch (err) {
-        await stopChild(child);
-        throw err;
-      }
+      await listening(child, port, 'versitygw', 30_000, opts.logFile);
       return {
         endpoint: `http://127.0.0.1:${port}`,
         accessKeyId: opts.accessKeyId,
