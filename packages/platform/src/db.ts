@@ -65,30 +65,36 @@ const KnexPg = createRequire(import.meta.url)('knex/lib/dialects/postgres/index.
  */
 class DeadlinePgClient extends KnexPg {
   override _query(connection: PgConnection, obj: unknown): Promise<unknown> {
-    const run = super._query(connection, obj);
-    const ms = this.config.statementDeadlineMs;
-    if (!ms) return run;
-    return new Promise((resolve, reject) => {
-      let expired = false;
-      const timer = setTimeout(() => {
-        expired = true;
-        const err = new DatabaseDeadlineError(ms);
-        connection.__knex__disposed = err; // knex's pool destroys it instead of reusing it
-        connection.connection?.stream?.destroy(); // pg errors the statement; nothing more is read from this socket
-        reject(err);
-      }, ms);
-      run.then(
-        (value) => {
-          clearTimeout(timer);
-          if (!expired) resolve(value);
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          if (!expired) reject(err);
-        },
-      );
-    });
+    return withDeadline(connection, this.config.statementDeadlineMs, super._query(connection, obj));
   }
+}
+
+/**
+ * `run` (a statement on `connection`), given up after `ms`: DatabaseDeadlineError, and the connection
+ * is destroyed at once, never returned to the pool, so its late answer reaches no later statement.
+ */
+function withDeadline<T>(connection: PgConnection, ms: number | undefined, run: Promise<T>): Promise<T> {
+  if (!ms) return run;
+  return new Promise((resolve, reject) => {
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      const err = new DatabaseDeadlineError(ms);
+      connection.__knex__disposed = err; // knex's pool destroys it instead of reusing it
+      connection.connection?.stream?.destroy(); // pg errors the statement; nothing more is read from this socket
+      reject(err);
+    }, ms);
+    run.then(
+      (value) => {
+        clearTimeout(timer);
+        if (!expired) resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        if (!expired) reject(err);
+      },
+    );
+  });
 }
 
 /**
@@ -109,26 +115,9 @@ export async function streamRows<R>(db: Knex | Knex.Transaction, sql: string, bi
   };
   const connection = await client.acquireConnection();
   try {
-    return await new Promise<number>((resolve, reject) => {
+    const streamed = new Promise<number>((resolve, reject) => {
       let count = 0;
       let failure: unknown;
-      let settled = false;
-      const ms = client.config.statementDeadlineMs;
-      const timer = ms
-        ? setTimeout(() => {
-            settled = true;
-            const err = new DatabaseDeadlineError(ms);
-            connection.__knex__disposed = err; // knex's pool destroys it instead of reusing it
-            connection.connection?.stream?.destroy();
-            reject(err);
-          }, ms)
-        : undefined;
-      const settle = (fn: () => void) => {
-        clearTimeout(timer);
-        if (settled) return;
-        settled = true;
-        fn();
-      };
       const query = (connection as unknown as pg.Client).query(new pg.Query(native.sql, native.bindings as unknown[]));
       query.on('row', (row: R) => {
         count++;
@@ -139,9 +128,10 @@ export async function streamRows<R>(db: Knex | Knex.Transaction, sql: string, bi
           failure = err;
         }
       });
-      query.on('error', (err: Error) => settle(() => reject(err)));
-      query.on('end', () => settle(() => (failure !== undefined ? reject(failure instanceof Error ? failure : new Error('the row consumer failed', { cause: failure })) : resolve(count))));
+      query.on('error', reject);
+      query.on('end', () => (failure !== undefined ? reject(failure instanceof Error ? failure : new Error('the row consumer failed', { cause: failure })) : resolve(count)));
     });
+    return await withDeadline(connection, client.config.statementDeadlineMs, streamed);
   } finally {
     await client.releaseConnection(connection);
   }

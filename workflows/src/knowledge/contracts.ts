@@ -43,21 +43,29 @@ export interface CustomerPaymentHabitsInput {
   windowEnd: string;
 }
 
-/** One customer's cash-app figures (field meanings as in services/knowledge/src/extraction/types.ts CustomerPaymentStats). */
+/** One customer's cash-app figures over the window (the pipeline's CustomerPaymentStats takes these fields as they are). */
 export interface CustomerCashHabits {
   partner_id: string;
   /** first and last day (YYYY-MM-DD) on which a counted payment or remittance of the customer was dated */
   first_date: string;
   last_date: string;
+  /** payments received from the customer within the window */
   payment_count: number;
+  /** the most frequent payment method of those payments (the ledger's method value, e.g. 'ach', 'wire', 'check', 'card', 'sepa_credit_transfer'); null when none recorded */
   usual_payment_method: string | null;
+  /** share (0..1) of the payments made with usual_payment_method; null when payment_count is 0 */
   usual_payment_method_share: number | null;
+  /** remittance advices received from the customer within the window */
   remittance_count: number;
+  /** share (0..1) of those remittances naming at least one invoice number (a parsed allocation with a document number); null when remittance_count is 0 */
   remittances_with_invoice_numbers_share: number | null;
+  /** deductions (short payments recorded as deductions) the customer took within the window */
   deduction_count: number;
-  /** decimal string in `currency` (the organization's base currency) */
+  /** their total, decimal string in `currency` (the organization's base currency; "0.00" when none) */
   deduction_total: string;
+  /** ISO 4217 code of deduction_total */
   currency: string;
+  /** most frequent deduction reasons (reason code or category as stored), most frequent first, at most 3 */
   top_deduction_reasons: { reason: string; count: number }[];
 }
 

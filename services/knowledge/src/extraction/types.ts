@@ -7,6 +7,7 @@
  * retried after a worker died recomputes the same keys and its inserts (unique per job and key)
  * create nothing twice.
  */
+import type { CustomerCashHabits } from '@rp/workflows';
 import type { Collection } from '../domain/collections.js';
 
 export const KNOWLEDGE_TYPES = ['declarative', 'document', 'procedural'] as const;
@@ -134,12 +135,12 @@ export interface ProposalDraft {
  * field with enough evidence into one declarative memory scoped to the customer. Additive to the
  * contract above.
  */
-export interface CustomerPaymentStats {
+export interface CustomerPaymentStats extends Omit<CustomerCashHabits, 'partner_id' | 'first_date' | 'last_date'> {
   /** ledger partner id (becomes the memory's customer_id) */
   customer_id: string;
   /** the partner's display name, used in the memory text */
   customer_name: string;
-  /** first and last day (YYYY-MM-DD) of the history the figures below cover */
+  /** first and last day (YYYY-MM-DD) of the history the figures cover (the cash-app ones: CustomerCashHabits) */
   window_start: string;
   window_end: string;
   /** invoices fully paid within the window that had a net due date (sample of avg_days_after_due) */
@@ -149,22 +150,4 @@ export interface CustomerPaymentStats {
    * negative = paid early; null when paid_invoice_count is 0
    */
   avg_days_after_due: number | null;
-  /** payments received from the customer within the window */
-  payment_count: number;
-  /** the most frequent payment method of those payments (the ledger's method value, e.g. 'ach', 'wire', 'check', 'card', 'sepa_credit_transfer'); null when none recorded */
-  usual_payment_method: string | null;
-  /** share (0..1) of the payments made with usual_payment_method; null when payment_count is 0 */
-  usual_payment_method_share: number | null;
-  /** remittance advices received from the customer within the window */
-  remittance_count: number;
-  /** share (0..1) of those remittances naming at least one invoice number (a parsed allocation with a document number); null when remittance_count is 0 */
-  remittances_with_invoice_numbers_share: number | null;
-  /** deductions (short payments recorded as deductions) the customer took within the window */
-  deduction_count: number;
-  /** their total, decimal string in the organization's base currency ("0.00" when none) */
-  deduction_total: string;
-  /** ISO 4217 code of deduction_total */
-  currency: string;
-  /** most frequent deduction reasons (reason code or category as stored), most frequent first, at most 3 */
-  top_deduction_reasons: { reason: string; count: number }[];
 }

@@ -13,40 +13,6 @@ const ARTICLE_COLUMNS = [
   'created_at', 'modified_at', 'archived_at',
 ];
 
-export interface ArticleRow {
-  id: string;
-  organization_id: string;
-  collection: Collection;
-  title: string;
-  description: string | null;
-  content: string;
-  knowledge_type: KnowledgeType | null;
-  customer_id: string | null;
-  segment_id: string | null;
-  version: number;
-  created_at: Date;
-  modified_at: Date;
-  archived_at: Date | null;
-}
-
-export interface ArticleVersionRow {
-  id: string;
-  article_id: string;
-  version: number;
-  action: 'create' | 'revise' | 'archive';
-  collection: Collection;
-  title: string;
-  description: string | null;
-  content: string;
-  knowledge_type: KnowledgeType | null;
-  customer_id: string | null;
-  segment_id: string | null;
-  source_excerpts: SourceExcerpt[];
-  proposal_id: string | null;
-  created_by: string | null;
-  created_at: Date;
-}
-
 /** What a version holds (and the article carries as its current state). */
 export interface ArticleState {
   collection: Collection;
@@ -56,6 +22,26 @@ export interface ArticleState {
   knowledge_type: KnowledgeType | null;
   customer_id: string | null;
   segment_id: string | null;
+}
+
+export interface ArticleRow extends ArticleState {
+  id: string;
+  organization_id: string;
+  version: number;
+  created_at: Date;
+  modified_at: Date;
+  archived_at: Date | null;
+}
+
+export interface ArticleVersionRow extends ArticleState {
+  id: string;
+  article_id: string;
+  version: number;
+  action: 'create' | 'revise' | 'archive';
+  source_excerpts: SourceExcerpt[];
+  proposal_id: string | null;
+  created_by: string | null;
+  created_at: Date;
 }
 
 export interface ArticleFilters {
