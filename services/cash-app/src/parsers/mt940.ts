@@ -14,7 +14,9 @@
  * Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` (one per message) and the SOH
  * (U+0001) / ETX (U+0003) bytes around them, message terminators `-` and `-XXX`. An MT942 interim
  * report (envelope `{2:I942…}`, a `942` header, or its fields :13D: / :34F: / :90D: / :90C:) is refused
- * as MT942. A currency after the account in :25: (`NL20INGB0001234567EUR`) is the account currency.
+ * as MT942. ING writes the envelope's blocks on lines of their own (`{1:…}`, `{2:…}`, `{4:`); German banks
+ * put a blank between the :61: amount and the transaction type (`D12,35 NRTI`). A currency after the
+ * account in :25: (`NL20INGB0001234567EUR`) is the account currency.
  * Errors name the line, and control characters in it visibly (`U+0001`).
  */
 /* eslint-disable no-control-regex -- control characters (SOH, ETX, C0/C1) are what these expressions look for */
@@ -98,6 +100,8 @@ function fields(content: string): Field[] {
   const out: Field[] = [];
   // inside a message: a line that is not a tag continues the field before it
   let open = false;
+  // the line of an envelope's first block while its text block ({4:) has not come yet
+  let envelope: number | null = null;
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
     const fail = (problem: string): never => {
@@ -112,17 +116,25 @@ function fields(content: string): Field[] {
       l = (l.startsWith('-}') ? l.slice(2) : '').replace(/^(\{[5S]:(?:[^{}]|\{[^{}]*\})*\})+/, '').replace(/^[\u0001\u0003]+/, '').trim();
       if (l === '') continue;
     }
-    if (l.startsWith('{1:') || l.startsWith('{2:')) {
+    // The envelope's blocks on one line, or each on its own line (ING: `{1:…}`, `{2:…}`, then `{4:`).
+    if (/^\{[1-4]:/.test(l) && (!open || l.startsWith('{1:') || l.startsWith('{2:'))) {
       const { blocks, rest } = envelopeBlocks(l);
       const app = blocks.find((b) => b.id === '2');
       const type = app ? /^[IO](\d{3})/.exec(app.body)?.[1] : undefined;
       if (type === '942') fail(MT942);
       if (type && type !== '940') fail(`the SWIFT envelope holds an MT${type} message, not an MT940 customer statement`);
-      if (!blocks.some((b) => b.id === '4')) fail(`the SWIFT envelope "${visible(l.slice(0, 40))}" has no text block ({4:) on its line`);
+      if (!blocks.some((b) => b.id === '4')) {
+        if (rest.trim() !== '') fail(`the SWIFT envelope "${visible(l.slice(0, 40))}" has no text block ({4:) before "${visible(rest.trim().slice(0, 20))}"`);
+        envelope = envelope ?? n;
+        open = false;
+        continue;
+      }
+      envelope = null;
       open = true;
       l = rest.trimEnd();
       if (l === '') continue;
     }
+    if (envelope !== null) fail(`the SWIFT envelope opened on line ${envelope} has no text block ({4:) before this line`);
     const control = CONTROL.exec(l);
     if (control) fail(`control character ${visible(control[0])} in "${visible(l.slice(0, 40))}"`);
     const m = /^:(\d{2}[A-Z]?):(.*)$/.exec(l);
@@ -146,6 +158,7 @@ function fields(content: string): Field[] {
         'ABN AMRO <BIC> / `940`, Rabobank `:940:`) or a SWIFT envelope (`{1:…}{2:…}{4:`)',
     );
   }
+  if (envelope !== null) throw new StatementParseError(`line ${envelope}`, 'the SWIFT envelope has no text block ({4:)');
   return out;
 }
 
@@ -269,7 +282,8 @@ function* statementOf(fs: Field[], offset: number): Generator<number, ParsedStat
     const where = `line ${f.line}`;
     if (f.tag === '61') {
       const [head, ...supplementary] = f.value.split('\n');
-      const m = /^(\d{6})(\d{4})?(RC|RD|C|D)([A-Z])?(\d+,\d*)([NFS][A-Z0-9]{3})(.*)$/.exec(head.trim());
+      const m = /^(\d{6})(\d{4})?(RC|RD|C|D)([A-Z])?(\d+,\d*) ?([NFS][A-Z0-9]{3})(.*)$/.exec(head.trim());
+      // German banks' exports put a blank between the amount and the type (`D12,35 NRTI`): accepted.
       if (!m) throw new StatementParseError(where, `:61: "${visible(head)}" is not <YYMMDD>[MMDD]<C|D|RC|RD>[funds code]<amount><N|F|S + type><reference>`);
       const valueDate = yymmdd(m[1], where);
       let bookingDate = valueDate;
