@@ -19,6 +19,14 @@
  * a UTC date-time (`Z`, `+00:00`) is converted to the local date of the bank's time zone, known from
  * the account's country (IBAN, else the servicing BIC) for the SEPA countries, else its UTC date.
  *
+ * Entries: only booked ones (`Sts` BOOK, written `<Sts>BOOK</Sts>` up to .001.07 and
+ * `<Sts><Cd>BOOK</Cd></Sts>` from .001.08; an entry without `Sts` is taken as booked) are read;
+ * pending, information-only and future entries are counted in `skipped.notBooked`. Balances: `OPBD`
+ * opens, else `PRCD` (previous closing, as German banks send it); `CLBD` closes.
+ *
+ * A SWIFT MX message (the `AppHdr` business application header and the `Document` inside another
+ * root element) is read from its `Document`; element paths then start at the root.
+ *
  * Errors name the element path, e.g. `Document/BkToCstmrStmt/Stmt/Ntry[2]/Amt`, or the line of
  * XML that is not well-formed.
  */
@@ -278,17 +286,48 @@ export function parseCamt054Steps(content: Buffer): ParseSteps {
   return parseCamtSteps(content, 'camt054');
 }
 
-function* parseCamtSteps(content: Buffer, format: CamtFormat): ParseSteps {
-  const doc = yield* readXml(content.toString('utf8').replace(/^\uFEFF/, ''));
-  const msg = MESSAGES[format];
-  const root = `Document/${msg.doc}`;
-  const bk = child(doc, 'Document', msg.doc);
-  if (!bk) {
-    if (child(doc, 'Document', 'BkToCstmrAcctRpt')) {
-      throw new StatementParseError('Document/BkToCstmrAcctRpt', 'a camt.052 account report is an intraday report, not a statement: it is not imported (upload the camt.053 statement or camt.054 notification)');
+/** How deep below the root a `Document` inside a message envelope is looked for. */
+const ENVELOPE_DEPTH = 4;
+
+/**
+ * The ISO 20022 `Document` and its element path: the root element, or (a SWIFT MX message: the
+ * business application header `AppHdr` beside the `Document`, both inside an envelope element such as
+ * `BizMsgEnvlp`, `RequestPayload` or `DataPDU/Body`) the first `Document` below the root, looked for
+ * breadth-first a few levels deep.
+ */
+function findDocument(doc: Node): { node: unknown; path: string } {
+  if (doc.Document !== undefined) return { node: child(doc, 'Document'), path: 'Document' };
+  let level: { node: unknown; path: string }[] = Object.entries(doc).map(([k, v]) => ({ node: Array.isArray(v) ? v[0] : v, path: k }));
+  for (let depth = 0; depth < ENVELOPE_DEPTH && level.length; depth++) {
+    const next: { node: unknown; path: string }[] = [];
+    for (const { node, path } of level) {
+      if (node == null || typeof node !== 'object') continue;
+      const d = (node as Node).Document;
+      if (d !== undefined) return { node: child(node, 'Document'), path: `${path}/Document` };
+      for (const [k, v] of Object.entries(node as Node)) if (!k.startsWith('@') && !k.startsWith('#')) next.push({ node: Array.isArray(v) ? v[0] : v, path: `${path}/${k}` });
     }
-    const other = Object.entries(MESSAGES).find(([, m]) => child(doc, 'Document', m.doc));
-    if (other) throw new StatementParseError(`Document/${other[1].doc}`, `a ${other[1].what} document: upload it with format ${other[0]} (or without a format)`);
+    level = next;
+  }
+  return { node: undefined, path: 'Document' };
+}
+
+/** The `Sts` of an entry: `<Sts>BOOK</Sts>` (up to camt.053.001.07) or `<Sts><Cd>BOOK</Cd></Sts>` (.08 on); null when absent. */
+function entryStatus(ntry: unknown): string | null {
+  return str(ntry, 'Sts', 'Cd') ?? str(ntry, 'Sts', 'Prtry') ?? str(ntry, 'Sts');
+}
+
+function* parseCamtSteps(content: Buffer, format: CamtFormat): ParseSteps {
+  const xml = yield* readXml(content.toString('utf8').replace(/^\uFEFF/, ''));
+  const { node: doc, path: docPath } = findDocument(xml);
+  const msg = MESSAGES[format];
+  const root = `${docPath}/${msg.doc}`;
+  const bk = child(doc, msg.doc);
+  if (!bk) {
+    if (child(doc, 'BkToCstmrAcctRpt')) {
+      throw new StatementParseError(`${docPath}/BkToCstmrAcctRpt`, 'a camt.052 account report is an intraday report, not a statement: it is not imported (upload the camt.053 statement or camt.054 notification)');
+    }
+    const other = Object.entries(MESSAGES).find(([, m]) => child(doc, m.doc));
+    if (other) throw new StatementParseError(`${docPath}/${other[1].doc}`, `a ${other[1].what} document: upload it with format ${other[0]} (or without a format)`);
     throw new StatementParseError(root, `missing: not a ${msg.what} document`);
   }
   const stmts = list(bk, msg.stmt);
@@ -308,30 +347,46 @@ function* parseCamtSteps(content: Buffer, format: CamtFormat): ParseSteps {
     const zone = bankTimeZone(iban, bic);
     if (acctCcy && !isIsoCurrency(acctCcy)) throw new StatementParseError(`${sp}/Acct/Ccy`, `"${acctCcy}" is not an ISO 4217 currency`);
 
+    // OPBD is the opening balance; without it (German banks) the previous closing balance PRCD is.
     let opening: string | null = null;
+    let previousClosing: string | null = null;
     let closing: string | null = null;
     let balCcy: string | null = null;
     let statementDate: string | null = null;
     list(stmt, 'Bal').forEach((bal, i) => {
       const where = `${sp}/Bal[${i + 1}]`;
       const tp = str(bal, 'Tp', 'CdOrPrtry', 'Cd') ?? str(bal, 'Tp', 'CdOrPrtry', 'Prtry');
-      if (tp !== 'OPBD' && tp !== 'CLBD') return;
+      if (tp !== 'OPBD' && tp !== 'PRCD' && tp !== 'CLBD') return;
       const amt = amountOf(bal, where);
       const value = sign(bal, where) === 1 ? amt.value : fixed(decimal(amt.value, where).neg());
+      // every balance read must be in one currency (the first one's); the account currency is checked by checkStatements
+      if (balCcy && amt.currency !== balCcy) {
+        throw new StatementParseError(`${where}/Amt`, `the balance is in ${amt.currency}, the statement's other balances in ${balCcy}: the file contradicts itself`);
+      }
       balCcy ??= amt.currency;
       if (tp === 'OPBD') opening = value;
+      else if (tp === 'PRCD') previousClosing = value;
       else {
         closing = value;
         statementDate = dateOf(bal, 'Dt', where, zone);
       }
     });
+    opening ??= previousClosing;
 
     const transactions: ParsedTransaction[] = [];
     const entries = list(stmt, 'Ntry');
+    let notBooked = 0;
     for (let i = 0; i < entries.length; i++) {
       if (i > 0 && i % PARSE_BATCH === 0) yield i;
       const ntry = entries[i];
       const where = `${sp}/Ntry[${i + 1}]`;
+      // Only booked entries are on the account: pending (PDNG), information (INFO) and future (FUTR)
+      // entries are not money received, and the closing booked balance leaves them out.
+      const status = entryStatus(ntry);
+      if (status != null && status !== 'BOOK') {
+        notBooked += 1;
+        continue;
+      }
       const amt = amountOf(ntry, where);
       const s = sign(ntry, where);
       const reversal = str(ntry, 'RvslInd') === 'true';
@@ -408,6 +463,7 @@ function* parseCamtSteps(content: Buffer, format: CamtFormat): ParseSteps {
       balanceCurrency: balCcy,
       transactions,
       source: sp,
+      skipped: { notBooked },
     };
     statements.push(statement);
   }

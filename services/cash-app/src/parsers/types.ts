@@ -64,6 +64,8 @@ export interface ParsedStatement {
   source?: string;
   /** What the parser noticed but could not decide (stored with the statement as warnings). */
   warnings?: string[];
+  /** Entries of the file not imported: `notBooked`, CAMT entries whose status is not BOOK (pending, information only). */
+  skipped?: { notBooked: number };
 }
 
 /**
