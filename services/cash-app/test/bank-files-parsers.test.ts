@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseStatement, StatementParseError, type ParsedStatement, type StatementFormat } from '../src/parsers/index.js';
+import { CSV_DEBIT_CREDIT_MAPPING, CSV_SEMICOLON_MAPPING } from '../../../test/fixtures/bank-statements/csv-mappings.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/bank-statements/${name}`, import.meta.url));
 
@@ -92,5 +93,35 @@ describe('camt.053 as banks send it', () => {
     expect(s.transactions.map((t) => [t.amount, t.counterpartyName, t.endToEndId])).toEqual([['1320.0000', 'November Distribution SARL', 'E2E-FACT-8001']]);
     const err = parseError('camt053', xml.toString().replace('<CdtDbtInd>CRDT</CdtDbtInd>\n          <Sts>', '<CdtDbtInd>CRDX</CdtDbtInd>\n          <Sts>'));
     expect(err.where).toBe('BizMsgEnvlp/Document/BkToCstmrStmt/Stmt/Ntry[1]/CdtDbtInd');
+  });
+});
+
+describe('amounts are taken exactly as written, never rounded', () => {
+  const json = (amount: unknown, currency = 'USD') =>
+    JSON.stringify({ account: 'US-ACCT-1', currency, transactions: [{ amount: '1.00', booking_date: '2026-11-02' }, { amount, booking_date: '2026-11-02' }] });
+
+  it('JSON: refuses more decimals than the currency has, and a number that cannot be stored exactly, naming the JSON path', () => {
+    expect(parseError('json', json('0.305')).message).toBe('transactions[1].amount: amount "0.305" has more decimals than USD has (2): amounts in USD have at most 2 decimals');
+    expect(parseError('json', json('0.304999999999999999999999999999')).problem).toContain('cannot be stored exactly');
+    expect(parseError('json', json('12345678901234567.00')).problem).toContain('cannot be stored exactly: at most 16 digits before the decimal point');
+    expect(parseError('json', json('100.5', 'JPY')).problem).toContain('has more decimals than JPY has (0)');
+    expect(parseError('json', json(0.1 + 0.2)).where).toBe('transactions[1].amount');
+    // what the currency allows is read as written, trailing zeros included
+    expect(parseOne('json', json('0.300')).transactions[1].amount).toBe('0.3000');
+    expect(parseOne('json', json('1.125', 'KWD')).transactions[1].amount).toBe('1.1250');
+  });
+
+  it('CSV: refuses an amount with more decimals than its currency has, naming the line', () => {
+    const semi = fixture('statement-semicolon.csv').toString().replace('-12,00', '-12,005');
+    expect(parseError('csv', semi, { mapping: CSV_SEMICOLON_MAPPING }).message).toBe('line 3: amount "-12,005" has more decimals than EUR has (2): amounts in EUR have at most 2 decimals');
+    const dc = fixture('statement-debit-credit.csv').toString().replace(',2500.00,', ',0.305,');
+    expect(parseError('csv', dc, { mapping: CSV_DEBIT_CREDIT_MAPPING }).message).toBe('line 2: amount "0.305" has more decimals than USD has (2): amounts in USD have at most 2 decimals');
+  });
+
+  it('camt.053 and MT940: an entry amount with more decimals than its currency is refused at its element or line', () => {
+    const camt = fixture('camt053.xml').toString().replace('<Amt Ccy="EUR">45.50</Amt>', '<Amt Ccy="EUR">45.505</Amt>');
+    expect(parseError('camt053', camt).where).toBe('Document/BkToCstmrStmt/Stmt/Ntry[2]/Amt');
+    const mt = fixture('mt940.txt').toString().replace('D99,95NCHG', 'D99,955NCHG');
+    expect(parseError('mt940', mt).message).toContain('amount "99,955" has more decimals than EUR has (2)');
   });
 });

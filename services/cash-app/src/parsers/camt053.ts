@@ -35,6 +35,7 @@ import { isIsoCurrency, sumMoney } from '@rp/platform';
 import {
   decimal,
   fixed,
+  inMinorUnits,
   isoDate,
   StatementParseError,
   PARSE_BATCH,
@@ -140,7 +141,7 @@ function amountOf(node: unknown, where: string): { value: string; currency: stri
   const raw = typeof amt === 'object' ? ((amt as Node)['#text'] as string | undefined) : String(amt as string | number);
   const ccy = typeof amt === 'object' ? ((amt as Node)['@Ccy'] as string | undefined) : undefined;
   if (!ccy || !isIsoCurrency(ccy)) throw new StatementParseError(`${where}/Amt`, `attribute Ccy "${ccy ?? ''}" is not an ISO 4217 currency`);
-  const d = decimal(raw ?? '', `${where}/Amt`);
+  const d = inMinorUnits(decimal(raw ?? '', `${where}/Amt`), raw ?? '', ccy, `${where}/Amt`);
   if (d.isNegative()) throw new StatementParseError(`${where}/Amt`, 'amounts are unsigned; the sign is CdtDbtInd');
   return { value: fixed(d), currency: ccy };
 }

@@ -11,6 +11,7 @@ import {
   calendarDate,
   decimal,
   fixed,
+  inMinorUnits,
   looksLikeIban,
   PARSE_BATCH,
   runParse,
@@ -176,20 +177,24 @@ export function* parseCsvSteps(content: Buffer, mapping: CsvMapping): ParseSteps
     if (r.cells.length !== header.cells.length) throw new StatementParseError(where, `${r.cells.length} columns, the header has ${header.cells.length}`);
     const get = (i: number | undefined) => (i === undefined ? null : text(r.cells[i]));
     let amount;
+    let amountRaw: string;
     if (c.amount !== undefined) {
       const raw = get(c.amount);
       if (!raw) throw new StatementParseError(where, `column "${mapping.amount_column}" is empty`);
+      amountRaw = raw;
       amount = parseAmount(raw, mapping.decimal_separator, where);
     } else {
       const d = get(c.debit);
       const cr = get(c.credit);
       if (d && cr) throw new StatementParseError(where, 'both the debit and the credit column have a value');
       if (!d && !cr) throw new StatementParseError(where, 'neither the debit nor the credit column has a value');
-      const v = parseAmount((d ?? cr)!, mapping.decimal_separator, where).abs();
+      amountRaw = (d ?? cr)!;
+      const v = parseAmount(amountRaw, mapping.decimal_separator, where).abs();
       amount = d ? v.neg() : v;
     }
     const currency = mapping.currency ?? get(c.currency)?.toUpperCase() ?? '';
     if (!isIsoCurrency(currency)) throw new StatementParseError(where, `currency "${currency}" is not an ISO 4217 currency`);
+    inMinorUnits(amount, amountRaw, currency, where);
     const dateRaw = get(c.date);
     if (!dateRaw) throw new StatementParseError(where, `column "${mapping.date_column}" is empty`);
     const bookingDate = parseDate(dateRaw, mapping.date_format, where);

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { isoCurrencyCode } from '@rp/platform';
-import { decimal, fixed, looksLikeIban, PARSE_BATCH, runParse, singleStatement, StatementParseError, text, type ParseSteps, type ParsedFile, type ParsedStatement } from './types.js';
+import { decimal, fixed, inMinorUnits, looksLikeIban, PARSE_BATCH, runParse, singleStatement, StatementParseError, text, type ParseSteps, type ParsedFile, type ParsedStatement } from './types.js';
 
 const amount = z
   .union([z.string(), z.number()])
@@ -51,14 +51,14 @@ function* fromJsonStatementSteps(s: JsonStatement): Generator<number, ParsedStat
     account: { identifier: iban ?? account, iban, accountNumber: account, bankCode: null, currency: s.currency, name: null },
     statementNumber: text(s.statement_number),
     statementDate: s.statement_date ?? null,
-    openingBalance: s.opening_balance != null ? fixed(decimal(s.opening_balance, 'opening_balance')) : null,
-    closingBalance: s.closing_balance != null ? fixed(decimal(s.closing_balance, 'closing_balance')) : null,
+    openingBalance: s.opening_balance != null ? fixed(exact(s.opening_balance, s.currency, 'opening_balance')) : null,
+    closingBalance: s.closing_balance != null ? fixed(exact(s.closing_balance, s.currency, 'closing_balance')) : null,
     currency: s.currency,
     transactions: yield* mapInBatches(s.transactions, (t, i) => {
       if (!t.booking_date && !t.value_date) throw new StatementParseError(`transactions[${i}].booking_date`, 'give booking_date or value_date');
       const cpAccount = text(t.counterparty_account)?.replace(/\s+/g, '') ?? null;
       return {
-        amount: fixed(decimal(t.amount, `transactions[${i}].amount`)),
+        amount: fixed(exact(t.amount, t.currency ?? s.currency, `transactions[${i}].amount`)),
         currency: t.currency ?? s.currency,
         bookingDate: t.booking_date ?? t.value_date ?? null,
         valueDate: t.value_date ?? t.booking_date ?? null,
@@ -73,6 +73,11 @@ function* fromJsonStatementSteps(s: JsonStatement): Generator<number, ParsedStat
       };
     }),
   };
+}
+
+/** The amount as written, refused when its currency has fewer decimals or it cannot be stored exactly. */
+function exact(raw: string, currency: string, where: string) {
+  return inMinorUnits(decimal(raw, where), raw, currency, where);
 }
 
 function* mapInBatches<T, U>(items: readonly T[], f: (item: T, i: number) => U): Generator<number, U[], void> {

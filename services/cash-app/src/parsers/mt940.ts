@@ -25,6 +25,7 @@ import {
   calendarDate,
   decimal,
   fixed,
+  inMinorUnits,
   looksLikeIban,
   PARSE_BATCH,
   runParse,
@@ -167,7 +168,7 @@ function balance(f: Field): { amount: string; currency: string; date: string } {
   const m = /^([CD])(\d{6})([A-Z]{3})(\d+,\d*)$/.exec(f.value.trim());
   if (!m) throw new StatementParseError(where, `:${f.tag}: "${f.value}" is not <C|D><YYMMDD><currency><amount>`);
   if (!isIsoCurrency(m[3])) throw new StatementParseError(where, `currency "${m[3]}" is not an ISO 4217 currency`);
-  const v = decimal(m[4].replace(',', '.'), where);
+  const v = inMinorUnits(decimal(m[4].replace(',', '.'), where), m[4], m[3], where);
   return { amount: fixed(m[1] === 'C' ? v : v.neg()), currency: m[3], date: yymmdd(m[2], where) };
 }
 
@@ -297,7 +298,7 @@ function* statementOf(fs: Field[], offset: number): Generator<number, ParsedStat
       }
       const mark = m[3];
       const credit = mark === 'C' || mark === 'RD';
-      const v = decimal(m[5].replace(',', '.'), where);
+      const v = inMinorUnits(decimal(m[5].replace(',', '.'), where), m[5], opening.currency, where);
       const [custRef, bankRef] = m[7].split('//');
       // supplementary details (subfield 9, the line after): a counterparty IBAN (Rabobank) or a note
       const extra = text(supplementary.join(' '));

@@ -1,4 +1,4 @@
-import { Money } from '@rp/platform';
+import { currencyMinorUnits, Money } from '@rp/platform';
 
 export const STATEMENT_FORMATS = ['camt053', 'camt054', 'bai2', 'mt940', 'csv', 'json'] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
@@ -125,11 +125,36 @@ export class StatementParseError extends Error {
   }
 }
 
-/** Decimal string with 4 places; throws a parse error naming `where` when `raw` is not a number. */
+/** What an amount column holds (NUMERIC(20, 4)): 16 digits before the decimal point, 4 after. */
+const STORED_INTEGER_DIGITS = 16;
+const STORED_DECIMALS = 4;
+
+/**
+ * The decimal number `raw`; throws a parse error naming `where` when it is not one, or when it cannot
+ * be stored exactly (more than 16 digits before the point or 4 significant decimals): an amount is
+ * never rounded on its way in.
+ */
 export function decimal(raw: string, where: string, what = 'amount'): Money {
   const s = raw.trim();
   if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(s)) throw new StatementParseError(where, `${what} "${raw}" is not a decimal number`);
-  return new Money(s);
+  const m = new Money(s);
+  if (m.decimalPlaces() > STORED_DECIMALS || m.abs().trunc().toFixed(0).length > STORED_INTEGER_DIGITS) {
+    throw new StatementParseError(where, `${what} "${raw}" cannot be stored exactly: at most ${STORED_INTEGER_DIGITS} digits before the decimal point and ${STORED_DECIMALS} after`);
+  }
+  return m;
+}
+
+/**
+ * `m` (read from `raw`) when it has no more decimals than `currency` has minor units (USD 2, JPY 0,
+ * KWD 3; trailing zeros do not count); a parse error naming `where` otherwise: a bank amount is never
+ * rounded to fit its currency.
+ */
+export function inMinorUnits(m: Money, raw: string, currency: string, where: string, what = 'amount'): Money {
+  const places = currencyMinorUnits(currency);
+  if (m.decimalPlaces() > places) {
+    throw new StatementParseError(where, `${what} "${raw.trim()}" has more decimals than ${currency} has (${places}): amounts in ${currency} have at most ${places} decimal${places === 1 ? '' : 's'}`);
+  }
+  return m;
 }
 
 export function fixed(m: Money): string {
