@@ -6,6 +6,7 @@ import type { BankStatementActivities, BankStatementInput, ClassifyDepositsResul
 import { classifyDeposit, uniqueImportIds } from '../domain/bank-statements.js';
 import { parseStatementSteps, runParseAsync, StatementParseError, type ParsedStatement, type StatementFormat } from '../parsers/index.js';
 import {
+  getParsedStatement,
   getStatement,
   getStatementContent,
   insertTransactions,
@@ -14,6 +15,7 @@ import {
   refreshTransactionCount,
   setPaymentFlags,
   transition,
+  type StatementRow,
 } from '../store/bank-statements.js';
 import { heartbeatPacer, HEARTBEAT_EVERY_MS, throwIfCancelled } from './pacer.js';
 
@@ -54,6 +56,32 @@ const MISSING_ROW_ATTEMPTS = 3;
 export function createBankStatementActivities(deps: BankStatementDeps): BankStatementActivities {
   const { db } = deps;
   const everyMs = deps.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
+
+  /**
+   * The statement's part of its stored file, parsed here: only for a statement stored without its
+   * parse (before migration 013). Parsed in batches of lines with heartbeats in between: a large file
+   * must not starve them.
+   */
+  async function parseStoredFile(ctx: Context, statement: StatementRow, progress: StoreProgress): Promise<ParsedStatement> {
+    const file = await getStatementContent(db, statement.organization_id, statement.id);
+    if (!file?.content) throw ApplicationFailure.nonRetryable('the statement has no stored file to process', 'StatementParseError');
+    try {
+      const pace = heartbeatPacer(ctx, () => ({ ...progress }), everyMs);
+      // read in the encoding the upload read it in; this statement is the one at its position in the file
+      const options = { ...statement.options, charset: statement.options.charset ?? statement.encoding ?? undefined };
+      const parsedFile = await runParseAsync(parseStatementSteps(statement.format as StatementFormat, file.content, options), async (lines) => {
+        progress.parsing = lines;
+        await pace();
+      });
+      const own = parsedFile.statements[statement.file_position - 1];
+      if (!own) throw new StatementParseError(`statement ${statement.file_position}`, `the file holds ${parsedFile.statements.length} statement(s)`);
+      return own;
+    } catch (err) {
+      if (err instanceof StatementParseError) throw ApplicationFailure.nonRetryable(err.message, 'StatementParseError');
+      throw err;
+    }
+  }
+
   return {
     async storeStatementTransactions({ organizationId, statementId }: BankStatementInput): Promise<StoreTransactionsResult> {
       const ctx = Context.current();
@@ -74,25 +102,9 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
         return { missing: false, total: statement.transaction_count, stored: statement.transaction_count };
       }
       await transition(db, organizationId, statementId, ['uploaded'], 'processing');
-      const file = await getStatementContent(db, organizationId, statementId);
-      if (!file?.content) throw ApplicationFailure.nonRetryable('the statement has no stored file to process', 'StatementParseError');
-      let parsed: ParsedStatement;
-      try {
-        // Parsed in batches of lines with heartbeats in between: a large file must not starve them.
-        const pace = heartbeatPacer(ctx, () => ({ ...progress }), everyMs);
-        // read in the encoding the upload read it in; this statement is the one at its position in the file
-        const options = { ...statement.options, charset: statement.options.charset ?? statement.encoding ?? undefined };
-        const parsedFile = await runParseAsync(parseStatementSteps(statement.format as StatementFormat, file.content, options), async (lines) => {
-          progress.parsing = lines;
-          await pace();
-        });
-        const own = parsedFile.statements[statement.file_position - 1];
-        if (!own) throw new StatementParseError(`statement ${statement.file_position}`, `the file holds ${parsedFile.statements.length} statement(s)`);
-        parsed = own;
-      } catch (err) {
-        if (err instanceof StatementParseError) throw ApplicationFailure.nonRetryable(err.message, 'StatementParseError');
-        throw err;
-      }
+      // The upload parsed the file and stored each statement's part with it: a file of many statements
+      // is parsed once, not once per statement.
+      const parsed = (await getParsedStatement(db, organizationId, statementId)) ?? (await parseStoredFile(ctx, statement, progress));
       delete progress.parsing;
       ctx.heartbeat({ ...progress });
       throwIfCancelled(ctx);
@@ -152,7 +164,10 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
     // the status change: a statement that fails half-way reports what it holds, never a stale 0.
     async markStatementReady({ organizationId, statementId }: BankStatementInput): Promise<void> {
       await db.transaction(async (trx) => {
-        if (await transition(trx, organizationId, statementId, ['uploaded', 'processing'], 'ready', { error: null })) await refreshTransactionCount(trx, organizationId, statementId);
+        // the stored parse has done its work once the lines are stored
+        if (await transition(trx, organizationId, statementId, ['uploaded', 'processing'], 'ready', { error: null, parsed_statement: null })) {
+          await refreshTransactionCount(trx, organizationId, statementId);
+        }
       });
     },
 

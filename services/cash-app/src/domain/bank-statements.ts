@@ -25,6 +25,7 @@ import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_
 import type { CashAppDeps } from '../deps.js';
 import type { ParsedFile, ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
 import {
+  approveReadyStatement,
   bankAccountCurrency,
   countApprovedPayments,
   countPaymentsOutOfScope,
@@ -323,6 +324,10 @@ export async function uploadStatement(
           filePosition: i + 1,
           encoding: upload.parsed.encoding ?? null,
           warnings,
+          balanceDifference: parsed.balanceMismatch?.difference ?? null,
+          skippedNotBooked: parsed.skipped?.notBooked ?? 0,
+          // processing stores these lines: the file is not parsed again for each of its statements
+          parsed,
           options: upload.options,
           statementNumber: parsed.statementNumber,
           statementDate: parsed.statementDate,
@@ -416,6 +421,32 @@ export async function deleteUploadedStatement(
     await refuse(trx, now.status);
     await deleteStatement(trx, org, row.id);
   });
+}
+
+/**
+ * Approves a `ready` statement (409 for any other status). A statement whose balances do not
+ * reconcile (`balance_mismatch`) is approved only with `acknowledgeBalanceMismatch`: 409 otherwise,
+ * naming the difference and its currency; the acknowledgement is recorded with who gave it.
+ */
+export async function approveStatement(
+  deps: Pick<CashAppDeps, 'db'>,
+  who: { organizationId: string; userId: string | null },
+  statementId: string,
+  opts: { acknowledgeBalanceMismatch: boolean },
+): Promise<StatementRow> {
+  const org = who.organizationId;
+  const row = await statementOf(deps, org, statementId);
+  const result = await approveReadyStatement(deps.db, org, row.id, who.userId, opts.acknowledgeBalanceMismatch);
+  if (!result) throw new NotFoundError(`No bank statement ${statementId}.`);
+  if (!result.moved) {
+    if (result.status !== 'ready') throw new ConflictError(`Only a ready statement can be approved; this one is ${result.status}.`);
+    const ccy = result.currency ?? '';
+    throw new ConflictError(
+      `The statement's balances do not reconcile: its closing balance differs from the opening balance plus its entries by ${money(result.balanceDifference, ccy)} ${ccy}. ` +
+        'Check it against the bank, then approve it with acknowledge_balance_mismatch: true.',
+    );
+  }
+  return (await getStatement(deps.db, org, row.id))!;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { Money, sumMoney } from '@rp/platform';
+import { currencyMinorUnits, Money, sumMoney } from '@rp/platform';
 import { parseBai2Steps } from './bai2.js';
 import { parseCamt053Steps, parseCamt054Steps } from './camt053.js';
 import { csvMappingSchema, parseCsvSteps } from './csv.js';
@@ -64,11 +64,14 @@ export function statementLabel(s: ParsedStatement, index: number): string {
  *
  * - balances in the account's currency: a balance currency that differs from the account currency the
  *   file states is a contradiction;
- * - opening balance + the sum of the entries = closing balance, where the file gives both balances
- *   (and every entry is in the statement currency; otherwise the check cannot be made and a warning
- *   is added to the statement);
  * - balances in sequence: for consecutive statements of one account in the file, each opening
  *   balance equals the closing balance before it.
+ *
+ * Opening balance + the sum of the entries = closing balance is checked where the file gives both
+ * balances and every entry is in the statement currency (otherwise a warning says it could not be).
+ * Real bank files do not always reconcile (a booked entry dated the next day left out of the closing
+ * balance), so a difference does not refuse the file: the statement gets `balanceMismatch` (the
+ * difference in its currency) and a warning saying it, and is approved only with the mismatch acknowledged.
  */
 export function checkStatements(file: ParsedFile): void {
   const lastOf = new Map<string, { s: ParsedStatement; i: number }>();
@@ -86,11 +89,13 @@ export function checkStatements(file: ParsedFile): void {
         const entries = sumMoney(s.transactions.map((t) => t.amount));
         const expected = new Money(s.openingBalance).plus(entries);
         if (!expected.eq(s.closingBalance)) {
-          throw new StatementParseError(
-            where,
-            `${subject}opening balance ${plain(s.openingBalance)} + ${s.transactions.length} entries (${plain(fixed(entries))}) = ${plain(fixed(expected))}, ` +
-              `but the closing balance is ${plain(s.closingBalance)}: the file contradicts itself`,
-          );
+          const ccy = s.currency;
+          const difference = new Money(s.closingBalance).minus(expected);
+          const message =
+            `the balances do not reconcile: opening balance ${inCurrency(s.openingBalance, ccy)} + ${s.transactions.length} entries (${inCurrency(fixed(entries), ccy)}) = ` +
+            `${inCurrency(fixed(expected), ccy)}, but the closing balance is ${inCurrency(s.closingBalance, ccy)}: a difference of ${inCurrency(fixed(difference), ccy)}`;
+          s.balanceMismatch = { difference: fixed(difference), currency: ccy, message };
+          (s.warnings ??= []).push(message);
         }
       } else {
         (s.warnings ??= []).push(`balances not checked: the statement has entries in a currency other than ${s.currency}`);
@@ -106,6 +111,13 @@ export function checkStatements(file: ParsedFile): void {
     }
     lastOf.set(s.account.identifier, { s, i });
   });
+}
+
+/** An amount with its currency, to the currency's minor units ("-27.0000", EUR → "-27.00 EUR"; JPY "1500 JPY"). */
+function inCurrency(v: string, currency: string): string {
+  const m = new Money(v);
+  const places = currencyMinorUnits(currency);
+  return `${m.toFixed(Math.max(places, m.decimalPlaces()))} ${currency}`;
 }
 
 /** A decimal without trailing zeros beyond two places ("5000.0000" → "5000.00"). */

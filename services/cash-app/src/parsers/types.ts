@@ -66,6 +66,11 @@ export interface ParsedStatement {
   warnings?: string[];
   /** Entries of the file not imported: `notBooked`, CAMT entries whose status is not BOOK (pending, information only). */
   skipped?: { notBooked: number };
+  /**
+   * Set by checkStatements when the balances do not reconcile: `difference` = closing balance −
+   * (opening balance + the entries), a decimal string in `currency` (the statement's); `message` says it in words.
+   */
+  balanceMismatch?: { difference: string; currency: string; message: string };
 }
 
 /**

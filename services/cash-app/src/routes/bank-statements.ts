@@ -1,7 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import {
-  ConflictError,
   idSchema,
   pageEnvelopeSchema,
   pageOf,
@@ -14,12 +13,12 @@ import {
 import { route } from '../deps.js';
 import { refuseNul } from '../parsers/nul.js';
 import {
+  approveStatement,
   deleteUploadedStatement,
   INLINE_TRANSACTIONS_MAX,
   STATEMENT_STATUSES,
   STATUS_DESCRIPTION,
   statementDetail,
-  statementOf,
   statementTransactions,
   uploadStatement,
 } from '../domain/bank-statements.js';
@@ -38,7 +37,7 @@ import {
   type ParsedFile,
   type StatementFormat,
 } from '../parsers/index.js';
-import { getStatement, listStatements, statementView, transition } from '../store/bank-statements.js';
+import { listStatements, statementView } from '../store/bank-statements.js';
 
 const MAX_PAGE = 200;
 /** Page size limit of a statement's transactions. */
@@ -111,7 +110,27 @@ export const bankStatementSchema = z.object({
     .describe('Character encoding the file was read in: the upload\'s `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field.'),
   warnings: z
     .array(z.string())
-    .describe('What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement\'s closing balance, or balances that could not be checked because of entries in another currency. Empty when none.'),
+    .describe('What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement\'s closing balance, balances that do not reconcile (see `balance_mismatch`), or balances that could not be checked because of entries in another currency. Empty when none.'),
+  balance_mismatch: z
+    .object({
+      difference: money.describe('Closing balance − (opening balance + the sum of the entries), signed, in `currency`, e.g. "-27.00": a booked entry the closing balance leaves out.'),
+      currency: z.string().nullable().describe('The statement\'s currency, which the difference is in.'),
+      acknowledged_by: z.string().nullable().describe('The user who approved the statement acknowledging the mismatch (null until then).'),
+      acknowledged_at: z.string().nullable().describe('When the mismatch was acknowledged (ISO 8601 UTC), null until then.'),
+    })
+    .nullable()
+    .describe(
+      'Set when the file gives both balances and they do not reconcile with the entries (banks send such files, e.g. an entry dated the next day left out of the closing balance). ' +
+        'The statement is imported all the same (also named in `warnings`) and is approved only with `acknowledge_balance_mismatch: true`. Null when the balances reconcile or the file gives no two balances.',
+    ),
+  skipped_entries: z
+    .object({
+      not_booked: z
+        .number()
+        .int()
+        .describe('camt.053/054 entries not imported because their status (`Sts`) is not BOOK: pending (PDNG), information only (INFO), future (FUTR). They are not money on the account; 0 for other formats.'),
+    })
+    .describe('Entries of the file that were deliberately not imported, by reason.'),
   bank_account_id: z.string().nullable(),
   account_identifier: z.string().nullable().describe('IBAN or account number of the bank account.'),
   currency: z.string().nullable(),
@@ -238,6 +257,11 @@ function detectedFormat(content: Buffer, hasMapping: boolean): StatementFormat {
   throw new ValidationError([{ loc: ['body', 'format'], msg, type: 'format_undetected' }], `Statement format not detected: ${msg}.`);
 }
 
+/** `transactions[1].amount` (where the JSON form's parse names a field) as a `loc` path: transactions, 1, amount. */
+function jsonPath(where: string): (string | number)[] {
+  return [...where.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]));
+}
+
 const jsonDoc = z.object({
   format: z.literal('json').optional().describe('`json` (the default) for this form.'),
   ...jsonStatementShape,
@@ -262,10 +286,19 @@ export const bankStatementRoutes = [
       'records. Each statement is processed by its own workflow `bank-statement-<id>`, so deleting one statement cancels only ' +
       'its processing; the file is kept until its last statement is deleted.\n\n' +
       'Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts ' +
-      'itself): where a statement gives both balances, opening balance + the sum of its entries must equal its closing ' +
-      'balance; balances in another currency than the account currency the file states are refused; for consecutive ' +
-      'statements of one account in the file each opening balance must equal the closing balance before it. What the file ' +
-      'cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency ' +
+      'itself): balances in another currency than the account currency the file states (or than each other) are refused; for consecutive ' +
+      'statements of one account in the file each opening balance must equal the closing balance before it. Where a statement ' +
+      'gives both balances and opening balance + the sum of its entries differs from its closing balance, it is imported ' +
+      'all the same (banks send such files: a booked entry dated the next day left out of the closing balance) with ' +
+      '`balance_mismatch` (the difference and its currency) and a warning saying it, and it is approved only with ' +
+      '`acknowledge_balance_mismatch: true`. CAMT entries that are not booked (`Sts` PDNG, INFO, FUTR) are not imported; ' +
+      '`skipped_entries.not_booked` counts them. A camt.053 without an opening balance (OPBD) opens with its previous closing ' +
+      'balance (PRCD); a camt.053 inside a SWIFT MX envelope (`AppHdr` and `Document` under another root element) is read ' +
+      'from its `Document`.\n\n' +
+      'Amounts are taken exactly as written: an amount with more decimals than its currency has (USD 2, JPY 0, KWD 3; ' +
+      'trailing zeros do not count) or more digits than can be stored (16 before the decimal point, 4 after) is refused ' +
+      'with 422 naming the line, element or JSON path, never rounded.\n\n' +
+      'What the file cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency ' +
       'than the statement\'s, an opening balance that differs from the closing balance of the account\'s previous statement ' +
       '(the latest dated before it, uploaded earlier: a statement may be missing), balances not checkable because of entries ' +
       'in another currency.\n\n' +
@@ -275,8 +308,9 @@ export const bankStatementRoutes = [
       'under which its non-ASCII characters are letters, ties broken by a statistical detector (chardet). `encoding` in the ' +
       'answer says which was used. An unknown `charset` is 422.\n\n' +
       'MT940: bank header lines before a message (ING `0000 01INGBNL2AXXXX00001` / `940 00`, ABN AMRO `ABNANL2A` / `940` / ' +
-      '`ABNANL2A`, Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` and the SOH/ETX bytes around them are ' +
-      'accepted; control characters elsewhere are refused and named visibly (`U+0001`). An MT942 interim report is refused ' +
+      '`ABNANL2A`, Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` (also with each block on its own ' +
+      'line, as ING sends them) and the SOH/ETX bytes around them are accepted, as is a blank between a `:61:` amount and ' +
+      'its transaction type (`D12,35 NRTI`, German bank exports); control characters elsewhere are refused and named visibly (`U+0001`). An MT942 interim report is refused ' +
       'as MT942.\n\n' +
       'Without `format` the format is detected from the file: camt.053 by its XML namespace ' +
       '(`urn:iso:std:iso:20022:tech:xsd:camt.053.*`; camt.054 by `camt.054.*`), BAI2 by its `01` file header record, MT940 by its field tags ' +
@@ -344,7 +378,7 @@ export const bankStatementRoutes = [
         checkStatements(parsed);
       } catch (err) {
         if (err instanceof StatementParseError) {
-          const loc = body.file ? ['body', 'file', err.where] : ['body', err.where];
+          const loc = body.file ? ['body', 'file', err.where] : ['body', ...jsonPath(err.where)];
           throw new ValidationError([{ loc, msg: `${err.where}: ${err.problem}`, type: 'statement_invalid' }], `The ${format!} statement is malformed at ${err.where}: ${err.problem}`);
         }
         throw err;
@@ -421,20 +455,31 @@ export const bankStatementRoutes = [
     path: '/v2/bank-statements/{statement_id}/approve',
     operationId: 'approveBankStatement',
     summary: 'Approve a processed bank statement',
-    description: 'Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. Unknown or another organization\'s id: 404.',
+    description:
+      'Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. ' +
+      'A statement whose balances do not reconcile (`balance_mismatch` is set: its closing balance differs from the opening ' +
+      'balance plus its entries) is approved only with `acknowledge_balance_mismatch: true` in the body; without it the ' +
+      'answer is 409 `conflict` naming the difference and its currency, and nothing changes. The acknowledgement is ' +
+      'recorded (`balance_mismatch.acknowledged_by` / `acknowledged_at`); for a statement without a mismatch it is ignored. ' +
+      'The body is optional. Unknown or another organization\'s id: 404.',
     tags: ['Cash application'],
     params: z.object({ statement_id: idSchema() }),
+    body: z
+      .object({
+        acknowledge_balance_mismatch: z
+          .boolean()
+          .default(false)
+          .describe('Approve although the statement\'s balances do not reconcile (`balance_mismatch`), after checking it against the bank. Default false.'),
+      })
+      .optional(),
     response: bankStatementSchema,
     errors: [404, 409],
-    handler: async ({ params, identity, deps }) => {
-      const row = await statementOf(deps, identity.org, params.statement_id);
-      const moved = await transition(deps.db, identity.org, row.id, ['ready'], 'approved', { approved_by: identity.sub, approved_at: deps.db.fn.now() });
-      if (!moved) {
-        const now = await getStatement(deps.db, identity.org, row.id);
-        throw new ConflictError(`Only a ready statement can be approved; this one is ${now?.status ?? row.status}.`);
-      }
-      return statementView((await getStatement(deps.db, identity.org, row.id))!);
-    },
+    handler: async ({ params, body, identity, deps }) =>
+      statementView(
+        await approveStatement(deps, { organizationId: identity.org, userId: identity.sub }, params.statement_id, {
+          acknowledgeBalanceMismatch: body?.acknowledge_balance_mismatch ?? false,
+        }),
+      ),
   }),
   route({
     method: 'delete',

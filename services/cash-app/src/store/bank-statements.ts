@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { currencyMinorUnits, isoTime, Money, newId, type BusinessUnitScope, type Db } from '@rp/platform';
-import type { ParsedAccount, ParsedTransaction, StatementFormat } from '../parsers/types.js';
+import type { ParsedAccount, ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
 import type { StatementStatus } from '../domain/bank-statements.js';
 import { lockOrganizationPayments, paymentInScopeSql, whereSqlFragment } from './payments.js';
 
@@ -22,6 +22,12 @@ export interface StatementRow {
   encoding: string | null;
   /** What the upload noticed but could not decide. */
   warnings: string[];
+  /** Closing balance − (opening balance + entries) where the file's balances do not reconcile (migration 013). */
+  balance_difference: string | null;
+  balance_mismatch_acknowledged_by: string | null;
+  balance_mismatch_acknowledged_at: Date | null;
+  /** Entries of the file not imported because they are not booked (migration 013). */
+  skipped_not_booked: number;
   options: Record<string, unknown>;
   statement_number: string | null;
   statement_date: string | null;
@@ -124,6 +130,16 @@ export function statementView(row: StatementRow) {
     file_position: row.file_position,
     encoding: row.encoding,
     warnings: row.warnings ?? [],
+    balance_mismatch:
+      row.balance_difference == null
+        ? null
+        : {
+            difference: money(row.balance_difference, ccy)!,
+            currency: ccy,
+            acknowledged_by: row.balance_mismatch_acknowledged_by,
+            acknowledged_at: isoTime(row.balance_mismatch_acknowledged_at),
+          },
+    skipped_entries: { not_booked: row.skipped_not_booked ?? 0 },
     bank_account_id: row.bank_account_id,
     account_identifier: row.account_identifier,
     currency: ccy,
@@ -185,7 +201,7 @@ function statements(db: Conn, organizationId: string) {
     .where('s.organization_id', organizationId)
     .select(
       's.id', 's.organization_id', 's.bank_account_id', 'a.account_identifier', 's.source', 's.format', 's.status', 's.file_name',
-      's.file_sha256', 's.file_position', 's.encoding', 's.warnings', 's.options', 's.statement_number', 's.statement_date', 's.opening_balance', 's.closing_balance', 's.currency',
+      's.file_sha256', 's.file_position', 's.encoding', 's.warnings', 's.balance_difference', 's.balance_mismatch_acknowledged_by', 's.balance_mismatch_acknowledged_at', 's.skipped_not_booked', 's.options', 's.statement_number', 's.statement_date', 's.opening_balance', 's.closing_balance', 's.currency',
       's.transaction_count', 's.totals', 's.error', 's.workflow_id', 's.uploaded_by', 's.approved_by', 's.approved_at', 's.created_at', 's.modified_at',
     );
 }
@@ -231,6 +247,11 @@ export interface NewStatement {
   filePosition: number;
   encoding: string | null;
   warnings: string[];
+  /** Closing − (opening + entries) where the balances do not reconcile, else null. */
+  balanceDifference: string | null;
+  skippedNotBooked: number;
+  /** The statement as parsed by the upload, for processing (see getParsedStatement). */
+  parsed: ParsedStatement | null;
   options: Record<string, unknown>;
   statementNumber: string | null;
   statementDate: string | null;
@@ -258,12 +279,13 @@ export async function insertStatementFile(db: Conn, f: { id: string; organizatio
 export async function insertStatement(db: Conn, s: NewStatement): Promise<boolean> {
   const res = await db.raw(
     `INSERT INTO bank_statements (id, organization_id, bank_account_id, source, format, status, file_name, file_sha256, file_id, file_position,
-       encoding, warnings, options, statement_number, statement_date, opening_balance, closing_balance, currency, workflow_id, uploaded_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)
+       encoding, warnings, balance_difference, skipped_not_booked, parsed_statement, options,
+       statement_number, statement_date, opening_balance, closing_balance, currency, workflow_id, uploaded_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (organization_id, file_sha256, file_position) WHERE file_sha256 IS NOT NULL DO NOTHING`,
     [
       s.id, s.organizationId, s.bankAccountId, s.source, s.format, s.status, s.fileName, s.fileSha256, s.fileId, s.filePosition,
-      s.encoding, JSON.stringify(s.warnings), JSON.stringify(s.options),
+      s.encoding, JSON.stringify(s.warnings), s.balanceDifference, s.skippedNotBooked, s.parsed ? JSON.stringify(s.parsed) : null, JSON.stringify(s.options),
       s.statementNumber, s.statementDate, s.openingBalance, s.closingBalance, s.currency, s.workflowId, s.uploadedBy,
     ],
   );
@@ -309,6 +331,52 @@ export async function getStatementContent(db: Conn, organizationId: string, id: 
     .select(db.raw('coalesce(f.content, s.content) AS content'))
     .where({ 's.organization_id': organizationId, 's.id': id })
     .first()) as { content: Buffer | null } | undefined;
+}
+
+/**
+ * The statement as the upload parsed it (stored with it, so processing does not parse the file again);
+ * null for a statement stored before migration 013 or once its lines are stored (then the file is read).
+ */
+export async function getParsedStatement(db: Conn, organizationId: string, id: string): Promise<ParsedStatement | null> {
+  const row = (await db('bank_statements').select('parsed_statement').where({ organization_id: organizationId, id }).first()) as { parsed_statement: ParsedStatement | null } | undefined;
+  return row?.parsed_statement ?? null;
+}
+
+/**
+ * Approves a `ready` statement (locked first). A statement whose balances do not reconcile moves only
+ * with `acknowledgeBalanceMismatch`, which records who acknowledged it and when (the
+ * bank_statements_mismatch_acknowledged_check constraint holds the same rule). Answers the status
+ * and difference it found when it did not move.
+ */
+export async function approveReadyStatement(
+  db: Db,
+  organizationId: string,
+  id: string,
+  by: string | null,
+  acknowledgeBalanceMismatch: boolean,
+): Promise<{ moved: true } | { moved: false; status: StatementStatus; balanceDifference: string | null; currency: string | null } | undefined> {
+  return db.transaction(async (trx) => {
+    const row = (await trx('bank_statements')
+      .select('status', 'balance_difference', 'currency')
+      .where({ organization_id: organizationId, id })
+      .forUpdate()
+      .first()) as { status: StatementStatus; balance_difference: string | null; currency: string | null } | undefined;
+    if (!row) return undefined;
+    const mismatch = row.balance_difference != null;
+    if (row.status !== 'ready' || (mismatch && !acknowledgeBalanceMismatch)) {
+      return { moved: false as const, status: row.status, balanceDifference: row.balance_difference, currency: row.currency?.trim() ?? null };
+    }
+    await trx('bank_statements')
+      .where({ organization_id: organizationId, id })
+      .update({
+        status: 'approved',
+        approved_by: by,
+        approved_at: trx.fn.now(),
+        modified_at: trx.fn.now(),
+        ...(mismatch ? { balance_mismatch_acknowledged_by: by, balance_mismatch_acknowledged_at: trx.fn.now() } : {}),
+      });
+    return { moved: true as const };
+  });
 }
 
 export interface StatementFilter {
