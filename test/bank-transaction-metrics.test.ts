@@ -4,7 +4,8 @@
  * cash-app tables so each category of 2.14 gets exactly the rows it needs; the approved payments
  * with posting errors are made through the API as a client would: invoices pushed by the
  * middleware, the payment created and approved (which queues it for the ERP), and the middleware's
- * `failed` answer (then, for one, a retry that the middleware reports `posted`).
+ * `failed` answer (then, for one, a retry that the middleware reports `posted`). The business-unit
+ * case is set up through the API only (SQL reads the pushed invoices' ids).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -299,5 +300,68 @@ describe('multi-currency', () => {
     const ok = await metrics(orgA, '?start_date=2026-10-07');
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ total_count: 2, potential_payments: { count: 2, total_amount: '621.00' }, is_multi_currency: true });
+  });
+});
+
+describe('business units', () => {
+  // Everything through the API: units, a member of one unit, customers of each unit and their invoices,
+  // a statement of deposits from unknown payers, and payments allocated to one unit's invoice each.
+  it('a member\'s metrics leave out transactions whose payments belong to customers of other units', async () => {
+    const org = await stack.onboard('Metrics units');
+    const unit = async (name: string) => (await stack.request('POST', '/v2/business-units', { token: org.token, body: { name } })).body.id as string;
+    const [north, south] = [await unit('North'), await unit('South')];
+    const user = await stack.request('POST', '/v2/users', { token: org.token, body: { email: 'south@metrics.example', name: 'South', role: 'member', business_unit_ids: [south], permissions: [] } });
+    expect(user.status, JSON.stringify(user.body)).toBe(200);
+    const { runCli } = await import('@rp/admin/cli');
+    const member = { ...org, token: ((await runCli(['token', 'issue', '--org', org.organizationId, '--user', user.body.id], stack.env)) as { token: string }).token };
+
+    const customers = await pushCustomers(stack, org.apiKey, [
+      { ...customerRecord({ customer_code: 'C-N', name1: 'Nord GmbH', smtp_addr: 'ap@nord.example' }), business_unit_id: north },
+      { ...customerRecord({ customer_code: 'C-S', name1: 'Sued GmbH', smtp_addr: 'ap@sued.example' }), business_unit_id: south },
+    ]);
+    expect(customers.body.results.every((r) => r.success), JSON.stringify(customers.body)).toBe(true);
+    const pushed = await pushInvoices(stack, org.apiKey, [
+      invoiceRecord({ document_number: 'N-1', customer_code: 'C-N', amount_in_document_currency: 5000 }),
+      invoiceRecord({ document_number: 'S-1', customer_code: 'C-S', amount_in_document_currency: 5000 }),
+    ]);
+    expect(pushed.body.results.every((r) => r.success), JSON.stringify(pushed.body)).toBe(true);
+    const inv = Object.fromEntries((await stack.sql('SELECT id, document_number FROM integrations.documents WHERE organization_id = $1', [org.organizationId])).map((r) => [r.document_number, r.id]));
+
+    const upload = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: {
+        account: 'DE02120300000000202051',
+        currency: 'EUR',
+        transactions: ['1111.13', '222.17', '33.19'].map((amount, i) => ({ amount, booking_date: '2026-10-15', counterparty_name: `Unbekannt ${i}`, bank_reference: `BU-${i}` })),
+      },
+    });
+    expect(upload.status, JSON.stringify(upload.body)).toBe(200);
+    const { waitForStatement } = await import('./support/cash.js');
+    const txs = (await waitForStatement(stack, org.token, upload.body.id, { timeoutMs: 60_000 })).transactions as { id: string; amount: string; payments: unknown[] }[];
+    expect(txs.every((t) => t.payments.length === 0)).toBe(true);
+    const tx = (amount: string) => txs.find((t) => t.amount === amount)!.id;
+    const pay = async (txId: string, invoice: string, paid: string) => {
+      const res = await stack.request('POST', '/v2/payments', { token: org.token, body: { bank_transaction_id: txId, allocations: [{ invoice_id: invoice, amount_paid: paid }] } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    };
+    await pay(tx('1111.13'), inv['N-1'], '1111.13'); // North: ready to post
+    await pay(tx('222.17'), inv['S-1'], '200.00'); // South: needs allocation
+
+    const admin = await metrics(org);
+    expect(admin.body).toMatchObject({
+      total_count: 3,
+      potential_payments: { count: 1, total_amount: '33.19' },
+      needs_allocation: { count: 1, total_amount: '222.17' },
+      ready_to_post: { count: 1, total_amount: '1111.13' },
+    });
+    const seen = await metrics(member);
+    expect(seen.status).toBe(200);
+    expect(seen.body).toMatchObject({
+      total_count: 2,
+      potential_payments: { count: 1, total_amount: '33.19' },
+      needs_allocation: { count: 1, total_amount: '222.17' },
+      ready_to_post: { count: 0, total_amount: '0.00' },
+      currency: 'EUR',
+    });
   });
 });

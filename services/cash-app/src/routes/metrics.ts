@@ -50,7 +50,10 @@ export const metricsRoutes = [
       'organization\'s base currency). With several currencies each deposit is converted to the organization\'s base currency with ' +
       'the latest stored rate (PUT /v2/exchange-rates) on or before its date; if one is missing the answer is 422 ' +
       '`missing-exchange-rate` naming the currency pair and date — never a silent zero. Another organization\'s bank account ' +
-      'simply matches nothing.',
+      'simply matches nothing. A member restricted to business units sees the metrics of what they may see: a transaction ' +
+      'with a payment outside their units (its payer, or an invoice it is allocated to, belongs to another unit — the payments ' +
+      'GET /v2/payments leaves out) is left out of every count and total; transactions without a payment, and those whose ' +
+      'payments are all within their units or tied to none, count.',
     tags: ['Analytics'],
     query: z
       .object({
@@ -67,7 +70,7 @@ export const metricsRoutes = [
       const profile = await getOrganizationProfile(deps.db, identity.org);
       if (!profile) throw new NotFoundError('Organization not found.');
       const base = profile.base_currency.trim();
-      const filter = { bankAccountId: query.bank_account_id, startDate: query.start_date, endDate: query.end_date };
+      const filter = { bankAccountId: query.bank_account_id, startDate: query.start_date, endDate: query.end_date, scope: identity.bu };
       const currencies = await depositCurrencies(deps.db, identity.org, filter);
       const multi = currencies.length > 1;
       const currency = multi ? base : (currencies[0] ?? base);

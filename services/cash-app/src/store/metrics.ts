@@ -3,18 +3,26 @@
  * range, with per-transaction flags from its payments, and — for several currencies — a conversion
  * of each deposit through the latest stored exchange rate on or before its date.
  */
-import type { Db } from '@rp/platform';
+import type { Knex } from 'knex';
+import type { BusinessUnitScope, Db } from '@rp/platform';
+import { paymentInScopeSql } from './payments.js';
 
 export interface MetricsFilter {
   bankAccountId?: string;
   startDate?: string;
   endDate?: string;
+  /**
+   * The caller's business units ('*' for all). A transaction with a payment outside them (its payer or
+   * an invoice it is allocated to belongs to another unit: see paymentInScopeSql) is left out, as
+   * GET /v2/payments leaves that payment out; transactions without payments count for everyone.
+   */
+  scope?: BusinessUnitScope;
 }
 
 /** The organization's transactions in the range with their payment flags (CTE `tx`); dates are booking_date, else value_date. */
-function txCte(organizationId: string, f: MetricsFilter): { sql: string; bindings: string[] } {
+function txCte(organizationId: string, f: MetricsFilter): { sql: string; bindings: Knex.RawBinding[] } {
   const where = ['t.organization_id = ?'];
-  const bindings: string[] = [organizationId];
+  const bindings: Knex.RawBinding[] = [organizationId];
   if (f.bankAccountId) {
     where.push('t.bank_account_id = ?');
     bindings.push(f.bankAccountId);
@@ -26,6 +34,11 @@ function txCte(organizationId: string, f: MetricsFilter): { sql: string; binding
   if (f.endDate) {
     where.push('COALESCE(t.booking_date, t.value_date) <= ?::date');
     bindings.push(f.endDate);
+  }
+  const inScope = paymentInScopeSql('sp', f.scope ?? '*');
+  if (inScope) {
+    where.push(`NOT EXISTS (SELECT 1 FROM payments sp WHERE sp.bank_transaction_id = t.id AND NOT ${inScope.sql})`);
+    bindings.push(...inScope.bindings);
   }
   const allocated = '(SELECT COALESCE(SUM(a.amount_paid), 0) FROM payment_allocations a WHERE a.payment_id = p.id)';
   const sql = `tx AS (
@@ -68,7 +81,7 @@ export interface MetricsRow {
  */
 export async function aggregateMetrics(db: Db, organizationId: string, f: MetricsFilter, convertTo: string | null): Promise<MetricsRow> {
   const cte = txCte(organizationId, f);
-  const bindings: string[] = [...cte.bindings];
+  const bindings: Knex.RawBinding[] = [...cte.bindings];
   let amountSql = 'tx.amount';
   let join = '';
   if (convertTo) {
