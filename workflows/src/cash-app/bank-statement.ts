@@ -35,7 +35,7 @@ export type BankStatementResult =
 
 /** Activity contract, implemented by services/cash-app (createBankStatementActivities). */
 export interface BankStatementActivities {
-  /** Status → processing; re-parses the stored file and stores its transactions in chunks (heartbeats, resumes). */
+  /** Status → processing; stores the transactions the upload parsed (the file is not parsed again) in chunks (heartbeats, resumes). */
   storeStatementTransactions(input: BankStatementInput): Promise<StoreTransactionsResult>;
   /** Sets is_payment on the statement's transactions (see classifyDeposit). */
   classifyStatementDeposits(input: BankStatementInput): Promise<ClassifyDepositsResult>;

@@ -833,7 +833,7 @@ export interface paths {
         };
         /**
          * Bank-transaction metrics
-         * @description Metrics over the organization's bank transactions, optionally of one bank account (`bank_account_id`) and a date range (`start_date`, `end_date`, both inclusive, on the booking date — the value date for transactions without one). Deposits are transactions with a positive amount. `total_count`: deposits in range. `potential_payments`: deposits whose is_payment is not false and that have no payment yet. `needs_allocation`: deposits having an unapproved payment whose allocated amount (sum of amount_paid) differs from the transaction amount. `ready_to_post`: deposits having an unapproved payment whose allocated amount equals it. `posting_errors_count`: transactions with at least one payment that has a posting error and is not posted. `total_amount` sums the deposit (transaction) amounts, as strings with 2 decimals (rounded half up after summing). When all deposits in range share one currency, amounts are in it (`is_multi_currency` false; with no deposits, the organization's base currency). With several currencies each deposit is converted to the organization's base currency with the latest stored rate (PUT /v2/exchange-rates) on or before its date; if one is missing the answer is 422 `missing-exchange-rate` naming the currency pair and date — never a silent zero. Another organization's bank account simply matches nothing.
+         * @description Metrics over the organization's bank transactions, optionally of one bank account (`bank_account_id`) and a date range (`start_date`, `end_date`, both inclusive, on the booking date — the value date for transactions without one). Deposits are transactions with a positive amount. `total_count`: deposits in range. `potential_payments`: deposits whose is_payment is not false and that have no payment yet. `needs_allocation`: deposits having an unapproved payment whose allocated amount (sum of amount_paid) differs from the transaction amount. `ready_to_post`: deposits having an unapproved payment whose allocated amount equals it. `posting_errors_count`: transactions with at least one payment that has a posting error and is not posted. `total_amount` sums the deposit (transaction) amounts, as strings with 2 decimals (rounded half up after summing). When all deposits in range share one currency, amounts are in it (`is_multi_currency` false; with no deposits, the organization's base currency). With several currencies each deposit is converted to the organization's base currency with the latest stored rate (PUT /v2/exchange-rates) on or before its date; if one is missing the answer is 422 `missing-exchange-rate` naming the currency pair and date — never a silent zero. Another organization's bank account simply matches nothing. A member restricted to business units sees the metrics of what they may see: a transaction with a payment outside their units (its payer, or an invoice it is allocated to, belongs to another unit — the payments GET /v2/payments leaves out) is left out of every count and total; transactions without a payment, and those whose payments are all within their units or tied to none, count.
          *
          *     Requires: user access token.
          */
@@ -987,11 +987,15 @@ export interface paths {
          *
          *     Several statements in one file (a month of daily MT940 statements, several `Stmt` of a camt.053, several accounts in BAI2): each becomes its own statement (one record each, `file_position` 1, 2, …), all created together and answered together: the answer is the first statement's fields (exactly as for a one-statement file) plus `statements`, every statement of the file in order. Several accounts in one file are imported, each account's statements as their own records. Each statement is processed by its own workflow `bank-statement-<id>`, so deleting one statement cancels only its processing; the file is kept until its last statement is deleted.
          *
-         *     Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts itself): where a statement gives both balances, opening balance + the sum of its entries must equal its closing balance; balances in another currency than the account currency the file states are refused; for consecutive statements of one account in the file each opening balance must equal the closing balance before it. What the file cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency than the statement's, an opening balance that differs from the closing balance of the account's previous statement (the latest dated before it, uploaded earlier: a statement may be missing), balances not checkable because of entries in another currency.
+         *     Balances (every format; 422 `request-validation` naming the statement, nothing stored, when the file contradicts itself): balances in another currency than the account currency the file states (or than each other) are refused; for consecutive statements of one account in the file each opening balance must equal the closing balance before it. Where a statement gives both balances and opening balance + the sum of its entries differs from its closing balance, it is imported all the same (banks send such files: a booked entry dated the next day left out of the closing balance) with `balance_mismatch` (the difference and its currency) and a warning saying it, and it is approved only with `acknowledge_balance_mismatch: true`. CAMT entries that are not booked (`Sts` PDNG, INFO, FUTR) are not imported; `skipped_entries.not_booked` counts them. A camt.053 without an opening balance (OPBD) opens with its previous closing balance (PRCD); a camt.053 inside a SWIFT MX envelope (`AppHdr` and `Document` under another root element) is read from its `Document`.
+         *
+         *     Amounts are taken exactly as written: an amount with more decimals than its currency has (USD 2, JPY 0, KWD 3; trailing zeros do not count) or more digits than can be stored (16 before the decimal point, 4 after) is refused with 422 naming the line, element or JSON path, never rounded.
+         *
+         *     What the file cannot contradict is a warning on the statement (`warnings`): a bank account the platform keeps in another currency than the statement's, an opening balance that differs from the closing balance of the account's previous statement (the latest dated before it, uploaded earlier: a statement may be missing), balances not checkable because of entries in another currency.
          *
          *     Character encoding: `charset` (multipart field, e.g. `windows-1250`, `windows-1252`, `cp852`, `iso-8859-2`, `UTF-8`) overrides detection. Otherwise a byte order mark, then an XML `encoding` declaration, then valid UTF-8 (plain ASCII included) decide; any other file is read in the single-byte code page (windows-1252, windows-1250, iso-8859-2, cp852) under which its non-ASCII characters are letters, ties broken by a statistical detector (chardet). `encoding` in the answer says which was used. An unknown `charset` is 422.
          *
-         *     MT940: bank header lines before a message (ING `0000 01INGBNL2AXXXX00001` / `940 00`, ABN AMRO `ABNANL2A` / `940` / `ABNANL2A`, Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` and the SOH/ETX bytes around them are accepted; control characters elsewhere are refused and named visibly (`U+0001`). An MT942 interim report is refused as MT942.
+         *     MT940: bank header lines before a message (ING `0000 01INGBNL2AXXXX00001` / `940 00`, ABN AMRO `ABNANL2A` / `940` / `ABNANL2A`, Rabobank `:940:`), SWIFT envelopes `{1:…}{2:…}{3:…}{4:` … `-}{5:…}` (also with each block on its own line, as ING sends them) and the SOH/ETX bytes around them are accepted, as is a blank between a `:61:` amount and its transaction type (`D12,35 NRTI`, German bank exports); control characters elsewhere are refused and named visibly (`U+0001`). An MT942 interim report is refused as MT942.
          *
          *     Without `format` the format is detected from the file: camt.053 by its XML namespace (`urn:iso:std:iso:20022:tech:xsd:camt.053.*`; camt.054 by `camt.054.*`), BAI2 by its `01` file header record, MT940 by its field tags (`:20:`, `:25:`, `:60F:`/`:60M:`; entries `:61:`), JSON by its leading `{`; `format` in the answer says which. A CSV file cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, `format=csv` is then implied). A camt.052 account report is refused as an intraday report, not a statement. A file none of these fit (another XML message, an empty or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.
          *
@@ -1051,7 +1055,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a processed bank statement
-         * @description Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. Unknown or another organization's id: 404.
+         * @description Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. A statement whose balances do not reconcile (`balance_mismatch` is set: its closing balance differs from the opening balance plus its entries) is approved only with `acknowledge_balance_mismatch: true` in the body; without it the answer is 409 `conflict` naming the difference and its currency, and nothing changes. The acknowledgement is recorded (`balance_mismatch.acknowledged_by` / `acknowledged_at`); for a statement without a mismatch it is ignored. The body is optional. Unknown or another organization's id: 404.
          *
          *     Requires: user access token.
          */
@@ -2328,6 +2332,13 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        ApproveBankStatementRequest: {
+            /**
+             * @description Approve although the statement's balances do not reconcile (`balance_mismatch`), after checking it against the bank. Default false.
+             * @default false
+             */
+            acknowledge_balance_mismatch?: boolean;
+        };
         ApproveKnowledgeProposalRequest: {
             /** @description Approve even when stale (default false). */
             force?: boolean;
@@ -2388,6 +2399,17 @@ export interface components {
             account_identifier: string | null;
             approved_at: string | null;
             approved_by: string | null;
+            /** @description Set when the file gives both balances and they do not reconcile with the entries (banks send such files, e.g. an entry dated the next day left out of the closing balance). The statement is imported all the same (also named in `warnings`) and is approved only with `acknowledge_balance_mismatch: true`. Null when the balances reconcile or the file gives no two balances. */
+            balance_mismatch: {
+                /** @description When the mismatch was acknowledged (ISO 8601 UTC), null until then. */
+                acknowledged_at: string | null;
+                /** @description The user who approved the statement acknowledging the mismatch (null until then). */
+                acknowledged_by: string | null;
+                /** @description The statement's currency, which the difference is in. */
+                currency: string | null;
+                /** @description Closing balance − (opening balance + the sum of the entries), signed, in `currency`, e.g. "-27.00": a booked entry the closing balance leaves out. */
+                difference: string;
+            } | null;
             bank_account_id: string | null;
             closing_balance: string | null;
             /** @description ISO 8601 UTC */
@@ -2410,6 +2432,11 @@ export interface components {
             /** @constant */
             object: "bank_statement";
             opening_balance: string | null;
+            /** @description Entries of the file that were deliberately not imported, by reason. */
+            skipped_entries: {
+                /** @description camt.053/054 entries not imported because their status (`Sts`) is not BOOK: pending (PDNG), information only (INFO), future (FUTR). They are not money on the account; 0 for other formats. */
+                not_booked: number;
+            };
             /** @enum {string} */
             source: "upload" | "connection";
             statement_date: string | null;
@@ -2434,7 +2461,7 @@ export interface components {
             /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
             transaction_count: number;
             uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, balances that do not reconcile (see `balance_mismatch`), or balances that could not be checked because of entries in another currency. Empty when none. */
             warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
@@ -2444,6 +2471,17 @@ export interface components {
             account_identifier: string | null;
             approved_at: string | null;
             approved_by: string | null;
+            /** @description Set when the file gives both balances and they do not reconcile with the entries (banks send such files, e.g. an entry dated the next day left out of the closing balance). The statement is imported all the same (also named in `warnings`) and is approved only with `acknowledge_balance_mismatch: true`. Null when the balances reconcile or the file gives no two balances. */
+            balance_mismatch: {
+                /** @description When the mismatch was acknowledged (ISO 8601 UTC), null until then. */
+                acknowledged_at: string | null;
+                /** @description The user who approved the statement acknowledging the mismatch (null until then). */
+                acknowledged_by: string | null;
+                /** @description The statement's currency, which the difference is in. */
+                currency: string | null;
+                /** @description Closing balance − (opening balance + the sum of the entries), signed, in `currency`, e.g. "-27.00": a booked entry the closing balance leaves out. */
+                difference: string;
+            } | null;
             bank_account_id: string | null;
             closing_balance: string | null;
             /** @description ISO 8601 UTC */
@@ -2466,6 +2504,11 @@ export interface components {
             /** @constant */
             object: "bank_statement";
             opening_balance: string | null;
+            /** @description Entries of the file that were deliberately not imported, by reason. */
+            skipped_entries: {
+                /** @description camt.053/054 entries not imported because their status (`Sts`) is not BOOK: pending (PDNG), information only (INFO), future (FUTR). They are not money on the account; 0 for other formats. */
+                not_booked: number;
+            };
             /** @enum {string} */
             source: "upload" | "connection";
             statement_date: string | null;
@@ -2494,7 +2537,7 @@ export interface components {
             /** @description With the inline transactions: whether the statement has more than 1000 (then only the first 1000 are inline). */
             transactions_truncated?: boolean;
             uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, balances that do not reconcile (see `balance_mismatch`), or balances that could not be checked because of entries in another currency. Empty when none. */
             warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
@@ -2511,6 +2554,17 @@ export interface components {
             account_identifier: string | null;
             approved_at: string | null;
             approved_by: string | null;
+            /** @description Set when the file gives both balances and they do not reconcile with the entries (banks send such files, e.g. an entry dated the next day left out of the closing balance). The statement is imported all the same (also named in `warnings`) and is approved only with `acknowledge_balance_mismatch: true`. Null when the balances reconcile or the file gives no two balances. */
+            balance_mismatch: {
+                /** @description When the mismatch was acknowledged (ISO 8601 UTC), null until then. */
+                acknowledged_at: string | null;
+                /** @description The user who approved the statement acknowledging the mismatch (null until then). */
+                acknowledged_by: string | null;
+                /** @description The statement's currency, which the difference is in. */
+                currency: string | null;
+                /** @description Closing balance − (opening balance + the sum of the entries), signed, in `currency`, e.g. "-27.00": a booked entry the closing balance leaves out. */
+                difference: string;
+            } | null;
             bank_account_id: string | null;
             closing_balance: string | null;
             /** @description ISO 8601 UTC */
@@ -2533,6 +2587,11 @@ export interface components {
             /** @constant */
             object: "bank_statement";
             opening_balance: string | null;
+            /** @description Entries of the file that were deliberately not imported, by reason. */
+            skipped_entries: {
+                /** @description camt.053/054 entries not imported because their status (`Sts`) is not BOOK: pending (PDNG), information only (INFO), future (FUTR). They are not money on the account; 0 for other formats. */
+                not_booked: number;
+            };
             /** @enum {string} */
             source: "upload" | "connection";
             statement_date: string | null;
@@ -2559,7 +2618,7 @@ export interface components {
             /** @description Transactions stored for this statement (lines imported before by another statement are not counted). */
             transaction_count: number;
             uploaded_by: string | null;
-            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, or balances that could not be checked because of entries in another currency. Empty when none. */
+            /** @description What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement's closing balance, balances that do not reconcile (see `balance_mismatch`), or balances that could not be checked because of entries in another currency. Empty when none. */
             warnings: string[];
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
@@ -4675,6 +4734,7 @@ export interface components {
         UploadBankStatementRequest: {
             /** @description Identifier (IBAN or account number) of the bank account. */
             account: string;
+            /** @description Closing balance (signed). A decimal string (or number) of at most 64 characters, exactly as the bank states it: no more decimals than the currency has (USD 2, JPY 0, KWD 3) and at most 16 digits before the decimal point; anything else is refused (422), never rounded. With both balances, one that does not reconcile with the transactions sets `balance_mismatch` on the statement. */
             closing_balance?: (string | number) | null;
             /**
              * @description Statement (account) currency.
@@ -4686,11 +4746,12 @@ export interface components {
              * @constant
              */
             format?: "json";
+            /** @description Opening balance (signed). A decimal string (or number) of at most 64 characters, exactly as the bank states it: no more decimals than the currency has (USD 2, JPY 0, KWD 3) and at most 16 digits before the decimal point; anything else is refused (422), never rounded. */
             opening_balance?: (string | number) | null;
             statement_date?: string | null;
             statement_number?: string | null;
             transactions: {
-                /** @description Signed amount: credits (money in) positive, debits negative. */
+                /** @description Signed amount: credits (money in) positive, debits negative. A decimal string (or number) of at most 64 characters, exactly as the bank states it: no more decimals than the currency has (USD 2, JPY 0, KWD 3) and at most 16 digits before the decimal point; anything else is refused (422), never rounded. */
                 amount: string | number;
                 /** @description The bank's reference of the line; with the account it forms the unique import id. */
                 bank_reference?: string | null;
@@ -11669,7 +11730,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApproveBankStatementRequest"];
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -11709,6 +11774,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,15 +7,21 @@ import { z } from 'zod';
 import { isoCurrencyCode } from '@rp/platform';
 import { decimal, fixed, inMinorUnits, looksLikeIban, PARSE_BATCH, runParse, singleStatement, StatementParseError, text, type ParseSteps, type ParsedFile, type ParsedStatement } from './types.js';
 
+/** Longest amount text read: far beyond what can be stored (16 + 4 digits), so an over-long number gets the exactness message. */
+const AMOUNT_MAX_LENGTH = 64;
+
 const amount = z
-  .union([z.string(), z.number()])
+  .union([z.string().max(AMOUNT_MAX_LENGTH), z.number()])
   .transform((v) => String(v).trim())
   .refine((v) => /^[+-]?(\d+(\.\d+)?|\.\d+)$/.test(v), 'must be a decimal number, e.g. "1250.00" or "-12.5"');
+const AMOUNT_RULE =
+  `A decimal string (or number) of at most ${AMOUNT_MAX_LENGTH} characters, exactly as the bank states it: no more decimals than the currency has ` +
+  '(USD 2, JPY 0, KWD 3) and at most 16 digits before the decimal point; anything else is refused (422), never rounded.';
 const date = z.iso.date();
 const opt = (max: number) => z.string().trim().max(max).nullish();
 
 export const jsonTransactionSchema = z.object({
-  amount: amount.describe('Signed amount: credits (money in) positive, debits negative.'),
+  amount: amount.describe(`Signed amount: credits (money in) positive, debits negative. ${AMOUNT_RULE}`),
   currency: isoCurrencyCode().optional().describe('Default: the statement currency.'),
   booking_date: date.nullish(),
   value_date: date.nullish(),
@@ -33,8 +39,10 @@ export const jsonStatementShape = {
   currency: isoCurrencyCode().describe('Statement (account) currency.'),
   statement_number: opt(100),
   statement_date: date.nullish(),
-  opening_balance: amount.nullish(),
-  closing_balance: amount.nullish(),
+  opening_balance: amount.nullish().describe(`Opening balance (signed). ${AMOUNT_RULE}`),
+  closing_balance: amount
+    .nullish()
+    .describe(`Closing balance (signed). ${AMOUNT_RULE} With both balances, one that does not reconcile with the transactions sets \`balance_mismatch\` on the statement.`),
   transactions: z.array(jsonTransactionSchema).max(100_000),
 };
 export const jsonStatementSchema = z.object(jsonStatementShape);
