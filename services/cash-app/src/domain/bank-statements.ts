@@ -25,7 +25,6 @@ import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_
 import type { CashAppDeps } from '../deps.js';
 import type { ParsedFile, ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
 import {
-  approveReadyStatement,
   bankAccountCurrency,
   countApprovedPayments,
   countPaymentsOutOfScope,
@@ -34,7 +33,9 @@ import {
   insertStatement,
   insertStatementFile,
   listTransactionsOffset,
+  lockStatementForApproval,
   lockStatementForDelete,
+  markApproved,
   money,
   paymentsOfTransactions,
   previousStatementOfAccount,
@@ -436,16 +437,21 @@ export async function approveStatement(
 ): Promise<StatementRow> {
   const org = who.organizationId;
   const row = await statementOf(deps, org, statementId);
-  const result = await approveReadyStatement(deps.db, org, row.id, who.userId, opts.acknowledgeBalanceMismatch);
-  if (!result) throw new NotFoundError(`No bank statement ${statementId}.`);
-  if (!result.moved) {
-    if (result.status !== 'ready') throw new ConflictError(`Only a ready statement can be approved; this one is ${result.status}.`);
-    const ccy = result.currency ?? '';
-    throw new ConflictError(
-      `The statement's balances do not reconcile: its closing balance differs from the opening balance plus its entries by ${money(result.balanceDifference, ccy)} ${ccy}. ` +
-        'Check it against the bank, then approve it with acknowledge_balance_mismatch: true.',
-    );
-  }
+  // the row is locked from the check to the update: a delete or another approval waits (or finds it moved)
+  await deps.db.transaction(async (trx) => {
+    const now = await lockStatementForApproval(trx, org, row.id);
+    if (!now) throw new NotFoundError(`No bank statement ${statementId}.`);
+    if (now.status !== 'ready') throw new ConflictError(`Only a ready statement can be approved; this one is ${now.status}.`);
+    const mismatch = now.balance_difference != null;
+    if (mismatch && !opts.acknowledgeBalanceMismatch) {
+      const ccy = now.currency?.trim() ?? '';
+      throw new ConflictError(
+        `The statement's balances do not reconcile: its closing balance differs from the opening balance plus its entries by ${money(now.balance_difference, ccy)} ${ccy}. ` +
+          'Check it against the bank, then approve it with acknowledge_balance_mismatch: true.',
+      );
+    }
+    await markApproved(trx, org, row.id, who.userId, mismatch);
+  });
   return (await getStatement(deps.db, org, row.id))!;
 }
 

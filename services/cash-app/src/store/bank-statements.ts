@@ -342,41 +342,30 @@ export async function getParsedStatement(db: Conn, organizationId: string, id: s
   return row?.parsed_statement ?? null;
 }
 
-/**
- * Approves a `ready` statement (locked first). A statement whose balances do not reconcile moves only
- * with `acknowledgeBalanceMismatch`, which records who acknowledged it and when (the
- * bank_statements_mismatch_acknowledged_check constraint holds the same rule). Answers the status
- * and difference it found when it did not move.
- */
-export async function approveReadyStatement(
-  db: Db,
+/** The statement's status, balance difference and currency, its row locked until the transaction ends (for an approval). */
+export async function lockStatementForApproval(
+  trx: Knex.Transaction,
   organizationId: string,
   id: string,
-  by: string | null,
-  acknowledgeBalanceMismatch: boolean,
-): Promise<{ moved: true } | { moved: false; status: StatementStatus; balanceDifference: string | null; currency: string | null } | undefined> {
-  return db.transaction(async (trx) => {
-    const row = (await trx('bank_statements')
-      .select('status', 'balance_difference', 'currency')
-      .where({ organization_id: organizationId, id })
-      .forUpdate()
-      .first()) as { status: StatementStatus; balance_difference: string | null; currency: string | null } | undefined;
-    if (!row) return undefined;
-    const mismatch = row.balance_difference != null;
-    if (row.status !== 'ready' || (mismatch && !acknowledgeBalanceMismatch)) {
-      return { moved: false as const, status: row.status, balanceDifference: row.balance_difference, currency: row.currency?.trim() ?? null };
-    }
-    await trx('bank_statements')
-      .where({ organization_id: organizationId, id })
-      .update({
-        status: 'approved',
-        approved_by: by,
-        approved_at: trx.fn.now(),
-        modified_at: trx.fn.now(),
-        ...(mismatch ? { balance_mismatch_acknowledged_by: by, balance_mismatch_acknowledged_at: trx.fn.now() } : {}),
-      });
-    return { moved: true as const };
-  });
+): Promise<{ status: StatementStatus; balance_difference: string | null; currency: string | null } | undefined> {
+  return (await trx('bank_statements')
+    .select('status', 'balance_difference', 'currency')
+    .where({ organization_id: organizationId, id })
+    .forUpdate()
+    .first()) as { status: StatementStatus; balance_difference: string | null; currency: string | null } | undefined;
+}
+
+/** Sets the statement `approved` by `by`, with the acknowledgement of its balance mismatch when `acknowledgedMismatch`. */
+export async function markApproved(trx: Knex.Transaction, organizationId: string, id: string, by: string | null, acknowledgedMismatch: boolean): Promise<void> {
+  await trx('bank_statements')
+    .where({ organization_id: organizationId, id })
+    .update({
+      status: 'approved',
+      approved_by: by,
+      approved_at: trx.fn.now(),
+      modified_at: trx.fn.now(),
+      ...(acknowledgedMismatch ? { balance_mismatch_acknowledged_by: by, balance_mismatch_acknowledged_at: trx.fn.now() } : {}),
+    });
 }
 
 export interface StatementFilter {
