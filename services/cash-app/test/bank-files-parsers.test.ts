@@ -79,6 +79,20 @@ describe('camt.053 as banks send it', () => {
     expect(parseOne('camt053', text).skipped).toEqual({ notBooked: 0 });
   });
 
+  it('camt.054: a pending notification entry is skipped like a camt.053 one; an entry without Sts counts as booked', () => {
+    const text = fixture('camt054.xml').toString();
+    const all = parseStatement('camt054', Buffer.from(text)).statements.flatMap((s) => s.transactions).length;
+    // the second entry (one transaction; the first is a batch of three) is pending
+    const at = text.lastIndexOf('<Sts><Cd>BOOK</Cd></Sts>');
+    const pendingText = `${text.slice(0, at)}<Sts><Cd>PDNG</Cd></Sts>${text.slice(at + '<Sts><Cd>BOOK</Cd></Sts>'.length)}`;
+    const pending = parseStatement('camt054', Buffer.from(pendingText)).statements;
+    expect(all).toBe(4);
+    expect(pending.flatMap((s) => s.transactions)).toHaveLength(3);
+    expect(pending.reduce((n, s) => n + (s.skipped?.notBooked ?? 0), 0)).toBe(1);
+    const noStatus = parseStatement('camt054', Buffer.from(text.replace('<Sts><Cd>BOOK</Cd></Sts>', ''))).statements;
+    expect(noStatus.flatMap((s) => s.transactions)).toHaveLength(all);
+  });
+
   it('refuses balances in two currencies, naming both', () => {
     const text = fixture('camt053.xml').toString().replace('<Amt Ccy="EUR">12007.67</Amt>', '<Amt Ccy="SEK">12007.67</Amt>');
     const err = parseError('camt053', text);
