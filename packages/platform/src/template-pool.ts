@@ -77,6 +77,8 @@ const ENTRY = new URL(`./template-worker${import.meta.url.endsWith('.ts') ? '.ts
 
 export class TemplatePool {
   private readonly idle: Worker[] = [];
+  /** threads loading the engine; a render goes to a thread only once it said it is ready, so the time limit never counts a thread's start */
+  private readonly starting = new Set<Worker>();
   private readonly running = new Map<Worker, Job>();
   private readonly queue: Job[] = [];
   private nextId = 1;
@@ -96,8 +98,8 @@ export class TemplatePool {
    */
   render(source: string, context: unknown, cacheKey: TemplateCacheKey | null = null): Promise<TemplateRenderOutcome> {
     if (this.closed) return Promise.reject(new Error('template pool closed'));
-    const free = this.idle.length > 0 || this.running.size < this.options.threads;
-    if (!free && this.queue.length >= this.options.maxQueue) return Promise.reject(new TemplatePoolBusyError(this.options.retryAfterSeconds ?? 1));
+    // at most `threads` running and `maxQueue` waiting (a render waiting for a starting thread waits)
+    if (this.running.size + this.queue.length >= this.options.threads + this.options.maxQueue) return Promise.reject(new TemplatePoolBusyError(this.options.retryAfterSeconds ?? 1));
     return new Promise((resolve) => {
       this.queue.push({ message: { id: this.nextId++, cacheKey, source, context }, resolve });
       this.dispatch();
@@ -111,10 +113,11 @@ export class TemplatePool {
 
   private dispatch(): void {
     while (this.queue.length > 0) {
-      let worker = this.idle.pop();
+      const worker = this.idle.pop();
       if (!worker) {
-        if (this.running.size >= this.options.threads) return;
-        worker = this.spawn();
+        // one more thread per waiting render, up to the pool's size; it asks for work once it is ready
+        if (this.running.size + this.starting.size < this.options.threads && this.starting.size < this.queue.length) this.spawn();
+        return;
       }
       const job = this.queue.shift()!;
       this.running.set(worker, job);
@@ -144,7 +147,18 @@ export class TemplatePool {
       name: 'template-render',
       resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb ?? 96 },
     });
-    worker.on('message', (reply: TemplateJobReply) => {
+    this.starting.add(worker);
+    worker.on('message', (reply: TemplateJobReply | { ready: true }) => {
+      if ('ready' in reply) {
+        this.starting.delete(worker);
+        worker.unref();
+        if (this.closed) void worker.terminate();
+        else {
+          this.idle.push(worker);
+          this.dispatch();
+        }
+        return;
+      }
       const job = this.running.get(worker);
       if (!job || job.message.id !== reply.id) return;
       clearTimeout(job.timer);
@@ -158,6 +172,9 @@ export class TemplatePool {
       }
     });
     const died = (err: Error) => {
+      // a thread that dies while starting fails one waiting render, so a start that always fails
+      // (e.g. a broken install) empties the queue instead of respawning forever
+      if (this.starting.delete(worker)) this.queue.shift()?.resolve({ ok: false, reason: 'failed', message: `the renderer did not start: ${err.message}`, position: null });
       const i = this.idle.indexOf(worker);
       if (i >= 0) this.idle.splice(i, 1);
       this.stop(worker, { ok: false, reason: 'failed', message: `the render stopped: ${err.message}`, position: null });
@@ -175,8 +192,9 @@ export class TemplatePool {
       clearTimeout(job.timer);
       job.resolve({ ok: false, reason: 'failed', message: 'template pool closed', position: null });
     }
-    const workers = [...this.idle.splice(0), ...this.running.keys()];
+    const workers = [...this.idle.splice(0), ...this.starting, ...this.running.keys()];
     this.running.clear();
+    this.starting.clear();
     await Promise.all(workers.map((w) => (w.removeAllListeners(), w.terminate())));
   }
 }

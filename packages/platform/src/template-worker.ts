@@ -37,3 +37,4 @@ port.on('message', (m: TemplateJobMessage) => {
   }
   port.postMessage(reply);
 });
+port.postMessage({ ready: true });
