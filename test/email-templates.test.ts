@@ -254,6 +254,23 @@ describe('totals of a customer with invoices in several currencies', () => {
   });
 });
 
+describe('totals variables are checked on save like the others', () => {
+  it('refuses an unknown field of totals.base, of a totals.by_currency item and of a rate (the rates exist only in the multi-currency sample)', async () => {
+    const f = await folder(a, 'Totals checks');
+    const base = await template(a, f, { body: '{{ totals.base.sum }}' });
+    expect(base.status).toBe(422);
+    expect(base.body.message).toMatch(/unknown variable totals\.base\.sum/);
+    const item = await template(a, f, { body: '{% for c in totals.by_currency %}{{ c.total }}{% endfor %}' });
+    expect(item.status).toBe(422);
+    expect(item.body.message).toMatch(/c\.total/);
+    const rate = await template(a, f, { body: '{% for r in totals.base.rates %}{{ r.value }}{% endfor %}' });
+    expect(rate.status).toBe(422);
+    expect(rate.body.message).toMatch(/r\.value/);
+    const ok = await template(a, f, { body: '{{ totals.by_currency.size }} {{ totals.base.missing_currencies.size }} {{ totals.base.rates.size }}' });
+    expect(ok.status, ok.text).toBe(200);
+  });
+});
+
 describe('preview hot path (issue 13 §6: parsed templates cached, one round trip, no credential sync)', () => {
   it('a PATCHed template previews its new text at once, and its old text again after PATCHing back', async () => {
     const f = await folder(a);

@@ -279,7 +279,7 @@ type Ledger = NonNullable<Awaited<ReturnType<typeof partnerWithOpenInvoices>>>;
 /**
  * The template context of a live customer (its partner row and open invoices from the kernel read
  * module): totals per currency, and in the base currency with cash-app's stored exchange rates on or
- * before today (kernel currency-totals.ts), one query more only when a second currency is open.
+ * before today (kernel currency-totals.ts), one query more only when a currency other than the base one is open.
  */
 async function liveContext(db: Db, organizationId: string, ledger: Ledger, org: OrgProfile, sender: { name: string; email: string }): Promise<TemplateContext> {
   const { partner } = ledger;
