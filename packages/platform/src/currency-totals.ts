@@ -35,7 +35,8 @@ export interface RateToBase {
  * `onOrBefore` (X/base as stored, or the inverse of base/X; the direct pair wins on the same date, the
  * rule of cash-app's conversions). A currency without such a rate is absent from the map.
  */
-export async function exchangeRatesToBase(db: Knex, organizationId: string, base: string, onOrBefore: string, currencies: readonly string[]): Promise<Map<string, RateToBase>> {
+export async function exchangeRatesToBase(db: Knex, organizationId: string, baseCurrency: string, onOrBefore: string, currencies: readonly string[]): Promise<Map<string, RateToBase>> {
+  const base = baseCurrency.trim();
   const wanted = [...new Set(currencies.map((c) => c.trim()))].filter((c) => c !== base);
   if (wanted.length === 0) return new Map();
   const res = await db.raw(
