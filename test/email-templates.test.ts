@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
-import { ParsedTemplateCache } from '../services/admin/src/domain/collections/liquid.js';
+import { ParsedTemplateCache } from '@rp/platform';
 import { METRICS_TOKEN, startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -193,6 +193,81 @@ describe('templates and Liquid', () => {
     const other = await pushCustomers(stack, b.apiKey, [customerRecord({ customer_code: 'P-1', name1: 'B Kunde' })]);
     const res = await req(a, 'POST', `/v1/email-templates/${t.id}/preview`, { partner_id: other.body.results[0].service_id });
     expect(res.status).toBe(404);
+  });
+});
+
+describe('totals of a customer with invoices in several currencies', () => {
+  it('previews per-currency totals in each currency\'s minor units, never one sum, and a base figure only once every currency has a rate (naming it)', async () => {
+    const org = await stack.onboard('Totals FX'); // base currency EUR
+    const f = await folder(org);
+    const oneFigure = await template(org, f, { subject: 'Open {{ totals.open_amount }} {{ totals.currency }}', body: 'Overdue {{ totals.overdue_amount }} {{ totals.currency }}' });
+    expect(oneFigure.status, oneFigure.text).toBe(200);
+
+    const pushed = await pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: 'FX-1', name1: 'Tokyo Trading KK' })]);
+    const partnerId = pushed.body.results[0].service_id;
+    const due = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
+    const invoices = await pushInvoices(stack, org.apiKey, [
+      invoiceRecord({ customer_code: 'FX-1', document_number: 'E-1', reference: 'E-1', currency: 'EUR', amount_in_document_currency: 100, net_due_date: due }),
+      invoiceRecord({ customer_code: 'FX-1', document_number: 'J-1', reference: 'J-1', currency: 'JPY', amount_in_document_currency: 15000, amount_in_local_currency: 93.75, exchange_rate: '0.00625', net_due_date: due }),
+      invoiceRecord({ customer_code: 'FX-1', document_number: 'J-2', reference: 'J-2', currency: 'JPY', amount_in_document_currency: 2500, amount_in_local_currency: 15.63, exchange_rate: '0.00625', net_due_date: '2099-01-01' }),
+    ]);
+    expect(invoices.body.results.every((r) => r.success), JSON.stringify(invoices.body)).toBe(true);
+    const preview = async (t: { id: string }) => {
+      const res = await req(org, 'POST', `/v1/email-templates/${t.id}/preview`, { partner_id: partnerId });
+      expect(res.status, res.text).toBe(200);
+      return [res.body.preview_subject, res.body.preview_body];
+    };
+
+    // No exchange rate yet: per currency only; the one figure is empty, never 17600.00 "EUR".
+    expect(await preview(oneFigure.body)).toEqual(['Open  ', 'Overdue  ']);
+    const perCurrency = await template(org, f, {
+      subject: '{{ totals.open_count }} open',
+      body:
+        '{% for c in totals.by_currency %}{{ c.currency }} {{ c.open_amount }} ({{ c.overdue_amount }} overdue, {{ c.open_count }}/{{ c.overdue_count }}); {% endfor %}' +
+        'base {{ totals.base.open_amount }}/{{ totals.base.overdue_amount }} {{ totals.base.currency }} complete={{ totals.base.complete }} missing={{ totals.base.missing_currencies | join: "," }}' +
+        '{% for r in totals.base.rates %} rate {{ r.currency }}={{ r.rate }} {{ r.pair }} {{ r.rate_date }}{% endfor %}' +
+        ' | {% for i in invoices %}{{ i.number }} {{ i.amount_open }} {{ i.currency }}; {% endfor %}',
+    });
+    expect(perCurrency.status, perCurrency.text).toBe(200);
+    expect(await preview(perCurrency.body)).toEqual([
+      '3 open',
+      'EUR 100.00 (100.00 overdue, 1/1); JPY 17500 (15000 overdue, 2/1); base / EUR complete=false missing=JPY | E-1 100.00 EUR; J-1 15000 JPY; J-2 2500 JPY; ',
+    ]);
+
+    // With a rate on or before today (stored as EUR/JPY 160, so 1 JPY = 0.00625 EUR), the base figure
+    // exists and names the rate; a later rate is not used.
+    const rateDate = new Date(Date.now() - 5 * 86_400_000).toISOString().slice(0, 10);
+    const rates = await stack.request('PUT', '/v2/exchange-rates', {
+      token: org.token,
+      body: [
+        { base_currency: 'EUR', quote_currency: 'JPY', rate_date: rateDate, rate: '160' },
+        { base_currency: 'EUR', quote_currency: 'JPY', rate_date: '2099-01-01', rate: '1' },
+      ],
+    });
+    expect(rates.status, rates.text).toBe(200);
+    // 100.00 + 17500 / 160 = 209.375 → 209.38; overdue 100.00 + 15000 / 160 = 193.75
+    expect(await preview(oneFigure.body)).toEqual(['Open 209.38 EUR', 'Overdue 193.75 EUR']);
+    expect(await preview(perCurrency.body)).toEqual([
+      '3 open',
+      `EUR 100.00 (100.00 overdue, 1/1); JPY 17500 (15000 overdue, 2/1); base 209.38/193.75 EUR complete=true missing= rate JPY=0.00625 EUR/JPY ${rateDate} | E-1 100.00 EUR; J-1 15000 JPY; J-2 2500 JPY; `,
+    ]);
+  });
+});
+
+describe('totals variables are checked on save like the others', () => {
+  it('refuses an unknown field of totals.base, of a totals.by_currency item and of a rate (the rates exist only in the multi-currency sample)', async () => {
+    const f = await folder(a, 'Totals checks');
+    const base = await template(a, f, { body: '{{ totals.base.sum }}' });
+    expect(base.status).toBe(422);
+    expect(base.body.message).toMatch(/unknown variable totals\.base\.sum/);
+    const item = await template(a, f, { body: '{% for c in totals.by_currency %}{{ c.total }}{% endfor %}' });
+    expect(item.status).toBe(422);
+    expect(item.body.message).toMatch(/c\.total/);
+    const rate = await template(a, f, { body: '{% for r in totals.base.rates %}{{ r.value }}{% endfor %}' });
+    expect(rate.status).toBe(422);
+    expect(rate.body.message).toMatch(/r\.value/);
+    const ok = await template(a, f, { body: '{{ totals.by_currency.size }} {{ totals.base.missing_currencies.size }} {{ totals.base.rates.size }}' });
+    expect(ok.status, ok.text).toBe(200);
   });
 });
 

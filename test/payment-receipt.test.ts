@@ -42,14 +42,14 @@ afterAll(async () => {
 });
 
 /** A customer (pushed like the middleware does) with its invoices; returns the partner and invoice ids. */
-async function customerWithInvoices(o: Org, email: string, invoices: { number: string; amount: number }[]) {
+async function customerWithInvoices(o: Org, email: string, invoices: { number: string; amount: number; currency?: string }[]) {
   const code = `C-${randomBytes(3).toString('hex')}`;
   const c = await pushCustomers(stack, o.apiKey, [customerRecord({ customer_code: code, name1: 'Acme Handels GmbH', smtp_addr: email })]);
   expect(c.body.results[0].success).toBe(true);
   const pushed = await pushInvoices(
     stack,
     o.apiKey,
-    invoices.map((i) => invoiceRecord({ customer_code: code, document_number: i.number, reference: `INV-${i.number}`, amount_in_document_currency: i.amount })),
+    invoices.map((i) => invoiceRecord({ customer_code: code, document_number: i.number, reference: `INV-${i.number}`, amount_in_document_currency: i.amount, ...(i.currency ? { currency: i.currency } : {}) })),
   );
   expect(pushed.body.results.every((r) => r.success)).toBe(true);
   return { partnerId: c.body.results[0].service_id!, invoiceIds: pushed.body.results.map((r) => r.service_id!) };
@@ -60,19 +60,19 @@ async function customerWithInvoices(o: Org, email: string, invoices: { number: s
  * with SQL, standing in for statement processing and approval (a fixed payment is what the receipt
  * needs; a payment without a customer cannot be approved through the API).
  */
-async function payment(o: Org, p: { partnerId: string | null; amount: string; date: string; allocations: { invoiceId: string; paid: string; discount?: string }[] }) {
+async function payment(o: Org, p: { partnerId: string | null; amount: string; date: string; currency?: string; allocations: { invoiceId: string; paid: string; discount?: string }[] }) {
   const [st] = await stack.sql(`INSERT INTO cash_app.bank_statements (id, organization_id, format, status) VALUES (gen_random_uuid(), $1, 'json', 'ready') RETURNING id`, [
     o.organizationId,
   ]);
   const [tx] = await stack.sql(
     `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, unique_import_id, sequence, amount, currency, booking_date, value_date, bank_reference, counterparty_name)
-     VALUES (gen_random_uuid(), $1, $2, gen_random_uuid()::text, 1, $3, 'EUR', $4, $4, 'BANKREF-77', 'ACME HANDELS') RETURNING id`,
-    [o.organizationId, st.id, p.amount, p.date],
+     VALUES (gen_random_uuid(), $1, $2, gen_random_uuid()::text, 1, $3, $5, $4, $4, 'BANKREF-77', 'ACME HANDELS') RETURNING id`,
+    [o.organizationId, st.id, p.amount, p.date, p.currency ?? 'EUR'],
   );
   const [pay] = await stack.sql(
     `INSERT INTO cash_app.payments (id, organization_id, bank_transaction_id, partner_id, amount, currency, payment_date, status, approved_at)
-     VALUES (gen_random_uuid(), $1, $2, $3, $4, 'EUR', $5, 'approved', now()) RETURNING id`,
-    [o.organizationId, tx.id, p.partnerId, p.amount, p.date],
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, $6, $5, 'approved', now()) RETURNING id`,
+    [o.organizationId, tx.id, p.partnerId, p.amount, p.date, p.currency ?? 'EUR'],
   );
   for (const a of p.allocations) {
     await stack.sql(
@@ -172,6 +172,57 @@ describe('payment-receipt email with the organization\'s template (issue 13 §2)
     // the HTML part is the text, escaped
     expect(mail.html).toContain('Hello Acme Handels GmbH &lt;b&gt;,<br>');
     expect(mail.html).not.toContain('<b>');
+  });
+
+  it('shows the totals of the paid invoices per currency in that currency\'s minor units (JPY without decimals), never summed across currencies', async () => {
+    const tpl = await stack.onboard('Receipt FX Org'); // base currency EUR
+    const admin = (method: string, path: string, body?: unknown) => stack.request(method, path, { token: tpl.token, body });
+    const folder = await admin('POST', '/v1/email-template-folders', { name: 'Payment receipts' });
+    expect(folder.status, folder.text).toBe(200);
+    const oneFigure = await admin('POST', '/v1/email-templates', {
+      folder_id: folder.body.id,
+      name: 'Receipt',
+      is_default: true,
+      subject: 'Received {{ payment.amount }} {{ payment.currency }}',
+      body: 'Still open: {{ totals.open_amount }} {{ totals.currency }}; {% for invoice in invoices %}{{ invoice.number }} {{ invoice.amount_open }}; {% endfor %}',
+    });
+    expect(oneFigure.status, oneFigure.text).toBe(200);
+    const receiptOf = async (invoices: { number: string; amount: number; currency: string }[], p: { amount: string; currency: string; paid: string[] }) => {
+      const email = `ap.${randomBytes(4).toString('hex')}@acme.example`;
+      const { partnerId, invoiceIds } = await customerWithInvoices(tpl, email, invoices);
+      const { paymentId } = await payment(tpl, { partnerId, amount: p.amount, currency: p.currency, date: '2026-10-02', allocations: invoiceIds.map((invoiceId, i) => ({ invoiceId, paid: p.paid[i]! })) });
+      expect((await requestReceipt(tpl, paymentId)).status).toBe(200);
+      const result = await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result();
+      expect(result.status).toBe('sent');
+      const mails = await waitForMail(email);
+      expect(mails).toHaveLength(1);
+      return mails[0];
+    };
+    // JPY has no minor unit: its amounts carry no decimals ("17500", not "17500.00")
+    const jpy = await receiptOf(
+      [
+        { number: '9400001', amount: 15000, currency: 'JPY' },
+        { number: '9400002', amount: 2500, currency: 'JPY' },
+      ],
+      { amount: '17500', currency: 'JPY', paid: ['15000', '2500'] },
+    );
+    expect(jpy.subject).toBe('Received 17500 JPY');
+    expect(jpy.text).toBe('Still open: 17500 JPY; 9400001 15000; 9400002 2500; ');
+
+    // A payment applied to an EUR and a JPY invoice (a state no endpoint produces; SQL, see the header):
+    // no rate, so no one figure; per currency instead.
+    const perCurrency = await admin('PATCH', `/v1/email-templates/${oneFigure.body.id}`, {
+      body: 'Still open: {{ totals.open_amount }} {{ totals.currency }}; {% for c in totals.by_currency %}{{ c.currency }} {{ c.open_amount }}; {% endfor %}complete={{ totals.base.complete }}',
+    });
+    expect(perCurrency.status, perCurrency.text).toBe(200);
+    const mixed = await receiptOf(
+      [
+        { number: '9500001', amount: 100, currency: 'EUR' },
+        { number: '9500002', amount: 2500, currency: 'JPY' },
+      ],
+      { amount: '100.00', currency: 'EUR', paid: ['100.00', '0.01'] },
+    );
+    expect(mixed.text).toBe('Still open:  ; EUR 100.00; JPY 2500; complete=false');
   });
 });
 

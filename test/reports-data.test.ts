@@ -320,13 +320,15 @@ describe('buildArAgingReport', () => {
       ['No business unit', 1, 75.25, 0, 400, 0, 0, 0, 475.25, 2, 1],
       ['All business units', 5, 1276.05, 300, 1100, 1223.45, 3350, 910, 8159.5, 20, 1],
     ]);
-    // the email's summary table: the same totals, formatted, and the not convertible GBP on its own line
+    // the email's summary table: the same totals, formatted, the rate each conversion used, and the not convertible GBP on its own line
     expect(built.summaryColumns).toEqual(['Business unit', 'Customers', 'Current (EUR)', '1–30 days (EUR)', '31–60 days (EUR)', '61–90 days (EUR)', '91–120 days (EUR)', 'Over 120 days (EUR)', 'Total (EUR)', 'Not convertible invoices']);
     expect(built.summaryRows).toEqual([
       { label: 'North', values: ['3', '1,200.50', '300.00', '700.00', '1,223.45', '1,500.00', '900.00', '5,823.95', '0'] },
       { label: 'South', values: ['2', '0.30', '0.00', '0.00', '0.00', '1,850.00', '10.00', '1,860.30', '0'] },
       { label: 'No business unit', values: ['1', '75.25', '0.00', '400.00', '0.00', '0.00', '0.00', '475.25', '1'] },
       { label: 'All business units', values: ['5', '1,276.05', '300.00', '1,100.00', '1,223.45', '3,350.00', '910.00', '8,159.50', '1'] },
+      // the rate the USD invoice without a local amount was converted with (not the later 2.00 one)
+      { label: 'Converted to EUR: USD', values: ['', '', '', '', '', '', '', '1 USD = 0.8 EUR (stored EUR/USD rate of 2026-12-01)', ''] },
       { label: 'Not convertible to EUR: GBP', values: ['', '', '', '', '', '', '', '1,000.00 GBP', '1'] },
     ]);
   });

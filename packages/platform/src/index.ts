@@ -33,3 +33,6 @@ export * from './storage.js';
 export * from './conditions.js';
 export * from './report-files.js';
 export * from './names.js';
+export * from './currency-totals.js';
+export * from './template-pool.js';
+export * from './parsed-templates.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonConfigShape, env, loadConfig, secretsKeyConfigShape } from '@rp/platform';
+import { commonConfigShape, defaultTemplateThreads, env, loadConfig, secretsKeyConfigShape } from '@rp/platform';
 import { hostnameSchema } from './domain/hostnames.js';
 
 export const adminConfigSchema = z.object({
@@ -19,6 +19,10 @@ export const adminConfigSchema = z.object({
   USER_INVITE_TTL_SECONDS: env.int(604_800, 1),
   /** Validity of the presigned link a report email carries instead of a file over 10 MB (default 7 days, the SigV4 maximum). */
   REPORT_LINK_TTL_SECONDS: env.int(604_800, 60).pipe(z.number().max(604_800)),
+  /** Worker threads rendering Liquid templates off the event loop (default: one less than the cores, 1..2). */
+  TEMPLATE_RENDER_THREADS: env.int(defaultTemplateThreads(), 1).pipe(z.number().max(16)),
+  /** Renders that may wait for a thread; one more is answered 503 with Retry-After (default 32). */
+  TEMPLATE_RENDER_QUEUE: env.int(32, 0).pipe(z.number().max(10_000)),
 });
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
 

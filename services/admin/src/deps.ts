@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { routeFor, type Db, type ObjectStorage } from '@rp/platform';
+import { routeFor, type Db, type ObjectStorage, type TemplatePool } from '@rp/platform';
 import type { AdminConfig } from './config.js';
 
 export interface AdminDeps {
@@ -10,6 +10,8 @@ export interface AdminDeps {
   inviteTokenKey: Buffer;
   /** Object storage (attachments); null when S3_ENDPOINT is not configured. */
   storage: ObjectStorage | null;
+  /** Liquid renders (previews, save checks) run on these worker threads, never on the event loop. */
+  templates: TemplatePool;
 }
 
 export const route = routeFor<AdminDeps>();

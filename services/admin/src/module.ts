@@ -1,4 +1,4 @@
-import { createMailer, ObjectStorage, storageConfigFrom, type ServiceModule } from '@rp/platform';
+import { createMailer, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
@@ -50,6 +50,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     config,
     inviteTokenKey: inviteTokenKey(config.IDENTITY_SECRET),
     storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
+    templates: new TemplatePool({ threads: config.TEMPLATE_RENDER_THREADS, maxQueue: config.TEMPLATE_RENDER_QUEUE }),
   }),
   activities: ({ db, log, config, temporal }) => ({
     ...createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),

@@ -1,4 +1,4 @@
-import { createMailer, ObjectStorage, storageConfigFrom, type ServiceModule } from '@rp/platform';
+import { createMailer, defaultTemplateThreads, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { CashAppConfig } from './config.js';
@@ -34,8 +34,11 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config }) => {
     const storage = config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null;
+    // Receipt templates render on worker threads, as admin's previews do; the queue is bounded by the
+    // worker's activity slots, and a full one fails the attempt as retryable (TemplateRenderBusy).
+    const receiptTemplates = new TemplatePool({ threads: defaultTemplateThreads(), maxQueue: 1_000 });
     return {
-      ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER }),
+      ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER, templates: receiptTemplates }),
       ...createMatchingActivities({ db, log, config }),
       ...createPaymentPostingActivities({ db, log }),
       ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { capExternalFailure, defaultEmailTemplate, getDocuments, getOrganizationProfile, getPartner, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';
+import { capExternalFailure, defaultEmailTemplate, exchangeRatesToBase, getDocuments, getOrganizationProfile, getPartner, sendRecordedEmail, TemplatePoolBusyError, type Db, type Mailer, type TemplatePool } from '@rp/platform';
 import type { Logger } from 'pino';
 import {
   SMTP_UNAVAILABLE,
@@ -32,6 +32,8 @@ export interface PaymentReceiptDeps {
   from: string;
   /** PAYMENT_RECEIPT_TEMPLATE_FOLDER: the folder whose default email template (admin) renders the receipt, when there is one */
   templateFolder: string;
+  /** the worker's Liquid render threads (kernel TemplatePool) */
+  templates: TemplatePool;
 }
 
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
@@ -113,6 +115,8 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
     if (template) {
       const today = new Intl.DateTimeFormat('en-CA', { timeZone: org?.timezone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
       const paid = payment.allocations.map((a) => invoices.get(a.invoice_id)).filter((d) => d !== undefined);
+      const base = org?.base_currency ?? payment.currency;
+      const rates = await exchangeRatesToBase(deps.db, input.organizationId, base, today, paid.map((d) => d.currency));
       const context = receiptTemplateContext({
         customer: { name: partner.name, legal_name: partner.legal_name, account_number: partner.account_number, email: partner.email, phone: partner.phone },
         invoices: paid.map((d) => ({
@@ -123,14 +127,16 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
           amount: d.amount_in_document_currency,
           amount_open: d.amount_open,
         })),
-        organization: { name: organizationName, base_currency: org?.base_currency ?? payment.currency },
+        organization: { name: organizationName, base_currency: base },
         sender: { name: organizationName, email: deps.from.match(/<([^>]+)>/)?.[1] ?? deps.from },
         payment: { amount: payment.amount, currency: payment.currency, date: payment.payment_date, reference: payment.bank_reference },
         today,
+        rates,
       });
       try {
-        return await renderReceiptTemplate(template, context);
+        return await renderReceiptTemplate(deps.templates, template, context);
       } catch (err) {
+        if (err instanceof TemplatePoolBusyError) throw ApplicationFailure.retryable(err.detail ?? err.message, 'TemplateRenderBusy');
         // admin validated the template against its catalogue; real data can still exceed a limit
         throw ApplicationFailure.nonRetryable(`The payment-receipt template (folder ${JSON.stringify(deps.templateFolder)}) does not render: ${(err as Error).message}`, 'ReceiptTemplateInvalid');
       }

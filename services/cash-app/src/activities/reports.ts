@@ -11,7 +11,8 @@
  * as bigint; an invoice without a local amount is converted with the stored exchange rate of its
  * currency on or before the as-of date (the rule of predicted overdue); one that cannot be
  * converted is in no bucket: counted on its row and listed on the XLSX sheet "Not convertible" with
- * its document-currency amount (and per currency in the summary), never summed 1:1. Only invoices
+ * its document-currency amount (and per currency in the summary), never summed 1:1; the summary
+ * names each stored rate a conversion used ("Converted to EUR: USD"). Only invoices
  * age (credit memos are not in the aging); no due date counts as current.
  *
  * It heartbeats every 5 s (also while the aggregation statement runs) and stops between pages once
@@ -25,7 +26,9 @@ import {
   arAgingUnconvertiblePages,
   businessUnitNames,
   displayMinorUnits,
+  exchangeRatesToBase,
   getOrganizationProfile,
+  unconvertibleOpenInvoices,
   withLedgerSnapshot,
   writeReportFiles,
   type ArAgingRow,
@@ -219,10 +222,20 @@ export function createReportActivities(deps: ReportActivityDeps): CashAppReportA
         stopHeartbeats();
       }
 
+      // The rates the conversion used, named in the summary (DESIGN §9: a converted figure says how):
+      // one per currency of open invoices without a local amount that has a stored rate.
+      const needingConversion = await unconvertibleOpenInvoices(db, input.organizationId, {}, [base]);
+      const ratesUsed = await exchangeRatesToBase(db, input.organizationId, base, input.asOfDate, needingConversion.map((c) => c.currency));
       const amounts = (t: Totals) => [...t.buckets.map(displayMinorUnits), displayMinorUnits(t.total)];
       const summaryRowsOut: ReportSummaryRow[] = [
         ...unitOrder().map(([id, t]) => ({ label: unitName(id) ?? NO_UNIT, values: [String(t.customers.size), ...amounts(t), String(t.unconvertible)] })),
         { label: 'All business units', values: [String(overall.customers.size), ...amounts(overall), String(overall.unconvertible)] },
+        ...[...ratesUsed.values()]
+          .sort((a, b) => a.currency.localeCompare(b.currency))
+          .map((r) => ({
+            label: `Converted to ${base}: ${r.currency}`,
+            values: ['', ...AGING_BUCKETS.map(() => ''), `1 ${r.currency} = ${r.rate} ${base} (stored ${r.pair} rate of ${r.rate_date})`, ''],
+          })),
         ...[...unconvertible.entries()]
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([currency, [count, amount]]) => ({

@@ -2,10 +2,9 @@
  * The payment-receipt email: what was received, when, and which invoices it paid. Pure rendering
  * (plain text and HTML); amounts are exact decimal strings written with their currency's minor units.
  */
-import { createTemplateEngine, Money } from '@rp/platform';
+import { customerTotals, Money, type RateToBase, type TemplatePool } from '@rp/platform';
 import { formatInCurrency } from './payments.js';
 
-const engine = createTemplateEngine();
 
 export interface ReceiptLine {
   invoice_number: string;
@@ -113,14 +112,18 @@ export interface ReceiptTemplateInput {
   payment: { amount: string; currency: string; date: string | null; reference: string | null };
   /** YYYY-MM-DD in the organization's timezone */
   today: string;
+  /** stored rates to the base currency on or before `today`, of the invoices' other currencies (kernel exchangeRatesToBase) */
+  rates: ReadonlyMap<string, RateToBase>;
 }
 
 /**
  * The variables of a receipt rendered with an organization's template: admin's template catalogue
  * (the one admin validates every template against on save, see admin's collections/liquid.ts), with
  * `invoices` = the invoices this payment paid and `payment` = the payment itself. `overdue_invoices`
- * and `totals` are computed over those invoices the same way admin computes them over open ones.
- * Amounts are decimal strings with their currency's minor units ("1761.20"), no grouping.
+ * and `totals` are computed over those invoices the same way admin computes them over open ones:
+ * per currency, plus a base-currency figure only where every currency has a rate (kernel
+ * customerTotals). Amounts are decimal strings with their currency's minor units ("1761.20", JPY
+ * "1190"), no grouping.
  */
 export function receiptTemplateContext(r: ReceiptTemplateInput) {
   const invoices: ReceiptTemplateInvoice[] = r.invoices.map((raw) => {
@@ -131,20 +134,11 @@ export function receiptTemplateContext(r: ReceiptTemplateInput) {
   // as admin lists them: earliest due date first (none last), then by number
   invoices.sort((x, y) => (x.due_date ?? '9999-12-31').localeCompare(y.due_date ?? '9999-12-31') || x.number.localeCompare(y.number));
   const overdue = invoices.filter((i) => i.is_overdue);
-  const sum = (values: string[]) => values.reduce((acc, v) => acc.plus(new Money(v)), new Money('0')).toFixed(2);
-  const currencies = new Set(invoices.map((i) => i.currency));
   return {
     customer: r.customer,
     invoices,
     overdue_invoices: overdue,
-    totals: {
-      open_amount: sum(invoices.map((i) => i.amount_open)),
-      overdue_amount: sum(overdue.map((i) => i.amount_open)),
-      currency: currencies.size === 1 ? [...currencies][0]! : r.organization.base_currency,
-      open_count: invoices.filter((i) => !new Money(i.amount_open).isZero()).length,
-      overdue_count: overdue.length,
-      max_days_overdue: Math.max(0, ...invoices.map((i) => i.days_overdue)),
-    },
+    totals: customerTotals(invoices, r.organization.base_currency, r.rates),
     sender: r.sender,
     organization: r.organization,
     payment: { ...r.payment, amount: formatInCurrency(r.payment.amount, r.payment.currency) },
@@ -153,12 +147,19 @@ export function receiptTemplateContext(r: ReceiptTemplateInput) {
 }
 
 /**
- * Render an organization's receipt template (kernel engine: strict, bounded). The body is plain
- * text: it is the text part as rendered, and the HTML part is that text HTML-escaped with its line
- * breaks kept (so a customer's name can never inject markup).
+ * Render an organization's receipt template (kernel engine: strict, bounded) on the template pool's
+ * threads. The body is plain text: it is the text part as rendered, and the HTML part is that text
+ * HTML-escaped with its line breaks kept (so a customer's name can never inject markup). A render
+ * that fails or exceeds the time limit throws with the engine's message.
  */
-export async function renderReceiptTemplate(template: { subject: string; body: string }, context: ReturnType<typeof receiptTemplateContext>): Promise<{ subject: string; text: string; html: string }> {
-  const [subject, text] = await Promise.all([engine.parseAndRender(template.subject, context), engine.parseAndRender(template.body, context)]);
+export async function renderReceiptTemplate(pool: TemplatePool, template: { subject: string; body: string }, context: ReturnType<typeof receiptTemplateContext>): Promise<{ subject: string; text: string; html: string }> {
+  const render = async (field: string, source: string) => {
+    const r = await pool.render(source, context);
+    if (!r.ok) throw new Error(`${field}: ${r.message}`);
+    return r.output;
+  };
+  const subject = await render('subject', template.subject);
+  const text = await render('body', template.body);
   const html = `<!doctype html><html><body style="font-family:sans-serif">${escapeHtml(text).replace(/\r?\n/g, '<br>\n')}</body></html>`;
   return { subject: subject.replace(/[\r\n]+/g, ' ').trim(), text, html };
 }

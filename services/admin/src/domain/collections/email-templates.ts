@@ -12,10 +12,12 @@ import { randomUUID } from 'node:crypto';
 import {
   AppError,
   ConflictError,
+  customerTotals,
+  exchangeRatesToBase,
   fileCategory,
+  formatInMinorUnits,
   getOrganizationProfile,
   isoTime,
-  sumMoney,
   newId,
   NotFoundError,
   partnerWithOpenInvoices,
@@ -23,10 +25,11 @@ import {
   type LedgerDocument,
   type Identity,
   type ObjectStorage,
+  type TemplatePool,
 } from '@rp/platform';
 import * as store from '../../store/collections/email-templates.js';
 import { getUser } from '../../store/users.js';
-import { checkTemplate, renderSavedTemplate, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
+import { checkTemplate, multiCurrencySampleContext, renderSavedTemplate, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
 
 /** Validity of the presigned GET in every response, and of the presigned upload URL. */
 export const DOWNLOAD_URL_SECONDS = 3600;
@@ -41,6 +44,7 @@ export class StorageUnavailableError extends AppError {
 interface Deps {
   db: Db;
   storage: ObjectStorage | null;
+  templates: TemplatePool;
 }
 
 // ---------- views
@@ -189,14 +193,18 @@ function sampleOf(org: OrgProfile, sender: { name: string; email: string }): Tem
   return sampleContext({ name: org?.name ?? 'Organization', base_currency: org?.base_currency ?? 'EUR' }, sender, todayIn(org?.timezone ?? 'UTC'));
 }
 
-export async function sampleFor(deps: Pick<Deps, 'db'>, identity: Identity): Promise<TemplateContext> {
-  return sampleOf(await getOrganizationProfile(deps.db, identity.org), await senderOf(deps, identity));
+/** The contexts a template is checked against on save: the sample customer and its multi-currency variant. */
+export async function samplesFor(deps: Pick<Deps, 'db'>, identity: Identity): Promise<TemplateContext[]> {
+  const [org, sender] = await Promise.all([getOrganizationProfile(deps.db, identity.org), senderOf(deps, identity)]);
+  const profile = { name: org?.name ?? 'Organization', base_currency: org?.base_currency ?? 'EUR' };
+  const today = todayIn(org?.timezone ?? 'UTC');
+  return [sampleContext(profile, sender, today), multiCurrencySampleContext(profile, sender, today)];
 }
 
 async function validated(deps: Deps, identity: Identity, t: Pick<TemplateInput, 'subject' | 'body' | 'auto_correct'>) {
-  const sample = await sampleFor(deps, identity);
-  const subject = await checkTemplate('subject', t.subject, t.auto_correct, sample);
-  const body = await checkTemplate('body', t.body, t.auto_correct, sample);
+  const samples = await samplesFor(deps, identity);
+  const subject = await checkTemplate(deps.templates, 'subject', t.subject, t.auto_correct, samples);
+  const body = await checkTemplate(deps.templates, 'body', t.body, t.auto_correct, samples);
   return { subject: subject.source, body: body.source };
 }
 
@@ -253,44 +261,38 @@ export async function deleteTemplate(deps: Deps, org: string, id: string): Promi
 function invoiceOf(d: LedgerDocument, today: string): TemplateInvoice {
   const due = d.net_due_date;
   const days = due && due < today ? Math.round((Date.parse(today) - Date.parse(due)) / 86_400_000) : 0;
+  const currency = d.currency.trim();
   return {
     number: d.document_number,
     document_date: d.document_date,
     due_date: due,
-    currency: d.currency,
-    amount: d.amount_in_document_currency,
-    amount_open: d.amount_open,
+    currency,
+    amount: formatInMinorUnits(d.amount_in_document_currency, currency),
+    amount_open: formatInMinorUnits(d.amount_open, currency),
     days_overdue: days,
     is_overdue: days > 0,
   };
 }
 
-function sum(values: string[]): string {
-  return sumMoney(values).toFixed(2);
-}
-
 type Ledger = NonNullable<Awaited<ReturnType<typeof partnerWithOpenInvoices>>>;
 
-/** The template context of a live customer (its partner row and open invoices from the kernel read module). */
-function liveContext(ledger: Ledger, org: OrgProfile, sender: { name: string; email: string }): TemplateContext {
+/**
+ * The template context of a live customer (its partner row and open invoices from the kernel read
+ * module): totals per currency, and in the base currency with cash-app's stored exchange rates on or
+ * before today (kernel currency-totals.ts), one query more only when a currency other than the base one is open.
+ */
+async function liveContext(db: Db, organizationId: string, ledger: Ledger, org: OrgProfile, sender: { name: string; email: string }): Promise<TemplateContext> {
   const { partner } = ledger;
   const today = todayIn(org?.timezone ?? 'UTC');
   const invoices = ledger.invoices.map((d) => invoiceOf(d, today));
   const overdue = invoices.filter((i) => i.is_overdue);
   const base = org?.base_currency ?? 'EUR';
-  const currencies = new Set(invoices.map((i) => i.currency));
+  const rates = await exchangeRatesToBase(db, organizationId, base, today, invoices.map((i) => i.currency));
   return {
     customer: { name: partner.name, legal_name: partner.legal_name, account_number: partner.account_number, email: partner.email, phone: partner.phone },
     invoices,
     overdue_invoices: overdue,
-    totals: {
-      open_amount: sum(invoices.map((i) => i.amount_open)),
-      overdue_amount: sum(overdue.map((i) => i.amount_open)),
-      currency: currencies.size === 1 ? [...currencies][0]! : base,
-      open_count: invoices.length,
-      overdue_count: overdue.length,
-      max_days_overdue: Math.max(0, ...invoices.map((i) => i.days_overdue)),
-    },
+    totals: customerTotals(invoices, base, rates),
     sender,
     organization: { name: org?.name ?? '', base_currency: base },
     payment: samplePayment(base, today),
@@ -302,8 +304,9 @@ function liveContext(ledger: Ledger, org: OrgProfile, sender: { name: string; em
  * Render a template for a customer (or the sample customer). The hot path of template editing, so:
  * admin's own rows (template, folder, attachments, organization, sender) in one query and the
  * customer's ledger (partner within the caller's business units, open invoices) in one more, in
- * parallel; the parsed template is reused while its modified_at and text are unchanged (liquid.ts
- * ParsedTemplateCache). Nothing else outlives the request.
+ * parallel; the renders run on the template pool's threads, which reuse the parsed template while
+ * its modified_at and text are unchanged (the kernel's ParsedTemplateCache). Nothing else outlives the
+ * request.
  */
 export async function previewTemplate(deps: Deps, identity: Identity, id: string, partnerId: string | undefined) {
   const [source, ledger] = await Promise.all([
@@ -313,9 +316,11 @@ export async function previewTemplate(deps: Deps, identity: Identity, id: string
   if (!source) throw new NotFoundError(`No email template ${id}.`);
   if (partnerId && !ledger) throw new NotFoundError(`No partner ${partnerId}.`);
   const sender = senderView(source.sender);
-  const context = ledger ? liveContext(ledger, source.organization, sender) : sampleOf(source.organization, sender);
+  const context = ledger ? await liveContext(deps.db, identity.org, ledger, source.organization, sender) : sampleOf(source.organization, sender);
   const t = source.template;
-  const preview = { subject: renderSavedTemplate(t, 'subject', t.subject, context), body: renderSavedTemplate(t, 'body', t.body, context) };
+  // one after the other: a preview holds at most one render thread
+  const subject = await renderSavedTemplate(deps.templates, t, 'subject', t.subject, context);
+  const preview = { subject, body: await renderSavedTemplate(deps.templates, t, 'body', t.body, context) };
   return templateView(deps, t, source.folder, source.attachments, preview);
 }
 

@@ -10,35 +10,60 @@
  *                         number, document_date, due_date, currency, amount, amount_open,
  *                         days_overdue (0 when not yet due), is_overdue
  *   overdue_invoices[]  the subset of invoices past their due date (same fields)
- *   totals.open_amount, totals.overdue_amount (decimal strings in the organization's base
- *     currency when every invoice is in it, else the sum of the document-currency amounts),
- *     totals.currency, totals.open_count, totals.overdue_count, totals.max_days_overdue
+ *   totals              per currency, never one sum across currencies (kernel currency-totals.ts):
+ *     totals.by_currency[]  one per currency (by code): currency, open_amount, overdue_amount,
+ *                           open_count, overdue_count; amounts in that currency's minor units
+ *     totals.base           the organization's base currency: currency, open_amount, overdue_amount
+ *                           (converted with the latest stored rate on or before today; null when a
+ *                           currency has none), complete, missing_currencies[], rates[] (currency,
+ *                           rate = base units per unit, rate_date, pair)
+ *     totals.open_amount, totals.overdue_amount, totals.currency: one printable figure: the sum when
+ *       all invoices share one currency, else the converted base figure when every currency has a
+ *       rate, else null (then print totals.by_currency)
+ *     totals.open_count, totals.overdue_count, totals.max_days_overdue
  *   sender.name, sender.email     the user sending (the caller, in previews)
  *   organization.name, organization.base_currency
  *   payment.amount, payment.currency, payment.date (YYYY-MM-DD or null), payment.reference (or null):
  *     the payment a receipt confirms (cash-app's payment receipt, whose `invoices` are the invoices
  *     the payment paid); previews carry a sample payment
  *   today               YYYY-MM-DD in the organization's timezone
- * Inside `{% for invoice in invoices %}` the loop variable has the invoice fields.
+ * Inside `{% for invoice in invoices %}` the loop variable has the invoice fields. Invoice amounts are
+ * decimal strings with their currency's minor units (JPY "1190", EUR "1190.00").
+ *
+ * Renders run on the kernel's template pool (worker threads), never on the API's event loop.
  */
 import type { Template } from 'liquidjs';
-import { createTemplateEngine, ValidationError, type ValidationIssue } from '@rp/platform';
+import { createTemplateEngine, customerTotals, formatInMinorUnits, ValidationError, type CustomerTotals, type RateToBase, type TemplatePool, type TemplateRenderOutcome, type ValidationIssue } from '@rp/platform';
 
 const INVOICE_FIELDS = ['number', 'document_date', 'due_date', 'currency', 'amount', 'amount_open', 'days_overdue', 'is_overdue'] as const;
 
-/** Top-level variables and the fields of each (arrays: the fields of their items). */
-export const VARIABLE_CATALOGUE = {
-  customer: { kind: 'object', fields: ['name', 'legal_name', 'account_number', 'email', 'phone'] },
-  invoices: { kind: 'array', fields: INVOICE_FIELDS },
-  overdue_invoices: { kind: 'array', fields: INVOICE_FIELDS },
-  totals: { kind: 'object', fields: ['open_amount', 'overdue_amount', 'currency', 'open_count', 'overdue_count', 'max_days_overdue'] },
-  sender: { kind: 'object', fields: ['name', 'email'] },
-  organization: { kind: 'object', fields: ['name', 'base_currency'] },
-  payment: { kind: 'object', fields: ['amount', 'currency', 'date', 'reference'] },
-  today: { kind: 'scalar', fields: [] },
-} as const satisfies Record<string, { kind: 'object' | 'array' | 'scalar'; fields: readonly string[] }>;
+/** The shape of a variable: a scalar, an object with named fields, or an array of items. */
+type Shape = { kind: 'scalar' } | { kind: 'object'; fields: Readonly<Record<string, Shape>> } | { kind: 'array'; item: Shape };
 
-type CatalogueName = keyof typeof VARIABLE_CATALOGUE;
+const scalar = { kind: 'scalar' } as const;
+const objectOf = (fields: Record<string, Shape>): Shape => ({ kind: 'object', fields });
+const scalars = (names: readonly string[]): Shape => objectOf(Object.fromEntries(names.map((n) => [n, scalar])));
+const arrayOf = (item: Shape): Shape => ({ kind: 'array', item });
+
+/** What a template may read (see the module comment). */
+export const VARIABLE_CATALOGUE: Readonly<Record<string, Shape>> = {
+  customer: scalars(['name', 'legal_name', 'account_number', 'email', 'phone']),
+  invoices: arrayOf(scalars(INVOICE_FIELDS)),
+  overdue_invoices: arrayOf(scalars(INVOICE_FIELDS)),
+  totals: objectOf({
+    ...Object.fromEntries(['open_amount', 'overdue_amount', 'currency', 'open_count', 'overdue_count', 'max_days_overdue'].map((n) => [n, scalar])),
+    by_currency: arrayOf(scalars(['currency', 'open_amount', 'overdue_amount', 'open_count', 'overdue_count'])),
+    base: objectOf({
+      ...Object.fromEntries(['currency', 'open_amount', 'overdue_amount', 'complete'].map((n) => [n, scalar])),
+      missing_currencies: arrayOf(scalar),
+      rates: arrayOf(scalars(['currency', 'rate', 'rate_date', 'pair'])),
+    }),
+  }),
+  sender: scalars(['name', 'email']),
+  organization: scalars(['name', 'base_currency']),
+  payment: scalars(['amount', 'currency', 'date', 'reference']),
+  today: scalar,
+};
 
 export interface TemplateInvoice {
   number: string;
@@ -55,7 +80,7 @@ export interface TemplateContext {
   customer: { name: string; legal_name: string | null; account_number: string | null; email: string | null; phone: string | null };
   invoices: TemplateInvoice[];
   overdue_invoices: TemplateInvoice[];
-  totals: { open_amount: string; overdue_amount: string; currency: string; open_count: number; overdue_count: number; max_days_overdue: number };
+  totals: CustomerTotals;
   sender: { name: string; email: string };
   organization: { name: string; base_currency: string };
   /** the payment a receipt confirms; previews and collection emails carry the sample payment */
@@ -79,17 +104,31 @@ export function sampleContext(org: { name: string; base_currency: string }, send
     { number: 'INV-1001', document_date: '2026-01-05', due_date: '2026-02-04', currency: org.base_currency, amount: '1200.00', amount_open: '1200.00', days_overdue: 45, is_overdue: true },
     { number: 'INV-1002', document_date: '2026-02-10', due_date: '2026-03-12', currency: org.base_currency, amount: '800.50', amount_open: '300.50', days_overdue: 9, is_overdue: true },
     { number: 'INV-1003', document_date: '2026-03-01', due_date: '2026-03-31', currency: org.base_currency, amount: '450.00', amount_open: '450.00', days_overdue: 0, is_overdue: false },
-  ];
+  ].map((i) => ({ ...i, amount: formatInMinorUnits(i.amount, i.currency), amount_open: formatInMinorUnits(i.amount_open, i.currency) }));
   return {
     customer: { name: 'Sample Customer GmbH', legal_name: 'Sample Customer GmbH', account_number: 'C-0001', email: 'ap@sample-customer.example', phone: '+49 30 1234567' },
     invoices,
     overdue_invoices: invoices.filter((i) => i.is_overdue),
-    totals: { open_amount: '1950.50', overdue_amount: '1500.50', currency: org.base_currency, open_count: 3, overdue_count: 2, max_days_overdue: 45 },
+    totals: customerTotals(invoices, org.base_currency, new Map()),
     sender,
     organization: org,
     payment: samplePayment(org.base_currency, today),
     today,
   };
+}
+
+/**
+ * The sample customer with one more invoice in a second currency (JPY, or EUR when JPY is the base)
+ * and a rate for it: saved templates are also checked against it, so a loop over
+ * `totals.by_currency` or `totals.base.rates` cannot read a field that does not exist.
+ */
+export function multiCurrencySampleContext(org: { name: string; base_currency: string }, sender: { name: string; email: string }, today: string): TemplateContext {
+  const single = sampleContext(org, sender, today);
+  const other = org.base_currency === 'JPY' ? 'EUR' : 'JPY';
+  const extra: TemplateInvoice = { number: 'INV-1004', document_date: '2026-02-01', due_date: '2026-03-03', currency: other, amount: formatInMinorUnits('150000', other), amount_open: formatInMinorUnits('150000', other), days_overdue: 18, is_overdue: true };
+  const invoices = [...single.invoices.slice(0, 2), extra, ...single.invoices.slice(2)];
+  const rate: RateToBase = { currency: other, rate: other === 'JPY' ? '0.0062' : '160', rate_date: today, pair: `${other}/${org.base_currency}` };
+  return { ...single, invoices, overdue_invoices: invoices.filter((i) => i.is_overdue), totals: customerTotals(invoices, org.base_currency, new Map([[other, rate]])) };
 }
 
 /** Line and column of a liquidjs error (from its token, else its message). */
@@ -117,20 +156,20 @@ function normalizeSegment(s: string): string {
     .toLowerCase();
 }
 
-/** Is `segments` a path the catalogue knows? (array items by index, or first/last, and `size`). */
+/** Is `segments` a path of `shape`? (array items by index, or first/last; `size` of arrays and strings). */
+function knownIn(shape: Shape, segments: readonly (string | number)[]): boolean {
+  const [head, ...rest] = segments;
+  if (head === undefined) return true;
+  if (shape.kind === 'scalar') return head === 'size' && rest.length === 0;
+  if (shape.kind === 'object') return typeof head === 'string' && Object.hasOwn(shape.fields, head) && knownIn(shape.fields[head]!, rest);
+  if (head === 'size') return rest.length === 0;
+  return (typeof head === 'number' || head === 'first' || head === 'last') && knownIn(shape.item, rest);
+}
+
+/** Is `segments` a path the catalogue knows? */
 function known(segments: readonly (string | number)[]): boolean {
   const [head, ...rest] = segments;
-  const entry = VARIABLE_CATALOGUE[head as CatalogueName];
-  if (!entry || typeof head !== 'string') return false;
-  if (rest.length === 0) return true;
-  if (entry.kind === 'scalar') return rest.length === 1 && rest[0] === 'size';
-  if (entry.kind === 'object') return rest.length === 1 && (entry.fields as readonly string[]).includes(String(rest[0]));
-  // array
-  const [sel, field, ...more] = rest;
-  if (sel === 'size' && field === undefined) return true;
-  if (!(typeof sel === 'number' || sel === 'first' || sel === 'last')) return false;
-  if (field === undefined) return true;
-  return more.length === 0 && (entry.fields as readonly string[]).includes(String(field));
+  return typeof head === 'string' && Object.hasOwn(VARIABLE_CATALOGUE, head) && knownIn(VARIABLE_CATALOGUE[head]!, rest);
 }
 
 /** The catalogue path a mistyped one means (auto_correct), or null. */
@@ -157,12 +196,13 @@ export interface CheckedTemplate {
 
 /**
  * Validate one template field: it must parse, use only catalogue variables (checked statically,
- * also in branches that a sample would not take) and render against the sample customer in strict
- * mode (which also checks the fields of loop variables). With `autoCorrect`, variable paths that
- * differ from a catalogue path only by case, camelCase or hyphens are rewritten to it first.
- * Throws a 422 naming the field, line and column.
+ * also in branches that a sample would not take) and render, on the template pool, against each
+ * sample (the sample customer and its multi-currency variant) in strict mode (which also checks
+ * the fields of loop variables). With `autoCorrect`, variable paths that differ from a catalogue
+ * path only by case, camelCase or hyphens are rewritten to it first. Throws a 422 naming the field,
+ * line and column (503 TemplatePoolBusyError when the pool is full).
  */
-export async function checkTemplate(field: string, source: string, autoCorrect: boolean, sample: TemplateContext): Promise<CheckedTemplate> {
+export async function checkTemplate(pool: TemplatePool, field: string, source: string, autoCorrect: boolean, samples: readonly TemplateContext[]): Promise<CheckedTemplate> {
   const corrections: string[] = [];
   let globals: ReturnType<typeof liquid.analyzeSync>['globals'];
   try {
@@ -203,76 +243,26 @@ export async function checkTemplate(field: string, source: string, autoCorrect: 
     fixed = fixed.slice(0, e.offset) + e.text + fixed.slice(e.offset + e.length);
     corrections.unshift(`${e.from} → ${e.text}`);
   }
-  try {
-    await liquid.parseAndRender(fixed, sample);
-  } catch (err) {
-    throw new ValidationError([issue(field, cleanMessage(err), position(err), 'liquid_render')], `The ${field} does not render: ${(err as Error).message}`);
+  for (const sample of samples) {
+    const r = await pool.render(fixed, sample);
+    if (!r.ok) throw new ValidationError([outcomeIssue(field, r)], `The ${field} does not render: ${r.message}`);
   }
   return { source: fixed, corrections };
 }
 
-function renderError(field: string, err: unknown): ValidationError {
-  // A saved template renders the sample; real data can still exceed a limit (e.g. many invoices).
-  return new ValidationError([issue(field, cleanMessage(err), position(err), 'liquid_render')], `The ${field} does not render for this customer: ${(err as Error).message}`);
+/** The issue of a failed render: the engine's message (without its position suffix), at its line and column. */
+function outcomeIssue(field: string, r: Extract<TemplateRenderOutcome, { ok: false }>): ValidationIssue {
+  return issue(field, cleanMessage(new Error(r.message)), r.position, 'liquid_render');
 }
 
 /**
- * Parsed saved templates, per process: a bounded LRU keyed by (template id, field) whose entry
- * holds the template's `modified_at` and source. An entry is used only when both equal the row just
- * read, so a PATCHed template renders its new text at once (every save sets modified_at; the source
- * comparison also covers two saves within the same microsecond). Bounded by entry count and by
- * total source characters (a template may be up to 100,000).
+ * Render a saved template (already validated) against a context on the template pool; a thread
+ * reuses the parsed template while its modified_at and text are unchanged (the kernel's
+ * ParsedTemplateCache). A render that fails or exceeds the time limit is a 422 naming the field
+ * (a saved template renders the sample, but real data can still exceed a limit, e.g. many invoices).
  */
-export class ParsedTemplateCache {
-  private readonly entries = new Map<string, { modifiedAt: number; source: string; parsed: Template[] }>();
-  private chars = 0;
-
-  constructor(
-    private readonly maxEntries = 2_000,
-    private readonly maxChars = 8_000_000,
-  ) {}
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  /** The parsed template of `source`, saved as template `id`'s `field` at `modifiedAt`. */
-  get(id: string, field: string, modifiedAt: Date, source: string): Template[] {
-    const key = `${id} ${field}`;
-    const at = modifiedAt.getTime();
-    const hit = this.entries.get(key);
-    if (hit) {
-      this.entries.delete(key);
-      this.chars -= hit.source.length;
-      if (hit.modifiedAt === at && hit.source === source) {
-        this.entries.set(key, hit); // most recently used last
-        this.chars += hit.source.length;
-        return hit.parsed;
-      }
-    }
-    const parsed = liquid.parse(source);
-    this.entries.set(key, { modifiedAt: at, source, parsed });
-    this.chars += source.length;
-    for (const [k, e] of this.entries) {
-      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) break;
-      this.entries.delete(k);
-      this.chars -= e.source.length;
-    }
-    return parsed;
-  }
-}
-
-export const parsedTemplates = new ParsedTemplateCache();
-
-/**
- * Render a saved template (already validated) against a context, parsing it at most once per
- * (id, modified_at) (see ParsedTemplateCache). Rendered synchronously: outreach templates read no
- * files and call no async filters, and the engine's render-time limit still applies.
- */
-export function renderSavedTemplate(t: { id: string; modified_at: Date }, field: 'subject' | 'body', source: string, context: TemplateContext, cache = parsedTemplates): string {
-  try {
-    return liquid.renderSync(cache.get(t.id, field, t.modified_at, source), context) as string;
-  } catch (err) {
-    throw renderError(field, err);
-  }
+export async function renderSavedTemplate(pool: TemplatePool, t: { id: string; modified_at: Date }, field: 'subject' | 'body', source: string, context: TemplateContext): Promise<string> {
+  const r = await pool.render(source, context, { id: t.id, field, modifiedAt: t.modified_at.getTime() });
+  if (r.ok) return r.output;
+  throw new ValidationError([outcomeIssue(field, r)], `The ${field} does not render for this customer: ${r.message}`);
 }

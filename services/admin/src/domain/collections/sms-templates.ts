@@ -9,10 +9,10 @@
  * index backs it).
  */
 import { SegmentedMessage } from 'sms-segments-calculator';
-import { isoTime, NotFoundError, type Db, type Identity } from '@rp/platform';
+import { isoTime, NotFoundError, type Db, type Identity, type TemplatePool } from '@rp/platform';
 import * as store from '../../store/collections/sms-templates.js';
 import { checkTemplate } from './liquid.js';
-import { sampleFor } from './email-templates.js';
+import { samplesFor } from './email-templates.js';
 
 export function smsMetrics(body: string): { character_count: number; estimated_segment_count: number; encoding: 'GSM-7' | 'UCS-2' } {
   const m = new SegmentedMessage(body);
@@ -35,10 +35,11 @@ export function smsTemplateView(row: store.SmsTemplateRow) {
 
 interface Deps {
   db: Db;
+  templates: TemplatePool;
 }
 
 async function checkBody(deps: Deps, identity: Identity, body: string): Promise<void> {
-  await checkTemplate('body', body, false, await sampleFor(deps, identity));
+  await checkTemplate(deps.templates, 'body', body, false, await samplesFor(deps, identity));
 }
 
 export async function listSmsTemplates(deps: Deps, org: string, offset: number, limit: number) {

@@ -14,13 +14,21 @@ const LIQUID_DOC =
   'Subject and body are Liquid templates (liquidjs: no code execution; strict variables and filters; at most 100,000 characters, ' +
   '1 s render time and 16 MiB render memory). Variables: `customer.{name, legal_name, account_number, email, phone}`; ' +
   '`invoices` (open invoices, earliest due first) and `overdue_invoices`, each item `{number, document_date, due_date, currency, amount, amount_open, days_overdue, is_overdue}` ' +
-  '(use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); `totals.{open_amount, overdue_amount, currency, open_count, overdue_count, max_days_overdue}`; ' +
+  '(use `{% for invoice in invoices %}`, `invoices.first`, `invoices.size`); invoice amounts are decimal strings in their currency\'s minor units (JPY `15000`, EUR `100.00`). ' +
+  '`totals` never adds different currencies: `totals.by_currency` lists per currency (ordered by code) `{currency, open_amount, overdue_amount, open_count, overdue_count}`; ' +
+  '`totals.base` is `{currency, open_amount, overdue_amount, complete, missing_currencies, rates}` in the organization\'s base currency, converted with the latest exchange rate ' +
+  '(PUT /v2/exchange-rates) on or before today of each other currency, `rates` listing each one used `{currency, rate (base units per unit), rate_date, pair}`; when a currency has no such rate, ' +
+  '`complete` is false, `missing_currencies` names it and both amounts are null. `totals.open_amount`, `totals.overdue_amount` and `totals.currency` are one printable figure: ' +
+  'the sum when every invoice is in one currency, the converted `totals.base` figure when there are several and all have a rate, else null (print `totals.by_currency` then); ' +
+  '`totals.open_count`, `totals.overdue_count`, `totals.max_days_overdue` count across currencies. ' +
   '`sender.{name, email}`; `organization.{name, base_currency}`; `today` (YYYY-MM-DD, organization timezone); ' +
   '`payment.{amount, currency, date, reference}` (the payment a receipt confirms; previews carry a sample payment). ' +
   'Payment receipts (cash-app): the default template of the folder named by cash-app\'s `PAYMENT_RECEIPT_TEMPLATE_FOLDER` (default "Payment receipts"; ' +
   'the oldest such folder with a default) renders each receipt, with `invoices` = the invoices the payment paid, `sender` = the organization at the receipt\'s From address, ' +
   'and the body as the plain-text part (the HTML part is it escaped); without such a template the built-in receipt is sent. ' +
-  'A syntax error, an unknown variable or filter, or a template that does not render against the sample customer gives 422 whose `detail` names the field, line and column. ' +
+  'A syntax error, an unknown variable or filter, or a template that does not render against the sample customer (and its variant with a second currency, JPY or EUR, and a rate) gives 422 whose `detail` names the field, line and column. ' +
+  'Renders run on a bounded pool of worker threads (TEMPLATE_RENDER_THREADS, TEMPLATE_RENDER_QUEUE), never on the API\'s event loop: a render over the 1 s limit is stopped and gives 422 (`liquid_render`); ' +
+  'when every thread is busy and the queue is full, the request gives 503 with Retry-After and changes nothing. ' +
   '`auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) ' +
   'is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text.';
 
@@ -223,7 +231,9 @@ export const emailTemplateRoutes = [
     description:
       'Renders subject and body into `preview_subject` and `preview_body`. With `partner_id`, against that customer’s live ledger data (open invoices, aging as of today in the organization’s timezone; ' +
       'a partner of another organization or outside the caller’s business units gives 404); without it, against the documented sample customer ' +
-      '(Sample Customer GmbH, account C-0001, three open invoices INV-1001..1003 of which two overdue by 45 and 9 days, totals 1950.50 open and 1500.50 overdue).',
+      '(Sample Customer GmbH, account C-0001, three open invoices INV-1001..1003 of which two overdue by 45 and 9 days, totals 1950.50 open and 1500.50 overdue). ' +
+      'Totals are per currency (see the template variables): a customer with EUR and JPY invoices shows each currency\'s sums, and a base-currency figure only where exchange rates exist. ' +
+      'A render that exceeds the 1 s limit gives 422 (`liquid_render`); all render threads busy and the queue full gives 503 with Retry-After.',
     tags: TAGS,
     params: templateParams,
     body: z.object({ partner_id: idSchema().optional() }),

@@ -1,0 +1,40 @@
+/**
+ * A template-pool worker thread (see template-pool.ts): renders one Liquid template per message with
+ * the kernel's bounded engine, keeping the parsed form of recently used saved templates.
+ */
+import { parentPort } from 'node:worker_threads';
+import type { Template } from 'liquidjs';
+import { createTemplateEngine } from './email-templates.js';
+import { ParsedTemplateCache } from './parsed-templates.js';
+import type { TemplateJobMessage, TemplateJobReply } from './template-pool.js';
+
+const engine = createTemplateEngine();
+
+/** Parsed saved templates of this thread, reused while their modified_at and source are unchanged. */
+const parsed = new ParsedTemplateCache(500, 4_000_000, (source) => engine.parse(source));
+
+function parse(key: TemplateJobMessage['cacheKey'], source: string): Template[] {
+  return key === null ? engine.parse(source) : parsed.get(key.id, key.field, key.modifiedAt, source);
+}
+
+/** Line and column of a liquidjs error (from its token, else its message). */
+function position(err: unknown): { line: number; col: number } | null {
+  const e = err as { token?: { getPosition?: () => [number, number] }; message?: string };
+  const p = e.token?.getPosition?.();
+  if (p) return { line: p[0], col: p[1] };
+  const m = /line:(\d+), col:(\d+)/.exec(e.message ?? '');
+  return m ? { line: Number(m[1]), col: Number(m[2]) } : null;
+}
+
+const port = parentPort!;
+port.on('message', (m: TemplateJobMessage) => {
+  let reply: TemplateJobReply;
+  try {
+    reply = { id: m.id, ok: true, output: engine.renderSync(parse(m.cacheKey, m.source), m.context as object) as string };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    reply = { id: m.id, ok: false, message, position: position(err) };
+  }
+  port.postMessage(reply);
+});
+port.postMessage({ ready: true });

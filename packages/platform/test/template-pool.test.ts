@@ -1,0 +1,48 @@
+/**
+ * The kernel's template pool (template-pool.ts) on its own: real worker threads, the real engine.
+ * The end-to-end behaviour through the admin API (a slow preview leaves other requests answered, a
+ * full pool answers 503) is in test/template-render-pool.test.ts.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { TemplatePool, TemplatePoolBusyError } from '../src/template-pool.js';
+
+let pool: TemplatePool | null = null;
+afterEach(async () => {
+  await pool?.close();
+  pool = null;
+});
+
+// Millions of loop steps: far longer than the few milliseconds the tests below allow a render.
+const LONG = '{% for i in (1..3000) %}{% for j in (1..1000) %}{% endfor %}{% endfor %}done';
+
+describe('template pool', () => {
+  it('renders with the strict engine and reports a template error with its position', async () => {
+    pool = new TemplatePool({ threads: 1, maxQueue: 4 });
+    expect(await pool.render('Hello {{ customer.name }}', { customer: { name: 'Ada' } })).toEqual({ ok: true, output: 'Hello Ada' });
+    const failed = await pool.render('Hi\n{{ nope }}', {});
+    expect(failed).toMatchObject({ ok: false, reason: 'error', message: expect.stringMatching(/undefined variable: nope/), position: { line: 2 } });
+    expect(pool.pending).toBe(0);
+  });
+
+  it('stops a render that outlives its limit by terminating its thread, and renders again on a new one', async () => {
+    // The engine would stop this render itself only at its own 1 s limit; the pool's limit is set far
+    // below it, so the pool has to end it.
+    pool = new TemplatePool({ threads: 1, maxQueue: 4, limitMs: 100, graceMs: 0 });
+    expect(await pool.render(LONG, {})).toMatchObject({ ok: false, reason: 'timeout', message: expect.stringMatching(/limit exceeded/) });
+    expect(pool.pending).toBe(0);
+    // the next render runs on a fresh thread (the time limit starts once that thread is ready)
+    expect(await pool.render('{{ a }}', { a: 'again' })).toEqual({ ok: true, output: 'again' });
+  });
+
+  it('refuses a render when every thread is busy and the queue is full, without queueing it', async () => {
+    pool = new TemplatePool({ threads: 1, maxQueue: 1 });
+    const running = pool.render(LONG, {});
+    const waiting = pool.render('{{ a }}', { a: 'queued' });
+    await expect(pool.render('{{ a }}', { a: 'refused' })).rejects.toBeInstanceOf(TemplatePoolBusyError);
+    expect(pool.pending).toBe(2);
+    await running;
+    expect(await waiting).toEqual({ ok: true, output: 'queued' });
+    const busy = new TemplatePoolBusyError(1);
+    expect(busy).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+  });
+});
