@@ -9,6 +9,7 @@ import * as m007PaymentPosting from './007_payment_posting.js';
 import * as m009StatementTotals from './009_statement_totals.js';
 import * as m011StatementFiles from './011_statement_files.js';
 import * as m012Camt054Format from './012_camt054_format.js';
+import * as m013PaymentPostingAdoption from './013_payment_posting_adoption.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -21,4 +22,5 @@ export const migrations: Migration[] = [
   m009StatementTotals,
   m011StatementFiles,
   m012Camt054Format,
+  m013PaymentPostingAdoption,
 ];

@@ -3594,8 +3594,10 @@ export interface components {
             object: "middleware_payment";
             payment_date: string | null;
             posted_at: string | null;
-            /** @description This posting attempt; also the idempotency key of the posting. */
+            /** @description This posting attempt (a repost after `failed` is a new attempt with a new id). */
             posting_id: string;
+            /** @description The payment's posting key (`RP` + 19 characters, 21 in all): the same for every attempt of this payment. Write it into the ERP document (its reference) and, before creating one, look it up in the ERP: when the ERP already holds a document with this key (an earlier attempt whose answer was lost), answer `posted` with that document instead of creating a second one. */
+            posting_key: string;
             /**
              * @description `ready_to_post` until the middleware reports `posted` or `failed`.
              * @enum {string}
@@ -3749,10 +3751,12 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string;
-            /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
+            /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: the Payment's PaymentRefNum, which holds the payment's posting key `RP…` (21 characters) that every attempt writes, so an earlier attempt is found before posting again; the bank reference is in the Payment's PrivateNote). */
             erp_document_number: string | null;
             /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
             erp_payment_id: string | null;
+            /** @description True when the ERP payment was not created by the posting that recorded it but found in the ERP by the payment's posting key: an earlier attempt that the ERP stored while its answer was lost (a timeout or 5xx, then 401 or exhausted retries). The posting adopted it instead of creating a second ERP payment. */
+            erp_posting_adopted: boolean;
             /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
             erp_provider: string | null;
             id: string;
