@@ -1511,7 +1511,7 @@ export interface paths {
         put?: never;
         /**
          * Authenticate a connection
-         * @description One of four variants chosen by `provider_name`, which must be the connection's provider (otherwise 422 at body.provider_name): `quickbooks_online` and `xero` (OAuth 2.0 authorization code: the `state` is required and must be the signed state of the connection's current `authorization_url`, unexpired and unused, otherwise 422 at body.state; the code is exchanged at the provider's registered token endpoint (configured, never a tenant-chosen host) and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and `jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health check runs and the connection is returned. The provider refusing the code or the credentials gives 422 `authentication-refused` naming the provider's error, the connection unchanged and still pending; a token endpoint that cannot be reached or fails gives 502; no OAuth client configured for the provider gives 409. Organization admins only.
+         * @description One of four variants chosen by `provider_name`, which must be the connection's provider (otherwise 422 at body.provider_name): `quickbooks_online` and `xero` (OAuth 2.0 authorization code with PKCE: the `state` is optional and may be null (spec 4.3.1); when sent it must be the signed state of the connection's current `authorization_url`, unexpired and unused, otherwise 422 at body.state; without it the PKCE verifier of that URL binds the code; the code is exchanged at the provider's registered token endpoint (configured, never a tenant-chosen host) and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and `jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health check runs and the connection is returned. The provider refusing the code or the credentials gives 422 `authentication-refused` naming the provider's error, the connection unchanged and still pending; a token endpoint that cannot be reached or fails gives 502; no OAuth client configured for the provider gives 409. Organization admins only.
          *
          *     Requires: user access token of an organization admin.
          */
@@ -2342,7 +2342,7 @@ export interface components {
         AuthenticateConnectionRequest: {
             /** @description The `code` the provider put on the redirect. */
             authorization_code: string;
-            /** @description Other redirect parameters; QuickBooks sends `realmId` (the company), required here as `realm_id` or `realmId`. */
+            /** @description Other redirect parameters (names of at most 100 characters); QuickBooks sends `realmId` (the company), required here as `realm_id` or `realmId`. */
             extra_data?: {
                 [key: string]: unknown;
             } | null;
@@ -2350,11 +2350,11 @@ export interface components {
             provider_name: "quickbooks_online";
             /**
              * Format: uri
-             * @description The redirect URI of the authorization request (must equal OAUTH_REDIRECT_URI when that is configured).
+             * @description The redirect URI of the authorization request (must equal OAUTH_REDIRECT_URI when that is configured); at most 2048 characters.
              */
             redirect_uri: string;
-            /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
-            state: string;
+            /** @description Optional, may be null (spec 4.3.1). When sent, it must be the `state` the provider echoed on the redirect (from the connection's current `authorization_url`): it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12); another or a spent one → 422. Without it the code is bound by PKCE (RFC 7636, S256): the `authorization_url` carries a `code_challenge` and the code exchange sends its secret verifier, so a provider that implements PKCE (Xero, Microsoft) refuses a code issued for any other authorization request (422 authentication-refused). QuickBooks Online does not document PKCE: there, a client that omits `state` must protect its redirect endpoint against CSRF itself (RFC 9700 §4.7.1); sending it is recommended. */
+            state?: string | null;
         } | {
             /** @description The `code` the provider put on the redirect. */
             authorization_code: string;
@@ -2362,11 +2362,11 @@ export interface components {
             provider_name: "xero";
             /**
              * Format: uri
-             * @description Defaults to the platform's OAUTH_REDIRECT_URI.
+             * @description Defaults to the platform's OAUTH_REDIRECT_URI; at most 2048 characters.
              */
             redirect_uri?: string;
-            /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
-            state: string;
+            /** @description Optional, may be null (spec 4.3.1). When sent, it must be the `state` the provider echoed on the redirect (from the connection's current `authorization_url`): it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12); another or a spent one → 422. Without it the code is bound by PKCE (RFC 7636, S256): the `authorization_url` carries a `code_challenge` and the code exchange sends its secret verifier, so a provider that implements PKCE (Xero, Microsoft) refuses a code issued for any other authorization request (422 authentication-refused). QuickBooks Online does not document PKCE: there, a client that omits `state` must protect its redirect endpoint against CSRF itself (RFC 9700 §4.7.1); sending it is recommended. */
+            state?: string | null;
         } | {
             /** @description A Stripe restricted (rk_…) or secret (sk_…) key. */
             api_key: string;

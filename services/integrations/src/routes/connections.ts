@@ -127,8 +127,8 @@ export const connectionRoutes = [
     summary: 'Authenticate a connection',
     description:
       'One of four variants chosen by `provider_name`, which must be the connection\'s provider (otherwise 422 at body.provider_name): ' +
-      '`quickbooks_online` and `xero` (OAuth 2.0 authorization code: the `state` is required and must be the signed state of the ' +
-      'connection\'s current `authorization_url`, unexpired and unused, otherwise 422 at body.state; the code is exchanged at the ' +
+      '`quickbooks_online` and `xero` (OAuth 2.0 authorization code with PKCE: the `state` is optional and may be null (spec 4.3.1); when sent it must be the signed state of the ' +
+      'connection\'s current `authorization_url`, unexpired and unused, otherwise 422 at body.state; without it the PKCE verifier of that URL binds the code; the code is exchanged at the ' +
       'provider\'s registered token endpoint (configured, never a tenant-chosen host) and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and ' +
       '`jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). ' +
       'On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health ' +
