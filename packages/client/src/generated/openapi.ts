@@ -2856,7 +2856,7 @@ export interface components {
              * @enum {string}
              */
             provider_name: "acumatica" | "netsuite" | "sap_s4hana" | "dynamics_365_business_central" | "dynamics_365_finance" | "oracle_fusion_cloud" | "odoo" | "quickbooks_online" | "xero" | "sage_intacct" | "stripe" | "chargebee" | "zuora" | "recurly" | "plaid" | "gocardless_bank_account_data" | "zendesk" | "freshdesk" | "jira_service_management" | "salesforce" | "hubspot" | "middleware";
-            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting. */
+            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string (at most 1000 characters; URLs 2000; list items 200, at most 500 of them; setting names 100). An unknown key is refused. Null removes a setting. A value or name with a lone surrogate (an unpaired UTF-16 escape) → 422 `lone_surrogate` at body.settings.<key>. */
             settings?: {
                 [key: string]: unknown;
             };
@@ -4592,7 +4592,7 @@ export interface components {
         UpdateConnectionRequest: {
             is_sync_disabled?: boolean;
             name?: string;
-            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting. */
+            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string (at most 1000 characters; URLs 2000; list items 200, at most 500 of them; setting names 100). An unknown key is refused. Null removes a setting. A value or name with a lone surrogate (an unpaired UTF-16 escape) → 422 `lone_surrogate` at body.settings.<key>. */
             settings?: {
                 [key: string]: unknown;
             };
@@ -15598,6 +15598,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The provider's `name` (at most 100 characters; provider names are short identifiers). */
                 name: string;
             };
             cookie?: never;

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { currencyMinorUnits, emailSchema, findNul, idSchema, isIsoCurrency, Money } from '@rp/platform';
 import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
+import { findLoneSurrogates, hasLoneSurrogate, withoutLoneSurrogates } from './text-rules.js';
 
 export const PUSH_ORIGIN = 'middleware';
 export const MAX_PUSH_RECORDS = 100;
@@ -212,45 +213,9 @@ function failure<R>(record: unknown, remoteId: string | null, error: z.ZodError)
   return { ok: false, remoteId, errorCode: described[0]!.code, message: described.map((d) => d.text).join('; ') };
 }
 
-/**
- * Where a string value or key of `value` is not well-formed UTF-16: a lone surrogate (an unpaired
- * `\ud800`…`\udfff` escape), which JSON can carry but which is not text — UTF-8 cannot encode it
- * and PostgreSQL refuses it in jsonb. Iterative, so any nesting depth is fine. The kernel refuses
- * lone surrogates request-wide; push records opt out of that (`perRecordBody`) and apply the rule
- * here, per record.
- */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
-
-/** Whether the string holds a UTF-16 code unit of a surrogate pair without its partner (String#isWellFormed, ES2024). */
-export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
-}
-
-export function findLoneSurrogates(value: unknown): { path: PropertyKey[]; key: boolean }[] {
-  const found: { path: PropertyKey[]; key: boolean }[] = [];
-  const stack: { value: unknown; path: PropertyKey[] }[] = [{ value, path: [] }];
-  while (stack.length) {
-    const { value: v, path } = stack.pop()!;
-    if (typeof v === 'string') {
-      if (hasLoneSurrogate(v)) found.push({ path, key: false });
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: [...path, i] });
-    } else if (v !== null && typeof v === 'object') {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        const k = keys[i]!;
-        if (hasLoneSurrogate(k)) found.push({ path: [...path, k], key: true });
-        stack.push({ value: (v as Record<string, unknown>)[k], path: [...path, k] });
-      }
-    }
-  }
-  return found;
-}
-
 /** How a field that is not text is named in a record's message. */
 function fieldName(path: readonly PropertyKey[]): string {
-  return fieldPath(path.map((p) => (typeof p === 'string' ? p.replace(LONE_SURROGATES, '\uFFFD') : p)));
+  return fieldPath(path.map((p) => (typeof p === 'string' ? withoutLoneSurrogates(p) : p)));
 }
 
 /**

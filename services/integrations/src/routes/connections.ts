@@ -20,11 +20,12 @@ const MAX_PAGE = 100;
 const providerNames = PROVIDERS.map((p) => p.name) as [string, ...string[]];
 const params = z.object({ connection_id: idSchema() });
 const settingsBody = z
-  .record(z.string(), z.unknown())
+  .record(z.string().max(100), z.unknown())
   .describe(
     "The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per " +
       'provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, ' +
-      '`default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting.',
+      '`default_currency` an ISO 4217 code, everything else a non-empty string (at most 1000 characters; URLs 2000; list items 200, at most 500 of them; ' +
+      'setting names 100). An unknown key is refused. Null removes a setting. A value or name with a lone surrogate (an unpaired UTF-16 escape) → 422 `lone_surrogate` at body.settings.<key>.',
   );
 
 const CONNECTION_NOTES =

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { businessUnitIdsOf, currencyMinorUnits, getOrganizationProfile, type Db } from '@rp/platform';
+import { businessUnitIdsOf, currencyMinorUnits, getOrganizationProfile, NO_NUL_PATTERN, type Db } from '@rp/platform';
 import { route } from '../deps.js';
 import {
   customerRecordSchema,
@@ -20,10 +20,20 @@ import { upsertDocuments, upsertPartners } from '../store/ledger.js';
  * for OpenAPI only (fields, types and every string's maxLength), without `required` (a record
  * lacking a required field gets its own `missing_field` result, not a 422 for the request).
  */
+/** The kernel's no-NUL rule on every free string of a documented record (as the kernel documents its own schemas). */
+function noNulStrings(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(noNulStrings);
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Record<string, unknown>;
+  if (o.type === 'string' && o.pattern === undefined && o.format === undefined && o.enum === undefined && o.const === undefined) o.pattern = NO_NUL_PATTERN;
+  Object.values(o).forEach(noNulStrings);
+}
+
 function pushBodySchema(record: z.ZodType, id: string) {
   const documented = z.toJSONSchema(record, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   delete documented.$schema;
   delete documented.required;
+  noNulStrings(documented);
   return z
     .array(z.unknown().meta({ ...documented, additionalProperties: true, title: id }))
     .max(MAX_PUSH_RECORDS)
