@@ -127,7 +127,8 @@ const blank = (v: string | null | undefined): string | null => (v === undefined 
 
 const requiredText = (max: number) => textMax(max).refine((v) => v.trim() !== '', 'is required');
 
-const date = z.string().refine(isCalendarDate, { message: 'must be a real calendar date written YYYY-MM-DD', ...code('invalid_date') });
+// maxLength documents what the refinement enforces (its own code, not a length error)
+const date = z.string().meta({ maxLength: 10 }).refine(isCalendarDate, { message: 'must be a real calendar date written YYYY-MM-DD', ...code('invalid_date') });
 
 const optionalDate = z
   .string()
@@ -264,8 +265,8 @@ export const invoiceRecordSchema = z
     company_code: requiredText(PUSH_TEXT_MAX.code),
     fiscal_year: z.string().regex(/^\d{4}$/, 'must be a four-digit year'),
     customer_code: requiredText(PUSH_TEXT_MAX.code),
-    currency: z.string().refine((c) => isIsoCurrency(c), { message: 'is not an ISO 4217 currency code (current or historic)', ...code('invalid_currency') }),
-    debit_credit_indicator: z.string().refine((v) => v === 'S' || v === 'H', { message: 'must be S (invoice) or H (credit memo)', ...code('invalid_debit_credit_indicator') }),
+    currency: z.string().meta({ maxLength: 3 }).refine((c) => isIsoCurrency(c), { message: 'is not an ISO 4217 currency code (current or historic)', ...code('invalid_currency') }),
+    debit_credit_indicator: z.string().meta({ maxLength: 1 }).refine((v) => v === 'S' || v === 'H', { message: 'must be S (invoice) or H (credit memo)', ...code('invalid_debit_credit_indicator') }),
     document_type: optionalText(PUSH_TEXT_MAX.code),
     invoice_doc_type: optionalText(PUSH_TEXT_MAX.code),
     exchange_rate: optionalText(PUSH_TEXT_MAX.code),
