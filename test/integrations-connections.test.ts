@@ -4,6 +4,7 @@
  * endpoints on loopback, API key, username/password), secrets at rest, token refresh, health
  * checks, sync schedules and tenant isolation.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTemporal, createDb, type Db } from '@rp/platform';
 import { loadIntegrationsConfig, type IntegrationsConfig } from '../services/integrations/src/config.js';
@@ -184,6 +185,19 @@ describe('connections: create, read, update, delete', () => {
     expect(patchBad.status).toBe(422);
   });
 
+  it('refuses a lone surrogate in settings (values and list items) with 422 naming the setting, and changes nothing', async () => {
+    const created = await create(orgA, { provider_name: 'quickbooks_online', name: 'QBO surrogate', settings: { realm_id: 'company\ud800' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(422);
+    expect(created.body.errors).toEqual([{ loc: ['body', 'settings', 'realm_id'], msg: expect.stringContaining('lone surrogate'), type: 'lone_surrogate' }]);
+    expect(await stack.sql(`SELECT id FROM integrations.connections WHERE organization_id = $1 AND name = 'QBO surrogate'`, [orgA.organizationId])).toEqual([]);
+
+    const c = await createOk(orgA, { provider_name: 'acumatica', name: 'Acumatica surrogate', settings: { branches: ['HQ'] } });
+    const patched = await stack.request('PATCH', `/v2/integrations/connections/${c.id}`, { token: orgA.token, body: { settings: { branches: ['HQ', 'B\udc00'] } } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(422);
+    expect(patched.body.errors).toEqual([{ loc: ['body', 'settings', 'branches', 1], msg: expect.stringContaining('lone surrogate'), type: 'lone_surrogate' }]);
+    expect((await stack.request('GET', `/v2/integrations/connections/${c.id}`, { token: orgA.token })).body.branches).toEqual(['HQ']);
+  });
+
   it('lists with kernel pagination and page bounds', async () => {
     const org = await stack.onboard();
     for (let i = 0; i < 3; i++) await createOk(org, { provider_name: 'stripe', name: `Stripe ${i}` });
@@ -224,12 +238,14 @@ describe('OAuth: authorization URL and authenticate', () => {
     const c = await createOk(orgA, { provider_name: 'quickbooks_online', name: 'QBO url' });
     const url = new URL(c.authorization_url);
     expect(`${url.origin}${url.pathname}`).toBe(`${fake.url}/qbo/connect/oauth2`);
-    expect(Object.fromEntries([...url.searchParams].filter(([k]) => k !== 'state'))).toEqual({
+    expect(Object.fromEntries([...url.searchParams].filter(([k]) => k !== 'state' && k !== 'code_challenge'))).toEqual({
       client_id: clients.qbo.client_id,
       redirect_uri: REDIRECT,
       response_type: 'code',
       scope: 'com.intuit.quickbooks.accounting',
+      code_challenge_method: 'S256',
     });
+    expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const [nonceRow] = await stack.sql('SELECT oauth_state_nonce FROM integrations.connections WHERE id = $1', [c.id]);
     const state = stateOf(c);
     expect(verifyState(config, state, { connectionId: c.id, organizationId: orgA.organizationId, nonce: nonceRow.oauth_state_nonce })).toEqual({ ok: true });
@@ -372,6 +388,47 @@ describe('OAuth: authorization URL and authenticate', () => {
       fake.tokenFailure = null;
     }
     expect((await stack.sql('SELECT is_authentication_pending FROM integrations.connections WHERE id = $1', [c.id]))[0].is_authentication_pending).toBe(true);
+  });
+
+  it('state is optional and nullable (spec 4.3.1): without it the code is bound to the connection\'s authorization URL by PKCE (S256)', async () => {
+    const authenticate = (c: any, body: Record<string, unknown>) => stack.request('POST', `/v2/integrations/connections/${c.id}/authenticate`, { token: orgA.token, body });
+    const challengeOf = (c: { authorization_url: string }) => new URL(c.authorization_url).searchParams.get('code_challenge')!;
+
+    // Xero, state absent: a code issued for another authorization request (another code_challenge: an
+    // attacker's consent) is refused by the provider; the connection stays pending
+    const xero = await createOk(orgA, { provider_name: 'xero', name: 'Xero without state' });
+    const foreign = fake.approve('xero', REDIRECT, undefined, createHash('sha256').update('an attacker\'s verifier').digest('base64url'));
+    const refused = await authenticate(xero, { provider_name: 'xero', authorization_code: foreign });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    expect(refused.body).toMatchObject({ type: 'authentication-refused' });
+    expect(refused.body.detail).toContain('invalid_grant');
+    expect((await stack.sql('SELECT is_authentication_pending FROM integrations.connections WHERE id = $1', [xero.id]))[0].is_authentication_pending).toBe(true);
+    const ok = await authenticate(xero, { provider_name: 'xero', authorization_code: fake.approve('xero', REDIRECT, undefined, challengeOf(xero)) });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.is_authentication_pending).toBe(false);
+
+    // QuickBooks, state null
+    const qbo = await createOk(orgA, { provider_name: 'quickbooks_online', name: 'QBO state null' });
+    const res = await authenticate(qbo, {
+      provider_name: 'quickbooks_online',
+      authorization_code: fake.approve('qbo', REDIRECT, undefined, challengeOf(qbo)),
+      redirect_uri: REDIRECT,
+      state: null,
+      extra_data: { realmId: '1' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.is_authentication_pending).toBe(false);
+    // the authorization URL of the next authorization carries a new challenge (the verifier is spent with the nonce)
+    const again = (await stack.request('GET', `/v2/integrations/connections/${qbo.id}`, { token: orgA.token })).body;
+    expect(challengeOf(again)).not.toBe(challengeOf(qbo));
+
+    const doc = (await stack.request('GET', '/openapi.json')).body;
+    const variants = doc.components.schemas.AuthenticateConnectionRequest.oneOf;
+    for (const v of variants.slice(0, 2)) {
+      expect(v.required).not.toContain('state');
+      expect(JSON.stringify(v.properties.state)).toContain('null');
+      expect(v.properties.state.description).toContain('PKCE');
+    }
   });
 
   it('authenticates the second OAuth variant (Xero): credentials verified, no adapter', async () => {

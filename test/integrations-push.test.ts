@@ -191,6 +191,125 @@ describe('per-record validation', () => {
   });
 });
 
+describe('hostile input, refused per record', () => {
+  it('refuses a record carrying a lone surrogate anywhere (values, keys, line items) naming the field; the rest of the batch is stored', async () => {
+    const code = docNo();
+    const customers = await pushCustomers(stack, org.apiKey, [
+      customerRecord({ customer_code: `${code}-ok`, name1: 'Ünïcode 😀 GmbH' }),
+      customerRecord({ customer_code: `${code}-name`, name1: 'Broken \ud800 name' }),
+      customerRecord({ customer_code: `${code}-city`, city1: '\udfffBerlin' }),
+      { ...customerRecord({ customer_code: `${code}-key` }), ['extra\udc00']: 'x' },
+    ]);
+    expect(customers.status, JSON.stringify(customers.body)).toBe(200);
+    expect(customers.body.results.map((r) => [r.success, r.error_code])).toEqual([
+      [true, null],
+      [false, 'invalid_field'],
+      [false, 'invalid_field'],
+      [false, 'invalid_field'],
+    ]);
+    expect(customers.body.results[1]!.message).toContain('name1 contains a lone surrogate');
+    expect(customers.body.results[2]!.message).toContain('city1 contains a lone surrogate');
+    expect(customers.body.results[3]!.message).toContain('is a key that contains a lone surrogate');
+    const partners = await stack.sql(`SELECT remote_id, name FROM integrations.partners WHERE organization_id = $1 AND remote_id LIKE $2`, [org.organizationId, `${code}-%`]);
+    expect(partners).toEqual([{ remote_id: `${code}-ok`, name: 'Ünïcode 😀 GmbH' }]);
+
+    const [good, bad] = [docNo(), docNo()];
+    const invoices = await pushInvoices(stack, org.apiKey, [
+      invoiceRecord({ document_number: good }),
+      invoiceRecord({ document_number: bad, line_items: [{ line_number: 1, description: 'half a pair \ud83d', quantity: 1, unit_amount: 1, total_amount: 1 }] }),
+    ]);
+    expect(invoices.status, JSON.stringify(invoices.body)).toBe(200);
+    expect(invoices.body.results[0]).toMatchObject({ success: true });
+    expect(invoices.body.results[1]).toMatchObject({ success: false, error_code: 'invalid_field', remote_id: bad });
+    expect(invoices.body.results[1]!.message).toContain('line_items[0].description contains a lone surrogate');
+    expect((await documentsOf(org.organizationId, [good, bad])).map((d) => d.document_number)).toEqual([good]);
+  });
+
+  it('refuses strings beyond their documented maximum per record (never a 500 losing the batch); the limits are in OpenAPI', async () => {
+    const code = docNo();
+    const customers = await pushCustomers(stack, org.apiKey, [
+      customerRecord({ customer_code: `${code}-ok`, name1: 'n'.repeat(255) }),
+      customerRecord({ customer_code: `${code}-name`, name1: 'n'.repeat(3000) }),
+      customerRecord({ customer_code: `${code}-${'c'.repeat(9000)}` }),
+      customerRecord({ customer_code: `${code}-term`, search_term: 's'.repeat(256) }),
+    ]);
+    expect(customers.status, JSON.stringify(customers.body).slice(0, 500)).toBe(200);
+    expect(customers.body.results.map((r) => [r.success, r.error_code])).toEqual([
+      [true, null],
+      [false, 'invalid_field'],
+      [false, 'invalid_field'],
+      [false, 'invalid_field'],
+    ]);
+    expect(customers.body.results[1]!.message).toBe('name1: must be at most 255 characters');
+    expect(customers.body.results[2]!.message).toBe('customer_code: must be at most 100 characters');
+    expect(customers.body.results[3]!.message).toBe('search_term: must be at most 255 characters');
+
+    const [good, long, longText] = [docNo(), docNo(), docNo()];
+    const invoices = await pushInvoices(stack, org.apiKey, [
+      invoiceRecord({ document_number: good, reference: 'r'.repeat(100) }),
+      invoiceRecord({ document_number: long, reference: 'r'.repeat(9000), assignment: 'a'.repeat(9000) }),
+      invoiceRecord({ document_number: longText, text: 't'.repeat(1001) }),
+      invoiceRecord({ document_number: 'd'.repeat(9000) }),
+    ]);
+    expect(invoices.status, JSON.stringify(invoices.body).slice(0, 500)).toBe(200);
+    expect(invoices.body.results.map((r) => [r.success, r.error_code])).toEqual([
+      [true, null],
+      [false, 'invalid_field'],
+      [false, 'invalid_field'],
+      [false, 'invalid_field'],
+    ]);
+    expect(invoices.body.results[1]!.message).toBe('reference: must be at most 100 characters; assignment: must be at most 100 characters');
+    expect(invoices.body.results[2]!.message).toBe('text: must be at most 1000 characters');
+    expect((await documentsOf(org.organizationId, [good, long, longText])).map((d) => d.document_number)).toEqual([good]);
+
+    const doc = (await stack.request('GET', '/openapi.json')).body;
+    const records = (op: string) => {
+      const body = doc.paths[`/v2/integrations/providers/middleware/${op}`].post.requestBody.content['application/json'].schema;
+      const schema = body.$ref ? doc.components.schemas[body.$ref.split('/').pop()] : body;
+      const items = schema.items.$ref ? doc.components.schemas[schema.items.$ref.split('/').pop()] : schema.items;
+      return items.properties as Record<string, { maxLength?: number; anyOf?: { maxLength?: number }[]; type?: string | string[] }>;
+    };
+    const maxOf = (p: { maxLength?: number; anyOf?: { maxLength?: number }[] }) => p.maxLength ?? p.anyOf?.find((a) => a.maxLength)?.maxLength;
+    const customerProps = records('customers');
+    for (const field of ['customer_code', 'name1', 'name2', 'name3', 'street', 'house_num1', 'house_num2', 'post_code1', 'city1', 'city2', 'region', 'country', 'accounting_clerk', 'accounting_clerk_name', 'smtp_addr', 'tel_number', 'telnr_long', 'tax_jurisdiction', 'payment_method', 'search_term', 'vendor_account_number', 'company_code']) {
+      expect(maxOf(customerProps[field]!), `customers.${field}`).toBeGreaterThan(0);
+    }
+    expect(maxOf(customerProps.name1!)).toBe(255);
+    const invoiceProps = records('invoices');
+    for (const field of ['document_number', 'company_code', 'customer_code', 'document_type', 'invoice_doc_type', 'exchange_rate', 'reference', 'assignment', 'text', 'reason_code', 'clearing_document_number']) {
+      expect(maxOf(invoiceProps[field]!), `invoices.${field}`).toBeGreaterThan(0);
+    }
+    expect(maxOf(invoiceProps.document_number!)).toBe(100);
+  });
+
+  it('refuses a JSON number of more than 15 significant digits (rounded by the parser), as 1.005 is refused for EUR; decimal strings stay exact', async () => {
+    const [rounded, beyondSafe, fifteen, asText] = [docNo(), docNo(), docNo(), docNo()];
+    // the numbers a client's JSON text with these digits turns into: the parser's doubles
+    const [roundedNumber, beyondSafeNumber] = [Number('1234567890123456.78'), Number('9007199254740993')];
+    const res = await pushInvoices(stack, org.apiKey, [
+      invoiceRecord({ document_number: rounded, amount_in_document_currency: roundedNumber, line_items: [] }),
+      invoiceRecord({ document_number: beyondSafe, amount_in_document_currency: beyondSafeNumber, line_items: [] }),
+      invoiceRecord({ document_number: fifteen, amount_in_document_currency: 1234567890123.45, line_items: [] }),
+      invoiceRecord({ document_number: asText, amount_in_document_currency: '1234567890123456.78' as unknown as number, line_items: [] }),
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.results.map((r) => [r.success, r.error_code])).toEqual([
+      [false, 'invalid_amount'],
+      [false, 'invalid_amount'],
+      [true, null],
+      [true, null],
+    ]);
+    expect(res.body.results[0]!.message).toContain('amount_in_document_currency has more than 15 significant digits');
+    const stored = await documentsOf(org.organizationId, [rounded, beyondSafe, fifteen, asText]);
+    expect(stored.map((d) => [d.document_number, d.amount_in_document_currency])).toEqual(
+      [
+        [fifteen, '1234567890123.4500'],
+        [asText, '1234567890123456.7800'],
+      ].sort((a, b) => a[0]!.localeCompare(b[0]!)),
+    );
+  });
+});
+
 describe('storage', () => {
   it('re-pushing updates the same row, keeps its service_id and replaces the line items as a set', async () => {
     const number = docNo();

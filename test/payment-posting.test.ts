@@ -277,6 +277,9 @@ describe('middleware posting queue', () => {
     expect(retry.body).toMatchObject({ posting_status: 'pending', posting_error: null });
     const second = await queued(orgM, p.body.id);
     expect(second.posting_id).not.toBe(first.posting_id);
+    // the ERP-side key stays: the middleware finds the earlier attempt's document by it
+    expect(first.posting_key).toMatch(/^RP[0-9A-V]{19}$/);
+    expect(second.posting_key).toBe(first.posting_key);
     expect((await metrics(orgM)).posting_errors_count).toBe(before);
     expect((await stack.request('POST', `/v2/payments/${p.body.id}/post`, { token: orgM.token })).status).toBe(409); // in progress
 
@@ -438,7 +441,7 @@ describe('QuickBooks Online posting', () => {
       { invoice_id: inv101, amount_paid: '1000.00' },
       { invoice_id: inv102, amount_paid: '100.00' },
     ], 'posted');
-    expect(payment).toMatchObject({ erp_provider: 'quickbooks_online', erp_payment_id: expect.any(String), posting_error: null, can_unpost: true });
+    expect(payment).toMatchObject({ erp_provider: 'quickbooks_online', erp_payment_id: expect.any(String), erp_posting_adopted: false, posting_error: null, can_unpost: true });
     const qboPayment = qbo.payments.find((p) => p.Id === payment.erp_payment_id)!;
     expect(qboPayment).toMatchObject({
       CustomerRef: { value: '1' },
@@ -550,14 +553,67 @@ describe('QuickBooks Online posting', () => {
     try {
       const payment = await approveAndWait(orgQ, tx!, [{ invoice_id: inv104, amount_paid: '80.00' }], 'posted');
       const postingId = (await stack.sql(`SELECT id FROM integrations.payment_postings WHERE payment_id = $1`, [payment.id]))[0].id as string;
-      // the create was sent twice with the same requestid; QuickBooks holds exactly one Payment
-      expect(creates(postingId)).toHaveLength(2);
+      // the retry found the Payment by its reference instead of sending the create again; QuickBooks holds exactly one Payment
+      expect(creates(postingId)).toHaveLength(1);
+      expect(payment.erp_posting_adopted).toBe(false); // the posting's own Payment, not an earlier attempt's
       expect(qbo.payments.filter((p) => p.Line.some((l) => l.LinkedTxn[0]!.TxnId === '104'))).toHaveLength(1);
       expect(payment.erp_payment_id).toBe(qbo.payments.find((p) => p.Line.some((l) => l.LinkedTxn[0]!.TxnId === '104'))!.Id);
     } finally {
       await fault.restore();
     }
   });
+
+  /**
+   * QuickBooks stored the Payment but its answer was lost (503, then 401 on the retry; or 401 at
+   * once): the posting fails, and POST …/post later finds the Payment by the reference the posting
+   * wrote into it (PaymentRefNum) and adopts it instead of creating a second one. One payment pays
+   * an invoice (a second Payment would overpay it), the other is a deposit on account (nothing in
+   * QuickBooks would stop a second Payment).
+   */
+  for (const variant of [
+    { name: 'stored, then 503 and 401 on the retry', invoice: 106, failNext: [{ status: 503 as const, saved: true }, { status: 401 as const }] },
+    { name: 'stored, then 401', invoice: null, failNext: [{ status: 401 as const, saved: true }] },
+  ]) {
+    it(`a repost after QuickBooks ${variant.name} adopts the stored Payment instead of creating a second one`, async () => {
+      const [tx] = await statement(orgQ, 'USD', [{ amount: '70.00' }]);
+      const existing = (await stack.request('GET', `/v2/payments?bank_transaction_id=${tx}`, { token: orgQ.token })).body.data[0];
+      let body: Record<string, unknown>;
+      if (variant.invoice) {
+        qboBase.records.Invoice.push(qboInvoice(variant.invoice, 2, new Date().toISOString(), [{ qty: 1, unitPrice: 70, amount: 70 }], { TotalAmt: 70, Balance: 70 }));
+        await sync();
+        body = { allocations: [{ invoice_id: await documentId(orgQ, { remote_id: String(variant.invoice) }), amount_paid: '70.00' }] };
+      } else {
+        const partner = (await stack.sql(`SELECT id FROM integrations.partners WHERE organization_id = $1 AND remote_id = '2'`, [orgQ.organizationId]))[0].id as string;
+        body = { allocations: [], partner_id: partner };
+      }
+      const p = existing
+        ? await stack.request('PATCH', `/v2/payments/${existing.id}`, { token: orgQ.token, body })
+        : await stack.request('POST', '/v2/payments', { token: orgQ.token, body: { bank_transaction_id: tx, ...body } });
+      expect(p.status, JSON.stringify(p.body)).toBe(200);
+      const ofPayment = () => qbo.payments.filter((x) => x.PrivateNote?.includes(p.body.id));
+
+      qbo.failNext = [...variant.failNext];
+      const approved = await stack.request('POST', `/v2/payments/${p.body.id}/approve`, { token: orgQ.token, body: { on_account: !variant.invoice } });
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+      const failed = await paymentWhen(orgQ, p.body.id, 'failed');
+      expect(failed.posting_error).toContain('Authenticate the connection again');
+      expect(qbo.failNext).toEqual([]);
+      expect(ofPayment()).toHaveLength(1); // QuickBooks holds the Payment the posting does not know about
+
+      const retry = await stack.request('POST', `/v2/payments/${p.body.id}/post`, { token: orgQ.token });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+      const posted = await paymentWhen(orgQ, p.body.id, 'posted');
+      expect(ofPayment()).toHaveLength(1);
+      const held = ofPayment()[0]!;
+      expect(posted).toMatchObject({ erp_payment_id: held.Id, erp_posting_adopted: true, erp_document_number: held.PaymentRefNum, posting_error: null });
+      expect(held.PaymentRefNum).toMatch(/^RP[0-9A-V]{19}$/);
+      const postings = await stack.sql(`SELECT status, erp_payment_id, erp_adopted FROM integrations.payment_postings WHERE payment_id = $1 ORDER BY created_at`, [p.body.id]);
+      expect(postings).toEqual([
+        { status: 'failed', erp_payment_id: null, erp_adopted: false },
+        { status: 'posted', erp_payment_id: held.Id, erp_adopted: true },
+      ]);
+    });
+  }
 
   it('a failed write of the outcome into cash-app is retried without calling QuickBooks again', async () => {
     qboBase.records.Invoice.push(qboInvoice(105, 2, new Date().toISOString(), [{ qty: 1, unitPrice: 45, amount: 45 }], { TotalAmt: 45, Balance: 45 }));

@@ -10,7 +10,8 @@
  *   a redirect from an allowed host to a blocked one is not followed;
  * - the platform's OAuth client secret goes only to the registered token URL, never to the
  *   tenant's own host (Acumatica's documented token endpoint is on the tenant's instance);
- * - OAuth `state` is required on the authorization-code variants.
+ * - OAuth `state` is optional on the authorization-code variants (spec 4.3.1): without it PKCE binds
+ *   the code to the connection's authorization request; an empty one is refused before any call.
  *
  * The stack's OUTBOUND_ALLOWLIST names only the ports of the "allowed" fakes (127.0.0.1:<port>),
  * not loopback as a whole. SQL set-up: the Acumatica connection's stored refresh token (no endpoint
@@ -18,6 +19,7 @@
  * service's own sealSecrets and written by UPDATE; the refresh is then driven through the domain
  * function every adapter calls (getProviderAccess), since no route refreshes Acumatica tokens.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -240,23 +242,28 @@ describe('the platform\'s OAuth client secret', () => {
 });
 
 describe('OAuth state', () => {
-  it('is required on the authorization-code variants: 422 at body.state, and the code never reaches the provider', async () => {
+  it('is optional (spec 4.3.1): without it a code of another authorization request (another PKCE challenge) is refused; an empty state is 422 before the provider is called', async () => {
     const qbo = await create({ provider_name: 'quickbooks_online', name: 'QBO without state' });
     const xero = await create({ provider_name: 'xero', name: 'Xero without state' });
     const tokenCalls = () => fake.requests.filter((r) => r.method === 'POST').length;
-    const before = tokenCalls();
+    // codes the provider issued for someone else's authorization request (its own code_challenge)
+    const foreignChallenge = createHash('sha256').update('someone else\'s verifier').digest('base64url');
     const variants = [
-      { id: qbo.body.id, body: { provider_name: 'quickbooks_online', authorization_code: fake.approve('qbo', REDIRECT, '1'), redirect_uri: REDIRECT, extra_data: { realmId: '1' } } },
-      { id: xero.body.id, body: { provider_name: 'xero', authorization_code: fake.approve('xero', REDIRECT), redirect_uri: REDIRECT } },
+      { id: qbo.body.id, body: { provider_name: 'quickbooks_online', authorization_code: fake.approve('qbo', REDIRECT, '1', foreignChallenge), redirect_uri: REDIRECT, extra_data: { realmId: '1' } } },
+      { id: xero.body.id, body: { provider_name: 'xero', authorization_code: fake.approve('xero', REDIRECT, undefined, foreignChallenge), redirect_uri: REDIRECT } },
     ];
     for (const v of variants) {
-      for (const state of [undefined, null, '']) {
+      const before = tokenCalls();
+      const empty = await stack.request('POST', `/v2/integrations/connections/${v.id}/authenticate`, { token: org.token, body: { ...v.body, state: '' } });
+      expect(empty.status, `${v.body.provider_name} state=""`).toBe(422);
+      expect(empty.body.errors.map((e: { loc: unknown[] }) => e.loc)).toContainEqual(['body', 'state']);
+      expect(tokenCalls()).toBe(before);
+      for (const state of [undefined, null]) {
         const res = await stack.request('POST', `/v2/integrations/connections/${v.id}/authenticate`, { token: org.token, body: { ...v.body, state } });
         expect(res.status, `${v.body.provider_name} state=${JSON.stringify(state)}`).toBe(422);
-        expect(res.body.errors.map((e: { loc: unknown[] }) => e.loc)).toContainEqual(['body', 'state']);
+        expect(res.body).toMatchObject({ type: 'authentication-refused' });
       }
     }
-    expect(tokenCalls()).toBe(before);
     const rows = await stack.sql('SELECT is_authentication_pending, secrets FROM integrations.connections WHERE id = ANY($1)', [[qbo.body.id, xero.body.id]]);
     expect(rows).toEqual([
       { is_authentication_pending: true, secrets: null },

@@ -6,6 +6,7 @@
  *   expires_in, x_refresh_token_expires_in}` or 400 `{error:'invalid_grant'}`.
  * - QuickBooks Accounting API: GET /qbo/v3/company/{realmId}/companyinfo/{realmId} with a Bearer token.
  * - Xero: POST /xero/connect/token (same grant shapes), GET /xero/connections.
+ * - PKCE (RFC 7636, S256): a code approved with a code_challenge needs the matching code_verifier.
  * - Stripe: GET /stripe/v1/balance with a Bearer secret key.
  * - Jira Cloud: GET /jira/rest/api/3/myself with Basic e-mail:API token.
  *
@@ -13,7 +14,7 @@
  * old one; every request is recorded.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
 export interface FakeClient {
@@ -33,6 +34,8 @@ interface Grant {
   provider: 'qbo' | 'xero';
   redirectUri: string;
   realmId?: string;
+  /** PKCE (RFC 7636): the authorization request's S256 code_challenge; the token request must send its code_verifier */
+  codeChallenge?: string;
 }
 
 export class FakeProviders {
@@ -79,10 +82,13 @@ export class FakeProviders {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  /** The user approved the consent screen: the provider will accept this code once. */
-  approve(provider: 'qbo' | 'xero', redirectUri: string, realmId?: string): string {
+  /**
+   * The user approved the consent screen: the provider will accept this code once. `codeChallenge`:
+   * the authorization request carried one (PKCE), so the code is bound to its verifier.
+   */
+  approve(provider: 'qbo' | 'xero', redirectUri: string, realmId?: string, codeChallenge?: string): string {
     const code = `${provider}-code-${randomBytes(8).toString('hex')}`;
-    this.codes.set(code, { provider, redirectUri, realmId });
+    this.codes.set(code, { provider, redirectUri, realmId, codeChallenge });
     return code;
   }
 
@@ -126,6 +132,10 @@ export class FakeProviders {
     if (form.grant_type === 'authorization_code') {
       const grant = this.codes.get(form.code);
       if (!grant || grant.provider !== provider || grant.redirectUri !== form.redirect_uri) return this.send(res, 400, { error: 'invalid_grant' });
+      // RFC 7636 §4.6: BASE64URL(SHA256(code_verifier)) must equal the code_challenge of the authorization request
+      if (grant.codeChallenge && createHash('sha256').update(form.code_verifier ?? '').digest('base64url') !== grant.codeChallenge) {
+        return this.send(res, 400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
+      }
       this.codes.delete(form.code);
       return this.send(res, 200, this.issue(provider));
     }

@@ -12,11 +12,17 @@
  * - read `GET /v3/company/{realmId}/payment/{Id}` → `{Payment, time}`.
  * - delete `POST /v3/company/{realmId}/payment?operation=delete` `{Id, SyncToken}` →
  *   `{Payment: {Id, status: "Deleted", domain: "QBO"}, time}`; the invoices get their balance back.
+ * - query `GET /v3/company/{realmId}/query?query=select * from Payment where PaymentRefNum = '<ref>'`
+ *   → `{QueryResponse: {Payment: [...], startPosition, maxResults}, time}` (`{QueryResponse: {}}` when
+ *   none); deleted Payments are not returned. Other Payment queries are refused as QuickBooks refuses
+ *   a filter it does not support (QueryValidationError 4001); queries of other entities are forwarded.
  * - faults `{Fault: {Error: [{Message, Detail, code}], type}, time}`: ValidationFault 400 for a
  *   missing CustomerRef (2020), an unknown invoice or more than its balance (6000 "Business
  *   Validation Error"), an unknown or deleted Payment (610 "Object Not Found"), a stale SyncToken (5010).
  *
- * Test controls: `refuseCreates` (answer creates with a given ValidationFault), the request log.
+ * Test controls: `refuseCreates` (answer creates with a given ValidationFault), `failNext` (answer the
+ * next Payment requests — create, read, query — with a 503 or 401, optionally after the create was
+ * saved: the answer QuickBooks lost), the request log.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,7 +44,7 @@ export interface QboPaymentRecord {
 
 export interface PaymentRequest {
   method: string;
-  operation: 'create' | 'read' | 'delete';
+  operation: 'create' | 'read' | 'delete' | 'query';
   requestId: string | null;
   body: any;
   /** the raw JSON text as sent (to check amounts are written exactly) */
@@ -54,6 +60,8 @@ export interface FakeQboPayments {
   requests: PaymentRequest[];
   /** answer every create with this ValidationFault (null: normal) */
   refuseCreates: { message: string; detail: string; code: string } | null;
+  /** the next Payment requests (one entry each) get this status; `saved`: the next create is carried out first */
+  failNext: { status: 503 | 401; saved?: boolean }[];
   close(): Promise<void>;
 }
 
@@ -76,6 +84,7 @@ export async function startFakeQboPayments(base: FakeQuickbooks): Promise<FakeQb
     deleted: [],
     requests: [],
     refuseCreates: null,
+    failNext: [],
     close: async () => {},
   };
   const byRequestId = new Map<string, { status: number; body: unknown }>();
@@ -168,10 +177,13 @@ export async function startFakeQboPayments(base: FakeQuickbooks): Promise<FakeQb
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer) {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const m = url.pathname.match(/^\/v3\/company\/([^/]+)\/payment(?:\/([^/]+))?$/);
+    const q = url.pathname.match(/^\/v3\/company\/([^/]+)\/query$/);
+    const statement = (url.searchParams.get('query') ?? '').trim();
+    const isPaymentQuery = q !== null && /^select\s.+\sfrom\s+payment\b/i.test(statement);
+    const m = isPaymentQuery ? [q[0], q[1], undefined] : url.pathname.match(/^\/v3\/company\/([^/]+)\/payment(?:\/([^/]+))?$/);
     if (!m) return forward(req, res, raw);
     const text = raw.toString('utf8');
-    const operation = req.method === 'GET' ? 'read' : url.searchParams.get('operation') === 'delete' ? 'delete' : 'create';
+    const operation = isPaymentQuery ? 'query' : req.method === 'GET' ? 'read' : url.searchParams.get('operation') === 'delete' ? 'delete' : 'create';
     let body: any = null;
     try {
       body = text ? JSON.parse(text) : null;
@@ -188,6 +200,30 @@ export async function startFakeQboPayments(base: FakeQuickbooks): Promise<FakeQb
     if (m[1] !== base.realmId) {
       const f = fault(403, 'AuthorizationFault', 'message=ApplicationAuthorizationFailed; errorCode=003100; statusCode=403', '3100');
       return send(res, f.status, f.body);
+    }
+    // an injected answer for a saved create waits for the next create; the others take the next request
+    const injected = fake.failNext[0] && (!fake.failNext[0].saved || operation === 'create') ? fake.failNext.shift() : undefined;
+    if (injected) {
+      if (injected.saved && operation === 'create' && body !== null) {
+        const key = requestId ? `create:${requestId}` : null;
+        const result = create(body);
+        if (key) byRequestId.set(key, result);
+      }
+      const f = injected.status === 401
+        ? fault(401, 'AUTHENTICATION', 'message=AuthenticationFailed; errorCode=003200; statusCode=401', '3200', 'Token revoked or expired')
+        : fault(503, 'SystemFault', 'Service Unavailable', '10000');
+      return send(res, f.status, f.body);
+    }
+    if (operation === 'query') {
+      // the documented filter on a Payment's reference number: PaymentRefNum = '<text>' (\' escapes a quote)
+      const w = statement.match(/^select\s+\*\s+from\s+payment\s+where\s+PaymentRefNum\s*=\s*'((?:[^'\\]|\\.)*)'\s*$/i);
+      if (!w) {
+        const f = fault(400, 'ValidationFault', `QueryValidationError: unsupported query ${statement}`, '4001');
+        return send(res, f.status, f.body);
+      }
+      const ref = w[1]!.replace(/\\(.)/g, '$1');
+      const found = fake.payments.filter((p) => p.PaymentRefNum === ref).map((p) => ({ ...p, domain: 'QBO', sparse: false }));
+      return send(res, 200, { QueryResponse: found.length ? { Payment: found, startPosition: 1, maxResults: found.length } : {}, time: new Date().toISOString() });
     }
     if (operation === 'read') {
       const p = fake.payments.find((x) => x.Id === m[2]);

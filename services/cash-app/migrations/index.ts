@@ -10,6 +10,7 @@ import * as m009StatementTotals from './009_statement_totals.js';
 import * as m011StatementFiles from './011_statement_files.js';
 import * as m012Camt054Format from './012_camt054_format.js';
 import * as m013StatementBalanceMismatch from './013_statement_balance_mismatch.js';
+import * as m014PaymentPostingAdoption from './014_payment_posting_adoption.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -23,4 +24,5 @@ export const migrations: Migration[] = [
   m011StatementFiles,
   m012Camt054Format,
   m013StatementBalanceMismatch,
+  m014PaymentPostingAdoption,
 ];

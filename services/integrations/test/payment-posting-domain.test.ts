@@ -1,7 +1,7 @@
 /** Posting rules (domain/payment-posting.ts) and the QuickBooks Payment body (adapters/quickbooks-online-payments.ts). */
 import { describe, expect, it } from 'vitest';
 import type { PaymentForPosting } from '@rp/workflows';
-import { postingOrigin, postingPayload, postingRefusal } from '../src/domain/payment-posting.js';
+import { postingKey, postingOrigin, postingPayload, postingRefusal } from '../src/domain/payment-posting.js';
 import { qboPaymentBody } from '../src/adapters/quickbooks-online-payments.js';
 
 function payment(over: Partial<PaymentForPosting> = {}): PaymentForPosting {
@@ -85,5 +85,19 @@ describe('QuickBooks Payment body', () => {
       TotalAmt: 50,
       Line: [],
     });
+  });
+});
+
+describe('postingKey', () => {
+  it('is 21 characters QuickBooks keeps in PaymentRefNum, case-insensitive digits, the same for every attempt of a payment and different per payment', () => {
+    const org = '01900000-0000-7000-8000-000000000001';
+    const key = postingKey(org, '01900000-0000-7000-8000-00000000000a');
+    expect(key).toMatch(/^RP[0-9A-V]{19}$/);
+    expect(postingKey(org, '01900000-0000-7000-8000-00000000000a')).toBe(key);
+    expect(postingKey(org, '01900000-0000-7000-8000-00000000000b')).not.toBe(key);
+    expect(postingKey('01900000-0000-7000-8000-000000000002', '01900000-0000-7000-8000-00000000000a')).not.toBe(key);
+    // no two of 20,000 payments share a key
+    const keys = new Set(Array.from({ length: 20_000 }, (_, i) => postingKey(org, `01900000-0000-7000-8000-${String(i).padStart(12, '0')}`)));
+    expect(keys.size).toBe(20_000);
   });
 });

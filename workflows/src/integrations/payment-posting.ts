@@ -70,6 +70,12 @@ export type PostingOutcome =
       erpDocumentNumber: string | null;
       /** ISO time the ERP was known to have the payment */
       postedAt: string;
+      /**
+       * The ERP payment was found by the payment's posting key — stored by an earlier attempt whose
+       * answer was lost — and adopted instead of creating a second one (absent in histories from
+       * before adoption existed: false).
+       */
+      adopted?: boolean;
     }
   | { status: 'failed'; postingId: string | null; provider: string | null; error: string }
   | { status: 'unposted'; postingId: string }

@@ -1515,7 +1515,7 @@ export interface paths {
         put?: never;
         /**
          * Authenticate a connection
-         * @description One of four variants chosen by `provider_name`, which must be the connection's provider (otherwise 422 at body.provider_name): `quickbooks_online` and `xero` (OAuth 2.0 authorization code: the `state` is required and must be the signed state of the connection's current `authorization_url`, unexpired and unused, otherwise 422 at body.state; the code is exchanged at the provider's registered token endpoint (configured, never a tenant-chosen host) and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and `jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health check runs and the connection is returned. The provider refusing the code or the credentials gives 422 `authentication-refused` naming the provider's error, the connection unchanged and still pending; a token endpoint that cannot be reached or fails gives 502; no OAuth client configured for the provider gives 409. Organization admins only.
+         * @description One of four variants chosen by `provider_name`, which must be the connection's provider (otherwise 422 at body.provider_name): `quickbooks_online` and `xero` (OAuth 2.0 authorization code with PKCE: the `state` is optional and may be null (spec 4.3.1); when sent it must be the signed state of the connection's current `authorization_url`, unexpired and unused, otherwise 422 at body.state; without it the PKCE verifier of that URL binds the code; the code is exchanged at the provider's registered token endpoint (configured, never a tenant-chosen host) and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and `jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health check runs and the connection is returned. The provider refusing the code or the credentials gives 422 `authentication-refused` naming the provider's error, the connection unchanged and still pending; a token endpoint that cannot be reached or fails gives 502; no OAuth client configured for the provider gives 409. Organization admins only.
          *
          *     Requires: user access token of an organization admin.
          */
@@ -1647,13 +1647,13 @@ export interface paths {
         put?: never;
         /**
          * Push customers (integration middleware)
-         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000): such a record gets `invalid_field` naming the field(s), the others are stored. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
+         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as `\ud800`, which is not text): such a record gets `invalid_field` naming the field(s), the others are stored. Every string field has a maximum length (the records' `maxLength`: codes and keys 100 characters, names and address parts 255, free text 1000, `smtp_addr` 254, phone numbers 64; SAP's own fields are shorter, the room is for other ERPs); a longer one gets `invalid_field` for that record only. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
          *
          *     **Records** (spec rule 17), all strings: required `customer_code` and `name1`; optional `name2`, `name3`, `street`, `house_num1`, `house_num2`, `post_code1`, `city1`, `city2`, `region`, `country`, `accounting_clerk`, `accounting_clerk_name`, `smtp_addr` (an email address when not empty), `tel_number`, `telnr_long`, `tax_jurisdiction`, `payment_method`, `search_term`, `vendor_account_number`, `company_code`.
          *
          *     **Mapping onto the partner** (upserted by `customer_code` as its remote id): `name` = `name1`; `legal_name` = `name1`, `name2`, `name3` joined with spaces (SAP splits long names over the three); `account_number` = `customer_code` (the SAP customer account number); `email` = `smtp_addr`; `phone` = `telnr_long`, else `tel_number`; `company_code`, `search_term` as sent; `address` = {`line1` (street, house_num1 and house_num2 joined), `street`, `house_number` (house_num1), `house_number_supplement` (house_num2), `postal_code` (post_code1), `city` (city1), `district` (city2), `region`, `country`}; `attributes` keeps `name2`, `name3`, `accounting_clerk`, `accounting_clerk_name`, `tel_number`, `telnr_long`, `tax_jurisdiction`, `payment_method`, `vendor_account_number`. Empty fields are left out of `address` and `attributes`. `business_unit_id`: the partner's business unit (absent keeps the current one). Documents pushed earlier with this `customer_code` and no partner are linked to it now (and take its business unit when they have none). `remote_id` in the result is the `customer_code`.
          *
-         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), or a string or key of the record contains the NUL character (U+0000)), `invalid_email` (smtp_addr is not an email address), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
+         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), a string is longer than its documented maximum, or a string or key of the record contains the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as \ud800)), `invalid_email` (smtp_addr is not an email address), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
          *
          *     Requires: organization API key.
          */
@@ -1675,15 +1675,15 @@ export interface paths {
         put?: never;
         /**
          * Push invoices and credit memos (integration middleware)
-         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000): such a record gets `invalid_field` naming the field(s), the others are stored. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
+         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as `\ud800`, which is not text): such a record gets `invalid_field` naming the field(s), the others are stored. Every string field has a maximum length (the records' `maxLength`: codes and keys 100 characters, names and address parts 255, free text 1000, `smtp_addr` 254, phone numbers 64; SAP's own fields are shorter, the room is for other ERPs); a longer one gets `invalid_field` for that record only. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
          *
          *     **Records** (spec rule 16). Required: `document_number`, `company_code`, `fiscal_year` (four digits), `customer_code` (strings); `currency`; `document_date`, `net_due_date`; `amount_in_document_currency`; `status_open` (boolean); `debit_credit_indicator` (`S` stores an invoice, `H` a credit memo). Optional: `document_type`, `invoice_doc_type`, `exchange_rate`, `reference`, `assignment`, `text`, `reason_code`, `clearing_document_number` (strings), `posting_date`, `clearing_date` (dates or null), `amount_in_local_currency` (in the organization's base currency), `line_items` (array of `line_number` (integer ≥ 0, unique within the record), `description`, `quantity`, `unit_amount`, `total_amount`; absent or null = no line items).
          *
-         *     **Values.** Amounts are JSON numbers read as their shortest decimal form (0.1 is exactly 0.1; decimal strings such as "1190.50" are also accepted), stored exactly (NUMERIC): no more decimal places than the currency's ISO minor unit (EUR 2, JPY 0, KWD 3) for `amount_in_document_currency` and line `total_amount`, nor than the base currency's for `amount_in_local_currency`; up to 6 for `quantity` and `unit_amount`. Currency: an upper-case ISO 4217 code, current or historic (e.g. DEM). Dates: `YYYY-MM-DD` naming a real calendar day.
+         *     **Values.** Amounts are JSON numbers read as their shortest decimal form (0.1 is exactly 0.1; decimal strings such as "1190.50" are also accepted), stored exactly (NUMERIC). A JSON number carries at most 15 significant digits exactly: one whose shortest form has more (1234567890123456.78 arrives as 1234567890123456.8, 9007199254740993 as 9007199254740992) has been rounded by the JSON parser and gets `invalid_amount`; send such amounts as decimal strings, which are taken as written. (The check sees the double the parser made: digits that vanish in it entirely, as in 0.10000000000000000001, which is the double 0.1, cannot be told from the shorter number.) Amounts have no more decimal places than the currency's ISO minor unit (EUR 2, JPY 0, KWD 3) for `amount_in_document_currency` and line `total_amount`, nor than the base currency's for `amount_in_local_currency`; up to 6 for `quantity` and `unit_amount`. Currency: an upper-case ISO 4217 code, current or historic (e.g. DEM). Dates: `YYYY-MM-DD` naming a real calendar day.
          *
          *     **Storage.** Upsert key: (organization, `company_code`, `fiscal_year`, `document_number`): re-pushing a document updates it and returns the same `service_id`, also when its indicator flips (its kind changes, its id does not). Its line items are replaced as a set. `amount_open` is the whole amount while `status_open`, else 0, unless the record carries the optional extension field `amount_open` (the ERP's open amount after partial payments: between 0 and the document amount, 0 when not open, currency minor units; an `invalid_amount` otherwise). Pushing an invoice after a payment was reported `posted` (GET/POST …/middleware/payments) tells the platform the ERP's figure includes that payment. The document is linked to the partner whose customer push had the same `customer_code`; if that customer has not been pushed yet, the document is stored without a partner and linked when the customer arrives. Without `business_unit_id`, a document takes its partner's business unit. `remote_id` in the result is the record's `document_number`.
          *
-         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), or a string or key of the record contains the NUL character (U+0000)), `invalid_currency` (currency is not an ISO 4217 code (current or historic), upper case), `invalid_date` (a date is not a real calendar date written YYYY-MM-DD), `invalid_amount` (an amount is not a finite number (or decimal string), has more decimal places than its currency allows, or is too large), `invalid_debit_credit_indicator` (debit_credit_indicator is neither S (invoice) nor H (credit memo)), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
+         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), a string is longer than its documented maximum, or a string or key of the record contains the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as \ud800)), `invalid_currency` (currency is not an ISO 4217 code (current or historic), upper case), `invalid_date` (a date is not a real calendar date written YYYY-MM-DD), `invalid_amount` (an amount is not a finite number (or decimal string), has more decimal places than its currency allows, is a JSON number of more than 15 significant digits (not exact: send a decimal string), or is too large), `invalid_debit_credit_indicator` (debit_credit_indicator is neither S (invoice) nor H (credit memo)), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
          *
          *     Requires: organization API key.
          */
@@ -2353,7 +2353,7 @@ export interface components {
         AuthenticateConnectionRequest: {
             /** @description The `code` the provider put on the redirect. */
             authorization_code: string;
-            /** @description Other redirect parameters; QuickBooks sends `realmId` (the company), required here as `realm_id` or `realmId`. */
+            /** @description Other redirect parameters (names of at most 100 characters); QuickBooks sends `realmId` (the company), required here as `realm_id` or `realmId`. */
             extra_data?: {
                 [key: string]: unknown;
             } | null;
@@ -2361,11 +2361,11 @@ export interface components {
             provider_name: "quickbooks_online";
             /**
              * Format: uri
-             * @description The redirect URI of the authorization request (must equal OAUTH_REDIRECT_URI when that is configured).
+             * @description The redirect URI of the authorization request (must equal OAUTH_REDIRECT_URI when that is configured); at most 2048 characters.
              */
             redirect_uri: string;
-            /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
-            state: string;
+            /** @description Optional, may be null (spec 4.3.1). When sent, it must be the `state` the provider echoed on the redirect (from the connection's current `authorization_url`): it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12); another or a spent one → 422. Without it the code is bound by PKCE (RFC 7636, S256): the `authorization_url` carries a `code_challenge` and the code exchange sends its secret verifier, so a provider that implements PKCE (Xero, Microsoft) refuses a code issued for any other authorization request (422 authentication-refused). QuickBooks Online does not document PKCE: there, a client that omits `state` must protect its redirect endpoint against CSRF itself (RFC 9700 §4.7.1); sending it is recommended. */
+            state?: string | null;
         } | {
             /** @description The `code` the provider put on the redirect. */
             authorization_code: string;
@@ -2373,11 +2373,11 @@ export interface components {
             provider_name: "xero";
             /**
              * Format: uri
-             * @description Defaults to the platform's OAUTH_REDIRECT_URI.
+             * @description Defaults to the platform's OAUTH_REDIRECT_URI; at most 2048 characters.
              */
             redirect_uri?: string;
-            /** @description Required: the `state` the provider echoed on the redirect (from the connection's current `authorization_url`); it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12). */
-            state: string;
+            /** @description Optional, may be null (spec 4.3.1). When sent, it must be the `state` the provider echoed on the redirect (from the connection's current `authorization_url`): it binds the code to this connection and this authorization request (CSRF, RFC 6749 §10.12); another or a spent one → 422. Without it the code is bound by PKCE (RFC 7636, S256): the `authorization_url` carries a `code_challenge` and the code exchange sends its secret verifier, so a provider that implements PKCE (Xero, Microsoft) refuses a code issued for any other authorization request (422 authentication-refused). QuickBooks Online does not document PKCE: there, a client that omits `state` must protect its redirect endpoint against CSRF itself (RFC 9700 §4.7.1); sending it is recommended. */
+            state?: string | null;
         } | {
             /** @description A Stripe restricted (rk_…) or secret (sk_…) key. */
             api_key: string;
@@ -2915,7 +2915,7 @@ export interface components {
              * @enum {string}
              */
             provider_name: "acumatica" | "netsuite" | "sap_s4hana" | "dynamics_365_business_central" | "dynamics_365_finance" | "oracle_fusion_cloud" | "odoo" | "quickbooks_online" | "xero" | "sage_intacct" | "stripe" | "chargebee" | "zuora" | "recurly" | "plaid" | "gocardless_bank_account_data" | "zendesk" | "freshdesk" | "jira_service_management" | "salesforce" | "hubspot" | "middleware";
-            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting. */
+            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string (at most 1000 characters; URLs 2000; list items 200, at most 500 of them; setting names 100). An unknown key is refused. Null removes a setting. A value or name with a lone surrogate (an unpaired UTF-16 escape) → 422 `lone_surrogate` at body.settings.<key>. */
             settings?: {
                 [key: string]: unknown;
             };
@@ -3653,8 +3653,10 @@ export interface components {
             object: "middleware_payment";
             payment_date: string | null;
             posted_at: string | null;
-            /** @description This posting attempt; also the idempotency key of the posting. */
+            /** @description This posting attempt (a repost after `failed` is a new attempt with a new id). */
             posting_id: string;
+            /** @description The payment's posting key (`RP` + 19 characters, 21 in all): the same for every attempt of this payment. Write it into the ERP document (its reference) and, before creating one, look it up in the ERP: when the ERP already holds a document with this key (an earlier attempt whose answer was lost), answer `posted` with that document instead of creating a second one. */
+            posting_key: string;
             /**
              * @description `ready_to_post` until the middleware reports `posted` or `failed`.
              * @enum {string}
@@ -3808,10 +3810,12 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string;
-            /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: PaymentRefNum). */
+            /** @description The ERP's document number of the posting (reported by the middleware; QuickBooks: the Payment's PaymentRefNum, which holds the payment's posting key `RP…` (21 characters) that every attempt writes, so an earlier attempt is found before posting again; the bank reference is in the Payment's PrivateNote). */
             erp_document_number: string | null;
             /** @description The ERP's id of the posted payment (QuickBooks Payment Id). */
             erp_payment_id: string | null;
+            /** @description True when the ERP payment was not created by the posting that recorded it but found in the ERP by the payment's posting key: an earlier attempt that the ERP stored while its answer was lost (a timeout or 5xx, then 401 or exhausted retries). The posting adopted it instead of creating a second ERP payment. */
+            erp_posting_adopted: boolean;
             /** @description The provider that holds (or refused) the posting: `quickbooks_online` or `middleware`. */
             erp_provider: string | null;
             id: string;
@@ -4079,9 +4083,68 @@ export interface components {
             total_records: number;
         };
         /** @description Up to 100 records. A body that is not an array, or a longer one, is refused whole (422) and nothing is written. */
-        PushMiddlewareCustomersRequest: unknown[];
+        PushMiddlewareCustomersRequest: ({
+            accounting_clerk?: string | null;
+            accounting_clerk_name?: string | null;
+            business_unit_id?: unknown;
+            city1?: string | null;
+            city2?: string | null;
+            company_code?: string | null;
+            country?: string | null;
+            customer_code?: string;
+            house_num1?: string | null;
+            house_num2?: string | null;
+            name1?: string;
+            name2?: string | null;
+            name3?: string | null;
+            payment_method?: string | null;
+            post_code1?: string | null;
+            region?: string | null;
+            search_term?: string | null;
+            smtp_addr?: string | null;
+            street?: string | null;
+            tax_jurisdiction?: string | null;
+            tel_number?: string | null;
+            telnr_long?: string | null;
+            vendor_account_number?: string | null;
+        } & {
+            [key: string]: unknown;
+        })[];
         /** @description Up to 100 records. A body that is not an array, or a longer one, is refused whole (422) and nothing is written. */
-        PushMiddlewareInvoicesRequest: unknown[];
+        PushMiddlewareInvoicesRequest: ({
+            amount_in_document_currency?: unknown;
+            amount_in_local_currency?: unknown;
+            amount_open?: unknown;
+            assignment?: string | null;
+            business_unit_id?: unknown;
+            clearing_date?: string | null;
+            clearing_document_number?: string | null;
+            company_code?: string;
+            currency?: string;
+            customer_code?: string;
+            debit_credit_indicator?: string;
+            document_date?: string;
+            document_number?: string;
+            document_type?: string | null;
+            exchange_rate?: string | null;
+            fiscal_year?: string;
+            invoice_doc_type?: string | null;
+            line_items?: {
+                description?: string | null;
+                line_number: number;
+                quantity?: unknown;
+                total_amount?: unknown;
+                unit_amount?: unknown;
+            }[] | null;
+            net_due_date?: string;
+            posting_date?: string | null;
+            reason_code?: string | null;
+            reference?: string | null;
+            status_open?: boolean;
+            text?: string | null;
+        } & {
+            [key: string]: unknown;
+        })[];
         PushResult: {
             /** @description When the request was received (ISO 8601 UTC). */
             received_at: string;
@@ -4588,7 +4651,7 @@ export interface components {
         UpdateConnectionRequest: {
             is_sync_disabled?: boolean;
             name?: string;
-            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting. */
+            /** @description The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, `default_currency` an ISO 4217 code, everything else a non-empty string (at most 1000 characters; URLs 2000; list items 200, at most 500 of them; setting names 100). An unknown key is refused. Null removes a setting. A value or name with a lone surrogate (an unpaired UTF-16 escape) → 422 `lone_surrogate` at body.settings.<key>. */
             settings?: {
                 [key: string]: unknown;
             };
@@ -15618,6 +15681,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The provider's `name` (at most 100 characters; provider names are short identifiers). */
                 name: string;
             };
             cookie?: never;

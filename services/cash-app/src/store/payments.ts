@@ -177,6 +177,7 @@ export interface PaymentRow {
   erp_payment_id: string | null;
   erp_document_number: string | null;
   erp_can_unpost: boolean;
+  erp_posting_adopted: boolean;
   approved_by: string | null;
   approved_at: Date | null;
   created_at: Date;

@@ -4,10 +4,10 @@ import { capExternalFailure, Money, type Db } from '@rp/platform';
 import type { Logger } from 'pino';
 import { POSTING_PROVIDER_ATTEMPTS, type IntegrationsPostingActivities, type PaymentForPosting, type PostingOutcome, type PreparedPosting } from '@rp/workflows';
 import { ProviderApiError, type ProviderAccess } from '../adapters/adapter.js';
-import { createQboPayment, deleteQboPayment } from '../adapters/quickbooks-online-payments.js';
+import { createQboPayment, deleteQboPayment, findQboPaymentsByRef, type QboPayment, type QboPaymentFound } from '../adapters/quickbooks-online-payments.js';
 import type { IntegrationsConfig } from '../config.js';
 import { getProviderAccess } from '../domain/connection-auth.js';
-import { DIRECT_POSTING_PROVIDERS, MIDDLEWARE_ORIGIN, outcomeOf, postingOrigin, postingPayload, postingRefusal } from '../domain/payment-posting.js';
+import { DIRECT_POSTING_PROVIDERS, MIDDLEWARE_ORIGIN, outcomeOf, postingKey, postingOrigin, postingPayload, postingRefusal } from '../domain/payment-posting.js';
 import { CASH_APP_FEATURES } from '../domain/providers.js';
 import { getConnection } from '../store/connections.js';
 import {
@@ -49,6 +49,17 @@ function toFailure(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Why the Payment found by the posting key is not this posting (another customer or total: the
+ * payment was changed after the attempt that stored it), or null when it is.
+ */
+function adoptionMismatch(found: QboPaymentFound, p: PostingRow['payload']): string | null {
+  const customer = found.CustomerRef?.value;
+  if (customer !== undefined && customer !== p.customer?.remote_id) return `Payment ${found.Id} of another customer (${customer})`;
+  if (found.TotalAmt !== undefined && !new Money(found.TotalAmt).eq(p.amount)) return `Payment ${found.Id} of ${found.TotalAmt} instead of ${p.amount}`;
+  return null;
+}
+
 function notFound(postingId: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'PostingNotFound', message: `Posting ${postingId} does not exist.`, nonRetryable: true });
 }
@@ -57,7 +68,12 @@ function notFound(postingId: string): ApplicationFailure {
  * The integrations side of workflow payment-posting-<paymentId>. Side effects once: the posting
  * row is written before the ERP call and its id is the call's idempotency key (QuickBooks
  * `requestid`); the result is written after. A failure between the two (or of the result write)
- * retries the activity, and the repeated call returns the same ERP payment.
+ * retries the activity, and the repeated call returns the same ERP payment. Because QuickBooks
+ * remembers a request id only for a while and a repost (POST /v2/payments/{id}/post after a
+ * failure) is a new row with a new id, every attempt first searches QuickBooks for a Payment
+ * carrying the payment's posting key (PaymentRefNum) and adopts it when found: a Payment stored by
+ * an attempt whose answer was lost (a timeout or 5xx, then 401 or the retries used up) is never
+ * created twice.
  */
 export function createPaymentPostingActivities(deps: PaymentPostingDeps): IntegrationsPostingActivities {
   const { db } = deps;
@@ -113,18 +129,36 @@ export function createPaymentPostingActivities(deps: PaymentPostingDeps): Integr
         throw ApplicationFailure.create({ type: 'PostingNotDirect', message: `Posting ${postingId} is ${row.status}.`, nonRetryable: true });
       }
       const p = row.payload;
-      let created;
+      const key = postingKey(organizationId, row.payment_id);
+      let created: QboPayment & { PrivateNote?: string };
+      let adopted = false;
       try {
         const access = await accessFor(row);
-        created = await createQboPayment(access, row.id, {
-          customerId: p.customer!.remote_id,
-          currency: p.currency,
-          totalAmount: p.amount,
-          txnDate: p.payment_date,
-          reference: p.bank_reference,
-          privateNote: `Receivables platform payment ${p.payment_id}`,
-          lines: p.lines.filter((l) => !new Money(l.amount_paid).isZero()).map((l) => ({ invoiceId: l.remote_id!, amount: l.amount_paid })),
-        });
+        const earlier = await findQboPaymentsByRef(access, key);
+        if (earlier.length > 0) {
+          const mismatch = earlier.length > 1 ? `${earlier.length} Payments` : adoptionMismatch(earlier[0]!, p);
+          if (mismatch) {
+            const error =
+              `QuickBooks Online already holds ${mismatch} with this payment's reference ${key} (an earlier posting attempt); ` +
+              'nothing was posted again. Correct or delete it in QuickBooks, then post again.';
+            const failed = await markFailed(db, organizationId, row.id, error);
+            deps.log.warn({ organization_id: organizationId, posting_id: row.id, posting_key: key }, 'payment posting found a differing ERP payment');
+            return outcomeOf(failed ?? (await getPosting(db, organizationId, row.id))!)!;
+          }
+          created = earlier[0]!;
+          // this attempt's own create, answered late (its id is in the note), is not an adoption
+          adopted = !(created.PrivateNote ?? '').includes(row.id);
+        } else {
+          created = await createQboPayment(access, row.id, {
+            customerId: p.customer!.remote_id,
+            currency: p.currency,
+            totalAmount: p.amount,
+            txnDate: p.payment_date,
+            reference: key,
+            privateNote: `Receivables platform payment ${p.payment_id}, posting ${row.id}${p.bank_reference ? `; bank reference ${p.bank_reference}` : ''}`,
+            lines: p.lines.filter((l) => !new Money(l.amount_paid).isZero()).map((l) => ({ invoiceId: l.remote_id!, amount: l.amount_paid })),
+          });
+        }
       } catch (err) {
         if (err instanceof ProviderApiError && err.kind === 'rejected') {
           // the ERP refused the payment: that is the outcome, stored as the posting error
@@ -135,8 +169,8 @@ export function createPaymentPostingActivities(deps: PaymentPostingDeps): Integr
         // the ERP's deliberate attempt cap; outages of our database never count against it alone
         throw capExternalFailure(toFailure(err), Context.current().info.attempt, POSTING_PROVIDER_ATTEMPTS);
       }
-      const posted = await markPosted(db, organizationId, row.id, { erpPaymentId: created.Id, erpDocumentNumber: created.PaymentRefNum ?? null, erpSyncToken: created.SyncToken });
-      deps.log.info({ organization_id: organizationId, posting_id: row.id, erp_payment_id: created.Id }, 'payment posted to the ERP');
+      const posted = await markPosted(db, organizationId, row.id, { erpPaymentId: created.Id, erpDocumentNumber: created.PaymentRefNum ?? key, erpSyncToken: created.SyncToken, adopted });
+      deps.log.info({ organization_id: organizationId, posting_id: row.id, erp_payment_id: created.Id, adopted }, adopted ? 'payment posting adopted the ERP payment of an earlier attempt' : 'payment posted to the ERP');
       return outcomeOf(posted ?? (await getPosting(db, organizationId, row.id))!)!;
     },
 

@@ -6,12 +6,18 @@
  *            Line: [{Amount, LinkedTxn: [{TxnId: <Invoice Id>, TxnType: "Invoice"}]}]}
  *           → {Payment: {Id, SyncToken, TotalAmt, UnappliedAmt, …}, time}
  *   read:   GET  {apiBaseUrl}/v3/company/{realmId}/payment/{Id}?minorversion=75 → {Payment: {…}}
+ *   find:   GET  {apiBaseUrl}/v3/company/{realmId}/query?query=select * from Payment where PaymentRefNum = '<ref>'
+ *           → {QueryResponse: {Payment: [...]}} (`{QueryResponse: {}}` when none; deleted Payments are not returned)
  *   delete: POST {apiBaseUrl}/v3/company/{realmId}/payment?operation=delete&requestid=<key>
  *           {Id, SyncToken} → {Payment: {Id, status: "Deleted"}, time}
  *
  * `requestid` makes a create idempotent: QuickBooks answers a repeated request id with the response
  * of the first request instead of creating a second Payment (Intuit: "Request ID update for
  * QuickBooks Online integration"), so a retry after a lost answer or a failed result write is safe.
+ * QuickBooks remembers request ids for a limited time only and a new posting attempt has a new one,
+ * so the Payment also carries the payment's posting key in PaymentRefNum (documented max 21
+ * characters, filterable in the query language; PrivateNote, max 4000, is not), and a posting first
+ * finds the Payment by that key.
  * TotalAmt above the lines' sum leaves the rest unapplied on the customer (UnappliedAmt): that is how
  * a deposit, or the unallocated remainder of one, is posted on account. Errors have the documented
  * `{Fault: {Error: [{Message, Detail, code}], type}}` shape: a ValidationFault (400) is a refusal
@@ -144,6 +150,26 @@ export function qboPaymentBody(p: QboPaymentCreate): string {
 /** Create the Payment; `requestId` (≤ 50 chars) makes a repeated call return the same Payment. */
 export async function createQboPayment(access: ProviderAccess, requestId: string, p: QboPaymentCreate): Promise<QboPayment> {
   return paymentOf(await qboCall(access, 'POST', '/payment', { requestid: requestId }, qboPaymentBody(p)));
+}
+
+/** QuickBooks' query language quotes strings in `'`; a quote or backslash inside is escaped with `\`. */
+function qboString(v: string): string {
+  return `'${v.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+}
+
+export interface QboPaymentFound extends QboPayment {
+  CustomerRef?: { value?: string };
+  PaymentRefNum?: string;
+  PrivateNote?: string;
+}
+
+/** The live Payments whose PaymentRefNum is `ref` (a posting key: none or one). */
+export async function findQboPaymentsByRef(access: ProviderAccess, ref: string): Promise<QboPaymentFound[]> {
+  const body = (await qboCall(access, 'GET', '/query', { query: `select * from Payment where PaymentRefNum = ${qboString(ref)}` })) as { QueryResponse?: { Payment?: unknown } };
+  const rows = body.QueryResponse?.Payment;
+  if (rows === undefined) return [];
+  if (!Array.isArray(rows)) throw new ProviderApiError('server_error', 'QuickBooks Online answered the Payment query without a list.');
+  return rows.map((r) => ({ ...(r as QboPaymentFound), ...paymentOf({ Payment: r }) }));
 }
 
 /** The Payment, or null when QuickBooks does not know it (deleted). */

@@ -30,7 +30,7 @@ import { AuthenticationRefusedError, bodyIssue, realmIdFrom, type AuthenticateBo
 import { connectionSecrets, sealSecrets } from './connection-auth.js';
 import { connectionView, mergeSettings, needsAuthentication, parseSettings, type ConnectionView } from './connections.js';
 import { runHealthCheck, staticHealth } from './health-check.js';
-import { newStateNonce, OAuthProviderError, OAuthRefusedError, oauthClient, requestTokens, verifyState } from './oauth.js';
+import { newStateNonce, OAuthProviderError, OAuthRefusedError, oauthClient, pkceVerifier, requestTokens, verifyState } from './oauth.js';
 import { ProviderUnreachableError } from './provider-http.js';
 import { requireProviderRuntime, type ProviderRuntime } from './provider-runtime.js';
 import { cancelRunningSyncs, deleteSyncSchedule, describeNextSyncAt, upsertSyncSchedule } from './sync-schedule.js';
@@ -181,8 +181,14 @@ async function authenticateOAuth(deps: Deps, row: ConnectionRow, runtime: Provid
   const redirectUri = body.redirect_uri ?? configured;
   if (!redirectUri) throw bodyIssue('redirect_uri', 'is required: no OAUTH_REDIRECT_URI is configured', 'missing');
   if (configured && redirectUri !== configured) throw bodyIssue('redirect_uri', `must be the redirect URI of the authorization request (${configured})`);
-  const check = verifyState(deps.config, body.state, { connectionId: row.id, organizationId: row.organization_id, nonce: row.oauth_state_nonce });
-  if (!check.ok) throw bodyIssue('state', `is not valid for this connection: ${check.reason}`);
+  // A state that is sent must be this connection's (CSRF, RFC 6749 §10.12); without one (spec 4.3.1
+  // allows absent or null) PKCE binds the code to the connection's current authorization request.
+  if (!row.oauth_state_nonce) throw bodyIssue('state', 'no authorization of this connection is in progress; start it from the connection\'s authorization_url');
+  if (body.state !== undefined && body.state !== null) {
+    const check = verifyState(deps.config, body.state, { connectionId: row.id, organizationId: row.organization_id, nonce: row.oauth_state_nonce });
+    if (!check.ok) throw bodyIssue('state', `is not valid for this connection: ${check.reason}`);
+  }
+  const codeVerifier = pkceVerifier(deps.config, { connectionId: row.id, nonce: row.oauth_state_nonce });
   let settings = row.settings;
   if (body.provider_name === 'quickbooks_online') {
     const realmId = realmIdFrom(body.extra_data);
@@ -191,7 +197,7 @@ async function authenticateOAuth(deps: Deps, row: ConnectionRow, runtime: Provid
   }
   let tokens: ConnectionSecrets;
   try {
-    tokens = await requestTokens(deps.config, row.provider_name, settings, { grant_type: 'authorization_code', code: body.authorization_code, redirect_uri: redirectUri });
+    tokens = await requestTokens(deps.config, row.provider_name, settings, { grant_type: 'authorization_code', code: body.authorization_code, redirect_uri: redirectUri, code_verifier: codeVerifier });
   } catch (e) {
     if (e instanceof OAuthRefusedError) throw new AuthenticationRefusedError(describeRefusal(display, e));
     if (e instanceof ProviderUnreachableError) throw new UpstreamError(502, `${display}'s token endpoint could not be reached: ${e.causeText}.`);

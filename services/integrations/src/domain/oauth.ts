@@ -6,8 +6,17 @@
  * `state` = `<base64url(JSON {c: connection id, o: organization id, e: expiry (s), n: nonce})>.<base64url(HMAC-SHA256)>`.
  * The nonce is the connection's `oauth_state_nonce`; a successful authentication replaces it, so a
  * state is good for one successful exchange.
+ *
+ * PKCE (RFC 7636, S256) on every authorization request: the authorize URL carries
+ * `code_challenge` = BASE64URL(SHA-256(verifier)) and the code exchange sends the verifier, which
+ * is HMAC-SHA256(state signing key, "pkce:" + connection id + nonce): secret, bound to the
+ * connection's current authorization request, spent with the nonce. A provider that implements PKCE
+ * (Xero, the Microsoft identity platform, …) then refuses a code issued for any other authorization
+ * request, which is what makes `state` optional on authenticate (spec 4.3.1; RFC 9700 §2.1: PKCE
+ * protects the code exchange against CSRF and code injection). A provider without PKCE ignores both
+ * parameters (RFC 6749 §3.1: unrecognized parameters are ignored).
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { IntegrationsConfig, OAuthClient } from '../config.js';
 import { oauthScopes, providerUrls, registeredTokenUrl } from './provider-runtime.js';
@@ -38,6 +47,16 @@ export function signState(config: OAuthConfig, s: { connectionId: string; organi
   const payload = Buffer.from(JSON.stringify({ c: s.connectionId, o: s.organizationId, e: s.expiresAt, n: s.nonce })).toString('base64url');
   const mac = createHmac('sha256', stateSigningKey(config)).update(payload).digest('base64url');
   return `${payload}.${mac}`;
+}
+
+/** The PKCE code_verifier of the connection's current authorization request (43 base64url characters). */
+export function pkceVerifier(config: OAuthConfig, c: { connectionId: string; nonce: string }): string {
+  return createHmac('sha256', stateSigningKey(config)).update(`pkce:${c.connectionId}:${c.nonce}`).digest('base64url');
+}
+
+/** S256 code_challenge of a verifier. */
+export function pkceChallenge(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
 }
 
 export type StateCheck = { ok: true } | { ok: false; reason: string };
@@ -86,6 +105,8 @@ export function authorizationUrl(
     'state',
     signState(config, { connectionId: c.id, organizationId: c.organization_id, nonce: c.oauth_state_nonce, expiresAt: nowSeconds + config.OAUTH_STATE_TTL_SECONDS }),
   );
+  url.searchParams.set('code_challenge', pkceChallenge(pkceVerifier(config, { connectionId: c.id, nonce: c.oauth_state_nonce })));
+  url.searchParams.set('code_challenge_method', 'S256');
   return url.toString();
 }
 
@@ -132,7 +153,7 @@ export async function requestTokens(
   config: OAuthConfig,
   providerName: string,
   settings: Record<string, unknown>,
-  grant: { grant_type: 'authorization_code'; code: string; redirect_uri: string } | { grant_type: 'refresh_token'; refresh_token: string },
+  grant: { grant_type: 'authorization_code'; code: string; redirect_uri: string; code_verifier?: string } | { grant_type: 'refresh_token'; refresh_token: string },
   previous: ConnectionSecrets = {},
   now = Date.now(),
 ): Promise<ConnectionSecrets> {

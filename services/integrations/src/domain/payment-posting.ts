@@ -13,6 +13,7 @@
  *   withholdings and adjustments travel in the payload for the middleware; QuickBooks has no place
  *   for them on a Payment.
  */
+import { createHash } from 'node:crypto';
 import { currencyMinorUnits, Money } from '@rp/platform';
 import type { PaymentForPosting, PostingOutcome } from '@rp/workflows';
 import { CASH_APP_FEATURES } from './providers.js';
@@ -23,6 +24,22 @@ const CONNECTION_ORIGIN = /^connection:(.+)$/;
 
 /** Providers this platform posts to through their API (the others with features use the queue). */
 export const DIRECT_POSTING_PROVIDERS: ReadonlySet<string> = new Set(['quickbooks_online']);
+
+/**
+ * The payment's posting key: the reference every posting attempt of the payment writes into the ERP
+ * (QuickBooks: the Payment's PaymentRefNum; the middleware: `posting_key` of the queue entry), so
+ * that before posting again the ERP is searched for an earlier attempt it stored without our knowing
+ * (a lost answer) and that Payment is adopted instead of a second one being created. QuickBooks
+ * keeps at most 21 characters in PaymentRefNum and may compare them without regard to case, so the
+ * key is `RP` and 19 base-32 digits (0-9, A-V) of SHA-256 over organization and payment id: 95 bits,
+ * fixed for the life of the payment (an unposted Payment is deleted in QuickBooks, and a deleted
+ * Payment is not found by the search).
+ */
+export function postingKey(organizationId: string, paymentId: string): string {
+  const digest = createHash('sha256').update(`${organizationId}:${paymentId}`).digest('hex');
+  const bits95 = BigInt(`0x${digest.slice(0, 24)}`) >> 1n;
+  return `RP${bits95.toString(32).toUpperCase().padStart(19, '0')}`;
+}
 
 export type PostingTarget = { origin: string; connectionId: string | null } | { error: string };
 
@@ -92,6 +109,7 @@ export function outcomeOf(row: PostingRow): PostingOutcome | null {
       erpPaymentId: row.erp_payment_id,
       erpDocumentNumber: row.erp_document_number,
       postedAt: row.posted_at!.toISOString(),
+      adopted: row.erp_adopted,
     };
   }
   if (row.status === 'failed') return { status: 'failed', postingId: row.id, provider: row.provider_name, error: row.error ?? 'failed' };

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { currencyMinorUnits, emailSchema, findNul, idSchema, isIsoCurrency, Money } from '@rp/platform';
 import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
+import { findLoneSurrogates, hasLoneSurrogate, withoutLoneSurrogates } from './text-rules.js';
 
 export const PUSH_ORIGIN = 'middleware';
 export const MAX_PUSH_RECORDS = 100;
@@ -16,10 +17,13 @@ export const MAX_PUSH_RECORDS = 100;
 export const PUSH_ERROR_CODES = {
   invalid_record: 'the record is not a JSON object',
   missing_field: 'a required field is absent, null or an empty string',
-  invalid_field: 'a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), or a string or key of the record contains the NUL character (U+0000)',
+  invalid_field:
+    'a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), a string is longer than its documented maximum, ' +
+    'or a string or key of the record contains the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as \\ud800)',
   invalid_currency: 'currency is not an ISO 4217 code (current or historic), upper case',
   invalid_date: 'a date is not a real calendar date written YYYY-MM-DD',
-  invalid_amount: 'an amount is not a finite number (or decimal string), has more decimal places than its currency allows, or is too large',
+  invalid_amount:
+    'an amount is not a finite number (or decimal string), has more decimal places than its currency allows, is a JSON number of more than 15 significant digits (not exact: send a decimal string), or is too large',
   invalid_debit_credit_indicator: 'debit_credit_indicator is neither S (invoice) nor H (credit memo)',
   invalid_email: 'smtp_addr is not an email address',
   invalid_business_unit: 'business_unit_id is not a business unit of the organization',
@@ -44,6 +48,21 @@ export interface ExactDecimal {
   text: string;
   places: number;
   integerDigits: number;
+}
+
+/**
+ * Significant digits a JSON number can carry exactly: any decimal text of at most 15 significant
+ * digits parses to a double whose shortest form (`String(n)`) is that text again (IEEE 754
+ * binary64, DBL_DIG = 15). A number whose shortest form has more was sent with more than 15 digits
+ * and has been rounded by the JSON parser (12345678901234567.89 arrives as 12345678901234568), so
+ * it is refused: such amounts are sent as decimal strings, which are taken as written.
+ */
+export const MAX_NUMBER_SIGNIFICANT_DIGITS = 15;
+
+/** Significant digits of a plain decimal text (no exponent): leading and trailing zeros do not count. */
+export function significantDigits(text: string): number {
+  const digits = text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  return digits.length;
 }
 
 /**
@@ -89,15 +108,27 @@ function minorUnitsOf(currency: string): number {
 
 const code = (c: PushErrorCode) => ({ params: { code: c } });
 
+/**
+ * Longest accepted strings. SAP's own fields are shorter (KUNNR 10, NAME1 35, BELNR 10, XBLNR 16,
+ * SGTXT 50, SMTP_ADDR 241), but middlewares push other ERPs too (QuickBooks names 100, Xero 255),
+ * so the limits leave room for them while every stored (and indexed) value stays far below
+ * PostgreSQL's index entry size: codes and keys 100, names and address parts 255, free text 1000,
+ * email 254 (RFC 5321 path), phone numbers 64.
+ */
+export const PUSH_TEXT_MAX = { code: 100, name: 255, text: 1000, phone: 64 } as const;
+
+const textMax = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+
 /** A string field that may be absent, null or empty (all stored as null: see `blank`). */
-const optionalText = z.string().nullish();
+const optionalText = (max: number) => textMax(max).nullish();
 
 /** Absent, null and "" → null (kept out of the zod schema: a transform per field costs on the hot path). */
 const blank = (v: string | null | undefined): string | null => (v === undefined || v === null || v === '' ? null : v);
 
-const requiredText = z.string().refine((v) => v.trim() !== '', 'is required');
+const requiredText = (max: number) => textMax(max).refine((v) => v.trim() !== '', 'is required');
 
-const date = z.string().refine(isCalendarDate, { message: 'must be a real calendar date written YYYY-MM-DD', ...code('invalid_date') });
+// maxLength documents what the refinement enforces (its own code, not a length error)
+const date = z.string().meta({ maxLength: 10 }).refine(isCalendarDate, { message: 'must be a real calendar date written YYYY-MM-DD', ...code('invalid_date') });
 
 const optionalDate = z
   .string()
@@ -116,6 +147,14 @@ function amount(opts: { scale: number; optional?: boolean }) {
     const d = decimalOf(value);
     if (d === null) {
       ctx.addIssue({ code: 'custom', message: 'must be a finite number (or a decimal string)', ...code('invalid_amount') });
+      return z.NEVER;
+    }
+    if (typeof value === 'number' && significantDigits(d.text) > MAX_NUMBER_SIGNIFICANT_DIGITS) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `has more than ${MAX_NUMBER_SIGNIFICANT_DIGITS} significant digits, more than a JSON number carries exactly (send it as a decimal string)`,
+        ...code('invalid_amount'),
+      });
       return z.NEVER;
     }
     if (d.places > opts.scale) {
@@ -175,18 +214,28 @@ function failure<R>(record: unknown, remoteId: string | null, error: z.ZodError)
   return { ok: false, remoteId, errorCode: described[0]!.code, message: described.map((d) => d.text).join('; ') };
 }
 
+/** How a field that is not text is named in a record's message. */
+function fieldName(path: readonly PropertyKey[]): string {
+  return fieldPath(path.map((p) => (typeof p === 'string' ? withoutLoneSurrogates(p) : p)));
+}
+
 /**
- * The kernel's no-NUL rule (U+0000, which PostgreSQL refuses), per record: the push route opts out
- * of the request-wide check (`perRecordBody`) so that only the record carrying one is refused.
+ * The kernel's text rules, per record: no NUL (U+0000, which PostgreSQL refuses) and no lone
+ * surrogate anywhere in the record, keys included. The push route opts out of the request-wide
+ * checks (`perRecordBody`) so that only the record carrying one is refused.
  */
 function nulFailure<R>(record: unknown, remoteId: string | null, schema: z.ZodType): PushOutcome<R> | null {
-  const found = findNul(record);
-  if (found.length === 0) return null;
-  const texts = found.map((f) => `${fieldPath(f.path)} ${f.key ? 'is a key that contains' : 'contains'} the NUL character (U+0000)`);
+  const nul = findNul(record);
+  const lone = findLoneSurrogates(record);
+  if (nul.length === 0 && lone.length === 0) return null;
+  const texts = [
+    ...nul.map((f) => `${fieldName(f.path)} ${f.key ? 'is a key that contains' : 'contains'} the NUL character (U+0000)`),
+    ...lone.map((f) => `${fieldName(f.path)} ${f.key ? 'is a key that contains' : 'contains'} a lone surrogate (an unpaired UTF-16 escape such as \\ud800), which is not text`),
+  ];
   // The message lists every problem of the record, as for any other failure.
   const parsed = schema.safeParse(record);
   if (!parsed.success) texts.push(...parsed.error.issues.map((i) => describe(record, i).text));
-  return { ok: false, remoteId, errorCode: 'invalid_field', message: texts.join('; ') };
+  return { ok: false, remoteId: remoteId !== null && hasLoneSurrogate(remoteId) ? null : remoteId, errorCode: 'invalid_field', message: texts.join('; ') };
 }
 
 function remoteIdOf(record: unknown, field: string): string | null {
@@ -204,7 +253,7 @@ const isPlainObject = (v: unknown) => v !== null && typeof v === 'object' && !Ar
 
 const lineItemSchema = z.object({
   line_number: z.number().int().min(0),
-  description: optionalText.transform(blank),
+  description: optionalText(PUSH_TEXT_MAX.text).transform(blank),
   quantity: amount({ scale: 6, optional: true }).optional(),
   unit_amount: amount({ scale: 6, optional: true }).optional(),
   total_amount: amount({ scale: 4, optional: true }).optional(),
@@ -212,20 +261,20 @@ const lineItemSchema = z.object({
 
 export const invoiceRecordSchema = z
   .object({
-    document_number: requiredText,
-    company_code: requiredText,
+    document_number: requiredText(PUSH_TEXT_MAX.code),
+    company_code: requiredText(PUSH_TEXT_MAX.code),
     fiscal_year: z.string().regex(/^\d{4}$/, 'must be a four-digit year'),
-    customer_code: requiredText,
-    currency: z.string().refine((c) => isIsoCurrency(c), { message: 'is not an ISO 4217 currency code (current or historic)', ...code('invalid_currency') }),
-    debit_credit_indicator: z.string().refine((v) => v === 'S' || v === 'H', { message: 'must be S (invoice) or H (credit memo)', ...code('invalid_debit_credit_indicator') }),
-    document_type: optionalText,
-    invoice_doc_type: optionalText,
-    exchange_rate: optionalText,
-    reference: optionalText,
-    assignment: optionalText,
-    text: optionalText,
-    reason_code: optionalText,
-    clearing_document_number: optionalText,
+    customer_code: requiredText(PUSH_TEXT_MAX.code),
+    currency: z.string().meta({ maxLength: 3 }).refine((c) => isIsoCurrency(c), { message: 'is not an ISO 4217 currency code (current or historic)', ...code('invalid_currency') }),
+    debit_credit_indicator: z.string().meta({ maxLength: 1 }).refine((v) => v === 'S' || v === 'H', { message: 'must be S (invoice) or H (credit memo)', ...code('invalid_debit_credit_indicator') }),
+    document_type: optionalText(PUSH_TEXT_MAX.code),
+    invoice_doc_type: optionalText(PUSH_TEXT_MAX.code),
+    exchange_rate: optionalText(PUSH_TEXT_MAX.code),
+    reference: optionalText(PUSH_TEXT_MAX.code),
+    assignment: optionalText(PUSH_TEXT_MAX.code),
+    text: optionalText(PUSH_TEXT_MAX.text),
+    reason_code: optionalText(PUSH_TEXT_MAX.code),
+    clearing_document_number: optionalText(PUSH_TEXT_MAX.code),
     document_date: date,
     net_due_date: date,
     posting_date: optionalDate,
@@ -333,31 +382,31 @@ export function validateInvoice(record: unknown, localMinorUnits: number): PushO
 // ── customers (rule 17) ──────────────────────────────────────────────────────────────────────────
 
 /** Customer text fields normalized in the schema (absent, null, "" → null); the customer path is not the hot one. */
-const customerText = optionalText.transform(blank);
+const customerText = (max: number) => optionalText(max).transform(blank);
 
 export const customerRecordSchema = z.object({
-  customer_code: requiredText,
-  name1: requiredText,
-  name2: customerText,
-  name3: customerText,
-  street: customerText,
-  house_num1: customerText,
-  house_num2: customerText,
-  post_code1: customerText,
-  city1: customerText,
-  city2: customerText,
-  region: customerText,
-  country: customerText,
-  accounting_clerk: customerText,
-  accounting_clerk_name: customerText,
-  smtp_addr: optionalText.transform(blank).pipe(emailSchema().nullable()),
-  tel_number: customerText,
-  telnr_long: customerText,
-  tax_jurisdiction: customerText,
-  payment_method: customerText,
-  search_term: customerText,
-  vendor_account_number: customerText,
-  company_code: customerText,
+  customer_code: requiredText(PUSH_TEXT_MAX.code),
+  name1: requiredText(PUSH_TEXT_MAX.name),
+  name2: customerText(PUSH_TEXT_MAX.name),
+  name3: customerText(PUSH_TEXT_MAX.name),
+  street: customerText(PUSH_TEXT_MAX.name),
+  house_num1: customerText(PUSH_TEXT_MAX.code),
+  house_num2: customerText(PUSH_TEXT_MAX.code),
+  post_code1: customerText(PUSH_TEXT_MAX.code),
+  city1: customerText(PUSH_TEXT_MAX.name),
+  city2: customerText(PUSH_TEXT_MAX.name),
+  region: customerText(PUSH_TEXT_MAX.code),
+  country: customerText(PUSH_TEXT_MAX.code),
+  accounting_clerk: customerText(PUSH_TEXT_MAX.code),
+  accounting_clerk_name: customerText(PUSH_TEXT_MAX.name),
+  smtp_addr: optionalText(254).transform(blank).pipe(emailSchema().nullable()),
+  tel_number: customerText(PUSH_TEXT_MAX.phone),
+  telnr_long: customerText(PUSH_TEXT_MAX.phone),
+  tax_jurisdiction: customerText(PUSH_TEXT_MAX.code),
+  payment_method: customerText(PUSH_TEXT_MAX.code),
+  search_term: customerText(PUSH_TEXT_MAX.name),
+  vendor_account_number: customerText(PUSH_TEXT_MAX.code),
+  company_code: customerText(PUSH_TEXT_MAX.code),
   business_unit_id: businessUnitId,
 });
 

@@ -20,11 +20,12 @@ const MAX_PAGE = 100;
 const providerNames = PROVIDERS.map((p) => p.name) as [string, ...string[]];
 const params = z.object({ connection_id: idSchema() });
 const settingsBody = z
-  .record(z.string(), z.unknown())
+  .record(z.string().max(100), z.unknown())
   .describe(
     "The provider's settings (the keys of its `required_settings` plus optional ones, e.g. QuickBooks `realm_id`). Types are checked per " +
       'provider: URLs (`base_url`, `site_url`) http(s), lists (`branches`, `subsidiaries`, `company_codes`, …) arrays of strings, ' +
-      '`default_currency` an ISO 4217 code, everything else a non-empty string. An unknown key is refused. Null removes a setting.',
+      '`default_currency` an ISO 4217 code, everything else a non-empty string (at most 1000 characters; URLs 2000; list items 200, at most 500 of them; ' +
+      'setting names 100). An unknown key is refused. Null removes a setting. A value or name with a lone surrogate (an unpaired UTF-16 escape) → 422 `lone_surrogate` at body.settings.<key>.',
   );
 
 const CONNECTION_NOTES =
@@ -127,8 +128,8 @@ export const connectionRoutes = [
     summary: 'Authenticate a connection',
     description:
       'One of four variants chosen by `provider_name`, which must be the connection\'s provider (otherwise 422 at body.provider_name): ' +
-      '`quickbooks_online` and `xero` (OAuth 2.0 authorization code: the `state` is required and must be the signed state of the ' +
-      'connection\'s current `authorization_url`, unexpired and unused, otherwise 422 at body.state; the code is exchanged at the ' +
+      '`quickbooks_online` and `xero` (OAuth 2.0 authorization code with PKCE: the `state` is optional and may be null (spec 4.3.1); when sent it must be the signed state of the ' +
+      'connection\'s current `authorization_url`, unexpired and unused, otherwise 422 at body.state; without it the PKCE verifier of that URL binds the code; the code is exchanged at the ' +
       'provider\'s registered token endpoint (configured, never a tenant-chosen host) and the tokens stored encrypted; QuickBooks also needs extra_data.realm_id), `stripe` (api_key) and ' +
       '`jira_service_management` (username + API token as password; checked against {site_url}/rest/api/3/myself). ' +
       'On success `is_authentication_pending` is cleared (API-key and basic credentials only when the provider accepted them), a health ' +

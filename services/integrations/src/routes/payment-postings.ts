@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { idSchema, isoTime, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { MIDDLEWARE_PROVIDER, reportMiddlewarePosting } from '../domain/middleware-postings.js';
+import { postingKey } from '../domain/payment-posting.js';
 import { listPostings, type PostingRow, type PostingRowStatus } from '../store/payment-postings.js';
 
 const MAX_PAGE = 100;
@@ -12,7 +13,14 @@ const money = () => z.string().describe('Decimal string with the currency\'s min
 const middlewarePaymentSchema = z.object({
   object: z.literal('middleware_payment'),
   id: z.string().describe('The cash-app payment id (use it in the posted/failed calls).'),
-  posting_id: z.string().describe('This posting attempt; also the idempotency key of the posting.'),
+  posting_id: z.string().describe('This posting attempt (a repost after `failed` is a new attempt with a new id).'),
+  posting_key: z
+    .string()
+    .describe(
+      'The payment\'s posting key (`RP` + 19 characters, 21 in all): the same for every attempt of this payment. Write it into the ERP ' +
+        'document (its reference) and, before creating one, look it up in the ERP: when the ERP already holds a document with this key ' +
+        '(an earlier attempt whose answer was lost), answer `posted` with that document instead of creating a second one.',
+    ),
   status: z.enum(QUEUE_STATUSES).describe('`ready_to_post` until the middleware reports `posted` or `failed`.'),
   amount: money().describe('The whole deposit.'),
   currency: z.string(),
@@ -47,6 +55,7 @@ function view(row: PostingRow) {
     object: 'middleware_payment' as const,
     id: row.payment_id,
     posting_id: row.id,
+    posting_key: postingKey(row.organization_id, row.payment_id),
     status: row.status as (typeof QUEUE_STATUSES)[number],
     amount: p.amount,
     currency: p.currency,

@@ -42,7 +42,7 @@ export const providerRoutes = [
     summary: 'Get an integration provider',
     description: `The provider descriptor; an unknown name gives 404. ${NOT_ENABLED_NOTE}`,
     tags: ['Integrations'],
-    params: z.object({ name: z.string() }),
+    params: z.object({ name: z.string().max(100).describe('The provider\'s `name` (at most 100 characters; provider names are short identifiers).') }),
     response: providerSchema,
     errors: [404],
     handler: async ({ params }) => {

@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { businessUnitIdsOf, currencyMinorUnits, getOrganizationProfile, type Db } from '@rp/platform';
+import { businessUnitIdsOf, currencyMinorUnits, getOrganizationProfile, NO_NUL_PATTERN, type Db } from '@rp/platform';
 import { route } from '../deps.js';
 import {
+  customerRecordSchema,
   errorCodesMarkdown,
+  invoiceRecordSchema,
   MAX_PUSH_RECORDS,
   PUSH_ORIGIN,
   rejectUnknownBusinessUnits,
@@ -12,10 +14,31 @@ import {
 } from '../domain/push.js';
 import { upsertDocuments, upsertPartners } from '../store/ledger.js';
 
-const pushBodySchema = z
-  .array(z.unknown())
-  .max(MAX_PUSH_RECORDS)
-  .describe(`Up to ${MAX_PUSH_RECORDS} records. A body that is not an array, or a longer one, is refused whole (422) and nothing is written.`);
+/**
+ * The push body: an array of records the handler validates one by one (a bad record must not fail
+ * its batch), so the request schema accepts any item; the record schema is attached to the items
+ * for OpenAPI only (fields, types and every string's maxLength), without `required` (a record
+ * lacking a required field gets its own `missing_field` result, not a 422 for the request).
+ */
+/** The kernel's no-NUL rule on every free string of a documented record (as the kernel documents its own schemas). */
+function noNulStrings(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(noNulStrings);
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Record<string, unknown>;
+  if (o.type === 'string' && o.pattern === undefined && o.format === undefined && o.enum === undefined && o.const === undefined) o.pattern = NO_NUL_PATTERN;
+  Object.values(o).forEach(noNulStrings);
+}
+
+function pushBodySchema(record: z.ZodType, id: string) {
+  const documented = z.toJSONSchema(record, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete documented.$schema;
+  delete documented.required;
+  noNulStrings(documented);
+  return z
+    .array(z.unknown().meta({ ...documented, additionalProperties: true, title: id }))
+    .max(MAX_PUSH_RECORDS)
+    .describe(`Up to ${MAX_PUSH_RECORDS} records. A body that is not an array, or a longer one, is refused whole (422) and nothing is written.`);
+}
 
 const pushResultSchema = z.strictObject({
   received_at: z.string().describe('When the request was received (ISO 8601 UTC).'),
@@ -40,7 +63,9 @@ const COMMON =
   '(the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored ' +
   'all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. ' +
   'Optional text fields may be absent, null or "" (all stored as null). ' +
-  'No string of a record, nor any of its keys, may contain the NUL character (U+0000): such a record gets `invalid_field` naming the field(s), the others are stored. ' +
+  'No string of a record, nor any of its keys, may contain the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as `\\ud800`, which is not text): such a record gets `invalid_field` naming the field(s), the others are stored. ' +
+  'Every string field has a maximum length (the records\' `maxLength`: codes and keys 100 characters, names and address parts 255, free text 1000, `smtp_addr` 254, phone numbers 64; ' +
+  'SAP\'s own fields are shorter, the room is for other ERPs); a longer one gets `invalid_field` for that record only. ' +
   'The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. ' +
   'Optional extension field `business_unit_id`: a business unit of the organization.';
 
@@ -48,7 +73,7 @@ const INVOICE_DESCRIPTION = `${COMMON}
 
 **Records** (spec rule 16). Required: \`document_number\`, \`company_code\`, \`fiscal_year\` (four digits), \`customer_code\` (strings); \`currency\`; \`document_date\`, \`net_due_date\`; \`amount_in_document_currency\`; \`status_open\` (boolean); \`debit_credit_indicator\` (\`S\` stores an invoice, \`H\` a credit memo). Optional: \`document_type\`, \`invoice_doc_type\`, \`exchange_rate\`, \`reference\`, \`assignment\`, \`text\`, \`reason_code\`, \`clearing_document_number\` (strings), \`posting_date\`, \`clearing_date\` (dates or null), \`amount_in_local_currency\` (in the organization's base currency), \`line_items\` (array of \`line_number\` (integer ≥ 0, unique within the record), \`description\`, \`quantity\`, \`unit_amount\`, \`total_amount\`; absent or null = no line items).
 
-**Values.** Amounts are JSON numbers read as their shortest decimal form (0.1 is exactly 0.1; decimal strings such as "1190.50" are also accepted), stored exactly (NUMERIC): no more decimal places than the currency's ISO minor unit (EUR 2, JPY 0, KWD 3) for \`amount_in_document_currency\` and line \`total_amount\`, nor than the base currency's for \`amount_in_local_currency\`; up to 6 for \`quantity\` and \`unit_amount\`. Currency: an upper-case ISO 4217 code, current or historic (e.g. DEM). Dates: \`YYYY-MM-DD\` naming a real calendar day.
+**Values.** Amounts are JSON numbers read as their shortest decimal form (0.1 is exactly 0.1; decimal strings such as "1190.50" are also accepted), stored exactly (NUMERIC). A JSON number carries at most 15 significant digits exactly: one whose shortest form has more (1234567890123456.78 arrives as 1234567890123456.8, 9007199254740993 as 9007199254740992) has been rounded by the JSON parser and gets \`invalid_amount\`; send such amounts as decimal strings, which are taken as written. (The check sees the double the parser made: digits that vanish in it entirely, as in 0.10000000000000000001, which is the double 0.1, cannot be told from the shorter number.) Amounts have no more decimal places than the currency's ISO minor unit (EUR 2, JPY 0, KWD 3) for \`amount_in_document_currency\` and line \`total_amount\`, nor than the base currency's for \`amount_in_local_currency\`; up to 6 for \`quantity\` and \`unit_amount\`. Currency: an upper-case ISO 4217 code, current or historic (e.g. DEM). Dates: \`YYYY-MM-DD\` naming a real calendar day.
 
 **Storage.** Upsert key: (organization, \`company_code\`, \`fiscal_year\`, \`document_number\`): re-pushing a document updates it and returns the same \`service_id\`, also when its indicator flips (its kind changes, its id does not). Its line items are replaced as a set. \`amount_open\` is the whole amount while \`status_open\`, else 0, unless the record carries the optional extension field \`amount_open\` (the ERP's open amount after partial payments: between 0 and the document amount, 0 when not open, currency minor units; an \`invalid_amount\` otherwise). Pushing an invoice after a payment was reported \`posted\` (GET/POST …/middleware/payments) tells the platform the ERP's figure includes that payment. The document is linked to the partner whose customer push had the same \`customer_code\`; if that customer has not been pushed yet, the document is stored without a partner and linked when the customer arrives. Without \`business_unit_id\`, a document takes its partner's business unit. \`remote_id\` in the result is the record's \`document_number\`.
 
@@ -121,7 +146,7 @@ export const pushRoutes = [
     description: INVOICE_DESCRIPTION,
     tags: ['Integrations'],
     auth: { credentials: ['api_key'] },
-    body: pushBodySchema,
+    body: pushBodySchema(invoiceRecordSchema, 'InvoicePushRecord'),
     perRecordBody: true,
     response: pushResultSchema,
     handler: async ({ body, identity, deps }) => {
@@ -141,7 +166,7 @@ export const pushRoutes = [
     description: CUSTOMER_DESCRIPTION,
     tags: ['Integrations'],
     auth: { credentials: ['api_key'] },
-    body: pushBodySchema,
+    body: pushBodySchema(customerRecordSchema, 'CustomerPushRecord'),
     perRecordBody: true,
     response: pushResultSchema,
     handler: async ({ body, identity, deps }) => {

@@ -43,6 +43,8 @@ export interface PostingRow {
   erp_payment_id: string | null;
   erp_document_number: string | null;
   erp_sync_token: string | null;
+  /** the ERP payment was found by the posting key (an earlier attempt's lost answer), not created by this attempt */
+  erp_adopted: boolean;
   error: string | null;
   posted_at: Date | null;
   unposted_at: Date | null;
@@ -95,7 +97,7 @@ export async function markPosted(
   db: Conn,
   organizationId: string,
   id: string,
-  result: { erpPaymentId: string | null; erpDocumentNumber: string | null; erpSyncToken?: string | null },
+  result: { erpPaymentId: string | null; erpDocumentNumber: string | null; erpSyncToken?: string | null; adopted?: boolean },
 ): Promise<PostingRow | undefined> {
   const [row] = (await db('payment_postings')
     .where({ organization_id: organizationId, id })
@@ -105,6 +107,7 @@ export async function markPosted(
       erp_payment_id: result.erpPaymentId,
       erp_document_number: result.erpDocumentNumber,
       erp_sync_token: result.erpSyncToken ?? null,
+      erp_adopted: result.adopted ?? false,
       error: null,
       posted_at: db.fn.now(),
       modified_at: db.fn.now(),
