@@ -61,6 +61,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
   const openapi = buildOpenApi(opts.info, opts.routes);
 
   app.use(requestContextMiddleware(opts.log, metrics));
+  app.use(closeUnreadBody);
   app.use(errorMiddleware(opts.log));
 
   app.use(async (ctx, next) => {
@@ -252,6 +253,19 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
     await match.handler(ctx, match.params, match.rawParams);
   });
   return { app, openapi };
+}
+
+/**
+ * An answer given before the request body was read to its end (a body refused at its limit once
+ * inflated, a malformed upload) closes the connection: the unread bytes would otherwise be read as
+ * the start of the next request on this keep-alive connection — the gateway's, shared by every
+ * organization — which would wait for its answer until the gateway gives up. Reading the rest
+ * instead could mean reading up to the gateway's limit for nothing. A body never started (refused
+ * before parsing, e.g. 401) is discarded by Node itself and keeps the connection.
+ */
+async function closeUnreadBody(ctx: Koa.ParameterizedContext<BaseState>, next: Koa.Next): Promise<void> {
+  await next();
+  if (!ctx.req.complete && ctx.req.readableFlowing !== null) ctx.set('Connection', 'close');
 }
 
 function authorize(route: RouteDef<never> | RouteDef<unknown>, identity: Identity): void {
