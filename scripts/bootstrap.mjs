@@ -15,8 +15,10 @@ function say(msg) {
   if (!quiet) process.stderr.write(`[bootstrap] ${msg}\n`);
 }
 
+// An installation step's output goes to stderr: stdout is the command's own (`npm run cli` prints JSON
+// that scripts read, as scripts/fuzz.sh does).
 function run(cmd, args, opts = {}) {
-  const res = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts });
+  const res = spawnSync(cmd, args, { stdio: ['inherit', 2, 2], cwd: root, ...opts });
   if (res.status !== 0) {
     process.stderr.write(`[bootstrap] ${cmd} ${args.join(' ')} failed (exit ${res.status ?? res.signal})\n`);
     process.exit(res.status ?? 1);

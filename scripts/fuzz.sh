@@ -10,6 +10,12 @@
 #    only routes an API key may call), checks: not_a_server_error, response_schema_conformance,
 #    status_code_conformance, content_type_conformance, negative_data_rejection,
 #    positive_data_acceptance. Any finding fails the run (exit code 1).
+# 5. Before schemathesis, targeted hostile input on every operation (scripts/fuzz-hostile.mjs): lone
+#    surrogates, strings beyond their maxLength, over-precise and extreme numbers, gzip bodies and a gzip
+#    body inflating beyond the limit; any 5xx is a finding.
+#
+# FUZZ_OPERATIONS (a regular expression on operationId) restricts the hostile cases to some operations;
+# FUZZ_SCHEMATHESIS=0 runs only those (no schemathesis), e.g. to check a change quickly.
 #
 # Bounded: FUZZ_MAX_EXAMPLES cases per operation and phase (default 10); the run takes a few minutes.
 # Exclusions (documented false positives, each with its reason) are in the schemathesis config below.
@@ -25,7 +31,7 @@ started=$(date +%s)
 
 # ---- 1. schemathesis in its own virtual environment
 PYTHON="${PYTHON:-python3}"
-if [ ! -x "$VENV/bin/schemathesis" ] || [ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null)" != "$SCHEMATHESIS_VERSION" ]; then
+if [ "${FUZZ_SCHEMATHESIS:-1}" != 0 ] && { [ ! -x "$VENV/bin/schemathesis" ] || [ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null)" != "$SCHEMATHESIS_VERSION" ]; }; then
   echo "[fuzz] installing schemathesis $SCHEMATHESIS_VERSION into $VENV"
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
@@ -70,6 +76,16 @@ export FUZZ_TOKEN FUZZ_API_KEY
 FUZZ_TOKEN=$(cli token issue --org "$ORG_ID" --user "$USER_ID" --name fuzz | json token)
 FUZZ_API_KEY=$(cli api-key create --org "$ORG_ID" --name fuzz-middleware | json token)
 node scripts/fuzz-seed.mjs "$GATEWAY" "$FUZZ_TOKEN" "$FUZZ_API_KEY"
+
+# ---- 3b. targeted hostile input (any 5xx fails the run)
+set +e
+node scripts/fuzz-hostile.mjs "$GATEWAY" "$FUZZ_TOKEN" "$FUZZ_API_KEY"
+status_hostile=$?
+set -e
+if [ "${FUZZ_SCHEMATHESIS:-1}" = 0 ]; then
+  echo "[fuzz] finished in $(( $(date +%s) - started )) s with exit code $status_hostile (schemathesis skipped)"
+  exit $status_hostile
+fi
 
 # ---- 4. schemathesis
 CONFIG="$WORK/schemathesis.toml"
@@ -275,6 +291,6 @@ status_key=$?
 st --exclude-path-regex '^/v2/integrations/providers/middleware/'
 status_token=$?
 set -e
-status=$(( status_key != 0 ? status_key : status_token ))
+status=$(( status_hostile != 0 ? status_hostile : status_key != 0 ? status_key : status_token ))
 echo "[fuzz] finished in $(( $(date +%s) - started )) s with exit code $status"
 exit $status

@@ -21,7 +21,7 @@ import { workflowsPath } from '@rp/workflows/paths';
 import { connectTemporal, createDb, ensureNamespace, migrate, type Migration } from '@rp/platform';
 import { portOpen, startEmbeddedPostgres, takeOverSignals, startMailDev, startTemporalDevServer } from './local/components.js';
 import { SERVICE_MODULES } from './local/services.js';
-import { servicePorts } from './local/ports.js';
+import { npmStartPort, servicePorts } from './local/ports.js';
 import { seedDemo } from './local/demo.js';
 import { policyFromEnv, Supervisor, type ProcessStatus } from './local/supervisor.js';
 import { objectStorageForStart } from './local/object-storage.js';
@@ -35,12 +35,12 @@ const statusFile = path.join(varDir, 'supervisor.json');
 const shown = (p: string) => (path.relative(root, p).startsWith('..') ? p : path.relative(root, p));
 
 const env = process.env;
-const GATEWAY_PORT = Number(env.PORT ?? 8080);
-const PG_PORT = Number(env.LOCAL_PG_PORT ?? 5433);
-const TEMPORAL_PORT = Number(env.LOCAL_TEMPORAL_PORT ?? 7233);
-const TEMPORAL_UI_PORT = Number(env.LOCAL_TEMPORAL_UI_PORT ?? 8233);
-const SMTP_PORT = Number(env.LOCAL_SMTP_PORT ?? 1025);
-const MAIL_WEB_PORT = Number(env.LOCAL_MAIL_WEB_PORT ?? 1080);
+const GATEWAY_PORT = npmStartPort('PORT', env);
+const PG_PORT = npmStartPort('LOCAL_PG_PORT', env);
+const TEMPORAL_PORT = npmStartPort('LOCAL_TEMPORAL_PORT', env);
+const TEMPORAL_UI_PORT = npmStartPort('LOCAL_TEMPORAL_UI_PORT', env);
+const SMTP_PORT = npmStartPort('LOCAL_SMTP_PORT', env);
+const MAIL_WEB_PORT = npmStartPort('LOCAL_MAIL_WEB_PORT', env);
 const SERVICE_PORTS = servicePorts(env);
 const policy = policyFromEnv(env);
 

@@ -1,9 +1,11 @@
 /**
- * PostgreSQL frozen (issue 10, "Still open" 2), through the gateway: a request whose pooled
+ * PostgreSQL frozen, through the gateway: a request whose pooled
  * connection reaches a server process that no longer answers gets 503 `service-unavailable` with
  * Retry-After at the statement deadline (here DATABASE_STATEMENT_TIMEOUT_MS=1000: given up at 3 s)
- * instead of hanging for the whole outage; a write that met it left nothing behind, and the same
- * calls succeed once the server answers again.
+ * instead of hanging for the whole outage; a write (a transaction) that met it left nothing behind,
+ * and the same calls succeed — with their own answers, never the late answer of a frozen
+ * statement — once the server answers again. (The kernel's side, statement by statement and
+ * inside a transaction: packages/platform/test/db-deadline.test.ts.)
  *
  * The freeze is real: the cash-app API's PostgreSQL server processes (its pooled connections,
  * found in pg_stat_activity by application name) are stopped with SIGSTOP, as a frozen server
@@ -85,5 +87,9 @@ describe('PostgreSQL frozen', () => {
     const again = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: statement('FROZEN-1') });
     expect(again.status, again.text).toBe(200);
     expect(await count()).toBe(before + 1);
+    // the reads after the outage answer with what is stored, the new statement included
+    const listed = await stack.request('GET', '/v2/bank-statements', { token: org.token });
+    expect(listed.body.total_records).toBe(before + 1);
+    expect(listed.body.data.map((s: { id: string }) => s.id)).toContain(again.body.id);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * Hostile input never reaches the database as a 500 (issue 9 section 1), end to end through the
+ * Hostile input never reaches the database as a 500, end to end through the
  * gateway as an API client: NUL (U+0000) in strings and keys on every kind of stored resource
- * (422 with the `loc`; per record on the middleware pushes), ids validated as ids, emails to RFC
+ * (422 with the `loc`; per record on the middleware pushes), lone UTF-16 surrogates the same way
+ * (and URL escapes that are not UTF-8), ids validated as ids, emails to RFC
  * limits (no welcome email to an impossible address), and 405 answers whose `Allow` lists only the
  * methods that work, checked generically over every route declaration of the merged OpenAPI.
  * The kit-level rules on their own: packages/platform/test/input-rules.test.ts.
@@ -117,6 +118,72 @@ describe('NUL (U+0000) is refused with 422 and its loc, nothing stored', () => {
   it('path and query strings', async () => {
     expectNulRefused(await req('GET', `/v2/integrations/connections/${randomUUID()}/sync-runs?model=cust%00omers`), ['query', 'model']);
     expectNulRefused(await req('GET', '/v2/users/%00'), ['path', 'user_id']);
+  });
+});
+
+const HIGH = '\ud800';
+const LOW = '\udc00';
+
+/** A 422 request-validation answer naming `loc` for a lone surrogate (v2 shape). */
+function expectSurrogateRefused(res: { status: number; body: any }, loc: (string | number)[]) {
+  expect(res.status, JSON.stringify(res.body)).toBe(422);
+  expect(res.body).toMatchObject({ type: 'request-validation', status: 422, title: 'Request validation failed' });
+  expect(res.body.errors).toContainEqual({ loc, msg: expect.stringContaining('lone UTF-16 surrogate'), type: 'lone_surrogate' });
+}
+
+describe('lone UTF-16 surrogates (JSON "\\ud800") are refused with 422 and their loc, nothing stored', () => {
+  // stack.request sends JSON.stringify's text: a lone surrogate goes out as the escape "\ud800".
+  it('remittance allocations (values and keys; the v1 validation shape)', async () => {
+    const remittance = (allocation: Record<string, unknown>) => ({ payer_name: 'ACME', allocations: [{ invoice_number: '9000001', amount_paid: 10 }, allocation] });
+    const value = await req('POST', '/v1/remittances', remittance({ invoice_number: `90${HIGH}02`, amount_paid: 5 }));
+    expect(value.status, value.text).toBe(422);
+    expect(value.body).toEqual({ detail: { body: { 'allocations.1.invoice_number': [expect.stringContaining('lone UTF-16 surrogate')] } }, message: expect.any(String) });
+    const key = await req('POST', '/v1/remittances', remittance({ invoice_number: '9000002', amount_paid: 5, [`memo${LOW}`]: 'x' }));
+    expect(key.status, key.text).toBe(422);
+    expect(key.body.detail.body[`allocations.1.memo${LOW}`]).toEqual([expect.stringContaining('lone UTF-16 surrogate')]);
+    const payer = await req('POST', '/v1/remittances', { payer_name: `ACME${LOW}`, allocations: [{ invoice_number: '9000001', amount_paid: 10 }] });
+    expect(payer.status, payer.text).toBe(422);
+    expect(payer.body.detail.body.payer_name).toEqual([expect.stringContaining('lone UTF-16 surrogate')]);
+    expect((await req('GET', '/v1/remittances')).body.total_records).toBe(0);
+  });
+
+  it('customer segment and tag conditions', async () => {
+    expectSurrogateRefused(
+      await req('POST', '/v2/customer-segments', { name: 'Surrogates', priority: 77, conditions: { field: 'name', op: 'eq', value: `Alpha${HIGH}` } }),
+      ['body', 'conditions', 'value'],
+    );
+    expectSurrogateRefused(await req('POST', '/v2/customer-segments', { name: `Seg${HIGH}ment`, priority: 78, conditions: { field: 'country', op: 'eq', value: 'DE' } }), ['body', 'name']);
+    expect((await req('GET', '/v2/customer-segments')).body.data.filter((s: any) => s.priority === 77 || s.priority === 78)).toEqual([]);
+  });
+
+  it('connection settings values and keys', async () => {
+    expectSurrogateRefused(
+      await req('POST', '/v2/integrations/connections', { provider_name: 'acumatica', name: 'Acu surrogate', settings: { base_url: 'https://erp.example.com', tenant: `Co${HIGH}` } }),
+      ['body', 'settings', 'tenant'],
+    );
+    const key = await req('POST', '/v2/integrations/connections', { provider_name: 'acumatica', name: 'Acu surrogate', settings: { [`ten${LOW}ant`]: 'Company' } });
+    expect(key.status).toBe(422);
+    expect(key.body.errors).toContainEqual({ loc: ['body', 'settings', `ten${LOW}ant`], msg: expect.stringContaining('keys'), type: 'lone_surrogate' });
+    expect((await req('GET', '/v2/integrations/connections')).body.data.filter((c: any) => c.name === 'Acu surrogate')).toEqual([]);
+  });
+
+  it('a surrogate pair (an emoji) is text and is stored as sent', async () => {
+    const res = await req('POST', '/v2/business-units', { name: 'Unit \ud83d\ude00' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.name).toBe('Unit \u{1F600}');
+  });
+
+  it('path and query: escapes that are not UTF-8 (%ED%A0%80 encodes a surrogate) are refused, not read as U+FFFD', async () => {
+    const query = await req('GET', `/v2/integrations/connections/${randomUUID()}/sync-runs?model=cust%ED%A0%80omers`);
+    expect(query.status, query.text).toBe(422);
+    expect(query.body.errors).toContainEqual({ loc: ['query', 'model'], msg: expect.stringContaining('UTF-8'), type: 'invalid_utf8' });
+    const v1 = await stack.request('POST', '/v1/remittances/csv?payer_name=A%FFB', { token: org.token, rawBody: 'invoice,paid\n9000001,5\n', headers: { 'content-type': 'text/csv' } });
+    expect(v1.status, v1.text).toBe(422);
+    expect(v1.body.detail.query.payer_name).toEqual([expect.stringContaining('UTF-8')]);
+    const path = await req('GET', '/v2/users/%ED%A0%80');
+    expect(path.status, path.text).toBe(422);
+    expect(path.body.errors).toContainEqual({ loc: ['path', 'user_id'], msg: expect.stringContaining('UTF-8'), type: 'invalid_utf8' });
+    expect((await req('GET', '/v1/remittances')).body.total_records).toBe(0);
   });
 });
 

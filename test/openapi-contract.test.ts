@@ -50,6 +50,19 @@ function requestStrings(): { at: string; schema: Json }[] {
   return found;
 }
 
+/**
+ * Whether a pattern alone bounds a string's length: anchored at both ends with no unbounded
+ * quantifier (`*`, `+`, `{n,}`), or opening with a length lookahead such as `(?=.{1,254}$)`.
+ */
+function patternBounds(pattern: unknown): boolean {
+  if (typeof pattern !== 'string') return false;
+  if (/^\^\(\?=[^)]*\{\d+,\d+\}\$\)/.test(pattern)) return true;
+  if (!pattern.startsWith('^') || !pattern.endsWith('$')) return false;
+  // drop escapes and character classes, then look for an unbounded quantifier
+  const bare = pattern.replace(/\\./g, 'x').replace(/\[[^\]]*\]/g, 'x');
+  return !/[*+]|\{\d+,\}/.test(bare);
+}
+
 describe('merged OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     const result = await new Validator().validate(doc as never);
@@ -180,5 +193,19 @@ describe('merged OpenAPI document', () => {
     const unit = doc.components.schemas.CreateBusinessUnitRequest.properties.name;
     expect(new RegExp(unit.pattern, 'u').test('   ')).toBe(false);
     expect(new RegExp(unit.pattern, 'u').test(' Nord ')).toBe(true);
+  });
+
+  it('bounds every string a request can carry: maxLength, or an enum, a uuid/date/date-time format, or a bounding pattern', () => {
+    const unbounded = new Set<string>();
+    for (const { at, schema } of requestStrings()) {
+      if (typeof schema.maxLength === 'number') continue;
+      if (schema.enum || schema.const !== undefined) continue;
+      if (['uuid', 'date', 'date-time'].includes(schema.format)) continue;
+      // an uploaded file's bytes: bounded by the route's upload limit (413), not a text field
+      if (schema.format === 'binary') continue;
+      if (patternBounds(schema.pattern)) continue;
+      unbounded.add(at);
+    }
+    expect([...unbounded].sort(), `string fields without maxLength:\n${[...unbounded].sort().join('\n')}`).toEqual([]);
   });
 });

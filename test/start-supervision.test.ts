@@ -4,12 +4,16 @@
  * (var/supervisor.json shows new pids) and the gateway's /readyz — which needs every service ready,
  * Temporal included — is green again; SIGTERM then stops everything, restarted processes included.
  * Uses none of the shared stack: the launcher brings up its own PostgreSQL, Temporal and MailDev.
+ * It runs while the fixed ports of `npm start` are taken (held by this test, as a newcomer's running
+ * `npm start` holds them): every one of them is moved to a free port.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import net from 'node:net';
 import { freePorts } from '../scripts/local/components.js';
+import { NPM_START_PORTS } from '../scripts/local/ports.js';
 
 interface Status {
   launcher_pid: number;
@@ -70,15 +74,33 @@ function proc(name: string) {
   return status()?.processes.find((p) => p.name === name);
 }
 
+/**
+ * Listens on every fixed port of `npm start` that is free, as a newcomer's running `npm start`
+ * would; a port some other process holds already is held all the same.
+ */
+async function holdNpmStartPorts(): Promise<net.Server[]> {
+  const held: net.Server[] = [];
+  for (const { port } of NPM_START_PORTS) {
+    const server = net.createServer((socket) => socket.destroy());
+    const ok = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (ok) held.push(server);
+  }
+  return held;
+}
+let held: net.Server[] = [];
+
 beforeAll(async () => {
-  const ports = await freePorts(10);
-  gatewayPort = ports[0]!;
-  const names = ['PORT', 'LOCAL_PG_PORT', 'LOCAL_TEMPORAL_PORT', 'LOCAL_TEMPORAL_UI_PORT', 'LOCAL_SMTP_PORT', 'LOCAL_MAIL_WEB_PORT'];
-  const services = ['LOCAL_ADMIN_PORT', 'LOCAL_INTEGRATIONS_PORT', 'LOCAL_CASH_APP_PORT', 'LOCAL_KNOWLEDGE_PORT'];
+  held = await holdNpmStartPorts();
+  const ports = await freePorts(NPM_START_PORTS.length);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('VITEST') && k !== 'NODE_OPTIONS') env[k] = v;
   for (const k of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SMTP_URL']) delete env[k];
-  [...names, ...services].forEach((name, i) => (env[name] = String(ports[i])));
+  // every port of npm start moved to a free one: the test never uses the fixed ports
+  NPM_START_PORTS.forEach(({ variable }, i) => (env[variable] = String(ports[i])));
+  gatewayPort = Number(env.PORT);
   // READYZ_CACHE_MS 0: the gateway's /readyz answers from the services' state of the moment
   Object.assign(env, { LOCAL_VAR_DIR: dir, LOG_LEVEL: 'warn', SUPERVISE_BACKOFF_INITIAL_MS: '200', READYZ_CACHE_MS: '0' });
   launcher = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: path.resolve(import.meta.dirname, '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -94,6 +116,7 @@ afterAll(async () => {
   }
   for (const pid of everyPid) if (alive(pid)) process.kill(pid, 'SIGKILL');
   rmSync(dir, { recursive: true, force: true });
+  await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
 }, 60_000);
 
 describe('npm start supervises', () => {

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { findVersitygw, VERSITYGW_MODULE } from './versitygw.mjs';
 import { listening, portOpen, startOnFreePorts, stopChild } from './components.js';
+import { npmStartPort } from './ports.js';
 import path from 'node:path';
 
 export interface LocalObjectStorage {
@@ -83,7 +84,7 @@ export async function objectStorageForStart(opts: {
     for (const k of ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_REGION'] as const) if (env[k]) vars[k] = env[k]!;
     return { env: vars, line: '  Object storage  external (S3_ENDPOINT)' };
   }
-  const port = Number(env.LOCAL_S3_PORT ?? 7070);
+  const port = npmStartPort('LOCAL_S3_PORT', env);
   if (await portOpen(port)) {
     throw new Error(`port ${port} (object storage) is already in use — is another \`npm start\` running? Set LOCAL_S3_PORT to move it.`);
   }

@@ -25,3 +25,27 @@ export function servicePorts(env: Record<string, string | undefined> = process.e
   }
   return ports;
 }
+
+/**
+ * Every fixed port `npm start` listens on by default, each with the variable that moves it: tests
+ * that run `npm start`'s launcher set every one of these variables to a free port, so a newcomer's
+ * running `npm start` never collides with `npm test`.
+ */
+export const NPM_START_PORTS: readonly { variable: string; port: number; what: string }[] = [
+  { variable: 'PORT', port: 8080, what: 'API gateway' },
+  { variable: 'LOCAL_PG_PORT', port: 5433, what: 'PostgreSQL' },
+  { variable: 'LOCAL_TEMPORAL_PORT', port: 7233, what: 'Temporal' },
+  { variable: 'LOCAL_TEMPORAL_UI_PORT', port: 8233, what: 'Temporal Web UI' },
+  { variable: 'LOCAL_SMTP_PORT', port: 1025, what: 'SMTP (MailDev)' },
+  { variable: 'LOCAL_MAIL_WEB_PORT', port: 1080, what: 'mail inbox (MailDev)' },
+  { variable: 'LOCAL_S3_PORT', port: 7070, what: 'object storage' },
+  ...Object.entries(SERVICE_PORTS).map(([name, port]) => ({ variable: servicePortVariable(name), port, what: `${name} API` })),
+];
+
+/** The port of `variable` in `env`, else its `npm start` default ({@link NPM_START_PORTS}). */
+export function npmStartPort(variable: string, env: Record<string, string | undefined> = process.env): number {
+  const fixed = NPM_START_PORTS.find((p) => p.variable === variable);
+  if (!fixed) throw new Error(`${variable} is not a port of npm start`);
+  const raw = env[variable];
+  return raw === undefined || raw === '' ? fixed.port : Number(raw);
+}

@@ -171,7 +171,8 @@ export function conditionSchema(opts: { allowTag?: boolean } = {}) {
     .superRefine((v, ctx) => {
       for (const issue of conditionIssues(v, [], opts)) ctx.addIssue({ code: 'custom', path: issue.loc, message: issue.msg });
     })
-    .meta({ description: CONDITION_DOC, examples: [EXAMPLE] });
+    // keys other than these are refused by conditionIssues (422 `unknown key`), so OpenAPI lists them
+    .meta({ description: CONDITION_DOC, examples: [EXAMPLE], propertyNames: { type: 'string', enum: ['all', 'any', 'not', 'field', 'op', 'value'] } });
 }
 
 // ---------------------------------------------------------------- tags across the boundary

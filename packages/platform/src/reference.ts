@@ -92,4 +92,11 @@ export const isoCurrencyCode = () =>
     .refine(isIsoCurrency, 'is not an ISO 4217 currency code (current or historic)')
     .meta({ enum: isoCurrencyCodes() });
 
-export const ianaTimezone = () => z.string().refine(isIanaTimezone, 'is not an IANA timezone name (e.g. Europe/Berlin)');
+/** IANA names are at most about 30 characters (America/Argentina/ComodRivadavia is 32); 64 leaves room and bounds the input. */
+export const IANA_TIMEZONE_MAX_LENGTH = 64;
+
+export const ianaTimezone = () =>
+  z
+    .string()
+    .max(IANA_TIMEZONE_MAX_LENGTH, 'is not an IANA timezone name (e.g. Europe/Berlin)')
+    .refine(isIanaTimezone, 'is not an IANA timezone name (e.g. Europe/Berlin)');

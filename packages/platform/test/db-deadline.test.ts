@@ -64,4 +64,35 @@ describe('statement deadline', () => {
       await observer.destroy();
     }
   });
+
+  it('inside a transaction: a statement meeting the frozen server fails at the deadline, the transaction leaves nothing, and the connection is never reused', async () => {
+    const url = await createTestDatabase();
+    const db = createDb({ url, poolMax: 1, statementTimeoutMs: 500 });
+    let frozen = 0;
+    try {
+      await db.raw('CREATE TABLE ledger (id int PRIMARY KEY, amount numeric(12,2) NOT NULL)');
+      const err = await caught(
+        db.transaction(async (trx) => {
+          await trx.raw('INSERT INTO ledger VALUES (1, 10.00)');
+          frozen = (await trx.raw('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+          process.kill(frozen, 'SIGSTOP');
+          // the late answer of this statement would be "1 row": it must never reach anyone
+          return (await trx.raw('SELECT count(*)::int AS n FROM ledger')).rows;
+        }),
+      );
+      expect(isTransientInfraError(err)).toBe(true);
+      process.kill(frozen, 'SIGCONT');
+      // the next statements run on a new connection and read their own answers: the frozen
+      // transaction never committed (its connection was closed, so the server rolls it back)
+      const next = await db.raw(`SELECT pg_backend_pid() AS pid, (SELECT count(*)::int FROM ledger) AS n, 'mine' AS v`);
+      expect(next.rows[0]).toMatchObject({ n: 0, v: 'mine' });
+      expect(next.rows[0].pid).not.toBe(frozen);
+      frozen = 0;
+      await db.transaction(async (trx) => void (await trx.raw('INSERT INTO ledger VALUES (1, 12.50)')));
+      expect((await db.raw('SELECT id, amount FROM ledger')).rows).toEqual([{ id: 1, amount: '12.50' }]);
+    } finally {
+      if (frozen) process.kill(frozen, 'SIGCONT');
+      await db.destroy();
+    }
+  });
 });

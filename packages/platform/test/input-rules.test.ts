@@ -1,5 +1,5 @@
 /**
- * The kernel's input rules on their own (issue 9 section 1): the no-NUL walk, the shared id and email
+ * The kernel's input rules on their own: the no-NUL and no-lone-surrogate walk, the shared id and email
  * schemas, and deterministic routing with honest 405 `Allow` answers, through a small service built
  * with createServiceApp and called over real HTTP. The same rules through the gateway on the real
  * services: test/input-rules.test.ts.
@@ -13,7 +13,10 @@ import {
   createServiceApp,
   deriveIdentityKey,
   emailSchema,
+  findInvalidText,
   findNul,
+  invalidTextIssue,
+  invalidTextIssues,
   ianaTimezone,
   idSchema,
   listen,
@@ -21,6 +24,7 @@ import {
   routeFor,
   signIdentity,
   type Identity,
+  type ValidationIssue,
 } from '@rp/platform';
 
 const SECRET = 'kit-test-secret-0123456789abcdef0123456789';
@@ -256,6 +260,52 @@ describe('no NUL (U+0000) anywhere in what a route reads', () => {
     let deep: unknown = 'x\u0000';
     for (let i = 0; i < 50_000; i++) deep = [deep];
     expect(findNul(deep)[0]!.path).toHaveLength(50_000);
+  });
+});
+
+describe('findInvalidText: NUL and lone surrogates in one walk', () => {
+  it('finds a high surrogate without its low half and a low one without its high half, in values and keys; a pair is text', () => {
+    const value = {
+      pair: 'smile \ud83d\ude00',
+      high_at_end: 'a\ud800',
+      high_then_text: '\ud800b',
+      low_alone: '\udc00',
+      reversed: '\ude00\ud83d',
+      list: ['ok', 'x\u0000\udfff'],
+      ['k\udbff']: 'fine',
+    };
+    expect(findInvalidText(value)).toEqual(
+      expect.arrayContaining([
+        { path: ['high_at_end'], key: false, problem: 'lone_surrogate' },
+        { path: ['high_then_text'], key: false, problem: 'lone_surrogate' },
+        { path: ['low_alone'], key: false, problem: 'lone_surrogate' },
+        { path: ['reversed'], key: false, problem: 'lone_surrogate' },
+        { path: ['list', 1], key: false, problem: 'nul' },
+        { path: ['list', 1], key: false, problem: 'lone_surrogate' },
+        { path: ['k\udbff'], key: true, problem: 'lone_surrogate' },
+      ]),
+    );
+    expect(findInvalidText(value)).toHaveLength(7);
+    expect(findInvalidText({ pair: '\ud83d\ude00', text: 'Grüße' })).toEqual([]);
+    // findNul keeps to NUL
+    expect(findNul(value)).toEqual([{ path: ['list', 1], key: false }]);
+  });
+  it('as issues, located under a prefix (a per-record caller names its record)', () => {
+    const issues: ValidationIssue[] = [];
+    invalidTextIssues('body', { a: '\ud800' }, issues);
+    expect(issues).toEqual([{ loc: ['body', 'a'], msg: 'must not contain a lone UTF-16 surrogate (invalid Unicode)', type: 'lone_surrogate' }]);
+    expect(findInvalidText(['\ud800'], { skipTopLevelItems: true })).toEqual([]);
+    expect(findInvalidText({ b: '\udc00' }).map((f) => invalidTextIssue(['body', 3], f))).toEqual([
+      { loc: ['body', 3, 'b'], msg: 'must not contain a lone UTF-16 surrogate (invalid Unicode)', type: 'lone_surrogate' },
+    ]);
+  });
+  it('refuses a lone surrogate in a JSON body through the kit (422, its loc) and walks any depth', async () => {
+    const res = await call('POST', '/v1/widgets', { body: '{"name":"a\\ud800"}' });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ detail: { body: { name: [expect.stringContaining('lone UTF-16 surrogate')] } }, message: expect.any(String) });
+    let deep: unknown = '\udc00';
+    for (let i = 0; i < 50_000; i++) deep = [deep];
+    expect(findInvalidText(deep)[0]!.path).toHaveLength(50_000);
   });
 });
 

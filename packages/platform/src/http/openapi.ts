@@ -26,7 +26,7 @@ const SCHEMA_PREFIX = '#/components/schemas/';
 /** Any JSON value without a NUL in its strings or keys: what the kernel accepts where a schema leaves values open. */
 const NUL_FREE_JSON = 'NulFreeJson';
 const nulFreeJson: JsonSchema = {
-  description: 'Any JSON value whose strings and object keys contain no NUL character (U+0000).',
+  description: 'Any JSON value whose strings and object keys contain no NUL character (U+0000) and no lone UTF-16 surrogate.',
   anyOf: [
     { type: 'string', pattern: NO_NUL_PATTERN },
     { type: ['number', 'boolean', 'null'] },
@@ -149,9 +149,9 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Authenticated, but the credential or role may not call this endpoint',
   404: 'Entity not found (also for another organization\'s records)',
   409: 'Conflict with the current state',
-  413: 'Request body too large',
+  413: 'Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer)',
   415: 'Unsupported content type',
-  422: 'Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits)',
+  422: 'Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits)',
   429: 'Rate limit exceeded; see Retry-After',
   500: 'Unexpected error',
   502: 'The owning service could not be reached',

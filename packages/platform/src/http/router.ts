@@ -18,6 +18,8 @@ export interface RouteMatch<H> {
   /** its handler for the method, or undefined (405) */
   handler: H | undefined;
   params: Record<string, string>;
+  /** the same captures as sent, before percent-decoding (for the input rules on escapes) */
+  rawParams: Record<string, string>;
   /** methods declared on the template, upper case, in declaration order */
   allowed: string[];
 }
@@ -113,11 +115,17 @@ export class PathRouter<H> {
       }
       if (!ok) continue;
       const params: Record<string, string> = {};
+      const rawParams: Record<string, string> = {};
       let n = 0;
-      for (let i = 0; i < parts.length; i++) if (t.segments[i] === null) params[t.names[n++]!] = decode(parts[i]!);
+      for (let i = 0; i < parts.length; i++) {
+        if (t.segments[i] !== null) continue;
+        const name = t.names[n++]!;
+        rawParams[name] = parts[i]!;
+        params[name] = decode(parts[i]!);
+      }
       const m = method.toUpperCase();
       const handler = t.handlers.get(m) ?? (m === 'HEAD' ? t.handlers.get('GET') : undefined);
-      return { template: t.template, handler, params, allowed: t.allowed };
+      return { template: t.template, handler, params, rawParams, allowed: t.allowed };
     }
     return null;
   }

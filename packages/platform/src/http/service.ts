@@ -17,7 +17,7 @@ import { requestContext } from '../logger.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo } from './openapi.js';
 import type { RouteDef, UploadedFile } from './route.js';
 import { check, throwIfIssues } from './validation.js';
-import { nulIssues } from './input-rules.js';
+import { invalidTextIssues, undecodableUrlIssues } from './input-rules.js';
 import { PathRouter } from './router.js';
 import { createHttpMetrics, errorMiddleware, requestContextMiddleware, requireMetricsToken, type BaseState } from './middleware.js';
 import type { ValidationIssue } from '../errors.js';
@@ -61,6 +61,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
   const openapi = buildOpenApi(opts.info, opts.routes);
 
   app.use(requestContextMiddleware(opts.log, metrics));
+  app.use(closeUnreadBody);
   app.use(errorMiddleware(opts.log));
 
   app.use(async (ctx, next) => {
@@ -183,10 +184,10 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
 
   // Deterministic routing (./router.ts): the most specific template wins, fixed segments over
   // `{captures}`; a method it does not declare is 405 with exactly its methods in `Allow`.
-  type Handle = (ctx: Koa.ParameterizedContext<BaseState>, pathParams: Record<string, string>) => Promise<void>;
+  type Handle = (ctx: Koa.ParameterizedContext<BaseState>, pathParams: Record<string, string>, rawPathParams: Record<string, string>) => Promise<void>;
   const router = new PathRouter<Handle>();
   for (const route of opts.routes) {
-    router.add(route.method, route.path, async (ctx, pathParams) => {
+    router.add(route.method, route.path, async (ctx, pathParams, rawPathParams) => {
       ctx.state.routeName = route.path;
       const identity = ctx.state.identity as Identity;
       authorize(route, identity);
@@ -213,10 +214,13 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
       const issues: ValidationIssue[] = [];
       const rawQuery = route.query ? { ...ctx.query } : undefined;
       const rawBody = route.body && hasBody(ctx) ? ctx.request.body : undefined;
-      // No NUL (U+0000) anywhere in what the route reads: one walk per part, before the schemas.
-      if (route.params) nulIssues('path', pathParams, issues);
-      if (route.query) nulIssues('query', rawQuery, issues);
-      if (route.body) nulIssues('body', rawBody, issues, { skipTopLevelItems: route.perRecordBody === true });
+      // No NUL (U+0000) and no lone UTF-16 surrogate anywhere in what the route reads: one walk per
+      // part, before the schemas; nor percent-escapes of the URL that are not UTF-8 (Node would read
+      // them as U+FFFD).
+      if (route.params || route.query) undecodableUrlIssues(route.query ? ctx.querystring : '', route.params ? rawPathParams : {}, issues);
+      if (route.params) invalidTextIssues('path', pathParams, issues);
+      if (route.query) invalidTextIssues('query', rawQuery, issues);
+      if (route.body) invalidTextIssues('body', rawBody, issues, { skipTopLevelItems: route.perRecordBody === true });
       const params = check('path', route.params, pathParams, issues);
       const query = check('query', route.query, rawQuery, issues);
       const body = check('body', route.body, rawBody, issues);
@@ -246,9 +250,22 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
     const match = router.match(ctx.method, ctx.path);
     if (!match) throw new RouteNotFoundError(ctx.method, ctx.path);
     if (!match.handler) throw new MethodNotAllowedError(ctx.method, ctx.path, match.allowed);
-    await match.handler(ctx, match.params);
+    await match.handler(ctx, match.params, match.rawParams);
   });
   return { app, openapi };
+}
+
+/**
+ * An answer given before the request body was read to its end (a body refused at its limit once
+ * inflated, a malformed upload) closes the connection: the unread bytes would otherwise be read as
+ * the start of the next request on this keep-alive connection — the gateway's, shared by every
+ * organization — which would wait for its answer until the gateway gives up. Reading the rest
+ * instead could mean reading up to the gateway's limit for nothing. A body never started (refused
+ * before parsing, e.g. 401) is discarded by Node itself and keeps the connection.
+ */
+async function closeUnreadBody(ctx: Koa.ParameterizedContext<BaseState>, next: Koa.Next): Promise<void> {
+  await next();
+  if (!ctx.req.complete && ctx.req.readableFlowing !== null) ctx.set('Connection', 'close');
 }
 
 function authorize(route: RouteDef<never> | RouteDef<unknown>, identity: Identity): void {
