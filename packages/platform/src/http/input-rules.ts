@@ -61,8 +61,13 @@ function pathOf(frame: Frame | undefined, tail: (string | number)[]): Path {
 }
 
 /** Node 20's String.prototype.isWellFormed (ES2024, beyond the compiler's ES2023 lib): false for a lone surrogate. */
-function wellFormed(s: string): boolean {
+export function wellFormed(s: string): boolean {
   return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** `s` with each lone surrogate shown as U+FFFD (String.prototype.toWellFormed), for naming a refused key in a message. */
+export function toWellFormed(s: string): string {
+  return (s as unknown as { toWellFormed(): string }).toWellFormed();
 }
 
 /** Whether `s` breaks a text rule: NUL or a lone surrogate (both checks native, allocation-free). */

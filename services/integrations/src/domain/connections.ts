@@ -19,7 +19,6 @@ import { syncRunView, type SyncRunRow } from '../store/sync-runs.js';
 import { health, type Health } from './health.js';
 import { authorizationUrl } from './oauth.js';
 import type { ProviderRuntime, SettingKind } from './provider-runtime.js';
-import { findLoneSurrogates, withoutLoneSurrogates } from './text-rules.js';
 
 function isHttpUrl(v: string): boolean {
   try {
@@ -57,18 +56,6 @@ export function settingsSchema(runtime: ProviderRuntime): z.ZodType<Record<strin
 
 /** Validate `settings` for the provider; issues are located under ['body', 'settings', …]. */
 export function parseSettings(runtime: ProviderRuntime, settings: Record<string, unknown>): { ok: true; value: Record<string, unknown> } | { ok: false; issues: ValidationIssue[] } {
-  // settings are stored as jsonb, which refuses a lone surrogate: refused here with the setting named
-  const lone = findLoneSurrogates(settings);
-  if (lone.length) {
-    return {
-      ok: false,
-      issues: lone.map((f) => ({
-        loc: ['body', 'settings', ...f.path.map((p) => (typeof p === 'number' ? p : withoutLoneSurrogates(String(p))))],
-        msg: `${f.key ? 'a setting name contains' : 'contains'} a lone surrogate (an unpaired UTF-16 escape such as \\ud800), which is not text`,
-        type: 'lone_surrogate',
-      })),
-    };
-  }
   const r = settingsSchema(runtime).safeParse(settings);
   if (r.success) return { ok: true, value: r.data };
   return {

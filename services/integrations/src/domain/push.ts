@@ -6,9 +6,8 @@
  * naming the field(s), and does not stop the other records of the request.
  */
 import { z } from 'zod';
-import { currencyMinorUnits, emailSchema, findNul, idSchema, isIsoCurrency, Money } from '@rp/platform';
+import { currencyMinorUnits, emailSchema, findInvalidText, idSchema, isIsoCurrency, Money, toWellFormed, wellFormed } from '@rp/platform';
 import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
-import { findLoneSurrogates, hasLoneSurrogate, withoutLoneSurrogates } from './text-rules.js';
 
 export const PUSH_ORIGIN = 'middleware';
 export const MAX_PUSH_RECORDS = 100;
@@ -216,7 +215,7 @@ function failure<R>(record: unknown, remoteId: string | null, error: z.ZodError)
 
 /** How a field that is not text is named in a record's message. */
 function fieldName(path: readonly PropertyKey[]): string {
-  return fieldPath(path.map((p) => (typeof p === 'string' ? withoutLoneSurrogates(p) : p)));
+  return fieldPath(path.map((p) => (typeof p === 'string' ? toWellFormed(p) : p)));
 }
 
 /**
@@ -225,17 +224,16 @@ function fieldName(path: readonly PropertyKey[]): string {
  * checks (`perRecordBody`) so that only the record carrying one is refused.
  */
 function nulFailure<R>(record: unknown, remoteId: string | null, schema: z.ZodType): PushOutcome<R> | null {
-  const nul = findNul(record);
-  const lone = findLoneSurrogates(record);
-  if (nul.length === 0 && lone.length === 0) return null;
-  const texts = [
-    ...nul.map((f) => `${fieldName(f.path)} ${f.key ? 'is a key that contains' : 'contains'} the NUL character (U+0000)`),
-    ...lone.map((f) => `${fieldName(f.path)} ${f.key ? 'is a key that contains' : 'contains'} a lone surrogate (an unpaired UTF-16 escape such as \\ud800), which is not text`),
-  ];
+  const found = findInvalidText(record);
+  if (found.length === 0) return null;
+  const texts = found.map(
+    (f) =>
+      `${fieldName(f.path)} ${f.key ? 'is a key that contains' : 'contains'} ${f.problem === 'nul' ? 'the NUL character (U+0000)' : 'a lone surrogate (an unpaired UTF-16 escape such as \\ud800), which is not text'}`,
+  );
   // The message lists every problem of the record, as for any other failure.
   const parsed = schema.safeParse(record);
   if (!parsed.success) texts.push(...parsed.error.issues.map((i) => describe(record, i).text));
-  return { ok: false, remoteId: remoteId !== null && hasLoneSurrogate(remoteId) ? null : remoteId, errorCode: 'invalid_field', message: texts.join('; ') };
+  return { ok: false, remoteId: remoteId !== null && !wellFormed(remoteId) ? null : remoteId, errorCode: 'invalid_field', message: texts.join('; ') };
 }
 
 function remoteIdOf(record: unknown, field: string): string | null {
