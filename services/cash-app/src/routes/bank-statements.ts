@@ -185,9 +185,16 @@ const uploadedFile = z.custom<UploadedFile>(
   'must be an uploaded file (multipart field `file`)',
 );
 
+/** The CSV column mapping is a short JSON text (a dozen keys); longer text is refused before it is parsed. */
+const MAPPING_MAX_LENGTH = 4000;
+
 const jsonText = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => {
+  z.preprocess((v, ctx) => {
     if (typeof v !== 'string') return v;
+    if (v.length > MAPPING_MAX_LENGTH) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${MAPPING_MAX_LENGTH} characters` });
+      return v;
+    }
     try {
       return JSON.parse(v) as unknown;
     } catch {
@@ -235,9 +242,10 @@ const uploadBody = z
 const multipartDoc = z.object({
   file: z.string().meta({ format: 'binary', contentMediaType: 'application/octet-stream' }).describe('The statement file.'),
   format: z.enum(STATEMENT_FORMATS).optional().describe('Omitted: detected from the file (camt053, camt054, mt940, bai2, json; csv needs `mapping`).'),
-  mapping: z.string().optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
+  mapping: z.string().max(MAPPING_MAX_LENGTH).optional().describe('CSV only: the column mapping as JSON text, e.g. {"account":"DE89…","date_column":"Date","amount_column":"Amount","currency":"EUR","delimiter":";","decimal_separator":",","date_format":"DD.MM.YYYY"}.'),
   charset: z
     .string()
+    .max(40)
     .optional()
     .describe(`The file's character encoding (e.g. \`windows-1250\`, \`cp852\`), overriding detection. Omitted: detected (BOM, XML declaration, valid UTF-8, else the best of ${DETECTED_CHARSETS.join(', ')}).`),
 });

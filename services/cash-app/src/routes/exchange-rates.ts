@@ -41,7 +41,7 @@ const rateInput = z
     quote_currency: isoCurrencyCode(),
     rate_date: dateField(),
     rate: z
-      .union([z.string(), z.number()])
+      .union([z.string().max(40), z.number()])
       .transform((v) => (typeof v === 'number' ? String(v) : v.trim()))
       .refine((v) => /^\d{1,14}(\.\d{1,10})?$/.test(v) && /[1-9]/.test(v), 'must be a positive decimal with at most 10 decimals')
       .describe(RATE_DESCRIPTION),

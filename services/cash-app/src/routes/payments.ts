@@ -153,10 +153,10 @@ export async function loadView(db: Db, organizationId: string, id: string, scope
 
 const amountInput = () =>
   z
-    .union([z.string(), z.number()])
+    .union([z.string().max(40), z.number()])
     .transform((v) => (typeof v === 'number' ? String(v) : v.trim()))
     .refine((v) => isDecimalString(v) && !v.startsWith('-') && /^\d+(\.\d{1,4})?$/.test(v), 'must be a non-negative decimal amount with at most 4 decimals')
-    .describe('Non-negative decimal (string or number) with at most the currency\'s minor units of decimals (JPY none, EUR 2, KWD 3): more → 422 `value_error.decimal_places`.');
+    .describe('Non-negative decimal (string of at most 40 characters, or number) with at most the currency\'s minor units of decimals (JPY none, EUR 2, KWD 3): more → 422 `value_error.decimal_places`.');
 
 const allocationInput = z.object({
   invoice_id: uuidParam().describe('An open invoice of the organization, in the transaction\'s currency.'),

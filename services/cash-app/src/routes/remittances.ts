@@ -44,6 +44,8 @@ import {
 
 const MAX_PAGE = 500;
 const MAX_LINES = 1000;
+/** A CSV advice of MAX_LINES lines of ordinary width (invoice number, three amounts, a few other columns) fits well within 1 MB. */
+const CSV_MAX_LENGTH = 1_000_000;
 
 // ---------- response schemas ----------
 
@@ -167,6 +169,7 @@ const csvQuery = z.object({
   ...headerShape,
   transaction_amount: z
     .string()
+    .max(40)
     .refine((v) => isDecimalString(v) && !v.startsWith('-') && Number(v) > 0 && (v.split('.')[1]?.length ?? 0) <= 4, 'must be a positive decimal amount, e.g. 1190.00')
     .optional(),
   file_name: z.string().trim().max(255).optional().describe('Name of the advice file, kept on the attachment.'),
@@ -421,7 +424,7 @@ export const remittanceRoutes = [
     tags: ['Remittances'],
     textBody: 'text/csv',
     query: csvQuery,
-    body: z.string().min(1, 'The CSV body is empty.'),
+    body: z.string().min(1, 'The CSV body is empty.').max(CSV_MAX_LENGTH, `The CSV body is at most ${CSV_MAX_LENGTH} characters.`),
     response: remittanceSchema,
     handler: async ({ query, body, identity, deps }) => {
       const { lines, problems } = parseRemittanceCsv(body);
