@@ -8,6 +8,8 @@ export const knowledgeConfigSchema = z.object({
   KNOWLEDGE_EXTRACTION_CHUNK_SIZE: env.int(200, 1),
   /** Pause after each chunk, in ms (0 in production; tests slow stages down to catch them mid-way). */
   KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS: env.int(0, 0),
+  /** Bytes of knowledge files an organization may hold (declared sizes of its files, verified or not); default 5 GiB. */
+  KNOWLEDGE_STORAGE_QUOTA_BYTES: env.int(5 * 1024 ** 3, 1),
 });
 export type KnowledgeConfig = z.infer<typeof knowledgeConfigSchema>;
 
