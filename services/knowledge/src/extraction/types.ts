@@ -151,3 +151,17 @@ export interface CustomerPaymentStats extends Omit<CustomerCashHabits, 'partner_
    */
   avg_days_after_due: number | null;
 }
+
+/**
+ * Units of work a pipeline stage performed, counted where the stage does them: how its cost grows with
+ * its input is measured in these, not in time. `comparisons`: a memory scored against a topic group or
+ * an article, a name run compared with a partner name; `articleSplits`: an article split into statements.
+ */
+export interface WorkCounter {
+  comparisons: number;
+  articleSplits: number;
+}
+
+export function newWorkCounter(): WorkCounter {
+  return { comparisons: 0, articleSplits: 0 };
+}
