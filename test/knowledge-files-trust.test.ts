@@ -6,6 +6,8 @@
  *   object go, ended jobs keep their history;
  * - the per-organization storage quota, at declaration (declared size) and at verification (real size);
  * - a job's `created_by` is the caller, never a name taken from the body;
+ * - a document past an extraction limit (pages, inflated DOCX size, memories) fails its job with the
+ *   limit's code in `error`, storing nothing (limits lowered through the KNOWLEDGE_MAX_* settings);
  * - re-running a file after a cancelled job finds all its knowledge again (dedup compares only with
  *   knowledge that exists: memories of completed jobs and live articles).
  *
@@ -15,6 +17,8 @@
  * Stages are slowed (chunk size 2, 150 ms pause) so a job can be caught running.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, ObjectStorage } from '@rp/platform';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -72,7 +76,17 @@ async function waitJob(o: Org, id: string, until: (job: any) => boolean, timeout
 }
 
 beforeAll(async () => {
-  stack = await startStack({ workers: ['knowledge'], env: { KNOWLEDGE_EXTRACTION_CHUNK_SIZE: '2', KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS: '150', KNOWLEDGE_STORAGE_QUOTA_BYTES: String(QUOTA) } });
+  stack = await startStack({
+    workers: ['knowledge'],
+    env: {
+      KNOWLEDGE_EXTRACTION_CHUNK_SIZE: '2',
+      KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS: '150',
+      KNOWLEDGE_STORAGE_QUOTA_BYTES: String(QUOTA),
+      KNOWLEDGE_MAX_PDF_PAGES: '2',
+      KNOWLEDGE_MAX_DOCX_INFLATED_BYTES: String(1024 * 1024),
+      KNOWLEDGE_MAX_MEMORIES_PER_JOB: '100',
+    },
+  });
   [org, clean, other] = await Promise.all([stack.onboard('Trust Org'), stack.onboard('Clean Org'), stack.onboard('Other Org')]);
   storage = new ObjectStorage({ endpoint: stack.env.S3_ENDPOINT, bucket: stack.env.S3_BUCKET, accessKeyId: stack.env.S3_ACCESS_KEY_ID, secretAccessKey: stack.env.S3_SECRET_ACCESS_KEY, region: stack.env.S3_REGION });
 }, 180_000);
@@ -214,4 +228,37 @@ describe('re-running a file', () => {
     const rerun = await waitJob(rerunOrg, (await extract(rerunOrg, file.id, null)).id, ended);
     expect(rerun).toMatchObject({ status: 'complete', memory_count: ref.memory_count, dedup_count: ref.dedup_count, proposal_count: ref.proposal_count });
   }, 180_000);
+});
+
+describe('extraction limits', () => {
+  const fixture = (name: string) => readFileSync(new URL(`./fixtures/knowledge/${name}`, import.meta.url));
+  const failsWith = async (o: Org, name: string, mime: string, bytes: Buffer, code: string) => {
+    const file = await upload(o, name, mime, bytes);
+    expect(file.is_verified).toBe(true);
+    const job = await waitJob(o, (await extract(o, file.id)).id, ended);
+    expect(job.status).toBe('failed');
+    expect(job.error.startsWith(`${code}: `)).toBe(true);
+    expect(job.memory_count).toBe(0);
+    expect(job.proposal_count).toBe(0);
+    return job;
+  };
+
+  it('fails a job whose PDF has more pages than allowed, with too_many_pages', async () => {
+    const job = await failsWith(org, 'playbook.pdf', 'application/pdf', fixture('ar-playbook.pdf'), 'too_many_pages');
+    expect(job.error).toContain('3 pages; at most 2');
+  }, 60_000);
+
+  it('fails a job on a DOCX zip bomb, with docx_too_large', async () => {
+    const zip = await JSZip.loadAsync(fixture('short-payment-procedure.docx'));
+    const xml = await zip.file('word/document.xml')!.async('string');
+    zip.file('word/document.xml', xml.replace('</w:document>', `${' '.repeat(8 * 1024 * 1024)}</w:document>`));
+    const bomb = Buffer.from(await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE', compressionOptions: { level: 9 } }));
+    expect(bomb.length).toBeLessThan(100_000);
+    await failsWith(org, 'bomb.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bomb, 'docx_too_large');
+  }, 60_000);
+
+  it('fails a job whose file yields more memories than allowed, with too_many_memories', async () => {
+    const job = await failsWith(org, 'huge.md', 'text/markdown', Buffer.from(playbook(120)), 'too_many_memories');
+    expect(job.error).toContain('at most 100');
+  }, 60_000);
 });

@@ -31,6 +31,7 @@ export const knowledgeModule: ServiceModule<KnowledgeConfig, KnowledgeDeps> = {
       storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
       chunkSize: config.KNOWLEDGE_EXTRACTION_CHUNK_SIZE,
       chunkPauseMs: config.KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS,
+      limits: { pdfPages: config.KNOWLEDGE_MAX_PDF_PAGES, docxInflatedBytes: config.KNOWLEDGE_MAX_DOCX_INFLATED_BYTES, memoriesPerJob: config.KNOWLEDGE_MAX_MEMORIES_PER_JOB },
     }),
   }),
   // A cancellation reaches a stage with a heartbeat's answer: within a second.

@@ -23,7 +23,7 @@ import {
 } from '@rp/workflows';
 import type { Logger } from 'pino';
 import { COLLECTIONS, type Collection } from '../domain/collections.js';
-import { MAX_KNOWLEDGE_FILE_BYTES, SUPPORTED_MIME_TYPES, type ArticleRef, type MemoryDraft, type StoredMemory, type SupportedMimeType } from '../extraction/types.js';
+import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError, MAX_KNOWLEDGE_FILE_BYTES, SUPPORTED_MIME_TYPES, type ArticleRef, type ExtractionLimits, type MemoryDraft, type StoredMemory, type SupportedMimeType } from '../extraction/types.js';
 import { getFile } from '../store/files.js';
 import * as store from '../store/extractions.js';
 import type { JobRow, JobStatus } from '../store/extractions.js';
@@ -37,6 +37,8 @@ export interface PlaybookExtractionDeps {
   chunkSize: number;
   /** Pause after each chunk, in ms (0 in production): a throttle for tests that must catch a stage mid-way. */
   chunkPauseMs: number;
+  /** What one job reads at most (default DEFAULT_EXTRACTION_LIMITS). */
+  limits?: ExtractionLimits;
 }
 
 /** Largest cash-app habits object an onboarding job reads (~200 bytes a customer: over a million customers). */
@@ -78,6 +80,7 @@ const ORDER: JobStatus[] = ['pending', 'extracting', 'deduping', 'enriching', 's
 
 export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps): PlaybookExtractionActivities {
   const { db } = deps;
+  const limits = deps.limits ?? DEFAULT_EXTRACTION_LIMITS;
 
   /**
    * The job, moved into `stage` (null: already past it, a retry after the stage completed). A job
@@ -191,9 +194,10 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       const ctx = Context.current();
       let pages;
       try {
-        pages = await beating(ctx, { stage: 'extracting', parsing: true }, () => pipeline.extractPages(bytes, mime));
+        pages = await beating(ctx, { stage: 'extracting', parsing: true }, () => pipeline.extractPages(bytes, mime, limits));
       } catch (err) {
         if (err instanceof CancelledFailure) throw err;
+        if (err instanceof ExtractionLimitError) throw fail(err.message);
         throw fail(`the file could not be read as ${mime}: ${err instanceof Error ? err.message : String(err)}`);
       }
       const drafts = await beating(ctx, { stage: 'extracting', splitting: true }, () => pipeline.splitMemories(pages));
@@ -240,6 +244,9 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       if (job === 'missing') return { missing: true, done: 0, total: 0 };
       if (!job) return past((await store.getJob(db, input.organizationId, input.jobId))!, 'extracting');
       const { inputs, drafts, processedAfter } = await sources(job, input.cashHabits);
+      if (drafts.length > limits.memoriesPerJob) {
+        throw fail(new ExtractionLimitError('too_many_memories', `the sources hold ${drafts.length} memories; one extraction stores at most ${limits.memoriesPerJob}. Split the document.`).message);
+      }
       await store.setStageProgress(db, job.id, 'extracting', { total: drafts.length }, { input_count: inputs });
       const numbered = drafts.map((draft, seq) => ({ draft, seq }));
       await inChunks(

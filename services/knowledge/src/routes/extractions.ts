@@ -11,7 +11,7 @@ const MAX_PAGE = 200;
 const STATUS_DOC =
   '`pending` (workflow started) → `extracting` (the file is parsed into memories) → `deduping` (duplicates marked) → ' +
   '`enriching` (customers, segments, entities, collection) → `synthesizing` (proposals stored) → `complete`; any stage → ' +
-  '`failed` with `error` (the file cannot be read, or a cancellation: error `cancelled`).';
+  '`failed` with `error` (the file cannot be read, a source past an extraction limit: see `error`, or a cancellation: error `cancelled`).';
 
 const createBody = z.object({
   file_id: idSchema().nullable().optional().describe('The uploaded, verified file; required for `file` extractions, omitted for the others.'),

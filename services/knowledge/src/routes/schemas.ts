@@ -62,7 +62,16 @@ export const extractionJobSchema = z
     completed_at: z.string().nullable().describe('When processing finished (complete or failed).'),
     created_by: z.string(),
     collection: collectionSchema.nullable().describe('Target collection; inferred during `enriching` when the request gave none.'),
-    error: z.string().nullable().describe('Why the job failed; `cancelled` after POST …/cancel.'),
+    error: z
+      .string()
+      .nullable()
+      .describe(
+        'Why the job failed; `cancelled` after POST …/cancel. A source past an extraction limit fails the job with an error starting with ' +
+          'the limit\'s code: `too_many_pages:` (a PDF of more pages than KNOWLEDGE_MAX_PDF_PAGES, default 2000), `docx_too_large:` (a DOCX ' +
+          'whose zip entries inflate, as declared or as actually inflated, to more than KNOWLEDGE_MAX_DOCX_INFLATED_BYTES, default 200 MiB: ' +
+          'zip bombs stop at the limit), `too_many_memories:` (sources yielding more than KNOWLEDGE_MAX_MEMORIES_PER_JOB memories, default 50000); ' +
+          'nothing is stored for such a job.',
+      ),
     extraction_type: z.enum(['file', 'onboarding', 'synthesis']),
     status: z.enum(['pending', 'extracting', 'deduping', 'enriching', 'synthesizing', 'complete', 'failed']),
     dedup_count: z.number().int().min(0).describe('Memories removed as duplicates.'),
