@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { enrichMemories } from '../src/extraction/enrich.js';
 import { splitMemories } from '../src/extraction/memories.js';
 import { groupMemories, synthesizeProposals } from '../src/extraction/synthesize.js';
+import { synthesisProposals } from '../src/extraction/synthesis.js';
 import { newWorkCounter, type ArticleRef, type PartnerRef, type StoredMemory } from '../src/extraction/types.js';
 
 /** 32-bit mixer (murmur3 fmix32): deterministic, well-spread letters. */
@@ -57,7 +58,7 @@ function articles(n: number): ArticleRef[] {
     id: `a${i}`,
     collection: 'collections' as const,
     title: `Article ${i}`,
-    content: `The ${word(i, 1)} ${word(i, 4)} procedure is documented here. Reminders for ${word(i, 5)} go out weekly.`,
+    content: `The ${word(i, 1)} ${word(i, 4)} procedure. Reminders for ${word(i, 5)} ${word(i, 10)}.`,
     customer_id: null,
     segment_id: null,
     source_memory_ids: [],
@@ -93,6 +94,23 @@ describe('extraction stages scale near-linearly', () => {
     expect(small.articleSplits).toBe(100);
     expect(large.articleSplits).toBe(400);
     expect(large.comparisons / small.comparisons).toBeLessThan(6);
+  });
+
+  it('finds overlapping articles of a synthesis through a word index, not by comparing all pairs', () => {
+    const run = (n: number) => {
+      const work = newWorkCounter();
+      const own = articles(n);
+      // two near copies of the first article merge; the rest overlap with nothing
+      const copy = { ...own[0]!, id: 'copy', content: `${own[0]!.content} Reminders are logged.` };
+      const proposals = synthesisProposals([...own, copy], [], work);
+      expect(proposals.filter((p) => p.action === 'archive').map((p) => p.article_id)).toEqual(['a0']);
+      expect(work.articleSplits).toBeLessThanOrEqual(2 * (n + 1));
+      return work.comparisons;
+    };
+    const small = run(100);
+    const large = run(400);
+    expect(small).toBeGreaterThan(0);
+    expect(large / small).toBeLessThan(6);
   });
 
   it('links customers through an index of partner name tokens and trigrams, not memories × partners', () => {
