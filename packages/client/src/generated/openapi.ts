@@ -3372,9 +3372,9 @@ export interface components {
             upload_headers: {
                 [key: string]: string;
             } | null;
-            /** @description Presigned PUT on the object storage, valid 15 minutes, bound to `size` and `mime_type` (send exactly `upload_headers`); null once the upload is verified and in a job's `file`. */
+            /** @description Presigned PUT on the object storage, valid 15 minutes, bound to `size` and `mime_type` (send exactly `upload_headers`); null once the upload was checked (verified or refused) and in a job's `file`. */
             upload_url: string | null;
-            /** @description Why the upload is not verified; null when verified or nothing was uploaded yet. */
+            /** @description Why the upload was refused (final: declare a new file for other bytes; `storage quota exceeded…` when its real size does not fit the quota); null when verified or nothing was uploaded yet. */
             verification_error: string | null;
             verified_at: string | null;
         };
@@ -3851,7 +3851,9 @@ export interface components {
             error: string | null;
             /** @enum {string} */
             extraction_type: "file" | "onboarding" | "synthesis";
+            /** @description The file read (`file` extractions); null for the other types and once the file is deleted. */
             file: components["schemas"]["KnowledgeFile"] | null;
+            /** @description UUID of the file read; null for the other types and once the file is deleted. */
             file_id: string | null;
             /** @description UUID */
             id: string;
