@@ -330,7 +330,7 @@ export async function timeEndToEnd(): Promise<Record<string, unknown>> {
       await sleep(100);
     }
     const tVerified = performance.now();
-    const requested = await call<JobAnswer>('POST', '/v2/aether/playbook/extractions', { file_id: file.id, created_by: 'bench@example.com' });
+    const requested = await call<JobAnswer>('POST', '/v2/aether/playbook/extractions', { file_id: file.id });
     const tRequested = performance.now();
     const statuses: { status: string; at_s: number }[] = [];
     let job: JobAnswer;

@@ -95,7 +95,7 @@ beforeAll(async () => {
   expect((await fetch(file.upload_url, { method: 'PUT', headers: file.upload_headers, body: note })).status).toBe(200);
   expect((await ok(stack.request('GET', `/v2/aether/files/${file.id}`, { token: b.token }))).is_verified).toBe(true);
   bIds.file_id = file.id;
-  bIds.extraction_id = (await post('/v2/aether/playbook/extractions', { file_id: file.id, created_by: 'victim' })).id;
+  bIds.extraction_id = (await post('/v2/aether/playbook/extractions', { file_id: file.id })).id;
   // knowledge (issue 15): proposals with SQL (see the header), an approved article, a customer deduction entry
   bIds.customer_id = bIds.partner_id;
   bIds.extraction_id ??= randomUUID();

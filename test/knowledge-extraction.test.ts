@@ -175,9 +175,9 @@ describe('extraction jobs', () => {
 
   it('runs a Markdown playbook through every stage to complete, counters matching the stored rows', async () => {
     const file = await uploadFile(org.token, 'playbook.md', 'text/markdown', Buffer.from(playbook()));
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada@example.com', collection: 'collections' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: org.userId, collection: 'collections' } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ object: 'playbook_extraction', status: 'pending', file_id: file.id, created_by: 'ada@example.com', collection: 'collections', extraction_type: 'file', error: null, completed_at: null });
+    expect(res.body).toMatchObject({ object: 'playbook_extraction', status: 'pending', file_id: file.id, created_by: org.userId, collection: 'collections', extraction_type: 'file', error: null, completed_at: null });
     expect(res.body.file).toMatchObject({ id: file.id, name: 'playbook.md', mime_type: 'text/markdown', size: file.size, object_key: file.object_key });
     jobId = res.body.id;
     const seen: string[] = [];
@@ -229,7 +229,7 @@ describe('extraction jobs', () => {
   ])('completes a %s (%s) with consistent counters', async (name, mime, content) => {
     const file = await uploadFile(org.token, name, mime, Buffer.from(content()));
     expect(file.is_verified).toBe(true);
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada@example.com' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id } });
     expect(res.status).toBe(200);
     const job = await waitJob(org.token, res.body.id, ended);
     expect(job.status).toBe('complete');
@@ -245,7 +245,7 @@ describe('extraction jobs', () => {
     const bytes = readFileSync(new URL(`./fixtures/knowledge/${name}`, import.meta.url));
     const file = await uploadFile(org.token, name, mime, bytes);
     expect(file.is_verified).toBe(true);
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada@example.com' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id } });
     expect(res.status).toBe(200);
     const job = await waitJob(org.token, res.body.id, ended);
     expect(job).toMatchObject({ status: 'complete', error: null });
@@ -277,24 +277,24 @@ describe('extraction jobs', () => {
 
   it('refuses unknown, unverified and unsupported files, and incomplete requests, storing nothing', async () => {
     const [{ n: before }] = await stack.sql(`SELECT count(*)::int AS n FROM knowledge.extraction_jobs WHERE organization_id = $1`, [org.organizationId]);
-    const unknown = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: '0190a0b0-0000-7000-8000-000000000001', created_by: 'ada' } });
+    const unknown = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: '0190a0b0-0000-7000-8000-000000000001' } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.type).toBe('entity-not-found');
 
     const pending = await stack.request('POST', '/v2/aether/files', { token: org.token, body: { name: 'later.md', mime_type: 'text/markdown', size: 10 } });
-    const unverified = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: pending.body.id, created_by: 'ada' } });
+    const unverified = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: pending.body.id } });
     expect(unverified.status).toBe(422);
     expect(unverified.body.errors[0]).toMatchObject({ loc: ['body', 'file_id'], type: 'file_not_verified' });
 
     const json = await uploadFile(org.token, 'data.json', 'application/json', Buffer.from('{"rule": "pay in 30 days"}'));
     expect(json.is_verified).toBe(true);
-    const unsupported = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: json.id, created_by: 'ada' } });
+    const unsupported = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: json.id } });
     expect(unsupported.status).toBe(422);
     expect(unsupported.body.detail).toContain('application/json');
     expect(unsupported.body.errors[0]).toMatchObject({ loc: ['body', 'file_id'], type: 'unsupported_file_type' });
 
     expect((await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { created_by: 'ada' } })).status).toBe(422);
-    expect((await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { created_by: 'ada', extraction_type: 'synthesis' } })).status).toBe(422);
+    expect((await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { extraction_type: 'synthesis' } })).status).toBe(422);
     expect((await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: json.id } })).status).toBe(422);
     const [{ n: after }] = await stack.sql(`SELECT count(*)::int AS n FROM knowledge.extraction_jobs WHERE organization_id = $1`, [org.organizationId]);
     expect(after).toBe(before);
@@ -303,7 +303,7 @@ describe('extraction jobs', () => {
   it('fails a job whose PDF is corrupt, storing no memories or proposals', async () => {
     const file = await uploadFile(org.token, 'broken.pdf', 'application/pdf', Buffer.from('%PDF-1.7\n1 0 obj <</Type /Catalog>> garbage without xref\n%%EOF'));
     expect(file.is_verified).toBe(true);
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada', collection: 'company' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, collection: 'company' } });
     const job = await waitJob(org.token, res.body.id, ended);
     expect(job.status).toBe('failed');
     expect(job.error).toContain('application/pdf');
@@ -317,7 +317,7 @@ describe('extraction jobs', () => {
     const storage = new ObjectStorage({ endpoint: stack.env.S3_ENDPOINT, bucket: stack.env.S3_BUCKET, accessKeyId: stack.env.S3_ACCESS_KEY_ID, secretAccessKey: stack.env.S3_SECRET_ACCESS_KEY, region: stack.env.S3_REGION });
     await storage.deleteObject(file.object_key);
     storage.close();
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id } });
     expect(res.status).toBe(200);
     const job = await waitJob(org.token, res.body.id, ended);
     expect(job).toMatchObject({ status: 'failed', memory_count: 0, proposal_count: 0 });
@@ -326,7 +326,7 @@ describe('extraction jobs', () => {
 
   it('cancels a running job: failed with error cancelled, the workflow cancelled, nothing synthesized', async () => {
     const file = await uploadFile(org.token, 'long.md', 'text/markdown', Buffer.from(playbook(60)));
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada', collection: 'company' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, collection: 'company' } });
     await waitJob(org.token, res.body.id, (j) => j.progress.extracting?.done >= 4 || ended(j));
     const cancelled = await stack.request('POST', `/v2/aether/playbook/extractions/${res.body.id}/cancel`, { token: org.token });
     expect(cancelled.status).toBe(200);
@@ -347,7 +347,7 @@ describe('extraction jobs', () => {
   it('resumes on a new worker after the worker dies mid-stage, storing exactly what an uninterrupted run stores', async () => {
     const content = Buffer.from(playbook(40));
     const file = await uploadFile(org.token, 'resume.md', 'text/markdown', content);
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada', collection: 'company' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, collection: 'company' } });
     const id = res.body.id as string;
     const mid = await waitJob(org.token, id, (j) => (j.status === 'extracting' && j.progress.extracting?.done >= 4) || ended(j));
     expect(mid.status).toBe('extracting');
@@ -373,7 +373,7 @@ describe('extraction jobs', () => {
 
     // the same file in an organization of its own (same ledger, nothing earlier to dedupe against), uninterrupted
     const cfile = await uploadFile(control.token, 'resume.md', 'text/markdown', content);
-    const cres = await stack.request('POST', '/v2/aether/playbook/extractions', { token: control.token, body: { file_id: cfile.id, created_by: 'ada', collection: 'company' } });
+    const cres = await stack.request('POST', '/v2/aether/playbook/extractions', { token: control.token, body: { file_id: cfile.id, collection: 'company' } });
     const cjob = await waitJob(control.token, cres.body.id, ended, 90_000);
     expect(cjob.status).toBe('complete');
     const pick = (j: any) => ({ input_count: j.input_count, memory_count: j.memory_count, dedup_count: j.dedup_count, knowledge_count: j.knowledge_count, proposal_count: j.proposal_count });
@@ -386,9 +386,9 @@ describe('extraction jobs', () => {
 
   it('isolates organizations on every endpoint', async () => {
     const file = await uploadFile(org.token, 'mine.md', 'text/markdown', Buffer.from(playbook()));
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id } });
     expect((await stack.request('GET', `/v2/aether/files/${file.id}`, { token: other.token })).status).toBe(404);
-    expect((await stack.request('POST', '/v2/aether/playbook/extractions', { token: other.token, body: { file_id: file.id, created_by: 'eve' } })).status).toBe(404);
+    expect((await stack.request('POST', '/v2/aether/playbook/extractions', { token: other.token, body: { file_id: file.id } })).status).toBe(404);
     expect((await stack.request('GET', `/v2/aether/playbook/extractions/${res.body.id}`, { token: other.token })).status).toBe(404);
     const cancel = await stack.request('POST', `/v2/aether/playbook/extractions/${res.body.id}/cancel`, { token: other.token });
     expect(cancel.status).toBe(404);
@@ -446,8 +446,8 @@ describe('extraction jobs', () => {
     });
     expect(manual.status).toBe(200);
     for (const body of [
-      { created_by: 'ada', extraction_type: 'onboarding', collection: 'collections' },
-      { created_by: 'ada', extraction_type: 'synthesis', collection: 'collections' },
+      { extraction_type: 'onboarding', collection: 'collections' },
+      { extraction_type: 'synthesis', collection: 'collections' },
     ]) {
       const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body });
       expect(res.status).toBe(200);
@@ -510,7 +510,7 @@ describe('extraction jobs', () => {
     stack.apis.knowledge = await startServiceApi(entry.module as ServiceModule<CommonConfig, unknown>, entry.config({ ...stack.env, TEMPORAL_ADDRESS: `127.0.0.1:${outage.port}` }), { port: apiPort });
     const count = async () => (await stack.sql(`SELECT count(*)::int AS n FROM knowledge.extraction_jobs WHERE organization_id = $1`, [org.organizationId]))[0].n as number;
     const before = await count();
-    const body = { file_id: file.id, created_by: 'ada' };
+    const body = { file_id: file.id };
     try {
       await outage.stop();
       const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body });
@@ -537,7 +537,7 @@ describe('extraction jobs', () => {
     // State no endpoint can produce: a completed job put back to the status its stage had when the
     // worker died after the last write (SQL), then the stages run again as retried attempts.
     const file = await uploadFile(org.token, 'retry.md', 'text/markdown', Buffer.from(playbook(6).replace(/region/g, 'district')));
-    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada', collection: 'payments' } });
+    const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, collection: 'payments' } });
     const done = await waitJob(org.token, res.body.id, ended);
     expect(done.status).toBe('complete');
     const before = await stored(done.id);
@@ -573,7 +573,7 @@ describe('extraction jobs', () => {
     const db = createDb({ url: stack.databaseUrl, schema: 'knowledge', poolMax: 2 });
     let jobId = '';
     try {
-      const crash = requestExtraction({ db, temporal: temporal.client, storage: null }, org.organizationId, { file_id: file.id, created_by: 'ada' }, {
+      const crash = requestExtraction({ db, temporal: temporal.client, storage: null, quotaBytes: 2 ** 40 }, org.organizationId, { file_id: file.id, created_by: org.userId }, {
         beforeCommit: async (id) => {
           jobId = id;
           throw new Error('process killed');
@@ -597,7 +597,7 @@ describe('extraction jobs', () => {
     await stack.workers.knowledge!.close();
     let id = '';
     try {
-      const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id, created_by: 'ada' } });
+      const res = await stack.request('POST', '/v2/aether/playbook/extractions', { token: org.token, body: { file_id: file.id } });
       expect(res.body.status).toBe('pending');
       id = res.body.id;
       const cancelled = await stack.request('POST', `/v2/aether/playbook/extractions/${id}/cancel`, { token: org.token });

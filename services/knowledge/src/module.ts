@@ -7,6 +7,7 @@ import { playbookRoutes } from './routes/playbook.js';
 import { fileRoutes } from './routes/files.js';
 import { extractionRoutes } from './routes/extractions.js';
 import { createPlaybookExtractionActivities } from './activities/playbook-extraction.js';
+import { sharedPipelinePool } from './activities/pipeline-pool.js';
 import { proposalRoutes } from './routes/proposals.js';
 import { articleRoutes } from './routes/articles.js';
 import { deductionKnowledgeRoutes } from './routes/deduction-knowledge.js';
@@ -31,6 +32,8 @@ export const knowledgeModule: ServiceModule<KnowledgeConfig, KnowledgeDeps> = {
       storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
       chunkSize: config.KNOWLEDGE_EXTRACTION_CHUNK_SIZE,
       chunkPauseMs: config.KNOWLEDGE_EXTRACTION_CHUNK_PAUSE_MS,
+      pipeline: sharedPipelinePool(),
+      limits: { pdfPages: config.KNOWLEDGE_MAX_PDF_PAGES, docxInflatedBytes: config.KNOWLEDGE_MAX_DOCX_INFLATED_BYTES, memoriesPerJob: config.KNOWLEDGE_MAX_MEMORIES_PER_JOB },
     }),
   }),
   // A cancellation reaches a stage with a heartbeat's answer: within a second.

@@ -52,7 +52,7 @@ export type PlaybookExtractionResult =
 export interface PlaybookExtractionActivities {
   /** file: parse the stored file into pages and memories; onboarding / synthesis: mine the organization's data. */
   extractMemories(input: ExtractMemoriesInput): Promise<ExtractionStageResult>;
-  /** Marks exact and near duplicates (within the job, against earlier memories and live articles). */
+  /** Marks exact and near duplicates (within the job, against the memories of completed jobs and live articles). */
   dedupeMemories(input: PlaybookExtractionInput): Promise<ExtractionStageResult>;
   /** Links customers and segments, normalises entities, infers the collection. */
   enrichMemories(input: PlaybookExtractionInput): Promise<ExtractionStageResult>;

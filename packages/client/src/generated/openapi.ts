@@ -543,7 +543,7 @@ export interface paths {
         put?: never;
         /**
          * Create a file and its upload URL
-         * @description Declares a file and answers it with a presigned PUT (`upload_url`, valid 15 minutes) on the object storage, bound to the declared `size` (at most 50 MB) and `mime_type`: the client uploads the bytes directly, sending exactly `upload_headers`. Any type is accepted as a file; extraction reads application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, text/plain, text/markdown, text/html, message/rfc822, text/csv and refuses others (422 naming the type). GET the file to have the upload verified. 503 `storage-unavailable` when the service has no object storage.
+         * @description Declares a file and answers it with a presigned PUT (`upload_url`, valid 15 minutes) on the object storage, bound to the declared `size` (at most 50 MB) and `mime_type`: the client uploads the bytes directly, sending exactly `upload_headers`. Any type is accepted as a file; extraction reads application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, text/plain, text/markdown, text/html, message/rfc822, text/csv and refuses others (422 naming the type). GET the file to have the upload verified. Storage quota: an organization's knowledge files may hold at most KNOWLEDGE_STORAGE_QUOTA_BYTES bytes (default 5 GiB), counted from the declared sizes of all its files (not yet uploaded, verified or refused) until they are deleted. A declaration that would take the organization past its quota is 409 `conflict` (the detail gives the bytes in use and the quota), nothing stored. 503 `storage-unavailable` when the service has no object storage.
          *
          *     Requires: user access token.
          */
@@ -563,14 +563,20 @@ export interface paths {
         };
         /**
          * A file and its verification
-         * @description The file; until it is verified the uploaded object is checked on each read: its size, stored content type, SHA-256 and the type sniffed from its bytes (text formats, which carry no signature, must be valid UTF-8 without NUL bytes) must agree with the declaration. `is_verified` false with `verification_error` null: nothing was uploaded yet (a fresh `upload_url` is given while unverified). A verified file is not checked again. 404 for an unknown or other organization's file.
+         * @description The file. The first read after the upload checks the uploaded object: its size, stored content type, SHA-256 and the type sniffed from its bytes (text formats, which carry no signature, must be valid UTF-8 without NUL bytes) must agree with the declaration, and the real size must fit the organization's storage quota. The outcome is recorded once and is final: a verified file is not checked again, and a refused one keeps its `verification_error` (declare a new file for other bytes; `upload_url` is null from then on). `is_verified` false with `verification_error` null: nothing was uploaded yet (a fresh `upload_url` is given). 404 for an unknown, deleted or other organization's file.
          *
          *     Requires: user access token.
          */
         get: operations["getKnowledgeFile"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a file
+         * @description Permanently deletes the file and its stored bytes, freeing its bytes of the organization's storage quota; 204 with no body. While an extraction job that has not ended (`pending` … `synthesizing`) reads the file: 409 `conflict` naming the job, nothing changed (cancel the job or wait for it to end). Ended jobs keep their counters, memories and proposals; their `file` and `file_id` become null. The file disappears at once (404 on reads); when removing the stored bytes fails (503), a retried DELETE finishes the removal. 404 for an unknown, already deleted or other organization's file.
+         *
+         *     Requires: user access token.
+         */
+        delete: operations["deleteKnowledgeFile"];
         options?: never;
         head?: never;
         patch?: never;
@@ -637,7 +643,7 @@ export interface paths {
         put?: never;
         /**
          * Start a playbook extraction
-         * @description Creates the job `pending` and starts its workflow `playbook-extraction-<id>`. `pending` (workflow started) → `extracting` (the file is parsed into memories) → `deduping` (duplicates marked) → `enriching` (customers, segments, entities, collection) → `synthesizing` (proposals stored) → `complete`; any stage → `failed` with `error` (the file cannot be read, or a cancellation: error `cancelled`). Unknown file → 404; a file not verified (nothing uploaded, or bytes that disagree with the declaration) → 422; a type the pipeline cannot read → 422 naming it (supported: application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, text/plain, text/markdown, text/html, message/rfc822, text/csv). When the workflow cannot be started (Temporal unavailable) → 503 with Retry-After and nothing stored.
+         * @description Creates the job `pending` and starts its workflow `playbook-extraction-<id>`. `pending` (workflow started) → `extracting` (the file is parsed into memories) → `deduping` (duplicates marked) → `enriching` (customers, segments, entities, collection) → `synthesizing` (proposals stored) → `complete`; any stage → `failed` with `error` (the file cannot be read, a source past an extraction limit: see `error`, or a cancellation: error `cancelled`). Unknown file → 404; a file not verified (nothing uploaded, or bytes that disagree with the declaration) → 422; a type the pipeline cannot read → 422 naming it (supported: application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, text/plain, text/markdown, text/html, message/rfc822, text/csv). When the workflow cannot be started (Temporal unavailable) → 503 with Retry-After and nothing stored.
          *
          *     Requires: user access token.
          */
@@ -657,7 +663,7 @@ export interface paths {
         };
         /**
          * A playbook extraction job
-         * @description The job with its progress and counters (counted from the stored memories and proposals). `pending` (workflow started) → `extracting` (the file is parsed into memories) → `deduping` (duplicates marked) → `enriching` (customers, segments, entities, collection) → `synthesizing` (proposals stored) → `complete`; any stage → `failed` with `error` (the file cannot be read, or a cancellation: error `cancelled`). 404 `entity-not-found` when unknown.
+         * @description The job with its progress and counters (counted from the stored memories and proposals). `pending` (workflow started) → `extracting` (the file is parsed into memories) → `deduping` (duplicates marked) → `enriching` (customers, segments, entities, collection) → `synthesizing` (proposals stored) → `complete`; any stage → `failed` with `error` (the file cannot be read, a source past an extraction limit: see `error`, or a cancellation: error `cancelled`). 404 `entity-not-found` when unknown.
          *
          *     Requires: user access token.
          */
@@ -2342,8 +2348,9 @@ export interface components {
         ApproveKnowledgeProposalRequest: {
             /** @description Approve even when stale (default false). */
             force?: boolean;
+            /** @description Optional notes on the decision, at most 10000 characters. */
             review_notes?: string | null;
-            /** @description Optional; the reviewer is always recorded from the caller's credential (the user id). When sent it must be that id (422 otherwise). */
+            /** @description Optional, at most 256 characters; the reviewer is always recorded from the caller's credential (the user id). When sent it must be that id (422 otherwise). */
             reviewed_by?: string;
         };
         ApprovePaymentRequest: {
@@ -3014,7 +3021,9 @@ export interface components {
             subject: string;
         };
         CreateKnowledgeFileRequest: {
+            /** @description The MIME type of the bytes (no parameters), at most 255 characters. */
             mime_type: string;
+            /** @description The file's name as shown to users, at most 255 characters. */
             name: string;
             /** @description Bytes, at most 52428800 (50 MB). */
             size: number;
@@ -3058,8 +3067,8 @@ export interface components {
         CreatePlaybookExtractionRequest: {
             /** @description Target collection; inferred from the memories when omitted (required for `synthesis`). */
             collection?: ("cash_application" | "collections" | "company" | "credit_risk" | "deductions" | "disputes" | "payments") | null;
-            /** @description User who initiated the extraction. */
-            created_by: string;
+            /** @description Optional, at most 255 characters. The job's `created_by` is always the caller's user id from the credential (`api_key:<id>` for an organization API key); when sent it must be that id (422 at `body.created_by` otherwise, nothing stored). */
+            created_by?: string;
             /**
              * @description `file` (default), `onboarding` (mines the organization's ledger per customer), `synthesis` (re-reads a collection).
              * @enum {string}
@@ -3422,9 +3431,9 @@ export interface components {
             upload_headers: {
                 [key: string]: string;
             } | null;
-            /** @description Presigned PUT on the object storage, valid 15 minutes, bound to `size` and `mime_type` (send exactly `upload_headers`); null once the upload is verified and in a job's `file`. */
+            /** @description Presigned PUT on the object storage, valid 15 minutes, bound to `size` and `mime_type` (send exactly `upload_headers`); null once the upload was checked (verified or refused) and in a job's `file`. */
             upload_url: string | null;
-            /** @description Why the upload is not verified; null when verified or nothing was uploaded yet. */
+            /** @description Why the upload was refused (final: declare a new file for other bytes; `storage quota exceeded…` when its real size does not fit the quota); null when verified or nothing was uploaded yet. */
             verification_error: string | null;
             verified_at: string | null;
         };
@@ -3901,11 +3910,13 @@ export interface components {
             created_by: string;
             /** @description Memories removed as duplicates. */
             dedup_count: number;
-            /** @description Why the job failed; `cancelled` after POST …/cancel. */
+            /** @description Why the job failed; `cancelled` after POST …/cancel. A source past an extraction limit fails the job with an error starting with the limit's code: `too_many_pages:` (a PDF of more pages than KNOWLEDGE_MAX_PDF_PAGES, default 2000), `docx_too_large:` (a DOCX whose zip entries inflate, as declared or as actually inflated, to more than KNOWLEDGE_MAX_DOCX_INFLATED_BYTES, default 200 MiB: zip bombs stop at the limit), `too_many_memories:` (sources yielding more than KNOWLEDGE_MAX_MEMORIES_PER_JOB memories, default 50000); nothing is stored for such a job. */
             error: string | null;
             /** @enum {string} */
             extraction_type: "file" | "onboarding" | "synthesis";
+            /** @description The file read (`file` extractions); null for the other types and once the file is deleted. */
             file: components["schemas"]["KnowledgeFile"] | null;
+            /** @description UUID of the file read; null for the other types and once the file is deleted. */
             file_id: string | null;
             /** @description UUID */
             id: string;
@@ -4219,7 +4230,7 @@ export interface components {
             website?: string | null;
         };
         PutGlobalDeductionKnowledgeRequest: {
-            /** @description The saved content; omitted or null saves an entry without content. */
+            /** @description The saved content, at most 100000 characters; omitted or null saves an entry without content. */
             content?: string | null;
         };
         PutMailboxSettingsRequest: {
@@ -4332,12 +4343,13 @@ export interface components {
             transport_provider: "oauth_sync" | "domain_send";
         };
         PutPartnerDeductionKnowledgeRequest: {
-            /** @description The saved content; omitted or null saves an entry without content. */
+            /** @description The saved content, at most 100000 characters; omitted or null saves an entry without content. */
             content?: string | null;
         };
         RejectKnowledgeProposalRequest: {
+            /** @description Why the proposal is rejected (required), at most 10000 characters. */
             review_notes: string;
-            /** @description Optional; the reviewer is always recorded from the caller's credential (the user id). When sent it must be that id (422 otherwise). */
+            /** @description Optional, at most 256 characters; the reviewer is always recorded from the caller's credential (the user id). When sent it must be that id (422 otherwise). */
             reviewed_by?: string;
         };
         Remittance: {
@@ -9231,6 +9243,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
             /** @description Request body too large */
             413: {
                 headers: {
@@ -9349,6 +9370,120 @@ export interface operations {
             };
             /** @description Entity not found (also for another organization's records) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteKnowledgeFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10586,6 +10721,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1..100 (default 20). */
                 page_size?: number;
+                /** @description The search words (web-search syntax), at most 500 characters. */
                 q: string;
                 /** @description Alias of page_size, 1..100. */
                 size?: number;

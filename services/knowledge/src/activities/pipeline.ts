@@ -17,7 +17,7 @@ import { onboardingMemories as onboardingFromStats } from '../extraction/onboard
 import { splitMemories } from '../extraction/memories.js';
 import { normaliseText, sha256 } from '../extraction/text.js';
 import type { CustomerCashHabits } from '@rp/workflows';
-import type { ArticleRef, EnrichedMemory, MemoryDraft, PartnerRef, SourcePage, SupportedMimeType } from '../extraction/types.js';
+import type { ArticleRef, EnrichedMemory, ExtractionLimits, MemoryDraft, PartnerRef, SourcePage, SupportedMimeType } from '../extraction/types.js';
 
 export { splitMemories } from '../extraction/memories.js';
 export { dedupeMemories } from '../extraction/dedup.js';
@@ -28,9 +28,9 @@ export { synthesisProposals } from '../extraction/synthesis.js';
 /** A source the parser cannot read (corrupt or unsupported bytes): the job fails with this message. */
 export class SourceReadError extends Error {}
 
-export async function extractPages(bytes: Uint8Array, mime: SupportedMimeType): Promise<SourcePage[]> {
+export async function extractPages(bytes: Uint8Array, mime: SupportedMimeType, limits?: Pick<ExtractionLimits, 'pdfPages' | 'docxInflatedBytes'>): Promise<SourcePage[]> {
   try {
-    return await parsePages(bytes, mime);
+    return await parsePages(bytes, mime, limits);
   } catch (err) {
     if (err instanceof UnreadableDocumentError) throw new SourceReadError(err.message);
     throw err;

@@ -23,11 +23,12 @@ import {
 } from '@rp/workflows';
 import type { Logger } from 'pino';
 import { COLLECTIONS, type Collection } from '../domain/collections.js';
-import { MAX_KNOWLEDGE_FILE_BYTES, SUPPORTED_MIME_TYPES, type ArticleRef, type MemoryDraft, type StoredMemory, type SupportedMimeType } from '../extraction/types.js';
+import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError, MAX_KNOWLEDGE_FILE_BYTES, SUPPORTED_MIME_TYPES, type ArticleRef, type ExtractionLimits, type MemoryDraft, type StoredMemory, type SupportedMimeType } from '../extraction/types.js';
 import { getFile } from '../store/files.js';
 import * as store from '../store/extractions.js';
 import type { JobRow, JobStatus } from '../store/extractions.js';
 import * as pipeline from './pipeline.js';
+import { inProcessPipeline, type PipelineRunner } from './pipeline-pool.js';
 
 export interface PlaybookExtractionDeps {
   db: Db;
@@ -37,6 +38,10 @@ export interface PlaybookExtractionDeps {
   chunkSize: number;
   /** Pause after each chunk, in ms (0 in production): a throttle for tests that must catch a stage mid-way. */
   chunkPauseMs: number;
+  /** What one job reads at most (default DEFAULT_EXTRACTION_LIMITS). */
+  limits?: ExtractionLimits;
+  /** Where the CPU-heavy pipeline steps run: the worker process's thread pool; default the calling thread. */
+  pipeline?: PipelineRunner;
 }
 
 /** Largest cash-app habits object an onboarding job reads (~200 bytes a customer: over a million customers). */
@@ -55,15 +60,14 @@ function throwIfCancelled(ctx: Context): void {
 }
 
 /**
- * Runs a pipeline step (parsing, dedup, enrichment, synthesis: possibly seconds of work on a large
- * file) while heartbeating every second, so the heartbeat timeout detects a lost worker, not a long
- * step; a cancellation that arrives meanwhile is honoured right after the step. A step that blocks the
- * event loop for longer than the heartbeat timeout (10 s) cannot be kept alive this way: the pipeline
- * keeps its synchronous steps well below that.
+ * Runs a pipeline step (parsing, dedup, enrichment, synthesis: possibly minutes of work on a large
+ * file) while heartbeating every `everyMs` (1 s), so the heartbeat timeout detects a lost worker, not a
+ * long step; a cancellation that arrives meanwhile is honoured right after the step. The steps run on
+ * the pipeline's worker threads (pipeline-pool.ts), which leaves this event loop free to heartbeat.
  */
-async function beating<T>(ctx: Context, details: unknown, step: () => T | Promise<T>): Promise<T> {
+export async function beating<T>(ctx: Context, details: unknown, step: () => T | Promise<T>, everyMs = 1000): Promise<T> {
   ctx.heartbeat(details);
-  const timer = setInterval(() => ctx.heartbeat(details), 1000);
+  const timer = setInterval(() => ctx.heartbeat(details), everyMs);
   try {
     return await step();
   } finally {
@@ -78,6 +82,8 @@ const ORDER: JobStatus[] = ['pending', 'extracting', 'deduping', 'enriching', 's
 
 export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps): PlaybookExtractionActivities {
   const { db } = deps;
+  const limits = deps.limits ?? DEFAULT_EXTRACTION_LIMITS;
+  const steps = deps.pipeline ?? inProcessPipeline;
 
   /**
    * The job, moved into `stage` (null: already past it, a retry after the stage completed). A job
@@ -191,12 +197,13 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       const ctx = Context.current();
       let pages;
       try {
-        pages = await beating(ctx, { stage: 'extracting', parsing: true }, () => pipeline.extractPages(bytes, mime));
+        pages = await beating(ctx, { stage: 'extracting', parsing: true }, () => steps.run('extractPages', bytes, mime, limits));
       } catch (err) {
         if (err instanceof CancelledFailure) throw err;
+        if (err instanceof ExtractionLimitError) throw fail(err.message);
         throw fail(`the file could not be read as ${mime}: ${err instanceof Error ? err.message : String(err)}`);
       }
-      const drafts = await beating(ctx, { stage: 'extracting', splitting: true }, () => pipeline.splitMemories(pages));
+      const drafts = await beating(ctx, { stage: 'extracting', splitting: true }, () => steps.run('splitMemories', pages));
       // a page counts as processed once every memory of it (and of the pages before it) is stored
       const processedAfter = (done: number) => (done >= drafts.length ? pages.length : pages.filter((p) => p.page < drafts[done]!.page).length);
       return { inputs: pages.length, drafts, processedAfter };
@@ -240,6 +247,9 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       if (job === 'missing') return { missing: true, done: 0, total: 0 };
       if (!job) return past((await store.getJob(db, input.organizationId, input.jobId))!, 'extracting');
       const { inputs, drafts, processedAfter } = await sources(job, input.cashHabits);
+      if (drafts.length > limits.memoriesPerJob) {
+        throw fail(new ExtractionLimitError('too_many_memories', `the sources hold ${drafts.length} memories; one extraction stores at most ${limits.memoriesPerJob}. Split the document.`).message);
+      }
       await store.setStageProgress(db, job.id, 'extracting', { total: drafts.length }, { input_count: inputs });
       const numbered = drafts.map((draft, seq) => ({ draft, seq }));
       await inChunks(
@@ -264,7 +274,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
               ...(await store.otherMemories(db, job.organization_id, job.id, job.collection)).map((m) => ({ id: m.id, kind: 'memory' as const, text: m.text })),
               ...(await store.liveArticles(db, job.organization_id, job.collection)).map((a) => ({ id: a.id, kind: 'article' as const, text: a.content })),
             ];
-      const result = await beating(Context.current(), { stage: 'deduping' }, () => pipeline.dedupeMemories(memories.map(store.draftOf), candidates));
+      const result = await beating(Context.current(), { stage: 'deduping' }, () => steps.run('dedupeMemories', memories.map(store.draftOf), candidates));
       await inChunks(job, 'deduping', result.removed, (trx, chunk) => store.markDuplicates(trx, job.id, chunk));
       await store.markDeduped(db, job.id);
       return finish(job, 'deduping', result.removed.length);
@@ -276,7 +286,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       const kept = await store.jobMemories(db, job.id, { kept: true });
       const partners = (await listPartnersForMatching(db, job.organization_id)).map((p) => ({ id: p.id, name: p.name, legal_name: p.legal_name, account_number: p.account_number }));
       const segments = await segmentNames(db, job.organization_id);
-      const enriched = await beating(Context.current(), { stage: 'enriching' }, () => pipeline.enrichMemories(kept.map(store.draftOf), { partners, segments, collection: job.collection }));
+      const enriched = await beating(Context.current(), { stage: 'enriching' }, () => steps.run('enrichMemories', kept.map(store.draftOf), { partners, segments, collection: job.collection }));
       await inChunks(job, 'enriching', enriched, (trx, chunk) => store.storeEnrichment(trx, job.id, chunk));
       if (!job.collection && enriched.length) {
         // the collection most of the memories belong to (ties: the first in the enum's order)
@@ -303,7 +313,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
       const articles = await articleRefs(job.organization_id, job.collection);
       const versions = new Map(articles.map((a) => [a.id, a.version]));
       const drafts = await beating(Context.current(), { stage: 'synthesizing' }, () =>
-        job.extraction_type === 'synthesis' ? pipeline.synthesisProposals(articles, memories) : pipeline.synthesizeProposals(memories, articles),
+        job.extraction_type === 'synthesis' ? steps.run('synthesisProposals', articles, memories) : steps.run('synthesizeProposals', memories, articles),
       );
       await store.setStageProgress(db, job.id, 'synthesizing', { total: drafts.length }, { knowledge_count: drafts.length });
       await inChunks(job, 'synthesizing', drafts, (trx, chunk) =>

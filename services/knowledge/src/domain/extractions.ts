@@ -21,6 +21,7 @@ import {
   withTemporalDeadline,
   type Db,
   type ObjectStorage,
+  type Identity,
   type PageRequest,
 } from '@rp/platform';
 import { businessSearchAttributes, EXTRACTION_CANCELLED, playbookExtraction, playbookExtractionWorkflowId, TASK_QUEUES } from '@rp/workflows';
@@ -28,7 +29,8 @@ import type { Collection } from './collections.js';
 import { SUPPORTED_MIME_TYPES, type ExtractionType } from '../extraction/types.js';
 import * as store from '../store/extractions.js';
 import { getFilesByIds, type FileRow } from '../store/files.js';
-import { fileView, verifiedFile } from './files.js';
+import { fileView, verifiedFile, type Quota } from './files.js';
+import { reviewerOf } from './proposals.js';
 
 interface Deps {
   db: Db;
@@ -91,7 +93,8 @@ export interface RequestHooks {
   beforeCommit?: (jobId: string) => Promise<void>;
 }
 
-export async function requestExtraction(deps: Deps, org: string, req: ExtractionRequest, hooks: RequestHooks = {}) {
+/** `quotaBytes`: the organization's storage quota (a file verified on request counts its real size against it). */
+export async function requestExtraction(deps: Deps & Quota, org: string, req: ExtractionRequest, hooks: RequestHooks = {}) {
   const type = req.extraction_type ?? 'file';
   let file: FileRow | null = null;
   if (type === 'file') {
@@ -125,6 +128,22 @@ export async function requestExtraction(deps: Deps, org: string, req: Extraction
       throw new ServiceUnavailableError(OUTAGE_RETRY_AFTER_SECONDS, 'The extraction could not be started; nothing was stored. Request it again.');
     });
   return getJobView(deps, org, id);
+}
+
+/**
+ * Who requested an extraction: always the caller's user id from the gateway's signed identity (an
+ * API key has no user: `api_key:<credential id>`). A body's `created_by`, when sent, must be that
+ * value, so a job never names a person who did not ask for it (nor anyone outside the organization).
+ */
+export function extractionCreator(identity: Identity, given: string | undefined): string {
+  const caller = reviewerOf(identity);
+  if (given !== undefined && given !== caller) {
+    throw new ValidationError(
+      [{ loc: ['body', 'created_by'], msg: `created_by is recorded from your credential (${caller}); it cannot name another user`, type: 'value_error' }],
+      'created_by must be omitted or be the caller\'s user id.',
+    );
+  }
+  return caller;
 }
 
 export async function getJobView(deps: Pick<Deps, 'db'>, org: string, id: string) {

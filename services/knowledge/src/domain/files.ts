@@ -1,12 +1,15 @@
 /**
- * Knowledge files (issue 15 part 1, spec 2.10 `file`): creating one answers a presigned PUT on the
- * object storage bound to the declared size and type (at most 50 MB); reading one checks the upload
- * server-side until it is verified (size, sha256 of the bytes, type sniffed from them; text formats
- * by the kernel's rules) and records the outcome. Any type is accepted as a file; an extraction
- * refuses the types the pipeline cannot read.
+ * Knowledge files (spec 2.10 `file`): creating one answers a presigned PUT on the object storage
+ * bound to the declared size and type (at most 50 MB), within the organization's storage quota;
+ * reading one checks the upload server-side once it is there (size, sha256 of the bytes, type
+ * sniffed from them; text formats by the kernel's rules) and records the outcome, which is final:
+ * the bytes are downloaded and hashed once per file, never on later reads. Any type is accepted as a
+ * file; an extraction refuses the types the pipeline cannot read. Deleting one hides it at once,
+ * then removes the object and the row.
  */
 import { randomUUID } from 'node:crypto';
-import { AppError, isoTime, newId, NotFoundError, type Db, type ObjectStorage } from '@rp/platform';
+import type { Logger } from 'pino';
+import { AppError, ConflictError, isoTime, newId, NotFoundError, OUTAGE_RETRY_AFTER_SECONDS, ServiceUnavailableError, type Db, type ObjectStorage } from '@rp/platform';
 import { MAX_KNOWLEDGE_FILE_BYTES } from '../extraction/types.js';
 import * as store from '../store/files.js';
 
@@ -22,6 +25,16 @@ export class StorageUnavailableError extends AppError {
 interface Deps {
   db: Db;
   storage: ObjectStorage | null;
+}
+
+/** Bytes of knowledge files one organization may hold (KNOWLEDGE_STORAGE_QUOTA_BYTES). */
+export interface Quota {
+  quotaBytes: number;
+}
+
+/** The `verification_error` of an upload that would take the organization past its quota. */
+export function quotaExceededMessage(used: number, size: number, quota: number): string {
+  return `storage quota exceeded: the organization's knowledge files hold ${used} bytes; ${size} more would exceed its quota of ${quota} bytes. Delete files (DELETE /v2/aether/files/{file_id}) to free space`;
 }
 
 export function needStorage(deps: Deps): ObjectStorage {
@@ -52,30 +65,71 @@ export function fileView(f: store.FileRow, upload: { url: string; headers: Recor
   };
 }
 
-export async function createFile(deps: Deps, org: string, userId: string | null, input: { name: string; mime_type: string; size: number }) {
+export async function createFile(deps: Deps & Quota, org: string, userId: string | null, input: { name: string; mime_type: string; size: number }) {
   const storage = needStorage(deps);
   await storage.ready();
   const id = newId();
   // The key holds no client text.
   const key = `org/${org}/knowledge/files/${id}-${randomUUID()}`;
   const upload = await storage.presignPut({ key, size: input.size, contentType: input.mime_type, expiresIn: UPLOAD_URL_SECONDS, maxBytes: MAX_KNOWLEDGE_FILE_BYTES });
-  const row = await store.insertFile(deps.db, { id, organization_id: org, name: input.name, mime_type: input.mime_type, size: input.size, bucket: storage.bucket, object_key: key, uploaded_by: userId });
-  return fileView(row, upload);
+  const { file, used } = await store.insertFileWithinQuota(
+    deps.db,
+    { id, organization_id: org, name: input.name, mime_type: input.mime_type, size: input.size, bucket: storage.bucket, object_key: key, uploaded_by: userId },
+    deps.quotaBytes,
+  );
+  if (!file) throw new ConflictError(`${quotaExceededMessage(used, input.size, deps.quotaBytes)}. Nothing was stored.`);
+  return fileView(file, upload);
 }
 
-/** The file, verified now when it was not yet (a verified file is never checked again: its sha256 is what extraction reads). */
-export async function verifiedFile(deps: Deps, org: string, id: string): Promise<store.FileRow> {
+/** Whether a verification outcome is recorded (verified, or refused with its reason): it is final. */
+const checked = (f: store.FileRow) => f.is_verified || f.verification_error !== null;
+
+/**
+ * The file, checked now when bytes were uploaded and no outcome is recorded yet. The outcome is
+ * recorded once and final: a verified file's sha256 is what extraction reads, and a refused one is
+ * not downloaded again (a new file is declared for other bytes). The real size counts against the
+ * quota too, so bytes beyond it are refused even when the quota was lowered after the declaration.
+ */
+export async function verifiedFile(deps: Deps & Quota, org: string, id: string): Promise<store.FileRow> {
   const f = await store.getFile(deps.db, org, id);
   if (!f) throw new NotFoundError(`No file ${id}.`);
-  if (f.is_verified) return f;
+  if (checked(f)) return f;
   const storage = needStorage(deps);
   const v = await storage.verifyObject({ key: f.object_key, size: f.size, contentType: f.mime_type });
   if (!v.exists) return f;
+  if (v.is_verified) {
+    const used = await store.usedBytes(deps.db, org, id);
+    const real = v.size ?? f.size;
+    if (used + real > deps.quotaBytes) {
+      return store.recordVerification(deps.db, org, id, { is_verified: false, sha256: v.sha256, sniffed_mime_type: v.sniffed_mime_type, verification_error: quotaExceededMessage(used, real, deps.quotaBytes) });
+    }
+  }
   return store.recordVerification(deps.db, org, id, { is_verified: v.is_verified, sha256: v.sha256, sniffed_mime_type: v.sniffed_mime_type, verification_error: v.reason });
 }
 
-export async function getFileView(deps: Deps, org: string, id: string) {
+export async function getFileView(deps: Deps & Quota, org: string, id: string) {
   const f = await verifiedFile(deps, org, id);
-  const upload = f.is_verified ? null : await needStorage(deps).presignPut({ key: f.object_key, size: f.size, contentType: f.mime_type, expiresIn: UPLOAD_URL_SECONDS, maxBytes: MAX_KNOWLEDGE_FILE_BYTES });
+  const upload = checked(f) ? null : await needStorage(deps).presignPut({ key: f.object_key, size: f.size, contentType: f.mime_type, expiresIn: UPLOAD_URL_SECONDS, maxBytes: MAX_KNOWLEDGE_FILE_BYTES });
   return fileView(f, upload);
+}
+
+/**
+ * Deletes a file: refused (409) while an extraction job that has not ended reads it; otherwise the
+ * file is hidden at once (404 on every read), its object is removed from storage, then its row (ended
+ * jobs keep their counters, memories and proposals, with `file` and `file_id` null). A failure
+ * between the steps leaves the file hidden; a retried DELETE finishes the removal.
+ */
+export async function deleteFile(deps: Deps, org: string, id: string, log?: Logger): Promise<void> {
+  const storage = needStorage(deps);
+  const marked = await store.markDeleting(deps.db, org, id);
+  if (!marked) throw new NotFoundError(`No file ${id}.`);
+  if ('busy' in marked) throw new ConflictError(`Extraction ${marked.busy} is reading file ${id}; cancel it or wait until it ends, then delete the file.`);
+  try {
+    await storage.deleteObject(marked.object_key); // S3 answers a missing key with success: a retry is harmless
+  } catch (err) {
+    log?.warn({ file_id: id, err: err instanceof Error ? err.message : String(err) }, 'could not remove a deleted knowledge file from storage');
+    throw new ServiceUnavailableError(OUTAGE_RETRY_AFTER_SECONDS, `File ${id} is deleted, but its bytes could not be removed from storage yet; repeat the DELETE to finish.`);
+  }
+  await store.removeFile(deps.db, org, id);
+  log?.info({ file_id: id }, 'knowledge file deleted');
 }

@@ -18,7 +18,7 @@
  */
 import { COLLECTIONS, type Collection } from '../domain/collections.js';
 import { nameShape, nameTokens, nameTrigrams as trigrams, shapeSimilarity, type NameShape } from '@rp/platform';
-import type { EnrichedMemory, MemoryDraft, NormalisedEntities, PartnerRef, SegmentRef } from './types.js';
+import { newWorkCounter, type EnrichedMemory, type MemoryDraft, type NormalisedEntities, type PartnerRef, type SegmentRef, type WorkCounter } from './types.js';
 
 export const NAME_THRESHOLD = 0.8;
 export const NAME_TIE_MARGIN = 0.05;
@@ -32,15 +32,45 @@ function normAccount(v: string): string {
   return v.toUpperCase().replace(/[^A-Z0-9]/g, '');
 }
 
+/** Least trigram-Dice bound that can still bring a name within the tie margin of the threshold. */
+const NAME_FLOOR = NAME_THRESHOLD - NAME_TIE_MARGIN;
+
+interface IndexedName {
+  id: string;
+  tokens: string[];
+  shape: NameShape;
+  /** trigrams a run must share with the name (at least) before any window can come within NAME_FLOOR */
+  minCommon: number;
+  /** indexed trigrams a run must share with the name to be compared with it (see the constructor) */
+  hits: number;
+}
+
+/**
+ * Partners by account number and by name. A name run of a memory is compared only with names it can
+ * match: a window's trigram Dice with a name is at most 2(c+1)/(c+1+|name grams|) for c trigrams the run
+ * shares with the name, and its token Jaccard at most the share of the name's tokens it contains. So a
+ * name reaching NAME_FLOOR shares at least `minCommon` of its trigrams with the run, hence one of its
+ * |grams| − minCommon + 1 rarest trigrams (two of its |grams| − minCommon + 2 rarest), or enough of its
+ * tokens, hence one of its rarest tokens. The index holds each name under those rarest trigrams and
+ * tokens only (prefix filtering), so a run meets the few names that share rare parts with it, not every partner; names that stay below NAME_FLOOR
+ * cannot change the outcome (a link needs NAME_THRESHOLD, a tie needs NAME_FLOOR).
+ */
 export class CustomerMatcher {
-  private readonly names: { id: string; tokens: string[]; shape: NameShape }[] = [];
+  private readonly names: IndexedName[] = [];
+  private readonly always: IndexedName[] = [];
+  private readonly byGram = new Map<string, IndexedName[]>();
+  private readonly byToken = new Map<string, IndexedName[]>();
   private readonly accounts = new Map<string, Set<string>>();
 
   constructor(partners: PartnerRef[]) {
     for (const p of partners) {
       for (const n of new Set([p.name, p.legal_name].filter((x): x is string => !!x))) {
         const tokens = nameTokens(n);
-        if (tokens.length > 0) this.names.push({ id: p.id, tokens, shape: shape(tokens) });
+        if (tokens.length === 0) continue;
+        const sh = shape(tokens);
+        let minCommon = 0;
+        while ((2 * (minCommon + 1)) / (minCommon + 1 + sh.grams.size) < NAME_FLOOR) minCommon++;
+        this.names.push({ id: p.id, tokens, shape: sh, minCommon, hits: 1 });
       }
       if (p.account_number) {
         const k = normAccount(p.account_number);
@@ -51,9 +81,43 @@ export class CustomerMatcher {
         }
       }
     }
+    const gramDf = new Map<string, number>();
+    const tokenDf = new Map<string, number>();
+    for (const n of this.names) {
+      for (const g of n.shape.grams) gramDf.set(g, (gramDf.get(g) ?? 0) + 1);
+      for (const t of n.shape.tokens) tokenDf.set(t, (tokenDf.get(t) ?? 0) + 1);
+    }
+    const rarest = <T,>(items: Iterable<T>, df: Map<T, number>, k: number) => [...items].sort((a, b) => df.get(a)! - df.get(b)! || String(a).localeCompare(String(b))).slice(0, k);
+    for (const n of this.names) {
+      if (n.minCommon === 0) {
+        this.always.push(n); // short names: any run may come close
+        continue;
+      }
+      // indexed under its (|grams| − minCommon + hits) rarest trigrams, a name reaching minCommon shares `hits` of them
+      n.hits = Math.min(2, n.minCommon);
+      for (const g of rarest(n.shape.grams, gramDf, n.shape.grams.size - n.minCommon + n.hits)) push(this.byGram, g, n);
+      // token Jaccard ≥ NAME_FLOOR needs at least ceil(NAME_FLOOR·|tokens|) of the name's tokens
+      const size = n.shape.tokens.size;
+      for (const t of rarest(n.shape.tokens, tokenDf, size - Math.ceil(NAME_FLOOR * size) + 1)) push(this.byToken, t, n);
+    }
   }
 
-  match(text: string): string | null {
+  /** Names a run may match, in partner order. */
+  private candidates(run: string[], runGrams: Set<string>): IndexedName[] {
+    const found = new Set<IndexedName>(this.always);
+    const hits = new Map<IndexedName, number>();
+    for (const g of runGrams) {
+      for (const n of this.byGram.get(g) ?? []) {
+        const h = (hits.get(n) ?? 0) + 1;
+        hits.set(n, h);
+        if (h >= n.hits) found.add(n);
+      }
+    }
+    for (const t of new Set(run)) for (const n of this.byToken.get(t) ?? []) found.add(n);
+    return [...found];
+  }
+
+  match(text: string, work: WorkCounter = newWorkCounter()): string | null {
     // 1. account numbers
     const byAccount = new Set<string>();
     for (const tok of text.match(/[A-Za-z0-9][A-Za-z0-9-]{2,}/g) ?? []) {
@@ -68,13 +132,11 @@ export class CustomerMatcher {
     const shapes = new Map<string, NameShape>();
     for (const run of runs) {
       const runGrams = trigrams(run.join(' '));
-      for (const n of this.names) {
-        // a window shares with the name at most the run's shared trigrams plus its own leading one, so its
-        // Dice is at most 2(c+1)/(c+1+|name|); without a shared token its Jaccard is 0: skip names no window can
-        // bring within the tie margin of the threshold
+      for (const n of this.candidates(run, runGrams)) {
+        work.comparisons++;
         let common = 0;
         for (const g of n.shape.grams) if (runGrams.has(g)) common++;
-        if ((2 * (common + 1)) / (common + 1 + n.shape.grams.size) < NAME_THRESHOLD - NAME_TIE_MARGIN && !n.tokens.some((t) => run.includes(t))) continue;
+        if (common < n.minCommon && !n.tokens.some((t) => run.includes(t))) continue;
         const len = n.tokens.length;
         for (let i = 0; i + Math.min(len, run.length) <= run.length; i++) {
           for (const l of new Set([len, len + 1, Math.max(1, len - 1)])) {
@@ -97,6 +159,12 @@ export class CustomerMatcher {
     if (second && second[1] >= NAME_THRESHOLD) return null; // two customers named
     return top[0];
   }
+}
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const list = m.get(k);
+  if (!list) m.set(k, [v]);
+  else if (list[list.length - 1] !== v) list.push(v);
 }
 
 function segmentOf(text: string, segments: SegmentRef[]): string | null {
@@ -245,6 +313,7 @@ function bestCollection(scores: Map<Collection, number>): Collection | null {
 export function enrichMemories(
   drafts: MemoryDraft[],
   ctx: { partners: PartnerRef[]; segments: SegmentRef[]; collection: Collection | null },
+  work: WorkCounter = newWorkCounter(),
 ): EnrichedMemory[] {
   const matcher = new CustomerMatcher(ctx.partners);
   let dominant: Collection = 'company';
@@ -255,7 +324,7 @@ export function enrichMemories(
   }
   return drafts.map((d) => ({
     ...d,
-    customer_id: matcher.match(d.text),
+    customer_id: matcher.match(d.text, work),
     segment_id: segmentOf(d.text, ctx.segments),
     collection: ctx.collection ?? bestCollection(collectionScores(d.text)) ?? dominant,
     entities: normaliseEntities(d.text),

@@ -15,7 +15,8 @@ import mammoth from 'mammoth';
 import PostalMime from 'postal-mime';
 import { convert } from 'html-to-text';
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { SourcePage, SupportedMimeType } from './types.js';
+import JSZip from 'jszip';
+import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError, type ExtractionLimits, type SourcePage, type SupportedMimeType } from './types.js';
 
 export class UnreadableDocumentError extends Error {
   constructor(mime: string, cause: unknown) {
@@ -24,12 +25,18 @@ export class UnreadableDocumentError extends Error {
   }
 }
 
-export async function extractPages(bytes: Uint8Array, mime: SupportedMimeType): Promise<SourcePage[]> {
+/**
+ * The document's pages. A PDF of more than `limits.pdfPages` pages, or a DOCX whose zip entries inflate
+ * to more than `limits.docxInflatedBytes` (as declared in the zip, or as actually inflated: the inflation
+ * stops at the limit), throws ExtractionLimitError before its text is extracted.
+ */
+export async function extractPages(bytes: Uint8Array, mime: SupportedMimeType, limits: Pick<ExtractionLimits, 'pdfPages' | 'docxInflatedBytes'> = DEFAULT_EXTRACTION_LIMITS): Promise<SourcePage[]> {
   try {
     switch (mime) {
       case 'application/pdf':
-        return await pdfPages(bytes);
+        return await pdfPages(bytes, limits.pdfPages);
       case 'application/vnd.openxmlformats-officedocument.wordprocessingml.document':
+        await checkInflatedSize(bytes, limits.docxInflatedBytes);
         return await docxPages(bytes);
       case 'message/rfc822':
         return await emailPages(bytes);
@@ -42,6 +49,7 @@ export async function extractPages(bytes: Uint8Array, mime: SupportedMimeType): 
         return [{ page: 1, text: cleanText(decodeUtf8(bytes)) }];
     }
   } catch (err) {
+    if (err instanceof ExtractionLimitError) throw err;
     throw new UnreadableDocumentError(mime, err);
   }
   throw new UnreadableDocumentError(mime, new Error('unsupported type'));
@@ -60,14 +68,63 @@ function cleanText(s: string): string {
     .trim();
 }
 
-async function pdfPages(bytes: Uint8Array): Promise<SourcePage[]> {
+async function pdfPages(bytes: Uint8Array, maxPages: number): Promise<SourcePage[]> {
   // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
   const pdf = await getDocumentProxy(new Uint8Array(bytes));
   try {
+    if (pdf.numPages > maxPages) throw new ExtractionLimitError('too_many_pages', `the PDF has ${pdf.numPages} pages; at most ${maxPages} are extracted. Split it into smaller documents.`);
     const { text } = await extractText(pdf, { mergePages: false });
     return text.map((t, i) => ({ page: i + 1, text: cleanText(t) }));
   } finally {
     await pdf.destroy();
+  }
+}
+
+/** Internal field of a JSZip entry: the uncompressed size its zip headers declare. */
+interface ZipEntryData {
+  _data?: { uncompressedSize?: number };
+}
+
+/** JSZip's chunked inflation stream of an entry (public in its docs as `internalStream`, absent from its typings). */
+interface ZipEntryStreams {
+  internalStream(type: 'uint8array'): ZipStream;
+}
+
+interface ZipStream {
+  on(event: 'data', cb: (chunk: Uint8Array) => void): ZipStream;
+  on(event: 'error', cb: (err: Error) => void): ZipStream;
+  on(event: 'end', cb: () => void): ZipStream;
+  pause(): ZipStream;
+  resume(): ZipStream;
+}
+
+/**
+ * Refuses a zip (DOCX) that inflates to more than `max` bytes: first by the sizes its central directory
+ * declares, then by inflating every entry and counting the bytes as they come, stopping at the limit (a
+ * zip bomb may declare small sizes; nothing beyond `max` is ever held).
+ */
+export async function checkInflatedSize(bytes: Uint8Array, max: number): Promise<void> {
+  const tooLarge = (n: number | string) => new ExtractionLimitError('docx_too_large', `the DOCX inflates to ${n} bytes; at most ${max} are read. Remove embedded media or split the document.`);
+  const zip = await JSZip.loadAsync(bytes);
+  const entries = Object.values(zip.files).filter((f) => !f.dir);
+  const declared = entries.reduce((sum, f) => sum + ((f as unknown as ZipEntryData)._data?.uncompressedSize ?? 0), 0);
+  if (declared > max) throw tooLarge(declared);
+  let total = 0;
+  for (const entry of entries) {
+    await new Promise<void>((resolve, reject) => {
+      const stream = (entry as unknown as ZipEntryStreams).internalStream('uint8array');
+      stream
+        .on('data', (chunk) => {
+          total += chunk.length;
+          if (total > max) {
+            stream.pause(); // inflation stops here: nothing beyond the limit is produced
+            reject(tooLarge(`more than ${max}`));
+          }
+        })
+        .on('error', reject)
+        .on('end', () => resolve())
+        .resume();
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Synthesis extraction (pure): re-reads a collection's approved articles and pending memories.
  *  1. Merges: approved articles of the same scope covering one topic (content-word Jaccard ≥
- *     MERGE_THRESHOLD) — the longest (then the smallest id) is revised with the merged content (its
+ *     MERGE_THRESHOLD; found through a prefix-filtered word index, not by comparing all pairs) — the longest (then the smallest id) is revised with the merged content (its
  *     sentences, then the others' sentences it lacks), the others are archived. The merge proposals'
  *     source excerpts are the articles' sentences, with memory_id the article's first source memory
  *     (or the article id when it has none) and page 1. Articles carry no knowledge type: merges are
@@ -12,7 +12,7 @@
 import { splitMemories } from './memories.js';
 import { synthesizeProposals } from './synthesize.js';
 import { contentWords, jaccard, normaliseText, sha256 } from './text.js';
-import type { ArticleRef, ProposalDraft, StoredMemory } from './types.js';
+import { newWorkCounter, type ArticleRef, type ProposalDraft, type StoredMemory, type WorkCounter } from './types.js';
 
 export const MERGE_THRESHOLD = 0.5;
 
@@ -20,26 +20,66 @@ function scopeKey(a: ArticleRef): string {
   return `${a.collection}|${a.customer_id ?? ''}|${a.segment_id ?? ''}`;
 }
 
-export function synthesisProposals(articles: ArticleRef[], memories: StoredMemory[]): ProposalDraft[] {
+/**
+ * Articles of one scope that may overlap: two word sets with Jaccard ≥ MERGE_THRESHOLD share a word
+ * among the |x| − ⌈t·|x|⌉ + 1 rarest of each (prefix filtering, words ordered by how many articles hold
+ * them), so each article is indexed under those words only and meets just the articles sharing one.
+ */
+function overlapCandidates(sorted: ArticleRef[], words: Map<string, Set<string>>): Map<string, Set<string>> {
+  const df = new Map<string, number>();
+  for (const w of words.values()) for (const x of w) df.set(x, (df.get(x) ?? 0) + 1);
+  // articles without content words (Jaccard 1 with each other) meet under the empty word
+  const prefix = (w: Set<string>) =>
+    w.size === 0 ? [''] : [...w].sort((a, b) => df.get(a)! - df.get(b)! || a.localeCompare(b)).slice(0, w.size - Math.ceil(MERGE_THRESHOLD * w.size) + 1);
+  const byWord = new Map<string, string[]>();
+  const out = new Map<string, Set<string>>();
+  for (const a of sorted) {
+    const key = `${scopeKey(a)}|`;
+    const found = new Set<string>();
+    for (const x of prefix(words.get(a.id)!)) {
+      const list = byWord.get(key + x) ?? [];
+      for (const o of list) found.add(o);
+      list.push(a.id);
+      byWord.set(key + x, list);
+    }
+    out.set(a.id, found);
+    for (const o of found) out.get(o)!.add(a.id);
+  }
+  return out;
+}
+
+export function synthesisProposals(articles: ArticleRef[], memories: StoredMemory[], work: WorkCounter = newWorkCounter()): ProposalDraft[] {
   const sorted = [...articles].sort((a, b) => b.content.length - a.content.length || a.id.localeCompare(b.id));
   const words = new Map(sorted.map((a) => [a.id, new Set(contentWords(`${a.title} ${a.content}`))]));
+  const units = new Map<string, ReturnType<typeof splitMemories>>();
+  const unitsOf = (a: ArticleRef) => {
+    let u = units.get(a.id);
+    if (!u) {
+      work.articleSplits++;
+      units.set(a.id, (u = splitMemories([{ page: 1, text: a.content }])));
+    }
+    return u;
+  };
+  const candidates = overlapCandidates(sorted, words);
   const merged = new Set<string>();
   const proposals: ProposalDraft[] = [];
   for (const a of sorted) {
     if (merged.has(a.id)) continue;
-    const others = sorted.filter((o) => o.id !== a.id && !merged.has(o.id) && scopeKey(o) === scopeKey(a) && jaccard(words.get(a.id)!, words.get(o.id)!) >= MERGE_THRESHOLD);
+    const near = candidates.get(a.id)!;
+    work.comparisons += near.size;
+    const others = sorted.filter((o) => near.has(o.id) && !merged.has(o.id) && jaccard(words.get(a.id)!, words.get(o.id)!) >= MERGE_THRESHOLD);
     if (others.length === 0) continue;
     merged.add(a.id);
     for (const o of others) merged.add(o.id);
-    const units = splitMemories([{ page: 1, text: a.content }]).map((m) => m.text);
-    const seen = new Set(units.map(normaliseText));
+    const texts = unitsOf(a).map((m) => m.text);
+    const seen = new Set(texts.map(normaliseText));
     const excerpts: ProposalDraft['source_excerpts'] = [];
     for (const o of others) {
-      for (const u of splitMemories([{ page: 1, text: o.content }])) {
+      for (const u of unitsOf(o)) {
         const n = normaliseText(u.text);
         if (seen.has(n)) continue;
         seen.add(n);
-        units.push(u.text);
+        texts.push(u.text);
         excerpts.push({ text: u.excerpt, memory_id: o.source_memory_ids[0] ?? o.id, page: 1 });
       }
     }
@@ -53,8 +93,8 @@ export function synthesisProposals(articles: ArticleRef[], memories: StoredMemor
       customer_id: a.customer_id,
       segment_id: a.segment_id,
       title: a.title,
-      description: units[0] ?? a.title,
-      content: units.join('\n\n'),
+      description: texts[0] ?? a.title,
+      content: texts.join('\n\n'),
       source_excerpts: excerpts,
     });
     for (const o of others) {
@@ -67,12 +107,12 @@ export function synthesisProposals(articles: ArticleRef[], memories: StoredMemor
         customer_id: o.customer_id,
         segment_id: o.segment_id,
         title: o.title,
-        description: splitMemories([{ page: 1, text: o.content }])[0]?.text ?? o.title,
+        description: unitsOf(o)[0]?.text ?? o.title,
         content: o.content,
-        source_excerpts: splitMemories([{ page: 1, text: o.content }]).map((u) => ({ text: u.excerpt, memory_id: o.source_memory_ids[0] ?? o.id, page: 1 })),
+        source_excerpts: unitsOf(o).map((u) => ({ text: u.excerpt, memory_id: o.source_memory_ids[0] ?? o.id, page: 1 })),
       });
     }
   }
   const remaining = articles.filter((a) => !merged.has(a.id));
-  return proposals.concat(synthesizeProposals(memories, remaining));
+  return proposals.concat(synthesizeProposals(memories, remaining, work));
 }

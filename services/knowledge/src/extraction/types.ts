@@ -151,3 +151,46 @@ export interface CustomerPaymentStats extends Omit<CustomerCashHabits, 'partner_
    */
   avg_days_after_due: number | null;
 }
+
+/**
+ * Units of work a pipeline stage performed, counted where the stage does them: how its cost grows with
+ * its input is measured in these, not in time. `comparisons`: a memory scored against a topic group or
+ * an article, a name run compared with a partner name; `articleSplits`: an article split into statements.
+ */
+export interface WorkCounter {
+  comparisons: number;
+  articleSplits: number;
+}
+
+export function newWorkCounter(): WorkCounter {
+  return { comparisons: 0, articleSplits: 0 };
+}
+
+/**
+ * Bounds on what one extraction reads (KNOWLEDGE_MAX_* settings): a document past one fails its job
+ * with an `error` that starts with the limit's code, so a client can tell it from a corrupt file.
+ */
+export interface ExtractionLimits {
+  /** pages of a PDF */
+  pdfPages: number;
+  /** bytes a DOCX inflates to (all its zip entries together), declared or actual */
+  docxInflatedBytes: number;
+  /** memories one job extracts */
+  memoriesPerJob: number;
+}
+
+export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = { pdfPages: 2000, docxInflatedBytes: 200 * 1024 * 1024, memoriesPerJob: 50_000 };
+
+export const LIMIT_CODES = ['too_many_pages', 'docx_too_large', 'too_many_memories'] as const;
+export type LimitCode = (typeof LIMIT_CODES)[number];
+
+/** A document or job past one of the ExtractionLimits; the message starts with the code. */
+export class ExtractionLimitError extends Error {
+  constructor(
+    readonly code: LimitCode,
+    detail: string,
+  ) {
+    super(`${code}: ${detail}`);
+    this.name = 'ExtractionLimitError';
+  }
+}

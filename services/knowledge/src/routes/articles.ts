@@ -72,7 +72,7 @@ export const articleRoutes = [
     tags: ['Knowledge'],
     query: z.object({
       ...paginationQueryShape(MAX_SEARCH_PAGE, 20),
-      q: z.string().trim().min(1, 'must not be empty').max(500),
+      q: z.string().trim().min(1, 'must not be empty').max(500).describe('The search words (web-search syntax), at most 500 characters.'),
       collection: collectionSchema.optional(),
       customer_id: idSchema().optional(),
     }),

@@ -15,7 +15,7 @@ import { deductionKnowledgeSchema, deductionOperationSchema, partnerDeductionKno
 const OPERATIONS_DOC = `\`operation\` is one of ${DEDUCTION_OPERATIONS.map((o) => `\`${o}\``).join(', ')} (rule 4.3.7); anything else is 422 listing them.`;
 const PARTNER_DOC = 'The partner is a ledger partner (customer) of the organization; unknown, another organization\'s or outside a member\'s business units: 404.';
 const body = z.strictObject({
-  content: z.string().max(100_000).nullable().optional().describe('The saved content; omitted or null saves an entry without content.'),
+  content: z.string().max(100_000).nullable().optional().describe('The saved content, at most 100000 characters; omitted or null saves an entry without content.'),
 });
 
 export const deductionKnowledgeRoutes = [

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { cancelJob, getJobView, listJobViews, requestExtraction } from '../domain/extractions.js';
+import { cancelJob, extractionCreator, getJobView, listJobViews, requestExtraction } from '../domain/extractions.js';
 import { EXTRACTION_TYPES, SUPPORTED_MIME_TYPES } from '../extraction/types.js';
 import { JOB_STATUSES } from '../store/extractions.js';
 import { collectionSchema, extractionJobSchema } from './schemas.js';
@@ -11,11 +11,18 @@ const MAX_PAGE = 200;
 const STATUS_DOC =
   '`pending` (workflow started) → `extracting` (the file is parsed into memories) → `deduping` (duplicates marked) → ' +
   '`enriching` (customers, segments, entities, collection) → `synthesizing` (proposals stored) → `complete`; any stage → ' +
-  '`failed` with `error` (the file cannot be read, or a cancellation: error `cancelled`).';
+  '`failed` with `error` (the file cannot be read, a source past an extraction limit: see `error`, or a cancellation: error `cancelled`).';
 
 const createBody = z.object({
   file_id: idSchema().nullable().optional().describe('The uploaded, verified file; required for `file` extractions, omitted for the others.'),
-  created_by: z.string().trim().min(1).max(255).describe('User who initiated the extraction.'),
+  created_by: z
+    .string()
+    .max(255)
+    .optional()
+    .describe(
+      'Optional, at most 255 characters. The job\'s `created_by` is always the caller\'s user id from the credential (`api_key:<id>` for an ' +
+        'organization API key); when sent it must be that id (422 at `body.created_by` otherwise, nothing stored).',
+    ),
   collection: collectionSchema.nullable().optional().describe('Target collection; inferred from the memories when omitted (required for `synthesis`).'),
   extraction_type: z.enum(EXTRACTION_TYPES).optional().describe('`file` (default), `onboarding` (mines the organization\'s ledger per customer), `synthesis` (re-reads a collection).'),
 });
@@ -35,7 +42,8 @@ export const extractionRoutes = [
     body: createBody,
     response: extractionJobSchema,
     errors: [404, 503],
-    handler: async ({ body, identity, deps }) => requestExtraction(deps, identity.org, body),
+    handler: async ({ body, identity, deps }) =>
+      requestExtraction({ ...deps, quotaBytes: deps.config.KNOWLEDGE_STORAGE_QUOTA_BYTES }, identity.org, { ...body, created_by: extractionCreator(identity, body.created_by) }),
   }),
   route({
     method: 'get',

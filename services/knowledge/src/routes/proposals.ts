@@ -9,7 +9,7 @@ import { collectionSchema, KNOWLEDGE_SCOPE_DOC } from './schemas.js';
 const MAX_PAGE = 200;
 const NOTES = z.string().max(10_000);
 const REVIEWED_BY =
-  'Optional; the reviewer is always recorded from the caller\'s credential (the user id). When sent it must be that id (422 otherwise).';
+  'Optional, at most 256 characters; the reviewer is always recorded from the caller\'s credential (the user id). When sent it must be that id (422 otherwise).';
 const PROPOSAL_SCOPE_DOC =
   `${KNOWLEDGE_SCOPE_DOC} A revise or archive proposal is hidden too when its target article's current customer is outside the member's units ` +
   '(approving it would change an article the member cannot see).';
@@ -90,7 +90,7 @@ export const proposalRoutes = [
     body: z
       .strictObject({
         force: z.boolean().optional().describe('Approve even when stale (default false).'),
-        review_notes: NOTES.nullable().optional(),
+        review_notes: NOTES.nullable().optional().describe('Optional notes on the decision, at most 10000 characters.'),
         reviewed_by: z.string().max(256).optional().describe(REVIEWED_BY),
       })
       .optional(),
@@ -110,7 +110,7 @@ export const proposalRoutes = [
     tags: ['Knowledge'],
     params: z.object({ proposal_id: idSchema() }),
     body: z.strictObject({
-      review_notes: NOTES.trim().min(1, 'must say why the proposal is rejected'),
+      review_notes: NOTES.trim().min(1, 'must say why the proposal is rejected').describe('Why the proposal is rejected (required), at most 10000 characters.'),
       reviewed_by: z.string().max(256).optional().describe(REVIEWED_BY),
     }),
     response: proposalSchema,

@@ -32,14 +32,17 @@ export const fileSchema = z
     upload_url: z
       .string()
       .nullable()
-      .describe('Presigned PUT on the object storage, valid 15 minutes, bound to `size` and `mime_type` (send exactly `upload_headers`); null once the upload is verified and in a job\'s `file`.'),
+      .describe('Presigned PUT on the object storage, valid 15 minutes, bound to `size` and `mime_type` (send exactly `upload_headers`); null once the upload was checked (verified or refused) and in a job\'s `file`.'),
     upload_headers: z.record(z.string(), z.string()).nullable().describe('Headers the PUT must carry exactly (they are signed): content-type and content-length.'),
     upload_expires_at: z.string().nullable(),
     size: z.number().int().min(1).describe('Declared size in bytes (at most 50 MB).'),
     is_verified: z.boolean().describe('The uploaded bytes were checked: size, stored type and the type sniffed from the bytes agree with the declaration.'),
     sha256: z.string().nullable().describe('SHA-256 (hex) of the checked bytes.'),
     sniffed_mime_type: z.string().nullable().describe('Type detected from the bytes; null for text formats (no signature).'),
-    verification_error: z.string().nullable().describe('Why the upload is not verified; null when verified or nothing was uploaded yet.'),
+    verification_error: z
+      .string()
+      .nullable()
+      .describe('Why the upload was refused (final: declare a new file for other bytes; `storage quota exceeded…` when its real size does not fit the quota); null when verified or nothing was uploaded yet.'),
     verified_at: z.string().nullable(),
     created_at: z.string(),
     modified_at: z.string(),
@@ -62,7 +65,16 @@ export const extractionJobSchema = z
     completed_at: z.string().nullable().describe('When processing finished (complete or failed).'),
     created_by: z.string(),
     collection: collectionSchema.nullable().describe('Target collection; inferred during `enriching` when the request gave none.'),
-    error: z.string().nullable().describe('Why the job failed; `cancelled` after POST …/cancel.'),
+    error: z
+      .string()
+      .nullable()
+      .describe(
+        'Why the job failed; `cancelled` after POST …/cancel. A source past an extraction limit fails the job with an error starting with ' +
+          'the limit\'s code: `too_many_pages:` (a PDF of more pages than KNOWLEDGE_MAX_PDF_PAGES, default 2000), `docx_too_large:` (a DOCX ' +
+          'whose zip entries inflate, as declared or as actually inflated, to more than KNOWLEDGE_MAX_DOCX_INFLATED_BYTES, default 200 MiB: ' +
+          'zip bombs stop at the limit), `too_many_memories:` (sources yielding more than KNOWLEDGE_MAX_MEMORIES_PER_JOB memories, default 50000); ' +
+          'nothing is stored for such a job.',
+      ),
     extraction_type: z.enum(['file', 'onboarding', 'synthesis']),
     status: z.enum(['pending', 'extracting', 'deduping', 'enriching', 'synthesizing', 'complete', 'failed']),
     dedup_count: z.number().int().min(0).describe('Memories removed as duplicates.'),
@@ -74,8 +86,8 @@ export const extractionJobSchema = z
       .record(z.string(), stageProgressSchema)
       .describe('Per stage (`extracting`, `deduping`, `enriching`, `synthesizing`): `done` / `total` and when it started and completed.'),
     proposal_count: z.number().int().min(0).describe('Proposals stored.'),
-    file: fileSchema.nullable(),
-    file_id: z.string().nullable(),
+    file: fileSchema.nullable().describe('The file read (`file` extractions); null for the other types and once the file is deleted.'),
+    file_id: z.string().nullable().describe('UUID of the file read; null for the other types and once the file is deleted.'),
   })
   .meta({ id: 'PlaybookExtraction' });
 

@@ -187,9 +187,19 @@ export async function storeEnrichment(db: Conn, extractionId: string, memories: 
 }
 
 /** Kept memories of the organization's other jobs (of the collection when given), for dedup. */
+/**
+ * The kept memories of the organization's other jobs that completed (knowledge that exists: their
+ * proposals were stored). Memories of failed, cancelled or still running jobs are left out, so
+ * re-running a file after a failure finds its knowledge again instead of discarding it as duplicates.
+ */
 export async function otherMemories(db: Conn, organizationId: string, extractionId: string, collection: Collection | null): Promise<{ id: string; text: string }[]> {
-  const q = db('memories').select('id', 'text').where({ organization_id: organizationId }).whereNot({ extraction_id: extractionId }).whereNull('duplicate_of_kind');
-  if (collection) q.where({ collection });
+  const q = db('memories as m')
+    .join('extraction_jobs as j', 'j.id', 'm.extraction_id')
+    .select('m.id', 'm.text')
+    .where({ 'm.organization_id': organizationId, 'j.status': 'complete' })
+    .whereNot('m.extraction_id', extractionId)
+    .whereNull('m.duplicate_of_kind');
+  if (collection) q.where({ 'm.collection': collection });
   return (await q) as { id: string; text: string }[];
 }
 
