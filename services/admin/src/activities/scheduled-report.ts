@@ -22,7 +22,7 @@ import {
   type ReportDelivery,
 } from '../store/report-configs.js';
 import { getOrganization } from '../store/organizations.js';
-import { reportPeriod } from '../domain/report-configs.js';
+import { reportPeriod, scheduledRunKey } from '../domain/report-configs.js';
 import { REPORT_ATTACHMENT_LIMIT_BYTES, renderReportEmail, type ReportFileLink } from '../domain/report-email.js';
 
 export interface ScheduledReportDeps {
@@ -41,7 +41,7 @@ export interface ScheduledReportDeps {
 const FETCH_TTL_SECONDS = 900;
 
 /**
- * The report email's idempotency: the run is keyed by config id + scheduled time (or the send-now run id),
+ * The report email's idempotency: the run is keyed by config id + frequency + local report date (scheduledRunKey; or the send-now run id),
  * its email row (report_emails) is the intent written before the SMTP call, and the email row's id makes the
  * Message-ID, so a receiving server can de-duplicate the one window no database closes. deliverReportEmail
  * writes "sent" at once after the SMTP server accepted (best effort, one try), so a worker that dies
@@ -92,10 +92,15 @@ export function createScheduledReportActivities(deps: ScheduledReportDeps): Sche
         configId: config.id,
         reportType: config.report_type,
         trigger: input.runId ? 'manual' : 'schedule',
-        idempotencyKey: input.runId ? `manual:${input.runId}` : `schedule:${config.id}:${new Date(input.scheduledFor).toISOString()}`,
+        idempotencyKey: input.runId ? `manual:${input.runId}` : scheduledRunKey(config.id, config.frequency, new Date(input.scheduledFor), timezone),
         scheduledFor: new Date(input.scheduledFor),
       });
       if (run.status === 'sent') return { status: 'already-sent', runId: run.id };
+      // Another instant of the same local period (the repeated hour) found this period's run still under way:
+      // that run sends the report; only a retry of the same action (same scheduled time) carries it on.
+      if (!input.runId && run.scheduled_for.getTime() !== new Date(input.scheduledFor).getTime()) {
+        return { status: 'skipped', reason: `the report of this period is already being sent (run ${run.id})` };
+      }
       if (run.status === 'failed') return { status: 'skipped', reason: `the run of this time already failed: ${run.error ?? ''}`.trim() };
       const plan = reportPeriod(run.scheduled_for, timezone, config.frequency);
       await setRunPlan(deps.db, run.id, { as_of_date: plan.asOfDate, period_start: plan.periodStart, period_end: plan.periodEnd });

@@ -218,6 +218,17 @@ function addDays(date: string, days: number): string {
 }
 
 /**
+ * The idempotency key of a Schedule's run: one run per config, frequency and local report date, not per
+ * UTC instant. On the day clocks go back a time in the repeated hour occurs twice (Temporal starts an action
+ * for each instant), and on the day they go forward a skipped time runs at the next valid minute
+ * (report-schedules.ts): every instant of the same local report date gets the same key, so the report of a
+ * period is built and emailed once.
+ */
+export function scheduledRunKey(configId: string, frequency: Frequency, scheduledFor: Date, timezone: string): string {
+  return `schedule:${configId}:${frequency}:${localDate(scheduledFor, timezone)}`;
+}
+
+/**
  * The report date and period of a run scheduled at `scheduledFor`: the as-of date is that instant's date in
  * the organization's timezone; the period is the previous whole local day (daily), the previous 7 local days
  * (weekly) or the previous calendar month (monthly), as [start, end) instants.
