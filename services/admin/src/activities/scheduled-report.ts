@@ -23,6 +23,7 @@ import {
 } from '../store/report-configs.js';
 import { getOrganization } from '../store/organizations.js';
 import { reportPeriod, scheduledRunKey } from '../domain/report-configs.js';
+import { canonicalTimezone, reconcileOrganizationSchedules } from '../domain/report-schedules.js';
 import { REPORT_ATTACHMENT_LIMIT_BYTES, renderReportEmail, type ReportFileLink } from '../domain/report-email.js';
 
 export interface ScheduledReportDeps {
@@ -64,6 +65,21 @@ export function createScheduledReportActivities(deps: ScheduledReportDeps): Sche
     }
   }
 
+  /**
+   * A Schedule still in another timezone than the organization's (its reconcile could not be started after
+   * the change) starts the organization's reconcile: the periodic safety net of report-schedules.ts. Best effort.
+   */
+  async function reconcileIfStale(scheduleId: string, organizationId: string, timezone: string, log: Logger): Promise<void> {
+    try {
+      const described = await deps.temporal.schedule.getHandle(scheduleId).describe();
+      if (described.spec.timezone === canonicalTimezone(timezone)) return;
+      log.warn({ schedule_id: scheduleId, schedule_timezone: described.spec.timezone, timezone }, 'report Schedule in a stale timezone; reconciling the organization');
+      await reconcileOrganizationSchedules(deps.temporal, organizationId);
+    } catch (err) {
+      log.info({ err, schedule_id: scheduleId }, 'report Schedule timezone not checked');
+    }
+  }
+
   /** Streams an object through a short presigned GET (the kernel's storage signs; bytes never touch the disk). */
   async function objectStream(storage: ObjectStorage, key: string): Promise<Readable> {
     const signed = await storage.presignGet({ key, expiresIn: FETCH_TTL_SECONDS });
@@ -86,6 +102,7 @@ export function createScheduledReportActivities(deps: ScheduledReportDeps): Sche
       if (!input.runId && !config.is_enabled) return { status: 'skipped', reason: 'the report config is disabled' };
       const org = await getOrganization(deps.db, input.organizationId);
       const timezone = org?.timezone ?? 'UTC';
+      if (!input.runId) await reconcileIfStale(reportScheduleId(input.organizationId, config.report_type), input.organizationId, timezone, log);
       const run = await claimReportRun(deps.db, {
         id: input.runId,
         organizationId: input.organizationId,

@@ -10,9 +10,14 @@
  * per local period.
  *
  * Consistency with the database (the config row is the source of truth):
- * - create / update / timezone change call Temporal inside the database transaction, before the commit: a
- *   Temporal failure rolls the row back (503, nothing changed). Upserts are idempotent (create, or replace
- *   when the Schedule exists), so a retried request converges.
+ * - create / update call Temporal inside the database transaction, before the commit: a Temporal failure
+ *   rolls the row back (503, nothing changed). Upserts are idempotent (create, or replace when the Schedule
+ *   exists), so a retried request converges.
+ * - a timezone change touches every Schedule of the organization: it commits first and then starts the
+ *   organization's reconcile workflow (reconcileOrganizationSchedules), which rewrites each Schedule from the
+ *   committed state, each step retried until it succeeds. Should the start itself fail (Temporal away), the
+ *   change stays committed and the next start converges: another PATCH of the timezone (the same value
+ *   too), or the next action of a Schedule still in the old timezone, which notices and starts it.
  * - a commit that fails after the Temporal call leaves a Schedule whose config does not exist (or is older):
  *   the Schedule's next run finds no config, deletes the orphaned Schedule and sends nothing; the next
  *   create or PATCH of that config replaces the Schedule wholesale.
@@ -21,7 +26,16 @@
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { activityRetryWindowMinutes, withTemporalDeadline } from '@rp/platform';
-import { businessSearchAttributes, reportScheduleId, scheduledReport, scheduledReportWorkflowId, TASK_QUEUES } from '@rp/workflows';
+import {
+  businessSearchAttributes,
+  organizationSchedules,
+  organizationSchedulesChanged,
+  organizationSchedulesWorkflowId,
+  reportScheduleId,
+  scheduledReport,
+  scheduledReportWorkflowId,
+  TASK_QUEUES,
+} from '@rp/workflows';
 import type { ReportConfigRow } from '../store/report-configs.js';
 
 /** A short outage (Temporal or the workers down for up to 6 hours) still sends; a longer one skips the missed runs. */
@@ -183,4 +197,20 @@ export async function deleteReportSchedule(temporal: Client, organizationId: str
       if (!(err instanceof ScheduleNotFoundError)) throw err;
     }
   });
+}
+
+/**
+ * Starts the organization's Schedule reconcile (`organization-schedules-<organization id>`), or, when one is
+ * running, tells it to make another pass: signal-with-start, so concurrent changes never start two.
+ */
+export async function reconcileOrganizationSchedules(temporal: Client, organizationId: string): Promise<void> {
+  await withTemporalDeadline(temporal, () =>
+    temporal.workflow.signalWithStart(organizationSchedules, {
+      workflowId: organizationSchedulesWorkflowId(organizationId),
+      taskQueue: TASK_QUEUES.admin,
+      args: [{ organizationId }],
+      signal: organizationSchedulesChanged,
+      typedSearchAttributes: businessSearchAttributes(organizationId, organizationId),
+    }),
+  );
 }
