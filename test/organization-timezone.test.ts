@@ -167,4 +167,30 @@ describe('organization timezone → report Schedules', () => {
     }
     expect(await scheduleZones(o)).toEqual(['Australia/Sydney', 'Australia/Sydney']);
   });
+
+  it('a Schedule whose daylight-saving entries are out of date (written long ago) is rewritten at its next action', async () => {
+    const o = await stack.onboard('TZ entries');
+    const created = await req(o, 'POST', '/v2/report-configs', { report_type: 'ar_aging_report', frequency: 'daily', time: '02:30', recipient_emails: ['tz.entries@example.com'] });
+    expect(created.status).toBe(200);
+    const schedule = temporal.client.schedule.getHandle(reportScheduleId(o.organizationId, 'ar_aging_report'));
+    const written = (await schedule.describe()).spec.calendars!;
+    // 02:30 Europe/Berlin is skipped once a year: entries dated last year to two years ahead
+    expect(written.length).toBeGreaterThanOrEqual(4);
+    // set-up through Temporal: the Schedule as it was written years ago (its dated entries all in the past)
+    await schedule.update((prev) => ({ ...prev, spec: { ...prev.spec, calendars: [prev.spec.calendars![0]!] } }));
+    const worker = await reconcileWorker();
+    try {
+      await schedule.trigger();
+      const handle = temporal.client.workflow.getHandle(organizationSchedulesWorkflowId(o.organizationId));
+      for (let i = 0; ; i++) {
+        if (await handle.describe().then(() => true, () => false)) break;
+        if (i > 200) throw new Error('the reconcile was never started');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      await handle.result();
+    } finally {
+      await worker.stop();
+    }
+    expect((await schedule.describe()).spec.calendars!.map((c) => c.comment)).toEqual(written.map((c) => c.comment));
+  });
 });

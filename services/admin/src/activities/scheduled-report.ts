@@ -19,11 +19,12 @@ import {
   setRunBuilt,
   setRunDelivery,
   setRunPlan,
+  type ReportConfigRow,
   type ReportDelivery,
 } from '../store/report-configs.js';
 import { getOrganization } from '../store/organizations.js';
 import { reportPeriod, scheduledRunKey } from '../domain/report-configs.js';
-import { canonicalTimezone, reconcileOrganizationSchedules } from '../domain/report-schedules.js';
+import { canonicalTimezone, reconcileOrganizationSchedules, reportCalendars } from '../domain/report-schedules.js';
 import { REPORT_ATTACHMENT_LIMIT_BYTES, renderReportEmail, type ReportFileLink } from '../domain/report-email.js';
 
 export interface ScheduledReportDeps {
@@ -66,17 +67,22 @@ export function createScheduledReportActivities(deps: ScheduledReportDeps): Sche
   }
 
   /**
-   * A Schedule still in another timezone than the organization's (its reconcile could not be started after
-   * the change) starts the organization's reconcile: the periodic safety net of report-schedules.ts. Best effort.
+   * A Schedule that is not what the committed state makes (another timezone than the organization's, because
+   * its reconcile could not be started after a change; or daylight-saving entries of other years, because it
+   * was last written long ago) starts the organization's reconcile: the periodic safety net of
+   * report-schedules.ts, run at every action. Best effort: the run goes on either way.
    */
-  async function reconcileIfStale(scheduleId: string, organizationId: string, timezone: string, log: Logger): Promise<void> {
+  async function reconcileIfStale(config: ReportConfigRow, timezone: string, log: Logger): Promise<void> {
+    const scheduleId = reportScheduleId(config.organization_id, config.report_type);
     try {
-      const described = await deps.temporal.schedule.getHandle(scheduleId).describe();
-      if (described.spec.timezone === canonicalTimezone(timezone)) return;
-      log.warn({ schedule_id: scheduleId, schedule_timezone: described.spec.timezone, timezone }, 'report Schedule in a stale timezone; reconciling the organization');
-      await reconcileOrganizationSchedules(deps.temporal, organizationId);
+      const { spec } = await deps.temporal.schedule.getHandle(scheduleId).describe();
+      const expected = reportCalendars(config, timezone).map((c) => c.comment);
+      const actual = (spec.calendars ?? []).map((c) => c.comment);
+      if (spec.timezone === canonicalTimezone(timezone) && expected.join('\n') === actual.join('\n')) return;
+      log.warn({ schedule_id: scheduleId, schedule_timezone: spec.timezone, timezone }, 'report Schedule differs from the committed state; reconciling the organization');
+      await reconcileOrganizationSchedules(deps.temporal, config.organization_id);
     } catch (err) {
-      log.info({ err, schedule_id: scheduleId }, 'report Schedule timezone not checked');
+      log.info({ err, schedule_id: scheduleId }, 'report Schedule not checked against the committed state');
     }
   }
 
@@ -102,7 +108,7 @@ export function createScheduledReportActivities(deps: ScheduledReportDeps): Sche
       if (!input.runId && !config.is_enabled) return { status: 'skipped', reason: 'the report config is disabled' };
       const org = await getOrganization(deps.db, input.organizationId);
       const timezone = org?.timezone ?? 'UTC';
-      if (!input.runId) await reconcileIfStale(reportScheduleId(input.organizationId, config.report_type), input.organizationId, timezone, log);
+      if (!input.runId) await reconcileIfStale(config, timezone, log);
       const run = await claimReportRun(deps.db, {
         id: input.runId,
         organizationId: input.organizationId,

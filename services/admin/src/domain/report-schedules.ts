@@ -116,7 +116,11 @@ export function skippedRunTimes(time: string, timezone: string, fromYear: number
   return out;
 }
 
-/** Years whose skipped times the Schedule carries: last year (backfills) to two years ahead; every upsert renews them. */
+/**
+ * Years whose skipped times the Schedule carries: last year (backfills) to two years ahead. Every upsert renews
+ * them, and every scheduled action compares the Schedule with what the committed state makes and starts the
+ * organization's reconcile when they differ (activities/scheduled-report.ts), so the entries never run out.
+ */
 function scheduleYears(now = new Date()): [number, number] {
   return [now.getUTCFullYear() - 1, now.getUTCFullYear() + 2];
 }
