@@ -56,7 +56,7 @@ const req = (method: string, path: string, token: string, body?: unknown) => sta
 let priority = 100;
 /** The codes of the partners a condition matches (a throw-away segment, listed by row 14). */
 async function match(conditions: unknown): Promise<string[]> {
-  const seg = await req('POST', '/v2/customer-segments', orgA.token, { name: 'probe', priority: ++priority, conditions });
+  const seg = await req('POST', '/v2/customer-segments', orgA.token, { name: `probe ${priority + 1}`, priority: ++priority, conditions });
   expect(seg.status, JSON.stringify(seg.body)).toBe(200);
   const res = await req('GET', `/v2/customer-segments/${seg.body.id}/partners?page_size=500`, orgA.token);
   expect(res.status).toBe(200);

@@ -5,13 +5,18 @@
  * hand-computed buckets, a formula-injection customer name is neutralised in the CSV, and the summary table
  * in the HTML body carries the totals. Real admin and cash-app workers, real Postgres, Temporal and S3.
  * No SQL: everything goes through the API.
+ *
+ * Daylight-saving days of 2026: the config's real Temporal Schedule is backfilled over the day (Temporal
+ * starts the actions its calendar makes for those past instants, as it would have live): a time in the
+ * repeated hour sends one email, a time in the skipped hour sends one (at the first valid minute).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { connectTemporal, type TemporalHandle } from '@rp/platform';
-import { scheduledReportWorkflowId } from '@rp/workflows';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { reportScheduleId, scheduledReportWorkflowId, type ScheduledReportResult } from '@rp/workflows';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 
@@ -85,4 +90,47 @@ describe('AR aging report by email', () => {
     const k1 = rows.find((r) => r[0] === 'Kunde Eins GmbH')!;
     expect(k1.slice(3, 10).map((v) => v ?? 0)).toEqual([100, 200, 300, 0, 50.25, 0, 650.25]);
   }, 180_000);
+});
+
+/** The actions Temporal started for `scheduleId` once `count` of them are recorded (or what is there after 30 s). */
+async function actionsOf(scheduleId: string, count: number) {
+  const handle = temporal.client.schedule.getHandle(scheduleId);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const actions = (await handle.describe()).info.recentActions;
+    if (actions.length >= count || Date.now() > deadline) return actions;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('scheduled reports on the daylight-saving days of 2026', () => {
+  const cases = [
+    // Temporal starts both instants of 01:30 in New York's repeated hour (05:30Z and 06:30Z)
+    { zone: 'America/New_York', change: 'autumn', time: '01:30', from: '2026-11-01T04:00:00Z', to: '2026-11-01T08:00:00Z', date: '2026-11-01', actions: 2 },
+    { zone: 'America/New_York', change: 'spring', time: '02:30', from: '2026-03-08T05:00:00Z', to: '2026-03-08T09:00:00Z', date: '2026-03-08', actions: 1 },
+    { zone: 'Europe/Berlin', change: 'autumn', time: '02:30', from: '2026-10-24T23:00:00Z', to: '2026-10-25T03:00:00Z', date: '2026-10-25', actions: 1 },
+    { zone: 'Europe/Berlin', change: 'spring', time: '02:30', from: '2026-03-28T23:00:00Z', to: '2026-03-29T03:00:00Z', date: '2026-03-29', actions: 1 },
+  ];
+  for (const c of cases) {
+    it(`${c.zone}, ${c.change} change ${c.date}: a daily report at ${c.time} sends exactly one email`, async () => {
+      const o = await stack.onboard(`DST ${c.zone} ${c.change}`);
+      expect((await stack.request('PATCH', '/v2/organization', { token: o.token, body: { timezone: c.zone } })).status).toBe(200);
+      const to = `dst.${randomBytes(4).toString('hex')}@example.com`;
+      const config = await stack.request('POST', '/v2/report-configs', { token: o.token, body: { report_type: 'ar_aging_report', frequency: 'daily', time: c.time, recipient_emails: [to] } });
+      expect(config.status).toBe(200);
+      const scheduleId = reportScheduleId(o.organizationId, 'ar_aging_report');
+      await temporal.client.schedule.getHandle(scheduleId).backfill({ start: new Date(c.from), end: new Date(c.to), overlap: ScheduleOverlapPolicy.ALLOW_ALL });
+
+      const actions = await actionsOf(scheduleId, c.actions);
+      expect(actions).toHaveLength(c.actions);
+      const results = (await Promise.all(actions.map((a) => temporal.client.workflow.getHandle(a.action.workflow.workflowId).result()))) as ScheduledReportResult[];
+      expect(results.filter((r) => r.status === 'sent')).toHaveLength(1);
+      // every workflow has finished, so every email it sent is in the sink
+      const mails = await waitForMail(to, { count: 2, timeoutMs: 1 });
+      expect(mails).toHaveLength(1);
+      expect(mails[0].subject).toBe(`DST ${c.zone} ${c.change}: AR aging report as of ${c.date}`);
+      const runs = await stack.request('GET', `/v2/report-configs/${config.body.id}/runs`, { token: o.token });
+      expect(runs.body.data.map((r: any) => [r.status, r.as_of_date])).toEqual([['sent', c.date]]);
+    }, 180_000);
+  }
 });

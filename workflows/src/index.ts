@@ -14,3 +14,4 @@ export * from './reports/contracts.js';
 export * from './knowledge/playbook-extraction.js';
 export * from './knowledge/contracts.js';
 export * from './admin/scheduled-report.js';
+export * from './admin/organization-schedules.js';

@@ -17,8 +17,8 @@
  */
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ValidationError, type ValidationIssue } from './errors.js';
-import { LEDGER_TABLES, ORGANIZATIONS_TABLE, type BusinessUnitScope, type SqlFragment } from './ledger.js';
+import { ConflictError, ValidationError, type ValidationIssue } from './errors.js';
+import { BUSINESS_UNITS_TABLE, LEDGER_TABLES, ORGANIZATIONS_TABLE, type BusinessUnitScope, type SqlFragment } from './ledger.js';
 
 export const TAGS_TABLE = 'admin.tags';
 export const TAG_PARTNERS_TABLE = 'admin.tag_partners';
@@ -34,6 +34,14 @@ export type ConditionLeaf = { field: ConditionField; op: ConditionOp; value: unk
 export type Condition = { all: Condition[] } | { any: Condition[] } | { not: Condition } | ConditionLeaf;
 
 export const CONDITION_LIMITS = { maxDepth: 8, maxNodes: 100, maxInValues: 500, maxStringLength: 256 } as const;
+
+/**
+ * The most nodes one partner statement compiles to after `tag` leaves are expanded into their rules
+ * (compiledSize). The written limits (CONDITION_LIMITS) bound a tree as sent; a `tag` leaf inlines the
+ * tag's rule once per id it names, so without this bound 100 leaves × 500 ids × a 100-node rule make
+ * millions of SQL fragments and a statement that only ends at the database deadline.
+ */
+export const MAX_COMPILED_NODES = 10_000;
 
 type Kind = 'text' | 'code' | 'uuid' | 'decimal' | 'integer' | 'tag';
 const OPS: Record<Kind, readonly ConditionOp[]> = {
@@ -161,6 +169,7 @@ export const CONDITION_DOC = [
   `Limits: ${CONDITION_LIMITS.maxDepth} levels, ${CONDITION_LIMITS.maxNodes} nodes, \`in\` lists of 1..${CONDITION_LIMITS.maxInValues}, strings ≤ ${CONDITION_LIMITS.maxStringLength}.`,
   'Fields (ops): ' + CONDITION_FIELDS.map((f) => `\`${f}\` — ${FIELDS[f].doc} (${OPS[FIELDS[f].kind].join(', ')})`).join('; ') + '.',
   'Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum.',
+  `After expansion (each \`tag\` leaf inlines its tag's rule once per tag id it names) one statement compiles to at most ${MAX_COMPILED_NODES} nodes.`,
   'Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422).',
 ].join(' ');
 
@@ -200,6 +209,56 @@ export async function resolveTags(db: Knex, organizationId: string, ids: readonl
   if (ids.length === 0) return new Map();
   const rows = (await db(TAGS_TABLE).select('id', 'rule_condition').where({ organization_id: organizationId }).whereIn('id', [...ids])) as ResolvedTag[];
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/**
+ * Nodes `c` compiles to once its `tag` leaves are expanded: every node counts 1, and a `tag` leaf adds,
+ * per tag id it names, 1 (the hand-tagged test) plus its tag's rule. Unknown tags compile to `false`.
+ */
+export function compiledSize(c: Condition, tags: Map<string, ResolvedTag>): number {
+  if ('all' in c) return c.all.reduce((n, x) => n + compiledSize(x, tags), 1);
+  if ('any' in c) return c.any.reduce((n, x) => n + compiledSize(x, tags), 1);
+  if ('not' in c) return 1 + compiledSize(c.not, tags);
+  if (c.field !== 'tag') return 1;
+  let n = 1;
+  for (const id of Array.isArray(c.value) ? c.value : [c.value]) {
+    const rule = tags.get(String(id).toLowerCase())?.rule_condition;
+    n += 1 + (rule ? compiledSize(rule, tags) : 0);
+  }
+  return n;
+}
+
+/**
+ * 422 naming each leaf (by its loc under `base`) that refers to something not of the organization:
+ * a `tag` value that is not one of its tags, a `business_unit_id` that is not one of its business
+ * units, an `assignee_id` that is not one of its users (a deactivated user still counts: partners
+ * may remain assigned to one). Null values (`eq`/`ne` null) refer to nothing.
+ */
+export async function checkConditionReferences(db: Knex, organizationId: string, condition: Condition, base: Path): Promise<void> {
+  const refs: { table: string; field: ConditionField; msg: string }[] = [
+    { table: TAGS_TABLE, field: 'tag', msg: 'is not a tag of this organization' },
+    { table: BUSINESS_UNITS_TABLE, field: 'business_unit_id', msg: 'is not a business unit of this organization' },
+    { table: USERS_TABLE, field: 'assignee_id', msg: 'is not a user of this organization' },
+  ];
+  const issues: ValidationIssue[] = [];
+  for (const ref of refs) {
+    const leaves: { loc: Path; id: string }[] = [];
+    const walk = (c: Condition, path: Path): void => {
+      if ('all' in c) c.all.forEach((x, i) => walk(x, [...path, 'all', i]));
+      else if ('any' in c) c.any.forEach((x, i) => walk(x, [...path, 'any', i]));
+      else if ('not' in c) walk(c.not, [...path, 'not']);
+      else if (c.field === ref.field) {
+        if (Array.isArray(c.value)) c.value.forEach((v, i) => typeof v === 'string' && leaves.push({ loc: [...path, 'value', i], id: v.toLowerCase() }));
+        else if (typeof c.value === 'string') leaves.push({ loc: [...path, 'value'], id: c.value.toLowerCase() });
+      }
+    };
+    walk(condition, base);
+    if (!leaves.length) continue;
+    const ids = [...new Set(leaves.map((l) => l.id))];
+    const found = new Set(((await db(ref.table).where({ organization_id: organizationId }).whereIn('id', ids).pluck('id')) as string[]).map((id) => id.toLowerCase()));
+    for (const l of leaves) if (!found.has(l.id)) issues.push({ loc: l.loc, msg: ref.msg, type: 'value_error.not_found' });
+  }
+  if (issues.length) throw new ValidationError(issues);
 }
 
 /** 422 naming each `tag` leaf (by its loc under `base`) whose tag is not one of the organization's. */
@@ -360,6 +419,10 @@ export interface PartnerQuery {
  */
 export async function listPartnersMatching(db: Knex, organizationId: string, q: PartnerQuery): Promise<{ rows: PartnerSummaryRow[]; total: number }> {
   const tags = await resolveTags(db, organizationId, tagIdsOf(q.condition, ...(q.exclude ?? [])));
+  const size = [q.condition, ...(q.exclude ?? [])].reduce((n, c) => n + (c ? compiledSize(c, tags) : 0), 0);
+  if (size > MAX_COMPILED_NODES) {
+    throw new ConflictError(`The conditions expand through their tags to ${size} nodes, more than the ${MAX_COMPILED_NODES} one query may compile; simplify the conditions or the tag rules they use.`);
+  }
   const compiler = new Compiler(tags);
   const where: string[] = [];
   if (q.condition) where.push(compiler.compile(q.condition));

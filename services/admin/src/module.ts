@@ -22,6 +22,7 @@ import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
 import { reportConfigRoutes } from './routes/report-configs.js';
 import { organizationRoutes } from './routes/organization.js';
 import { createScheduledReportActivities } from './activities/scheduled-report.js';
+import { createOrganizationScheduleActivities } from './activities/organization-schedules.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -63,6 +64,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
       tokenKey: inviteTokenKey(config.IDENTITY_SECRET),
     }),
     ...createCnamRegistrationActivities({ db, log, registry: operatorRegistryAdapter }),
+    ...createOrganizationScheduleActivities({ db, log, temporal: temporal.client }),
     ...createScheduledReportActivities({
       db,
       log,

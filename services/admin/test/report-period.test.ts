@@ -1,7 +1,9 @@
 // The report date and period of a run, from its scheduled time in the organization's timezone
-// (domain/report-configs.ts reportPeriod), including days whose UTC offset changes.
+// (domain/report-configs.ts reportPeriod), including days whose UTC offset changes; and what makes a
+// Schedule's run of a daylight-saving day exactly one per local period (scheduledRunKey, skippedRunTimes).
 import { describe, expect, it } from 'vitest';
-import { localMidnight, reportPeriod } from '../src/domain/report-configs.js';
+import { localMidnight, reportPeriod, scheduledRunKey } from '../src/domain/report-configs.js';
+import { reportCalendars, skippedRunTimes } from '../src/domain/report-schedules.js';
 import { escapeHtml, renderReportEmail } from '../src/domain/report-email.js';
 
 describe('reportPeriod', () => {
@@ -70,5 +72,49 @@ describe('report email', () => {
     expect(html).toContain('href="https://s3.example/x?a=1&amp;b=2"');
     expect(html).toContain('the link expires 2026-12-01T00:00:00.000Z');
     expect(text).toContain('big.csv (11.0 MB, too large to attach): https://s3.example/x?a=1&b=2 (expires 2026-12-01T00:00:00.000Z)');
+  });
+});
+
+describe('daylight-saving days of 2026: one run per local period', () => {
+  const CONFIG = '01a21836-b332-721f-9e80-472277f6ffac';
+
+  it('the two instants of a time in the repeated hour share the run key (autumn change)', () => {
+    // America/New_York, 1 November 2026: 01:30 EDT = 05:30Z, 01:30 EST = 06:30Z
+    const ny = [new Date('2026-11-01T05:30:00Z'), new Date('2026-11-01T06:30:00Z')].map((t) => scheduledRunKey(CONFIG, 'daily', t, 'America/New_York'));
+    expect(ny[0]).toBe(ny[1]);
+    expect(ny[0]).toBe(`schedule:${CONFIG}:daily:2026-11-01`);
+    // Europe/Berlin, 25 October 2026: 02:30 CEST = 00:30Z, 02:30 CET = 01:30Z
+    const berlin = [new Date('2026-10-25T00:30:00Z'), new Date('2026-10-25T01:30:00Z')].map((t) => scheduledRunKey(CONFIG, 'daily', t, 'Europe/Berlin'));
+    expect(berlin[0]).toBe(berlin[1]);
+    // the next local day is another period
+    expect(scheduledRunKey(CONFIG, 'daily', new Date('2026-10-26T01:30:00Z'), 'Europe/Berlin')).not.toBe(berlin[0]);
+  });
+
+  it('a time in the hour clocks skip runs at the first valid minute after it (spring change), in the same period', () => {
+    expect(skippedRunTimes('02:30', 'Europe/Berlin', 2026, 2026)).toEqual([{ date: '2026-03-29', runDate: '2026-03-29', runAt: '03:00' }]);
+    expect(skippedRunTimes('02:00', 'America/New_York', 2026, 2026)).toEqual([{ date: '2026-03-08', runDate: '2026-03-08', runAt: '03:00' }]);
+    expect(skippedRunTimes('02:30', 'America/New_York', 2026, 2027)).toEqual([
+      { date: '2026-03-08', runDate: '2026-03-08', runAt: '03:00' },
+      { date: '2027-03-14', runDate: '2027-03-14', runAt: '03:00' },
+    ]);
+    // times that exist every day, and zones without daylight saving, add nothing
+    expect(skippedRunTimes('03:00', 'Europe/Berlin', 2026, 2026)).toEqual([]);
+    expect(skippedRunTimes('01:30', 'America/New_York', 2026, 2026)).toEqual([]);
+    expect(skippedRunTimes('02:30', 'Asia/Tokyo', 2026, 2026)).toEqual([]);
+    // the fallback instant (03:00 EDT = 07:00Z) is in the local period the skipped time would have had
+    expect(scheduledRunKey(CONFIG, 'daily', new Date('2026-03-08T07:00:00Z'), 'America/New_York')).toBe(`schedule:${CONFIG}:daily:2026-03-08`);
+  });
+
+  it('the Schedule carries a dated entry for each skipped day on which the config runs', () => {
+    const daily = reportCalendars({ frequency: 'daily', time: '02:30', weekday: null }, 'Europe/Berlin', [2026, 2026]);
+    expect(daily).toHaveLength(2);
+    expect(daily[1]).toMatchObject({ year: 2026, month: 'MARCH', dayOfMonth: 29, hour: 3, minute: 0 });
+    // 29 March 2026 is a Sunday (weekday 6); a Monday report is not due that day
+    expect(reportCalendars({ frequency: 'weekly', time: '02:30', weekday: 6 }, 'Europe/Berlin', [2026, 2026])).toHaveLength(2);
+    expect(reportCalendars({ frequency: 'weekly', time: '02:30', weekday: 0 }, 'Europe/Berlin', [2026, 2026])).toHaveLength(1);
+    expect(reportCalendars({ frequency: 'monthly', time: '02:30', weekday: null }, 'America/New_York', [2026, 2026])).toHaveLength(1);
+    expect(reportCalendars({ frequency: 'daily', time: '07:30', weekday: null }, 'America/New_York', [2026, 2026])).toEqual([
+      { hour: 7, minute: 30, second: 0, comment: 'daily at 07:30' },
+    ]);
   });
 });

@@ -19,10 +19,12 @@ import {
   setRunBuilt,
   setRunDelivery,
   setRunPlan,
+  type ReportConfigRow,
   type ReportDelivery,
 } from '../store/report-configs.js';
 import { getOrganization } from '../store/organizations.js';
-import { reportPeriod } from '../domain/report-configs.js';
+import { reportPeriod, scheduledRunKey } from '../domain/report-configs.js';
+import { canonicalTimezone, reconcileOrganizationSchedules, reportCalendars } from '../domain/report-schedules.js';
 import { REPORT_ATTACHMENT_LIMIT_BYTES, renderReportEmail, type ReportFileLink } from '../domain/report-email.js';
 
 export interface ScheduledReportDeps {
@@ -41,7 +43,7 @@ export interface ScheduledReportDeps {
 const FETCH_TTL_SECONDS = 900;
 
 /**
- * The report email's idempotency: the run is keyed by config id + scheduled time (or the send-now run id),
+ * The report email's idempotency: the run is keyed by config id + frequency + local report date (scheduledRunKey; or the send-now run id),
  * its email row (report_emails) is the intent written before the SMTP call, and the email row's id makes the
  * Message-ID, so a receiving server can de-duplicate the one window no database closes. deliverReportEmail
  * writes "sent" at once after the SMTP server accepted (best effort, one try), so a worker that dies
@@ -61,6 +63,26 @@ export function createScheduledReportActivities(deps: ScheduledReportDeps): Sche
       }
     } catch (err) {
       log.info({ err, schedule_id: scheduleId }, 'no orphaned report Schedule to delete');
+    }
+  }
+
+  /**
+   * A Schedule that is not what the committed state makes (another timezone than the organization's, because
+   * its reconcile could not be started after a change; or daylight-saving entries of other years, because it
+   * was last written long ago) starts the organization's reconcile: the periodic safety net of
+   * report-schedules.ts, run at every action. Best effort: the run goes on either way.
+   */
+  async function reconcileIfStale(config: ReportConfigRow, timezone: string, log: Logger): Promise<void> {
+    const scheduleId = reportScheduleId(config.organization_id, config.report_type);
+    try {
+      const { spec } = await deps.temporal.schedule.getHandle(scheduleId).describe();
+      const expected = reportCalendars(config, timezone).map((c) => c.comment);
+      const actual = (spec.calendars ?? []).map((c) => c.comment);
+      if (spec.timezone === canonicalTimezone(timezone) && expected.join('\n') === actual.join('\n')) return;
+      log.warn({ schedule_id: scheduleId, schedule_timezone: spec.timezone, timezone }, 'report Schedule differs from the committed state; reconciling the organization');
+      await reconcileOrganizationSchedules(deps.temporal, config.organization_id);
+    } catch (err) {
+      log.info({ err, schedule_id: scheduleId }, 'report Schedule not checked against the committed state');
     }
   }
 
@@ -86,16 +108,22 @@ export function createScheduledReportActivities(deps: ScheduledReportDeps): Sche
       if (!input.runId && !config.is_enabled) return { status: 'skipped', reason: 'the report config is disabled' };
       const org = await getOrganization(deps.db, input.organizationId);
       const timezone = org?.timezone ?? 'UTC';
+      if (!input.runId) await reconcileIfStale(config, timezone, log);
       const run = await claimReportRun(deps.db, {
         id: input.runId,
         organizationId: input.organizationId,
         configId: config.id,
         reportType: config.report_type,
         trigger: input.runId ? 'manual' : 'schedule',
-        idempotencyKey: input.runId ? `manual:${input.runId}` : `schedule:${config.id}:${new Date(input.scheduledFor).toISOString()}`,
+        idempotencyKey: input.runId ? `manual:${input.runId}` : scheduledRunKey(config.id, config.frequency, new Date(input.scheduledFor), timezone),
         scheduledFor: new Date(input.scheduledFor),
       });
       if (run.status === 'sent') return { status: 'already-sent', runId: run.id };
+      // Another instant of the same local period (the repeated hour) found this period's run still under way:
+      // that run sends the report; only a retry of the same action (same scheduled time) carries it on.
+      if (!input.runId && run.scheduled_for.getTime() !== new Date(input.scheduledFor).getTime()) {
+        return { status: 'skipped', reason: `the report of this period is already being sent (run ${run.id})` };
+      }
       if (run.status === 'failed') return { status: 'skipped', reason: `the run of this time already failed: ${run.error ?? ''}`.trim() };
       const plan = reportPeriod(run.scheduled_for, timezone, config.frequency);
       await setRunPlan(deps.db, run.id, { as_of_date: plan.asOfDate, period_start: plan.periodStart, period_end: plan.periodEnd });

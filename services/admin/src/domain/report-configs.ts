@@ -14,7 +14,6 @@ import {
   deleteReportConfig,
   getReportConfig,
   insertReportConfig,
-  listReportConfigsOfOrganization,
   listReportRuns,
   updateReportConfig,
   type Frequency,
@@ -22,7 +21,7 @@ import {
   type ReportConfigRow,
   type ReportRunRow,
 } from '../store/report-configs.js';
-import { canonicalTimezone, deleteReportSchedule, upsertReportSchedule } from './report-schedules.js';
+import { canonicalTimezone, deleteReportSchedule, reconcileOrganizationSchedules, upsertReportSchedule } from './report-schedules.js';
 import { newId } from '@rp/platform';
 
 export const MAX_RECIPIENTS = 50;
@@ -169,19 +168,21 @@ export async function reportRunsOf(db: Db, organizationId: string, id: string, p
 }
 
 /**
- * Changes the organization's timezone and moves every report Schedule of the organization to it, in one
- * transaction: a Temporal failure rolls the change back (nothing changed).
+ * Changes the organization's timezone, then (after the commit) starts the reconcile workflow that moves every
+ * report Schedule of the organization to it, one by one with retries, from the committed state. A failed start
+ * is logged and the change stands: the next change (or the same timezone sent again) or a stale Schedule's next
+ * action starts the reconcile again (report-schedules.ts).
  */
 export async function changeOrganizationTimezone(deps: ReportConfigDeps, organizationId: string, zone: string) {
   const timezone = canonicalTimezone(zone);
-  return deps.db.transaction(async (trx) => {
-    const org = await setOrganizationTimezone(trx, organizationId, timezone);
-    if (!org) throw new NotFoundError(`No organization ${organizationId}.`);
-    for (const config of await listReportConfigsOfOrganization(trx, organizationId)) {
-      await upsertReportSchedule(deps.temporal, config, timezone);
-    }
-    return org;
-  });
+  const org = await deps.db.transaction(async (trx) => setOrganizationTimezone(trx, organizationId, timezone));
+  if (!org) throw new NotFoundError(`No organization ${organizationId}.`);
+  try {
+    await reconcileOrganizationSchedules(deps.temporal, organizationId);
+  } catch (err) {
+    deps.log?.warn({ err, organization_id: organizationId }, 'report Schedules not reconciled yet; the next timezone change or Schedule action starts it again');
+  }
+  return org;
 }
 
 // ── report dates ─────────────────────────────────────────────────────────────────────────────────
@@ -215,6 +216,17 @@ export function localMidnight(date: string, timezone: string): Date {
 function addDays(date: string, days: number): string {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
   return new Date(Date.UTC(y, m - 1, d + days)).toISOString().slice(0, 10);
+}
+
+/**
+ * The idempotency key of a Schedule's run: one run per config, frequency and local report date, not per
+ * UTC instant. On the day clocks go back a time in the repeated hour occurs twice (Temporal starts an action
+ * for each instant), and on the day they go forward a skipped time runs at the next valid minute
+ * (report-schedules.ts): every instant of the same local report date gets the same key, so the report of a
+ * period is built and emailed once.
+ */
+export function scheduledRunKey(configId: string, frequency: Frequency, scheduledFor: Date, timezone: string): string {
+  return `schedule:${configId}:${frequency}:${localDate(scheduledFor, timezone)}`;
 }
 
 /**

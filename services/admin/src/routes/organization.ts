@@ -35,14 +35,17 @@ export const organizationRoutes = [
     operationId: 'updateOrganization',
     summary: 'Change the organization\'s timezone',
     description:
-      'Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). Every report ' +
-      'config\'s Temporal Schedule moves to the new timezone in the same transaction (same local time of day): if Temporal ' +
-      'is unavailable, nothing changes (503). The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.',
+      'Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). The change is committed ' +
+      'first; then the workflow `organization-schedules-<organization id>` moves every report config\'s Temporal Schedule to it ' +
+      '(same local time of day), one by one, each step retried until it succeeds, from the committed state (a later change wins). ' +
+      'The answer does not wait for it, and Temporal being unavailable does not refuse the change: the Schedules converge when ' +
+      'the workflow can start — at the next PATCH (sending the same timezone again is enough) or at the next action of a Schedule ' +
+      'still in the old timezone. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.',
     tags: ['Organization'],
     auth: { role: 'admin' },
-    body: z.strictObject({ timezone: ianaTimezone().describe('IANA timezone name, e.g. Europe/Berlin.') }),
+    body: z.strictObject({ timezone: ianaTimezone().max(64).describe('IANA timezone name, e.g. Europe/Berlin (at most 64 characters).') }),
     response: organizationSchema,
     errors: [403],
-    handler: async ({ body, identity, deps }) => organizationView(await changeOrganizationTimezone(deps, identity.org, body.timezone)),
+    handler: async ({ body, identity, deps, log }) => organizationView(await changeOrganizationTimezone({ ...deps, log }, identity.org, body.timezone)),
   }),
 ];

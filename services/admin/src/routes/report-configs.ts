@@ -11,8 +11,12 @@ const FREQUENCIES = ['daily', 'weekly', 'monthly'] as const;
 
 const TIME = z
   .string()
+  .max(5)
   .regex(/^([01][0-9]|2[0-3]):(00|30)$/, 'must be a time HH:MM (24-hour) whose minutes are 00 or 30')
-  .describe('Time of day in the organization\'s timezone, HH:MM (24-hour); minutes 00 or 30.');
+  .describe(
+    'Time of day in the organization\'s timezone, HH:MM (24-hour, 5 characters); minutes 00 or 30. On daylight-saving days exactly one ' +
+      'report per local period is sent: a time in the repeated hour runs once, a time in the skipped hour runs at the first valid minute after it.',
+  );
 const WEEKDAY = z.number().int().min(0).max(6).describe('0 = Monday … 6 = Sunday. Required for weekly; refused (422) for daily and monthly.');
 const RECIPIENTS = z.array(emailSchema()).min(1, 'at least one recipient is required').max(MAX_RECIPIENTS).describe('Primary recipients (1..50).');
 const CC = z.array(emailSchema()).max(MAX_RECIPIENTS).describe(`Copies; recipients and cc together at most ${MAX_RECIPIENTS}.`);
@@ -65,7 +69,8 @@ const RULES =
   '(`cc_emails`); unknown fields (such as `last_sent_at`, which only the platform sets) are refused.';
 const SCHEDULE =
   'Each config is the Temporal Schedule `report-<organization id>-<report type>`: a calendar at `time` in the organization\'s ' +
-  'IANA timezone (daylight-saving changes keep the local time) — daily; weekly on `weekday`; monthly on the first day of the ' +
+  'IANA timezone (daylight-saving changes keep the local time; one run per local report date, so a time the clocks pass twice ' +
+  'sends once and a time they skip runs at the first valid minute after the gap) — daily; weekly on `weekday`; monthly on the first day of the ' +
   `month — overlap policy skip, catch-up window ${REPORT_CATCHUP_WINDOW} (a shorter outage still sends the missed run, a longer ` +
   'one skips it), paused while `is_enabled` is false. The Schedule is written in the same transaction as the config: if ' +
   'Temporal is unavailable, nothing changes (503).';

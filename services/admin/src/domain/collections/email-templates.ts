@@ -97,12 +97,27 @@ async function templateView(deps: Deps, t: store.TemplateRow, folder: store.Fold
   };
 }
 
-async function folderView(deps: Deps, org: string, folders: store.FolderRow[]) {
-  const templates = await store.templatesOfFolders(deps.db, org, folders.map((f) => f.id));
-  const attachments = await store.attachmentsOf(deps.db, org, templates.map((t) => t.id));
+/**
+ * In the folder listing each folder carries its first LISTED_TEMPLATES_PER_FOLDER templates (oldest first)
+ * and each of those its first LISTED_ATTACHMENTS_PER_TEMPLATE attachments, so a page of folders costs a
+ * bounded number of rows and presigned URLs however much the folders hold; `template_count` says how many
+ * the folder holds. One folder (GET …/{folder_id}) carries all its templates; one template all its attachments.
+ */
+export const LISTED_TEMPLATES_PER_FOLDER = 10;
+export const LISTED_ATTACHMENTS_PER_TEMPLATE = 5;
+
+async function folderView(deps: Deps, org: string, folders: store.FolderRow[], listing = false) {
+  const ids = folders.map((f) => f.id);
+  const [templates, counts] = await Promise.all([
+    listing ? store.firstTemplatesOfFolders(deps.db, org, ids, LISTED_TEMPLATES_PER_FOLDER) : store.templatesOfFolders(deps.db, org, ids),
+    store.templateCountsOfFolders(deps.db, org, ids),
+  ]);
+  const templateIds = templates.map((t) => t.id);
+  const attachments = listing ? await store.firstAttachmentsOf(deps.db, org, templateIds, LISTED_ATTACHMENTS_PER_TEMPLATE) : await store.attachmentsOf(deps.db, org, templateIds);
   return Promise.all(
     folders.map(async (f) => ({
       ...folderBrief(f),
+      template_count: counts.get(f.id) ?? 0,
       templates: await Promise.all(templates.filter((t) => t.folder_id === f.id).map((t) => templateView(deps, t, f, attachments))),
     })),
   );
@@ -112,7 +127,7 @@ async function folderView(deps: Deps, org: string, folders: store.FolderRow[]) {
 
 export async function listFolders(deps: Deps, org: string, offset: number, limit: number) {
   const { rows, total } = await store.listFolders(deps.db, org, offset, limit);
-  return { items: await folderView(deps, org, rows), total };
+  return { items: await folderView(deps, org, rows, true), total };
 }
 
 export async function getFolder(deps: Deps, org: string, id: string) {

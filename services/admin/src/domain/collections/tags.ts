@@ -3,7 +3,10 @@
  * through the kernel read module), and the partners a tag covers (hand-tagged OR rule), one statement.
  */
 import {
+  checkConditionReferences,
   ConflictError,
+  MAX_COMPILED_NODES,
+  tagIdsOf,
   getPartners,
   listPartnersMatching,
   NotFoundError,
@@ -14,11 +17,35 @@ import {
   type Identity,
 } from '@rp/platform';
 import { addTagPartners, deleteTag, getTag, insertTag, removeTagPartners, tagView, updateTag } from '../../store/collections/tags.js';
+import { segmentConditionsOfOrganization } from '../../store/collections/segments.js';
+import { nameKey } from './names.js';
+import { organizationSegmentSizes } from './segments.js';
 
-const duplicate = (name: string) => new ConflictError(`A tag named "${name}" already exists in this organization (names are case-insensitive).`);
+const duplicate = (name: string) =>
+  new ConflictError(`A tag named "${name}" (or a name that differs only in case, width or invisible characters) already exists in this organization.`);
+
+/**
+ * A new rule of tag `id` may not grow the segments that use the tag past the compiled-size bound
+ * (segments.ts): 422 at `rule_condition` naming those segments, rather than a later 409 at every read.
+ */
+async function checkSegmentsWithRule(db: Db, organizationId: string, id: string, rule: Condition | null): Promise<void> {
+  const sizes = await organizationSegmentSizes(db, organizationId, { tagRules: new Map([[id.toLowerCase(), rule]]) });
+  if (sizes.total <= MAX_COMPILED_NODES) return;
+  const users = (await segmentConditionsOfOrganization(db, organizationId)).filter((s) => tagIdsOf(s.conditions).includes(id.toLowerCase()));
+  const names = users.slice(0, 5).map((s) => `"${s.name}"`).join(', ') + (users.length > 5 ? ` and ${users.length - 5} more` : '');
+  throw new ValidationError([
+    {
+      loc: ['body', 'rule_condition'],
+      msg: `with this rule the customer segments using the tag (${names}) would expand to ${sizes.total} nodes, more than the ${MAX_COMPILED_NODES} a segment query may compile`,
+      type: 'value_error.condition_size',
+    },
+  ]);
+}
 
 export async function createTag(db: Db, identity: Identity, body: { name: string; color: string; rule_condition?: Record<string, unknown> | null }) {
-  const row = await insertTag(db, identity.org, { name: body.name, color: body.color, rule_condition: (body.rule_condition ?? null) as Condition | null });
+  const rule = (body.rule_condition ?? null) as Condition | null;
+  if (rule) await checkConditionReferences(db, identity.org, rule, ['body', 'rule_condition']);
+  const row = await insertTag(db, identity.org, { name: body.name, name_key: nameKey(body.name), color: body.color, rule_condition: rule });
   if (!row) throw duplicate(body.name);
   return tagView(row);
 }
@@ -30,7 +57,13 @@ export async function tagOrThrow(db: Db, identity: Identity, id: string) {
 }
 
 export async function patchTag(db: Db, identity: Identity, id: string, body: { name?: string; color?: string; rule_condition?: Record<string, unknown> | null }) {
-  const row = await updateTag(db, identity.org, id, { ...body, rule_condition: body.rule_condition as Condition | null | undefined });
+  const rule = body.rule_condition as Condition | null | undefined;
+  if (rule !== undefined) {
+    await tagOrThrow(db, identity, id);
+    if (rule) await checkConditionReferences(db, identity.org, rule, ['body', 'rule_condition']);
+    await checkSegmentsWithRule(db, identity.org, id, rule);
+  }
+  const row = await updateTag(db, identity.org, id, { ...body, name_key: body.name === undefined ? undefined : nameKey(body.name), rule_condition: rule });
   if (row === 'conflict') throw duplicate(body.name!);
   if (!row) throw new NotFoundError(`No tag ${id}.`);
   return tagView(row);

@@ -82,13 +82,24 @@ const templateSchema = z
   })
   .meta({ id: 'EmailTemplate' });
 
-const folderSchema = z.object({ ...folderBriefShape, templates: z.array(templateSchema) }).meta({ id: 'EmailTemplateFolder' });
+const folderSchema = z
+  .object({
+    ...folderBriefShape,
+    template_count: z.number().int().min(0).describe('How many templates the folder holds (the listing carries only the first of them).'),
+    templates: z
+      .array(templateSchema)
+      .describe(
+        `The folder's templates, oldest first. In the folder listing at most the first ${domain.LISTED_TEMPLATES_PER_FOLDER}, each with at most its first ` +
+          `${domain.LISTED_ATTACHMENTS_PER_TEMPLATE} attachments; GET /v1/email-template-folders/{folder_id} gives every template, GET /v1/email-templates/{email_template_id} every attachment.`,
+      ),
+  })
+  .meta({ id: 'EmailTemplateFolder' });
 
 const folderParams = z.object({ folder_id: idSchema() });
 const templateParams = z.object({ email_template_id: idSchema() });
 const attachmentParams = z.object({ email_template_id: idSchema(), attachment_id: idSchema() });
 
-const folderName = z.string().trim().min(1).max(256);
+const folderName = z.string().trim().min(1).max(256).describe('1..256 characters (trimmed); need not be unique.');
 const cc = z.array(z.email().max(254)).max(50);
 const templateName = z.string().trim().min(1).max(256);
 const subject = z.string().min(1).max(998);
@@ -112,7 +123,10 @@ export const emailTemplateRoutes = [
     path: '/v1/email-template-folders',
     operationId: 'listEmailTemplateFolders',
     summary: 'List email template folders',
-    description: 'Oldest first, each with its templates. `page` >= 0, `page_size` (alias `size`) 1..200.',
+    description:
+      `Oldest first. \`page\` >= 0, \`page_size\` (alias \`size\`) 1..200. Each folder carries \`template_count\` and its first ${domain.LISTED_TEMPLATES_PER_FOLDER} templates ` +
+      `(oldest first), each with its first ${domain.LISTED_ATTACHMENTS_PER_TEMPLATE} attachments, so a page costs the same however full its folders are; ` +
+      'the folder itself (GET /v1/email-template-folders/{folder_id}) lists all its templates.',
     tags: TAGS,
     query: z.object(paginationQueryShape(MAX_FOLDER_PAGE)),
     response: pageEnvelopeSchema(folderSchema),

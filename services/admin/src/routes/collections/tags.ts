@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import { CONDITION_DOC, idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
+import { CONDITION_DOC, idSchema, MAX_COMPILED_NODES, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
 import { route } from '../../deps.js';
 import { listTags, tagView } from '../../store/collections/tags.js';
 import { createTag, patchTag, removeTag, tagOrThrow, tagPartners, tagPartnersByHand, untagPartners } from '../../domain/collections/tags.js';
 import { tagConditionSchema, tagSchema } from './schemas.js';
+import { NAME_RULES_DOC, nameSchema } from '../../domain/collections/names.js';
 
 const MAX_PAGE = 500;
-const NAME = z.string().trim().min(1).max(128);
-const COLOR = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a colour #RRGGBB');
+const NAME = nameSchema(128);
+const COLOR = z.string().max(7).regex(/^#[0-9A-Fa-f]{6}$/, 'must be a colour #RRGGBB').describe('`#RRGGBB` (7 characters).');
 const V1 = 'Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.';
 const ADMIN_ONLY = 'Organization admins only (members: 403).';
 const partnerIds = z.array(idSchema()).min(1).max(500);
@@ -25,8 +26,8 @@ export const tagRoutes = [
     operationId: 'createTag',
     summary: 'Create a tag',
     description:
-      `${ADMIN_ONLY} \`name\` (1..128) unique per organization ignoring case (409); \`color\` \`#RRGGBB\`; optional \`rule_condition\` in the ` +
-      `condition language (without \`tag\` leaves): ${CONDITION_DOC} A partner carries the tag when tagged by hand or matched by the rule. ${V1}`,
+      `${ADMIN_ONLY} \`name\` (1..128): ${NAME_RULES_DOC} \`color\` \`#RRGGBB\`; optional \`rule_condition\` in the ` +
+      `condition language (without \`tag\` leaves; \`business_unit_id\` and \`assignee_id\` values must be the organization's, 422 at their loc): ${CONDITION_DOC} A partner carries the tag when tagged by hand or matched by the rule. ${V1}`,
     tags: ['Collections'],
     auth: { role: 'admin' },
     body: z.object({ name: NAME, color: COLOR, rule_condition: tagConditionSchema().nullable().optional() }),
@@ -66,7 +67,7 @@ export const tagRoutes = [
     path: '/v1/tags/{tag_id}',
     operationId: 'updateTag',
     summary: 'Update a tag',
-    description: `${ADMIN_ONLY} Only the fields sent change; \`rule_condition: null\` removes the rule. ${V1}`,
+    description: `${ADMIN_ONLY} Only the fields sent change; \`rule_condition: null\` removes the rule. A new rule that would make the customer segments using the tag compile past the bound (${MAX_COMPILED_NODES} nodes for the organization's segments together) is refused with 422 at \`rule_condition\` naming those segments. ${V1}`,
     tags: ['Collections'],
     auth: { role: 'admin' },
     params: z.object({ tag_id: idSchema() }),
@@ -129,6 +130,8 @@ export const tagRoutes = [
     query: z.object({
       partner_ids: z
         .string()
+        .max(4000)
+        .describe('Comma-separated partner ids, 1..100 (at most 4000 characters).')
         .transform((s) => s.split(',').map((x) => x.trim()))
         .pipe(partnerIdsInQuery),
     }),

@@ -80,6 +80,31 @@ export async function templatesOfFolders(db: Q, org: string, folderIds: string[]
   return db<TemplateRow>('email_templates').where({ organization_id: org }).whereIn('folder_id', folderIds).orderBy('created_at').orderBy('id') as Promise<TemplateRow[]>;
 }
 
+/**
+ * The first `perFolder` templates of each folder (oldest first), one statement: a listing page loads a
+ * bounded number of rows however many templates its folders hold.
+ */
+export async function firstTemplatesOfFolders(db: Q, org: string, folderIds: string[], perFolder: number): Promise<TemplateRow[]> {
+  if (!folderIds.length) return [];
+  const res = await db.raw(
+    `SELECT * FROM email_templates WHERE id IN (
+       SELECT id FROM (
+         SELECT id, row_number() OVER (PARTITION BY folder_id ORDER BY created_at, id) AS rn
+         FROM email_templates WHERE organization_id = ? AND folder_id = ANY(?::uuid[])
+       ) ranked WHERE rn <= ?
+     ) ORDER BY created_at, id`,
+    [org, folderIds, perFolder],
+  );
+  return res.rows as TemplateRow[];
+}
+
+/** How many templates each folder holds (folders without any are absent). */
+export async function templateCountsOfFolders(db: Q, org: string, folderIds: string[]): Promise<Map<string, number>> {
+  if (!folderIds.length) return new Map();
+  const rows = (await db('email_templates').select('folder_id').count<{ folder_id: string; count: string }[]>({ count: '*' }).where({ organization_id: org }).whereIn('folder_id', folderIds).groupBy('folder_id'));
+  return new Map(rows.map((r) => [r.folder_id, Number(r.count)]));
+}
+
 export async function countTemplatesOfFolder(db: Q, org: string, folderId: string): Promise<number> {
   const [{ count }] = await db('email_templates').where({ organization_id: org, folder_id: folderId }).count<{ count: string }[]>({ count: '*' });
   return Number(count);
@@ -140,6 +165,21 @@ export async function attachmentsOf(db: Q, org: string, templateIds: string[]): 
   return db<AttachmentRow>('email_template_attachments').where({ organization_id: org }).whereIn('template_id', templateIds).orderBy('created_at').orderBy('id') as Promise<
     AttachmentRow[]
   >;
+}
+
+/** The first `perTemplate` attachments of each template (oldest first), one statement. */
+export async function firstAttachmentsOf(db: Q, org: string, templateIds: string[], perTemplate: number): Promise<AttachmentRow[]> {
+  if (!templateIds.length) return [];
+  const res = await db.raw(
+    `SELECT * FROM email_template_attachments WHERE id IN (
+       SELECT id FROM (
+         SELECT id, row_number() OVER (PARTITION BY template_id ORDER BY created_at, id) AS rn
+         FROM email_template_attachments WHERE organization_id = ? AND template_id = ANY(?::uuid[])
+       ) ranked WHERE rn <= ?
+     ) ORDER BY created_at, id`,
+    [org, templateIds, perTemplate],
+  );
+  return res.rows as AttachmentRow[];
 }
 
 export async function objectKeysOfFolder(db: Q, org: string, folderId: string): Promise<string[]> {

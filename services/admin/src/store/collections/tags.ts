@@ -1,4 +1,4 @@
-/** Tags and the partners tagged by hand (admin schema, migration 006). */
+/** Tags and the partners tagged by hand (admin schema, migrations 006 and 009). */
 import { isoTime, newId, type Condition, type Db } from '@rp/platform';
 
 export interface TagRow {
@@ -23,15 +23,15 @@ export function tagView(r: TagRow) {
   };
 }
 
-const UNIQUE_NAME = 'tags_org_name_uq';
+const UNIQUE_NAME = 'tags_org_name_key_uq';
 const isUniqueViolation = (e: unknown) => (e as { code?: string; constraint?: string }).code === '23505' && (e as { constraint?: string }).constraint === UNIQUE_NAME;
 
-/** Insert a tag; null when the organization already has a tag of that name (any case). */
-export async function insertTag(db: Db, organizationId: string, t: { name: string; color: string; rule_condition: Condition | null }): Promise<TagRow | null> {
+/** Insert a tag; null when the organization already has a tag of that name (same nameKey). */
+export async function insertTag(db: Db, organizationId: string, t: { name: string; name_key: string; color: string; rule_condition: Condition | null }): Promise<TagRow | null> {
   const res = await db.raw(
-    `INSERT INTO tags (id, organization_id, name, color, rule_condition) VALUES (?, ?, ?, ?, ?::jsonb)
-     ON CONFLICT (organization_id, lower(name)) DO NOTHING RETURNING *`,
-    [newId(), organizationId, t.name, t.color, t.rule_condition === null ? null : JSON.stringify(t.rule_condition)],
+    `INSERT INTO tags (id, organization_id, name, name_key, color, rule_condition) VALUES (?, ?, ?, ?, ?, ?::jsonb)
+     ON CONFLICT (organization_id, name_key) DO NOTHING RETURNING *`,
+    [newId(), organizationId, t.name, t.name_key, t.color, t.rule_condition === null ? null : JSON.stringify(t.rule_condition)],
   );
   return (res.rows[0] as TagRow | undefined) ?? null;
 }
@@ -53,10 +53,13 @@ export async function updateTag(
   db: Db,
   organizationId: string,
   id: string,
-  patch: { name?: string; color?: string; rule_condition?: Condition | null },
+  patch: { name?: string; name_key?: string; color?: string; rule_condition?: Condition | null },
 ): Promise<TagRow | undefined | 'conflict'> {
   const set: Record<string, unknown> = { modified_at: db.fn.now() };
-  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.name !== undefined) {
+    set.name = patch.name;
+    set.name_key = patch.name_key;
+  }
   if (patch.color !== undefined) set.color = patch.color;
   if (patch.rule_condition !== undefined) set.rule_condition = patch.rule_condition === null ? null : JSON.stringify(patch.rule_condition);
   try {
