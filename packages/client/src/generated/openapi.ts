@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * List email template folders
-         * @description Oldest first, each with its templates. `page` >= 0, `page_size` (alias `size`) 1..200.
+         * @description Oldest first. `page` >= 0, `page_size` (alias `size`) 1..200. Each folder carries `template_count` and its first 10 templates (oldest first), each with its first 5 attachments, so a page costs the same however full its folders are; the folder itself (GET /v1/email-template-folders/{folder_id}) lists all its templates.
          *
          *     Requires: user access token.
          */
@@ -291,7 +291,7 @@ export interface paths {
         put?: never;
         /**
          * Create a tag
-         * @description Organization admins only (members: 403). `name` (1..128) unique per organization ignoring case (409); `color` `#RRGGBB`; optional `rule_condition` in the condition language (without `tag` leaves): A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422). A partner carries the tag when tagged by hand or matched by the rule. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         * @description Organization admins only (members: 403). `name` (1..128): Unique per organization after Unicode normalization: NFKC, case folding, zero-width and other invisible characters and bidirectional marks removed (409 on a clash). Bidirectional embedding/override/isolate controls (U+202A–U+202E, U+2066–U+2069) are refused (422); a name of only invisible characters is refused (422). `color` `#RRGGBB`; optional `rule_condition` in the condition language (without `tag` leaves; `business_unit_id` and `assignee_id` values must be the organization's, 422 at their loc): A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. After expansion (each `tag` leaf inlines its tag's rule once per tag id it names) one statement compiles to at most 10000 nodes. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422). A partner carries the tag when tagged by hand or matched by the rule. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
          *
          *     Requires: user access token of an organization admin.
          */
@@ -329,7 +329,7 @@ export interface paths {
         head?: never;
         /**
          * Update a tag
-         * @description Organization admins only (members: 403). Only the fields sent change; `rule_condition: null` removes the rule. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         * @description Organization admins only (members: 403). Only the fields sent change; `rule_condition: null` removes the rule. A new rule that would make the customer segments using the tag compile past the bound (10000 nodes for the organization's segments together) is refused with 422 at `rule_condition` naming those segments. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
          *
          *     Requires: user access token of an organization admin.
          */
@@ -1255,7 +1255,7 @@ export interface paths {
         put?: never;
         /**
          * Create a customer segment
-         * @description Organization admins only (members: 403). `conditions` in the condition language: A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422). A `tag` leaf must name a tag of the organization (422 at its loc). Priorities are unique per organization (409).
+         * @description Organization admins only (members: 403). `conditions` in the condition language: A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. After expansion (each `tag` leaf inlines its tag's rule once per tag id it names) one statement compiles to at most 10000 nodes. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422). A `tag` leaf must name a tag of the organization, a `business_unit_id` one of its business units, an `assignee_id` one of its users (422 at its loc). The organization's segments together compile, after tag expansion, to at most 10000 nodes (422 at `conditions`). Priorities and names are unique per organization (409). Name: Unique per organization after Unicode normalization: NFKC, case folding, zero-width and other invisible characters and bidirectional marks removed (409 on a clash). Bidirectional embedding/override/isolate controls (U+202A–U+202E, U+2066–U+2069) are refused (422); a name of only invisible characters is refused (422).
          *
          *     Requires: user access token of an organization admin.
          */
@@ -1291,7 +1291,7 @@ export interface paths {
         head?: never;
         /**
          * Update a customer segment
-         * @description Organization admins only (members: 403). Only the fields sent change. A priority taken by another segment: 409.
+         * @description Organization admins only (members: 403). Only the fields sent change. A priority or name taken by another segment: 409. Conditions are checked as on create (references and the compiled-size bound, 422).
          *
          *     Requires: user access token of an organization admin.
          */
@@ -1307,7 +1307,7 @@ export interface paths {
         };
         /**
          * Partners of a customer segment
-         * @description A bare JSON array of partner summaries (spec 2.13) matching the segment conditions, ordered by name then id. `page` (0-based), `page_size` 1..500 (default 50; `size` alias). `exclude_higher_priority=true` drops partners matched by any segment of higher priority (smaller number). Members see only partners of their business units or of none. Evaluated in one SQL statement over the ledger, aging as of today in the organization timezone. 404 when the segment is unknown.
+         * @description A bare JSON array of partner summaries (spec 2.13) matching the segment conditions, ordered by name then id. `page` (0-based), `page_size` 1..500 (default 50; `size` alias). `exclude_higher_priority=true` drops partners matched by any segment of higher priority (smaller number). Members see only partners of their business units or of none. Evaluated in one SQL statement over the ledger, aging as of today in the organization timezone. 404 when the segment is unknown. 409 naming the segment when its conditions (with the higher segments when excluding) expand through tags to more than 10000 nodes (possible only when concurrent writes crossed the bound together).
          *
          *     Requires: user access token.
          */
@@ -1813,7 +1813,7 @@ export interface paths {
         head?: never;
         /**
          * Change the organization's timezone
-         * @description Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). Every report config's Temporal Schedule moves to the new timezone in the same transaction (same local time of day): if Temporal is unavailable, nothing changes (503). The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.
+         * @description Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). The change is committed first; then the workflow `organization-schedules-<organization id>` moves every report config's Temporal Schedule to it (same local time of day), one by one, each step retried until it succeeds, from the committed state (a later change wins). The answer does not wait for it, and Temporal being unavailable does not refuse the change: the Schedules converge when the workflow can start — at the next PATCH (sending the same timezone again is enough) or at the next action of a Schedule still in the old timezone. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.
          *
          *     Requires: user access token of an organization admin.
          */
@@ -2009,7 +2009,7 @@ export interface paths {
         put?: never;
         /**
          * Create a report config
-         * @description Spec row 3. Organization admins only (members: 403). Rules, each a 422 `request-validation` naming its field: `report_type` `integration_sync_report` | `ar_aging_report`; `frequency` `daily` | `weekly` | `monthly`; `time` HH:MM with minutes 00 or 30; `weekday` 0..6 (0 = Monday) required for weekly and refused otherwise; at least one valid `recipient_emails`, at most 50 recipients and cc together (`cc_emails`); unknown fields (such as `last_sent_at`, which only the platform sets) are refused. `cc_emails` defaults to [], `is_enabled` to true. A second config of the same report type in the organization: 409 `conflict` (a unique index: two concurrent creates give one config and one 409). Each config is the Temporal Schedule `report-<organization id>-<report type>`: a calendar at `time` in the organization's IANA timezone (daylight-saving changes keep the local time) — daily; weekly on `weekday`; monthly on the first day of the month — overlap policy skip, catch-up window 6 hours (a shorter outage still sends the missed run, a longer one skips it), paused while `is_enabled` is false. The Schedule is written in the same transaction as the config: if Temporal is unavailable, nothing changes (503).
+         * @description Spec row 3. Organization admins only (members: 403). Rules, each a 422 `request-validation` naming its field: `report_type` `integration_sync_report` | `ar_aging_report`; `frequency` `daily` | `weekly` | `monthly`; `time` HH:MM with minutes 00 or 30; `weekday` 0..6 (0 = Monday) required for weekly and refused otherwise; at least one valid `recipient_emails`, at most 50 recipients and cc together (`cc_emails`); unknown fields (such as `last_sent_at`, which only the platform sets) are refused. `cc_emails` defaults to [], `is_enabled` to true. A second config of the same report type in the organization: 409 `conflict` (a unique index: two concurrent creates give one config and one 409). Each config is the Temporal Schedule `report-<organization id>-<report type>`: a calendar at `time` in the organization's IANA timezone (daylight-saving changes keep the local time; one run per local report date, so a time the clocks pass twice sends once and a time they skip runs at the first valid minute after the gap) — daily; weekly on `weekday`; monthly on the first day of the month — overlap policy skip, catch-up window 6 hours (a shorter outage still sends the missed run, a longer one skips it), paused while `is_enabled` is false. The Schedule is written in the same transaction as the config: if Temporal is unavailable, nothing changes (503).
          *
          *     Requires: user access token of an organization admin.
          */
@@ -2047,7 +2047,7 @@ export interface paths {
         head?: never;
         /**
          * Change a report config
-         * @description Organization admins only (members: 403). Only the fields sent change (`report_type` cannot: delete and create instead); the result is checked against every rule again (e.g. switching to weekly needs a `weekday`; switching from weekly to another frequency drops the stored weekday). Rules, each a 422 `request-validation` naming its field: `report_type` `integration_sync_report` | `ar_aging_report`; `frequency` `daily` | `weekly` | `monthly`; `time` HH:MM with minutes 00 or 30; `weekday` 0..6 (0 = Monday) required for weekly and refused otherwise; at least one valid `recipient_emails`, at most 50 recipients and cc together (`cc_emails`); unknown fields (such as `last_sent_at`, which only the platform sets) are refused. The Schedule is updated with it (paused or unpaused by `is_enabled`). Each config is the Temporal Schedule `report-<organization id>-<report type>`: a calendar at `time` in the organization's IANA timezone (daylight-saving changes keep the local time) — daily; weekly on `weekday`; monthly on the first day of the month — overlap policy skip, catch-up window 6 hours (a shorter outage still sends the missed run, a longer one skips it), paused while `is_enabled` is false. The Schedule is written in the same transaction as the config: if Temporal is unavailable, nothing changes (503).
+         * @description Organization admins only (members: 403). Only the fields sent change (`report_type` cannot: delete and create instead); the result is checked against every rule again (e.g. switching to weekly needs a `weekday`; switching from weekly to another frequency drops the stored weekday). Rules, each a 422 `request-validation` naming its field: `report_type` `integration_sync_report` | `ar_aging_report`; `frequency` `daily` | `weekly` | `monthly`; `time` HH:MM with minutes 00 or 30; `weekday` 0..6 (0 = Monday) required for weekly and refused otherwise; at least one valid `recipient_emails`, at most 50 recipients and cc together (`cc_emails`); unknown fields (such as `last_sent_at`, which only the platform sets) are refused. The Schedule is updated with it (paused or unpaused by `is_enabled`). Each config is the Temporal Schedule `report-<organization id>-<report type>`: a calendar at `time` in the organization's IANA timezone (daylight-saving changes keep the local time; one run per local report date, so a time the clocks pass twice sends once and a time they skip runs at the first valid minute after the gap) — daily; weekly on `weekday`; monthly on the first day of the month — overlap policy skip, catch-up window 6 hours (a shorter outage still sends the missed run, a longer one skips it), paused while `is_enabled` is false. The Schedule is written in the same transaction as the config: if Temporal is unavailable, nothing changes (503).
          *
          *     Requires: user access token of an organization admin.
          */
@@ -2929,7 +2929,7 @@ export interface components {
         };
         CreateCustomerSegmentRequest: {
             /**
-             * @description A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422).
+             * @description A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. After expansion (each `tag` leaf inlines its tag's rule once per tag id it names) one statement compiles to at most 10000 nodes. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422).
              * @example {
              *       "all": [
              *         {
@@ -2958,7 +2958,9 @@ export interface components {
             conditions: {
                 [key: string]: unknown;
             };
+            /** @description At most 2000 characters; null: none. */
             description?: string | null;
+            /** @description 1..256 characters (trimmed). Unique per organization after Unicode normalization: NFKC, case folding, zero-width and other invisible characters and bidirectional marks removed (409 on a clash). Bidirectional embedding/override/isolate controls (U+202A–U+202E, U+2066–U+2069) are refused (422); a name of only invisible characters is refused (422). */
             name: string;
             /** @description 1 is the highest; unique per organization (409 when taken). */
             priority: number;
@@ -3008,6 +3010,7 @@ export interface components {
             user_id: string | null;
         };
         CreateEmailTemplateFolderRequest: {
+            /** @description 1..256 characters (trimmed); need not be unique. */
             name: string;
         };
         CreateEmailTemplateRequest: {
@@ -3129,7 +3132,7 @@ export interface components {
             recipient_emails: string[];
             /** @enum {string} */
             report_type: "integration_sync_report" | "ar_aging_report";
-            /** @description Time of day in the organization's timezone, HH:MM (24-hour); minutes 00 or 30. */
+            /** @description Time of day in the organization's timezone, HH:MM (24-hour, 5 characters); minutes 00 or 30. On daylight-saving days exactly one report per local period is sent: a time in the repeated hour runs once, a time in the skipped hour runs at the first valid minute after it. */
             time: string;
             weekday?: number | null;
         };
@@ -3140,7 +3143,9 @@ export interface components {
             name: string;
         };
         CreateTagRequest: {
+            /** @description `#RRGGBB` (7 characters). */
             color: string;
+            /** @description 1..128 characters (trimmed). Unique per organization after Unicode normalization: NFKC, case folding, zero-width and other invisible characters and bidirectional marks removed (409 on a clash). Bidirectional embedding/override/isolate controls (U+202A–U+202E, U+2066–U+2069) are refused (422); a name of only invisible characters is refused (422). */
             name: string;
             rule_condition?: {
                 [key: string]: unknown;
@@ -3300,6 +3305,9 @@ export interface components {
             name: string;
             /** @constant */
             object: "email_template_folder";
+            /** @description How many templates the folder holds (the listing carries only the first of them). */
+            template_count: number;
+            /** @description The folder's templates, oldest first. In the folder listing at most the first 10, each with at most its first 5 attachments; GET /v1/email-template-folders/{folder_id} gives every template, GET /v1/email-templates/{email_template_id} every attachment. */
             templates: components["schemas"]["EmailTemplate"][];
         };
         /** @description A page of EmailTemplateFolder records. */
@@ -3681,7 +3689,7 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
-        /** @description Any JSON value whose strings and object keys contain no NUL character (U+0000). */
+        /** @description Any JSON value whose strings and object keys contain no NUL character (U+0000) and no lone UTF-16 surrogate. */
         NulFreeJson: unknown;
         Organization: {
             base_currency: string;
@@ -4670,7 +4678,7 @@ export interface components {
         };
         UpdateCustomerSegmentRequest: {
             /**
-             * @description A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422).
+             * @description A condition tree: `{"all":[…]}`, `{"any":[…]}`, `{"not":{…}}`, or a leaf `{"field","op","value"}`. Limits: 8 levels, 100 nodes, `in` lists of 1..500, strings ≤ 256. Fields (ops): `name` — customer name (case-insensitive) (eq, ne, in, contains, starts_with); `country` — country of the customer address (ISO code as pushed, case-insensitive) (eq, ne, in); `currency` — customer's currency (ISO 4217, case-insensitive): the partner's own, else that of its latest document (pushed customers carry none) (eq, ne, in); `business_unit_id` — business unit (null: none) (eq, ne, in); `assignee_id` — assigned user (null: none) (eq, ne, in); `total_open_lc` — sum of open invoices in local currency (eq, ne, lt, lte, gt, gte); `overdue_lc` — sum of open invoices past net due date, local currency (eq, ne, lt, lte, gt, gte); `max_days_overdue` — days past due of the oldest overdue open invoice (0: none overdue) (eq, ne, lt, lte, gt, gte, in); `open_invoice_count` — number of open invoices (eq, ne, lt, lte, gt, gte, in); `tag` — tag id: tagged by hand or matched by the tag rule (eq, ne, in). Amounts in the base currency: an open invoice counts with its local-currency amount, or its open amount when it is in the base currency; other invoices without a local amount count in `open_invoice_count` and `max_days_overdue` but in no sum. After expansion (each `tag` leaf inlines its tag's rule once per tag id it names) one statement compiles to at most 10000 nodes. Aging is as of today in the organization timezone. `ne` on a null field is true; text ops are case-insensitive. Errors give `loc` inside the tree (422).
              * @example {
              *       "all": [
              *         {
@@ -4699,12 +4707,15 @@ export interface components {
             conditions?: {
                 [key: string]: unknown;
             };
+            /** @description At most 2000 characters; null: none. */
             description?: string | null;
+            /** @description 1..256 characters (trimmed). Unique per organization after Unicode normalization: NFKC, case folding, zero-width and other invisible characters and bidirectional marks removed (409 on a clash). Bidirectional embedding/override/isolate controls (U+202A–U+202E, U+2066–U+2069) are refused (422); a name of only invisible characters is refused (422). */
             name?: string;
             /** @description 1 is the highest; unique per organization (409 when taken). */
             priority?: number;
         };
         UpdateEmailTemplateFolderRequest: {
+            /** @description 1..256 characters (trimmed); need not be unique. */
             name: string;
         };
         UpdateEmailTemplateRequest: {
@@ -4718,7 +4729,7 @@ export interface components {
             subject?: string;
         };
         UpdateOrganizationRequest: {
-            /** @description IANA timezone name, e.g. Europe/Berlin. */
+            /** @description IANA timezone name, e.g. Europe/Berlin (at most 64 characters). */
             timezone: string;
         };
         UpdatePartnerRequest: {
@@ -4754,7 +4765,7 @@ export interface components {
             is_enabled?: boolean;
             /** @description Primary recipients (1..50). */
             recipient_emails?: string[];
-            /** @description Time of day in the organization's timezone, HH:MM (24-hour); minutes 00 or 30. */
+            /** @description Time of day in the organization's timezone, HH:MM (24-hour, 5 characters); minutes 00 or 30. On daylight-saving days exactly one report per local period is sent: a time in the repeated hour runs once, a time in the skipped hour runs at the first valid minute after it. */
             time?: string;
             weekday?: number | null;
         };
@@ -4765,7 +4776,9 @@ export interface components {
             name?: string;
         };
         UpdateTagRequest: {
+            /** @description `#RRGGBB` (7 characters). */
             color?: string;
+            /** @description 1..128 characters (trimmed). Unique per organization after Unicode normalization: NFKC, case folding, zero-width and other invisible characters and bidirectional marks removed (409 on a clash). Bidirectional embedding/override/isolate controls (U+202A–U+202E, U+2066–U+2069) are refused (422); a name of only invisible characters is refused (422). */
             name?: string;
             rule_condition?: {
                 [key: string]: unknown;
@@ -5055,7 +5068,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5155,7 +5168,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5173,7 +5186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5280,7 +5293,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5397,7 +5410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5508,7 +5521,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5526,7 +5539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5635,7 +5648,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5653,7 +5666,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5760,7 +5773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5865,7 +5878,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5976,7 +5989,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5994,7 +6007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6105,7 +6118,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6123,7 +6136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6229,7 +6242,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6346,7 +6359,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6457,7 +6470,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6475,7 +6488,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6584,7 +6597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6684,7 +6697,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6702,7 +6715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6809,7 +6822,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6921,7 +6934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6939,7 +6952,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7042,7 +7055,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7151,7 +7164,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7169,7 +7182,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7276,7 +7289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7381,7 +7394,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7501,7 +7514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7519,7 +7532,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7633,7 +7646,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7742,7 +7755,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7760,7 +7773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7823,6 +7836,7 @@ export interface operations {
     removeTagPartners: {
         parameters: {
             query: {
+                /** @description Comma-separated partner ids, 1..100 (at most 4000 characters). */
                 partner_ids: string[];
             };
             header?: never;
@@ -7867,7 +7881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7970,7 +7984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8079,7 +8093,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8097,7 +8111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8204,7 +8218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8313,7 +8327,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8331,7 +8345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8436,7 +8450,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8545,7 +8559,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8563,7 +8577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8670,7 +8684,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8784,7 +8798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8895,7 +8909,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8913,7 +8927,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9016,7 +9030,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9125,7 +9139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9143,7 +9157,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9252,7 +9266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9270,7 +9284,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9377,7 +9391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9491,7 +9505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9598,7 +9612,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9705,7 +9719,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9812,7 +9826,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9921,7 +9935,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9939,7 +9953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10046,7 +10060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10162,7 +10176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10269,7 +10283,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10376,7 +10390,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10496,7 +10510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10514,7 +10528,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10634,7 +10648,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10652,7 +10666,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10759,7 +10773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10948,7 +10962,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11057,7 +11071,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11075,7 +11089,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11178,7 +11192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11278,7 +11292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11296,7 +11310,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11403,7 +11417,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11508,7 +11522,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11618,7 +11632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11636,7 +11650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11746,7 +11760,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11860,7 +11874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11980,7 +11994,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11998,7 +12012,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12112,7 +12126,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12215,7 +12229,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12324,7 +12338,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12342,7 +12356,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12449,7 +12463,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12555,7 +12569,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12662,7 +12676,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12780,7 +12794,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12798,7 +12812,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13003,7 +13017,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13021,7 +13035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13124,7 +13138,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13233,7 +13247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13251,7 +13265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13358,7 +13372,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13463,7 +13477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13583,7 +13597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13601,7 +13615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13717,7 +13731,16 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13915,7 +13938,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13933,7 +13956,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14038,7 +14061,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14145,7 +14168,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14257,7 +14280,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -14275,7 +14298,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14381,7 +14404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14488,7 +14511,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14588,7 +14611,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -14606,7 +14629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14709,7 +14732,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14809,7 +14832,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -14827,7 +14850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14934,7 +14957,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15039,7 +15062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15150,7 +15173,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15168,7 +15191,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15288,7 +15311,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15306,7 +15329,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15413,7 +15436,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15529,7 +15552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15647,7 +15670,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15752,7 +15775,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15860,7 +15883,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15960,7 +15983,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15978,7 +16001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16078,7 +16101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -16096,7 +16119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16201,7 +16224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16321,7 +16344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -16339,7 +16362,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16459,7 +16482,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -16477,7 +16500,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16673,7 +16696,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -16691,7 +16714,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16878,7 +16901,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -16896,7 +16919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17005,7 +17028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17112,7 +17135,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17223,7 +17246,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -17241,7 +17264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17352,7 +17375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17461,7 +17484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -17479,7 +17502,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17586,7 +17609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17706,7 +17729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -17724,7 +17747,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17844,7 +17867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -17862,7 +17885,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17978,7 +18001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18094,7 +18117,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18197,7 +18220,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18306,7 +18329,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -18324,7 +18347,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18431,7 +18454,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18536,7 +18559,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18647,7 +18670,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -18665,7 +18688,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18779,7 +18802,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18886,7 +18909,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18989,7 +19012,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19089,7 +19112,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -19107,7 +19130,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19214,7 +19237,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19319,7 +19342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19430,7 +19453,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -19448,7 +19471,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19551,7 +19574,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19660,7 +19683,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -19678,7 +19701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19785,7 +19808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19905,7 +19928,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -19923,7 +19946,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -20037,7 +20060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -20148,7 +20171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -20166,7 +20189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -20273,7 +20296,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -20384,7 +20407,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -20402,7 +20425,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request validation failed (also: a NUL character (U+0000) in any string or object key, an id that is not a UUID, an email beyond RFC limits) */
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
                     [name: string]: unknown;
