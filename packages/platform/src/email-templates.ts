@@ -70,3 +70,12 @@ export async function defaultEmailTemplate(db: Knex, organizationId: string, fol
     .first()) as DefaultEmailTemplate | undefined;
   return row ?? null;
 }
+
+/** Line and column of a liquidjs error (from its token, else its message). */
+export function liquidErrorPosition(err: unknown): { line: number; col: number } | null {
+  const e = err as { token?: { getPosition?: () => [number, number] }; message?: string };
+  const p = e.token?.getPosition?.();
+  if (p) return { line: p[0], col: p[1] };
+  const m = /line:(\d+), col:(\d+)/.exec(e.message ?? '');
+  return m ? { line: Number(m[1]), col: Number(m[2]) } : null;
+}

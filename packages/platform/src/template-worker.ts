@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { Template } from 'liquidjs';
-import { createTemplateEngine } from './email-templates.js';
+import { createTemplateEngine, liquidErrorPosition } from './email-templates.js';
 import { ParsedTemplateCache } from './parsed-templates.js';
 import type { TemplateJobMessage, TemplateJobReply } from './template-pool.js';
 
@@ -17,15 +17,6 @@ function parse(key: TemplateJobMessage['cacheKey'], source: string): Template[] 
   return key === null ? engine.parse(source) : parsed.get(key.id, key.field, key.modifiedAt, source);
 }
 
-/** Line and column of a liquidjs error (from its token, else its message). */
-function position(err: unknown): { line: number; col: number } | null {
-  const e = err as { token?: { getPosition?: () => [number, number] }; message?: string };
-  const p = e.token?.getPosition?.();
-  if (p) return { line: p[0], col: p[1] };
-  const m = /line:(\d+), col:(\d+)/.exec(e.message ?? '');
-  return m ? { line: Number(m[1]), col: Number(m[2]) } : null;
-}
-
 const port = parentPort!;
 port.on('message', (m: TemplateJobMessage) => {
   let reply: TemplateJobReply;
@@ -33,7 +24,7 @@ port.on('message', (m: TemplateJobMessage) => {
     reply = { id: m.id, ok: true, output: engine.renderSync(parse(m.cacheKey, m.source), m.context as object) as string };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    reply = { id: m.id, ok: false, message, position: position(err) };
+    reply = { id: m.id, ok: false, message, position: liquidErrorPosition(err) };
   }
   port.postMessage(reply);
 });

@@ -21,7 +21,7 @@ import {
   type ReportConfigRow,
   type ReportRunRow,
 } from '../store/report-configs.js';
-import { canonicalTimezone, deleteReportSchedule, reconcileOrganizationSchedules, upsertReportSchedule } from './report-schedules.js';
+import { canonicalTimezone, deleteReportSchedule, reconcileOrganizationSchedules, upsertReportSchedule, zoneOffset } from './report-schedules.js';
 import { newId } from '@rp/platform';
 
 export const MAX_RECIPIENTS = 50;
@@ -187,18 +187,6 @@ export async function changeOrganizationTimezone(deps: ReportConfigDeps, organiz
 
 // ── report dates ─────────────────────────────────────────────────────────────────────────────────
 
-/** Offset (ms) of `timezone` from UTC at `instant`. */
-function offsetMs(instant: number, timezone: string): number {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
-      .formatToParts(new Date(instant))
-      .filter((p) => p.type !== 'literal')
-      .map((p) => [p.type, Number(p.value)]),
-  ) as Record<string, number>;
-  const asUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
-  return asUtc - Math.floor(instant / 1000) * 1000;
-}
-
 /** The calendar date (YYYY-MM-DD) of `instant` in `timezone`. */
 export function localDate(instant: Date, timezone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(instant);
@@ -208,8 +196,8 @@ export function localDate(instant: Date, timezone: string): string {
 export function localMidnight(date: string, timezone: string): Date {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
   const guess = Date.UTC(y, m - 1, d);
-  let t = guess - offsetMs(guess, timezone);
-  t = guess - offsetMs(t, timezone);
+  let t = guess - zoneOffset(guess, timezone);
+  t = guess - zoneOffset(t, timezone);
   return new Date(t);
 }
 

@@ -57,7 +57,7 @@ const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 
 /** Offset (ms) of `timezone` from UTC at `instant` (whole seconds). */
-function zoneOffset(instant: number, timezone: string): number {
+export function zoneOffset(instant: number, timezone: string): number {
   const parts = Object.fromEntries(
     new Intl.DateTimeFormat('en-US', { timeZone: timezone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
       .formatToParts(new Date(instant))

@@ -33,7 +33,7 @@
  * Renders run on the kernel's template pool (worker threads), never on the API's event loop.
  */
 import type { Template } from 'liquidjs';
-import { createTemplateEngine, customerTotals, formatInMinorUnits, ValidationError, type CustomerTotals, type RateToBase, type TemplatePool, type TemplateRenderOutcome, type ValidationIssue } from '@rp/platform';
+import { createTemplateEngine, customerTotals, liquidErrorPosition, formatInMinorUnits, ValidationError, type CustomerTotals, type RateToBase, type TemplatePool, type TemplateRenderOutcome, type ValidationIssue } from '@rp/platform';
 
 const INVOICE_FIELDS = ['number', 'document_date', 'due_date', 'currency', 'amount', 'amount_open', 'days_overdue', 'is_overdue'] as const;
 
@@ -131,15 +131,6 @@ export function multiCurrencySampleContext(org: { name: string; base_currency: s
   return { ...single, invoices, overdue_invoices: invoices.filter((i) => i.is_overdue), totals: customerTotals(invoices, org.base_currency, new Map([[other, rate]])) };
 }
 
-/** Line and column of a liquidjs error (from its token, else its message). */
-function position(err: unknown): { line: number; col: number } | null {
-  const e = err as { token?: { getPosition?: () => [number, number] }; message?: string };
-  const p = e.token?.getPosition?.();
-  if (p) return { line: p[0], col: p[1] };
-  const m = /line:(\d+), col:(\d+)/.exec(e.message ?? '');
-  return m ? { line: Number(m[1]), col: Number(m[2]) } : null;
-}
-
 function issue(field: string, msg: string, pos: { line: number; col: number } | null, type: string): ValidationIssue {
   return { loc: pos ? ['body', field, `line ${pos.line}`, `column ${pos.col}`] : ['body', field], msg: pos ? `line ${pos.line}, column ${pos.col}: ${msg}` : msg, type };
 }
@@ -212,7 +203,7 @@ export async function checkTemplate(pool: TemplatePool, field: string, source: s
     const parsed: Template[] = liquid.parse(source);
     globals = liquid.analyzeSync(parsed).globals;
   } catch (err) {
-    throw new ValidationError([issue(field, cleanMessage(err), position(err), 'liquid_syntax')], `The ${field} is not valid Liquid: ${(err as Error).message}`);
+    throw new ValidationError([issue(field, cleanMessage(err), liquidErrorPosition(err), 'liquid_syntax')], `The ${field} is not valid Liquid: ${(err as Error).message}`);
   }
   const edits: Array<{ offset: number; length: number; text: string; from: string }> = [];
   const problems: ValidationIssue[] = [];
