@@ -188,13 +188,13 @@ describe('connections: create, read, update, delete', () => {
   it('refuses a lone surrogate in settings (values and list items) with 422 naming the setting, and changes nothing', async () => {
     const created = await create(orgA, { provider_name: 'quickbooks_online', name: 'QBO surrogate', settings: { realm_id: 'company\ud800' } });
     expect(created.status, JSON.stringify(created.body)).toBe(422);
-    expect(created.body.errors).toEqual([{ loc: ['body', 'settings', 'realm_id'], msg: expect.stringContaining('lone surrogate'), type: 'lone_surrogate' }]);
+    expect(created.body.errors).toEqual([{ loc: ['body', 'settings', 'realm_id'], msg: expect.stringContaining('lone UTF-16 surrogate'), type: 'lone_surrogate' }]);
     expect(await stack.sql(`SELECT id FROM integrations.connections WHERE organization_id = $1 AND name = 'QBO surrogate'`, [orgA.organizationId])).toEqual([]);
 
     const c = await createOk(orgA, { provider_name: 'acumatica', name: 'Acumatica surrogate', settings: { branches: ['HQ'] } });
     const patched = await stack.request('PATCH', `/v2/integrations/connections/${c.id}`, { token: orgA.token, body: { settings: { branches: ['HQ', 'B\udc00'] } } });
     expect(patched.status, JSON.stringify(patched.body)).toBe(422);
-    expect(patched.body.errors).toEqual([{ loc: ['body', 'settings', 'branches', 1], msg: expect.stringContaining('lone surrogate'), type: 'lone_surrogate' }]);
+    expect(patched.body.errors).toEqual([{ loc: ['body', 'settings', 'branches', 1], msg: expect.stringContaining('lone UTF-16 surrogate'), type: 'lone_surrogate' }]);
     expect((await stack.request('GET', `/v2/integrations/connections/${c.id}`, { token: orgA.token })).body.branches).toEqual(['HQ']);
   });
 
