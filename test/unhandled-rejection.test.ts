@@ -7,7 +7,7 @@
  *
  * Real child processes through runProcess. The infrastructure failure is real (a knex query to a
  * closed PostgreSQL port: ECONNREFUSED) and left unhandled on purpose: the exact knex ROLLBACK case
- * did not reproduce with this knex/pg (see the README), so the test makes the rejection itself.
+ * did not reproduce with this knex/pg (see docs/operations/outages.md), so the test makes the rejection itself.
  */
 import { spawn } from 'node:child_process';
 import net from 'node:net';
