@@ -15,10 +15,13 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { capExternalFailure, ensureNamespace } from '@rp/platform';
 import { TRANSIENT_INFRA_ERROR, UNEXPECTED_ERROR } from '../../src/activity-options.js';
 
-/** Workers' routine INFO lines (state changes) would bury the test output; warnings and errors stay. */
+/**
+ * The workers' routine lines (state changes, and a warning for every activity failure these tests
+ * provoke on purpose) would bury the test output; errors stay. The tests assert the outcomes.
+ */
 function quietRuntime(): void {
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
   } catch {
     // already installed in this process (another file of the same fork)
   }
