@@ -18,7 +18,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ConflictError, ValidationError, type ValidationIssue } from './errors.js';
-import { BUSINESS_UNITS_TABLE, LEDGER_TABLES, ORGANIZATIONS_TABLE, type BusinessUnitScope, type SqlFragment } from './ledger.js';
+import { BUSINESS_UNITS_TABLE, LEDGER_TABLES, ORGANIZATIONS_TABLE, type BusinessUnitScope, type SqlFragment } from './ledger/index.js';
 
 export const TAGS_TABLE = 'admin.tags';
 export const TAG_PARTNERS_TABLE = 'admin.tag_partners';

@@ -22,7 +22,7 @@ export * from './reference.js';
 export * from './mail.js';
 export * from './recorded-email.js';
 export * from './http/listen.js';
-export * from './ledger.js';
+export * from './ledger/index.js';
 export * from './http/guarded-fetch.js';
 export * from './net/addresses.js';
 export * from './secrets.js';
