@@ -7,7 +7,6 @@ import { ValidationError } from '../errors.js';
 import { SEGMENTS_TABLE, TAGS_TABLE, USERS_TABLE, type Condition, type Path } from './language.js';
 import { type ResolvedTag } from './tags.js';
 
-
 /** Every tag of the organization (id, name, color, rule), by name (read-only; admin owns them). */
 export async function organizationTags(db: Knex, organizationId: string): Promise<(ResolvedTag & { name: string; color: string })[]> {
   return db(TAGS_TABLE).select('id', 'name', 'color', 'rule_condition').where({ organization_id: organizationId }).orderByRaw('lower(name), id');

@@ -11,7 +11,6 @@ import { LEDGER_TABLES, ORGANIZATIONS_TABLE, type BusinessUnitScope, type SqlFra
 import { FIELDS, MAX_COMPILED_NODES, TAG_PARTNERS_TABLE, type Condition, type ConditionLeaf } from './language.js';
 import { compiledSize, resolveTags, tagIdsOf, type ResolvedTag } from './tags.js';
 
-
 class Compiler {
   readonly bindings: Knex.RawBinding[] = [];
   aggregate = false;

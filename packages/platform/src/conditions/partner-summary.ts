@@ -4,7 +4,6 @@
 import { z } from 'zod';
 import { type PartnerSummaryRow } from './compiler.js';
 
-
 /** Partner (customer) summary, spec 2.13 (every field), shared by admin's and integrations' listings. */
 export const partnerSummarySchema = z
   .object({

@@ -8,7 +8,6 @@ import { ValidationError, type ValidationIssue } from '../errors.js';
 import { BUSINESS_UNITS_TABLE } from '../ledger/index.js';
 import { TAGS_TABLE, USERS_TABLE, type Condition, type ConditionField, type Path } from './language.js';
 
-
 export interface ResolvedTag {
   id: string;
   rule_condition: Condition | null;
