@@ -118,6 +118,55 @@ export default defineConfig(
     },
   },
 
+  // Layers of every service (DESIGN.md §2): a route validates, calls one domain function and shapes
+  // the answer through a view; the domain holds the rules; the store is SQL only. The direction is
+  // routes → domain → store, never back, so a reader knows where a rule or a query lives.
+  {
+    files: ['services/*/src/routes/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '(^|/)store(/|$)', message: 'A route calls the domain, never the store: move the store call and its rule into domain/.' }] },
+      ],
+    },
+  },
+  {
+    files: ['services/*/src/domain/**/*.ts', 'services/*/src/extraction/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '(^|/)routes(/|$)', message: 'The domain never imports a route: shared shapes belong in the domain or views/.' }] },
+      ],
+    },
+  },
+  {
+    files: ['services/*/src/store/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(domain|extraction|routes|views)(/|$)',
+              message: 'The store is SQL only and imports no domain, route or view: types both need belong in a module both import.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // A route handler touches no database handle or transaction: that is the domain's work.
+  {
+    files: ['services/*/src/routes/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "MemberExpression[object.name='deps'][property.name='db']", message: 'A route passes deps to one domain function; the domain uses the database.' },
+        { selector: "MemberExpression[property.name='transaction']", message: 'Transactions belong in the domain, not in a route.' },
+      ],
+    },
+  },
+
   // Tests may use `any` for fixtures and loosely shaped responses, and pass mocked methods to
   // `expect(...)` (vitest's spies do not use `this`).
   {

@@ -11,7 +11,7 @@
  * office while covering somebody, so one hop answers.
  */
 import type { Knex } from 'knex';
-import { getPartner, type BusinessUnitScope } from './ledger.js';
+import { getPartner, type BusinessUnitScope } from './ledger/index.js';
 
 export const COVERAGE_VIEW = 'admin.coverage_today';
 

@@ -1,0 +1,107 @@
+/**
+ * Ledger documents (invoices, credit memos) as other services read them: by id, by number or
+ * reference token, and the open invoices cash application matches against.
+ */
+import type { Knex } from 'knex';
+import { type BusinessUnitScope, whereInScope } from './scope.js';
+import { DOCUMENT_COLUMNS, LEDGER_TABLES, type LedgerDocument } from './tables.js';
+
+export async function getDocuments(db: Knex, organizationId: string, ids: readonly string[], scope: BusinessUnitScope = '*'): Promise<Map<string, LedgerDocument>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await whereInScope(db(LEDGER_TABLES.documents).select(DOCUMENT_COLUMNS).where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]), scope)) as LedgerDocument[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/**
+ * When the ERP last reported each document's figures (`erp_reported_at`: a push's arrival, or when a
+ * sync read the page). cash-app's open-amount rule: an allocation of a payment posted at `posted_at`
+ * is included in the ledger's `amount_open` once the document was reported after `posted_at`.
+ */
+export async function documentsReportedAt(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, Date>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await db(LEDGER_TABLES.documents)
+    .select('id', 'erp_reported_at')
+    .where({ organization_id: organizationId })
+    .whereRaw('id = ANY(?::uuid[])', [[...new Set(ids)]])) as { id: string; erp_reported_at: Date }[];
+  return new Map(rows.map((r) => [r.id, r.erp_reported_at]));
+}
+
+/** Where documents came from and their ERP identity, for posting payments back to that ERP. */
+export interface LedgerDocumentOrigin {
+  id: string;
+  /** `middleware` (pushed) or `connection:<id>` (synced) */
+  origin: string;
+  /** the ERP's own id (QuickBooks Invoice Id), when the source has one */
+  remote_id: string | null;
+  document_number: string;
+  company_code: string;
+  fiscal_year: string;
+}
+
+export async function documentOrigins(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, LedgerDocumentOrigin>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await db(LEDGER_TABLES.documents)
+    .select('id', 'origin', 'remote_id', 'document_number', 'company_code', 'fiscal_year')
+    .where({ organization_id: organizationId })
+    .whereIn('id', [...new Set(ids)])) as LedgerDocumentOrigin[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Open invoices whose document number or reference is one of `tokens` (exact, case-sensitive as stored). */
+export async function findOpenInvoicesByTokens(db: Knex, organizationId: string, tokens: readonly string[]): Promise<LedgerDocument[]> {
+  if (tokens.length === 0) return [];
+  const list = [...new Set(tokens)];
+  return db(LEDGER_TABLES.documents)
+    .select(DOCUMENT_COLUMNS)
+    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
+    .andWhere((q) => {
+      void q.whereIn('document_number', list).orWhereIn('reference', list);
+    })
+    .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]) as Promise<LedgerDocument[]>;
+}
+
+/** Invoices (open or not) by document number, for linking remittance lines. */
+export async function findInvoicesByNumbers(db: Knex, organizationId: string, numbers: readonly string[], scope: BusinessUnitScope = '*'): Promise<LedgerDocument[]> {
+  if (numbers.length === 0) return [];
+  return whereInScope(
+    db(LEDGER_TABLES.documents).select(DOCUMENT_COLUMNS).where({ organization_id: organizationId, kind: 'invoice' }).whereIn('document_number', [...new Set(numbers)]),
+    scope,
+  ).orderBy('id') as Promise<LedgerDocument[]>;
+}
+
+/** Every open invoice of the organization in the given currencies, with the fields deposit matching needs (oldest due first). */
+export async function listOpenInvoicesForMatching(
+  db: Knex,
+  organizationId: string,
+  currencies: readonly string[],
+): Promise<Pick<LedgerDocument, 'id' | 'partner_id' | 'document_number' | 'reference' | 'currency' | 'amount_open' | 'net_due_date'>[]> {
+  if (currencies.length === 0) return [];
+  return db(LEDGER_TABLES.documents)
+    .select('id', 'partner_id', 'document_number', 'reference', 'currency', 'amount_open', 'net_due_date')
+    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
+    .whereIn('currency', [...new Set(currencies)])
+    .andWhere('amount_open', '>', 0)
+    .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]);
+}
+
+/**
+ * One keyset page of listOpenInvoicesForMatching, in id order: the invoices after `afterId` (null:
+ * from the start), at most `limit`. Lets a caller load a large ledger in pages and do other work
+ * (heartbeats) between them; sort by due date afterwards where that order matters.
+ */
+export async function listOpenInvoicesForMatchingPage(
+  db: Knex,
+  organizationId: string,
+  currencies: readonly string[],
+  afterId: string | null,
+  limit: number,
+): Promise<Pick<LedgerDocument, 'id' | 'partner_id' | 'document_number' | 'reference' | 'currency' | 'amount_open' | 'net_due_date'>[]> {
+  if (currencies.length === 0) return [];
+  const q = db(LEDGER_TABLES.documents)
+    .select('id', 'partner_id', 'document_number', 'reference', 'currency', 'amount_open', 'net_due_date')
+    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
+    .whereIn('currency', [...new Set(currencies)])
+    .andWhere('amount_open', '>', 0);
+  if (afterId) q.andWhere('id', '>', afterId);
+  return q.orderBy('id').limit(limit);
+}
