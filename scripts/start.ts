@@ -5,7 +5,7 @@
  * service's API and worker as separate processes. Ctrl-C stops everything; data lives in var/
  * (LOCAL_VAR_DIR moves it).
  *
- * Supervision (scripts/local/supervisor.ts; README "Supervision and health checks"): a process or
+ * Supervision (scripts/local/supervisor.ts; docs/operations/supervision.md): a process or
  * embedded component that exits without being asked to is started again (same ports, same data)
  * after a doubling backoff; on a crash loop the launcher gives up on that one only and says why.
  * var/supervisor.json lists every supervised process with its current pid and state.

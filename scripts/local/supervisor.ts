@@ -41,7 +41,7 @@ export const DEFAULT_POLICY: SupervisorPolicy = {
   windowMs: 60_000,
 };
 
-/** The policy from SUPERVISE_* variables (README, "Supervision and health checks"). */
+/** The policy from SUPERVISE_* variables (docs/operations/supervision.md). */
 export function policyFromEnv(env: Record<string, string | undefined> = process.env): SupervisorPolicy {
   const num = (name: string, fallback: number, min: number): number => {
     const raw = env[name];

@@ -12,7 +12,7 @@ import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/led
 export const PUSH_ORIGIN = 'middleware';
 export const MAX_PUSH_RECORDS = 100;
 
-/** Stable per-record error codes (documented in the endpoints' OpenAPI descriptions and the README). */
+/** Stable per-record error codes (documented in the endpoints' OpenAPI descriptions and docs/integrations.md). */
 export const PUSH_ERROR_CODES = {
   invalid_record: 'the record is not a JSON object',
   missing_field: 'a required field is absent, null or an empty string',
