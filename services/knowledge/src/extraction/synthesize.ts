@@ -21,7 +21,7 @@
  * Title: the key phrase of the sources (keyPhrase; of a procedure's introducing line when it has one); description: the most central sentence of
  * declarative sources, the first line of a procedure or table row — both copied from the sources.
  */
-import type { Collection } from '../domain/collections.js';
+import type { Collection } from '../types.js';
 import { sentenceBounds, splitMemories } from './memories.js';
 import { contentWords, distinctFacts, facts, jaccard, normaliseText, sha256, STOPWORDS } from './text.js';
 import { newWorkCounter, type ArticleRef, type KnowledgeType, type ProposalDraft, type StoredMemory, type WorkCounter } from './types.js';
