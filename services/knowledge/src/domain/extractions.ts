@@ -41,7 +41,6 @@ interface Deps {
 /** How long a cancel waits for the workflow to record the cancellation before recording it itself. */
 const CANCEL_WAIT_MS = 10_000;
 
-
 export interface ExtractionRequest {
   file_id?: string | null;
   created_by: string;
@@ -106,7 +105,6 @@ export async function requestExtraction(deps: Deps & Quota, org: string, req: Ex
     });
   return getJobView(deps, org, id);
 }
-
 
 /**
  * Who requested an extraction: always the caller's user id from the gateway's signed identity (an
