@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 export const name = '002_proposal_fields';
 
 /**
- * The knowledge proposal's fields of spec 2.11 and what review needs (issue 15):
+ * The knowledge proposal's fields of spec 2.11 and what review needs:
  * - proposals: the producing job and a stable per-job key (unique together: a retried synthesizing
  *   activity inserts nothing twice), scope, type, excerpts, review fields, and the target article's
  *   version when the proposal was made (`stale` = the article has moved on since);

@@ -9,14 +9,14 @@ const JOB_STATUSES = ['pending', 'extracting', 'deduping', 'enriching', 'synthes
 const KNOWLEDGE_TYPES = ['declarative', 'document', 'procedural'];
 
 /**
- * Issue 15 parts 1 and 2:
+ * Knowledge files and extraction jobs (spec 2.10):
  * - files: an upload's declaration (name, type, size, object key) and its server-side verification
  *   (size, sha256 of the bytes, type sniffed from them);
  * - extraction_jobs: the job of spec 2.10 with its status, per-stage progress and counters;
  * - memories: the extracting stage's durable output, unique per (job, key) so a retried activity
  *   inserts nothing twice; the deduping stage marks duplicates on them (`duplicate_of_*`), the
  *   enriching stage fills scope and normalised entities (`enriched_at`). Proposals (the synthesizing
- *   stage's output) are unique per (extraction_id, item_key) since migration 002.
+ *   stage's output) are unique per (extraction_id, item_key) (migration 002).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('files', (t) => {

@@ -11,7 +11,7 @@ const OPERATIONS = [
 ];
 
 /**
- * Review of proposals into versioned articles, article search, deduction knowledge (issue 15 parts 3, 4):
+ * Review of proposals into versioned articles, article search, deduction knowledge (spec 2.7, 2.11, 2.12):
  * - article_versions: one row per change of an article (`create`, `revise`, `archive`) with the
  *   content, title, description, scope and source excerpts of that version; `articles.version` is the
  *   latest version number. Articles that exist already get their version 1 here.

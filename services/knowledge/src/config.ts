@@ -1,3 +1,4 @@
+/** The knowledge service's settings: storage quota, extraction limits and pacing, on top of the common ones. */
 import { z } from 'zod';
 import { commonConfigShape, env, loadConfig } from '@rp/platform';
 import { DEFAULT_EXTRACTION_LIMITS } from './extraction/types.js';

@@ -1,3 +1,4 @@
+/** What the knowledge routes and domain receive: database, Temporal client, configuration and object storage. */
 import type { Client } from '@temporalio/client';
 import { routeFor, type Db, type ObjectStorage } from '@rp/platform';
 import type { KnowledgeConfig } from './config.js';

@@ -1,3 +1,7 @@
+/**
+ * The knowledge service as the kernel runs it: its schema and migrations, routes (files, extraction
+ * jobs, proposals, articles, search, statistics, deduction knowledge) and the extraction activities.
+ */
 import { ObjectStorage, storageConfigFrom, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';

@@ -1,3 +1,4 @@
+/** The knowledge API process: the service's routes on PORT. */
 import { runProcess, startServiceApi } from '@rp/platform';
 import { knowledgeModule } from './module.js';
 import { loadKnowledgeConfig } from './config.js';

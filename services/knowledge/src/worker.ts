@@ -1,3 +1,4 @@
+/** The knowledge worker process: the playbook-extraction activities on the knowledge task queue, then the pipeline's threads on shutdown. */
 import { runProcess, startServiceWorker } from '@rp/platform';
 import { workflowsPath } from '@rp/workflows/paths';
 import { knowledgeModule } from './module.js';

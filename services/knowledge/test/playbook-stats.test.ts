@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type TestStack, type Org } from '../../../test/support/stack.js';
-import { COLLECTIONS } from '../src/domain/collections.js';
+import { COLLECTIONS } from '../src/types.js';
 
 let stack: TestStack;
 let orgA: Org;

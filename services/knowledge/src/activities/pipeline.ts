@@ -1,6 +1,6 @@
 /**
  * The ONE narrow adapter between the playbook-extraction activities and the offline extraction
- * pipeline (issue 15). The activities call only these functions, whose signatures come from the
+ * pipeline. The activities call only these functions, whose signatures come from the
  * pipeline's contract (../extraction/types.ts); they own persistence, heartbeats and resume. Each
  * output is deterministic and keyed from its content, so a retried stage recomputes the same keys.
  *

@@ -1,5 +1,5 @@
 /**
- * The playbook-extraction workflow's activities (issue 15 part 2): one per stage. Each stage
+ * The playbook-extraction workflow's activities (spec 2.10): one per stage. Each stage
  * - moves the job to its status (from the previous stage's or its own: a retry resumes),
  * - computes its output through the pipeline adapter (./pipeline.ts) from what the earlier stages
  *   stored (payloads carry ids only),
@@ -22,11 +22,11 @@ import {
   type PlaybookExtractionInput,
 } from '@rp/workflows';
 import type { Logger } from 'pino';
-import { COLLECTIONS, type Collection } from '../domain/collections.js';
+import { COLLECTIONS, type Collection, type JobStatus } from '../types.js';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError, MAX_KNOWLEDGE_FILE_BYTES, SUPPORTED_MIME_TYPES, type ArticleRef, type ExtractionLimits, type MemoryDraft, type StoredMemory, type SupportedMimeType } from '../extraction/types.js';
 import { getFile } from '../store/files.js';
 import * as store from '../store/extractions.js';
-import type { JobRow, JobStatus } from '../store/extractions.js';
+import type { JobRow } from '../store/extractions.js';
 import * as pipeline from './pipeline.js';
 import { inProcessPipeline, type PipelineRunner } from './pipeline-pool.js';
 

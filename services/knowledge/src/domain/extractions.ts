@@ -1,5 +1,5 @@
 /**
- * Playbook extraction jobs (issue 15 part 2, spec 2.10, row 4): request, read, list, cancel. A
+ * Playbook extraction jobs (spec 2.10, row 4): request, read, list, cancel. A
  * request inserts the job `pending` in a transaction, starts `playbook-extraction-<jobId>` on the
  * knowledge task queue and only then commits (start-then-commit): a failed start rolls the row back
  * (503, nothing stored); a crash before the commit leaves a workflow that finds no job and ends
@@ -11,7 +11,6 @@ import {
   activityRetryWindowMinutes,
   AppError,
   ConflictError,
-  isoTime,
   newId,
   NotFoundError,
   OUTAGE_RETRY_AFTER_SECONDS,
@@ -25,11 +24,12 @@ import {
   type PageRequest,
 } from '@rp/platform';
 import { businessSearchAttributes, EXTRACTION_CANCELLED, playbookExtraction, playbookExtractionWorkflowId, TASK_QUEUES } from '@rp/workflows';
-import type { Collection } from './collections.js';
-import { SUPPORTED_MIME_TYPES, type ExtractionType } from '../extraction/types.js';
+import { SUPPORTED_MIME_TYPES } from '../extraction/types.js';
+import type { Collection, ExtractionType } from '../types.js';
 import * as store from '../store/extractions.js';
 import { getFilesByIds, type FileRow } from '../store/files.js';
-import { fileView, verifiedFile, type Quota } from './files.js';
+import { jobView } from '../views/extractions.js';
+import { verifiedFile, type Quota } from './files.js';
 import { reviewerOf } from './proposals.js';
 
 interface Deps {
@@ -40,30 +40,6 @@ interface Deps {
 
 /** How long a cancel waits for the workflow to record the cancellation before recording it itself. */
 const CANCEL_WAIT_MS = 10_000;
-
-export function jobView(j: store.JobRow, file: FileRow | null) {
-  return {
-    object: 'playbook_extraction' as const,
-    id: j.id,
-    created_at: isoTime(j.created_at)!,
-    modified_at: isoTime(j.modified_at)!,
-    completed_at: isoTime(j.completed_at),
-    created_by: j.created_by,
-    collection: j.collection,
-    error: j.error,
-    extraction_type: j.extraction_type,
-    status: j.status,
-    dedup_count: j.dedup_count,
-    input_count: j.input_count,
-    knowledge_count: j.knowledge_count,
-    memory_count: j.memory_count,
-    processed_count: j.processed_count,
-    progress: j.progress,
-    proposal_count: j.proposal_count,
-    file: file ? fileView(file, null) : null,
-    file_id: j.file_id,
-  };
-}
 
 export interface ExtractionRequest {
   file_id?: string | null;
@@ -135,7 +111,7 @@ export async function requestExtraction(deps: Deps & Quota, org: string, req: Ex
  * API key has no user: `api_key:<credential id>`). A body's `created_by`, when sent, must be that
  * value, so a job never names a person who did not ask for it (nor anyone outside the organization).
  */
-export function extractionCreator(identity: Identity, given: string | undefined): string {
+function extractionCreator(identity: Identity, given: string | undefined): string {
   const caller = reviewerOf(identity);
   if (given !== undefined && given !== caller) {
     throw new ValidationError(
@@ -144,6 +120,11 @@ export function extractionCreator(identity: Identity, given: string | undefined)
     );
   }
   return caller;
+}
+
+/** A caller's request: the job records the caller as its creator (a `created_by` sent must be the caller). */
+export async function requestExtractionAs(deps: Deps & Quota, identity: Identity, req: Omit<ExtractionRequest, 'created_by'> & { created_by?: string }) {
+  return requestExtraction(deps, identity.org, { ...req, created_by: extractionCreator(identity, req.created_by) });
 }
 
 export async function getJobView(deps: Pick<Deps, 'db'>, org: string, id: string) {

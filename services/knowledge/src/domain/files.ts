@@ -9,9 +9,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ConflictError, isoTime, newId, NotFoundError, OUTAGE_RETRY_AFTER_SECONDS, ServiceUnavailableError, type Db, type ObjectStorage } from '@rp/platform';
+import { AppError, ConflictError, newId, NotFoundError, OUTAGE_RETRY_AFTER_SECONDS, ServiceUnavailableError, type Db, type ObjectStorage } from '@rp/platform';
 import { MAX_KNOWLEDGE_FILE_BYTES } from '../extraction/types.js';
 import * as store from '../store/files.js';
+import { fileView } from '../views/files.js';
 
 /** Validity of a presigned upload URL. */
 export const UPLOAD_URL_SECONDS = 900;
@@ -42,28 +43,6 @@ export function needStorage(deps: Deps): ObjectStorage {
   return deps.storage;
 }
 
-/** The file object of spec 2.10 (`upload_url` given while the upload is not verified) with its verification. */
-export function fileView(f: store.FileRow, upload: { url: string; headers: Record<string, string>; expires_at: Date } | null) {
-  return {
-    object: 'file' as const,
-    id: f.id,
-    name: f.name,
-    mime_type: f.mime_type,
-    bucket: f.bucket,
-    object_key: f.object_key,
-    upload_url: upload?.url ?? null,
-    upload_headers: upload?.headers ?? null,
-    upload_expires_at: upload ? upload.expires_at.toISOString() : null,
-    size: f.size,
-    is_verified: f.is_verified,
-    sha256: f.sha256,
-    sniffed_mime_type: f.sniffed_mime_type,
-    verification_error: f.verification_error,
-    verified_at: isoTime(f.verified_at),
-    created_at: isoTime(f.created_at)!,
-    modified_at: isoTime(f.modified_at)!,
-  };
-}
 
 export async function createFile(deps: Deps & Quota, org: string, userId: string | null, input: { name: string; mime_type: string; size: number }) {
   const storage = needStorage(deps);

@@ -1,5 +1,5 @@
 /**
- * Review of knowledge proposals (spec 2.11, row 12; issue 15 part 3).
+ * Review of knowledge proposals (spec 2.11, row 12): reads, approval into article versions, rejection.
  *
  * A proposal is decided once: approve or reject of a decided proposal is 409. Approving applies its
  * action in the same transaction as the decision:
@@ -18,42 +18,17 @@
  * Business units (store/scope.ts): a proposal whose customer, or whose target article's customer, is
  * tied to a unit outside the caller's is absent from lists and 404 by id, for approve and reject too.
  */
-import { ConflictError, isoTime, NotFoundError, type BusinessUnitScope, type Db, type Identity } from '@rp/platform';
+import { ConflictError, NotFoundError, ValidationError, type BusinessUnitScope, type Db, type Identity } from '@rp/platform';
 import * as articles from '../store/articles.js';
 import * as store from '../store/proposals.js';
+import { proposalView } from '../views/proposals.js';
 
-export function proposalView(r: store.ProposalRow) {
-  return {
-    object: 'knowledge_proposal' as const,
-    id: r.id,
-    action: r.action,
-    status: r.status,
-    title: r.title,
-    description: r.description,
-    content: r.content,
-    collection: r.collection,
-    knowledge_type: r.knowledge_type,
-    customer_id: r.customer_id,
-    segment_id: r.segment_id,
-    article_id: r.article_id,
-    article_version: r.article_version,
-    extraction_id: r.extraction_id,
-    source_excerpts: r.source_excerpts,
-    stale: r.stale,
-    review_notes: r.review_notes,
-    reviewed_at: isoTime(r.reviewed_at),
-    reviewed_by: r.reviewed_by,
-    created_at: isoTime(r.created_at)!,
-    modified_at: isoTime(r.modified_at)!,
-  };
-}
-
-export async function listProposals(db: Db, org: string, scope: BusinessUnitScope, filters: store.ProposalFilters, offset: number, limit: number) {
+export async function listProposals({ db }: { db: Db }, org: string, scope: BusinessUnitScope, filters: store.ProposalFilters, offset: number, limit: number) {
   const { rows, total } = await store.listProposals(db, org, scope, filters, offset, limit);
   return { items: rows.map(proposalView), total };
 }
 
-export async function getProposal(db: Db, org: string, scope: BusinessUnitScope, id: string) {
+export async function getProposal({ db }: { db: Db }, org: string, scope: BusinessUnitScope, id: string) {
   const row = await store.getProposal(db, org, id, scope);
   if (!row) throw new NotFoundError(`No knowledge proposal ${id}.`);
   return proposalView(row);
@@ -64,11 +39,19 @@ export function reviewerOf(identity: Identity): string {
   return identity.sub ?? `${identity.kind}:${identity.cred}`;
 }
 
+/** A body's `reviewed_by`, when sent, must be the caller (it is recorded from the credential): 422 otherwise, nothing changed. */
+function checkReviewer(identity: Identity, given: string | undefined): void {
+  if (given === undefined || given === reviewerOf(identity)) return;
+  const msg = `reviewed_by is recorded from your credential (${reviewerOf(identity)}); it cannot name someone else`;
+  throw new ValidationError([{ loc: ['body', 'reviewed_by'], msg, type: 'value_error' }]);
+}
+
 function undecided(p: { id: string; status: string }): void {
   if (p.status !== 'pending') throw new ConflictError(`Knowledge proposal ${p.id} was already ${p.status}; a proposal is decided once.`);
 }
 
-export async function approveProposal(db: Db, identity: Identity, id: string, opts: { force: boolean; review_notes: string | null }) {
+export async function approveProposal({ db }: { db: Db }, identity: Identity, id: string, opts: { force: boolean; review_notes: string | null; reviewed_by?: string }) {
+  checkReviewer(identity, opts.reviewed_by);
   const org = identity.org;
   const reviewer = reviewerOf(identity);
   await db.transaction(async (trx) => {
@@ -121,10 +104,11 @@ export async function approveProposal(db: Db, identity: Identity, id: string, op
     await articles.insertVersion(trx, org, updated, { action: p.action, ...excerpts });
     await store.recordDecision(trx, org, id, { status: 'approved', review_notes: opts.review_notes, reviewed_by: reviewer });
   });
-  return getProposal(db, org, identity.bu, id);
+  return getProposal({ db }, org, identity.bu, id);
 }
 
-export async function rejectProposal(db: Db, identity: Identity, id: string, reviewNotes: string) {
+export async function rejectProposal({ db }: { db: Db }, identity: Identity, id: string, reviewNotes: string, reviewedBy?: string) {
+  checkReviewer(identity, reviewedBy);
   const org = identity.org;
   await db.transaction(async (trx) => {
     const p = await store.lockProposal(trx, org, id, identity.bu);
@@ -132,11 +116,5 @@ export async function rejectProposal(db: Db, identity: Identity, id: string, rev
     undecided(p);
     await store.recordDecision(trx, org, id, { status: 'rejected', review_notes: reviewNotes, reviewed_by: reviewerOf(identity) });
   });
-  return getProposal(db, org, identity.bu, id);
-}
-
-/** A body's `reviewed_by`, when sent, must be the caller (it is recorded from the credential). */
-export function checkReviewer(identity: Identity, given: string | undefined): string | null {
-  if (given === undefined || given === reviewerOf(identity)) return null;
-  return `reviewed_by is recorded from your credential (${reviewerOf(identity)}); it cannot name someone else`;
+  return getProposal({ db }, org, identity.bu, id);
 }

@@ -16,7 +16,7 @@
  * Collection: the job's when given; else by keyword score per memory, ties and memories without
  * keywords taking the job's dominant collection ('company' when nothing scores).
  */
-import { COLLECTIONS, type Collection } from '../domain/collections.js';
+import { COLLECTIONS, type Collection } from '../types.js';
 import { nameShape, nameTokens, nameTrigrams as trigrams, shapeSimilarity, type NameShape } from '@rp/platform';
 import { newWorkCounter, type EnrichedMemory, type MemoryDraft, type NormalisedEntities, type PartnerRef, type SegmentRef, type WorkCounter } from './types.js';
 

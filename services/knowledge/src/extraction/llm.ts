@@ -1,5 +1,5 @@
 /**
- * Optional language-model refinement (issue 15 part 2). Only when LLM_BASE_URL is set (an
+ * Optional language-model refinement of the extraction pipeline. Only when LLM_BASE_URL is set (an
  * OpenAI-compatible chat-completions endpoint; LLM_API_KEY, default "none"; LLM_MODEL, default
  * "gpt-4o-mini"); the offline pipeline stays the default and is what tests and benchmarks measure.
  *

@@ -6,7 +6,7 @@
  * deductions from their first occurrence. Collections: days after due → collections, payment method →
  * payments, invoice numbers in remittances → cash_application, deductions → deductions.
  */
-import type { Collection } from '../domain/collections.js';
+import type { Collection } from '../types.js';
 import { normaliseEntities } from './enrich.js';
 import { normaliseText, sha256 } from './text.js';
 import type { CustomerPaymentStats, EnrichedMemory } from './types.js';

@@ -1,5 +1,5 @@
 /**
- * Contract of the offline extraction pipeline (issue 15), shared by the pure pipeline modules in
+ * Contract of the offline extraction pipeline, shared by the pure pipeline modules in
  * this folder (parsers, splitting, dedup, enrichment, synthesis: no database, no Temporal) and the
  * playbook-extraction workflow's activities that call them and persist their output.
  *
@@ -8,13 +8,11 @@
  * create nothing twice.
  */
 import type { CustomerCashHabits } from '@rp/workflows';
-import type { Collection } from '../domain/collections.js';
+import type { Collection, EnrichedMemory, MemoryDraft } from '../types.js';
 
-export const KNOWLEDGE_TYPES = ['declarative', 'document', 'procedural'] as const;
-export type KnowledgeType = (typeof KNOWLEDGE_TYPES)[number];
-
-export const EXTRACTION_TYPES = ['file', 'onboarding', 'synthesis'] as const;
-export type ExtractionType = (typeof EXTRACTION_TYPES)[number];
+// The records the pipeline produces and the store persists are defined with the service's shared types.
+export { EXTRACTION_TYPES, KNOWLEDGE_TYPES } from '../types.js';
+export type { EnrichedMemory, ExtractionType, KnowledgeType, MemoryDraft, NormalisedEntities, ProposalDraft } from '../types.js';
 
 /** Supported uploads (canonical MIME types); anything else is refused when an extraction is requested. */
 export const SUPPORTED_MIME_TYPES = [
@@ -35,22 +33,6 @@ export const MAX_KNOWLEDGE_FILE_BYTES = 50 * 1024 * 1024;
 export interface SourcePage {
   page: number;
   text: string;
-}
-
-/** One fact, rule or procedure, with its exact source excerpt. */
-export interface MemoryDraft {
-  /** stable within a job: sha256 of page, start offset and normalised text */
-  key: string;
-  /** the memory's text (may be lightly cleaned) */
-  text: string;
-  /** the exact excerpt of the page text it came from: pages[page].text.slice(start, end) === excerpt */
-  excerpt: string;
-  page: number;
-  start: number;
-  end: number;
-  knowledge_type: KnowledgeType;
-  /** sha256 hex of the normalised text (exact-duplicate detection) */
-  text_hash: string;
 }
 
 /** A memory already stored (this job's or an earlier one's) or an approved article, for dedup. */
@@ -78,21 +60,6 @@ export interface SegmentRef {
   name: string;
 }
 
-/** Normalised values found in a memory's text. */
-export interface NormalisedEntities {
-  amounts: { text: string; currency: string | null; value: string }[];
-  percentages: { text: string; value: string }[];
-  day_counts: { text: string; days: number }[];
-  dates: { text: string; date: string }[];
-}
-
-export interface EnrichedMemory extends MemoryDraft {
-  customer_id: string | null;
-  segment_id: string | null;
-  collection: Collection;
-  entities: NormalisedEntities;
-}
-
 /** An approved (live) article the synthesis compares against. */
 export interface ArticleRef {
   id: string;
@@ -110,27 +77,9 @@ export interface StoredMemory extends EnrichedMemory {
   id: string;
 }
 
-export interface ProposalDraft {
-  /** stable within a job (e.g. sha256 of action, target and sorted memory ids) */
-  key: string;
-  action: 'create' | 'revise' | 'archive';
-  /** target article of revise and archive */
-  article_id: string | null;
-  collection: Collection;
-  knowledge_type: KnowledgeType;
-  customer_id: string | null;
-  segment_id: string | null;
-  /** extractive: key phrases of the sources, never invented text */
-  title: string;
-  description: string;
-  /** the article body proposed (for revise: the merged content) */
-  content: string;
-  source_excerpts: { text: string; memory_id: string; page: number }[];
-}
-
 /**
  * Per-customer payment behaviour mined from the organization's own ledger for an `onboarding`
- * extraction (issue 15 part 2). Produced by the onboarding activity's SQL (i15-jobs) over a window
+ * extraction. Produced by the onboarding activity's SQL over a window
  * of settled history; consumed by onboardingMemories() (extraction/onboarding.ts), which turns each
  * field with enough evidence into one declarative memory scoped to the customer. Additive to the
  * contract above.

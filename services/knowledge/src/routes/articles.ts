@@ -1,8 +1,8 @@
+/** Routes of knowledge articles and playbook search (spec 2.12). */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { getArticle, listArticles, searchArticles } from '../domain/articles.js';
-import { CUSTOMER_BOOST } from '../store/articles.js';
+import { CUSTOMER_BOOST, getArticle, listArticles, searchArticles } from '../domain/articles.js';
 import { articleDetailSchema, articleSchema, searchHitSchema } from './review-schemas.js';
 import { collectionSchema, KNOWLEDGE_SCOPE_DOC } from './schemas.js';
 
@@ -31,7 +31,7 @@ export const articleRoutes = [
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
       const { items, total } = await listArticles(
-        deps.db,
+        deps,
         identity.org,
         identity.bu,
         { collection: query.collection, customer_id: query.customer_id, segment_id: query.segment_id, status: query.status },
@@ -54,7 +54,7 @@ export const articleRoutes = [
     params: z.object({ article_id: idSchema() }),
     response: articleDetailSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => getArticle(deps.db, identity.org, identity.bu, params.article_id),
+    handler: async ({ params, identity, deps }) => getArticle(deps, identity.org, identity.bu, params.article_id),
   }),
   route({
     method: 'get',
@@ -79,7 +79,7 @@ export const articleRoutes = [
     response: pageEnvelopeSchema(searchHitSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_SEARCH_PAGE, 20);
-      const { items, total } = await searchArticles(deps.db, identity.org, identity.bu, { q: query.q, collection: query.collection, customer_id: query.customer_id }, page.offset, page.pageSize);
+      const { items, total } = await searchArticles(deps, identity.org, identity.bu, { q: query.q, collection: query.collection, customer_id: query.customer_id }, page.offset, page.pageSize);
       return pageOf(items, total, page);
     },
   }),

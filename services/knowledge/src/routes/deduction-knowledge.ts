@@ -1,8 +1,8 @@
+/** Routes of deduction knowledge (spec 2.7, row 9): customer and global entries per operation. */
 import { z } from 'zod';
 import { idSchema } from '@rp/platform';
 import { route } from '../deps.js';
 import {
-  DEDUCTION_OPERATIONS,
   deleteCustomerEntry,
   deleteGlobalEntry,
   effectiveEntries,
@@ -10,6 +10,7 @@ import {
   putCustomerEntry,
   putGlobalEntry,
 } from '../domain/deduction-knowledge.js';
+import { DEDUCTION_OPERATIONS } from '../types.js';
 import { deductionKnowledgeSchema, deductionOperationSchema, partnerDeductionKnowledgeSchema } from './review-schemas.js';
 
 const OPERATIONS_DOC = `\`operation\` is one of ${DEDUCTION_OPERATIONS.map((o) => `\`${o}\``).join(', ')} (rule 4.3.7); anything else is 422 listing them.`;
@@ -32,7 +33,7 @@ export const deductionKnowledgeRoutes = [
     body,
     response: deductionKnowledgeSchema,
     errors: [404],
-    handler: async ({ params, body: b, identity, deps }) => putCustomerEntry(deps.db, identity, params.partner_id, params.operation, b.content ?? null),
+    handler: async ({ params, body: b, identity, deps }) => putCustomerEntry(deps, identity, params.partner_id, params.operation, b.content ?? null),
   }),
   route({
     method: 'get',
@@ -47,7 +48,7 @@ export const deductionKnowledgeRoutes = [
     params: z.object({ partner_id: idSchema() }),
     response: partnerDeductionKnowledgeSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => effectiveEntries(deps.db, identity, params.partner_id),
+    handler: async ({ params, identity, deps }) => effectiveEntries(deps, identity, params.partner_id),
   }),
   route({
     method: 'delete',
@@ -58,7 +59,7 @@ export const deductionKnowledgeRoutes = [
     tags: ['Deductions'],
     params: z.object({ partner_id: idSchema(), operation: deductionOperationSchema }),
     errors: [404],
-    handler: async ({ params, identity, deps }) => deleteCustomerEntry(deps.db, identity, params.partner_id, params.operation),
+    handler: async ({ params, identity, deps }) => deleteCustomerEntry(deps, identity, params.partner_id, params.operation),
   }),
   route({
     method: 'get',
@@ -68,7 +69,7 @@ export const deductionKnowledgeRoutes = [
     description: 'The organization\'s global entries (at most one per operation), in the order of rule 4.3.7. A bare array.',
     tags: ['Deductions'],
     response: z.array(deductionKnowledgeSchema),
-    handler: async ({ identity, deps }) => listGlobalEntries(deps.db, identity),
+    handler: async ({ identity, deps }) => listGlobalEntries(deps, identity),
   }),
   route({
     method: 'put',
@@ -82,7 +83,7 @@ export const deductionKnowledgeRoutes = [
     params: z.object({ operation: deductionOperationSchema }),
     body,
     response: deductionKnowledgeSchema,
-    handler: async ({ params, body: b, identity, deps }) => putGlobalEntry(deps.db, identity, params.operation, b.content ?? null),
+    handler: async ({ params, body: b, identity, deps }) => putGlobalEntry(deps, identity, params.operation, b.content ?? null),
   }),
   route({
     method: 'delete',
@@ -93,6 +94,6 @@ export const deductionKnowledgeRoutes = [
     tags: ['Deductions'],
     params: z.object({ operation: deductionOperationSchema }),
     errors: [404],
-    handler: async ({ params, identity, deps }) => deleteGlobalEntry(deps.db, identity, params.operation),
+    handler: async ({ params, identity, deps }) => deleteGlobalEntry(deps, identity, params.operation),
   }),
 ];

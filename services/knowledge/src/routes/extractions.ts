@@ -1,9 +1,10 @@
+/** Routes of playbook extraction jobs (spec 2.10, row 4): request, list, read, cancel. */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { cancelJob, extractionCreator, getJobView, listJobViews, requestExtraction } from '../domain/extractions.js';
-import { EXTRACTION_TYPES, SUPPORTED_MIME_TYPES } from '../extraction/types.js';
-import { JOB_STATUSES } from '../store/extractions.js';
+import { cancelJob, getJobView, listJobViews, requestExtractionAs } from '../domain/extractions.js';
+import { SUPPORTED_MIME_TYPES } from '../extraction/types.js';
+import { EXTRACTION_TYPES, JOB_STATUSES } from '../types.js';
 import { collectionSchema, extractionJobSchema } from './schemas.js';
 
 const MAX_PAGE = 200;
@@ -43,7 +44,7 @@ export const extractionRoutes = [
     response: extractionJobSchema,
     errors: [404, 503],
     handler: async ({ body, identity, deps }) =>
-      requestExtraction({ ...deps, quotaBytes: deps.config.KNOWLEDGE_STORAGE_QUOTA_BYTES }, identity.org, { ...body, created_by: extractionCreator(identity, body.created_by) }),
+      requestExtractionAs({ ...deps, quotaBytes: deps.config.KNOWLEDGE_STORAGE_QUOTA_BYTES }, identity, body),
   }),
   route({
     method: 'get',

@@ -1,3 +1,4 @@
+/** Routes of knowledge files (spec 2.10 `file`): declare with a presigned upload, read with verification, delete. */
 import { z } from 'zod';
 import { idSchema } from '@rp/platform';
 import { route, type KnowledgeDeps } from '../deps.js';
@@ -16,7 +17,7 @@ const createBody = z.object({
 });
 
 /** The files domain's dependencies: storage, database and the organization's quota. */
-const fileDeps = (deps: KnowledgeDeps) => ({ db: deps.db, storage: deps.storage, quotaBytes: deps.config.KNOWLEDGE_STORAGE_QUOTA_BYTES });
+const fileDeps = (deps: KnowledgeDeps) => ({ ...deps, quotaBytes: deps.config.KNOWLEDGE_STORAGE_QUOTA_BYTES });
 
 const QUOTA_DOC =
   'Storage quota: an organization\'s knowledge files may hold at most KNOWLEDGE_STORAGE_QUOTA_BYTES bytes (default 5 GiB), counted ' +

@@ -1,5 +1,6 @@
+/** Route of the playbook statistics (spec 2.12). */
 import { route } from '../deps.js';
-import { playbookStats } from '../store/playbook-stats.js';
+import { playbookStats } from '../domain/playbook.js';
 import { KNOWLEDGE_SCOPE_DOC, playbookStatsSchema } from './schemas.js';
 
 export const playbookRoutes = [
@@ -17,6 +18,6 @@ export const playbookRoutes = [
       KNOWLEDGE_SCOPE_DOC,
     tags: ['Knowledge'],
     response: playbookStatsSchema,
-    handler: async ({ identity, deps }) => playbookStats(deps.db, identity.org, identity.bu),
+    handler: async ({ identity, deps }) => playbookStats(deps, identity),
   }),
 ];

@@ -1,10 +1,11 @@
+/** Routes of knowledge proposals (spec 2.11, row 12): list, read, approve, reject. */
 import { z } from 'zod';
-import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, ValidationError } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { PROPOSAL_STATUSES } from '../domain/collections.js';
-import { approveProposal, checkReviewer, getProposal, listProposals, rejectProposal } from '../domain/proposals.js';
+import { approveProposal, getProposal, listProposals, rejectProposal } from '../domain/proposals.js';
 import { proposalSchema } from './review-schemas.js';
 import { collectionSchema, KNOWLEDGE_SCOPE_DOC } from './schemas.js';
+import { PROPOSAL_STATUSES } from '../types.js';
 
 const MAX_PAGE = 200;
 const NOTES = z.string().max(10_000);
@@ -18,11 +19,6 @@ const REVIEW_DOC =
   '`reviewed_at` is set to now and `reviewed_by` to the caller\'s user id. Any signed-in user of the organization may review. ' +
   'Another organization\'s proposal is 404 `entity-not-found`, and so is a proposal hidden by the caller\'s business units. ' +
   PROPOSAL_SCOPE_DOC;
-
-function reviewerIssue(identity: Parameters<typeof checkReviewer>[0], given: string | undefined): void {
-  const problem = checkReviewer(identity, given);
-  if (problem) throw new ValidationError([{ loc: ['body', 'reviewed_by'], msg: problem, type: 'value_error' }]);
-}
 
 export const proposalRoutes = [
   route({
@@ -46,7 +42,7 @@ export const proposalRoutes = [
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
       const { items, total } = await listProposals(
-        deps.db,
+        deps,
         identity.org,
         identity.bu,
         { status: query.status, extraction_id: query.extraction_id, collection: query.collection, customer_id: query.customer_id },
@@ -69,7 +65,7 @@ export const proposalRoutes = [
     params: z.object({ proposal_id: idSchema() }),
     response: proposalSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => getProposal(deps.db, identity.org, identity.bu, params.proposal_id),
+    handler: async ({ params, identity, deps }) => getProposal(deps, identity.org, identity.bu, params.proposal_id),
   }),
   route({
     method: 'post',
@@ -96,10 +92,8 @@ export const proposalRoutes = [
       .optional(),
     response: proposalSchema,
     errors: [404, 409],
-    handler: async ({ params, body, identity, deps }) => {
-      reviewerIssue(identity, body?.reviewed_by);
-      return approveProposal(deps.db, identity, params.proposal_id, { force: body?.force ?? false, review_notes: body?.review_notes ?? null });
-    },
+    handler: async ({ params, body, identity, deps }) =>
+      approveProposal(deps, identity, params.proposal_id, { force: body?.force ?? false, review_notes: body?.review_notes ?? null, reviewed_by: body?.reviewed_by }),
   }),
   route({
     method: 'post',
@@ -115,9 +109,6 @@ export const proposalRoutes = [
     }),
     response: proposalSchema,
     errors: [404, 409],
-    handler: async ({ params, body, identity, deps }) => {
-      reviewerIssue(identity, body.reviewed_by);
-      return rejectProposal(deps.db, identity, params.proposal_id, body.review_notes);
-    },
+    handler: async ({ params, body, identity, deps }) => rejectProposal(deps, identity, params.proposal_id, body.review_notes, body.reviewed_by),
   }),
 ];

@@ -1,9 +1,7 @@
-/** Response schemas of proposals, articles, search and deduction knowledge (issue 15 parts 3, 4). */
+/** Response schemas of proposals, articles, search and deduction knowledge (spec 2.7, 2.11, 2.12). */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
-import { PROPOSAL_ACTIONS, PROPOSAL_STATUSES } from '../domain/collections.js';
-import { DEDUCTION_OPERATIONS } from '../domain/deduction-knowledge.js';
-import { KNOWLEDGE_TYPES } from '../extraction/types.js';
+import { DEDUCTION_OPERATIONS, KNOWLEDGE_TYPES, PROPOSAL_ACTIONS, PROPOSAL_STATUSES } from '../types.js';
 import { collectionSchema } from './schemas.js';
 
 export const knowledgeTypeSchema = z.enum(KNOWLEDGE_TYPES);

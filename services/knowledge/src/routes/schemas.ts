@@ -1,5 +1,6 @@
+/** Response schemas of playbook statistics, files and extraction jobs, with the collection enum and the business-unit note the knowledge routes share. */
 import { z } from 'zod';
-import { COLLECTIONS } from '../domain/collections.js';
+import { COLLECTIONS } from '../types.js';
 
 export const collectionSchema = z.enum(COLLECTIONS);
 

@@ -1,8 +1,7 @@
 /** Articles and their versions (migrations 001, 002, 004), and full-text search over live articles. */
 import type { Knex } from 'knex';
 import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
-import type { Collection } from '../domain/collections.js';
-import type { KnowledgeType } from '../extraction/types.js';
+import type { Collection, KnowledgeType } from '../types.js';
 import type { SourceExcerpt } from './proposals.js';
 import { andSql, customerVisibleSql, whereFragment } from './scope.js';
 

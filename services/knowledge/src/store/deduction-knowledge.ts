@@ -1,6 +1,6 @@
 /** Deduction knowledge entries (migration 004): one global entry per operation, one per partner and operation. */
 import { newId, type Db } from '@rp/platform';
-import type { DeductionOperation } from '../domain/deduction-knowledge.js';
+import type { DeductionOperation } from '../types.js';
 
 export interface DeductionKnowledgeRow {
   id: string;

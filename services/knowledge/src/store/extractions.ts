@@ -5,13 +5,9 @@
  */
 import type { Db } from '@rp/platform';
 import type { Knex } from 'knex';
-import type { Collection } from '../domain/collections.js';
-import type { EnrichedMemory, KnowledgeType, MemoryDraft, NormalisedEntities, ProposalDraft } from '../extraction/types.js';
+import type { Collection, EnrichedMemory, JobStatus, KnowledgeType, MemoryDraft, NormalisedEntities, ProposalDraft } from '../types.js';
 
 export type Conn = Db | Knex.Transaction;
-
-export const JOB_STATUSES = ['pending', 'extracting', 'deduping', 'enriching', 'synthesizing', 'complete', 'failed'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export interface StageProgress {
   done: number;

@@ -1,3 +1,4 @@
+/** Knowledge files (migration 003): declarations within the organization's quota, verification outcomes and deletion. */
 import type { Db } from '@rp/platform';
 
 export interface FileRow {

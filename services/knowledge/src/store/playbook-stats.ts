@@ -1,5 +1,6 @@
+/** Playbook statistics (spec 2.12): live articles and pending proposals counted per collection in one statement. */
 import type { BusinessUnitScope, Db } from '@rp/platform';
-import { COLLECTIONS, type Collection } from '../domain/collections.js';
+import { COLLECTIONS, type Collection } from '../types.js';
 import { andSql, customerVisibleSql, proposalVisibleSql } from './scope.js';
 
 export interface CollectionStats {
@@ -8,14 +9,8 @@ export interface CollectionStats {
   pending_proposal_count: number;
 }
 
-export interface PlaybookStats {
-  total_articles: number;
-  total_collections: number;
-  pending_proposals: number;
-  collections: CollectionStats[];
-}
-
-interface StatsRow extends CollectionStats {
+/** One collection's counts, each row carrying the organization's totals too. */
+export interface StatsRow extends CollectionStats {
   total_articles: number;
   total_collections: number;
   pending_proposals: number;
@@ -27,7 +22,7 @@ interface StatsRow extends CollectionStats {
  * A pending proposal without a collection counts in `pending_proposals` but in no collection.
  * Only what the business-unit scope lets the caller see is counted (store/scope.ts).
  */
-export async function playbookStats(db: Db, organizationId: string, scope: BusinessUnitScope): Promise<PlaybookStats> {
+export async function playbookStats(db: Db, organizationId: string, scope: BusinessUnitScope): Promise<StatsRow[]> {
   const articleVisible = andSql(customerVisibleSql('ar.customer_id', scope));
   const proposalVisible = andSql(proposalVisibleSql('pr', scope));
   const res = await db.raw(
@@ -56,12 +51,5 @@ export async function playbookStats(db: Db, organizationId: string, scope: Busin
       ORDER BY enum.ord`,
     [[...COLLECTIONS], organizationId, ...articleVisible.bindings, organizationId, ...proposalVisible.bindings],
   );
-  const rows = res.rows as StatsRow[];
-  const first = rows[0];
-  return {
-    total_articles: first?.total_articles ?? 0,
-    total_collections: first?.total_collections ?? 0,
-    pending_proposals: first?.pending_proposals ?? 0,
-    collections: rows.map((r) => ({ collection: r.collection, article_count: r.article_count, pending_proposal_count: r.pending_proposal_count })),
-  };
+  return res.rows as StatsRow[];
 }

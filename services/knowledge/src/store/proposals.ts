@@ -1,8 +1,7 @@
 /** Knowledge proposals (migrations 001, 002): reads with `stale` computed, row locks and decisions. */
 import type { Knex } from 'knex';
 import type { BusinessUnitScope, Db } from '@rp/platform';
-import type { Collection, ProposalAction, ProposalStatus } from '../domain/collections.js';
-import type { KnowledgeType } from '../extraction/types.js';
+import type { Collection, KnowledgeType, ProposalAction, ProposalStatus } from '../types.js';
 import { proposalVisibleSql, whereFragment } from './scope.js';
 
 type Conn = Db | Knex.Transaction;
