@@ -13,7 +13,7 @@
  *     the bank-statement workflow on a cash-app worker (parse, store, classify, match, propose
  *     payments) until `ready`. Each transfer pays one invoice, named in its remittance information,
  *     from its customer. Target: ≤ 30 s; reported as transactions per second.
- * (c) Predicted overdue, the pathological customer (issue 8): one customer with 40 open invoices of
+ * (c) Predicted overdue, the pathological customer: one customer with 40 open invoices of
  *     10,000.00..60,000.00, all uncertain (1..40 days late today, a payment history spread over 0..120
  *     days), and a 1,000,000.00 tier near the middle of the distribution (the hardest case for the error). The exact run would track millions of partial sums; the endpoint
  *     answers at a bounded resolution on a worker thread. Reported: its time through the gateway

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- collections` (results: bench/results/collections.json), issue 13 §6.
+ * `npm run bench -- collections` (results: bench/results/collections.json).
  *
  * 50,000 customers with 1,000,000 open invoices (bench/cash-app.ts generateLedger, no closed ones),
  * one organization (timezone UTC):

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- knowledge-search` (results: bench/results/knowledge-search.json), issue 15 §5:
+ * `npm run bench -- knowledge-search` (results: bench/results/knowledge-search.json):
  * playbook search over 10,000 articles, p95 ≤ 50 ms through the gateway.
  *
  * One organization with BENCH_ARTICLES (default 10,000) live articles written straight into the

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- knowledge` (results: bench/results/knowledge.json), issue 15 §5.
+ * `npm run bench -- knowledge` (results: bench/results/knowledge.json).
  *
  * Sections (each a function returning its part of the result; add new ones to SECTIONS):
  *   quality   the offline pipeline on the hand-labelled evaluation set of test/fixtures/knowledge/

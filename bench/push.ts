@@ -1,5 +1,5 @@
 /**
- * Middleware push throughput, in one run (issue 3 §1):
+ * Middleware push throughput, in one run:
  *   (a) through the gateway: PUSH_RECORDS invoices (one line item each) in batches of 100 to
  *       POST /v2/integrations/providers/middleware/invoices with an organization API key,
  *       PUSH_CONCURRENCY requests in flight (gateway and integrations API each in their own process);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- reports` (results: bench/results/reports.json), issue 14 §4.
+ * `npm run bench -- reports` (results: bench/results/reports.json).
  *
  * The AR aging report over 1,000,000 open invoices of 50,000 customers (bench/cash-app.ts
  * generateLedger: generate_series straight into a fresh database; its open documents include 2%

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- templates` (results: bench/results/templates.json), issue 13 §6 third target:
+ * `npm run bench -- templates` (results: bench/results/templates.json), the preview throughput target:
  * template preview ≥ 2,000 renders per second.
  *
  * The admin API and the gateway each in their own process (as deployed); one organization, one

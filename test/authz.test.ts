@@ -1,5 +1,5 @@
 /**
- * Roles, permissions and business-unit scope (issue 9, section 3), end to end through the gateway
+ * Roles, permissions and business-unit scope, end to end through the gateway
  * with real cash-app and integrations workers:
  * - every route that moves or rewrites money: a member without its permission gets 403 and nothing
  *   changes; a member granted it and an admin get through;

@@ -1,5 +1,5 @@
 /**
- * Bank files as banks deliver them (issue 11 §1 and §4), end to end through the gateway: MT940 with
+ * Bank files as banks deliver them, end to end through the gateway: MT940 with
  * bank header lines (ING, ABN AMRO, Rabobank) and SWIFT envelopes wrapped in SOH/ETX, several
  * statements per file (one statement record and one processing workflow each, answered together),
  * balances checked in every format, MT942 refused as MT942, text in Windows-1250/1252 and CP852

@@ -240,7 +240,7 @@ describe('upload and processing', () => {
     // The JSON statement of the CHF account again, plus one new line: only the new line is stored.
     const doc = JSON.parse(fixture('statement.json').toString());
     doc.transactions.push({ amount: '15.00', booking_date: '2026-11-06', remittance_information: 'INV-6002', bank_reference: 'CHREF-6002' });
-    doc.closing_balance = '1885.00'; // opening + entries = closing (checked since issue 11)
+    doc.closing_balance = '1885.00'; // opening + entries = closing (the upload checks that the balances reconcile)
     const overlap = await stack.request('POST', '/v2/bank-statements', { token: org.token, body: doc });
     expect(overlap.status).toBe(200);
     const s = await waitFor(org.token, overlap.body.id, ['ready', 'failed']);

@@ -1,5 +1,5 @@
 /**
- * Cross-organization id substitution over EVERY operation (issue 9, section 3): the operations come
+ * Cross-organization id substitution over EVERY operation: the operations come
  * from the gateway's merged /openapi.json, so a new route is walked without touching this file. For
  * each operation with an id in its path, query or body, organization A calls it twice: once with
  * organization B's ids (B is seeded through the API with one record of each resource), once with
@@ -96,7 +96,7 @@ beforeAll(async () => {
   expect((await ok(stack.request('GET', `/v2/aether/files/${file.id}`, { token: b.token }))).is_verified).toBe(true);
   bIds.file_id = file.id;
   bIds.extraction_id = (await post('/v2/aether/playbook/extractions', { file_id: file.id })).id;
-  // knowledge (issue 15): proposals with SQL (see the header), an approved article, a customer deduction entry
+  // knowledge: proposals with SQL (see the header), an approved article, a customer deduction entry
   bIds.customer_id = bIds.partner_id;
   bIds.extraction_id ??= randomUUID();
   const proposalOfB = async () => {

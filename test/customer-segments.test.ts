@@ -1,5 +1,5 @@
 /**
- * Customer segments, tags and partners (issue 13 §4, §5; spec 2.9, 2.13, rows 11, 14, 15) through the
+ * Customer segments, tags and partners (spec 2.9, 2.13, rows 11, 14, 15) through the
  * gateway, on a hand-built ledger pushed through the middleware endpoints (no SQL set-up). Dates are
  * relative to today in the organization's timezone (Europe/Berlin), so the aging fields are known:
  *

@@ -1,5 +1,5 @@
 /**
- * Email template folders, templates, Liquid validation, previews and attachments (issue 13 §2; spec
+ * Email template folders, templates, Liquid validation, previews and attachments (spec
  * 2.5, rows 6 and 7, part 8) through the gateway; attachments upload to the run's real S3 server
  * (versitygw) through the presigned URLs the API hands out. One SQL statement: the partial unique
  * index behind "one default per folder" is exercised directly, since no endpoint can produce two
@@ -271,7 +271,7 @@ describe('totals variables are checked on save like the others', () => {
   });
 });
 
-describe('preview hot path (issue 13 §6: parsed templates cached, one round trip, no credential sync)', () => {
+describe('preview hot path', () => {
   it('a PATCHed template previews its new text at once, and its old text again after PATCHing back', async () => {
     const f = await folder(a);
     const t = (await template(a, f, { subject: 'One {{ customer.name }}', body: 'First {{ sender.email }}' })).body;

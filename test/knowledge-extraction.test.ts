@@ -1,6 +1,6 @@
 /**
- * Knowledge files and playbook extraction jobs end to end through the gateway (issue 15 parts 1, 2
- * and 6): a real upload to the run's S3 server through the presigned URL, verification, the job on a
+ * Knowledge files and playbook extraction jobs end to end through the gateway: a real upload to the run's
+ * S3 server through the presigned URL, verification, the job on a
  * real knowledge worker through extracting → deduping → enriching → synthesizing → complete with its
  * counters checked against the stored rows, a worker killed mid-stage, cancel, failed jobs, refused
  * requests, tenant isolation on every endpoint, and replay of the recorded workflow histories.

@@ -1,5 +1,5 @@
 /**
- * Issue 15 parts 3 and 4 through the gateway: knowledge proposals (list, get, approve, reject, stale,
+ * Knowledge review through the gateway: knowledge proposals (list, get, approve, reject, stale,
  * force), articles with their versions, playbook search, and deduction knowledge.
  *
  * SQL set-up: proposals are inserted with SQL (`proposal()` below). Only the playbook-extraction

@@ -1,5 +1,5 @@
 /**
- * Out-of-office coverage (issue 12 §1, spec 2.6 and row 8), end to end through the gateway: create,
+ * Out-of-office coverage (spec 2.6 and row 8), end to end through the gateway: create,
  * list, PATCH of only the fields present (`end_date: null` clears), DELETE (active ends today,
  * scheduled removed), every rule as a 422 naming its field (backup self / unknown / other
  * organization's / deactivated / out of office themself, chains both ways, start ≤ end, end not

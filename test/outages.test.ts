@@ -1,5 +1,5 @@
 /**
- * Outages and retries end to end (issue 10 §2–3), through the gateway:
+ * Outages and retries end to end, through the gateway:
  *
  * - a statement that fails in its storing stage reports the lines it holds (`transaction_count`,
  *   `totals`) and an error written for users, and the same file uploaded again resumes it;

@@ -1,5 +1,5 @@
 /**
- * Posting applied cash back to the ERP (issue 8 section 4), end to end through the gateway with
+ * Posting applied cash back to the ERP, end to end through the gateway with
  * real Temporal workers of cash-app and integrations:
  * - the middleware: approval queues the payment, the middleware pulls the queue with its API key
  *   and answers `posted` / `failed`; the open-amount rule (invoice 1000, approve 400 → 600 open;

@@ -7,7 +7,7 @@
  * "sent" record (a trigger), standing for a database outage right after the SMTP server accepted. A
  * delivery attempt that ends after the SMTP server accepted (a killed worker's) is reproduced with an
  * SMTP gate and Temporal's fail-by-id (test/support/smtp-gate.ts).
- * The organization's receipt template (issue 13 §2) is set up through the API (/v1/email-template-folders,
+ * The organization's receipt template is set up through the API (/v1/email-template-folders,
  * /v1/email-templates) only.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -117,7 +117,7 @@ async function rejectingSmtp(): Promise<{ port: number; close: () => Promise<voi
   return { port: (server.address() as { port: number }).port, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-describe('payment-receipt email with the organization\'s template (issue 13 §2)', () => {
+describe('payment-receipt email with the organization\'s template', () => {
   it('renders the default template of the "Payment receipts" folder with the receipt\'s values; without one (or only a non-default), the built-in receipt', async () => {
     const tpl = await stack.onboard('Template Org');
     const admin = (method: string, path: string, body?: unknown) => stack.request(method, path, { token: tpl.token, body });
@@ -551,7 +551,7 @@ describe('payment-receipt email', () => {
       const res = await requestReceipt(org, paymentId);
       failedId = res.body.id;
       const handle = temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId));
-      // Users read the error: what failed, in words, never the SMTP server's internal address (issue 10).
+      // Users read the error: what failed, in words, never the SMTP server's internal address.
       expect(await handle.result()).toMatchObject({ status: 'failed', error: 'The email server could not be reached or did not accept the message.' });
       // The failure path (retries exhausted, record marked failed) replays too.
       await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'payment-receipt-failed-send-then-record.json');

@@ -18,7 +18,7 @@
  *        p = S_org(11) / S_org(−19) = (4/10) / 1 = 0.4.
  *   Order by largest tripped amount: C-3 (5000), C-2 (1850), C-1 (1800).
  *
- * Issue 8 (exact AR analytics), each in an organization of its own:
+ * Exact AR analytics, each in an organization of its own:
  *   - local currency: invoices without a local-currency amount (as QuickBooks syncs them) are converted
  *     1:1 only in the base currency, else with the stored rates (PUT /v2/exchange-rates), else reported
  *     as not convertible, never summed 1:1;
@@ -233,7 +233,7 @@ describe('predicted overdue', () => {
   });
 });
 
-describe('predicted overdue: currencies, credits and bounded cost (issue 8)', () => {
+describe('predicted overdue: currencies, credits and bounded cost', () => {
   const day = (iso: string, delta: number) => new Date(Date.parse(`${iso}T00:00:00Z`) + delta * 86_400_000).toISOString().slice(0, 10);
   const noLocal = (r: InvoiceRecord): InvoiceRecord => ({ ...r, amount_in_local_currency: undefined as unknown as number, exchange_rate: '' });
 

@@ -1,5 +1,5 @@
 /**
- * Scheduled reports (issue 14 parts 1, 2, 3-workflow, 5) through the gateway: report configs and their
+ * Scheduled reports through the gateway: report configs and their
  * validation, the one-per-type rule (also under concurrent creates), the Temporal Schedules read back from
  * Temporal (created, updated, paused, moved to a new organization timezone, deleted; 07:30 Europe/Berlin on
  * both sides of a daylight-saving change), send-now and scheduled runs delivering to the real SMTP sink

@@ -1,5 +1,5 @@
 /**
- * Issue 14, report data and files: buildArAgingReport (cash-app worker) and buildIntegrationSyncReport
+ * Report data and files: buildArAgingReport (cash-app worker) and buildIntegrationSyncReport
  * (integrations worker), called the way the scheduled-report workflow calls them — from a workflow,
  * on the owning service's task queue, executed by that service's real worker — against the run's real
  * Postgres and real S3 (versitygw). The files are read back from object storage (XLSX with exceljs,

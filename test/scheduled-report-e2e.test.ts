@@ -1,5 +1,5 @@
 /**
- * The scheduled report end to end with the real AR aging build (issue 14 §5): an organization's invoices
+ * The scheduled report end to end with the real AR aging build: an organization's invoices
  * pushed through the middleware endpoints, a report config, send-now through the gateway, and the email in
  * the real SMTP sink (MailDev) with the XLSX and CSV attached; the amounts in the attachments equal the
  * hand-computed buckets, a formula-injection customer name is neutralised in the CSV, and the summary table

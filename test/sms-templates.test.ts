@@ -1,5 +1,5 @@
 /**
- * SMS templates (issue 13 §3; spec 2.4, row 5, part 8) through the gateway: limits, segment counts on
+ * SMS templates (spec 2.4, row 5, part 8) through the gateway: limits, segment counts on
  * hand-computed GSM-7, extension and UCS-2 bodies, Liquid validation, one default per organization,
  * PATCH semantics and tenant isolation. One SQL statement checks the partial unique index behind the
  * default rule (no endpoint can produce two defaults).

@@ -1,6 +1,6 @@
 /**
- * After a Temporal outage the platform's connections notice promptly that it is back (issue 10:
- * /readyz used to stay red for up to about 110 s): the client connection of connectTemporal (the
+ * After a Temporal outage the platform's connections notice promptly that it is back: the client connection
+ * of connectTemporal (the
  * one behind every API's /readyz and workflow starts) and a worker's NativeConnection.
  *
  * The shared Temporal of the run must not be stopped, so this file starts its own dev server on a

@@ -1,5 +1,5 @@
 /**
- * A service process must survive an outage (issue 10, "Noticed"): under knex a transaction whose
+ * A service process must survive an outage: under knex a transaction whose
  * connection died during a PostgreSQL restart was seen to leave its ROLLBACK's rejection unhandled,
  * and Node 20 ends a process on an unhandled rejection. The entry point (the kernel's runProcess)
  * logs an unhandled rejection of a transient infrastructure failure and goes on; any other

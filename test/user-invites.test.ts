@@ -1,5 +1,5 @@
 /**
- * User invites (issue 12 §2, spec row 23) end to end through the gateway with the admin worker:
+ * User invites (spec row 23) end to end through the gateway with the admin worker:
  * the invitation arrives at the real SMTP sink (MailDev) with a working token; accepting needs no
  * bearer token and answers the user and their first access token once; no welcome email for an
  * accepted invite; used, re-sent (replaced), revoked and expired tokens → 401 in the v1 shape;

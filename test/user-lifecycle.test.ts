@@ -1,5 +1,5 @@
 /**
- * User lifecycle (issue 12 §5) through the gateway: PATCH /v2/users/{id} changes name and role,
+ * User lifecycle through the gateway: PATCH /v2/users/{id} changes name and role,
  * deactivates (the user's tokens are refused from the very next request: the gateway that answered the
  * PATCH has applied the commit's NOTIFY first; other gateways within moments) and reactivates; an
  * organization always keeps one active admin (409, also when two admins demote each other at once);

@@ -1,5 +1,5 @@
 /**
- * `npm run chaos`: the fault-injection suite (issue 10 §4). Brings up the real stack with the
+ * `npm run chaos`: the fault-injection suite. Brings up the real stack with the
  * `npm start` launcher (scripts/start.ts) on free ports and a data directory of its own
  * (var/chaos/<run>), onboards an organization of its own, and per scenario injects a fault and
  * checks the invariants through the gateway, as an API client would:
@@ -523,7 +523,7 @@ async function apiPush(sc: Scenario) {
   sc.check(`every record stored once (${total}; SQL cross-check)`, c.rows === total && c.numbers === total, JSON.stringify(c));
 }
 
-/** "503 with Retry-After within a few seconds when a dependency is down" (issue 10 §3). */
+/** "503 with Retry-After within a few seconds when a dependency is down". */
 const ANSWER_WITHIN_MS = 10_000;
 
 /** Poll reads during an outage; every answer must be 200 or 503 with Retry-After, never 500. */

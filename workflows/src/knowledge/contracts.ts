@@ -1,5 +1,5 @@
 /**
- * Cross-service contract of the onboarding extraction (issue 15 part 2, `extraction_type: onboarding`).
+ * Cross-service contract of the onboarding extraction (`extraction_type: onboarding`).
  *
  * The payment method, remittance and deduction habits of a customer live in cash-app's tables, which
  * the knowledge service does not read (no service reads another's schema). The playbook-extraction

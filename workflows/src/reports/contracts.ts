@@ -1,5 +1,5 @@
 /**
- * Contracts of the scheduled-report workflow's cross-service activities (issue 14).
+ * Contracts of the scheduled-report workflow's cross-service activities.
  *
  * The report configuration and the workflow live in services/admin (task queue `admin`); the data of
  * each report is built by the service that owns it, on its own task queue (Temporal's way across
