@@ -1,3 +1,8 @@
+/**
+ * The admin service: organization (users, invites, out-of-office, business units, API keys,
+ * mailbox settings, caller-ID name, report configs) and collections outreach (email and SMS
+ * templates, tags, segments). Wires its routes, dependencies and Temporal activities into the kit.
+ */
 import { createMailer, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
@@ -28,7 +33,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
   schema: 'admin',
   taskQueue: TASK_QUEUES.admin,
-  info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
+  info: { title: 'Admin service', version: '2.0.0', description: 'Organization (users, invites, out-of-office, business units, API keys, mailbox settings, caller-ID name, report configs) and collections outreach (email and SMS templates, tags, segments).' },
   migrations,
   routes: [
     ...businessUnitRoutes,

@@ -49,8 +49,9 @@ export function inviteToken(key: Buffer, inviteId: string, nonce: string): strin
 export interface InviteDeps {
   db: Db;
   temporal: Client;
-  tokenKey: Buffer;
-  ttlSeconds: number;
+  /** key the invite tokens are derived with (inviteTokenKey) */
+  inviteTokenKey: Buffer;
+  config: { USER_INVITE_TTL_SECONDS: number };
 }
 
 export interface NewInvite {
@@ -80,9 +81,9 @@ export async function createInvite(deps: InviteDeps, identity: Identity, input: 
       email: input.email,
       role: input.role,
       businessUnitIds: unitIds,
-      tokenHash: hashToken(inviteToken(deps.tokenKey, id, nonce)),
+      tokenHash: hashToken(inviteToken(deps.inviteTokenKey, id, nonce)),
       tokenNonce: nonce,
-      ttlSeconds: deps.ttlSeconds,
+      ttlSeconds: deps.config.USER_INVITE_TTL_SECONDS,
       invitedById: identity.sub,
     });
     await withTemporalDeadline(deps.temporal, () =>
@@ -97,12 +98,13 @@ export async function createInvite(deps: InviteDeps, identity: Identity, input: 
   });
 }
 
-export async function pendingInvites(db: Db, organizationId: string, offset: number, limit: number) {
-  return listPendingInvites(db, organizationId, offset, limit);
+/** A page of the organization's pending invites. */
+export async function pendingInvites({ db }: { db: Db }, organizationId: string, page: { offset: number; pageSize: number }) {
+  return listPendingInvites(db, organizationId, page.offset, page.pageSize);
 }
 
 /** Revoke the email's pending invite (matched case-insensitively); 404 when there is none. */
-export async function revokeInviteByEmail(db: Db, organizationId: string, email: string): Promise<InviteRow> {
+export async function revokeInviteByEmail({ db }: { db: Db }, organizationId: string, email: string): Promise<InviteRow> {
   return db.transaction(async (trx) => {
     await lockInviteEmail(trx, organizationId, email);
     const invite = await pendingInviteByEmail(trx, organizationId, email);
@@ -124,7 +126,7 @@ export interface Accepted {
  * Unknown, revoked (or replaced), expired or used token: 401. The email became a user meanwhile: 409.
  * No welcome email: the invitation was the welcome.
  */
-export async function acceptInvite(db: Db, input: { token: string; name: string }): Promise<Accepted> {
+export async function acceptInvite({ db }: { db: Db }, input: { token: string; name: string }): Promise<Accepted> {
   return db.transaction(async (trx) => {
     const invite = await inviteByTokenHash(trx, hashToken(input.token));
     if (!invite || !invite.pending_now) {

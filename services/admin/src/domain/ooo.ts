@@ -99,7 +99,7 @@ async function today(trx: Knex.Transaction | Db, organizationId: string): Promis
   return t;
 }
 
-export async function createOoo(db: Db, identity: Identity, userId: string, input: OooPeriod): Promise<OooRow> {
+export async function createOoo({ db }: { db: Db }, identity: Identity, userId: string, input: OooPeriod): Promise<OooRow> {
   return db.transaction(async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
@@ -126,7 +126,7 @@ async function pendingOr404(trx: Knex.Transaction, organizationId: string, userI
 }
 
 /** Row 8: only the fields present change; `end_date: null` clears the end (open-ended). */
-export async function changePendingOoo(db: Db, identity: Identity, userId: string, change: Partial<OooPeriod>): Promise<OooRow> {
+export async function changePendingOoo({ db }: { db: Db }, identity: Identity, userId: string, change: Partial<OooPeriod>): Promise<OooRow> {
   return db.transaction(async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
@@ -147,7 +147,7 @@ export async function changePendingOoo(db: Db, identity: Identity, userId: strin
  * timezone: today is its last day of coverage), a scheduled one is removed. Answers the record as it
  * is after the change (a removed one as it was).
  */
-export async function endPendingOoo(db: Db, identity: Identity, userId: string): Promise<OooRow> {
+export async function endPendingOoo({ db }: { db: Db }, identity: Identity, userId: string): Promise<OooRow> {
   return db.transaction(async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
@@ -178,7 +178,7 @@ export async function coverageOf(db: Db, organizationId: string, userId: string)
 }
 
 /** The user's OOO records, newest first (start date); 404 when the user is not of the organization. */
-export async function listOooOfUser(db: Db, identity: Identity, userId: string, offset: number, limit: number) {
+export async function listOooOfUser({ db }: { db: Db }, identity: Identity, userId: string, page: { offset: number; pageSize: number }) {
   await subjectUser(db, identity, userId, false);
-  return listOoo(db, identity.org, userId, offset, limit);
+  return listOoo(db, identity.org, userId, page.offset, page.pageSize);
 }
