@@ -33,7 +33,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
   schema: 'admin',
   taskQueue: TASK_QUEUES.admin,
-  info: { title: 'Admin service', version: '2.0.0', description: 'Organization (users, invites, out-of-office, business units, API keys, mailbox settings, caller-ID name, report configs) and collections outreach (email and SMS templates, tags, segments).' },
+  info: { title: 'Admin service', version: '2.0.0', description: 'Organizations, users, business units and credentials.' },
   migrations,
   routes: [
     ...businessUnitRoutes,
