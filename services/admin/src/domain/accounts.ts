@@ -1,3 +1,4 @@
+/** Users and organizations: creating and changing users (at least one active admin stays), reading them with today's coverage, and onboarding an organization with its first admin. */
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import { activityRetryWindowMinutes, ConflictError, NotFoundError, ValidationError, withTemporalDeadline, type Db, type Identity } from '@rp/platform';

@@ -1,3 +1,11 @@
+/**
+ * User invites (endpoint row 23): creation, listing, revocation and acceptance. The invite token is single-use and random: `rpi_` + HMAC-SHA256 over the
+ * invite id and a random 32-byte nonce, keyed by a key of the admin service (HKDF of
+ * IDENTITY_SECRET, info `rp-user-invite-v1`). Only its SHA-256 is stored (`token_hash`, looked up on
+ * accept); the email activity re-derives the token from the nonce, so the token is never stored,
+ * logged, nor carried in a workflow's input or history. A new invite for the same email gets a new
+ * nonce and id, so the old token is dead.
+ */
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import {
@@ -30,14 +38,7 @@ import { issueCredential, type CredentialRow } from '../store/credentials.js';
 import type { OrganizationRow } from '../store/organizations.js';
 import { checkBusinessUnits } from './accounts.js';
 
-/**
- * User invites (row 23). The invite token is single-use and random: `rpi_` + HMAC-SHA256 over the
- * invite id and a random 32-byte nonce, keyed by a key of the admin service (HKDF of
- * IDENTITY_SECRET, info `rp-user-invite-v1`). Only its SHA-256 is stored (`token_hash`, looked up on
- * accept); the email activity re-derives the token from the nonce, so the token is never stored,
- * logged, nor carried in a workflow's input or history. A new invite for the same email gets a new
- * nonce and id, so the old token is dead.
- */
+/** The key invite tokens are derived with, from IDENTITY_SECRET. */
 export function inviteTokenKey(identitySecret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', identitySecret, 'rp-user-invite-v1', 'user-invite-token', 32));
 }

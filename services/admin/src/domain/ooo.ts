@@ -1,3 +1,16 @@
+/**
+ * Out-of-office coverage (spec 2.6, row 8). Every change runs in one transaction holding the
+ * organization's OOO lock, so the rules that span several users (no coverage chains) cannot be
+ * raced; the per-user no-overlap rule is also an exclusion constraint (migration admin 003).
+ *
+ * Rules (each a 422 naming its field): the backup is another active user of the organization
+ * (`backup_user_id`), not the user themself, and is not out of office on any day of the period;
+ * the user does not cover anybody else during the period (that would chain too: `start_date`);
+ * start ≤ end (`end_date`); the end, when given, is not already past in the organization's
+ * timezone (`end_date`); periods of one user never overlap (`start_date`).
+ * A member manages only their own OOO (403 otherwise; `created_by_id` null = self-service); an
+ * admin manages anyone's (`created_by_id` = the admin when it is somebody else's).
+ */
 import type { Knex } from 'knex';
 import { ForbiddenError, NotFoundError, ValidationError, type Db, type Identity, type ValidationIssue } from '@rp/platform';
 import {
@@ -16,19 +29,6 @@ import {
 } from '../store/ooo.js';
 import { getUser } from '../store/users.js';
 
-/**
- * Out-of-office coverage (spec 2.6, row 8). Every change runs in one transaction holding the
- * organization's OOO lock, so the rules that span several users (no coverage chains) cannot be
- * raced; the per-user no-overlap rule is also an exclusion constraint (migration admin 003).
- *
- * Rules (each a 422 naming its field): the backup is another active user of the organization
- * (`backup_user_id`), not the user themself, and is not out of office on any day of the period;
- * the user does not cover anybody else during the period (that would chain too: `start_date`);
- * start ≤ end (`end_date`); the end, when given, is not already past in the organization's
- * timezone (`end_date`); periods of one user never overlap (`start_date`).
- * A member manages only their own OOO (403 otherwise; `created_by_id` null = self-service); an
- * admin manages anyone's (`created_by_id` = the admin when it is somebody else's).
- */
 export interface OooPeriod {
   backup_user_id: string;
   start_date: string;

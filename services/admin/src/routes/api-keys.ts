@@ -1,3 +1,4 @@
+/** Routes of the organization's API keys: list, create (the key answered once), revoke. v2. */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,4 @@
+/** Routes of business units (spec 2.16): list the accessible ones, create, read. v2. */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';

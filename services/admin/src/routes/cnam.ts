@@ -1,3 +1,4 @@
+/** Routes of the caller-ID name registration (spec 2.18): read it, save or submit it. v2. */
 import { z } from 'zod';
 import { emailSchema, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';

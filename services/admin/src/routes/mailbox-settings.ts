@@ -1,3 +1,4 @@
+/** Routes of the organization's mailbox settings (spec 2.19): read and replace. v2. */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,4 @@
+/** Routes of a user's out-of-office periods (spec 2.6): create, list, change and end the pending one. v2. */
 import { z } from 'zod';
 import { idSchema, isoDate, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';

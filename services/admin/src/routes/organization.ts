@@ -1,3 +1,4 @@
+/** Routes of the caller's organization: read it and change its timezone. v2. */
 import { z } from 'zod';
 import { ianaTimezone, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,4 @@
+/** Routes of report configs (spec 2.3) and their runs: CRUD, send now, list runs. v2. */
 import { z } from 'zod';
 import { emailSchema, idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { REPORT_TYPES } from '@rp/workflows';

@@ -1,3 +1,4 @@
+/** Routes of user invites: invite, list pending, revoke by email, accept with the token (no bearer token). v1. */
 import { z } from 'zod';
 import { emailSchema, idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,4 @@
+/** Routes of the organization's users: list, create, read (with today's coverage), change. v2. */
 import { z } from 'zod';
 import { emailSchema, idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, permissionSchema } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,4 @@
+/** SQL of business units (admin schema): names unique per organization, case-insensitive. */
 import { newId, type Db, type Identity } from '@rp/platform';
 import type { Knex } from 'knex';
 

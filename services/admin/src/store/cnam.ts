@@ -1,3 +1,4 @@
+/** SQL of caller-ID name registrations and their submissions (admin schema). */
 import type { Knex } from 'knex';
 import { newId, type Db } from '@rp/platform';
 import type { CnamFields, CnamStatus } from '../domain-types/cnam.js';

@@ -1,3 +1,4 @@
+/** SQL of credentials (API keys and user access tokens): only token hashes are stored; every change notifies the gateways' credential caches. */
 import { generateToken, hashToken, newId, notifyAuthChanged, tokenHint, type CredentialKind, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 

@@ -1,3 +1,4 @@
+/** SQL of user invites (admin schema), and an invite's status derived from its dates. */
 import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { Role } from './users.js';

@@ -1,3 +1,4 @@
+/** SQL of out-of-office periods and the organization's OOO lock (admin schema). */
 import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 

@@ -1,3 +1,4 @@
+/** SQL of organizations (admin schema). */
 import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 

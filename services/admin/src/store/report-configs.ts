@@ -1,3 +1,4 @@
+/** SQL of report configs, their runs and the report emails (admin schema). */
 import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 

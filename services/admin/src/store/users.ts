@@ -1,3 +1,4 @@
+/** SQL of users with their business-unit access and permissions (admin schema); access changes notify the gateways' credential caches. */
 import { newId, notifyAuthChanged, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 

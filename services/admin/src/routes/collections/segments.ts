@@ -1,3 +1,4 @@
+/** Routes of customer segments: CRUD and the partners a segment matches. v2. */
 import { z } from 'zod';
 import { CONDITION_DOC, idSchema, MAX_COMPILED_NODES, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
 import { route } from '../../deps.js';

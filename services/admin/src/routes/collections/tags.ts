@@ -1,3 +1,4 @@
+/** Routes of tags (spec 2.9): CRUD, hand-tagging of partners and the partners a tag covers. v2. */
 import { z } from 'zod';
 import { CONDITION_DOC, idSchema, MAX_COMPILED_NODES, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
 import { route } from '../../deps.js';
