@@ -3,10 +3,10 @@ import type { Knex } from 'knex';
 export const name = '005_email_templates';
 
 /**
- * Collections outreach (issue 13 §2): email template folders, their templates and the templates'
+ * Collections outreach (spec 2.5): email template folders, their templates and the templates'
  * attachments (bytes in object storage under `object_key`; see packages/platform/src/storage.ts).
  * At most one default template per folder: a partial unique index backs the domain's rule.
- * SMS templates (issue 13 §3): at most one default per organization, likewise.
+ * SMS templates (spec 2.4): at most one default per organization, likewise.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

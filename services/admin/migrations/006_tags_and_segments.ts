@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 export const name = '006_tags_and_segments';
 
 /**
- * Collections outreach (issue 13 §4): tags (names unique per organization, case-insensitive), the
+ * Collections outreach (spec 2.9): tags (names unique per organization, case-insensitive), the
  * partners tagged by hand, and customer segments (priority unique per organization, 1 highest).
  * Conditions are stored as validated JSON (packages/platform/src/conditions.ts). Partners live in
  * integrations' schema: `tag_partners.partner_id` is a reference checked on write, not a foreign key.

@@ -5,8 +5,8 @@ export const name = '007_email_template_defaults';
 /**
  * `email_template_defaults`: admin's published read contract for other services (the kernel's
  * email-templates.ts reads it, nothing else outside admin does): per organization and folder, the
- * folder's default template (issue 13 §2: cash-app's payment receipt uses the default template of
- * a folder named in its config).
+ * folder's default template (cash-app's payment receipt uses the default template of a folder named
+ * in its config).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 export const name = '008_report_configs';
 
 /**
- * Scheduled reports (issue 14):
+ * Scheduled reports (spec 2.3):
  * - `report_configs`: one per report type per organization (unique index: two concurrent creates give one
  *   row and one 409). `last_sent_at` is written by the platform only (the report workflow, after a send).
  *   Each config is a Temporal Schedule `report-<organization id>-<report type>`.

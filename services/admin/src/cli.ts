@@ -22,9 +22,13 @@ import { AppError, connectTemporal, createDb, currencyCode, emailSchema, ianaTim
 import { migrations } from '../migrations/index.js';
 import { createUser, onboardOrganization } from './domain/accounts.js';
 import { CnamDecisionError, decideCnamRegistration } from './domain/cnam.js';
-import { credentialView, issueCredential, revokeCredential } from './store/credentials.js';
-import { getUser, userView } from './store/users.js';
-import { getOrganization, listOrganizations, organizationView } from './store/organizations.js';
+import { issueCredential, revokeCredential } from './store/credentials.js';
+import { credentialView } from './views/credentials.js';
+import { getUser } from './store/users.js';
+import { userView } from './views/users.js';
+import { getOrganization, listOrganizations } from './store/organizations.js';
+import { organizationView } from './views/organizations.js';
+import { cnamRegistrationView } from './views/cnam.js';
 
 class CliError extends Error {}
 
@@ -187,7 +191,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         const org = await requireOrg(a.org);
         try {
           const answer = a.approve ? { approved: true, detail: a.detail ?? null, source: 'cli' } : { approved: false, detail: a.reject!, source: 'cli' };
-          return (await decideCnamRegistration({ db, temporal: temporal!.client }, org, answer)).registration;
+          return cnamRegistrationView((await decideCnamRegistration({ db, temporal: temporal!.client }, org, answer)).registration);
         } catch (err) {
           if (err instanceof CnamDecisionError) throw new CliError(err.message);
           throw err;

@@ -1,3 +1,4 @@
+/** The admin service's environment: the kit's common settings plus invites, mail, templates, reports and object storage. */
 import { z } from 'zod';
 import { commonConfigShape, defaultTemplateThreads, env, loadConfig, secretsKeyConfigShape } from '@rp/platform';
 import { hostnameSchema } from './domain/hostnames.js';

@@ -1,3 +1,4 @@
+/** What the admin service's route handlers receive (database, Temporal client, config, keys, storage, template pool), and its typed `route` helper. */
 import type { Client } from '@temporalio/client';
 import { routeFor, type Db, type ObjectStorage, type TemplatePool } from '@rp/platform';
 import type { AdminConfig } from './config.js';

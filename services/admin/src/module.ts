@@ -1,3 +1,8 @@
+/**
+ * The admin service: organization (users, invites, out-of-office, business units, API keys,
+ * mailbox settings, caller-ID name, report configs) and collections outreach (email and SMS
+ * templates, tags, segments). Wires its routes, dependencies and Temporal activities into the kit.
+ */
 import { createMailer, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';

@@ -1,3 +1,4 @@
+/** Starts the admin service's HTTP API. */
 import { runProcess, startServiceApi } from '@rp/platform';
 import { adminModule } from './module.js';
 import { loadAdminConfig } from './config.js';

@@ -1,3 +1,4 @@
+/** Starts the admin service's Temporal worker on its task queue. */
 import { runProcess, startServiceWorker } from '@rp/platform';
 import { workflowsPath } from '@rp/workflows/paths';
 import { adminModule } from './module.js';

@@ -1,3 +1,4 @@
+/** Activities of the caller-ID name registration workflow: hand the submission to the registry adapter and record its answer. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db, Logger } from '@rp/platform';

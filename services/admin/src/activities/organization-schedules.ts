@@ -1,3 +1,4 @@
+/** Activities of the organization-schedules workflow: move every report config's Temporal Schedule to the organization's committed timezone. */
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Db } from '@rp/platform';

@@ -1,3 +1,4 @@
+/** Activities of the scheduled-report workflow: claim the run, build the report, deliver its email once and record the outcome. */
 import { Readable } from 'node:stream';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';

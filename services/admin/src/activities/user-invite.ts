@@ -1,3 +1,4 @@
+/** Activities of the user-invite workflow: the invitation email, recorded before it is sent and sent once. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { capExternalFailure, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';

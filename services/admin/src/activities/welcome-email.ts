@@ -1,3 +1,4 @@
+/** Activities of the welcome-email workflow: the new user's welcome email, recorded before it is sent and sent once. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { capExternalFailure, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';

@@ -1,10 +1,12 @@
+/** Users and organizations: creating and changing users (at least one active admin stays), reading them with today's coverage, and onboarding an organization with its first admin. */
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
-import { activityRetryWindowMinutes, ConflictError, NotFoundError, ValidationError, withTemporalDeadline, type Db } from '@rp/platform';
+import { activityRetryWindowMinutes, ConflictError, NotFoundError, ValidationError, withTemporalDeadline, type Db, type Identity } from '@rp/platform';
 import { businessSearchAttributes, TASK_QUEUES, welcomeEmail, welcomeEmailWorkflowId } from '@rp/workflows';
 import { insertOrganization, type OrganizationRow } from '../store/organizations.js';
-import { getUser, insertUser, lockActiveAdmins, lockUser, replaceUserAccess, type Role, type UserRow } from '../store/users.js';
+import { getUser, insertUser, listUsers, lockActiveAdmins, lockUser, replaceUserAccess, type Role, type UserRow } from '../store/users.js';
 import { organizationToday, pendingCoverageBy } from '../store/ooo.js';
+import { coverageOf, type UserCoverage } from './ooo.js';
 import { unknownBusinessUnits } from '../store/business-units.js';
 import { issueCredential, type CredentialRow } from '../store/credentials.js';
 
@@ -130,4 +132,25 @@ export async function onboardOrganization(
     const apiKey = await issueCredential(trx, { organizationId: organization.id, kind: 'api_key', name: 'initial integration key' });
     return { organization, user, accessToken, apiKey };
   });
+}
+
+/** A page of the organization's users, oldest first. */
+export async function usersOf({ db }: { db: Db }, organizationId: string, page: { offset: number; pageSize: number }) {
+  return listUsers(db, organizationId, page.offset, page.pageSize);
+}
+
+export type UserDetail = UserCoverage & { user: UserRow };
+
+/** The user of the organization with the out-of-office in force today and who covers them; 404 otherwise. */
+export async function userDetail({ db }: { db: Db }, organizationId: string, userId: string): Promise<UserDetail> {
+  const user = await getUser(db, organizationId, userId);
+  if (!user) throw new NotFoundError(`No user ${userId}.`);
+  return { user, ...(await coverageOf(db, organizationId, user.id)) };
+}
+
+/** The caller (the user the access token belongs to) in detail; 404 when that user no longer exists or the token is not a user's. */
+export async function callerDetail({ db }: { db: Db }, identity: Pick<Identity, 'org' | 'sub'>): Promise<UserDetail> {
+  const user = identity.sub ? await getUser(db, identity.org, identity.sub) : undefined;
+  if (!user) throw new NotFoundError('The user of this token no longer exists.');
+  return { user, ...(await coverageOf(db, identity.org, user.id)) };
 }

@@ -14,7 +14,7 @@
  * new submission (`submit: false` is 409), which takes it back to `submitted`.
  */
 import type { Client } from '@temporalio/client';
-import { activityRetryWindowMinutes, ConflictError, isoTime, NotFoundError, withTemporalDeadline, type Db } from '@rp/platform';
+import { activityRetryWindowMinutes, ConflictError, NotFoundError, withTemporalDeadline, type Db } from '@rp/platform';
 import {
   businessSearchAttributes,
   cnamRegistration,
@@ -23,43 +23,18 @@ import {
   TASK_QUEUES,
   type CnamRegistrationResult,
 } from '@rp/workflows';
-import {
-  CNAM_FIELDS,
-  getCnamRegistration,
-  insertCnamSubmission,
-  lockOrganizationForCnam,
-  writeCnamRegistration,
-  type CnamFields,
-  type CnamRegistrationRow,
-} from '../store/cnam.js';
+import { CNAM_FIELDS, type CnamFields } from '../domain-types/cnam.js';
+import { getCnamRegistration, insertCnamSubmission, lockOrganizationForCnam, writeCnamRegistration, type CnamRegistrationRow } from '../store/cnam.js';
 
 export interface CnamDeps {
   db: Db;
   temporal: Client;
 }
 
-export function cnamRegistrationView(row: CnamRegistrationRow) {
-  const fields = Object.fromEntries(CNAM_FIELDS.map((f) => [f, row[f]])) as CnamFields;
-  return {
-    object: 'cnam_registration' as const,
-    id: row.id,
-    status: row.status,
-    status_detail: row.status_detail,
-    ...fields,
-    user_id: row.user_id,
-    submitted_at: isoTime(row.submitted_at),
-    approved_at: isoTime(row.approved_at),
-    error_message: row.error_message,
-    submission_id: row.current_submission_id,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
-}
-
-export async function readCnamRegistration(db: Db, organizationId: string) {
+export async function readCnamRegistration({ db }: { db: Db }, organizationId: string): Promise<CnamRegistrationRow> {
   const row = await getCnamRegistration(db, organizationId);
   if (!row) throw new NotFoundError('The organization has no caller-ID name registration.');
-  return cnamRegistrationView(row);
+  return row;
 }
 
 /**
@@ -94,7 +69,7 @@ export async function putCnamRegistration(deps: CnamDeps, actor: { org: string; 
     }
     return saved;
   });
-  return cnamRegistrationView(row);
+  return row;
 }
 
 export class CnamDecisionError extends Error {}
@@ -134,5 +109,5 @@ export async function decideCnamRegistration(
     throw new CnamDecisionError(`the answer was sent to workflow ${handle.workflowId}, which has not recorded it within ${waitMs / 1000} s (is the admin worker running?)`);
   }
   const after = (await getCnamRegistration(deps.db, organizationId))!;
-  return { result: result as CnamRegistrationResult, registration: cnamRegistrationView(after) };
+  return { result: result as CnamRegistrationResult, registration: after };
 }

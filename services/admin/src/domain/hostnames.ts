@@ -1,3 +1,4 @@
+/** Host-name rules for mail routing (mailbox settings' inbound host and sending domain). */
 import { z } from 'zod';
 
 /**

@@ -1,3 +1,11 @@
+/**
+ * User invites (endpoint row 23): creation, listing, revocation and acceptance. The invite token is single-use and random: `rpi_` + HMAC-SHA256 over the
+ * invite id and a random 32-byte nonce, keyed by a key of the admin service (HKDF of
+ * IDENTITY_SECRET, info `rp-user-invite-v1`). Only its SHA-256 is stored (`token_hash`, looked up on
+ * accept); the email activity re-derives the token from the nonce, so the token is never stored,
+ * logged, nor carried in a workflow's input or history. A new invite for the same email gets a new
+ * nonce and id, so the old token is dead.
+ */
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import {
@@ -30,14 +38,7 @@ import { issueCredential, type CredentialRow } from '../store/credentials.js';
 import type { OrganizationRow } from '../store/organizations.js';
 import { checkBusinessUnits } from './accounts.js';
 
-/**
- * User invites (row 23). The invite token is single-use and random: `rpi_` + HMAC-SHA256 over the
- * invite id and a random 32-byte nonce, keyed by a key of the admin service (HKDF of
- * IDENTITY_SECRET, info `rp-user-invite-v1`). Only its SHA-256 is stored (`token_hash`, looked up on
- * accept); the email activity re-derives the token from the nonce, so the token is never stored,
- * logged, nor carried in a workflow's input or history. A new invite for the same email gets a new
- * nonce and id, so the old token is dead.
- */
+/** The key invite tokens are derived with, from IDENTITY_SECRET. */
 export function inviteTokenKey(identitySecret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', identitySecret, 'rp-user-invite-v1', 'user-invite-token', 32));
 }
@@ -49,8 +50,9 @@ export function inviteToken(key: Buffer, inviteId: string, nonce: string): strin
 export interface InviteDeps {
   db: Db;
   temporal: Client;
-  tokenKey: Buffer;
-  ttlSeconds: number;
+  /** key the invite tokens are derived with (inviteTokenKey) */
+  inviteTokenKey: Buffer;
+  config: { USER_INVITE_TTL_SECONDS: number };
 }
 
 export interface NewInvite {
@@ -80,9 +82,9 @@ export async function createInvite(deps: InviteDeps, identity: Identity, input: 
       email: input.email,
       role: input.role,
       businessUnitIds: unitIds,
-      tokenHash: hashToken(inviteToken(deps.tokenKey, id, nonce)),
+      tokenHash: hashToken(inviteToken(deps.inviteTokenKey, id, nonce)),
       tokenNonce: nonce,
-      ttlSeconds: deps.ttlSeconds,
+      ttlSeconds: deps.config.USER_INVITE_TTL_SECONDS,
       invitedById: identity.sub,
     });
     await withTemporalDeadline(deps.temporal, () =>
@@ -97,12 +99,13 @@ export async function createInvite(deps: InviteDeps, identity: Identity, input: 
   });
 }
 
-export async function pendingInvites(db: Db, organizationId: string, offset: number, limit: number) {
-  return listPendingInvites(db, organizationId, offset, limit);
+/** A page of the organization's pending invites. */
+export async function pendingInvites({ db }: { db: Db }, organizationId: string, page: { offset: number; pageSize: number }) {
+  return listPendingInvites(db, organizationId, page.offset, page.pageSize);
 }
 
 /** Revoke the email's pending invite (matched case-insensitively); 404 when there is none. */
-export async function revokeInviteByEmail(db: Db, organizationId: string, email: string): Promise<InviteRow> {
+export async function revokeInviteByEmail({ db }: { db: Db }, organizationId: string, email: string): Promise<InviteRow> {
   return db.transaction(async (trx) => {
     await lockInviteEmail(trx, organizationId, email);
     const invite = await pendingInviteByEmail(trx, organizationId, email);
@@ -124,7 +127,7 @@ export interface Accepted {
  * Unknown, revoked (or replaced), expired or used token: 401. The email became a user meanwhile: 409.
  * No welcome email: the invitation was the welcome.
  */
-export async function acceptInvite(db: Db, input: { token: string; name: string }): Promise<Accepted> {
+export async function acceptInvite({ db }: { db: Db }, input: { token: string; name: string }): Promise<Accepted> {
   return db.transaction(async (trx) => {
     const invite = await inviteByTokenHash(trx, hashToken(input.token));
     if (!invite || !invite.pending_now) {

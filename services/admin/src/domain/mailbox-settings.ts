@@ -7,7 +7,7 @@
  *     API (authenticated by the domain-send API key) and receives replies on an inbound-parse host.
  * The API key is write-only: sealed with the kernel's secrets scheme, answered only as `has_api_key`.
  */
-import { ConflictError, isoTime, sealSecret, ValidationError, type Db, type Logger, type SecretsKeyConfig, type ValidationIssue } from '@rp/platform';
+import { ConflictError, sealSecret, ValidationError, type Db, type Logger, type SecretsKeyConfig, type ValidationIssue } from '@rp/platform';
 import {
   getMailboxSettings,
   inboundHostTaken,
@@ -58,28 +58,9 @@ export function effectiveInboundHostname(row: Pick<MailboxSettingsRow, 'organiza
   return row.inbound_parse_hostname ?? `${row.organization_id}.${inboundDomain.toLowerCase()}`;
 }
 
-export function mailboxSettingsView(row: MailboxSettingsRow, inboundDomain: string) {
-  return {
-    object: 'mailbox_settings' as const,
-    transport_provider: row.transport_provider,
-    hybrid_mode_enabled: row.hybrid_mode_enabled,
-    microsoft: row.microsoft,
-    google: row.google,
-    centralized_inbox: row.centralized_inbox,
-    domain_send: {
-      domain_name: row.domain_name,
-      inbound_parse_hostname: row.inbound_parse_hostname,
-      effective_inbound_hostname: effectiveInboundHostname(row, inboundDomain),
-      has_api_key: row.api_key_envelope !== null,
-    },
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
-}
-
-export async function readMailboxSettings(deps: MailboxDeps, organizationId: string) {
-  const row = await getMailboxSettings(deps.db, organizationId);
-  return row ? mailboxSettingsView(row, deps.config.MAIL_INBOUND_DOMAIN) : null;
+/** The organization's settings; null until an admin configured them. */
+export async function readMailboxSettings({ db }: { db: Db }, organizationId: string): Promise<MailboxSettingsRow | null> {
+  return (await getMailboxSettings(db, organizationId)) ?? null;
 }
 
 /** The rules between fields (each a 422 naming its field), given what the key will be after the write. */
@@ -124,7 +105,7 @@ function crossFieldIssues(input: MailboxSettingsInput, willHaveKey: boolean, inb
  * it). `admin_consented_at` is the platform's: stamped when `microsoft.admin_consented` turns
  * true, kept while it stays true, cleared when it turns false.
  */
-export async function saveMailboxSettings(deps: MailboxDeps, actor: { org: string; sub: string | null }, input: MailboxSettingsInput, log: Logger) {
+export async function saveMailboxSettings(deps: MailboxDeps, actor: { org: string; sub: string | null }, input: MailboxSettingsInput, log: Logger): Promise<MailboxSettingsRow> {
   const inboundDomain = deps.config.MAIL_INBOUND_DOMAIN;
   const { row, keyChange } = await deps.db.transaction(async (trx) => {
     await lockOrganizationRow(trx, actor.org);
@@ -166,5 +147,5 @@ export async function saveMailboxSettings(deps: MailboxDeps, actor: { org: strin
   });
   // The key itself is never logged: only whether it changed.
   log.info({ transport_provider: row.transport_provider, has_api_key: row.api_key_envelope !== null, api_key_change: keyChange }, 'mailbox settings saved');
-  return mailboxSettingsView(row, inboundDomain);
+  return row;
 }

@@ -1,3 +1,16 @@
+/**
+ * Out-of-office coverage (spec 2.6, row 8). Every change runs in one transaction holding the
+ * organization's OOO lock, so the rules that span several users (no coverage chains) cannot be
+ * raced; the per-user no-overlap rule is also an exclusion constraint (migration admin 003).
+ *
+ * Rules (each a 422 naming its field): the backup is another active user of the organization
+ * (`backup_user_id`), not the user themself, and is not out of office on any day of the period;
+ * the user does not cover anybody else during the period (that would chain too: `start_date`);
+ * start ≤ end (`end_date`); the end, when given, is not already past in the organization's
+ * timezone (`end_date`); periods of one user never overlap (`start_date`).
+ * A member manages only their own OOO (403 otherwise; `created_by_id` null = self-service); an
+ * admin manages anyone's (`created_by_id` = the admin when it is somebody else's).
+ */
 import type { Knex } from 'knex';
 import { ForbiddenError, NotFoundError, ValidationError, type Db, type Identity, type ValidationIssue } from '@rp/platform';
 import {
@@ -16,19 +29,6 @@ import {
 } from '../store/ooo.js';
 import { getUser } from '../store/users.js';
 
-/**
- * Out-of-office coverage (spec 2.6, row 8). Every change runs in one transaction holding the
- * organization's OOO lock, so the rules that span several users (no coverage chains) cannot be
- * raced; the per-user no-overlap rule is also an exclusion constraint (migration admin 003).
- *
- * Rules (each a 422 naming its field): the backup is another active user of the organization
- * (`backup_user_id`), not the user themself, and is not out of office on any day of the period;
- * the user does not cover anybody else during the period (that would chain too: `start_date`);
- * start ≤ end (`end_date`); the end, when given, is not already past in the organization's
- * timezone (`end_date`); periods of one user never overlap (`start_date`).
- * A member manages only their own OOO (403 otherwise; `created_by_id` null = self-service); an
- * admin manages anyone's (`created_by_id` = the admin when it is somebody else's).
- */
 export interface OooPeriod {
   backup_user_id: string;
   start_date: string;
@@ -99,7 +99,7 @@ async function today(trx: Knex.Transaction | Db, organizationId: string): Promis
   return t;
 }
 
-export async function createOoo(db: Db, identity: Identity, userId: string, input: OooPeriod): Promise<OooRow> {
+export async function createOoo({ db }: { db: Db }, identity: Identity, userId: string, input: OooPeriod): Promise<OooRow> {
   return db.transaction(async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
@@ -126,7 +126,7 @@ async function pendingOr404(trx: Knex.Transaction, organizationId: string, userI
 }
 
 /** Row 8: only the fields present change; `end_date: null` clears the end (open-ended). */
-export async function changePendingOoo(db: Db, identity: Identity, userId: string, change: Partial<OooPeriod>): Promise<OooRow> {
+export async function changePendingOoo({ db }: { db: Db }, identity: Identity, userId: string, change: Partial<OooPeriod>): Promise<OooRow> {
   return db.transaction(async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
@@ -147,7 +147,7 @@ export async function changePendingOoo(db: Db, identity: Identity, userId: strin
  * timezone: today is its last day of coverage), a scheduled one is removed. Answers the record as it
  * is after the change (a removed one as it was).
  */
-export async function endPendingOoo(db: Db, identity: Identity, userId: string): Promise<OooRow> {
+export async function endPendingOoo({ db }: { db: Db }, identity: Identity, userId: string): Promise<OooRow> {
   return db.transaction(async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
@@ -178,7 +178,7 @@ export async function coverageOf(db: Db, organizationId: string, userId: string)
 }
 
 /** The user's OOO records, newest first (start date); 404 when the user is not of the organization. */
-export async function listOooOfUser(db: Db, identity: Identity, userId: string, offset: number, limit: number) {
+export async function listOooOfUser({ db }: { db: Db }, identity: Identity, userId: string, page: { offset: number; pageSize: number }) {
   await subjectUser(db, identity, userId, false);
-  return listOoo(db, identity.org, userId, offset, limit);
+  return listOoo(db, identity.org, userId, page.offset, page.pageSize);
 }

@@ -1,5 +1,5 @@
 /**
- * Report configs (spec 2.3, issue 14): one per report type per organization, each a Temporal Schedule
+ * Report configs (spec 2.3): one per report type per organization, each a Temporal Schedule
  * (report-schedules.ts). Rules beyond the body schema (they depend on the stored config on PATCH):
  * `weekday` is required for weekly and refused otherwise; recipients and cc together at most 50.
  */
@@ -14,6 +14,7 @@ import {
   deleteReportConfig,
   getReportConfig,
   insertReportConfig,
+  listReportConfigs,
   listReportRuns,
   updateReportConfig,
   type Frequency,
@@ -84,7 +85,12 @@ export async function createReportConfig(deps: ReportConfigDeps, organizationId:
   });
 }
 
-export async function reportConfigOrThrow(db: Db, organizationId: string, id: string): Promise<ReportConfigRow> {
+/** A page of the organization's report configs, by report type. */
+export async function reportConfigsOf({ db }: { db: Db }, organizationId: string, page: { offset: number; pageSize: number }) {
+  return listReportConfigs(db, organizationId, page.offset, page.pageSize);
+}
+
+export async function reportConfigOrThrow({ db }: { db: Db }, organizationId: string, id: string): Promise<ReportConfigRow> {
   const row = await getReportConfig(db, organizationId, id);
   if (!row) throw new NotFoundError(`No report config ${id}.`);
   return row;
@@ -136,7 +142,7 @@ export async function removeReportConfig(deps: ReportConfigDeps, organizationId:
 
 /** Send now: records a manual run and starts the report workflow for it (the run is the answer). */
 export async function sendReportNow(deps: ReportConfigDeps, organizationId: string, id: string): Promise<ReportRunRow> {
-  const config = await reportConfigOrThrow(deps.db, organizationId, id);
+  const config = await reportConfigOrThrow(deps, organizationId, id);
   return deps.db.transaction(async (trx) => {
     const runId = newId();
     const run = await claimReportRun(trx, {
@@ -162,8 +168,8 @@ export async function sendReportNow(deps: ReportConfigDeps, organizationId: stri
   });
 }
 
-export async function reportRunsOf(db: Db, organizationId: string, id: string, page: { offset: number; pageSize: number }) {
-  await reportConfigOrThrow(db, organizationId, id);
+export async function reportRunsOf({ db }: { db: Db }, organizationId: string, id: string, page: { offset: number; pageSize: number }) {
+  await reportConfigOrThrow({ db }, organizationId, id);
   return listReportRuns(db, organizationId, id, page.offset, page.pageSize);
 }
 

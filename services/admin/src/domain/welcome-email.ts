@@ -1,3 +1,4 @@
+/** The welcome email's text and HTML, rendered from the new user and their organization. */
 import type { OrganizationRow } from '../store/organizations.js';
 import type { UserRow } from '../store/users.js';
 

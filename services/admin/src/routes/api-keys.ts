@@ -1,7 +1,9 @@
+/** Routes of the organization's API keys: list, create (the key answered once), revoke. v2. */
 import { z } from 'zod';
-import { idSchema, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, ValidationError } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { credentialView, issueCredential, listCredentials, revokeCredential } from '../store/credentials.js';
+import { apiKeysOf, createApiKey, revokeApiKey } from '../domain/api-keys.js';
+import { credentialView } from '../views/credentials.js';
 import { apiKeySchema } from './schemas.js';
 
 const MAX_PAGE = 500;
@@ -19,7 +21,7 @@ export const apiKeyRoutes = [
     response: pageEnvelopeSchema(apiKeySchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listCredentials(deps.db, identity.org, 'api_key', page.offset, page.pageSize);
+      const { rows, total } = await apiKeysOf(deps, identity.org, page);
       return pageOf(rows.map((r) => credentialView(r) as z.input<typeof apiKeySchema>), total, page);
     },
   }),
@@ -39,17 +41,7 @@ export const apiKeyRoutes = [
     }),
     response: apiKeySchema,
     handler: async ({ body, identity, deps }) => {
-      const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
-      if (expiresAt && expiresAt.getTime() <= Date.now()) {
-        throw new ValidationError([{ loc: ['body', 'expires_at'], msg: 'must be in the future', type: 'value_error' }]);
-      }
-      const { row, token } = await issueCredential(deps.db, {
-        organizationId: identity.org,
-        kind: 'api_key',
-        name: body.name,
-        expiresAt,
-        createdBy: identity.sub,
-      });
+      const { row, token } = await createApiKey(deps, identity, body);
       return credentialView(row, token) as z.input<typeof apiKeySchema>;
     },
   }),
@@ -64,10 +56,6 @@ export const apiKeyRoutes = [
     params: z.object({ api_key_id: idSchema() }),
     response: apiKeySchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => {
-      const row = await revokeCredential(deps.db, identity.org, params.api_key_id, 'api_key');
-      if (!row) throw new NotFoundError(`No API key ${params.api_key_id}.`);
-      return credentialView(row) as z.input<typeof apiKeySchema>;
-    },
+    handler: async ({ params, identity, deps }) => credentialView(await revokeApiKey(deps, identity.org, params.api_key_id)) as z.input<typeof apiKeySchema>,
   }),
 ];

@@ -1,7 +1,9 @@
+/** Routes of business units (spec 2.16): list the accessible ones, create, read. v2. */
 import { z } from 'zod';
-import { ConflictError, idSchema, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { businessUnitView, getBusinessUnit, insertBusinessUnit, listBusinessUnits } from '../store/business-units.js';
+import { businessUnitOrThrow, businessUnitsOf, createBusinessUnit } from '../domain/business-units.js';
+import { businessUnitView } from '../views/business-units.js';
 import { businessUnitSchema } from './schemas.js';
 
 const MAX_PAGE = 500;
@@ -18,7 +20,7 @@ export const businessUnitRoutes = [
     response: pageEnvelopeSchema(businessUnitSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listBusinessUnits(deps.db, identity, page.offset, page.pageSize);
+      const { rows, total } = await businessUnitsOf(deps, identity, page);
       return pageOf(rows.map(businessUnitView), total, page);
     },
   }),
@@ -36,11 +38,7 @@ export const businessUnitRoutes = [
     }),
     response: businessUnitSchema,
     errors: [409],
-    handler: async ({ body, identity, deps }) => {
-      const row = await insertBusinessUnit(deps.db, identity.org, body);
-      if (!row) throw new ConflictError(`A business unit named "${body.name}" already exists.`);
-      return businessUnitView(row);
-    },
+    handler: async ({ body, identity, deps }) => businessUnitView(await createBusinessUnit(deps, identity.org, body)),
   }),
   route({
     method: 'get',
@@ -52,10 +50,6 @@ export const businessUnitRoutes = [
     params: z.object({ business_unit_id: idSchema() }),
     response: businessUnitSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => {
-      const row = await getBusinessUnit(deps.db, identity, params.business_unit_id);
-      if (!row) throw new NotFoundError(`No business unit ${params.business_unit_id}.`);
-      return businessUnitView(row);
-    },
+    handler: async ({ params, identity, deps }) => businessUnitView(await businessUnitOrThrow(deps, identity, params.business_unit_id)),
   }),
 ];

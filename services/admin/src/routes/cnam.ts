@@ -1,3 +1,4 @@
+/** Routes of the caller-ID name registration (spec 2.18): read it, save or submit it. v2. */
 import { z } from 'zod';
 import { emailSchema, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
@@ -12,7 +13,8 @@ import {
   isSubdivisionCode,
   SUBDIVISION_PATTERN,
 } from '../domain/cnam-rules.js';
-import { CNAM_STATUSES } from '../store/cnam.js';
+import { CNAM_STATUSES } from '../domain-types/cnam.js';
+import { cnamRegistrationView } from '../views/cnam.js';
 
 /** Fields a submission needs (a draft may leave any of them null). */
 const REQUIRED_FOR_SUBMISSION = [
@@ -140,7 +142,7 @@ export const cnamRoutes = [
     tags: ['Organization'],
     response: cnamRegistrationSchema,
     errors: [404],
-    handler: async ({ identity, deps }) => readCnamRegistration(deps.db, identity.org),
+    handler: async ({ identity, deps }) => cnamRegistrationView(await readCnamRegistration(deps, identity.org)),
   }),
   route({
     method: 'put',
@@ -166,6 +168,6 @@ export const cnamRoutes = [
     response: cnamRegistrationSchema,
     errors: [409],
     handler: async ({ body, identity, deps }) =>
-      putCnamRegistration(deps, { org: identity.org, sub: identity.sub ?? null }, { ...body, regions_of_operation: [...new Set(body.regions_of_operation)] }),
+      cnamRegistrationView(await putCnamRegistration(deps, { org: identity.org, sub: identity.sub ?? null }, { ...body, regions_of_operation: [...new Set(body.regions_of_operation)] })),
   }),
 ];

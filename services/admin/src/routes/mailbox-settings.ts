@@ -1,8 +1,10 @@
+/** Routes of the organization's mailbox settings (spec 2.19): read and replace. v2. */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { readMailboxSettings, saveMailboxSettings, TRANSPORT_PROVIDERS } from '../domain/mailbox-settings.js';
 import { hostnameSchema } from '../domain/hostnames.js';
+import { mailboxSettingsView } from '../views/mailbox-settings.js';
 
 const GUID_PATTERN = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const guid = () => z.string().regex(GUID_PATTERN, 'must be a GUID (8-4-4-4-12 hexadecimal digits)').nullable().default(null);
@@ -131,7 +133,10 @@ export const mailboxSettingsRoutes = [
       '`domain_send.has_api_key` says whether one is stored. Any user of the organization may read them.',
     tags: ['Organization'],
     response: mailboxSettingsSchema.nullable(),
-    handler: async ({ identity, deps }) => readMailboxSettings(deps, identity.org),
+    handler: async ({ identity, deps }) => {
+      const row = await readMailboxSettings(deps, identity.org);
+      return row ? mailboxSettingsView(row, deps.config.MAIL_INBOUND_DOMAIN) : null;
+    },
   }),
   route({
     method: 'put',
@@ -153,6 +158,7 @@ export const mailboxSettingsRoutes = [
     body: mailboxSettingsInput,
     response: mailboxSettingsSchema,
     errors: [409],
-    handler: async ({ body, identity, deps, log }) => saveMailboxSettings(deps, { org: identity.org, sub: identity.sub ?? null }, body, log),
+    handler: async ({ body, identity, deps, log }) =>
+      mailboxSettingsView(await saveMailboxSettings(deps, { org: identity.org, sub: identity.sub ?? null }, body, log), deps.config.MAIL_INBOUND_DOMAIN),
   }),
 ];

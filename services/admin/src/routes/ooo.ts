@@ -1,8 +1,9 @@
+/** Routes of a user's out-of-office periods (spec 2.6): create, list, change and end the pending one. v2. */
 import { z } from 'zod';
 import { idSchema, isoDate, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { changePendingOoo, createOoo, endPendingOoo, listOooOfUser } from '../domain/ooo.js';
-import { oooView } from '../store/ooo.js';
+import { oooView } from '../views/ooo.js';
 import { oooSchema } from './schemas.js';
 
 const MAX_PAGE = 200;
@@ -37,7 +38,7 @@ export const oooRoutes = [
     response: oooSchema,
     errors: [403, 404],
     handler: async ({ params: p, body, identity, deps }) =>
-      oooView(await createOoo(deps.db, identity, p.user_id, { backup_user_id: body.backup_user_id, start_date: body.start_date, end_date: body.end_date ?? null })),
+      oooView(await createOoo(deps, identity, p.user_id, { backup_user_id: body.backup_user_id, start_date: body.start_date, end_date: body.end_date ?? null })),
   }),
   route({
     method: 'get',
@@ -52,7 +53,7 @@ export const oooRoutes = [
     errors: [404],
     handler: async ({ params: p, query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listOooOfUser(deps.db, identity, p.user_id, page.offset, page.pageSize);
+      const { rows, total } = await listOooOfUser(deps, identity, p.user_id, page);
       return pageOf(rows.map(oooView), total, page);
     },
   }),
@@ -74,7 +75,7 @@ export const oooRoutes = [
     }),
     response: oooSchema,
     errors: [403, 404],
-    handler: async ({ params: p, body, identity, deps }) => oooView(await changePendingOoo(deps.db, identity, p.user_id, body)),
+    handler: async ({ params: p, body, identity, deps }) => oooView(await changePendingOoo(deps, identity, p.user_id, body)),
   }),
   route({
     method: 'delete',
@@ -89,6 +90,6 @@ export const oooRoutes = [
     params,
     response: oooSchema,
     errors: [403, 404],
-    handler: async ({ params: p, identity, deps }) => oooView(await endPendingOoo(deps.db, identity, p.user_id)),
+    handler: async ({ params: p, identity, deps }) => oooView(await endPendingOoo(deps, identity, p.user_id)),
   }),
 ];

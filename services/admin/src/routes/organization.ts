@@ -1,8 +1,10 @@
+/** Routes of the caller's organization: read it and change its timezone. v2. */
 import { z } from 'zod';
-import { ianaTimezone, NotFoundError, timestampsShape } from '@rp/platform';
+import { ianaTimezone, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { changeOrganizationTimezone } from '../domain/report-configs.js';
-import { getOrganization, organizationView } from '../store/organizations.js';
+import { organizationOrThrow } from '../domain/organization.js';
+import { organizationView } from '../views/organizations.js';
 
 export const organizationSchema = z
   .object({
@@ -23,11 +25,7 @@ export const organizationRoutes = [
     summary: 'The caller\'s organization',
     tags: ['Organization'],
     response: organizationSchema,
-    handler: async ({ identity, deps }) => {
-      const org = await getOrganization(deps.db, identity.org);
-      if (!org) throw new NotFoundError(`No organization ${identity.org}.`);
-      return organizationView(org);
-    },
+    handler: async ({ identity, deps }) => organizationView(await organizationOrThrow(deps, identity.org)),
   }),
   route({
     method: 'patch',

@@ -1,10 +1,11 @@
+/** Routes of report configs (spec 2.3) and their runs: CRUD, send now, list runs. v2. */
 import { z } from 'zod';
 import { emailSchema, idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { REPORT_TYPES } from '@rp/workflows';
 import { route } from '../deps.js';
-import { changeReportConfig, createReportConfig, MAX_RECIPIENTS, removeReportConfig, reportConfigOrThrow, reportRunsOf, sendReportNow } from '../domain/report-configs.js';
+import { changeReportConfig, createReportConfig, MAX_RECIPIENTS, removeReportConfig, reportConfigOrThrow, reportConfigsOf, reportRunsOf, sendReportNow } from '../domain/report-configs.js';
 import { REPORT_CATCHUP_WINDOW } from '../domain/report-schedules.js';
-import { listReportConfigs, reportConfigView, reportRunView } from '../store/report-configs.js';
+import { reportConfigView, reportRunView } from '../views/report-configs.js';
 
 const MAX_PAGE = 200;
 const FREQUENCIES = ['daily', 'weekly', 'monthly'] as const;
@@ -110,7 +111,7 @@ export const reportConfigRoutes = [
     response: pageEnvelopeSchema(reportConfigSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listReportConfigs(deps.db, identity.org, page.offset, page.pageSize);
+      const { rows, total } = await reportConfigsOf(deps, identity.org, page);
       return pageOf(rows.map(reportConfigView), total, page);
     },
   }),
@@ -124,7 +125,7 @@ export const reportConfigRoutes = [
     params,
     response: reportConfigSchema,
     errors: [404],
-    handler: async ({ params: p, identity, deps }) => reportConfigView(await reportConfigOrThrow(deps.db, identity.org, p.report_config_id)),
+    handler: async ({ params: p, identity, deps }) => reportConfigView(await reportConfigOrThrow(deps, identity.org, p.report_config_id)),
   }),
   route({
     method: 'patch',
@@ -198,7 +199,7 @@ export const reportConfigRoutes = [
     errors: [404],
     handler: async ({ params: p, query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await reportRunsOf(deps.db, identity.org, p.report_config_id, page);
+      const { rows, total } = await reportRunsOf(deps, identity.org, p.report_config_id, page);
       return pageOf(rows.map(reportRunView), total, page);
     },
   }),

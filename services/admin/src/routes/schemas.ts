@@ -1,3 +1,4 @@
+/** Response schemas of the organization area, shared by its routes. */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
 

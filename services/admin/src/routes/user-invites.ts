@@ -1,10 +1,11 @@
+/** Routes of user invites: invite, list pending, revoke by email, accept with the token (no bearer token). v1. */
 import { z } from 'zod';
 import { emailSchema, idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { acceptInvite, createInvite, pendingInvites, revokeInviteByEmail } from '../domain/invites.js';
-import { inviteView } from '../store/invites.js';
-import { credentialView } from '../store/credentials.js';
-import { userView } from '../store/users.js';
+import { inviteView } from '../views/invites.js';
+import { credentialView } from '../views/credentials.js';
+import { userView } from '../views/users.js';
 import { userInviteSchema, userSchema } from './schemas.js';
 
 const MAX_PAGE = 200;
@@ -63,12 +64,7 @@ export const userInviteRoutes = [
     response: userInviteSchema,
     errors: [409],
     handler: async ({ body, identity, deps, requestId }) => {
-      const { invite } = await createInvite(
-        { db: deps.db, temporal: deps.temporal, tokenKey: deps.inviteTokenKey, ttlSeconds: deps.config.USER_INVITE_TTL_SECONDS },
-        identity,
-        body,
-        requestId,
-      );
+      const { invite } = await createInvite(deps, identity, body, requestId);
       return inviteView(invite);
     },
   }),
@@ -84,7 +80,7 @@ export const userInviteRoutes = [
     response: pageEnvelopeSchema(userInviteSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await pendingInvites(deps.db, identity.org, page.offset, page.pageSize);
+      const { rows, total } = await pendingInvites(deps, identity.org, page);
       return pageOf(rows.map(inviteView), total, page);
     },
   }),
@@ -104,7 +100,7 @@ export const userInviteRoutes = [
     response: revokedSchema,
     errors: [404],
     handler: async ({ params, identity, deps }) => {
-      const invite = await revokeInviteByEmail(deps.db, identity.org, params.email);
+      const invite = await revokeInviteByEmail(deps, identity.org, params.email);
       return { data: inviteView(invite), error: null, message: `The invite for ${invite.email} was revoked.` };
     },
   }),
@@ -129,7 +125,7 @@ export const userInviteRoutes = [
     response: acceptanceSchema,
     errors: [409],
     handler: async ({ body, deps }) => {
-      const { user, credential, token } = await acceptInvite(deps.db, body);
+      const { user, credential, token } = await acceptInvite(deps, body);
       return { object: 'user_invite_acceptance' as const, user: userView(user), access_token: credentialView(credential, token) as z.input<typeof acceptanceSchema>['access_token'] };
     },
   }),

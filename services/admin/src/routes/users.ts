@@ -1,19 +1,11 @@
+/** Routes of the organization's users: list, create, read (with today's coverage), change. v2. */
 import { z } from 'zod';
-import { emailSchema, idSchema, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, permissionSchema } from '@rp/platform';
+import { emailSchema, idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, permissionSchema } from '@rp/platform';
 import { route } from '../deps.js';
-import { getUser, listUsers, userView } from '../store/users.js';
-import { createUser, updateUser } from '../domain/accounts.js';
-import { coverageOf } from '../domain/ooo.js';
-import { oooView } from '../store/ooo.js';
+import { callerDetail, createUser, updateUser, userDetail, usersOf } from '../domain/accounts.js';
+import { userDetailView, userView } from '../views/users.js';
 import { userDetailSchema, userSchema } from './schemas.js';
-import type { UserRow } from '../store/users.js';
-import type { AdminDeps } from '../deps.js';
 
-/** The user with the out-of-office in force today and who covers them. */
-async function detailView(deps: AdminDeps, user: UserRow) {
-  const { ooo, covered_by } = await coverageOf(deps.db, user.organization_id, user.id);
-  return { ...userView(user), ooo: ooo ? oooView(ooo) : null, covered_by };
-}
 const COVERAGE_DOC =
   ' `ooo` is the out-of-office in force today in the organization\'s timezone (or null) and `covered_by` the backup handling the user\'s work today.';
 
@@ -32,7 +24,7 @@ export const userRoutes = [
     response: pageEnvelopeSchema(userSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listUsers(deps.db, identity.org, page.offset, page.pageSize);
+      const { rows, total } = await usersOf(deps, identity.org, page);
       return pageOf(rows.map(userView), total, page);
     },
   }),
@@ -66,11 +58,7 @@ export const userRoutes = [
     description: `The caller.${COVERAGE_DOC}`,
     tags: ['Organization'],
     response: userDetailSchema,
-    handler: async ({ identity, deps }) => {
-      const user = identity.sub ? await getUser(deps.db, identity.org, identity.sub) : undefined;
-      if (!user) throw new NotFoundError('The user of this token no longer exists.');
-      return detailView(deps, user);
-    },
+    handler: async ({ identity, deps }) => userDetailView(await callerDetail(deps, identity)),
   }),
   route({
     method: 'get',
@@ -82,11 +70,7 @@ export const userRoutes = [
     params: z.object({ user_id: idSchema() }),
     response: userDetailSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => {
-      const user = await getUser(deps.db, identity.org, params.user_id);
-      if (!user) throw new NotFoundError(`No user ${params.user_id}.`);
-      return detailView(deps, user);
-    },
+    handler: async ({ params, identity, deps }) => userDetailView(await userDetail(deps, identity.org, params.user_id)),
   }),
   route({
     method: 'patch',

@@ -1,4 +1,5 @@
-import { isoTime, newId, type Db, type Identity } from '@rp/platform';
+/** SQL of business units (admin schema): names unique per organization, case-insensitive. */
+import { newId, type Db, type Identity } from '@rp/platform';
 import type { Knex } from 'knex';
 
 export interface BusinessUnitRow {
@@ -8,17 +9,6 @@ export interface BusinessUnitRow {
   description: string | null;
   created_at: Date;
   modified_at: Date;
-}
-
-export function businessUnitView(row: BusinessUnitRow) {
-  return {
-    object: 'business_unit' as const,
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 /** The units the identity may access: all of the organization's for admins and API keys. */

@@ -1,4 +1,5 @@
-import { generateToken, hashToken, isoTime, newId, notifyAuthChanged, tokenHint, type CredentialKind, type Db } from '@rp/platform';
+/** SQL of credentials (API keys and user access tokens): only token hashes are stored; every change notifies the gateways' credential caches. */
+import { generateToken, hashToken, newId, notifyAuthChanged, tokenHint, type CredentialKind, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 
 export interface CredentialRow {
@@ -14,21 +15,6 @@ export interface CredentialRow {
   created_by_user_id: string | null;
   created_at: Date;
   modified_at: Date;
-}
-
-export function credentialView(row: CredentialRow, token?: string) {
-  return {
-    object: row.kind === 'api_key' ? ('api_key' as const) : ('access_token' as const),
-    id: row.id,
-    name: row.name,
-    ...(row.kind === 'user' ? { user_id: row.user_id } : {}),
-    token_hint: row.token_hint,
-    ...(token ? { token } : {}),
-    expires_at: isoTime(row.expires_at),
-    revoked_at: isoTime(row.revoked_at),
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 /** Issue a credential: the token is returned once here and only its SHA-256 is stored. */

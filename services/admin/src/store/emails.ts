@@ -1,3 +1,4 @@
+/** SQL of the outbound-email records (welcome and invite emails): the kernel's RecordedEmailStore for this schema. */
 import { newId, type Db, type RecordedEmailStore } from '@rp/platform';
 
 export interface OutboundEmailRow {

@@ -1,4 +1,5 @@
-import { isoTime, newId, type Db } from '@rp/platform';
+/** SQL of user invites (admin schema), and an invite's status derived from its dates. */
+import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { Role } from './users.js';
 
@@ -29,24 +30,6 @@ export function inviteStatus(row: InviteRow, now = Date.now()): InviteStatus {
   if (row.revoked_at) return 'revoked';
   if (new Date(row.expires_at).getTime() <= now) return 'expired';
   return 'pending';
-}
-
-/** The invite as the API shows it: never the token nor its hash. */
-export function inviteView(row: InviteRow) {
-  return {
-    object: 'user_invite' as const,
-    id: row.id,
-    email: row.email,
-    role: row.role,
-    business_unit_ids: row.business_unit_ids ?? [],
-    status: inviteStatus(row),
-    invited_by_id: row.invited_by_id,
-    expires_at: isoTime(row.expires_at)!,
-    accepted_at: isoTime(row.accepted_at),
-    revoked_at: isoTime(row.revoked_at),
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 /** Serializes invites of one email in one organization until the transaction ends. */

@@ -1,3 +1,4 @@
+/** SQL of the organization's mailbox settings (admin schema); the domain-send key is stored sealed. */
 import type { Knex } from 'knex';
 import type { Db } from '@rp/platform';
 

@@ -1,4 +1,5 @@
-import { isoTime, newId, type Db } from '@rp/platform';
+/** SQL of out-of-office periods and the organization's OOO lock (admin schema). */
+import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 
 type Conn = Db | Knex.Transaction;
@@ -13,20 +14,6 @@ export interface OooRow {
   end_date: string | null;
   created_at: Date;
   modified_at: Date;
-}
-
-export function oooView(row: OooRow) {
-  return {
-    object: 'user_ooo' as const,
-    id: row.id,
-    user_id: row.user_id,
-    backup_user_id: row.backup_user_id,
-    created_by_id: row.created_by_id,
-    start_date: row.start_date,
-    end_date: row.end_date,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 /** Today's date (YYYY-MM-DD) in the organization's timezone, on the database clock. */

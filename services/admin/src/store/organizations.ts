@@ -1,4 +1,5 @@
-import { isoTime, newId, type Db } from '@rp/platform';
+/** SQL of organizations (admin schema). */
+import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 
 export interface OrganizationRow {
@@ -8,18 +9,6 @@ export interface OrganizationRow {
   timezone: string;
   created_at: Date;
   modified_at: Date;
-}
-
-export function organizationView(row: OrganizationRow) {
-  return {
-    object: 'organization' as const,
-    id: row.id,
-    name: row.name,
-    base_currency: row.base_currency,
-    timezone: row.timezone,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 export async function insertOrganization(db: Db | Knex.Transaction, input: { name: string; base_currency: string; timezone: string }): Promise<OrganizationRow> {

@@ -1,4 +1,5 @@
-import { isoTime, newId, type Db } from '@rp/platform';
+/** SQL of report configs, their runs and the report emails (admin schema). */
+import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 
 type Conn = Db | Knex.Transaction;
@@ -22,23 +23,6 @@ export interface ReportConfigRow {
 }
 
 export type ReportConfigFields = Pick<ReportConfigRow, 'report_type' | 'frequency' | 'time' | 'weekday' | 'recipient_emails' | 'cc_emails' | 'is_enabled'>;
-
-export function reportConfigView(row: ReportConfigRow) {
-  return {
-    object: 'report_config' as const,
-    id: row.id,
-    report_type: row.report_type,
-    is_enabled: row.is_enabled,
-    frequency: row.frequency,
-    time: row.time,
-    weekday: row.weekday,
-    recipient_emails: row.recipient_emails,
-    cc_emails: row.cc_emails,
-    last_sent_at: isoTime(row.last_sent_at),
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
-}
 
 /** Inserts the config; null when the organization already has one of this type (the unique index decides races). */
 export async function insertReportConfig(db: Conn, organizationId: string, fields: ReportConfigFields): Promise<ReportConfigRow | null> {
@@ -113,28 +97,6 @@ export interface ReportRunRow {
 
 /** How each file reached the recipients: attached, or linked (presigned, with its expiry) when over the attachment limit. */
 export type ReportDelivery = { filename: string; size: number; mode: 'attached' | 'linked'; link_expires_at?: string }[];
-
-export function reportRunView(row: ReportRunRow) {
-  return {
-    object: 'report_run' as const,
-    id: row.id,
-    config_id: row.config_id,
-    report_type: row.report_type,
-    trigger: row.trigger,
-    scheduled_for: isoTime(row.scheduled_for)!,
-    status: row.status,
-    as_of_date: row.as_of_date,
-    period_start: isoTime(row.period_start),
-    period_end: isoTime(row.period_end),
-    row_count: row.row_count,
-    counts: row.counts ?? {},
-    files: row.delivery ?? [],
-    sent_at: isoTime(row.sent_at),
-    error: row.error,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
-}
 
 /** Finds or creates the run of this idempotency key (a retried or re-delivered action finds its run again). */
 export async function claimReportRun(

@@ -1,4 +1,5 @@
-import { isoTime, newId, notifyAuthChanged, type Db } from '@rp/platform';
+/** SQL of users with their business-unit access and permissions (admin schema); access changes notify the gateways' credential caches. */
+import { newId, notifyAuthChanged, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 
 export type Role = 'admin' | 'member';
@@ -14,22 +15,6 @@ export interface UserRow {
   modified_at: Date;
   business_unit_ids?: string[];
   permissions?: string[];
-}
-
-export function userView(row: UserRow) {
-  return {
-    object: 'user' as const,
-    id: row.id,
-    organization_id: row.organization_id,
-    email: row.email,
-    name: row.name,
-    role: row.role,
-    business_unit_ids: row.business_unit_ids ?? [],
-    permissions: row.permissions ?? [],
-    is_active: row.deactivated_at === null,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 function withUnits(db: Db | Knex.Transaction) {

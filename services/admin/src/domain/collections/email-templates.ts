@@ -1,5 +1,5 @@
 /**
- * Email template folders, templates and attachments (issue 13 §2, spec 2.5).
+ * Email template folders, templates and attachments (spec 2.5): the rules and the records the views show.
  *
  * - Templates are Liquid (see liquid.ts): subject and body are validated on every save.
  * - At most one default template per folder: making one the default clears the others in the same
@@ -14,10 +14,8 @@ import {
   ConflictError,
   customerTotals,
   exchangeRatesToBase,
-  fileCategory,
   formatInMinorUnits,
   getOrganizationProfile,
-  isoTime,
   newId,
   NotFoundError,
   partnerWithOpenInvoices,
@@ -47,56 +45,6 @@ interface Deps {
   templates: TemplatePool;
 }
 
-// ---------- views
-
-function folderBrief(f: store.FolderRow) {
-  return { object: 'email_template_folder' as const, id: f.id, name: f.name, created_at: isoTime(f.created_at)!, modified_at: isoTime(f.modified_at)! };
-}
-
-async function attachmentView(storage: ObjectStorage | null, a: store.AttachmentRow) {
-  const get = storage ? await storage.presignGet({ key: a.object_key, expiresIn: DOWNLOAD_URL_SECONDS, downloadName: a.name }) : null;
-  return {
-    object: 'email_template_attachment' as const,
-    id: a.id,
-    name: a.name,
-    mime_type: a.mime_type,
-    organization_id: a.organization_id,
-    content_id: null,
-    disposition: 'attachment',
-    purpose: 'email_template',
-    remote_id: null,
-    user_id: a.user_id,
-    presigned_url: get?.url ?? null,
-    presigned_url_expires_at: get ? get.expires_at.toISOString() : null,
-    file_type: fileCategory(a.mime_type),
-    is_verified: a.is_verified,
-    size: a.size,
-    src: null,
-    created_at: isoTime(a.created_at)!,
-    modified_at: isoTime(a.modified_at)!,
-  };
-}
-
-async function templateView(deps: Deps, t: store.TemplateRow, folder: store.FolderRow, attachments: store.AttachmentRow[], preview?: { subject: string; body: string }) {
-  return {
-    object: 'email_template' as const,
-    id: t.id,
-    name: t.name,
-    subject: t.subject,
-    body: t.body,
-    cc: t.cc,
-    auto_correct: t.auto_correct,
-    is_default: t.is_default,
-    folder_id: t.folder_id,
-    folder: folderBrief(folder),
-    attachments: await Promise.all(attachments.filter((a) => a.template_id === t.id).map((a) => attachmentView(deps.storage, a))),
-    preview_subject: preview?.subject ?? null,
-    preview_body: preview?.body ?? null,
-    created_at: isoTime(t.created_at)!,
-    modified_at: isoTime(t.modified_at)!,
-  };
-}
-
 /**
  * In the folder listing each folder carries its first LISTED_TEMPLATES_PER_FOLDER templates (oldest first)
  * and each of those its first LISTED_ATTACHMENTS_PER_TEMPLATE attachments, so a page of folders costs a
@@ -106,7 +54,22 @@ async function templateView(deps: Deps, t: store.TemplateRow, folder: store.Fold
 export const LISTED_TEMPLATES_PER_FOLDER = 10;
 export const LISTED_ATTACHMENTS_PER_TEMPLATE = 5;
 
-async function folderView(deps: Deps, org: string, folders: store.FolderRow[], listing = false) {
+/** A template with its folder and its attachments (those to show), and its rendered preview when one was asked for. */
+export interface TemplateRecord {
+  template: store.TemplateRow;
+  folder: store.FolderRow;
+  attachments: store.AttachmentRow[];
+  preview?: { subject: string; body: string };
+}
+
+/** A folder with how many templates it holds and the templates to show. */
+export interface FolderRecord {
+  folder: store.FolderRow;
+  templateCount: number;
+  templates: TemplateRecord[];
+}
+
+async function folderRecords(deps: Deps, org: string, folders: store.FolderRow[], listing = false): Promise<FolderRecord[]> {
   const ids = folders.map((f) => f.id);
   const [templates, counts] = await Promise.all([
     listing ? store.firstTemplatesOfFolders(deps.db, org, ids, LISTED_TEMPLATES_PER_FOLDER) : store.templatesOfFolders(deps.db, org, ids),
@@ -114,36 +77,38 @@ async function folderView(deps: Deps, org: string, folders: store.FolderRow[], l
   ]);
   const templateIds = templates.map((t) => t.id);
   const attachments = listing ? await store.firstAttachmentsOf(deps.db, org, templateIds, LISTED_ATTACHMENTS_PER_TEMPLATE) : await store.attachmentsOf(deps.db, org, templateIds);
-  return Promise.all(
-    folders.map(async (f) => ({
-      ...folderBrief(f),
-      template_count: counts.get(f.id) ?? 0,
-      templates: await Promise.all(templates.filter((t) => t.folder_id === f.id).map((t) => templateView(deps, t, f, attachments))),
-    })),
-  );
+  return folders.map((f) => ({
+    folder: f,
+    templateCount: counts.get(f.id) ?? 0,
+    templates: templates.filter((t) => t.folder_id === f.id).map((t) => templateRecord(t, f, attachments)),
+  }));
+}
+
+function templateRecord(template: store.TemplateRow, folder: store.FolderRow, attachments: store.AttachmentRow[], preview?: { subject: string; body: string }): TemplateRecord {
+  return { template, folder, attachments: attachments.filter((a) => a.template_id === template.id), ...(preview ? { preview } : {}) };
 }
 
 // ---------- folders
 
 export async function listFolders(deps: Deps, org: string, offset: number, limit: number) {
   const { rows, total } = await store.listFolders(deps.db, org, offset, limit);
-  return { items: await folderView(deps, org, rows, true), total };
+  return { rows: await folderRecords(deps, org, rows, true), total };
 }
 
 export async function getFolder(deps: Deps, org: string, id: string) {
   const f = await store.getFolder(deps.db, org, id);
   if (!f) throw new NotFoundError(`No email template folder ${id}.`);
-  return (await folderView(deps, org, [f]))[0]!;
+  return (await folderRecords(deps, org, [f]))[0]!;
 }
 
 export async function createFolder(deps: Deps, org: string, name: string) {
-  return (await folderView(deps, org, [await store.insertFolder(deps.db, org, name)]))[0]!;
+  return (await folderRecords(deps, org, [await store.insertFolder(deps.db, org, name)]))[0]!;
 }
 
 export async function renameFolder(deps: Deps, org: string, id: string, name: string) {
   const f = await store.updateFolder(deps.db, org, id, name);
   if (!f) throw new NotFoundError(`No email template folder ${id}.`);
-  return (await folderView(deps, org, [f]))[0]!;
+  return (await folderRecords(deps, org, [f]))[0]!;
 }
 
 /** Delete a folder; one holding templates only with `cascade` (its templates and their stored files go too). */
@@ -223,11 +188,11 @@ async function validated(deps: Deps, identity: Identity, t: Pick<TemplateInput, 
   return { subject: subject.source, body: body.source };
 }
 
-async function loadTemplate(deps: Deps, org: string, id: string, preview?: { subject: string; body: string }) {
+async function loadTemplate(deps: Deps, org: string, id: string): Promise<TemplateRecord> {
   const t = await store.getTemplate(deps.db, org, id);
   if (!t) throw new NotFoundError(`No email template ${id}.`);
   const folder = (await store.getFolder(deps.db, org, t.folder_id))!;
-  return templateView(deps, t, folder, await store.attachmentsOf(deps.db, org, [t.id]), preview);
+  return templateRecord(t, folder, await store.attachmentsOf(deps.db, org, [t.id]));
 }
 
 export async function getTemplate(deps: Deps, org: string, id: string) {
@@ -336,7 +301,7 @@ export async function previewTemplate(deps: Deps, identity: Identity, id: string
   // one after the other: a preview holds at most one render thread
   const subject = await renderSavedTemplate(deps.templates, t, 'subject', t.subject, context);
   const preview = { subject, body: await renderSavedTemplate(deps.templates, t, 'body', t.body, context) };
-  return templateView(deps, t, source.folder, source.attachments, preview);
+  return templateRecord(t, source.folder, source.attachments, preview);
 }
 
 // ---------- attachments
@@ -356,10 +321,7 @@ export async function createAttachment(deps: Deps, identity: Identity, templateI
   const key = `org/${identity.org}/email-templates/${templateId}/${id}-${randomUUID()}`;
   const upload = await storage.presignPut({ key, size: input.size, contentType: input.mime_type, expiresIn: UPLOAD_URL_SECONDS });
   const row = await store.insertAttachment(deps.db, { id, organization_id: identity.org, template_id: templateId, user_id: identity.sub, name: input.name, mime_type: input.mime_type, size: input.size, object_key: key });
-  return {
-    ...(await attachmentView(storage, row)),
-    upload: { method: 'PUT' as const, url: upload.url, headers: upload.headers, expires_at: upload.expires_at.toISOString() },
-  };
+  return { attachment: row, upload };
 }
 
 /** Check the uploaded bytes (size, sha256, sniffed type) and record the outcome. */
@@ -370,7 +332,7 @@ export async function completeAttachment(deps: Deps, org: string, templateId: st
   const v = await storage.verifyObject({ key: a.object_key, size: a.size, contentType: a.mime_type });
   if (!v.exists) throw new ConflictError('Nothing has been uploaded to the attachment’s upload URL yet.');
   const row = await store.recordVerification(deps.db, a.id, { is_verified: v.is_verified, sha256: v.sha256, sniffed_mime_type: v.sniffed_mime_type, verification_error: v.reason });
-  return { ...(await attachmentView(storage, row)), verification_error: v.reason };
+  return { attachment: row, verificationError: v.reason };
 }
 
 export async function deleteAttachment(deps: Deps, org: string, templateId: string, id: string): Promise<void> {

@@ -26,7 +26,7 @@ import {
   type Identity,
   type ResolvedTag,
 } from '@rp/platform';
-import { deleteSegment, getSegment, insertSegment, segmentConditionsOfOrganization, segmentView, updateSegment, type SegmentRow } from '../../store/collections/segments.js';
+import { deleteSegment, getSegment, insertSegment, listSegments, segmentConditionsOfOrganization, updateSegment, type SegmentRow } from '../../store/collections/segments.js';
 import { nameKey } from './names.js';
 
 const taken = (what: 'priority' | 'name', body: { name?: string; priority?: number }) =>
@@ -72,17 +72,17 @@ async function checkSize(db: Db, organizationId: string, segment: { id: string |
   ]);
 }
 
-export async function createSegment(db: Db, identity: Identity, body: { name: string; description?: string | null; priority: number; conditions: Record<string, unknown> }) {
+export async function createSegment({ db }: { db: Db }, identity: Identity, body: { name: string; description?: string | null; priority: number; conditions: Record<string, unknown> }) {
   const conditions = body.conditions as unknown as Condition;
   await checkConditionReferences(db, identity.org, conditions, ['body', 'conditions']);
   await checkSize(db, identity.org, { id: null, name: body.name, conditions });
   const row = await insertSegment(db, identity.org, { name: body.name, name_key: nameKey(body.name), description: body.description ?? null, priority: body.priority, conditions });
   if (typeof row === 'string') throw taken(row, body);
-  return segmentView(row);
+  return row;
 }
 
 export async function patchSegment(
-  db: Db,
+  { db }: { db: Db },
   identity: Identity,
   id: string,
   body: { name?: string; description?: string | null; priority?: number; conditions?: Record<string, unknown> },
@@ -97,16 +97,21 @@ export async function patchSegment(
   const row = await updateSegment(db, identity.org, id, { ...body, name_key: body.name === undefined ? undefined : nameKey(body.name), conditions });
   if (typeof row === 'string') throw taken(row, body);
   if (!row) throw new NotFoundError(`No customer segment ${id}.`);
-  return segmentView(row);
+  return row;
 }
 
-export async function segmentOrThrow(db: Db, identity: Identity, id: string) {
+/** A page of the organization's segments, by priority. */
+export async function segmentsOf({ db }: { db: Db }, organizationId: string, page: { offset: number; pageSize: number }) {
+  return listSegments(db, organizationId, page.offset, page.pageSize);
+}
+
+export async function segmentOrThrow({ db }: { db: Db }, identity: Identity, id: string) {
   const row = await getSegment(db, identity.org, id);
   if (!row) throw new NotFoundError(`No customer segment ${id}.`);
   return row;
 }
 
-export async function removeSegment(db: Db, identity: Identity, id: string): Promise<void> {
+export async function removeSegment({ db }: { db: Db }, identity: Identity, id: string): Promise<void> {
   if (!(await deleteSegment(db, identity.org, id))) throw new NotFoundError(`No customer segment ${id}.`);
 }
 
@@ -122,8 +127,8 @@ async function checkReadSize(db: Db, organizationId: string, segment: SegmentRow
 }
 
 /** Row 14: the segment's partners in the caller's scope, by name then id; optionally without those of higher-priority segments. */
-export async function segmentPartners(db: Db, identity: Identity, id: string, page: { offset: number; pageSize: number }, excludeHigherPriority: boolean) {
-  const segment = await segmentOrThrow(db, identity, id);
+export async function segmentPartners({ db }: { db: Db }, identity: Identity, id: string, page: { offset: number; pageSize: number }, excludeHigherPriority: boolean) {
+  const segment = await segmentOrThrow({ db }, identity, id);
   const exclude = excludeHigherPriority ? await higherPrioritySegmentConditions(db, identity.org, segment.priority) : [];
   await checkReadSize(db, identity.org, segment, exclude);
   const { rows } = await listPartnersMatching(db, identity.org, { condition: segment.conditions, exclude, scope: identity.bu, offset: page.offset, limit: page.pageSize });

@@ -1,5 +1,5 @@
 /**
- * SMS templates (issue 13 §3, spec 2.4, row 5). Bodies are Liquid, validated like email templates
+ * SMS templates (spec 2.4, endpoint row 5). Bodies are Liquid, validated like email templates
  * (liquid.ts). `character_count` and `estimated_segment_count` come from sms-segments-calculator on
  * the body as written, before variable substitution: GSM-7 allows 160 septets in a single segment and
  * 153 per part of a longer message, extension characters (€ [ ] { } \ ^ ~ | and form feed) take two
@@ -9,7 +9,7 @@
  * index backs it).
  */
 import { SegmentedMessage } from 'sms-segments-calculator';
-import { isoTime, NotFoundError, type Db, type Identity, type TemplatePool } from '@rp/platform';
+import { NotFoundError, type Db, type Identity, type TemplatePool } from '@rp/platform';
 import * as store from '../../store/collections/sms-templates.js';
 import { checkTemplate } from './liquid.js';
 import { samplesFor } from './email-templates.js';
@@ -17,20 +17,6 @@ import { samplesFor } from './email-templates.js';
 export function smsMetrics(body: string): { character_count: number; estimated_segment_count: number; encoding: 'GSM-7' | 'UCS-2' } {
   const m = new SegmentedMessage(body);
   return { character_count: m.numberOfCharacters, estimated_segment_count: m.segmentsCount, encoding: m.encodingName === 'GSM-7' ? 'GSM-7' : 'UCS-2' };
-}
-
-export function smsTemplateView(row: store.SmsTemplateRow) {
-  return {
-    object: 'sms_template' as const,
-    id: row.id,
-    name: row.name,
-    body: row.body,
-    description: row.description,
-    is_default: row.is_default,
-    ...smsMetrics(row.body),
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 interface Deps {
@@ -42,33 +28,31 @@ async function checkBody(deps: Deps, identity: Identity, body: string): Promise<
   await checkTemplate(deps.templates, 'body', body, false, await samplesFor(deps, identity));
 }
 
-export async function listSmsTemplates(deps: Deps, org: string, offset: number, limit: number) {
-  const { rows, total } = await store.listSmsTemplates(deps.db, org, offset, limit);
-  return { items: rows.map(smsTemplateView), total };
+export async function listSmsTemplates(deps: Deps, org: string, page: { offset: number; pageSize: number }) {
+  return store.listSmsTemplates(deps.db, org, page.offset, page.pageSize);
 }
 
 export async function getSmsTemplate(deps: Deps, org: string, id: string) {
   const row = await store.getSmsTemplate(deps.db, org, id);
   if (!row) throw new NotFoundError(`No SMS template ${id}.`);
-  return smsTemplateView(row);
+  return row;
 }
 
 export async function createSmsTemplate(deps: Deps, identity: Identity, input: store.SmsTemplateFields) {
   await checkBody(deps, identity, input.body);
-  const row = await deps.db.transaction(async (trx) => {
+  return deps.db.transaction(async (trx) => {
     if (input.is_default) {
       await store.lockOrganization(trx, identity.org);
       await store.clearSmsDefault(trx, identity.org, null);
     }
     return store.insertSmsTemplate(trx, identity.org, input);
   });
-  return smsTemplateView(row);
 }
 
 /** Only the fields present change (row 5). */
 export async function updateSmsTemplate(deps: Deps, identity: Identity, id: string, patch: Partial<store.SmsTemplateFields>) {
   if (patch.body !== undefined) await checkBody(deps, identity, patch.body);
-  const row = await deps.db.transaction(async (trx) => {
+  return deps.db.transaction(async (trx) => {
     if (patch.is_default) {
       await store.lockOrganization(trx, identity.org);
       await store.clearSmsDefault(trx, identity.org, id);
@@ -78,7 +62,6 @@ export async function updateSmsTemplate(deps: Deps, identity: Identity, id: stri
     if (!updated) throw new NotFoundError(`No SMS template ${id}.`);
     return updated;
   });
-  return smsTemplateView(row);
 }
 
 export async function deleteSmsTemplate(deps: Deps, org: string, id: string): Promise<void> {

@@ -16,7 +16,7 @@ import {
   type Db,
   type Identity,
 } from '@rp/platform';
-import { addTagPartners, deleteTag, getTag, insertTag, removeTagPartners, tagView, updateTag } from '../../store/collections/tags.js';
+import { addTagPartners, deleteTag, getTag, insertTag, listTags, removeTagPartners, updateTag, type TagRow } from '../../store/collections/tags.js';
 import { segmentConditionsOfOrganization } from '../../store/collections/segments.js';
 import { nameKey } from './names.js';
 import { organizationSegmentSizes } from './segments.js';
@@ -42,34 +42,39 @@ async function checkSegmentsWithRule(db: Db, organizationId: string, id: string,
   ]);
 }
 
-export async function createTag(db: Db, identity: Identity, body: { name: string; color: string; rule_condition?: Record<string, unknown> | null }) {
+export async function createTag({ db }: { db: Db }, identity: Identity, body: { name: string; color: string; rule_condition?: Record<string, unknown> | null }) {
   const rule = (body.rule_condition ?? null) as Condition | null;
   if (rule) await checkConditionReferences(db, identity.org, rule, ['body', 'rule_condition']);
   const row = await insertTag(db, identity.org, { name: body.name, name_key: nameKey(body.name), color: body.color, rule_condition: rule });
   if (!row) throw duplicate(body.name);
-  return tagView(row);
+  return row;
 }
 
-export async function tagOrThrow(db: Db, identity: Identity, id: string) {
+/** A page of the organization's tags, by name. */
+export async function tagsOf({ db }: { db: Db }, organizationId: string, page: { offset: number; pageSize: number }) {
+  return listTags(db, organizationId, page.offset, page.pageSize);
+}
+
+export async function tagOrThrow({ db }: { db: Db }, identity: Identity, id: string): Promise<TagRow> {
   const row = await getTag(db, identity.org, id);
   if (!row) throw new NotFoundError(`No tag ${id}.`);
   return row;
 }
 
-export async function patchTag(db: Db, identity: Identity, id: string, body: { name?: string; color?: string; rule_condition?: Record<string, unknown> | null }) {
+export async function patchTag({ db }: { db: Db }, identity: Identity, id: string, body: { name?: string; color?: string; rule_condition?: Record<string, unknown> | null }) {
   const rule = body.rule_condition as Condition | null | undefined;
   if (rule !== undefined) {
-    await tagOrThrow(db, identity, id);
+    await tagOrThrow({ db }, identity, id);
     if (rule) await checkConditionReferences(db, identity.org, rule, ['body', 'rule_condition']);
     await checkSegmentsWithRule(db, identity.org, id, rule);
   }
   const row = await updateTag(db, identity.org, id, { ...body, name_key: body.name === undefined ? undefined : nameKey(body.name), rule_condition: rule });
   if (row === 'conflict') throw duplicate(body.name!);
   if (!row) throw new NotFoundError(`No tag ${id}.`);
-  return tagView(row);
+  return row;
 }
 
-export async function removeTag(db: Db, identity: Identity, id: string): Promise<void> {
+export async function removeTag({ db }: { db: Db }, identity: Identity, id: string): Promise<void> {
   if (!(await deleteTag(db, identity.org, id))) throw new NotFoundError(`No tag ${id}.`);
 }
 
@@ -80,20 +85,20 @@ async function checkPartners(db: Db, identity: Identity, ids: readonly string[],
   if (issues.length) throw new ValidationError(issues);
 }
 
-export async function tagPartnersByHand(db: Db, identity: Identity, id: string, partnerIds: string[]): Promise<void> {
-  await tagOrThrow(db, identity, id);
+export async function tagPartnersByHand({ db }: { db: Db }, identity: Identity, id: string, partnerIds: string[]): Promise<void> {
+  await tagOrThrow({ db }, identity, id);
   await checkPartners(db, identity, partnerIds, ['body', 'partner_ids']);
   await addTagPartners(db, identity.org, id, partnerIds.map((p) => p.toLowerCase()));
 }
 
-export async function untagPartners(db: Db, identity: Identity, id: string, partnerIds: string[]): Promise<void> {
-  await tagOrThrow(db, identity, id);
+export async function untagPartners({ db }: { db: Db }, identity: Identity, id: string, partnerIds: string[]): Promise<void> {
+  await tagOrThrow({ db }, identity, id);
   await checkPartners(db, identity, partnerIds, ['query', 'partner_ids']);
   await removeTagPartners(db, identity.org, id, partnerIds.map((p) => p.toLowerCase()));
 }
 
-export async function tagPartners(db: Db, identity: Identity, id: string, page: { offset: number; pageSize: number }) {
-  await tagOrThrow(db, identity, id);
+export async function tagPartners({ db }: { db: Db }, identity: Identity, id: string, page: { offset: number; pageSize: number }) {
+  await tagOrThrow({ db }, identity, id);
   const { rows, total } = await listPartnersMatching(db, identity.org, {
     condition: { field: 'tag', op: 'eq', value: id },
     scope: identity.bu,

@@ -1,11 +1,12 @@
 /**
- * Email template folders and templates (spec 2.5, rows 6 and 7; issue 13 §2). v1 routes: errors use
+ * Email template folders and templates (spec 2.5, endpoint rows 6 and 7). v1 routes: errors use
  * the v1 shapes. Any user of the organization may manage them; everything is per organization.
  */
 import { z } from 'zod';
 import { idSchema, MAX_OBJECT_BYTES, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../../deps.js';
 import * as domain from '../../domain/collections/email-templates.js';
+import { folderView, newAttachmentView, templateView, verifiedAttachmentView } from '../../views/collections/email-templates.js';
 
 const MAX_FOLDER_PAGE = 200;
 const TAGS = ['Collections outreach'];
@@ -116,7 +117,7 @@ export const emailTemplateRoutes = [
     tags: TAGS,
     body: z.object({ name: folderName }),
     response: folderSchema,
-    handler: async ({ body, identity, deps }) => domain.createFolder(deps, identity.org, body.name),
+    handler: async ({ body, identity, deps }) => folderView(deps.storage, await domain.createFolder(deps, identity.org, body.name)),
   }),
   route({
     method: 'get',
@@ -132,8 +133,8 @@ export const emailTemplateRoutes = [
     response: pageEnvelopeSchema(folderSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_FOLDER_PAGE);
-      const { items, total } = await domain.listFolders(deps, identity.org, page.offset, page.pageSize);
-      return pageOf(items, total, page);
+      const { rows, total } = await domain.listFolders(deps, identity.org, page.offset, page.pageSize);
+      return pageOf(await Promise.all(rows.map((r) => folderView(deps.storage, r))), total, page);
     },
   }),
   route({
@@ -145,7 +146,7 @@ export const emailTemplateRoutes = [
     params: folderParams,
     response: folderSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => domain.getFolder(deps, identity.org, params.folder_id),
+    handler: async ({ params, identity, deps }) => folderView(deps.storage, await domain.getFolder(deps, identity.org, params.folder_id)),
   }),
   route({
     method: 'patch',
@@ -157,7 +158,7 @@ export const emailTemplateRoutes = [
     body: z.object({ name: folderName }),
     response: folderSchema,
     errors: [404],
-    handler: async ({ params, body, identity, deps }) => domain.renameFolder(deps, identity.org, params.folder_id, body.name),
+    handler: async ({ params, body, identity, deps }) => folderView(deps.storage, await domain.renameFolder(deps, identity.org, params.folder_id, body.name)),
   }),
   route({
     method: 'delete',
@@ -192,7 +193,7 @@ export const emailTemplateRoutes = [
     response: templateSchema,
     errors: [404],
     handler: async ({ body: b, identity, deps }) =>
-      domain.createTemplate(deps, identity, { ...b, cc: b.cc ?? [], auto_correct: b.auto_correct ?? false, is_default: b.is_default ?? false }),
+      templateView(deps.storage, await domain.createTemplate(deps, identity, { ...b, cc: b.cc ?? [], auto_correct: b.auto_correct ?? false, is_default: b.is_default ?? false })),
   }),
   route({
     method: 'get',
@@ -203,7 +204,7 @@ export const emailTemplateRoutes = [
     params: templateParams,
     response: templateSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => domain.getTemplate(deps, identity.org, params.email_template_id),
+    handler: async ({ params, identity, deps }) => templateView(deps.storage, await domain.getTemplate(deps, identity.org, params.email_template_id)),
   }),
   route({
     method: 'patch',
@@ -224,7 +225,7 @@ export const emailTemplateRoutes = [
     }),
     response: templateSchema,
     errors: [404],
-    handler: async ({ params, body: b, identity, deps }) => domain.updateTemplate(deps, identity, params.email_template_id, b),
+    handler: async ({ params, body: b, identity, deps }) => templateView(deps.storage, await domain.updateTemplate(deps, identity, params.email_template_id, b)),
   }),
   route({
     method: 'delete',
@@ -253,7 +254,8 @@ export const emailTemplateRoutes = [
     body: z.object({ partner_id: idSchema().optional() }),
     response: templateSchema,
     errors: [404],
-    handler: async ({ params, body: b, identity, deps }) => domain.previewTemplate(deps, identity, params.email_template_id, b.partner_id),
+    handler: async ({ params, body: b, identity, deps }) =>
+      templateView(deps.storage, await domain.previewTemplate(deps, identity, params.email_template_id, b.partner_id)),
   }),
 
   // ---------- attachments
@@ -280,7 +282,7 @@ export const emailTemplateRoutes = [
       upload: z.object({ method: z.literal('PUT'), url: z.string(), headers: z.record(z.string(), z.string()), expires_at: z.string() }),
     }),
     errors: [404, 503],
-    handler: async ({ params, body: b, identity, deps }) => domain.createAttachment(deps, identity, params.email_template_id, b),
+    handler: async ({ params, body: b, identity, deps }) => newAttachmentView(deps.storage, await domain.createAttachment(deps, identity, params.email_template_id, b)),
   }),
   route({
     method: 'post',
@@ -294,7 +296,8 @@ export const emailTemplateRoutes = [
     params: attachmentParams,
     response: attachmentSchema.extend({ verification_error: z.string().nullable() }),
     errors: [404, 409, 503],
-    handler: async ({ params, identity, deps }) => domain.completeAttachment(deps, identity.org, params.email_template_id, params.attachment_id),
+    handler: async ({ params, identity, deps }) =>
+      verifiedAttachmentView(deps.storage, await domain.completeAttachment(deps, identity.org, params.email_template_id, params.attachment_id)),
   }),
   route({
     method: 'delete',

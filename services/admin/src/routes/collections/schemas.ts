@@ -1,3 +1,4 @@
+/** Schemas of the collections area shared by its routes: the tag and segment answers and the conditions each may hold (a tag rule may not use tags). */
 import { z } from 'zod';
 import { conditionSchema, timestampsShape } from '@rp/platform';
 

@@ -1,8 +1,9 @@
+/** Routes of customer segments: CRUD and the partners a segment matches. v2. */
 import { z } from 'zod';
 import { CONDITION_DOC, idSchema, MAX_COMPILED_NODES, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
 import { route } from '../../deps.js';
-import { listSegments, segmentView } from '../../store/collections/segments.js';
-import { createSegment, patchSegment, removeSegment, segmentOrThrow, segmentPartners } from '../../domain/collections/segments.js';
+import { createSegment, patchSegment, removeSegment, segmentOrThrow, segmentPartners, segmentsOf } from '../../domain/collections/segments.js';
+import { segmentView } from '../../views/collections/segments.js';
 import { segmentConditionSchema, segmentSchema } from './schemas.js';
 import { NAME_RULES_DOC, nameSchema } from '../../domain/collections/names.js';
 
@@ -26,7 +27,7 @@ export const segmentRoutes = [
     body: z.object({ name: NAME, description: DESCRIPTION.optional(), priority: PRIORITY, conditions: segmentConditionSchema() }),
     response: segmentSchema,
     errors: [409],
-    handler: async ({ body, identity, deps }) => createSegment(deps.db, identity, body),
+    handler: async ({ body, identity, deps }) => segmentView(await createSegment(deps, identity, body)),
   }),
   route({
     method: 'get',
@@ -39,7 +40,7 @@ export const segmentRoutes = [
     response: pageEnvelopeSchema(segmentSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listSegments(deps.db, identity.org, page.offset, page.pageSize);
+      const { rows, total } = await segmentsOf(deps, identity.org, page);
       return pageOf(rows.map(segmentView), total, page);
     },
   }),
@@ -52,7 +53,7 @@ export const segmentRoutes = [
     params: z.object({ segment_id: idSchema() }),
     response: segmentSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => segmentView(await segmentOrThrow(deps.db, identity, params.segment_id)),
+    handler: async ({ params, identity, deps }) => segmentView(await segmentOrThrow(deps, identity, params.segment_id)),
   }),
   route({
     method: 'patch',
@@ -66,7 +67,7 @@ export const segmentRoutes = [
     body: z.object({ name: NAME.optional(), description: DESCRIPTION.optional(), priority: PRIORITY.optional(), conditions: segmentConditionSchema().optional() }),
     response: segmentSchema,
     errors: [404, 409],
-    handler: async ({ params, body, identity, deps }) => patchSegment(deps.db, identity, params.segment_id, body),
+    handler: async ({ params, body, identity, deps }) => segmentView(await patchSegment(deps, identity, params.segment_id, body)),
   }),
   route({
     method: 'delete',
@@ -78,7 +79,7 @@ export const segmentRoutes = [
     auth: { role: 'admin' },
     params: z.object({ segment_id: idSchema() }),
     errors: [404],
-    handler: async ({ params, identity, deps }) => removeSegment(deps.db, identity, params.segment_id),
+    handler: async ({ params, identity, deps }) => removeSegment(deps, identity, params.segment_id),
   }),
   route({
     method: 'get',
@@ -101,7 +102,7 @@ export const segmentRoutes = [
     errors: [404, 409],
     handler: async ({ params, query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      return segmentPartners(deps.db, identity, params.segment_id, page, query.exclude_higher_priority === 'true');
+      return segmentPartners(deps, identity, params.segment_id, page, query.exclude_higher_priority === 'true');
     },
   }),
 ];

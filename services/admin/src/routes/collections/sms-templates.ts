@@ -1,8 +1,9 @@
-/** SMS templates (spec 2.4, row 5; issue 13 §3). v2 routes. Any user of the organization may manage them. */
+/** SMS templates (spec 2.4, endpoint row 5). v2 routes. Any user of the organization may manage them. */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../../deps.js';
 import * as domain from '../../domain/collections/sms-templates.js';
+import { smsTemplateView } from '../../views/collections/sms-templates.js';
 
 const MAX_PAGE = 200;
 const TAGS = ['Collections outreach'];
@@ -46,7 +47,7 @@ export const smsTemplateRoutes = [
     body: z.object({ name, body, description: description.optional(), is_default: z.boolean().optional() }),
     response: smsTemplateSchema,
     handler: async ({ body: b, identity, deps }) =>
-      domain.createSmsTemplate(deps, identity, { name: b.name, body: b.body, description: b.description ?? null, is_default: b.is_default ?? false }),
+      smsTemplateView(await domain.createSmsTemplate(deps, identity, { name: b.name, body: b.body, description: b.description ?? null, is_default: b.is_default ?? false })),
   }),
   route({
     method: 'get',
@@ -59,8 +60,8 @@ export const smsTemplateRoutes = [
     response: pageEnvelopeSchema(smsTemplateSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { items, total } = await domain.listSmsTemplates(deps, identity.org, page.offset, page.pageSize);
-      return pageOf(items, total, page);
+      const { rows, total } = await domain.listSmsTemplates(deps, identity.org, page);
+      return pageOf(rows.map(smsTemplateView), total, page);
     },
   }),
   route({
@@ -72,7 +73,7 @@ export const smsTemplateRoutes = [
     params,
     response: smsTemplateSchema,
     errors: [404],
-    handler: async ({ params: p, identity, deps }) => domain.getSmsTemplate(deps, identity.org, p.sms_template_id),
+    handler: async ({ params: p, identity, deps }) => smsTemplateView(await domain.getSmsTemplate(deps, identity.org, p.sms_template_id)),
   }),
   route({
     method: 'patch',
@@ -85,7 +86,7 @@ export const smsTemplateRoutes = [
     body: z.object({ name: name.optional(), body: body.optional(), description: description.optional(), is_default: z.boolean().optional() }),
     response: smsTemplateSchema,
     errors: [404],
-    handler: async ({ params: p, body: b, identity, deps }) => domain.updateSmsTemplate(deps, identity, p.sms_template_id, b),
+    handler: async ({ params: p, body: b, identity, deps }) => smsTemplateView(await domain.updateSmsTemplate(deps, identity, p.sms_template_id, b)),
   }),
   route({
     method: 'delete',

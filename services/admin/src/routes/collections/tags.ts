@@ -1,8 +1,9 @@
+/** Routes of tags (spec 2.9): CRUD, hand-tagging of partners and the partners a tag covers. v2. */
 import { z } from 'zod';
 import { CONDITION_DOC, idSchema, MAX_COMPILED_NODES, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
 import { route } from '../../deps.js';
-import { listTags, tagView } from '../../store/collections/tags.js';
-import { createTag, patchTag, removeTag, tagOrThrow, tagPartners, tagPartnersByHand, untagPartners } from '../../domain/collections/tags.js';
+import { createTag, patchTag, removeTag, tagOrThrow, tagPartners, tagPartnersByHand, tagsOf, untagPartners } from '../../domain/collections/tags.js';
+import { tagView } from '../../views/collections/tags.js';
 import { tagConditionSchema, tagSchema } from './schemas.js';
 import { NAME_RULES_DOC, nameSchema } from '../../domain/collections/names.js';
 
@@ -33,7 +34,7 @@ export const tagRoutes = [
     body: z.object({ name: NAME, color: COLOR, rule_condition: tagConditionSchema().nullable().optional() }),
     response: tagSchema,
     errors: [409],
-    handler: async ({ body, identity, deps }) => createTag(deps.db, identity, body),
+    handler: async ({ body, identity, deps }) => tagView(await createTag(deps, identity, body)),
   }),
   route({
     method: 'get',
@@ -46,7 +47,7 @@ export const tagRoutes = [
     response: pageEnvelopeSchema(tagSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listTags(deps.db, identity.org, page.offset, page.pageSize);
+      const { rows, total } = await tagsOf(deps, identity.org, page);
       return pageOf(rows.map(tagView), total, page);
     },
   }),
@@ -60,7 +61,7 @@ export const tagRoutes = [
     params: z.object({ tag_id: idSchema() }),
     response: tagSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => tagView(await tagOrThrow(deps.db, identity, params.tag_id)),
+    handler: async ({ params, identity, deps }) => tagView(await tagOrThrow(deps, identity, params.tag_id)),
   }),
   route({
     method: 'patch',
@@ -74,7 +75,7 @@ export const tagRoutes = [
     body: z.object({ name: NAME.optional(), color: COLOR.optional(), rule_condition: tagConditionSchema().nullable().optional() }),
     response: tagSchema,
     errors: [404, 409],
-    handler: async ({ params, body, identity, deps }) => patchTag(deps.db, identity, params.tag_id, body),
+    handler: async ({ params, body, identity, deps }) => tagView(await patchTag(deps, identity, params.tag_id, body)),
   }),
   route({
     method: 'delete',
@@ -86,7 +87,7 @@ export const tagRoutes = [
     auth: { role: 'admin' },
     params: z.object({ tag_id: idSchema() }),
     errors: [404],
-    handler: async ({ params, identity, deps }) => removeTag(deps.db, identity, params.tag_id),
+    handler: async ({ params, identity, deps }) => removeTag(deps, identity, params.tag_id),
   }),
   route({
     method: 'get',
@@ -101,7 +102,7 @@ export const tagRoutes = [
     errors: [404],
     handler: async ({ params, query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await tagPartners(deps.db, identity, params.tag_id, page);
+      const { rows, total } = await tagPartners(deps, identity, params.tag_id, page);
       return pageOf(rows, total, page);
     },
   }),
@@ -115,7 +116,7 @@ export const tagRoutes = [
     params: z.object({ tag_id: idSchema() }),
     body: z.object({ partner_ids: partnerIds }),
     errors: [404],
-    handler: async ({ params, body, identity, deps }) => tagPartnersByHand(deps.db, identity, params.tag_id, body.partner_ids),
+    handler: async ({ params, body, identity, deps }) => tagPartnersByHand(deps, identity, params.tag_id, body.partner_ids),
   }),
   route({
     method: 'delete',
@@ -136,6 +137,6 @@ export const tagRoutes = [
         .pipe(partnerIdsInQuery),
     }),
     errors: [404],
-    handler: async ({ params, query, identity, deps }) => untagPartners(deps.db, identity, params.tag_id, query.partner_ids),
+    handler: async ({ params, query, identity, deps }) => untagPartners(deps, identity, params.tag_id, query.partner_ids),
   }),
 ];

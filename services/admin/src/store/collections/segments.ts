@@ -1,5 +1,5 @@
 /** Customer segments (admin schema, migrations 006 and 009): priority and name (nameKey) unique per organization, 1 highest. */
-import { isoTime, newId, type Condition, type Db } from '@rp/platform';
+import { newId, type Condition, type Db } from '@rp/platform';
 
 export interface SegmentRow {
   id: string;
@@ -10,19 +10,6 @@ export interface SegmentRow {
   conditions: Condition;
   created_at: Date;
   modified_at: Date;
-}
-
-export function segmentView(r: SegmentRow) {
-  return {
-    object: 'customer_segment' as const,
-    id: r.id,
-    name: r.name,
-    description: r.description,
-    priority: r.priority,
-    conditions: r.conditions as Record<string, unknown>,
-    created_at: isoTime(r.created_at)!,
-    modified_at: isoTime(r.modified_at)!,
-  };
 }
 
 const CONFLICTS: Record<string, 'priority' | 'name'> = { customer_segments_org_priority_uq: 'priority', customer_segments_org_name_key_uq: 'name' };

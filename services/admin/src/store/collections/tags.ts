@@ -1,5 +1,5 @@
 /** Tags and the partners tagged by hand (admin schema, migrations 006 and 009). */
-import { isoTime, newId, type Condition, type Db } from '@rp/platform';
+import { newId, type Condition, type Db } from '@rp/platform';
 
 export interface TagRow {
   id: string;
@@ -9,18 +9,6 @@ export interface TagRow {
   rule_condition: Condition | null;
   created_at: Date;
   modified_at: Date;
-}
-
-export function tagView(r: TagRow) {
-  return {
-    object: 'tag' as const,
-    id: r.id,
-    name: r.name,
-    color: r.color,
-    rule_condition: r.rule_condition as Record<string, unknown> | null,
-    created_at: isoTime(r.created_at)!,
-    modified_at: isoTime(r.modified_at)!,
-  };
 }
 
 const UNIQUE_NAME = 'tags_org_name_key_uq';
