@@ -23,12 +23,6 @@ export async function segmentNames(db: Knex, organizationId: string): Promise<{ 
   return db(SEGMENTS_TABLE).select('id', 'name').where({ organization_id: organizationId }).orderBy('id');
 }
 
-/** The conditions of the organization's segments of higher priority (smaller number) than `priority`. */
-export async function higherPrioritySegmentConditions(db: Knex, organizationId: string, priority: number): Promise<Condition[]> {
-  const rows = (await db(SEGMENTS_TABLE).select('conditions').where({ organization_id: organizationId }).andWhere('priority', '<', priority).orderBy('priority')) as { conditions: Condition }[];
-  return rows.map((r) => r.conditions);
-}
-
 /**
  * A body's reference to a user (`id` at `loc`): 422 unless it is an active (not deactivated) user of
  * the organization, exactly as for a random id (admin owns users; read-only here).

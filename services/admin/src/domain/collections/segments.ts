@@ -13,7 +13,6 @@ import {
   checkConditionReferences,
   compiledSize,
   ConflictError,
-  higherPrioritySegmentConditions,
   listPartnersMatching,
   MAX_COMPILED_NODES,
   NotFoundError,
@@ -26,7 +25,7 @@ import {
   type Identity,
   type ResolvedTag,
 } from '@rp/platform';
-import { deleteSegment, getSegment, insertSegment, listSegments, segmentConditionsOfOrganization, updateSegment, type SegmentRow } from '../../store/collections/segments.js';
+import { deleteSegment, getSegment, higherPrioritySegmentConditions, insertSegment, listSegments, segmentConditionsOfOrganization, updateSegment, type SegmentRow } from '../../store/collections/segments.js';
 import { nameKey } from './names.js';
 
 const taken = (what: 'priority' | 'name', body: { name?: string; priority?: number }) =>

@@ -79,3 +79,9 @@ export async function deleteSegment(db: Db, organizationId: string, id: string):
 export async function segmentConditionsOfOrganization(db: Db, organizationId: string): Promise<Pick<SegmentRow, 'id' | 'name' | 'priority' | 'conditions'>[]> {
   return db<SegmentRow>('customer_segments').select('id', 'name', 'priority', 'conditions').where({ organization_id: organizationId }).orderBy('priority');
 }
+
+/** The conditions of the organization's segments of higher priority (smaller number) than `priority`. */
+export async function higherPrioritySegmentConditions(db: Db, organizationId: string, priority: number): Promise<Condition[]> {
+  const rows = await db<SegmentRow>('customer_segments').select('conditions').where({ organization_id: organizationId }).andWhere('priority', '<', priority).orderBy('priority');
+  return rows.map((r) => r.conditions);
+}
