@@ -54,7 +54,7 @@ export const partnerRoutes = [
     response: pageEnvelopeSchema(listedPartnerSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listPartners(deps.db, identity, query, page);
+      const { rows, total } = await listPartners(deps, identity, query, page);
       return pageOf(rows, total, page);
     },
   }),
@@ -68,7 +68,7 @@ export const partnerRoutes = [
     params: z.object({ partner_id: idSchema() }),
     response: partnerSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => partnerDetail(deps.db, identity, params.partner_id),
+    handler: async ({ params, identity, deps }) => partnerDetail(deps, identity, params.partner_id),
   }),
   route({
     method: 'patch',
@@ -83,6 +83,6 @@ export const partnerRoutes = [
     body: z.object({ assignee_id: idSchema().nullable().optional(), business_unit_id: idSchema().nullable().optional() }),
     response: partnerSchema,
     errors: [404],
-    handler: async ({ params, body, identity, deps }) => assignPartner(deps.db, identity, params.partner_id, body),
+    handler: async ({ params, body, identity, deps }) => assignPartner(deps, identity, params.partner_id, body),
   }),
 ];

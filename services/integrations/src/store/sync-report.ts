@@ -6,7 +6,7 @@
  * how often each occurred). A connection without models comes back once, with null model fields.
  */
 import type { Db } from '@rp/platform';
-import type { Health } from '../domain/health.js';
+import type { Health } from '../types.js';
 
 export interface SyncReportRow {
   connection_id: string;
