@@ -14,7 +14,7 @@ export interface ProviderAccess {
   accessToken: string;
   realmId?: string;
   apiBaseUrl: string;
-  /** What the adapter's requests may reach (OUTBOUND_ALLOWLIST): every call goes through guardedFetch. */
+  /** What the adapter's requests may reach (OUTBOUND_ALLOWLIST): every call goes through the provider client (adapters/provider-client.ts). */
   outbound: OutboundPolicy;
 }
 
