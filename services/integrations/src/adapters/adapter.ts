@@ -7,7 +7,7 @@
  * created for them).
  */
 import type { OutboundPolicy } from '@rp/platform';
-import type { DocumentUpsert, PartnerUpsert } from '../store/ledger.js';
+import type { DocumentUpsert, PartnerUpsert } from '../types.js';
 
 /** What the adapter needs to call the provider (from connection-auth's getProviderAccess). */
 export interface ProviderAccess {

@@ -1,6 +1,6 @@
 /** QuickBooks Online records mapped onto ledger rows (the mapping is listed in quickbooks-online.ts's header). */
 import { Money } from '@rp/platform';
-import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
+import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../types.js';
 import { ProviderApiError } from './adapter.js';
 
 export interface QboRef {

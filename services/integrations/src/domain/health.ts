@@ -1,3 +1,6 @@
+/**
+ * Connection health values (spec 2.2 "Health"): building them from a provider's answer, and their documentation.
+ */
 import { HEALTH_STATUS_CODES, type Health, type HealthStatusCode } from '../types.js';
 
 export { HEALTH_STATUS_CODES, type Health, type HealthStatusCode };

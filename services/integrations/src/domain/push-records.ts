@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { emailSchema, isIsoCurrency, Money } from '@rp/platform';
-import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
+import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../types.js';
 import {
   amount,
   blank,

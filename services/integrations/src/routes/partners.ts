@@ -1,3 +1,6 @@
+/**
+ * The partners API (spec 2.13) over integrations' ledger: list, read and assign partners.
+ */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
 import { route } from '../deps.js';

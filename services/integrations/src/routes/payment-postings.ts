@@ -1,3 +1,6 @@
+/**
+ * The middleware's posting queue of applied cash and its `posted` / `failed` answers.
+ */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,6 @@
+/**
+ * The middleware push endpoints (spec 4.3 rules 16 and 17): records validated and stored one by one, one result each.
+ */
 import { z } from 'zod';
 import { NO_NUL_PATTERN } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,6 @@
+/**
+ * Response schemas shared by the integrations routes (provider, connection, connection model, sync run).
+ */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
 import { AUTH_TYPES, PROVIDER_CATEGORIES } from '../domain/providers.js';
