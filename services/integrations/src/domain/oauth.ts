@@ -1,7 +1,7 @@
 /**
  * OAuth 2.0 authorization-code flow (RFC 6749) as QuickBooks Online and Xero document it:
- * the authorize URL with a signed `state`, the code exchange and the refresh_token grant at the
- * provider's token endpoint (form-encoded body, client authentication with HTTP Basic).
+ * the authorize URL with a signed `state`, and the code exchange and the refresh_token grant at the
+ * provider's registered token endpoint (the HTTP call itself is adapters/oauth-tokens.ts).
  *
  * `state` = `<base64url(JSON {c: connection id, o: organization id, e: expiry (s), n: nonce})>.<base64url(HMAC-SHA256)>`.
  * The nonce is the connection's `oauth_state_nonce`; a successful authentication replaces it, so a
