@@ -9,7 +9,7 @@ const LOCAL_VALUE = `round(CASE WHEN amount_open = amount_in_document_currency T
                                 ELSE amount_open * amount_in_local_currency / amount_in_document_currency END, 2) * 100`;
 
 /**
- * Predicted overdue without 1:1 sums of foreign amounts (issue 8). Migration 004's `open_lc_cents`
+ * Predicted overdue without 1:1 sums of foreign amounts. Migration 004's `open_lc_cents`
  * took `amount_open` as local when a document had no local-currency amount (QuickBooks syncs never
  * set one), so a EUR 10,000 invoice counted as 10,000 of the base currency. Now:
  *

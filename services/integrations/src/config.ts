@@ -1,3 +1,7 @@
+/**
+ * The integrations service's configuration from the environment: OAuth clients, provider URL
+ * overrides for sandboxes and tests, secrets keys and provider call timeouts.
+ */
 import { z } from 'zod';
 import { commonConfigShape, env, loadConfig, secretsKeyConfigShape } from '@rp/platform';
 

@@ -1,3 +1,8 @@
+/**
+ * The integrations service module: its schema and migrations, its routes (providers, connections,
+ * syncs, middleware pushes and posting queue, partners) and its activities (pull syncs, posting of
+ * applied cash, the sync report).
+ */
 import type { ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';

@@ -1,3 +1,6 @@
+/**
+ * The integrations API process.
+ */
 import { runProcess, startServiceApi } from '@rp/platform';
 import { integrationsModule } from './module.js';
 import { loadIntegrationsConfig } from './config.js';

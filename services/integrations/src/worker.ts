@@ -1,3 +1,6 @@
+/**
+ * The integrations worker process: the service's Temporal activities on its task queue.
+ */
 import { runProcess, startServiceWorker } from '@rp/platform';
 import { workflowsPath } from '@rp/workflows/paths';
 import { integrationsModule } from './module.js';

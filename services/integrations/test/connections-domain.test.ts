@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadIntegrationsConfig } from '../src/config.js';
 import { mergeSettings, missingSettings, parseSettings } from '../src/domain/connections.js';
 import { authorizationUrl, OAuthProviderError, requestTokens } from '../src/domain/oauth.js';
-import { ProviderUnreachableError } from '../src/domain/provider-http.js';
+import { ProviderUnreachableError } from '../src/adapters/provider-client.js';
 import { providerUrls, requireProviderRuntime } from '../src/domain/provider-runtime.js';
 import { PROVIDERS } from '../src/domain/providers.js';
 

@@ -1,3 +1,7 @@
+/**
+ * The posting of applied cash to the ERP (workflow payment-posting-<paymentId>): QuickBooks Online
+ * Payments created or deleted directly, middleware postings queued for the middleware to answer.
+ */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { capExternalFailure, Money, type Db } from '@rp/platform';

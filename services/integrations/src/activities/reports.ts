@@ -1,5 +1,5 @@
 /**
- * buildIntegrationSyncReport (issue 14, contract workflows/src/reports/contracts.ts), on the
+ * buildIntegrationSyncReport (contract workflows/src/reports/contracts.ts), on the
  * integrations task queue: per connection of the organization its health, and per model its last
  * successful sync and its sync runs of [periodStart, periodEnd) (completed, failed, cancelled, in
  * progress), the records they synced and their errors (user-facing, addresses removed), read from

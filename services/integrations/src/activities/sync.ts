@@ -1,3 +1,8 @@
+/**
+ * The connection-sync activities (spec 2.2 "Sync run"): prepare a sync's runs, page one model's
+ * records from its pull adapter into the ledger with the run's cursor, fail or cancel runs, and
+ * record the connection's health as the sync finds it.
+ */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { capExternalFailure, type Db, type TemporalHandle } from '@rp/platform';

@@ -7,14 +7,14 @@
  * created for them).
  */
 import type { OutboundPolicy } from '@rp/platform';
-import type { DocumentUpsert, PartnerUpsert } from '../store/ledger.js';
+import type { DocumentUpsert, PartnerUpsert } from '../types.js';
 
 /** What the adapter needs to call the provider (from connection-auth's getProviderAccess). */
 export interface ProviderAccess {
   accessToken: string;
   realmId?: string;
   apiBaseUrl: string;
-  /** What the adapter's requests may reach (OUTBOUND_ALLOWLIST): every call goes through guardedFetch. */
+  /** What the adapter's requests may reach (OUTBOUND_ALLOWLIST): every call goes through the provider client (adapters/provider-client.ts). */
   outbound: OutboundPolicy;
 }
 

@@ -1,3 +1,6 @@
+/**
+ * The pull adapters by provider name.
+ */
 import type { PullAdapter } from './adapter.js';
 import { quickbooksOnlineAdapter } from './quickbooks-online.js';
 

@@ -24,8 +24,8 @@
  * (`rejected`, not retried), 401/403 `authentication_required`, 429 and 5xx are retried.
  * Amounts are written into the JSON as the exact decimal text, never through a float.
  */
-import { guardedFetch, Money } from '@rp/platform';
-import { parseQboJson, QBO_MINOR_VERSION } from './quickbooks-online.js';
+import { Money } from '@rp/platform';
+import { qboFetch, QBO_MINOR_VERSION } from './quickbooks-online-http.js';
 import { ProviderApiError, type ProviderAccess } from './adapter.js';
 
 export interface QboPaymentLine {
@@ -94,25 +94,9 @@ async function qboCall(access: ProviderAccess, method: 'GET' | 'POST', path: str
   const url = new URL(`${access.apiBaseUrl.replace(/\/+$/, '')}/v3/company/${encodeURIComponent(realmOf(access))}${path}`);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   url.searchParams.set('minorversion', QBO_MINOR_VERSION);
-  let res: Response;
-  try {
-    res = await guardedFetch(url, {
-      policy: access.outbound,
-      method,
-      headers: { authorization: `Bearer ${access.accessToken}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
-      body,
-      signal: AbortSignal.timeout(60_000),
-    });
-  } catch (err) {
-    throw new ProviderApiError('unreachable', `QuickBooks Online is unreachable at ${url.origin}: ${(err as Error).message}`);
-  }
-  const text = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? parseQboJson(text) : null;
-  } catch {
-    parsed = null;
-  }
+  const res = await qboFetch(access, url, { method, body });
+  const text = res.text;
+  const parsed = res.json;
   const fault = (parsed as QboFault | null)?.Fault;
   if (res.ok && parsed && typeof parsed === 'object' && !fault) return parsed;
   const message = faultText(parsed, text.slice(0, 200) || res.statusText);

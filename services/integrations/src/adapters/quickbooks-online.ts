@@ -62,11 +62,13 @@
  *   line items = the SalesItemLineDetail lines (line_number = LineNum or position, description,
  *   quantity = Qty, unit_amount = UnitPrice, total_amount = Amount); subtotal/discount lines are skipped.
  */
-import { guardedFetch, Money } from '@rp/platform';
-import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../store/ledger.js';
 import { ProviderApiError, type DocumentKind, type PaginationState, type ProviderAccess, type PullAdapter, type PulledPage, type SyncWindow } from './adapter.js';
+import { mapCustomer, mapTransaction, type QboCustomer, type QboTransaction } from './quickbooks-online-mapping.js';
+import { qboGet } from './quickbooks-online-http.js';
 
-export const QBO_MINOR_VERSION = '75';
+export { mapCustomer, mapTransaction } from './quickbooks-online-mapping.js';
+export { parseQboJson, qboGet, QBO_MINOR_VERSION } from './quickbooks-online-http.js';
+
 /**
  * An incremental query starts this much before timerange_start: Intuit stamps LastUpdatedTime
  * with its own clock, so a change stamped just before our window's end may only become visible
@@ -85,156 +87,6 @@ const ENTITY_BY_MODEL: Record<string, 'Customer' | 'Invoice' | 'CreditMemo'> = {
   invoices: 'Invoice',
   credit_memos: 'CreditMemo',
 };
-
-/** Numeric fields of the QBO payloads we read as exact decimal strings. */
-const AMOUNT_KEYS = ['TotalAmt', 'Balance', 'Amount', 'UnitPrice', 'Qty', 'ExchangeRate', 'HomeTotalAmt', 'HomeBalance'];
-const AMOUNT_RE = new RegExp(`"(${AMOUNT_KEYS.join('|')})"(\\s*):(\\s*)(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)`, 'g');
-
-/** JSON.parse that keeps the amount fields as the decimal text the server sent. */
-export function parseQboJson(text: string): unknown {
-  return JSON.parse(text.replace(AMOUNT_RE, (_m, key: string, s1: string, s2: string, num: string) => `"${key}"${s1}:${s2}"${new Money(num).toFixed()}"`));
-}
-
-interface QboRef {
-  value?: string;
-  name?: string;
-}
-interface QboAddress {
-  Line1?: string;
-  Line2?: string;
-  Line3?: string;
-  Line4?: string;
-  Line5?: string;
-  City?: string;
-  CountrySubDivisionCode?: string;
-  PostalCode?: string;
-  Country?: string;
-}
-interface QboCustomer {
-  Id: string;
-  MetaData?: QboMetaData;
-  SyncToken?: string;
-  DisplayName?: string;
-  CompanyName?: string;
-  GivenName?: string;
-  FamilyName?: string;
-  Active?: boolean;
-  Balance?: string;
-  PrimaryEmailAddr?: { Address?: string };
-  PrimaryPhone?: { FreeFormNumber?: string };
-  BillAddr?: QboAddress;
-  CurrencyRef?: QboRef;
-}
-interface QboLine {
-  Id?: string;
-  LineNum?: number;
-  Description?: string;
-  Amount?: string;
-  DetailType?: string;
-  SalesItemLineDetail?: { Qty?: string; UnitPrice?: string; ItemRef?: QboRef };
-}
-interface QboMetaData {
-  CreateTime?: string;
-  LastUpdatedTime?: string;
-}
-interface QboTransaction {
-  Id: string;
-  MetaData?: QboMetaData;
-  DocNumber?: string;
-  TxnDate?: string;
-  DueDate?: string;
-  TotalAmt?: string;
-  Balance?: string;
-  ExchangeRate?: string;
-  CurrencyRef?: QboRef;
-  CustomerRef?: QboRef;
-  CustomerMemo?: { value?: string };
-  PrivateNote?: string;
-  Line?: QboLine[];
-}
-
-function text(v: string | undefined | null): string | null {
-  const t = v?.trim();
-  return t ? t : null;
-}
-
-function decimal(v: string | undefined, field: string, id: string): string {
-  if (v === undefined || v === null) throw new ProviderApiError('rejected', `QuickBooks record ${id} has no ${field}.`);
-  return new Money(v).toFixed();
-}
-
-export function mapCustomer(c: QboCustomer): PartnerUpsert {
-  const a = c.BillAddr ?? {};
-  const address: Record<string, string | null> = {
-    line1: text(a.Line1),
-    line2: text(a.Line2),
-    line3: text(a.Line3),
-    line4: text(a.Line4),
-    line5: text(a.Line5),
-    city: text(a.City),
-    region: text(a.CountrySubDivisionCode),
-    postal_code: text(a.PostalCode),
-    country: text(a.Country),
-  };
-  return {
-    remote_id: String(c.Id),
-    name: text(c.DisplayName) ?? text(c.CompanyName) ?? text([c.GivenName, c.FamilyName].filter(Boolean).join(' ')) ?? `Customer ${c.Id}`,
-    legal_name: text(c.CompanyName),
-    email: text(c.PrimaryEmailAddr?.Address),
-    phone: text(c.PrimaryPhone?.FreeFormNumber),
-    currency: text(c.CurrencyRef?.value)?.toUpperCase() ?? null,
-    address: Object.fromEntries(Object.entries(address).filter(([, v]) => v !== null)),
-    attributes: {
-      source: 'quickbooks_online',
-      given_name: text(c.GivenName),
-      family_name: text(c.FamilyName),
-      active: c.Active ?? null,
-      qbo_balance: c.Balance ?? null,
-      sync_token: c.SyncToken ?? null,
-    },
-  };
-}
-
-export function mapTransaction(t: QboTransaction, kind: 'invoice' | 'credit_memo', realmId: string, homeCurrency: string | null): DocumentUpsert {
-  const txnDate = t.TxnDate;
-  if (!txnDate || !/^\d{4}-\d{2}-\d{2}$/.test(txnDate)) throw new ProviderApiError('rejected', `QuickBooks ${kind} ${t.Id} has no valid TxnDate.`);
-  const currency = text(t.CurrencyRef?.value)?.toUpperCase() ?? homeCurrency;
-  if (!currency) throw new ProviderApiError('rejected', `QuickBooks ${kind} ${t.Id} has no CurrencyRef.`);
-  const total = decimal(t.TotalAmt, 'TotalAmt', t.Id);
-  const voided = /^\s*voided\b/i.test(t.PrivateNote ?? '');
-  const balance = voided ? '0' : decimal(t.Balance ?? t.TotalAmt, 'Balance', t.Id);
-  const lines: LineItemUpsert[] = (t.Line ?? [])
-    .filter((l) => l.DetailType === 'SalesItemLineDetail')
-    .map((l, i) => ({
-      line_number: l.LineNum ?? i + 1,
-      description: text(l.Description) ?? text(l.SalesItemLineDetail?.ItemRef?.name),
-      quantity: l.SalesItemLineDetail?.Qty ?? null,
-      unit_amount: l.SalesItemLineDetail?.UnitPrice ?? null,
-      total_amount: l.Amount ?? null,
-    }));
-  // line_number must be unique per document: fall back to positions if the source repeats one.
-  if (new Set(lines.map((l) => l.line_number)).size !== lines.length) lines.forEach((l, i) => (l.line_number = i + 1));
-  return {
-    kind,
-    remote_id: String(t.Id),
-    company_code: kind === 'invoice' ? realmId : `${realmId}:credit_memo`,
-    fiscal_year: txnDate.slice(0, 4),
-    document_number: text(t.DocNumber) ?? String(t.Id),
-    customer_code: text(t.CustomerRef?.value),
-    currency,
-    exchange_rate: t.ExchangeRate ?? null,
-    document_type: kind === 'invoice' ? 'Invoice' : 'CreditMemo',
-    text: text(t.PrivateNote),
-    reference: text(t.CustomerMemo?.value),
-    document_date: txnDate,
-    posting_date: txnDate,
-    net_due_date: kind === 'invoice' ? (t.DueDate ?? txnDate) : txnDate,
-    amount_in_document_currency: total,
-    amount_open: balance,
-    status_open: new Money(balance).greaterThan(0),
-    line_items: lines,
-  };
-}
 
 /**
  * The query statement for one page (exported for tests and logs): every record changed at or after
@@ -255,67 +107,6 @@ export function qboTime(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) throw new Error(`not a time: ${iso}`);
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/Z$/, '+00:00');
-}
-
-interface QboFault {
-  Fault?: { type?: string; Error?: { Message?: string; Detail?: string; code?: string }[] };
-}
-
-function faultMessage(body: unknown, fallback: string): string {
-  const fault = (body as QboFault | null)?.Fault;
-  const first = fault?.Error?.[0];
-  if (!first) return fallback;
-  return [fault?.type, first.code && `code ${first.code}`, first.Message, first.Detail].filter(Boolean).join(': ');
-}
-
-function retryAfter(header: string | null): number | null {
-  if (!header) return null;
-  const n = Number(header);
-  if (Number.isFinite(n) && n >= 0) return n;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
-}
-
-/** One GET against the QBO API with the documented error mapping. */
-export async function qboGet(access: ProviderAccess, path: string, params: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
-  const url = new URL(`${access.apiBaseUrl.replace(/\/+$/, '')}${path}`);
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  url.searchParams.set('minorversion', QBO_MINOR_VERSION);
-  const timeout = AbortSignal.timeout(60_000);
-  let res: Response;
-  try {
-    res = await guardedFetch(url, {
-      policy: access.outbound,
-      headers: { authorization: `Bearer ${access.accessToken}`, accept: 'application/json' },
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    });
-  } catch (err) {
-    if (signal?.aborted) throw err;
-    throw new ProviderApiError('unreachable', `QuickBooks Online is unreachable at ${url.origin}: ${(err as Error).message}`);
-  }
-  const body = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = body ? parseQboJson(body) : null;
-  } catch {
-    parsed = null;
-  }
-  if (res.ok) {
-    if (parsed === null || typeof parsed !== 'object') throw new ProviderApiError('server_error', `QuickBooks Online answered ${res.status} without a JSON body.`, { httpStatus: res.status });
-    const fault = (parsed as QboFault).Fault;
-    if (fault) throw new ProviderApiError(fault.type === 'AUTHENTICATION' ? 'authentication_required' : 'rejected', `QuickBooks Online: ${faultMessage(parsed, 'fault')}`, { httpStatus: res.status });
-    return parsed;
-  }
-  const message = faultMessage(parsed, body.slice(0, 200) || res.statusText);
-  if (res.status === 401) {
-    throw new ProviderApiError('authentication_required', `QuickBooks Online refused the access token (401): ${message}. Authenticate the connection again.`, { httpStatus: 401 });
-  }
-  if (res.status === 403) throw new ProviderApiError('authentication_required', `QuickBooks Online denied access (403): ${message}.`, { httpStatus: 403 });
-  if (res.status === 429) {
-    throw new ProviderApiError('rate_limited', `QuickBooks Online rate limit reached (429): ${message}.`, { httpStatus: 429, retryAfterSeconds: retryAfter(res.headers.get('retry-after')) });
-  }
-  if (res.status >= 500) throw new ProviderApiError('server_error', `QuickBooks Online failed (${res.status}): ${message}.`, { httpStatus: res.status });
-  throw new ProviderApiError('rejected', `QuickBooks Online rejected the request (${res.status}): ${message}.`, { httpStatus: res.status });
 }
 
 function realmOf(access: ProviderAccess): string {
@@ -471,3 +262,4 @@ export const quickbooksOnlineAdapter: PullAdapter = {
     return pulled;
   },
 };
+

@@ -21,7 +21,7 @@ import { getConnection, storeRefreshedSecrets, updateConnection, withTokenRefres
 import { health } from './health.js';
 import { OAuthProviderError, OAuthRefusedError, requestTokens } from './oauth.js';
 import { providerRuntime, providerUrls } from './provider-runtime.js';
-import { ProviderUnreachableError } from './provider-http.js';
+import { ProviderUnreachableError } from '../adapters/provider-client.js';
 import { decryptSecrets, encryptSecrets, SecretsUnreadableError, type ConnectionSecrets } from './secrets.js';
 
 /** Refresh when the access token expires within this many milliseconds. */
@@ -31,7 +31,7 @@ export interface ProviderAccess {
   accessToken: string;
   realmId?: string;
   apiBaseUrl: string;
-  /** What the adapter's requests may reach (OUTBOUND_ALLOWLIST): every call goes through guardedFetch. */
+  /** What the adapter's requests may reach (OUTBOUND_ALLOWLIST): every call goes through the provider client (adapters/provider-client.ts). */
   outbound: OutboundPolicy;
 }
 

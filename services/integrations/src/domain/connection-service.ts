@@ -28,10 +28,11 @@ import {
 } from '../store/connections.js';
 import { AuthenticationRefusedError, bodyIssue, realmIdFrom, type AuthenticateBody } from './authenticate.js';
 import { connectionSecrets, sealSecrets } from './connection-auth.js';
-import { connectionView, mergeSettings, needsAuthentication, parseSettings, type ConnectionView } from './connections.js';
+import { mergeSettings, needsAuthentication, parseSettings } from './connections.js';
+import { connectionView, type ConnectionView } from '../views/connections.js';
 import { runHealthCheck, staticHealth } from './health-check.js';
 import { newStateNonce, OAuthProviderError, OAuthRefusedError, oauthClient, pkceVerifier, requestTokens, verifyState } from './oauth.js';
-import { ProviderUnreachableError } from './provider-http.js';
+import { ProviderUnreachableError } from '../adapters/provider-client.js';
 import { requireProviderRuntime, type ProviderRuntime } from './provider-runtime.js';
 import { cancelRunningSyncs, deleteSyncSchedule, describeNextSyncAt, upsertSyncSchedule } from './sync-schedule.js';
 import type { ConnectionSecrets } from './secrets.js';

@@ -1,7 +1,7 @@
 /**
  * Running a connection's health check: settings and OAuth client first (no call), then one real,
- * authenticated HTTP call to the provider's documented API (see CredentialCheck), mapped onto the
- * status codes of health.ts.
+ * authenticated call to the provider's documented API (see CredentialCheck) through the provider
+ * client, its answer mapped onto the status codes of health.ts.
  */
 import type { Db } from '@rp/platform';
 import type { IntegrationsConfig } from '../config.js';
@@ -16,7 +16,7 @@ import {
 import { missingSettings } from './connections.js';
 import { health, healthFromStatus, unreachable, type Health } from './health.js';
 import { oauthClient } from './oauth.js';
-import { basicAuth, providerFetch, ProviderUnreachableError } from './provider-http.js';
+import { basicAuth, probeProvider } from '../adapters/provider-client.js';
 import { requireProviderRuntime, providerUrls, type ProviderRuntime } from './provider-runtime.js';
 import { SecretsUnreadableError } from './secrets.js';
 
@@ -67,19 +67,10 @@ function fromAccessError(display: string, e: unknown): Health {
   throw e;
 }
 
+/** One authenticated call to the provider (adapters/provider-client.ts), its answer as health. */
 async function call(config: IntegrationsConfig, display: string, url: string, authorization: string): Promise<Health> {
-  try {
-    const res = await providerFetch(url, {
-      method: 'GET',
-      headers: { authorization, accept: 'application/json' },
-      timeoutMs: config.PROVIDER_HTTP_TIMEOUT_MS,
-      policy: config.OUTBOUND_ALLOWLIST,
-    });
-    return healthFromStatus(display, res.status);
-  } catch (e) {
-    if (e instanceof ProviderUnreachableError) return unreachable(display, url, e.causeText);
-    throw e;
-  }
+  const answer = await probeProvider(config, url, authorization);
+  return 'status' in answer ? healthFromStatus(display, answer.status) : unreachable(display, url, answer.unreachable);
 }
 
 async function credentialCall(deps: Deps, runtime: ProviderRuntime, row: ConnectionRow): Promise<Health> {

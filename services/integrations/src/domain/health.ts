@@ -1,35 +1,9 @@
 /**
- * Connection health (spec 2.2 "Health"). `status_code` values:
- *
- * | status_code             | healthy | authentication_required | when |
- * |-------------------------|---------|-------------------------|------|
- * | `healthy`               | true    | false | the provider answered an authenticated call (or, for the push-based middleware, nothing has to be called) |
- * | `authentication_required` | false | true  | no credentials yet, the provider refused them (401/403), or a token refresh was refused |
- * | `unreachable`           | false   | false | the provider's API could not be reached (DNS, connection refused, timeout) |
- * | `misconfigured`         | false   | false | required settings are missing, or no OAuth client is configured on this platform for the provider |
- * | `rate_limited`          | false   | false | the provider answered 429 |
- * | `provider_error`        | false   | false | the provider answered 5xx or an unexpected status |
- * | `unsupported_provider`  | false   | false | this platform has no adapter for the provider (its credentials may have been verified; nothing syncs) |
+ * Connection health values (spec 2.2 "Health"): building them from a provider's answer, and their documentation.
  */
-export const HEALTH_STATUS_CODES = [
-  'healthy',
-  'authentication_required',
-  'unreachable',
-  'misconfigured',
-  'rate_limited',
-  'provider_error',
-  'unsupported_provider',
-] as const;
-export type HealthStatusCode = (typeof HEALTH_STATUS_CODES)[number];
+import { HEALTH_STATUS_CODES, type Health, type HealthStatusCode } from '../types.js';
 
-export interface Health {
-  healthy: boolean;
-  authentication_required: boolean;
-  status_code: HealthStatusCode;
-  message: string;
-  suggested_resolution: string;
-  timestamp: string;
-}
+export { HEALTH_STATUS_CODES, type Health, type HealthStatusCode };
 
 export const HEALTH_STATUS_DOC =
   'Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); ' +

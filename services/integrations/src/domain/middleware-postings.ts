@@ -1,5 +1,5 @@
 /**
- * The integration middleware's answers to queued postings (`posted` / `failed`): stored on the
+ * The integration middleware's posting queue and its answers to queued postings (`posted` / `failed`): stored on the
  * payment's newest middleware posting under the payment's posting lock, then the payment's
  * `payment-posting-<id>` workflow is woken up (it also reads the answer on its hourly poll, so a
  * failed signal loses nothing).
@@ -7,9 +7,18 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ConflictError, isUuid, NotFoundError, type Db } from '@rp/platform';
 import { paymentPostingWorkflowId, postingReportedSignal } from '@rp/workflows';
-import { latestPostingOf, lockPaymentPostings, markFailed, markPosted, type PostingRow } from '../store/payment-postings.js';
+import { latestPostingOf, listPostings, lockPaymentPostings, markFailed, markPosted, type PostingRow, type PostingRowStatus } from '../store/payment-postings.js';
 
 export const MIDDLEWARE_PROVIDER = 'middleware';
+
+/** The statuses the middleware's queue shows (the transient `posting` / `unposting` are never the middleware's). */
+export const MIDDLEWARE_QUEUE_STATUSES = ['ready_to_post', 'posted', 'failed', 'unposted'] as const satisfies readonly PostingRowStatus[];
+export type MiddlewareQueueStatus = (typeof MIDDLEWARE_QUEUE_STATUSES)[number];
+
+/** The middleware's posting queue of the organization, oldest first, optionally of one status. */
+export async function middlewareQueue(deps: { db: Db }, organizationId: string, status: MiddlewareQueueStatus | undefined, page: { offset: number; pageSize: number }) {
+  return listPostings(deps.db, organizationId, { providerName: MIDDLEWARE_PROVIDER, status }, page.offset, page.pageSize);
+}
 
 export type MiddlewareAnswer = { status: 'posted'; erpDocumentNumber: string } | { status: 'failed'; error: string };
 

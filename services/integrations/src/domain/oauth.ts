@@ -1,7 +1,7 @@
 /**
  * OAuth 2.0 authorization-code flow (RFC 6749) as QuickBooks Online and Xero document it:
- * the authorize URL with a signed `state`, the code exchange and the refresh_token grant at the
- * provider's token endpoint (form-encoded body, client authentication with HTTP Basic).
+ * the authorize URL with a signed `state`, and the code exchange and the refresh_token grant at the
+ * provider's registered token endpoint (the HTTP call itself is adapters/oauth-tokens.ts).
  *
  * `state` = `<base64url(JSON {c: connection id, o: organization id, e: expiry (s), n: nonce})>.<base64url(HMAC-SHA256)>`.
  * The nonce is the connection's `oauth_state_nonce`; a successful authentication replaces it, so a
@@ -17,11 +17,12 @@
  * parameters (RFC 6749 §3.1: unrecognized parameters are ignored).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { z } from 'zod';
 import type { IntegrationsConfig, OAuthClient } from '../config.js';
 import { oauthScopes, providerUrls, registeredTokenUrl } from './provider-runtime.js';
-import { basicAuth, providerFetch } from './provider-http.js';
+import { OAuthProviderError, postTokenGrant, type TokenGrant } from '../adapters/oauth-tokens.js';
 import { safeEqual, stateSigningKey, type ConnectionSecrets } from './secrets.js';
+
+export { OAuthProviderError, OAuthRefusedError } from '../adapters/oauth-tokens.js';
 
 type OAuthConfig = Pick<
   IntegrationsConfig,
@@ -110,50 +111,16 @@ export function authorizationUrl(
   return url.toString();
 }
 
-/** The token endpoint refused the grant (RFC 6749 §5.2: invalid_grant, invalid_client, …). */
-export class OAuthRefusedError extends Error {
-  constructor(
-    readonly providerError: string,
-    readonly description: string | null,
-    readonly httpStatus: number,
-  ) {
-    super(`the token endpoint refused the grant: ${providerError}${description ? ` (${description})` : ''}`);
-    this.name = 'OAuthRefusedError';
-  }
-}
-
-/** The token endpoint answered, but not with a usable token response (5xx, HTML, missing fields). */
-export class OAuthProviderError extends Error {
-  constructor(
-    message: string,
-    readonly httpStatus: number,
-  ) {
-    super(message);
-    this.name = 'OAuthProviderError';
-  }
-}
-
-const tokenResponseSchema = z.object({
-  access_token: z.string().min(1),
-  token_type: z.string().optional(),
-  expires_in: z.coerce.number().positive(),
-  refresh_token: z.string().min(1).optional(),
-  x_refresh_token_expires_in: z.coerce.number().positive().optional(),
-  scope: z.string().optional(),
-});
-
-const tokenErrorSchema = z.object({ error: z.string(), error_description: z.string().optional() });
-
 /**
- * POST the grant to the provider's registered token endpoint (registeredTokenUrl: configured, never
- * a tenant's host) with the platform's client credentials; the new secrets (tokens with absolute
- * expiry). Redirects are not followed: the credentials and the grant go to that URL or nowhere.
+ * The grant at the provider's registered token endpoint (registeredTokenUrl: configured, never a
+ * tenant's host) with the platform's client credentials (adapters/oauth-tokens.ts makes the call);
+ * the new secrets (tokens with absolute expiry).
  */
 export async function requestTokens(
   config: OAuthConfig,
   providerName: string,
   settings: Record<string, unknown>,
-  grant: { grant_type: 'authorization_code'; code: string; redirect_uri: string; code_verifier?: string } | { grant_type: 'refresh_token'; refresh_token: string },
+  grant: TokenGrant,
   previous: ConnectionSecrets = {},
   now = Date.now(),
 ): Promise<ConnectionSecrets> {
@@ -161,27 +128,7 @@ export async function requestTokens(
   if (!client) throw new OAuthProviderError(`no OAuth client is configured for ${providerName} (OAUTH_CLIENTS)`, 0);
   const registered = registeredTokenUrl(config, providerName, settings);
   if ('reason' in registered) throw new OAuthProviderError(registered.reason, 0);
-  const res = await providerFetch(registered.url, {
-    method: 'POST',
-    headers: {
-      authorization: basicAuth(client.client_id, client.client_secret),
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
-    },
-    body: new URLSearchParams(grant as Record<string, string>).toString(),
-    timeoutMs: config.PROVIDER_HTTP_TIMEOUT_MS,
-    policy: config.OUTBOUND_ALLOWLIST,
-    maxRedirects: 0,
-  });
-  if (res.status >= 400 && res.status < 500) {
-    const err = tokenErrorSchema.safeParse(res.json);
-    if (err.success) throw new OAuthRefusedError(err.data.error, err.data.error_description ?? null, res.status);
-    throw new OAuthRefusedError(`http_${res.status}`, null, res.status);
-  }
-  if (res.status !== 200) throw new OAuthProviderError(`the token endpoint answered HTTP ${res.status}`, res.status);
-  const parsed = tokenResponseSchema.safeParse(res.json);
-  if (!parsed.success) throw new OAuthProviderError('the token endpoint answered without a usable token response', res.status);
-  const t = parsed.data;
+  const t = await postTokenGrant(config, client, registered.url, grant);
   return {
     access_token: t.access_token,
     token_type: t.token_type ?? 'bearer',

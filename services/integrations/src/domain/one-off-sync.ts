@@ -1,5 +1,6 @@
 /**
- * A one-off sync of a connection (POST /v2/integrations/connections/{id}/sync): one `scheduled` run
+ * A one-off sync of a connection (POST /v2/integrations/connections/{id}/sync) and the read of its
+ * sync-run history: one `scheduled` run
  * per read-enabled model, then the durable workflow `connection-sync-<connection_id>-<batch_id>`.
  * Runs left behind without a workflow (the API stopped between writing them and the start) are
  * marked failed by the next sync's in-progress check (syncInProgress).
@@ -9,7 +10,7 @@ import { activityRetryWindowMinutes, ConflictError, inBusinessUnitScope, isUuid,
 import { businessSearchAttributes, CONNECTION_SYNC_TASK_QUEUE, connectionSyncWorkflowId, type ConnectionSyncInput } from '@rp/workflows';
 import type { IntegrationsDeps } from '../deps.js';
 import { pullAdapterFor } from '../adapters/index.js';
-import { createSyncRuns, failOrphanedRuns, getSyncConnection, readEnabledModels } from '../store/sync-runs.js';
+import { createSyncRuns, failOrphanedRuns, getSyncConnection, listSyncRuns, readEnabledModels, type SyncRunStatus } from '../store/sync-runs.js';
 import { syncInProgress } from './sync-schedule.js';
 
 /** The organization's connection, or 404 (also for one of a business unit outside `scope`). */
@@ -17,6 +18,16 @@ export async function findSyncConnection(deps: Pick<IntegrationsDeps, 'db'>, org
   const connection = isUuid(connectionId) ? await getSyncConnection(deps.db, organizationId, connectionId) : undefined;
   if (!connection || !inBusinessUnitScope(scope, connection.business_unit_id)) throw new NotFoundError(`No connection ${connectionId}.`);
   return connection;
+}
+
+/** The connection's sync runs, newest first, optionally of one model (by name) or one status; 404 as findSyncConnection. */
+export async function connectionSyncRuns(
+  deps: Pick<IntegrationsDeps, 'db'>,
+  request: { organizationId: string; connectionId: string; scope?: BusinessUnitScope; model?: string; status?: SyncRunStatus },
+  page: { offset: number; pageSize: number },
+) {
+  const connection = await findSyncConnection(deps, request.organizationId, request.connectionId, request.scope);
+  return listSyncRuns(deps.db, request.organizationId, connection.id, { model: request.model, status: request.status }, page.offset, page.pageSize);
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The partners API (issue 13 §5) over integrations' own ledger, with the kernel condition compiler:
+ * The partners API over integrations' own ledger, with the kernel condition compiler:
  * the list filters become one condition tree (name contains, business unit, assignee, tag, a
  * segment's conditions) evaluated in one statement. Tags and segments are admin's; they are read
  * through the kernel read module (admin.tags / admin.customer_segments, read-only), exactly as
@@ -40,7 +40,7 @@ export interface PartnerFilters {
   handled_by?: string;
 }
 
-export async function listPartners(db: Db, identity: Identity, f: PartnerFilters, page: { offset: number; pageSize: number }) {
+export async function listPartners({ db }: { db: Db }, identity: Identity, f: PartnerFilters, page: { offset: number; pageSize: number }) {
   const leaves: Condition[] = [];
   if (f.name !== undefined) leaves.push({ field: 'name', op: 'contains', value: f.name });
   if (f.business_unit_id !== undefined) leaves.push({ field: 'business_unit_id', op: 'eq', value: f.business_unit_id });
@@ -70,7 +70,7 @@ export async function listPartners(db: Db, identity: Identity, f: PartnerFilters
   return { rows: await effectiveAssignees(db, identity.org, rows.map(partnerSummaryView)), total };
 }
 
-export async function partnerDetail(db: Db, identity: Identity, id: string) {
+export async function partnerDetail({ db }: { db: Db }, identity: Identity, id: string) {
   const partner = await getPartner(db, identity.org, id, identity.bu);
   if (!partner) throw new NotFoundError(`No partner ${id}.`);
   const tags = await organizationTags(db, identity.org);
@@ -90,7 +90,7 @@ export async function partnerDetail(db: Db, identity: Identity, id: string) {
  * a unit of it (and, for a member, one of theirs); null clears either. 404 for a partner outside
  * the caller's units.
  */
-export async function assignPartner(db: Db, identity: Identity, id: string, body: { assignee_id?: string | null; business_unit_id?: string | null }) {
+export async function assignPartner({ db }: { db: Db }, identity: Identity, id: string, body: { assignee_id?: string | null; business_unit_id?: string | null }) {
   const partner = await getPartner(db, identity.org, id, identity.bu);
   if (!partner) throw new NotFoundError(`No partner ${id}.`);
   if (body.assignee_id) await checkUserReference(db, identity.org, body.assignee_id, ['body', 'assignee_id']);
@@ -101,5 +101,5 @@ export async function assignPartner(db: Db, identity: Identity, id: string, body
     });
   }
   if (!(await updatePartnerAssignment(db, identity.org, id, body))) throw new NotFoundError(`No partner ${id}.`);
-  return partnerDetail(db, identity, id);
+  return partnerDetail({ db }, identity, id);
 }

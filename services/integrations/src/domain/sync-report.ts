@@ -1,5 +1,5 @@
 /**
- * The integration sync report's rows and summary (issue 14), pure: shaped from the store's
+ * The integration sync report's rows and summary, pure: shaped from the store's
  * SyncReportRow. Text that reaches the recipient (errors, health messages) is user-facing: any
  * network address in it (URLs, IPv4/IPv6 addresses with or without a port, host:port) is replaced
  * by `[address]`, so a report never discloses internal hosts.

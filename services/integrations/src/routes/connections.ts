@@ -1,3 +1,6 @@
+/**
+ * Connections (spec 2.2 "Connection"): create, list, read, change, delete, authenticate and health-check.
+ */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,6 @@
+/**
+ * The partners API (spec 2.13) over integrations' ledger: list, read and assign partners.
+ */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, partnerSummarySchema } from '@rp/platform';
 import { route } from '../deps.js';
@@ -54,7 +57,7 @@ export const partnerRoutes = [
     response: pageEnvelopeSchema(listedPartnerSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listPartners(deps.db, identity, query, page);
+      const { rows, total } = await listPartners(deps, identity, query, page);
       return pageOf(rows, total, page);
     },
   }),
@@ -68,7 +71,7 @@ export const partnerRoutes = [
     params: z.object({ partner_id: idSchema() }),
     response: partnerSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => partnerDetail(deps.db, identity, params.partner_id),
+    handler: async ({ params, identity, deps }) => partnerDetail(deps, identity, params.partner_id),
   }),
   route({
     method: 'patch',
@@ -83,6 +86,6 @@ export const partnerRoutes = [
     body: z.object({ assignee_id: idSchema().nullable().optional(), business_unit_id: idSchema().nullable().optional() }),
     response: partnerSchema,
     errors: [404],
-    handler: async ({ params, body, identity, deps }) => assignPartner(deps.db, identity, params.partner_id, body),
+    handler: async ({ params, body, identity, deps }) => assignPartner(deps, identity, params.partner_id, body),
   }),
 ];

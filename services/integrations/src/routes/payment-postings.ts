@@ -1,12 +1,13 @@
+/**
+ * The middleware's posting queue of applied cash and its `posted` / `failed` answers.
+ */
 import { z } from 'zod';
-import { idSchema, isoTime, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { MIDDLEWARE_PROVIDER, reportMiddlewarePosting } from '../domain/middleware-postings.js';
-import { postingKey } from '../domain/payment-posting.js';
-import { listPostings, type PostingRow, type PostingRowStatus } from '../store/payment-postings.js';
+import { middlewareQueue, MIDDLEWARE_QUEUE_STATUSES as QUEUE_STATUSES, reportMiddlewarePosting } from '../domain/middleware-postings.js';
+import { middlewarePaymentView as view } from '../views/middleware-payments.js';
 
 const MAX_PAGE = 100;
-const QUEUE_STATUSES = ['ready_to_post', 'posted', 'failed', 'unposted'] as const satisfies readonly PostingRowStatus[];
 
 const money = () => z.string().describe('Decimal string with the currency\'s minor units.');
 
@@ -49,38 +50,6 @@ const middlewarePaymentSchema = z.object({
 })
   .meta({ id: 'MiddlewarePayment' });
 
-function view(row: PostingRow) {
-  const p = row.payload;
-  return {
-    object: 'middleware_payment' as const,
-    id: row.payment_id,
-    posting_id: row.id,
-    posting_key: postingKey(row.organization_id, row.payment_id),
-    status: row.status as (typeof QUEUE_STATUSES)[number],
-    amount: p.amount,
-    currency: p.currency,
-    payment_date: p.payment_date,
-    bank_reference: p.bank_reference,
-    customer: p.customer ? { partner_id: p.customer.partner_id, customer_code: p.customer.remote_id, name: p.customer.name } : null,
-    unallocated_amount: p.unallocated_amount,
-    lines: p.lines.map((l) => ({
-      invoice_id: l.invoice_id,
-      document_number: l.document_number,
-      company_code: l.company_code,
-      fiscal_year: l.fiscal_year,
-      amount_paid: l.amount_paid,
-      amount_discount: l.amount_discount,
-      amount_withheld: l.amount_withheld,
-      adjustment_amount: l.adjustment_amount,
-    })),
-    erp_document_number: row.erp_document_number,
-    error: row.error,
-    posted_at: isoTime(row.posted_at),
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
-}
-
 const COMMON =
   'Authenticated with the organization\'s API key (user tokens get 403). Answers the posting of a payment that is ' +
   '`ready_to_post` (the newest posting of that payment); the payment\'s `payment-posting-<id>` workflow then records the ' +
@@ -113,7 +82,7 @@ export const paymentPostingRoutes = [
     response: pageEnvelopeSchema(middlewarePaymentSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listPostings(deps.db, identity.org, { providerName: MIDDLEWARE_PROVIDER, status: query.status }, page.offset, page.pageSize);
+      const { rows, total } = await middlewareQueue(deps, identity.org, query.status, page);
       return pageOf(rows.map(view), total, page);
     },
   }),

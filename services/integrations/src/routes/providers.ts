@@ -1,3 +1,6 @@
+/**
+ * The provider registry read endpoints (spec 2.2 "Provider descriptor").
+ */
 import { z } from 'zod';
 import { NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,18 +1,10 @@
+/**
+ * The middleware push endpoints (spec 4.3 rules 16 and 17): records validated and stored one by one, one result each.
+ */
 import { z } from 'zod';
-import { businessUnitIdsOf, currencyMinorUnits, getOrganizationProfile, NO_NUL_PATTERN, type Db } from '@rp/platform';
+import { NO_NUL_PATTERN } from '@rp/platform';
 import { route } from '../deps.js';
-import {
-  customerRecordSchema,
-  errorCodesMarkdown,
-  invoiceRecordSchema,
-  MAX_PUSH_RECORDS,
-  PUSH_ORIGIN,
-  rejectUnknownBusinessUnits,
-  validateCustomer,
-  validateInvoice,
-  type PushOutcome,
-} from '../domain/push.js';
-import { upsertDocuments, upsertPartners } from '../store/ledger.js';
+import { customerRecordSchema, errorCodesMarkdown, invoiceRecordSchema, MAX_PUSH_RECORDS, pushCustomers, pushInvoices } from '../domain/push.js';
 
 /**
  * The push body: an array of records the handler validates one by one (a bad record must not fail
@@ -87,56 +79,6 @@ const CUSTOMER_DESCRIPTION = `${COMMON}
 
 **Error codes:** ${errorCodesMarkdown(['invalid_record', 'missing_field', 'invalid_field', 'invalid_email', 'invalid_business_unit'])}.`;
 
-const BASE_CURRENCY_TTL_MS = 60_000;
-const baseCurrencyCache = new Map<string, { minorUnits: number; at: number }>();
-
-/** Decimal places of the organization's base currency (the currency of local amounts), cached briefly. */
-async function localMinorUnits(db: Db, organizationId: string): Promise<number> {
-  const cached = baseCurrencyCache.get(organizationId);
-  if (cached && Date.now() - cached.at < BASE_CURRENCY_TTL_MS) return cached.minorUnits;
-  const profile = await getOrganizationProfile(db, organizationId);
-  const minorUnits = profile ? currencyMinorUnits(profile.base_currency) : 2;
-  if (baseCurrencyCache.size > 10_000) baseCurrencyCache.clear();
-  baseCurrencyCache.set(organizationId, { minorUnits, at: Date.now() });
-  return minorUnits;
-}
-
-/** Per-record business-unit check: one query for the whole request, only when a record names a unit. */
-async function checkBusinessUnits<R extends { business_unit_id: string | null }>(db: Db, organizationId: string, outcomes: PushOutcome<R>[]): Promise<PushOutcome<R>[]> {
-  const named = outcomes.flatMap((o) => (o.ok && o.row.business_unit_id !== null ? [o.row.business_unit_id] : []));
-  if (named.length === 0) return outcomes;
-  return rejectUnknownBusinessUnits(outcomes, await businessUnitIdsOf(db, organizationId, named));
-}
-
-/**
- * Run a write again when Postgres picked it as a deadlock victim (40P01) or could not serialize it
- * (40001): a customer push linking documents and an invoice push upserting the same documents lock
- * them in different orders. The statements are idempotent upserts, so a retry is safe.
- */
-async function withDeadlockRetry<T>(write: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await write();
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (attempt >= attempts || (code !== '40P01' && code !== '40001')) throw err;
-    }
-  }
-}
-
-function results<R>(outcomes: PushOutcome<R>[], ids: string[]) {
-  let next = 0;
-  return outcomes.map((o) =>
-    o.ok
-      ? { remote_id: o.remoteId, success: true, service_id: ids[next++]!, error_code: null, message: null }
-      : { remote_id: o.remoteId, success: false, service_id: null, error_code: o.errorCode, message: o.message },
-  );
-}
-
-function validRows<R>(outcomes: PushOutcome<R>[]): R[] {
-  return outcomes.flatMap((o) => (o.ok ? [o.row] : []));
-}
-
 export const pushRoutes = [
   route({
     method: 'post',
@@ -151,11 +93,7 @@ export const pushRoutes = [
     response: pushResultSchema,
     handler: async ({ body, identity, deps }) => {
       const receivedAt = new Date().toISOString();
-      const minor = await localMinorUnits(deps.db, identity.org);
-      const outcomes = await checkBusinessUnits(deps.db, identity.org, body.map((r) => validateInvoice(r, minor)));
-      const rows = validRows(outcomes);
-      const ids = rows.length ? await withDeadlockRetry(() => upsertDocuments(deps.db, identity.org, PUSH_ORIGIN, rows)) : [];
-      return { received_at: receivedAt, results: results(outcomes, ids) };
+      return { received_at: receivedAt, results: await pushInvoices(deps, identity.org, body) };
     },
   }),
   route({
@@ -171,10 +109,7 @@ export const pushRoutes = [
     response: pushResultSchema,
     handler: async ({ body, identity, deps }) => {
       const receivedAt = new Date().toISOString();
-      const outcomes = await checkBusinessUnits(deps.db, identity.org, body.map((r) => validateCustomer(r)));
-      const rows = validRows(outcomes);
-      const ids = rows.length ? await withDeadlockRetry(() => upsertPartners(deps.db, identity.org, PUSH_ORIGIN, rows)) : [];
-      return { received_at: receivedAt, results: results(outcomes, ids) };
+      return { received_at: receivedAt, results: await pushCustomers(deps, identity.org, body) };
     },
   }),
 ];

@@ -1,8 +1,10 @@
+/**
+ * Response schemas shared by the integrations routes (provider, connection, connection model, sync run).
+ */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
 import { AUTH_TYPES, PROVIDER_CATEGORIES } from '../domain/providers.js';
-import { HEALTH_STATUS_CODES } from '../domain/health.js';
-import { SYNC_RUN_STATUSES } from '../store/sync-runs.js';
+import { HEALTH_STATUS_CODES, SYNC_RUN_STATUSES } from '../types.js';
 
 export const providerCategorySchema = z.enum(PROVIDER_CATEGORIES);
 

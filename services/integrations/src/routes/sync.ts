@@ -1,15 +1,11 @@
-/**
- * One-off syncs and the sync-run history of a connection (spec 2.2 "Sync run").
- *
- * The connection views take each model's `last_sync` from `latestRunsByModel` / `syncRunView`
- * in store/sync-runs.ts, and `next_sync_at` from `describeNextSyncAt` in domain/sync-schedule.ts.
- */
+/** One-off syncs and the sync-run history of a connection (spec 2.2 "Sync run"). */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { syncRunSchema } from './schemas.js';
-import { listSyncRuns, SYNC_RUN_STATUSES, syncRunView } from '../store/sync-runs.js';
-import { findSyncConnection, startOneOffSync } from '../domain/one-off-sync.js';
+import { SYNC_RUN_STATUSES } from '../types.js';
+import { syncRunView } from '../views/sync-runs.js';
+import { connectionSyncRuns, startOneOffSync } from '../domain/one-off-sync.js';
 
 const MAX_PAGE = 100;
 
@@ -97,9 +93,8 @@ export const syncRoutes = [
     response: pageEnvelopeSchema(syncRunSchema),
     errors: [404],
     handler: async ({ params, query, identity, deps }) => {
-      const connection = await findSyncConnection(deps, identity.org, params.connection_id, identity.bu);
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listSyncRuns(deps.db, identity.org, connection.id, { model: query.model, status: query.status }, page.offset, page.pageSize);
+      const { rows, total } = await connectionSyncRuns(deps, { organizationId: identity.org, connectionId: params.connection_id, scope: identity.bu, model: query.model, status: query.status }, page);
       return pageOf(rows.map(syncRunView), total, page);
     },
   }),

@@ -1,7 +1,7 @@
 /** SQL of connections and their models (tables of migrations/002_connections.ts). */
 import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
-import type { Health } from '../domain/health.js';
+import type { Health } from '../types.js';
 import type { SyncRunRow } from './sync-runs.js';
 
 type Q = Db | Knex.Transaction;

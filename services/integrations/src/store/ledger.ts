@@ -16,66 +16,9 @@
 import type { Knex } from 'knex';
 import { newId } from '@rp/platform';
 
-export interface PartnerUpsert {
-  /** The partner's id in the source system; unique per (organization, origin). */
-  remote_id: string;
-  name: string;
-  legal_name?: string | null;
-  account_number?: string | null;
-  email?: string | null;
-  phone?: string | null;
-  currency?: string | null;
-  company_code?: string | null;
-  search_term?: string | null;
-  /** A business unit of the organization (the caller checks it); null/absent keeps the partner's current unit. */
-  business_unit_id?: string | null;
-  address?: Record<string, unknown>;
-  attributes?: Record<string, unknown>;
-}
+import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../types.js';
 
-export interface LineItemUpsert {
-  line_number: number;
-  description?: string | null;
-  /** Decimal strings. */
-  quantity?: string | null;
-  unit_amount?: string | null;
-  total_amount?: string | null;
-}
-
-export interface DocumentUpsert {
-  kind: 'invoice' | 'credit_memo';
-  company_code: string;
-  fiscal_year: string;
-  document_number: string;
-  remote_id?: string | null;
-  /** The customer's remote id; links the document to the partner of the same origin with that remote_id. */
-  customer_code?: string | null;
-  /** An explicit partner; when absent the partner is looked up by customer_code (null if there is none yet). */
-  partner_id?: string | null;
-  /** Explicit business unit; when absent the partner's. */
-  business_unit_id?: string | null;
-  currency: string;
-  document_type?: string | null;
-  invoice_doc_type?: string | null;
-  exchange_rate?: string | null;
-  reference?: string | null;
-  assignment?: string | null;
-  text?: string | null;
-  reason_code?: string | null;
-  clearing_document_number?: string | null;
-  /** 'YYYY-MM-DD'. */
-  document_date?: string | null;
-  net_due_date?: string | null;
-  posting_date?: string | null;
-  clearing_date?: string | null;
-  /** Decimal strings. */
-  amount_in_document_currency: string;
-  amount_in_local_currency?: string | null;
-  amount_open: string;
-  status_open: boolean;
-  /** Absent: the document's line items are left as they are. An array (maybe empty): they are replaced as a set. */
-  line_items?: LineItemUpsert[];
-}
+export type { DocumentUpsert, LineItemUpsert, PartnerUpsert };
 
 type Db = Knex | Knex.Transaction;
 

@@ -1,12 +1,12 @@
 /**
- * The integration sync report's read (issue 14): per connection of the organization and each of its
+ * The integration sync report's read: per connection of the organization and each of its
  * models, the connection's health, the model's last successful sync (ever), and its sync runs of the
  * period [start, end) — a run belongs to the period when it was created in it — counted by outcome,
  * with the records they synced and the distinct errors of the failed ones (most recent first, with
  * how often each occurred). A connection without models comes back once, with null model fields.
  */
 import type { Db } from '@rp/platform';
-import type { Health } from '../domain/health.js';
+import type { Health } from '../types.js';
 
 export interface SyncReportRow {
   connection_id: string;

@@ -1,22 +1,20 @@
 /**
  * Sync runs (spec 2.2 "Sync run") and the models' sync cursors: the only SQL of the sync machinery.
  *
- * For the connection views (connections engineer): `latestRunsByModel(db, organizationId,
- * connectionId)` gives each model's most recent run (a Map keyed by model id) and `syncRunView`
- * shapes one for the API, so a model's `last_sync` is
- * `latest.get(model.id) ? syncRunView(latest.get(model.id)!) : null`.
+ * `latestRunsByModel` gives each model's most recent run (a Map keyed by model id), which the
+ * connection view shows as the model's `last_sync` (views/sync-runs.ts shapes a run).
  *
  * Status: `scheduled` (created, waiting for its turn) → `running` (its activity is paging) →
  * `completed` | `failed` (with `error`) | `cancelled` (the sync was cancelled). `attempt` is the
  * Temporal activity attempt that last ran it (0 while scheduled).
  */
-import { isoTime, newId, type Db } from '@rp/platform';
+import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
+import { SYNC_RUN_STATUSES, type SyncRunStatus } from '../types.js';
 
 type Conn = Db | Knex.Transaction;
 
-export const SYNC_RUN_STATUSES = ['scheduled', 'running', 'completed', 'failed', 'cancelled'] as const;
-export type SyncRunStatus = (typeof SYNC_RUN_STATUSES)[number];
+export { SYNC_RUN_STATUSES, type SyncRunStatus };
 
 export interface SyncRunRow {
   id: string;
@@ -42,32 +40,6 @@ export interface SyncRunRow {
   modified_at: Date;
   /** joined from connection_models */
   model_name: string;
-}
-
-export function syncRunView(row: SyncRunRow) {
-  return {
-    object: 'sync_run' as const,
-    id: row.id,
-    connection_id: row.connection_id,
-    model_id: row.model_id,
-    model_name: row.model_name,
-    entity_id: row.entity_id,
-    file_id: row.file_id,
-    status: row.status,
-    attempt: row.attempt,
-    batch_id: row.batch_id,
-    is_initial_sync: row.is_initial_sync,
-    is_one_off: row.is_one_off,
-    pagination_state: row.pagination_state,
-    records_synced: row.records_synced,
-    timerange_start: isoTime(row.timerange_start),
-    timerange_end: isoTime(row.timerange_end),
-    started_at: isoTime(row.started_at),
-    completed_at: isoTime(row.completed_at),
-    error: row.error,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 const RUN_COLUMNS = 'r.*, m.name AS model_name';
