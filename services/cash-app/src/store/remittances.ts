@@ -8,7 +8,7 @@ import { partnerAndAllocatedInvoicesInScopeSql, whereSqlFragment } from './payme
 function remittanceInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragment | null {
   return partnerAndAllocatedInvoicesInScopeSql(alias, scope, { table: 'remittance_allocations', key: 'remittance_id' });
 }
-import type { RemittanceLine } from '../domain/remittances.js';
+import type { RemittanceLine } from '../domain-types/remittances.js';
 
 export interface BankDetails {
   account_number: string | null;
