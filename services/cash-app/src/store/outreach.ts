@@ -1,4 +1,5 @@
 import { newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
+import type { OUTREACH_TYPES, OutreachStatus } from '../domain-types/outreach.js';
 import { paymentInScopeSql, whereSqlFragment } from './payments.js';
 
 /**
@@ -15,9 +16,7 @@ function outreachInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragmen
   };
 }
 
-export type OutreachStatus = 'pending' | 'sent' | 'failed' | 'skipped';
-export const OUTREACH_TYPES = ['payment_receipt', 'remittance_request'] as const;
-export const OUTREACH_STATUSES = ['pending', 'sent', 'failed', 'skipped'] as const;
+export type { OutreachStatus };
 
 export interface OutreachRow {
   id: string;
