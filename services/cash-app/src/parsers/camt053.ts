@@ -185,7 +185,7 @@ const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)
 export function camtDate(raw: string, where: string, zone: string | null): string {
   const s = raw.trim();
   const m = DATE_TIME.exec(s);
-  // Not an ISO date-time the zone rule can read: its leading date as written (as before), or an error naming it.
+  // Not an ISO date-time the zone rule can read: its leading date as written, or an error naming it.
   if (!m) return isoDate(s, where);
   const date = isoDate(m[1], where);
   const utc = m[2] !== undefined && m[5] !== undefined && (m[5] === 'Z' || /^[+-]00:?00$/.test(m[5]));

@@ -127,7 +127,7 @@ export const bankStatementDetailSchema = bankStatementSchema.extend({
   transactions_truncated: z.boolean().optional().describe(`With the inline transactions: whether the statement has more than ${INLINE_TRANSACTIONS_MAX} (then only the first ${INLINE_TRANSACTIONS_MAX} are inline).`),
 }).meta({ id: 'BankStatementDetail' });
 
-/** The upload's answer: the first statement of the file (as before), plus all of them. */
+/** The upload's answer: the first statement of the file, plus all of them. */
 export const bankStatementUploadSchema = bankStatementSchema
   .extend({
     statements: z
