@@ -1,3 +1,4 @@
+/** The adjustment and ledger-account routes (/v2/adjustments…): validation, one domain call, the view. */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';

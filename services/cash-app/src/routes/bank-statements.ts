@@ -1,3 +1,4 @@
+/** The bank-statement routes (/v2/bank-statements…): upload, list, read, approve and delete, each validating and calling one domain function. */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, type UploadedFile } from '@rp/platform';
 import { route } from '../deps.js';

@@ -1,3 +1,4 @@
+/** The exchange-rate routes (/v2/exchange-rates): storing a batch and listing rates. */
 import { z } from 'zod';
 import { isoCurrencyCode, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape, isoDate } from '@rp/platform';
 import { route } from '../deps.js';

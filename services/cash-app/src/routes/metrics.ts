@@ -1,3 +1,4 @@
+/** The bank-transaction metrics route: its filters and answer schema. */
 import { z } from 'zod';
 import { idSchema, isoDate, ValidationError } from '@rp/platform';
 import { route } from '../deps.js';

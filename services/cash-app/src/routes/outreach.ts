@@ -1,3 +1,4 @@
+/** The outreach routes (/v2/cash-app/outreach…): requesting a payment receipt and reading outreach records. */
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';

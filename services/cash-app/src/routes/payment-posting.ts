@@ -1,3 +1,4 @@
+/** The payment posting routes (/v2/payments/{id}/post and /unpost): retrying a posting and removing one from the ERP. */
 import { z } from 'zod';
 import { idSchema } from '@rp/platform';
 import { route } from '../deps.js';

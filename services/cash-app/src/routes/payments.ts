@@ -1,3 +1,4 @@
+/** The payment routes (/v2/payments…): creating, listing, reading, changing the allocations of and approving payments. */
 import { z } from 'zod';
 import {
   idSchema,

@@ -1,3 +1,4 @@
+/** The ERP posting fields of the payment schema, shared by the payment and posting routes. */
 import { z } from 'zod';
 
 /** The ERP posting fields of a payment response (besides `posting_error` and `posted_at`). */

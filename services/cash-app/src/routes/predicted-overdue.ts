@@ -1,8 +1,10 @@
+/** The predicted-overdue route (spec 4.3 rule 2): its request, the model's documentation and the answer. */
 import { z } from 'zod';
 import { idSchema, isoDate } from '@rp/platform';
 import { route } from '../deps.js';
 import { HISTORY_PRIOR_WEIGHT } from '../domain/predicted-overdue.js';
 import { predictOverdue } from '../domain/predicted-overdue-report.js';
+import { predictedOverdueView } from '../views/predicted-overdue.js';
 import { MAX_STATES, MIN_STATES, WORK_BUDGET } from '../domain/tail-probability.js';
 
 const calendarDate = isoDate('not a calendar date YYYY-MM-DD');
@@ -130,20 +132,13 @@ export const predictedOverdueRoutes = [
     errors: [404],
     handler: async ({ body, identity, deps }) => {
       const tiers = body.tiers.map((t) => ({ days: t.days, amount_lc: t.amount_lc }));
-      const { currency, customers, unconvertible } = await predictOverdue(deps, { organizationId: identity.org, scope: identity.bu }, {
+      const result = await predictOverdue(deps, { organizationId: identity.org, scope: identity.bu }, {
         asOfDate: body.as_of_date,
         evaluatedAt: body.evaluated_at,
         tiers,
         businessUnitIds: body.business_unit_id__in,
       });
-      return {
-        as_of_date: body.as_of_date,
-        currency,
-        tiers,
-        customers,
-        unconvertible_currencies: unconvertible,
-        unconvertible_invoice_count: unconvertible.reduce((n, u) => n + u.invoice_count, 0),
-      };
+      return predictedOverdueView(body.as_of_date, tiers, result);
     },
   }),
 ];

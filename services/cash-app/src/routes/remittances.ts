@@ -1,3 +1,4 @@
+/** The v1 remittance routes (/v1/remittances…): listing, reading and recording advices given as JSON or CSV. */
 import { z } from 'zod';
 import { emailSchema, idSchema, isDecimalString, isoCurrencyCode, Money, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';

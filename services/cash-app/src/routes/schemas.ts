@@ -1,3 +1,4 @@
+/** API schemas shared by several cash-app routes. */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
 import { LEDGER_CLASSIFICATIONS } from '../domain-types/adjustments.js';

@@ -1,3 +1,4 @@
+/** Adjustments and ledger accounts in the database: reads, inserts (the system ones idempotently), changes and deletes. */
 import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { LedgerClassification, SystemAdjustmentDef } from '../domain-types/adjustments.js';

@@ -1,3 +1,4 @@
+/** Bank statements, their files and bank accounts in the database: inserts, reads, status moves and locks. */
 import type { Knex } from 'knex';
 import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { ParsedAccount, ParsedStatement, StatementFormat } from '../parsers/types.js';

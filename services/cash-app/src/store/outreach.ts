@@ -1,3 +1,4 @@
+/** Outreach records in the database: the receipt record's claim, intent and outcome, and reads within the caller's business units. */
 import { newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import type { OUTREACH_TYPES, OutreachStatus } from '../domain-types/outreach.js';
 import { paymentInScopeSql, whereSqlFragment } from './payments.js';

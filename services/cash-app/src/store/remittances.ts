@@ -1,3 +1,4 @@
+/** Remittances and their allocations in the database, read within the caller's business units. */
 import { newId, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import { partnerAndAllocatedInvoicesInScopeSql, whereSqlFragment } from './payments.js';
 
