@@ -1,3 +1,8 @@
+/**
+ * The cash-app service: bank statements and their transactions, payments (matching, approval, ERP
+ * posting), remittances, adjustments, exchange rates, receipts and analytics, with the activities
+ * its workflows run on the cash-app task queue.
+ */
 import { createMailer, defaultTemplateThreads, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
 import { TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
@@ -42,9 +47,9 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
       ...createMatchingActivities({ db, log, config }),
       ...createPaymentPostingActivities({ db, log }),
       ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
-      // issue 14: the AR aging report's data and files (the scheduled-report workflow calls it on this queue)
+      // The AR aging report's data and files (the scheduled-report workflow calls it on this queue)
       ...createReportActivities({ db, log, storage }),
-      // issue 15: the onboarding extraction's per-customer cash-app figures (the knowledge workflow calls it on this queue)
+      // The onboarding extraction's per-customer cash-app figures (the knowledge workflow calls it on this queue)
       ...createCustomerHabitsActivities({ db, log, storage }),
     };
   },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyDeposit, contentHash, uniqueImportIds } from '../src/domain/bank-statements.js';
+import { classifyDeposit, contentHash, uniqueImportIds } from '../src/domain/bank-lines.js';
 import type { ParsedTransaction } from '../src/parsers/types.js';
 
 const tx = (over: Partial<ParsedTransaction> = {}): ParsedTransaction => ({

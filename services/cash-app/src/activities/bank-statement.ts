@@ -3,20 +3,17 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '@rp/platform';
 import type { Logger } from 'pino';
 import type { BankStatementActivities, BankStatementInput, ClassifyDepositsResult, StoreTransactionsResult } from '@rp/workflows';
-import { classifyDeposit, uniqueImportIds } from '../domain/bank-statements.js';
+import { classifyDeposit, uniqueImportIds } from '../domain/bank-lines.js';
 import { parseStatementSteps, runParseAsync, StatementParseError, type ParsedStatement, type StatementFormat } from '../parsers/index.js';
 import {
   getParsedStatement,
   getStatement,
   getStatementContent,
-  insertTransactions,
-  listTransactionsPage,
   ownAccountIdentifiers,
-  refreshTransactionCount,
-  setPaymentFlags,
   transition,
   type StatementRow,
 } from '../store/bank-statements.js';
+import { insertTransactions, listTransactionsPage, refreshTransactionCount, setPaymentFlags } from '../store/bank-transactions.js';
 import { heartbeatPacer, HEARTBEAT_EVERY_MS, throwIfCancelled } from './pacer.js';
 
 export interface BankStatementDeps {

@@ -1,5 +1,5 @@
 /**
- * customerPaymentHabits (issue 15 part 2, onboarding; contract workflows/src/knowledge/contracts.ts),
+ * customerPaymentHabits (onboarding; contract workflows/src/knowledge/contracts.ts),
  * on the cash-app task queue: per customer (ledger partner) of the organization, the cash-app figures
  * of the knowledge pipeline's CustomerPaymentStats over the window [windowEnd − 365 days, windowEnd]:
  * - payment_count: live payments (unapproved or approved) assigned to the customer, dated by

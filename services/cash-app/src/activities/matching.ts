@@ -6,13 +6,13 @@ import type { Logger } from 'pino';
 import { heartbeatPacer, HEARTBEAT_EVERY_MS } from './pacer.js';
 import type { CashAppConfig } from '../config.js';
 import { DEFAULT_MATCH_CONFIG, MatchState, matchDeposit, type MatchContext, type MatchInvoice, type Proposal } from '../domain/matching.js';
+import { relievedByInvoice } from '../domain/open-amounts.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
 import {
   activeSystemAdjustmentId,
   depositsWithoutPayment,
   insertProposals,
   knownAccounts,
-  relievedByInvoice,
   statementExists,
   unusedRemittances,
   type DepositRow,

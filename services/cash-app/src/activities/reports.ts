@@ -1,5 +1,5 @@
 /**
- * buildArAgingReport (issue 14, contract workflows/src/reports/contracts.ts), on the cash-app task
+ * buildArAgingReport (contract workflows/src/reports/contracts.ts), on the cash-app task
  * queue: the AR aging of the organization as of the report date, read through the kernel's ledger
  * module in one snapshot with server-side cursors (arAgingPages), streamed into the report files
  * (kernel writeReportFiles: XLSX + CSV in object storage). Nothing but one page of rows and the

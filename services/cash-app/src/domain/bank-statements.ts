@@ -1,173 +1,36 @@
 /**
- * Bank statements: statuses and their moves, the unique import id of a transaction, the
- * classification of deposits as payments (rules that need no database), and the upload and delete of
- * a statement with its processing workflow.
+ * Uploading bank statements: the statement rows of a file and their processing workflows
+ * (`bank-statement-<id>`), duplicates of an imported file, and resuming a stranded or failed one.
  */
 import { createHash } from 'node:crypto';
-import type { Logger } from 'pino';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   activityRetryWindowMinutes,
   AppError,
   ConflictError,
-  ForbiddenError,
   Money,
   newId,
-  NotFoundError,
   OUTAGE_RETRY_AFTER_SECONDS,
-  pageOf,
   ServiceUnavailableError,
   withTemporalDeadline,
-  type BusinessUnitScope,
-  type PageRequest,
 } from '@rp/platform';
 import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
-import type { ParsedFile, ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
+import type { ParsedFile, ParsedStatement, StatementFormat } from '../parsers/types.js';
 import {
   bankAccountCurrency,
-  countApprovedPayments,
-  countPaymentsOutOfScope,
-  deleteStatement,
   getStatement,
   insertStatement,
   insertStatementFile,
-  listTransactionsOffset,
-  lockStatementForApproval,
-  lockStatementForDelete,
-  markApproved,
-  money,
-  paymentsOfTransactions,
   previousStatementOfAccount,
   statementsByFileHash,
-  statementView,
-  transactionView,
   transition,
   upsertBankAccount,
   type StatementRow,
-  type TransactionPaymentRow,
-  type TransactionRow,
 } from '../store/bank-statements.js';
+import { money } from './statement-money.js';
 
-/**
- * Statuses. `uploaded`: file stored, processing not started. `processing`: the bankStatement workflow
- * is storing, classifying and matching the transactions. `ready`: processed, payments proposed,
- * waiting for approval. `approved`: accepted by a user (cannot be deleted). `failed`: processing
- * failed after retries (`error` says why). `synced`: arrived through a bank connection.
- */
-export const STATEMENT_STATUSES = ['uploaded', 'processing', 'ready', 'approved', 'synced', 'failed'] as const;
-export type StatementStatus = (typeof STATEMENT_STATUSES)[number];
-
-export const STATUS_DESCRIPTION =
-  '`uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching ' +
-  'transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: ' +
-  'processing failed after retries, `error` says why. `synced`: the statement arrived through a bank ' +
-  'connection rather than an upload (only organization admins may delete it).';
-
-/**
- * The unique import ids of a statement's transactions, in order. A bank line is imported once per
- * organization; the id must name one real line, never something a bank reuses (daily counters that
- * restart at "1"):
- *
- * - A statement with its own identity (CAMT `Stmt/Id`), as OCA bank-statement-import's camt parser
- *   does: `<account>:stmt:<statement id>:<entry reference>:<entry position>[.<transaction position>]`.
- *   The same statement imported again (a re-export of it) maps onto the same ids; another day's
- *   statement has another id, so its lines are new even when the bank reuses references.
- * - Otherwise (MT940, BAI2, CSV, JSON, or a CAMT statement without `Stmt/Id`), the line's content:
- *   with a bank reference `<account>:ref:<reference>:<booking date>:<amount>`, without one
- *   `<account>:sha256:<contentHash>:<n>`. A reference the bank reuses on another day, or for another
- *   amount, is another line; an overlapping file (the same lines exported again with new ones) stores
- *   only the new lines. The nth line with the same id inside one file gets `#n` (`:n` for hashes).
- */
-export function uniqueImportIds(statement: Pick<ParsedStatement, 'account' | 'statementId' | 'transactions'>): string[] {
-  const account = statement.account.identifier;
-  const statementId = statement.statementId?.trim() || null;
-  const refSeen = new Map<string, number>();
-  const hashSeen = new Map<string, number>();
-  return statement.transactions.map((t) => {
-    if (statementId && t.lineKey) return `${account}:stmt:${statementId}:${t.lineKey}`;
-    if (t.bankReference) {
-      const key = `${account}:ref:${t.bankReference}:${t.bookingDate ?? t.valueDate ?? ''}:${t.amount}`;
-      const n = (refSeen.get(key) ?? 0) + 1;
-      refSeen.set(key, n);
-      return n > 1 ? `${key}#${n}` : key;
-    }
-    const hash = contentHash(account, t);
-    const n = (hashSeen.get(hash) ?? 0) + 1;
-    hashSeen.set(hash, n);
-    return `${account}:sha256:${hash}:${n}`;
-  });
-}
-
-/**
- * SHA-256 of what identifies a line without a bank reference: account, amount, currency, dates,
- * counterparty, remittance information, end-to-end id and transaction code. Identical lines in one
- * file are told apart by their ordinal (the nth identical line gets `:n`), so re-importing the same
- * lines maps each onto its earlier copy.
- */
-export function contentHash(accountIdentifier: string, t: ParsedTransaction): string {
-  const fields = [
-    accountIdentifier,
-    t.amount,
-    t.currency,
-    t.valueDate,
-    t.bookingDate,
-    t.counterpartyName,
-    t.counterpartyAccount,
-    t.remittanceInformation,
-    t.endToEndId,
-    t.transactionCode,
-  ];
-  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
-}
-
-export interface ClassifiableTransaction {
-  amount: string;
-  counterpartyName: string | null;
-  counterpartyAccount: string | null;
-  counterpartyIban: string | null;
-  remittanceInformation: string | null;
-  transactionCode: string | null;
-}
-
-export type Classification = { isPayment: boolean; reason: string };
-
-const TEXT_RULES: [RegExp, string][] = [
-  [/\b(credit interest|interest (credit|payment|paid)|interest|habenzinsen|zinsen|intérêts)\b/i, 'interest'],
-  [/\b(refund|refunded|rückerstattung|erstattung|rebate|remboursement)\b/i, 'refund'],
-  [/\b(internal transfer|own account|account transfer between|umbuchung|sweep|cash pooling|zba)\b/i, 'internal transfer'],
-  [/\b(reversal|reversed|storno|chargeback|returned|return of|rücklastschrift|rückbuchung)\b/i, 'reversal'],
-];
-
-/** Bank transaction codes that mean interest, a return/reversal or an internal (ZBA) transfer. */
-const CODE_RULES: [RegExp, string][] = [
-  [/^R:/, 'reversal'], // the statement marks the entry as a reversal (MT940 RC/RD, CAMT RvslInd)
-  [/(^|\/)INTR$|^NINT$|^354$/, 'interest'], // ISO BkTxCd sub-family INTR, SWIFT NINT, BAI2 354 Interest Credit
-  [/(^|\/)(RRTN|ARET|RPCR)$|^NRTI$/, 'reversal'], // ISO returns/reversals, SWIFT returned item
-  [/^275$/, 'internal transfer'], // BAI2 275 ZBA Credit
-];
-
-/**
- * Is a deposit a customer payment? Debits and zero amounts are not. A credit is a payment unless it
- * comes from one of the organization's own bank accounts (internal transfer), its bank transaction
- * code says interest / return / reversal / ZBA transfer, or its remittance text or counterparty name
- * says interest, refund, internal transfer or reversal (English, German and French words).
- */
-export function classifyDeposit(t: ClassifiableTransaction, ownAccounts: ReadonlySet<string>): Classification {
-  if (!(Number(t.amount) > 0)) return { isPayment: false, reason: 'not a deposit' };
-  for (const acct of [t.counterpartyIban, t.counterpartyAccount]) {
-    if (acct && ownAccounts.has(acct.replace(/\s+/g, '').toUpperCase())) return { isPayment: false, reason: 'internal transfer' };
-  }
-  if (t.transactionCode) {
-    for (const [re, reason] of CODE_RULES) if (re.test(t.transactionCode)) return { isPayment: false, reason };
-  }
-  const text = [t.remittanceInformation, t.counterpartyName].filter(Boolean).join(' ');
-  for (const [re, reason] of TEXT_RULES) if (re.test(text)) return { isPayment: false, reason };
-  return { isPayment: true, reason: 'deposit' };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Upload and delete: the statement row and its processing workflow
+export { STATEMENT_STATUSES, STATUS_DESCRIPTION, type StatementStatus } from '../domain-types/bank-statements.js';
 
 /** What an upload stores: the file, its parse (every statement of the file) and who sent it. */
 export interface StatementUpload {
@@ -356,140 +219,4 @@ export async function uploadStatement(
   if (!inserted) return duplicate(await statementsByFileHash(db, org, sha256));
   const rows = await Promise.all(statements.map(async ({ id }) => (await getStatement(db, org, id))!));
   return { statements: rows, resumed: false };
-}
-
-/** How long a DELETE waits for a cancelled processing workflow to close before terminating it. */
-const CANCEL_WAIT_MS = 20_000;
-
-/** Cancels the statement's processing workflow if it runs, and waits (bounded) until it has closed. */
-async function stopProcessing(deps: Pick<CashAppDeps, 'temporal'>, workflowId: string, log?: Logger): Promise<void> {
-  const handle = deps.temporal.workflow.getHandle(workflowId);
-  try {
-    const d = await handle.describe();
-    if (d.status.name !== 'RUNNING') return;
-    await handle.cancel();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return;
-    throw err;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const closed = await Promise.race([
-    handle.result().then(
-      () => true,
-      () => true, // CancelledFailure (expected) or any other ending: the workflow is closed
-    ),
-    new Promise<false>((r) => (timer = setTimeout(() => r(false), CANCEL_WAIT_MS))),
-  ]);
-  clearTimeout(timer);
-  if (!closed) {
-    log?.warn({ workflow_id: workflowId }, 'statement workflow did not close after cancellation; terminating it');
-    await handle.terminate('bank statement deleted').catch((err: unknown) => {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    });
-  }
-}
-
-/**
- * Deletes a statement with its transactions and their (unapproved) payments. Refused (409) when the
- * statement or one of its payments is approved; `synced` statements need an admin. A running
- * processing workflow is cancelled and awaited first. The final check and the delete run under the
- * organization's payment lock, the lock a payment approval holds: an approval racing the delete
- * either commits first (the delete then sees it and refuses) or waits and finds the payment gone
- * (404) — an approved payment is never removed by the cascade.
- */
-export async function deleteUploadedStatement(
-  deps: Pick<CashAppDeps, 'db' | 'temporal'>,
-  who: { organizationId: string; role: string | null; scope?: BusinessUnitScope },
-  statementId: string,
-  log?: Logger,
-): Promise<void> {
-  const org = who.organizationId;
-  const row = await statementOf(deps, org, statementId);
-  const refuse = async (db: Parameters<typeof countApprovedPayments>[0], status: StatementStatus) => {
-    if (status === 'approved') throw new ConflictError('An approved bank statement cannot be deleted.');
-    if ((await countApprovedPayments(db, org, row.id)) > 0) throw new ConflictError('The statement has approved payments; it cannot be deleted.');
-    // a member may not remove payments of business units they may not access
-    if ((await countPaymentsOutOfScope(db, org, row.id, who.scope ?? '*')) > 0) {
-      throw new ConflictError('The statement has payments of business units you may not access; an organization admin may delete it.');
-    }
-  };
-  if (row.status === 'synced' && who.role !== 'admin') throw new ForbiddenError('Only organization admins may delete a statement synced from a bank connection.');
-  await refuse(deps.db, row.status);
-  await stopProcessing(deps, row.workflow_id ?? bankStatementWorkflowId(row.id), log);
-  await deps.db.transaction(async (trx) => {
-    const now = await lockStatementForDelete(trx, org, row.id);
-    if (!now) throw new NotFoundError(`No bank statement ${statementId}.`);
-    await refuse(trx, now.status);
-    await deleteStatement(trx, org, row.id);
-  });
-}
-
-/**
- * Approves a `ready` statement (409 for any other status). A statement whose balances do not
- * reconcile (`balance_mismatch`) is approved only with `acknowledgeBalanceMismatch`: 409 otherwise,
- * naming the difference and its currency; the acknowledgement is recorded with who gave it.
- */
-export async function approveStatement(
-  deps: Pick<CashAppDeps, 'db'>,
-  who: { organizationId: string; userId: string | null },
-  statementId: string,
-  opts: { acknowledgeBalanceMismatch: boolean },
-): Promise<StatementRow> {
-  const org = who.organizationId;
-  const row = await statementOf(deps, org, statementId);
-  // the row is locked from the check to the update: a delete or another approval waits (or finds it moved)
-  await deps.db.transaction(async (trx) => {
-    const now = await lockStatementForApproval(trx, org, row.id);
-    if (!now) throw new NotFoundError(`No bank statement ${statementId}.`);
-    if (now.status !== 'ready') throw new ConflictError(`Only a ready statement can be approved; this one is ${now.status}.`);
-    const mismatch = now.balance_difference != null;
-    if (mismatch && !opts.acknowledgeBalanceMismatch) {
-      const ccy = now.currency?.trim() ?? '';
-      throw new ConflictError(
-        `The statement's balances do not reconcile: its closing balance differs from the opening balance plus its entries by ${money(now.balance_difference, ccy)} ${ccy}. ` +
-          'Check it against the bank, then approve it with acknowledge_balance_mismatch: true.',
-      );
-    }
-    await markApproved(trx, org, row.id, who.userId, mismatch);
-  });
-  return (await getStatement(deps.db, org, row.id))!;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reading statements: counts and totals, and their transactions page by page
-
-/** Most transactions GET /v2/bank-statements/{id} answers inline; the rest are paged (…/transactions). */
-export const INLINE_TRANSACTIONS_MAX = 1000;
-
-async function transactionViews(deps: Pick<CashAppDeps, 'db'>, organizationId: string, txs: readonly TransactionRow[], scope: BusinessUnitScope) {
-  const payments = await paymentsOfTransactions(deps.db, organizationId, txs.map((t) => t.id), scope);
-  const byTx = new Map<string, TransactionPaymentRow[]>();
-  for (const p of payments) (byTx.get(p.bank_transaction_id) ?? byTx.set(p.bank_transaction_id, []).get(p.bank_transaction_id)!).push(p);
-  return txs.map((t) => transactionView(t, byTx.get(t.id)));
-}
-
-/** The organization's statement, or 404 (statement ids are validated as ids by the routes). */
-export async function statementOf(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string): Promise<StatementRow> {
-  const row = await getStatement(deps.db, organizationId, statementId);
-  if (!row) throw new NotFoundError(`No bank statement ${statementId}.`);
-  return row;
-}
-
-/**
- * One statement with its counts and totals and, with `transactions: 'inline'`, its first
- * INLINE_TRANSACTIONS_MAX transactions (`transactions_truncated` says whether there are more).
- */
-export async function statementDetail(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string, opts: { transactions: 'inline' | 'omit'; scope: BusinessUnitScope }) {
-  const row = await statementOf(deps, organizationId, statementId);
-  const view = statementView(row);
-  if (opts.transactions === 'omit') return view;
-  const { rows, total } = await listTransactionsOffset(deps.db, organizationId, row.id, 0, INLINE_TRANSACTIONS_MAX);
-  return { ...view, transactions: await transactionViews(deps, organizationId, rows, opts.scope), transactions_truncated: total > rows.length };
-}
-
-/** A page of the statement's transactions in file order (`sequence`, then id), with their payments. */
-export async function statementTransactions(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string, page: PageRequest, scope: BusinessUnitScope) {
-  const row = await statementOf(deps, organizationId, statementId);
-  const { rows, total } = await listTransactionsOffset(deps.db, organizationId, row.id, page.offset, page.pageSize);
-  return pageOf(await transactionViews(deps, organizationId, rows, scope), total, page);
 }

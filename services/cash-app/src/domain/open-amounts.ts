@@ -15,15 +15,12 @@
  * allocations stop counting at once (the ledger may show the lower figure until the ERP reports the
  * document again: open amounts are understated for that while, never overstated).
  */
-import { Money } from '@rp/platform';
+import { Money, type Db } from '@rp/platform';
+import type { Knex } from 'knex';
+import type { ReliefRow } from '../domain-types/payments.js';
+import { reliefRows, type PaymentStatus } from '../store/payments.js';
 
-export interface ReliefRow {
-  invoice_id: string;
-  /** the payments' posted_at (rows are grouped by invoice and posted_at) */
-  posted_at: Date | null;
-  /** decimal string */
-  relieved: string;
-}
+export type { ReliefRow };
 
 /** Whether the ERP's figure for the document already includes a payment posted at `postedAt`. */
 export function reflectedByErp(postedAt: Date | null, reportedAt: Date | undefined): boolean {
@@ -38,4 +35,19 @@ export function pendingRelief(rows: readonly ReliefRow[], reportedAt: ReadonlyMa
     sums.set(r.invoice_id, (sums.get(r.invoice_id) ?? new Money(0)).plus(r.relieved));
   }
   return new Map([...sums].map(([id, v]) => [id, v.toFixed()]));
+}
+
+/**
+ * What cash application has taken off invoices that the ledger's `amount_open` does not show yet,
+ * per invoice: amount paid + discount + withheld + adjustment of the allocations of payments with
+ * the given statuses, except those the ERP already reflects (the rule above).
+ */
+export async function relievedByInvoice(
+  db: Db | Knex.Transaction,
+  organizationId: string,
+  statuses: readonly PaymentStatus[],
+  opts: { invoiceIds?: readonly string[]; excludePaymentId?: string } = {},
+): Promise<Map<string, string>> {
+  const { rows, reportedAt } = await reliefRows(db, organizationId, statuses, opts);
+  return pendingRelief(rows, reportedAt);
 }

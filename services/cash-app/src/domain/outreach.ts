@@ -1,14 +1,14 @@
 /**
- * Requesting a payment's receipt: the outreach record that tracks it and its Temporal workflow
+ * Outreach records and requesting a payment's receipt: the record that tracks it and its Temporal workflow
  * `payment-receipt-<paymentId>` (which renders and sends the email, see activities/payment-receipt).
  * Everything that must happen is done before the request answers: no promise is left running in
  * the API process.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { activityRetryWindowMinutes, ConflictError, isUuid, NotFoundError, withTemporalDeadline, type BusinessUnitScope, type Db } from '@rp/platform';
+import { activityRetryWindowMinutes, ConflictError, isUuid, NotFoundError, withTemporalDeadline, type BusinessUnitScope, type Db, type PageRequest } from '@rp/platform';
 import { businessSearchAttributes, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES, type PaymentReceiptInput } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
-import { claimReceiptRecord, getOutreach, getReceiptPayment, markFailed, type OutreachRow } from '../store/outreach.js';
+import { claimReceiptRecord, getOutreach, getReceiptPayment, listOutreach, markFailed, type OutreachFilter, type OutreachRow } from '../store/outreach.js';
 
 /**
  * Make sure the payment's receipt workflow runs for this `pending` outreach record.
@@ -115,4 +115,16 @@ export async function requestPaymentReceipt(
   }
   if (record.status === 'pending') await ensure();
   return (await getOutreach(db, org, record.id)) ?? record;
+}
+
+/** A page of the organization's outreach records within the filter's business units, newest first. */
+export async function outreachPage(deps: Pick<CashAppDeps, 'db'>, organizationId: string, filter: OutreachFilter, page: Pick<PageRequest, 'offset' | 'pageSize'>) {
+  return listOutreach(deps.db, organizationId, filter, page.offset, page.pageSize);
+}
+
+/** The outreach record within the caller's business units, or 404. */
+export async function outreachRecord(deps: Pick<CashAppDeps, 'db'>, organizationId: string, id: string, scope: BusinessUnitScope): Promise<OutreachRow> {
+  const row = await getOutreach(deps.db, organizationId, id, scope);
+  if (!row) throw new NotFoundError(`No outreach record ${id}.`);
+  return row;
 }

@@ -21,9 +21,9 @@ import {
   lockOrganizationPayments,
   lockTransaction,
   markApproved,
-  relievedByInvoice,
   replaceAllocations,
 } from '../store/payments.js';
+import { relievedByInvoice } from './open-amounts.js';
 
 /**
  * Validate allocations for a payment of a transaction (amount, currency) and write them, with the

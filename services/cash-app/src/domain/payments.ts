@@ -13,6 +13,9 @@
  * Violations are reported as 422 issues whose `loc` names the allocation index and field.
  */
 import { currencyMinorUnits, Money, type LedgerDocument, type ValidationIssue } from '@rp/platform';
+import type { AllocationDraft } from '../domain-types/payments.js';
+
+export type { AllocationDraft };
 
 const minorUnitsCache = new Map<string, number>();
 /** Decimal places of the currency (JPY 0, EUR 2, KWD 3), from the kernel's ISO 4217 data. */
@@ -34,15 +37,6 @@ export function formatInCurrency(value: string | number | InstanceType<typeof Mo
 }
 
 const AMOUNT_FIELDS = ['amount_paid', 'amount_discount', 'amount_withheld', 'adjustment_amount'] as const;
-
-export interface AllocationDraft {
-  invoice_id: string;
-  amount_paid: string;
-  amount_discount: string;
-  amount_withheld: string;
-  adjustment_id: string | null;
-  adjustment_amount: string;
-}
 
 export interface AllocationCheckInput {
   allocations: readonly AllocationDraft[];

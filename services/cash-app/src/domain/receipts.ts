@@ -89,7 +89,7 @@ export function renderPaymentReceipt(r: ReceiptInput): { subject: string; text: 
   return { subject, text, html };
 }
 
-// ---------------------------------------------------------------- organization template (issue 13 §2)
+// ---------------------------------------------------------------- organization template
 
 export interface ReceiptTemplateInvoice {
   number: string;

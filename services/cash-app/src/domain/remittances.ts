@@ -6,16 +6,9 @@
 import { parse } from 'csv-parse/sync';
 import { isDecimalString, Money, sumMoney } from '@rp/platform';
 
-/** Remittance statuses: `submitted` on creation; `applied` once a payment has used it (set by matching). */
-export const REMITTANCE_STATUSES = ['submitted', 'applied'] as const;
-export type RemittanceStatus = (typeof REMITTANCE_STATUSES)[number];
+import { REMITTANCE_STATUSES, type RemittanceLine, type RemittanceStatus } from '../domain-types/remittances.js';
 
-export interface RemittanceLine {
-  invoice_number: string;
-  amount_paid: string;
-  amount_discount: string;
-  amount_withheld: string;
-}
+export { REMITTANCE_STATUSES, type RemittanceLine, type RemittanceStatus };
 
 /** What linking needs to know about a ledger invoice. */
 export interface InvoiceCandidate {

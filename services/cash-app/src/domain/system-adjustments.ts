@@ -1,16 +1,7 @@
+/** The system adjustments every organization has, created on its first access to adjustments. */
 import type { Db } from '@rp/platform';
-import type { LedgerClassification } from './ledger-accounts.js';
+import type { SystemAdjustmentDef } from '../domain-types/adjustments.js';
 import { insertSystemAdjustments, systemAdjustmentKeys } from '../store/adjustments.js';
-
-export interface SystemAdjustmentDef {
-  /** Stable key of the system adjustment within an organization (adjustments.system_key). */
-  key: string;
-  name: string;
-  description: string;
-  /** Applied automatically during payment processing. */
-  automated: boolean;
-  ledgerAccount: { number: string; name: string; classification: LedgerClassification };
-}
 
 /**
  * The adjustments every organization has. They are created on the organization's first access to

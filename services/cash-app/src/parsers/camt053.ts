@@ -30,13 +30,11 @@
  * Errors name the element path, e.g. `Document/BkToCstmrStmt/Stmt/Ntry[2]/Amt`, or the line of
  * XML that is not well-formed.
  */
-import { SaxesParser } from 'saxes';
 import { isIsoCurrency, sumMoney } from '@rp/platform';
 import {
   decimal,
   fixed,
   inMinorUnits,
-  isoDate,
   StatementParseError,
   PARSE_BATCH,
   runParse,
@@ -46,94 +44,10 @@ import {
   type ParsedStatement,
   type ParsedTransaction,
 } from './types.js';
+import { bankTimeZone, camtDate } from './camt-dates.js';
+import { child, list, readXml, str, type Node } from './camt-xml.js';
 
-type Node = Record<string, unknown>;
-
-/** Elements that may repeat: always read as arrays. */
-const ARRAYS = new Set(['Stmt', 'Ntfctn', 'Rpt', 'Bal', 'Ntry', 'NtryDtls', 'TxDtls', 'Ustrd', 'Strd', 'RfrdDocInf']);
-
-const local = (name: string) => name.slice(name.indexOf(':') + 1);
-
-/** Characters of XML handed to the streaming parser between two yields. */
-const XML_CHUNK = 256 * 1024;
-
-/**
- * The document as nested objects: child elements by local name, attributes as `@name`, text as `#text`.
- * The XML is fed to saxes in chunks, yielding between them (see ParseSteps).
- */
-function* readXml(xml: string): Generator<number, Node, void> {
-  const parser = new SaxesParser({ position: true });
-  const root: Node = {};
-  const stack: Node[] = [root];
-  parser.on('opentag', (tag) => {
-    const node: Node = {};
-    for (const [k, v] of Object.entries(tag.attributes as Record<string, string>)) {
-      if (k !== 'xmlns' && !k.startsWith('xmlns:')) node[`@${local(k)}`] = v;
-    }
-    const parent = stack[stack.length - 1];
-    const name = local(tag.name);
-    const existing = parent[name];
-    if (existing === undefined) parent[name] = ARRAYS.has(name) ? [node] : node;
-    else if (Array.isArray(existing)) existing.push(node);
-    else parent[name] = [existing, node];
-    stack.push(node);
-  });
-  const onText = (t: string) => {
-    const node = stack[stack.length - 1];
-    node['#text'] = ((node['#text'] as string | undefined) ?? '') + t;
-  };
-  parser.on('text', onText);
-  parser.on('cdata', onText);
-  parser.on('closetag', () => {
-    stack.pop();
-  });
-  const fail = (err: unknown) =>
-    new StatementParseError(`line ${parser.line}`, `XML is not well-formed: ${(err as Error).message.replace(/^[^:]*:\d+:\d+: /, '')}`);
-  let at = 0;
-  while (at < xml.length) {
-    let end = Math.min(xml.length, at + XML_CHUNK);
-    // never split a surrogate pair between two chunks
-    const last = xml.charCodeAt(end - 1);
-    if (end < xml.length && last >= 0xd800 && last <= 0xdbff) end += 1;
-    try {
-      parser.write(xml.slice(at, end));
-    } catch (err) {
-      throw fail(err);
-    }
-    at = end;
-    yield parser.line;
-  }
-  try {
-    parser.close();
-  } catch (err) {
-    throw fail(err);
-  }
-  return root;
-}
-
-function child(node: unknown, ...path: string[]): unknown {
-  let cur: unknown = node;
-  for (const p of path) {
-    if (cur == null || typeof cur !== 'object') return undefined;
-    cur = (cur as Node)[p];
-    if (Array.isArray(cur)) cur = cur[0];
-  }
-  return cur;
-}
-
-function str(node: unknown, ...path: string[]): string | null {
-  const v = child(node, ...path);
-  if (v == null) return null;
-  if (typeof v === 'object') return text((v as Node)['#text'] as string | undefined);
-  return text(String(v as string | number));
-}
-
-function list(node: unknown, name: string): Node[] {
-  if (node == null || typeof node !== 'object') return [];
-  const v = (node as Node)[name];
-  if (v == null) return [];
-  return (Array.isArray(v) ? v : [v]) as Node[];
-}
+export { bankTimeZone, camtDate } from './camt-dates.js';
 
 function amountOf(node: unknown, where: string): { value: string; currency: string } {
   const amt = child(node, 'Amt');
@@ -151,53 +65,6 @@ function sign(node: unknown, where: string): 1 | -1 {
   if (ind === 'CRDT') return 1;
   if (ind === 'DBIT') return -1;
   throw new StatementParseError(`${where}/CdtDbtInd`, ind == null ? 'missing' : `"${ind}" is neither CRDT nor DBIT`);
-}
-
-/**
- * Time zones of the banks of the SEPA countries (by ISO country code, as in an IBAN or a BIC). Where a
- * country spans several zones (Spain, Portugal) its capital's is the banks' one.
- */
-const BANK_TIME_ZONES: Record<string, string> = {
-  AD: 'Europe/Andorra', AT: 'Europe/Vienna', BE: 'Europe/Brussels', BG: 'Europe/Sofia', CH: 'Europe/Zurich',
-  CY: 'Asia/Nicosia', CZ: 'Europe/Prague', DE: 'Europe/Berlin', DK: 'Europe/Copenhagen', EE: 'Europe/Tallinn',
-  ES: 'Europe/Madrid', FI: 'Europe/Helsinki', FR: 'Europe/Paris', GB: 'Europe/London', GI: 'Europe/Gibraltar',
-  GR: 'Europe/Athens', HR: 'Europe/Zagreb', HU: 'Europe/Budapest', IE: 'Europe/Dublin', IS: 'Atlantic/Reykjavik',
-  IT: 'Europe/Rome', LI: 'Europe/Vaduz', LT: 'Europe/Vilnius', LU: 'Europe/Luxembourg', LV: 'Europe/Riga',
-  MC: 'Europe/Monaco', MT: 'Europe/Malta', NL: 'Europe/Amsterdam', NO: 'Europe/Oslo', PL: 'Europe/Warsaw',
-  PT: 'Europe/Lisbon', RO: 'Europe/Bucharest', SE: 'Europe/Stockholm', SI: 'Europe/Ljubljana', SK: 'Europe/Bratislava',
-  SM: 'Europe/San_Marino', VA: 'Europe/Vatican',
-};
-
-/** The bank's time zone from the account's IBAN country, else its BIC's country; null when not known. */
-export function bankTimeZone(iban: string | null, bic: string | null): string | null {
-  const country = iban && /^[A-Z]{2}\d{2}/.test(iban) ? iban.slice(0, 2) : bic && /^[A-Z]{6}/.test(bic) ? bic.slice(4, 6) : null;
-  return country ? (BANK_TIME_ZONES[country] ?? null) : null;
-}
-
-const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
-
-/**
- * The account-local date of an ISO date or date-time: the date part as written, except for a UTC
- * date-time (`Z`, `+00:00`, `-00:00`), which is the date in the bank's time zone `zone` (its UTC date
- * when the zone is not known). A date-time with another offset was written in the bank's local time:
- * its date part is that local date.
- */
-export function camtDate(raw: string, where: string, zone: string | null): string {
-  const s = raw.trim();
-  const m = DATE_TIME.exec(s);
-  // Not an ISO date-time the zone rule can read: its leading date as written (as before), or an error naming it.
-  if (!m) return isoDate(s, where);
-  const date = isoDate(m[1], where);
-  const utc = m[2] !== undefined && m[5] !== undefined && (m[5] === 'Z' || /^[+-]00:?00$/.test(m[5]));
-  if (!utc || !zone) {
-    if (m[2] !== undefined && (Number(m[2]) > 24 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 60)) throw new StatementParseError(where, `"${raw}" is not a valid time`);
-    return date;
-  }
-  const instant = new Date(`${date}T${m[2]}:${m[3]}:${m[4] ?? '00'}Z`);
-  if (Number.isNaN(instant.getTime())) throw new StatementParseError(where, `"${raw}" is not a valid time`);
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(instant);
-  const part = (t: string) => parts.find((p) => p.type === t)!.value;
-  return `${part('year')}-${part('month')}-${part('day')}`;
 }
 
 function dateOf(node: unknown, el: string, where: string, zone: string | null): string | null {

@@ -1,28 +1,18 @@
+/** The adjustment and ledger-account routes (/v2/adjustments…): validation, one domain call, the view. */
 import { z } from 'zod';
-import {
-  ConflictError,
-  idSchema,
-  NotFoundError,
-  pageEnvelopeSchema,
-  pageOf,
-  pageRequest,
-  paginationQueryShape,
-} from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { createAdjustment, unknownLedgerAccount } from '../domain/adjustments.js';
-import { LEDGER_CLASSIFICATIONS } from '../domain/ledger-accounts.js';
-import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
 import {
-  adjustmentView,
+  adjustmentOf,
+  adjustmentPage,
+  createAdjustment,
+  createLedgerAccount,
   deleteAdjustment,
-  getAdjustment,
-  getLedgerAccount,
-  insertLedgerAccount,
-  ledgerAccountView,
-  listAdjustments,
-  listLedgerAccounts,
+  ledgerAccountPage,
   updateAdjustment,
-} from '../store/adjustments.js';
+} from '../domain/adjustments.js';
+import { LEDGER_CLASSIFICATIONS } from '../domain-types/adjustments.js';
+import { adjustmentView, ledgerAccountView } from '../views/adjustments.js';
 import { adjustmentSchema, ledgerAccountSchema } from './schemas.js';
 
 const MAX_PAGE = 500;
@@ -82,9 +72,8 @@ export const adjustmentRoutes = [
     }),
     response: pageEnvelopeSchema(adjustmentSchema),
     handler: async ({ query, identity, deps }) => {
-      await ensureSystemAdjustments(deps.db, identity.org);
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listAdjustments(deps.db, identity.org, { isActive: query.is_active }, page.offset, page.pageSize);
+      const { rows, total } = await adjustmentPage(deps, identity.org, { isActive: query.is_active }, page);
       return pageOf(rows.map(adjustmentView), total, page);
     },
   }),
@@ -98,9 +87,8 @@ export const adjustmentRoutes = [
     query: z.object({ ...paginationQueryShape(MAX_PAGE) }),
     response: pageEnvelopeSchema(ledgerAccountSchema),
     handler: async ({ query, identity, deps }) => {
-      await ensureSystemAdjustments(deps.db, identity.org);
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listLedgerAccounts(deps.db, identity.org, page.offset, page.pageSize);
+      const { rows, total } = await ledgerAccountPage(deps, identity.org, page);
       return pageOf(rows.map(ledgerAccountView), total, page);
     },
   }),
@@ -115,11 +103,7 @@ export const adjustmentRoutes = [
     body: ledgerAccountInput,
     response: ledgerAccountSchema,
     errors: [409],
-    handler: async ({ body, identity, deps }) => {
-      const row = await insertLedgerAccount(deps.db, identity.org, body);
-      if (!row) throw new ConflictError(`The organization already has a ledger account numbered ${body.number}.`);
-      return ledgerAccountView(row);
-    },
+    handler: async ({ body, identity, deps }) => ledgerAccountView(await createLedgerAccount(deps, identity.org, body)),
   }),
   route({
     method: 'get',
@@ -131,12 +115,7 @@ export const adjustmentRoutes = [
     params: idParams,
     response: adjustmentSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => {
-      await ensureSystemAdjustments(deps.db, identity.org);
-      const row = await getAdjustment(deps.db, identity.org, params.adjustment_id);
-      if (!row) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
-      return adjustmentView(row);
-    },
+    handler: async ({ params, identity, deps }) => adjustmentView(await adjustmentOf(deps, identity.org, params.adjustment_id)),
   }),
   route({
     method: 'post',
@@ -154,7 +133,7 @@ export const adjustmentRoutes = [
     response: adjustmentSchema,
     errors: [409],
     handler: async ({ body, identity, deps }) =>
-      adjustmentView(await createAdjustment(deps.db, identity.org, { ...body, description: body.description ?? null })),
+      adjustmentView(await createAdjustment(deps, identity.org, { ...body, description: body.description ?? null })),
   }),
   route({
     method: 'patch',
@@ -171,15 +150,7 @@ export const adjustmentRoutes = [
     body: patchBody,
     response: adjustmentSchema,
     errors: [404],
-    handler: async ({ params, body, identity, deps }) => {
-      if (body.ledger_account_id && !(await getLedgerAccount(deps.db, identity.org, body.ledger_account_id))) throw unknownLedgerAccount();
-      const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-      const found = Object.keys(patch).length
-        ? await updateAdjustment(deps.db, identity.org, params.adjustment_id, patch)
-        : Boolean(await getAdjustment(deps.db, identity.org, params.adjustment_id));
-      if (!found) throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
-      return adjustmentView((await getAdjustment(deps.db, identity.org, params.adjustment_id))!);
-    },
+    handler: async ({ params, body, identity, deps }) => adjustmentView(await updateAdjustment(deps, identity.org, params.adjustment_id, body)),
   }),
   route({
     method: 'delete',
@@ -195,10 +166,7 @@ export const adjustmentRoutes = [
     params: idParams,
     errors: [404, 409],
     handler: async ({ params, identity, deps }) => {
-      const outcome = await deleteAdjustment(deps.db, identity.org, params.adjustment_id);
-      if (outcome === 'not_found') throw new NotFoundError(`No adjustment ${params.adjustment_id}.`);
-      if (outcome === 'system') throw new ConflictError('System adjustments cannot be deleted; deactivate it with is_active false instead.');
-      if (outcome === 'in_use') throw new ConflictError('The adjustment is used by payment allocations and cannot be deleted; deactivate it instead.');
+      await deleteAdjustment(deps, identity.org, params.adjustment_id);
     },
   }),
 ];

@@ -1,184 +1,20 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+/** The bank-statement routes (/v2/bank-statements…): upload, list, read, approve and delete, each validating and calling one domain function. */
 import { z } from 'zod';
-import {
-  idSchema,
-  pageEnvelopeSchema,
-  pageOf,
-  pageRequest,
-  paginationQueryShape,
-  timestampsShape,
-  ValidationError,
-  type UploadedFile,
-} from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, type UploadedFile } from '@rp/platform';
 import { route } from '../deps.js';
-import { refuseNul } from '../parsers/nul.js';
-import {
-  approveStatement,
-  deleteUploadedStatement,
-  INLINE_TRANSACTIONS_MAX,
-  STATEMENT_STATUSES,
-  STATUS_DESCRIPTION,
-  statementDetail,
-  statementTransactions,
-  uploadStatement,
-} from '../domain/bank-statements.js';
-import {
-  charsetSupported,
-  checkStatements,
-  csvMappingSchema,
-  DETECTED_CHARSETS,
-  detectStatementFormat,
-  fromJsonStatement,
-  jsonStatementShape,
-  parseStatementSteps,
-  runParseAsync,
-  StatementParseError,
-  STATEMENT_FORMATS,
-  type ParsedFile,
-  type StatementFormat,
-} from '../parsers/index.js';
-import { listStatements, statementView } from '../store/bank-statements.js';
+import { STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain-types/bank-statements.js';
+import { approveStatement, deleteUploadedStatement } from '../domain/statement-changes.js';
+import { receiveStatementUpload } from '../domain/statement-intake.js';
+import { INLINE_TRANSACTIONS_MAX, statementDetail, statementPage, statementTransactions } from '../domain/statement-reads.js';
+import { charsetSupported, csvMappingSchema, DETECTED_CHARSETS, jsonStatementShape, STATEMENT_FORMATS } from '../parsers/index.js';
+import { statementDetailView, statementView, transactionRecordView } from '../views/bank-statements.js';
+import { bankStatementDetailSchema, bankStatementSchema, bankStatementUploadSchema, bankTransactionSchema } from './bank-statement-schemas.js';
 
 const MAX_PAGE = 200;
 /** Page size limit of a statement's transactions. */
 const MAX_TRANSACTION_PAGE = 500;
 /** Largest statement upload (the gateway's UPLOAD_LIMIT_BYTES default is the same). */
 export const MAX_STATEMENT_BYTES = 50 * 1024 * 1024;
-
-const money = z.string().describe('Decimal string with the currency\'s minor units, e.g. "1250.00".');
-
-const paymentSummarySchema = z.object({
-  id: z.string(),
-  status: z.string(),
-  amount: money,
-  currency: z.string(),
-  partner_id: z.string().nullable(),
-  match_score: z.number().nullable(),
-})
-  .meta({ id: 'BankTransactionPayment' });
-
-export const bankTransactionSchema = z.object({
-  object: z.literal('bank_transaction'),
-  id: z.string(),
-  statement_id: z.string(),
-  bank_account_id: z.string().nullable(),
-  unique_import_id: z
-    .string()
-    .describe(
-      'Identity of the bank line, unique per organization: a line is imported once. CAMT.053 (the statement has its own id): ' +
-        '`<account>:stmt:<Stmt/Id>:<entry reference>:<entry position>[.<transaction position>]`, so a re-export of the same ' +
-        'statement maps onto the same lines while another day\'s statement is new even when the bank reuses its references. ' +
-        'Other formats, by content: `<account>:ref:<bank reference>:<booking date>:<amount>` (a reference reused on another ' +
-        'day or for another amount is another line), or `<account>:sha256:<hash of the line\'s fields>:<n>` without a ' +
-        'reference. The nth identical id inside one file gets `#n` (`:n` for hashes).',
-    ),
-  sequence: z.number().int().describe('Position in the statement file (1-based).'),
-  amount: money.describe('Signed: credits (deposits) positive, debits negative.'),
-  currency: z.string(),
-  is_deposit: z.boolean(),
-  is_payment: z
-    .boolean()
-    .nullable()
-    .describe('Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization\'s own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal.'),
-  value_date: z.string().nullable(),
-  booking_date: z.string().nullable(),
-  counterparty_name: z.string().nullable(),
-  counterparty_account: z.string().nullable(),
-  counterparty_iban: z.string().nullable(),
-  counterparty_bank_code: z.string().nullable(),
-  remittance_information: z.string().nullable(),
-  bank_reference: z.string().nullable(),
-  end_to_end_id: z.string().nullable(),
-  transaction_code: z.string().nullable().describe('Bank transaction code: CAMT Domn/Fmly/SubFmly, BAI2 type code, MT940 type; `R:` prefix for entries the bank marks as reversals.'),
-  payments: z.array(paymentSummarySchema).describe('Payments proposed (unapproved) or approved for this transaction.'),
-  ...timestampsShape,
-})
-  .meta({ id: 'BankTransaction' });
-
-export const bankStatementSchema = z.object({
-  object: z.literal('bank_statement'),
-  id: z.string(),
-  status: z.enum(STATEMENT_STATUSES).describe(STATUS_DESCRIPTION),
-  source: z.enum(['upload', 'connection']),
-  format: z.enum(STATEMENT_FORMATS),
-  file_name: z.string().nullable(),
-  file_sha256: z.string().nullable().describe('SHA-256 of the uploaded file (shared by every statement of a multi-statement file).'),
-  file_position: z.number().int().describe('Position of the statement in its file (1-based; files with several statements yield one statement each).'),
-  encoding: z
-    .string()
-    .nullable()
-    .describe('Character encoding the file was read in: the upload\'s `charset`, else detected (e.g. `UTF-8`, `windows-1250`, `cp852`). Null for the JSON form and statements stored before this field.'),
-  warnings: z
-    .array(z.string())
-    .describe('What the upload noticed but could not decide, e.g. a statement in another currency than the bank account is kept in, an opening balance that differs from the previous statement\'s closing balance, balances that do not reconcile (see `balance_mismatch`), or balances that could not be checked because of entries in another currency. Empty when none.'),
-  balance_mismatch: z
-    .object({
-      difference: money.describe('Closing balance − (opening balance + the sum of the entries), signed, in `currency`, e.g. "-27.00": a booked entry the closing balance leaves out.'),
-      currency: z.string().nullable().describe('The statement\'s currency, which the difference is in.'),
-      acknowledged_by: z.string().nullable().describe('The user who approved the statement acknowledging the mismatch (null until then).'),
-      acknowledged_at: z.string().nullable().describe('When the mismatch was acknowledged (ISO 8601 UTC), null until then.'),
-    })
-    .nullable()
-    .describe(
-      'Set when the file gives both balances and they do not reconcile with the entries (banks send such files, e.g. an entry dated the next day left out of the closing balance). ' +
-        'The statement is imported all the same (also named in `warnings`) and is approved only with `acknowledge_balance_mismatch: true`. Null when the balances reconcile or the file gives no two balances.',
-    ),
-  skipped_entries: z
-    .object({
-      not_booked: z
-        .number()
-        .int()
-        .describe('camt.053/054 entries not imported because their status (`Sts`) is not BOOK: pending (PDNG), information only (INFO), future (FUTR). They are not money on the account; 0 for other formats.'),
-    })
-    .describe('Entries of the file that were deliberately not imported, by reason.'),
-  bank_account_id: z.string().nullable(),
-  account_identifier: z.string().nullable().describe('IBAN or account number of the bank account.'),
-  currency: z.string().nullable(),
-  statement_number: z.string().nullable(),
-  statement_date: z.string().nullable(),
-  opening_balance: money.nullable(),
-  closing_balance: money.nullable(),
-  transaction_count: z.number().int().describe('Transactions stored for this statement (lines imported before by another statement are not counted).'),
-  totals: z
-    .array(
-      z.object({
-        currency: z.string(),
-        credit_count: z.number().int().describe('Credits (deposits, amount > 0).'),
-        credit_total: money.describe('Sum of the credits, e.g. "1250.00".'),
-        debit_count: z.number().int().describe('Debits (amount < 0).'),
-        debit_total: money.describe('Sum of the debits, signed like the transactions (≤ 0), e.g. "-99.95".'),
-      }),
-    )
-    .describe('Per currency of the stored transactions (ordered by currency): counts and sums of credits and debits. Empty until processing has stored the lines.'),
-  error: z.string().nullable().describe('Why processing failed (status `failed`).'),
-  workflow_id: z.string().nullable().describe('Temporal workflow processing the statement (`bank-statement-<id>`).'),
-  uploaded_by: z.string().nullable(),
-  approved_by: z.string().nullable(),
-  approved_at: z.string().nullable(),
-  ...timestampsShape,
-})
-  .meta({ id: 'BankStatement' });
-
-export const bankStatementDetailSchema = bankStatementSchema.extend({
-  transactions: z
-    .array(bankTransactionSchema)
-    .optional()
-    .describe(`The first ${INLINE_TRANSACTIONS_MAX} transactions in file order (absent with \`transactions=omit\`); page through all of them with GET /v2/bank-statements/{statement_id}/transactions.`),
-  transactions_truncated: z.boolean().optional().describe(`With the inline transactions: whether the statement has more than ${INLINE_TRANSACTIONS_MAX} (then only the first ${INLINE_TRANSACTIONS_MAX} are inline).`),
-}).meta({ id: 'BankStatementDetail' });
-
-/** The upload's answer: the first statement of the file (as before), plus all of them. */
-export const bankStatementUploadSchema = bankStatementSchema
-  .extend({
-    statements: z
-      .array(bankStatementSchema)
-      .min(1)
-      .describe(
-        'Every statement the file held, in file order (the first is the statement this object describes). A file with one ' +
-          'statement answers exactly as before plus this one-element array; a month of daily MT940 statements answers one element per day.',
-      ),
-  })
-  .meta({ id: 'BankStatementUpload' });
 
 const uploadedFile = z.custom<UploadedFile>(
   (v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as UploadedFile).content),
@@ -249,26 +85,6 @@ const multipartDoc = z.object({
     .optional()
     .describe(`The file's character encoding (e.g. \`windows-1250\`, \`cp852\`), overriding detection. Omitted: detected (BOM, XML declaration, valid UTF-8, else the best of ${DETECTED_CHARSETS.join(', ')}).`),
 });
-
-/**
- * The format of an uploaded file sent without `format` (see detectStatementFormat). With a mapping
- * and no other format recognised it is CSV; otherwise an unrecognised file is a 422 naming what was seen.
- */
-function detectedFormat(content: Buffer, hasMapping: boolean): StatementFormat {
-  const d = detectStatementFormat(content);
-  if ('format' in d) return d.format;
-  if (hasMapping) return 'csv';
-  const msg =
-    'csv' in d
-      ? 'the file looks like CSV, which cannot be read without its column mapping: send `mapping` (format csv)'
-      : `the format could not be detected from the file (${d.unknown}): send \`format\` (camt053, camt054, bai2, mt940, csv, json)`;
-  throw new ValidationError([{ loc: ['body', 'format'], msg, type: 'format_undetected' }], `Statement format not detected: ${msg}.`);
-}
-
-/** `transactions[1].amount` (where the JSON form's parse names a field) as a `loc` path: transactions, 1, amount. */
-function jsonPath(where: string): (string | number)[] {
-  return [...where.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]));
-}
 
 const jsonDoc = z.object({
   format: z.literal('json').optional().describe('`json` (the default) for this form.'),
@@ -355,44 +171,7 @@ export const bankStatementRoutes = [
     response: bankStatementUploadSchema,
     errors: [409, 503],
     handler: async ({ body, identity, deps }) => {
-      let format: StatementFormat;
-      let content: Buffer;
-      let parsed: ParsedFile;
-      let fileName: string | null = null;
-      const options: Record<string, unknown> = {};
-      try {
-        if (body.file) {
-          content = body.file.content;
-          format = body.format ?? detectedFormat(content, body.mapping !== undefined);
-          fileName = body.file.filename;
-          if (body.mapping) options.mapping = body.mapping;
-          if (body.charset) options.charset = body.charset;
-          // In batches with a turn of the event loop between them: a large file does not stall the service.
-          parsed = await runParseAsync(parseStatementSteps(format, content, options), () => nextTurn());
-          if (parsed.statements.length === 0) throw new StatementParseError('line 1', 'the file holds no statement');
-        } else {
-          format = 'json';
-          const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, (body as Record<string, unknown>)[k]]));
-          content = Buffer.from(JSON.stringify(doc));
-          parsed = { statements: [fromJsonStatement(doc as Parameters<typeof fromJsonStatement>[0])] };
-          try {
-            checkStatements(parsed);
-          } catch (err) {
-            // the JSON form has one statement: what its balances contradict is said at `closing_balance`
-            if (err instanceof StatementParseError) throw new StatementParseError('closing_balance', err.problem);
-            throw err;
-          }
-        }
-        checkStatements(parsed);
-      } catch (err) {
-        if (err instanceof StatementParseError) {
-          const loc = body.file ? ['body', 'file', err.where] : ['body', ...jsonPath(err.where)];
-          throw new ValidationError([{ loc, msg: `${err.where}: ${err.problem}`, type: 'statement_invalid' }], `The ${format!} statement is malformed at ${err.where}: ${err.problem}`);
-        }
-        throw err;
-      }
-      refuseNul(body.file ? content! : null, parsed!, options);
-      const { statements } = await uploadStatement(deps, { organizationId: identity.org, uploadedBy: identity.sub, format: format!, fileName, content, options, parsed: parsed! });
+      const { statements } = await receiveStatementUpload(deps, { organizationId: identity.org, uploadedBy: identity.sub }, body);
       const views = statements.map(statementView);
       return { ...views[0], statements: views };
     },
@@ -412,7 +191,7 @@ export const bankStatementRoutes = [
     response: pageEnvelopeSchema(bankStatementSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listStatements(deps.db, identity.org, { status: query.status, bankAccountId: query.bank_account_id }, page.offset, page.pageSize);
+      const { rows, total } = await statementPage(deps, identity.org, { status: query.status, bankAccountId: query.bank_account_id }, page);
       return pageOf(rows.map(statementView), total, page);
     },
   }),
@@ -439,7 +218,8 @@ export const bankStatementRoutes = [
     }),
     response: bankStatementDetailSchema,
     errors: [404],
-    handler: async ({ params, query, identity, deps }) => statementDetail(deps, identity.org, params.statement_id, { transactions: query.transactions ?? 'inline', scope: identity.bu }),
+    handler: async ({ params, query, identity, deps }) =>
+      statementDetailView(await statementDetail(deps, identity.org, params.statement_id, { transactions: query.transactions ?? 'inline', scope: identity.bu })),
   }),
   route({
     method: 'get',
@@ -455,8 +235,11 @@ export const bankStatementRoutes = [
     query: z.object({ ...paginationQueryShape(MAX_TRANSACTION_PAGE) }),
     response: pageEnvelopeSchema(bankTransactionSchema),
     errors: [404],
-    handler: async ({ params, query, identity, deps }) =>
-      statementTransactions(deps, identity.org, params.statement_id, pageRequest(query, MAX_TRANSACTION_PAGE), identity.bu),
+    handler: async ({ params, query, identity, deps }) => {
+      const page = pageRequest(query, MAX_TRANSACTION_PAGE);
+      const { records, total } = await statementTransactions(deps, identity.org, params.statement_id, page, identity.bu);
+      return pageOf(records.map(transactionRecordView), total, page);
+    },
   }),
   route({
     method: 'post',

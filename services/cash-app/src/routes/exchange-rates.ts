@@ -1,7 +1,9 @@
+/** The exchange-rate routes (/v2/exchange-rates): storing a batch and listing rates. */
 import { z } from 'zod';
-import { isoCurrencyCode, isoTime, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape, isoDate } from '@rp/platform';
+import { isoCurrencyCode, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape, isoDate } from '@rp/platform';
 import { route } from '../deps.js';
-import { listExchangeRates, upsertExchangeRates, type ExchangeRateRow } from '../store/exchange-rates.js';
+import { exchangeRatePage, storeExchangeRates } from '../domain/exchange-rates.js';
+import { rateView } from '../views/exchange-rates.js';
 
 const MAX_PAGE = 500;
 const MAX_BATCH = 1000;
@@ -20,20 +22,6 @@ export const exchangeRateSchema = z.object({
   ...timestampsShape,
 })
   .meta({ id: 'ExchangeRate' });
-
-function rateView(r: ExchangeRateRow) {
-  return {
-    object: 'exchange_rate' as const,
-    id: r.id,
-    base_currency: r.base_currency.trim(),
-    quote_currency: r.quote_currency.trim(),
-    rate_date: r.rate_date,
-    // NUMERIC(24,10) without trailing zeros ("1.0850000000" → "1.085")
-    rate: r.rate.includes('.') ? r.rate.replace(/0+$/, '').replace(/\.$/, '') : r.rate,
-    created_at: isoTime(r.created_at)!,
-    modified_at: isoTime(r.modified_at)!,
-  };
-}
 
 const rateInput = z
   .object({
@@ -76,7 +64,7 @@ export const exchangeRateRoutes = [
       }),
     response: z.object({ data: z.array(exchangeRateSchema) }),
     handler: async ({ body, identity, deps }) => {
-      const rows = await upsertExchangeRates(deps.db, identity.org, body);
+      const rows = await storeExchangeRates(deps, identity.org, body);
       return { data: rows.map(rateView) };
     },
   }),
@@ -97,12 +85,11 @@ export const exchangeRateRoutes = [
     response: pageEnvelopeSchema(exchangeRateSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listExchangeRates(
-        deps.db,
+      const { rows, total } = await exchangeRatePage(
+        deps,
         identity.org,
         { baseCurrency: query.base_currency, quoteCurrency: query.quote_currency, startDate: query.start_date, endDate: query.end_date },
-        page.offset,
-        page.pageSize,
+        page,
       );
       return pageOf(rows.map(rateView), total, page);
     },

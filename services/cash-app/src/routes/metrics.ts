@@ -1,21 +1,9 @@
+/** The bank-transaction metrics route: its filters and answer schema. */
 import { z } from 'zod';
-import { AppError, formatMoney, getOrganizationProfile, idSchema, isoDate, NotFoundError, ValidationError } from '@rp/platform';
+import { idSchema, isoDate, ValidationError } from '@rp/platform';
 import { route } from '../deps.js';
-import { aggregateMetrics, depositCurrencies } from '../store/metrics.js';
-
-/** 422 when a deposit cannot be converted to the target currency: no stored rate on or before its date. */
-export class MissingExchangeRateError extends AppError {
-  constructor(from: string, to: string, date: string | null) {
-    super({
-      status: 422,
-      type: 'missing-exchange-rate',
-      title: 'Exchange rate missing',
-      detail:
-        `No exchange rate ${from}/${to} (or ${to}/${from}) on or before ${date ?? '(transaction without a date)'}: load one with ` +
-        'PUT /v2/exchange-rates to convert the deposits to the organization\'s base currency.',
-    });
-  }
-}
+import { bankTransactionMetrics } from '../domain/metrics.js';
+import { bankTransactionMetricsView } from '../views/metrics.js';
 
 const dateParam = () => isoDate();
 
@@ -67,24 +55,8 @@ export const metricsRoutes = [
       if (query.start_date && query.end_date && query.start_date > query.end_date) {
         throw new ValidationError([{ loc: ['query', 'end_date'], msg: 'must not be before start_date', type: 'value_error.date_range' }]);
       }
-      const profile = await getOrganizationProfile(deps.db, identity.org);
-      if (!profile) throw new NotFoundError('Organization not found.');
-      const base = profile.base_currency.trim();
       const filter = { bankAccountId: query.bank_account_id, startDate: query.start_date, endDate: query.end_date, scope: identity.bu };
-      const currencies = await depositCurrencies(deps.db, identity.org, filter);
-      const multi = currencies.length > 1;
-      const currency = multi ? base : (currencies[0] ?? base);
-      const m = await aggregateMetrics(deps.db, identity.org, filter, multi ? base : null);
-      if (multi && m.missing_currency) throw new MissingExchangeRateError(m.missing_currency, base, m.missing_date);
-      return {
-        total_count: Number(m.total_count),
-        potential_payments: { count: Number(m.potential_count), total_amount: formatMoney(m.potential_amount) },
-        needs_allocation: { count: Number(m.needs_count), total_amount: formatMoney(m.needs_amount) },
-        ready_to_post: { count: Number(m.ready_count), total_amount: formatMoney(m.ready_amount) },
-        posting_errors_count: Number(m.posting_errors_count),
-        is_multi_currency: multi,
-        currency,
-      };
+      return bankTransactionMetricsView(await bankTransactionMetrics(deps, identity.org, filter));
     },
   }),
 ];

@@ -1,8 +1,10 @@
+/** The outreach routes (/v2/cash-app/outreach…): requesting a payment receipt and reading outreach records. */
 import { z } from 'zod';
-import { idSchema, isoTime, NotFoundError, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { requestPaymentReceipt } from '../domain/outreach.js';
-import { getOutreach, listOutreach, OUTREACH_STATUSES, OUTREACH_TYPES, type OutreachRow } from '../store/outreach.js';
+import { outreachPage, outreachRecord, requestPaymentReceipt } from '../domain/outreach.js';
+import { OUTREACH_STATUSES, OUTREACH_TYPES } from '../domain-types/outreach.js';
+import { outreachView } from '../views/outreach.js';
 
 const MAX_PAGE = 500;
 
@@ -22,25 +24,6 @@ const outreachSchema = z.object({
   ...timestampsShape,
 })
   .meta({ id: 'OutreachRecord' });
-
-function outreachView(r: OutreachRow) {
-  return {
-    object: 'outreach_record' as const,
-    id: r.id,
-    outreach_type: r.outreach_type,
-    status: r.status,
-    skip_reason: r.skip_reason,
-    error: r.error,
-    bank_transaction_id: r.bank_transaction_id,
-    payment_id: r.payment_id,
-    partner_id: r.partner_id,
-    email_id: r.email_id,
-    recipient: r.recipient,
-    sent_at: isoTime(r.sent_at),
-    created_at: isoTime(r.created_at)!,
-    modified_at: isoTime(r.modified_at)!,
-  };
-}
 
 export const outreachRoutes = [
   route({
@@ -85,13 +68,7 @@ export const outreachRoutes = [
     response: pageEnvelopeSchema(outreachSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listOutreach(
-        deps.db,
-        identity.org,
-        { outreachType: query.outreach_type, status: query.status, paymentId: query.payment_id, scope: identity.bu },
-        page.offset,
-        page.pageSize,
-      );
+      const { rows, total } = await outreachPage(deps, identity.org, { outreachType: query.outreach_type, status: query.status, paymentId: query.payment_id, scope: identity.bu }, page);
       return pageOf(rows.map(outreachView), total, page);
     },
   }),
@@ -105,10 +82,6 @@ export const outreachRoutes = [
     params: z.object({ outreach_id: idSchema() }),
     response: outreachSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => {
-      const row = await getOutreach(deps.db, identity.org, params.outreach_id, identity.bu);
-      if (!row) throw new NotFoundError(`No outreach record ${params.outreach_id}.`);
-      return outreachView(row);
-    },
+    handler: async ({ params, identity, deps }) => outreachView(await outreachRecord(deps, identity.org, params.outreach_id, identity.bu)),
   }),
 ];

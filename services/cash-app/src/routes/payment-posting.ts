@@ -1,8 +1,10 @@
+/** The payment posting routes (/v2/payments/{id}/post and /unpost): retrying a posting and removing one from the ERP. */
 import { z } from 'zod';
 import { idSchema } from '@rp/platform';
 import { route } from '../deps.js';
-import { requestPaymentPosting } from '../domain/payment-posting.js';
-import { loadView, paymentSchema } from './payments.js';
+import { requestPostingAndRead } from '../domain/payment-records.js';
+import { paymentView } from '../views/payments.js';
+import { paymentSchema } from './payments.js';
 
 const OPEN_AMOUNT_RULE =
   'Open amounts: an allocation reduces its invoice\'s ledger `amount_open` until the ERP\'s own figure includes it, i.e. ' +
@@ -32,10 +34,8 @@ export const paymentPostingRoutes = [
     params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404, 409],
-    handler: async ({ params, identity, deps, requestId }) => {
-      await requestPaymentPosting(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'post', requestId, scope: identity.bu });
-      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
-    },
+    handler: async ({ params, identity, deps, requestId }) =>
+      paymentView(await requestPostingAndRead(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'post', requestId, scope: identity.bu })),
   }),
   route({
     method: 'post',
@@ -55,9 +55,7 @@ export const paymentPostingRoutes = [
     params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404, 409],
-    handler: async ({ params, identity, deps, requestId }) => {
-      await requestPaymentPosting(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'unpost', requestId, scope: identity.bu });
-      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
-    },
+    handler: async ({ params, identity, deps, requestId }) =>
+      paymentView(await requestPostingAndRead(deps, { organizationId: identity.org, paymentId: params.payment_id, operation: 'unpost', requestId, scope: identity.bu })),
   }),
 ];

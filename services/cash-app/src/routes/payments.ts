@@ -1,25 +1,20 @@
+/** The payment routes (/v2/payments…): creating, listing, reading, changing the allocations of and approving payments. */
 import { z } from 'zod';
 import {
-  getDocuments,
   idSchema,
   isDecimalString,
-  isoTime,
-  Money,
-  NotFoundError,
   pageEnvelopeSchema,
   pageOf,
   pageRequest,
   paginationQueryShape,
   timestampsShape,
-  type BusinessUnitScope,
-  type Db,
   isoDate,
 } from '@rp/platform';
 import { route } from '../deps.js';
-import { formatInCurrency, type AllocationDraft } from '../domain/payments.js';
-import { approvePayment, createPayment, replacePaymentAllocations } from '../domain/payment-changes.js';
-import { postingShape, postingView } from './posting-fields.js';
-import { allocationsOf, getPayment, listPayments, type AllocationRow, type PaymentRow } from '../store/payments.js';
+import type { AllocationDraft } from '../domain/payments.js';
+import { approvePaymentAndRead, createPaymentAndRead, paymentPage, paymentRecord, replaceAllocationsAndRead } from '../domain/payment-records.js';
+import { paymentView } from '../views/payments.js';
+import { postingShape } from './posting-fields.js';
 
 const MAX_PAGE = 500;
 const money2 = () => z.string().describe('Decimal string with the currency\'s minor units: JPY "1190", EUR "1190.00", KWD "1190.000".');
@@ -82,75 +77,6 @@ export const paymentSchema = z.object({
 })
   .meta({ id: 'Payment' });
 
-function paymentView(p: PaymentRow, allocations: AllocationRow[], numbers: Map<string, string>) {
-  // every amount as its currency writes it (JPY 0, EUR 2, KWD 3 decimals)
-  const money = (v: string | InstanceType<typeof Money>) => formatInCurrency(v, p.currency);
-  return {
-    object: 'payment' as const,
-    id: p.id,
-    status: p.status,
-    bank_transaction_id: p.bank_transaction_id,
-    statement_id: p.tx_statement_id,
-    partner_id: p.partner_id,
-    remittance_id: p.remittance_id,
-    amount: money(p.amount),
-    currency: p.currency.trim(),
-    payment_date: p.payment_date,
-    allocated_amount: money(p.allocated_amount),
-    unallocated_amount: money(new Money(p.amount).minus(p.allocated_amount)),
-    match_score: p.match_score === null ? null : Number(p.match_score),
-    match_reasons: p.match_reasons as Record<string, unknown>[],
-    posting_error: p.posting_error,
-    posted_at: isoTime(p.posted_at),
-    ...postingView(p),
-    approved_by: p.approved_by,
-    approved_at: isoTime(p.approved_at),
-    allocations: allocations.map((a) => ({
-      object: 'payment_allocation' as const,
-      id: a.id,
-      invoice_id: a.invoice_id,
-      invoice_number: numbers.get(a.invoice_id) ?? null,
-      amount_paid: money(a.amount_paid),
-      amount_discount: money(a.amount_discount),
-      amount_withheld: money(a.amount_withheld),
-      adjustment_id: a.adjustment_id,
-      adjustment_amount: money(a.adjustment_amount),
-      created_at: isoTime(a.created_at)!,
-      modified_at: isoTime(a.modified_at)!,
-    })),
-    transaction: {
-      id: p.bank_transaction_id,
-      statement_id: p.tx_statement_id,
-      bank_account_id: p.tx_bank_account_id,
-      amount: formatInCurrency(p.tx_amount, p.tx_currency),
-      currency: p.tx_currency.trim(),
-      booking_date: p.tx_booking_date,
-      value_date: p.tx_value_date,
-      counterparty_name: p.tx_counterparty_name,
-      counterparty_iban: p.tx_counterparty_iban,
-      counterparty_account: p.tx_counterparty_account,
-      remittance_information: p.tx_remittance_information,
-      bank_reference: p.tx_bank_reference,
-    },
-    created_at: isoTime(p.created_at)!,
-    modified_at: isoTime(p.modified_at)!,
-  };
-}
-
-async function viewsOf(db: Db, organizationId: string, rows: PaymentRow[]) {
-  const allocations = await allocationsOf(db, organizationId, rows.map((r) => r.id));
-  const docs = await getDocuments(db, organizationId, allocations.map((a) => a.invoice_id));
-  const numbers = new Map([...docs.values()].map((d) => [d.id, d.document_number]));
-  return rows.map((r) => paymentView(r, allocations.filter((a) => a.payment_id === r.id), numbers));
-}
-
-/** The payment's view; 404 when unknown, another organization's or outside the caller's business units (`scope`). */
-export async function loadView(db: Db, organizationId: string, id: string, scope: BusinessUnitScope = '*') {
-  const row = await getPayment(db, organizationId, id, { scope });
-  if (!row) throw new NotFoundError(`No payment ${id}.`);
-  return (await viewsOf(db, organizationId, [row]))[0]!;
-}
-
 const amountInput = () =>
   z
     .union([z.string().max(40), z.number()])
@@ -201,8 +127,9 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [409],
     handler: async ({ body, identity, deps }) => {
-      const id = await createPayment(deps.db, { organizationId: identity.org, bankTransactionId: body.bank_transaction_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id, scope: identity.bu });
-      return loadView(deps.db, identity.org, id, identity.bu);
+      return paymentView(
+        await createPaymentAndRead(deps, { organizationId: identity.org, bankTransactionId: body.bank_transaction_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id, scope: identity.bu }),
+      );
     },
   }),
   route({
@@ -228,8 +155,8 @@ export const paymentRoutes = [
     response: pageEnvelopeSchema(paymentSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listPayments(
-        deps.db,
+      const { records, total } = await paymentPage(
+        deps,
         identity.org,
         {
           status: query.status,
@@ -240,10 +167,9 @@ export const paymentRoutes = [
           endDate: query.end_date,
           scope: identity.bu,
         },
-        page.offset,
-        page.pageSize,
+        page,
       );
-      return pageOf(await viewsOf(deps.db, identity.org, rows), total, page);
+      return pageOf(records.map(paymentView), total, page);
     },
   }),
   route({
@@ -256,7 +182,7 @@ export const paymentRoutes = [
     params: z.object({ payment_id: idSchema() }),
     response: paymentSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => loadView(deps.db, identity.org, params.payment_id, identity.bu),
+    handler: async ({ params, identity, deps }) => paymentView(await paymentRecord(deps, identity.org, params.payment_id, identity.bu)),
   }),
   route({
     method: 'patch',
@@ -283,8 +209,9 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps }) => {
-      await replacePaymentAllocations(deps.db, { organizationId: identity.org, paymentId: params.payment_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id, scope: identity.bu });
-      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
+      return paymentView(
+        await replaceAllocationsAndRead(deps, { organizationId: identity.org, paymentId: params.payment_id, allocations: draftsOf(body.allocations), partnerId: body.partner_id, scope: identity.bu }),
+      );
     },
   }),
   route({
@@ -313,8 +240,9 @@ export const paymentRoutes = [
     response: paymentSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps, requestId }) => {
-      await approvePayment(deps, { organizationId: identity.org, userId: identity.sub, paymentId: params.payment_id, onAccount: body?.on_account === true, requestId, scope: identity.bu });
-      return loadView(deps.db, identity.org, params.payment_id, identity.bu);
+      return paymentView(
+        await approvePaymentAndRead(deps, { organizationId: identity.org, userId: identity.sub, paymentId: params.payment_id, onAccount: body?.on_account === true, requestId, scope: identity.bu }),
+      );
     },
   }),
 ];

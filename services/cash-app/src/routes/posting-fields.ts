@@ -1,5 +1,5 @@
+/** The ERP posting fields of the payment schema, shared by the payment and posting routes. */
 import { z } from 'zod';
-import type { PaymentRow } from '../store/payments.js';
 
 /** The ERP posting fields of a payment response (besides `posting_error` and `posted_at`). */
 export const postingShape = {
@@ -29,14 +29,3 @@ export const postingShape = {
     ),
   can_unpost: z.boolean().describe('Whether POST …/unpost can remove the posting (the provider\'s cash_app_features.can_unpost_payment).'),
 };
-
-export function postingView(p: PaymentRow) {
-  return {
-    posting_status: p.posting_status,
-    erp_provider: p.erp_provider,
-    erp_payment_id: p.erp_payment_id,
-    erp_document_number: p.erp_document_number,
-    erp_posting_adopted: p.erp_posting_adopted,
-    can_unpost: p.posting_status === 'posted' && p.erp_can_unpost,
-  };
-}

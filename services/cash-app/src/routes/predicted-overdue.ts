@@ -1,10 +1,11 @@
+/** The predicted-overdue route (spec 4.3 rule 2): its request, the model's documentation and the answer. */
 import { z } from 'zod';
-import { checkBusinessUnitReferences, idSchema, isoDate, NotFoundError } from '@rp/platform';
+import { idSchema, isoDate } from '@rp/platform';
 import { route } from '../deps.js';
-import { daysBetween, HISTORY_PRIOR_WEIGHT, PredictedOverdueAssembler } from '../domain/predicted-overdue.js';
+import { HISTORY_PRIOR_WEIGHT } from '../domain/predicted-overdue.js';
+import { predictOverdue } from '../domain/predicted-overdue-report.js';
+import { predictedOverdueView } from '../views/predicted-overdue.js';
 import { MAX_STATES, MIN_STATES, WORK_BUDGET } from '../domain/tail-probability.js';
-import { sharedTailPool } from '../domain/tail-pool.js';
-import { loadPredictedOverdue } from '../store/predicted-overdue.js';
 
 const calendarDate = isoDate('not a calendar date YYYY-MM-DD');
 
@@ -67,14 +68,6 @@ const responseSchema = z.object({
   unconvertible_invoice_count: z.number().int().describe('Their total: open invoices in scope left out of every sum.'),
 })
   .meta({ id: 'PredictedOverdue' });
-
-function todayIn(timezone: string): string {
-  try {
-    return new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
-  } catch {
-    return new Date().toISOString().slice(0, 10);
-  }
-}
 
 export const predictedOverdueRoutes = [
   route({
@@ -139,36 +132,13 @@ export const predictedOverdueRoutes = [
     errors: [404],
     handler: async ({ body, identity, deps }) => {
       const tiers = body.tiers.map((t) => ({ days: t.days, amount_lc: t.amount_lc }));
-      if (body.business_unit_id__in) await checkBusinessUnitReferences(deps.db, identity.org, identity.bu, body.business_unit_id__in, ['body', 'business_unit_id__in']);
-      // Each customer is assembled as its row arrives, while the aggregation goes on with the next ones.
-      const pool = sharedTailPool();
-      let assembler: PredictedOverdueAssembler | undefined;
-      const data = await loadPredictedOverdue(
-        deps.db,
-        identity.org,
-        {
-          asOfDate: body.as_of_date,
-          tiers: tiers.map((t) => ({ days: t.days, amountLc: t.amount_lc })),
-          businessUnitIds: body.business_unit_id__in,
-          accessibleBusinessUnits: identity.bu,
-        },
-        ({ organization, organizationHistory }) => {
-          const today = body.evaluated_at ?? todayIn(organization.timezone);
-          const a = new PredictedOverdueAssembler(organizationHistory, tiers, daysBetween(today, body.as_of_date), { offload: (t) => pool.estimate(t) });
-          assembler = a;
-          return (row) => a.add(row);
-        },
-      );
-      if (!data || !assembler) throw new NotFoundError('Unknown organization.');
-      const customers = await assembler.finish();
-      return {
-        as_of_date: body.as_of_date,
-        currency: data.organization.base_currency,
+      const result = await predictOverdue(deps, { organizationId: identity.org, scope: identity.bu }, {
+        asOfDate: body.as_of_date,
+        evaluatedAt: body.evaluated_at,
         tiers,
-        customers,
-        unconvertible_currencies: data.unconvertible,
-        unconvertible_invoice_count: data.unconvertible.reduce((n, u) => n + u.invoice_count, 0),
-      };
+        businessUnitIds: body.business_unit_id__in,
+      });
+      return predictedOverdueView(body.as_of_date, tiers, result);
     },
   }),
 ];

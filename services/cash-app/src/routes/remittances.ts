@@ -1,49 +1,13 @@
+/** The v1 remittance routes (/v1/remittances…): listing, reading and recording advices given as JSON or CSV. */
 import { z } from 'zod';
-import {
-  emailSchema,
-  findInvoicesByNumbers,
-  findPartnersByName,
-  getDocuments,
-  getOrganizationProfile,
-  getPartners,
-  idSchema,
-  isDecimalString,
-  isoCurrencyCode,
-  isoTime,
-  Money,
-  NotFoundError,
-  pageEnvelopeSchema,
-  pageOf,
-  pageRequest,
-  paginationQueryShape,
-  timestampsShape,
-  ValidationError,
-  type BusinessUnitScope,
-  type Db,
-  type LedgerDocument,
-  type LedgerPartner,
-} from '@rp/platform';
+import { emailSchema, idSchema, isDecimalString, isoCurrencyCode, Money, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
-import {
-  assessRemittance,
-  parseRemittanceCsv,
-  partnerByPayerName,
-  REMITTANCE_STATUSES,
-  type InvoiceCandidate,
-  type RemittanceLine,
-} from '../domain/remittances.js';
-import {
-  allocationsOf,
-  getRemittance,
-  insertRemittance,
-  listRemittances,
-  type BankDetails,
-  type RemittanceAllocationRow,
-  type RemittanceRow,
-} from '../store/remittances.js';
+import { REMITTANCE_STATUSES } from '../domain/remittances.js';
+import { createRemittance, createRemittanceFromCsv, MAX_REMITTANCE_LINES, remittancePage, remittanceRecord } from '../domain/remittance-intake.js';
+import { remittanceView } from '../views/remittances.js';
 
 const MAX_PAGE = 500;
-const MAX_LINES = 1000;
+const MAX_LINES = MAX_REMITTANCE_LINES;
 /** A CSV advice of MAX_LINES lines of ordinary width (invoice number, three amounts, a few other columns) fits well within 1 MB. */
 const CSV_MAX_LENGTH = 1_000_000;
 
@@ -175,160 +139,6 @@ const csvQuery = z.object({
   file_name: z.string().trim().max(255).optional().describe('Name of the advice file, kept on the attachment.'),
 });
 
-// ---------- creation ----------
-
-interface Header {
-  payer_name?: string | null;
-  payer_email?: string | null;
-  transaction_number?: string | null;
-  transaction_date?: string | null;
-  currency?: string | null;
-  payment_method?: string | null;
-  transaction_amount: string | null;
-  payer_bank_details?: Partial<BankDetails> | null;
-  payee_bank_details?: Partial<BankDetails> | null;
-}
-
-function bankDetails(d: Partial<BankDetails> | null | undefined): BankDetails | null {
-  if (!d) return null;
-  return {
-    account_number: d.account_number ?? null,
-    bank_name: d.bank_name ?? null,
-    bank_number: d.bank_number ?? null,
-    branch_number: d.branch_number ?? null,
-    iban: d.iban ?? null,
-    type: d.type ?? null,
-  };
-}
-
-async function createRemittance(
-  db: Db,
-  org: string,
-  scope: BusinessUnitScope,
-  header: Header,
-  lines: RemittanceLine[],
-  source: 'json' | 'csv',
-  attachment?: { file_name: string | null; content_type: string; content: Buffer },
-): Promise<string> {
-  // a member links only invoices and customers of their business units: others are as if unknown
-  const found = await findInvoicesByNumbers(db, org, lines.map((l) => l.invoice_number), scope);
-  const byNumber = new Map<string, InvoiceCandidate[]>();
-  for (const d of found) byNumber.set(d.document_number, [...(byNumber.get(d.document_number) ?? []), d]);
-  let currency = header.currency ?? null;
-  if (!currency) {
-    const currencies = new Set(found.map((d) => d.currency));
-    currency = currencies.size === 1 ? [...currencies][0] : ((await getOrganizationProfile(db, org))?.base_currency ?? null);
-  }
-  const payerPartners = header.payer_name ? await findPartnersByName(db, org, header.payer_name, scope) : [];
-  const payerPartnerId = partnerByPayerName(payerPartners, header.payer_name ?? null);
-  const partnerNames = new Map<string, string>();
-  const partnerIds = [...new Set(found.map((d) => d.partner_id).filter((p): p is string => Boolean(p)))];
-  for (const p of (await getPartners(db, org, partnerIds)).values()) partnerNames.set(p.id, p.name);
-  for (const p of payerPartners) partnerNames.set(p.id, p.name);
-
-  const assessment = assessRemittance({ lines, invoicesByNumber: byNumber, currency, transactionAmount: header.transaction_amount, payerPartnerId, partnerNames });
-  return insertRemittance(
-    db,
-    org,
-    {
-      partner_id: assessment.partnerId,
-      source,
-      currency,
-      transaction_amount: header.transaction_amount,
-      transaction_date: header.transaction_date ?? null,
-      transaction_number: header.transaction_number ?? null,
-      payment_method: header.payment_method ?? null,
-      payer_name: header.payer_name ?? null,
-      payer_email: header.payer_email ?? null,
-      payer_bank_details: bankDetails(header.payer_bank_details),
-      payee_bank_details: bankDetails(header.payee_bank_details),
-      agent_confidence_score: assessment.score,
-      agent_confidence_reason: assessment.reason,
-      agent_error_code: assessment.errorCode,
-      agent_uncertainties: assessment.uncertainties,
-      attachment,
-    },
-    lines.map((l, i) => ({ ...l, invoice_id: assessment.invoiceIds[i] })),
-  );
-}
-
-// ---------- views ----------
-
-const num = (v: string | null) => (v === null ? null : Number(v));
-
-function invoiceView(d: LedgerDocument) {
-  return {
-    id: d.id,
-    currency: d.currency,
-    amount_due: Number(d.amount_in_document_currency),
-    amount_paid: Number(new Money(d.amount_in_document_currency).minus(d.amount_open).toFixed()),
-    due_date: d.net_due_date,
-  };
-}
-
-function remittanceView(r: RemittanceRow, allocations: RemittanceAllocationRow[], invoices: Map<string, LedgerDocument>, partners: Map<string, LedgerPartner>) {
-  const partner = r.partner_id ? partners.get(r.partner_id) : undefined;
-  return {
-    object: 'remittance' as const,
-    id: r.id,
-    status: r.status as (typeof REMITTANCE_STATUSES)[number],
-    agent_confidence_score: Number(r.agent_confidence_score ?? 0),
-    agent_confidence_reason: r.agent_confidence_reason ?? '',
-    agent_error_code: r.agent_error_code,
-    agent_uncertainties: r.agent_uncertainties,
-    allocations: allocations.map((a) => {
-      const invoice = a.invoice_id ? invoices.get(a.invoice_id) : undefined;
-      return {
-        object: 'remittance_allocation' as const,
-        id: a.id,
-        remittance_id: a.remittance_id,
-        invoice_number: a.invoice_number,
-        invoice_id: a.invoice_id,
-        amount_paid: Number(a.amount_paid),
-        amount_discount: Number(a.amount_discount),
-        amount_withheld: Number(a.amount_withheld),
-        invoice: invoice ? invoiceView(invoice) : null,
-        created_at: isoTime(a.created_at)!,
-        modified_at: isoTime(a.modified_at)!,
-      };
-    }),
-    attachment: r.attachment_content_type
-      ? { object: 'attachment' as const, file_name: r.attachment_file_name, content_type: r.attachment_content_type, size: r.attachment_size ?? 0 }
-      : null,
-    currency: r.currency,
-    email: null,
-    partner: partner ? { object: 'partner' as const, id: partner.id, name: partner.name, account_number: partner.account_number, email: partner.email } : null,
-    payee_bank_details: r.payee_bank_details,
-    payer_bank_details: r.payer_bank_details,
-    payer_email: r.payer_email,
-    payer_name: r.payer_name,
-    payment_method: r.payment_method,
-    transaction_amount: num(r.transaction_amount),
-    transaction_date: r.transaction_date,
-    transaction_number: r.transaction_number,
-    bank_transaction_id: r.bank_transaction_id,
-    created_at: isoTime(r.created_at)!,
-    modified_at: isoTime(r.modified_at)!,
-  };
-}
-
-async function views(db: Db, org: string, rows: RemittanceRow[]) {
-  const allocations = await allocationsOf(db, org, rows.map((r) => r.id));
-  const [invoices, partners] = await Promise.all([
-    getDocuments(db, org, allocations.map((a) => a.invoice_id).filter((id): id is string => Boolean(id))),
-    getPartners(db, org, rows.map((r) => r.partner_id).filter((id): id is string => Boolean(id))),
-  ]);
-  const byRemittance = new Map<string, RemittanceAllocationRow[]>();
-  for (const a of allocations) byRemittance.set(a.remittance_id, [...(byRemittance.get(a.remittance_id) ?? []), a]);
-  return rows.map((r) => remittanceView(r, byRemittance.get(r.id) ?? [], invoices, partners));
-}
-
-async function viewOne(db: Db, org: string, id: string, scope: BusinessUnitScope = '*') {
-  const row = await getRemittance(db, org, id, scope);
-  if (!row) throw new NotFoundError(`No remittance ${id}.`);
-  return (await views(db, org, [row]))[0];
-}
-
 const CREATE_NOTES =
   'Each allocation is linked to the ledger invoice with that document number (`invoice_id`, `invoice`); the customer ' +
   '(`partner`) is the one all linked invoices belong to, else the one partner whose name or legal name equals `payer_name` ' +
@@ -364,14 +174,13 @@ export const remittanceRoutes = [
     response: pageEnvelopeSchema(remittanceSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { rows, total } = await listRemittances(
-        deps.db,
+      const { records, total } = await remittancePage(
+        deps,
         identity.org,
         { status: query.status, partnerId: query.partner_id, dateFrom: query.date_from, dateTo: query.date_to, scope: identity.bu },
-        page.offset,
-        page.pageSize,
+        page,
       );
-      return pageOf(await views(deps.db, identity.org, rows), total, page);
+      return pageOf(records.map(remittanceView), total, page);
     },
   }),
   route({
@@ -384,7 +193,7 @@ export const remittanceRoutes = [
     params: z.object({ remittance_id: idSchema() }),
     response: remittanceSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => viewOne(deps.db, identity.org, params.remittance_id, identity.bu),
+    handler: async ({ params, identity, deps }) => remittanceView(await remittanceRecord(deps, identity.org, params.remittance_id, identity.bu)),
   }),
   route({
     method: 'post',
@@ -403,8 +212,7 @@ export const remittanceRoutes = [
         amount_withheld: new Money(a.amount_withheld).toFixed(),
       }));
       const header = { ...body, transaction_amount: body.transaction_amount == null ? null : new Money(body.transaction_amount).toFixed() };
-      const id = await createRemittance(deps.db, identity.org, identity.bu, header, lines, 'json');
-      return viewOne(deps.db, identity.org, id, identity.bu);
+      return remittanceView(await createRemittance(deps, identity.org, identity.bu, header, lines));
     },
   }),
   route({
@@ -427,21 +235,10 @@ export const remittanceRoutes = [
     body: z.string().min(1, 'The CSV body is empty.').max(CSV_MAX_LENGTH, `The CSV body is at most ${CSV_MAX_LENGTH} characters.`),
     response: remittanceSchema,
     handler: async ({ query, body, identity, deps }) => {
-      const { lines, problems } = parseRemittanceCsv(body);
-      if (lines.length > MAX_LINES) problems.push({ line: MAX_LINES + 2, field: 'csv', msg: `At most ${MAX_LINES} lines per advice.` });
-      if (problems.length) {
-        throw new ValidationError(
-          problems.map((p) => ({ loc: ['body', `line ${p.line}`, p.field], msg: p.msg, type: 'csv_invalid' })),
-          'The CSV remittance advice is not valid; see detail for each line.',
-        );
-      }
       const { file_name: fileName, ...header } = query;
-      const id = await createRemittance(deps.db, identity.org, identity.bu, { ...header, transaction_amount: query.transaction_amount ?? null }, lines, 'csv', {
-        file_name: fileName ?? null,
-        content_type: 'text/csv',
-        content: Buffer.from(body, 'utf8'),
-      });
-      return viewOne(deps.db, identity.org, id, identity.bu);
+      return remittanceView(
+        await createRemittanceFromCsv(deps, identity.org, identity.bu, { ...header, transaction_amount: query.transaction_amount ?? null }, { text: body, fileName: fileName ?? null }),
+      );
     },
   }),
 ];

@@ -1,6 +1,7 @@
+/** API schemas shared by several cash-app routes. */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
-import { LEDGER_CLASSIFICATIONS } from '../domain/ledger-accounts.js';
+import { LEDGER_CLASSIFICATIONS } from '../domain-types/adjustments.js';
 
 
 export const ledgerAccountSchema = z.object({

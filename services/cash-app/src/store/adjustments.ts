@@ -1,7 +1,7 @@
-import { isoTime, newId, type Db } from '@rp/platform';
+/** Adjustments and ledger accounts in the database: reads, inserts (the system ones idempotently), changes and deletes. */
+import { newId, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
-import type { LedgerClassification } from '../domain/ledger-accounts.js';
-import type { SystemAdjustmentDef } from '../domain/system-adjustments.js';
+import type { LedgerClassification, SystemAdjustmentDef } from '../domain-types/adjustments.js';
 
 export interface AdjustmentRow {
   id: string;
@@ -33,43 +33,6 @@ export interface LedgerAccountRow {
   classification: LedgerClassification;
   created_at: Date;
   modified_at: Date;
-}
-
-export function ledgerAccountView(row: LedgerAccountRow) {
-  return {
-    object: 'ledger_account' as const,
-    id: row.id,
-    name: row.name,
-    number: row.number,
-    classification: row.classification,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
-}
-
-export function adjustmentView(row: AdjustmentRow) {
-  return {
-    object: 'adjustment' as const,
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    is_active: row.is_active,
-    is_system: row.is_system,
-    automated: row.automated,
-    ledger_account_id: row.ledger_account_id,
-    ledger_account: {
-      object: 'ledger_account' as const,
-      id: row.ledger_account_id,
-      name: row.la_name,
-      number: row.la_number,
-      classification: row.la_classification,
-      created_at: isoTime(row.la_created_at)!,
-      modified_at: isoTime(row.la_modified_at)!,
-    },
-    can_delete: !row.is_system && !row.in_use,
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 function withLedgerAccount(db: Db, organizationId: string) {

@@ -1,8 +1,9 @@
+/** Bank statements, their files and bank accounts in the database: inserts, reads, status moves and locks. */
 import type { Knex } from 'knex';
-import { currencyMinorUnits, isoTime, Money, newId, type BusinessUnitScope, type Db } from '@rp/platform';
-import type { ParsedAccount, ParsedStatement, ParsedTransaction, StatementFormat } from '../parsers/types.js';
-import type { StatementStatus } from '../domain/bank-statements.js';
-import { lockOrganizationPayments, paymentInScopeSql, whereSqlFragment } from './payments.js';
+import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
+import type { ParsedAccount, ParsedStatement, StatementFormat } from '../parsers/types.js';
+import type { StatementStatus } from '../domain-types/bank-statements.js';
+import { lockOrganizationPayments, paymentInScopeSql } from './payments.js';
 
 type Conn = Db | Knex.Transaction;
 
@@ -46,55 +47,6 @@ export interface StatementRow {
   modified_at: Date;
 }
 
-export interface TransactionRow {
-  id: string;
-  statement_id: string;
-  bank_account_id: string | null;
-  unique_import_id: string;
-  sequence: number;
-  amount: string;
-  currency: string;
-  is_deposit: boolean;
-  is_payment: boolean | null;
-  value_date: string | null;
-  booking_date: string | null;
-  counterparty_name: string | null;
-  counterparty_account: string | null;
-  counterparty_iban: string | null;
-  counterparty_bank_code: string | null;
-  remittance_information: string | null;
-  bank_reference: string | null;
-  end_to_end_id: string | null;
-  transaction_code: string | null;
-  created_at: Date;
-  modified_at: Date;
-}
-
-export interface TransactionPaymentRow {
-  id: string;
-  bank_transaction_id: string;
-  status: string;
-  amount: string;
-  currency: string;
-  partner_id: string | null;
-  match_score: string | null;
-}
-
-/** Amount as a decimal string with the currency's minor units (EUR 2, JPY 0, BHD 3). */
-export function money(value: string | null, currency: string | null): string | null {
-  if (value == null) return null;
-  const ccy = currency?.trim();
-  let places = 2;
-  try {
-    if (ccy) places = currencyMinorUnits(ccy);
-  } catch {
-    places = 2;
-  }
-  const m = new Money(value);
-  // Keep digits the currency does not have rather than rounding a bank's amount away.
-  return m.decimalPlaces() > places ? m.toFixed(m.decimalPlaces()) : m.toFixed(places);
-}
-
 /** Per currency: how many credits and debits a statement has and their sums (signed, decimal text). */
 export interface StatementTotals {
   currency: string;
@@ -102,97 +54,6 @@ export interface StatementTotals {
   credit_total: string;
   debit_count: number;
   debit_total: string;
-}
-
-export function totalsView(rows: readonly StatementTotals[]) {
-  return rows.map((t) => {
-    const ccy = t.currency.trim();
-    return {
-      currency: ccy,
-      credit_count: t.credit_count,
-      credit_total: money(t.credit_total, ccy)!,
-      debit_count: t.debit_count,
-      debit_total: money(t.debit_total, ccy)!,
-    };
-  });
-}
-
-export function statementView(row: StatementRow) {
-  const ccy = row.currency?.trim() ?? null;
-  return {
-    object: 'bank_statement' as const,
-    id: row.id,
-    status: row.status,
-    source: row.source,
-    format: row.format,
-    file_name: row.file_name,
-    file_sha256: row.file_sha256,
-    file_position: row.file_position,
-    encoding: row.encoding,
-    warnings: row.warnings ?? [],
-    balance_mismatch:
-      row.balance_difference == null
-        ? null
-        : {
-            difference: money(row.balance_difference, ccy)!,
-            currency: ccy,
-            acknowledged_by: row.balance_mismatch_acknowledged_by,
-            acknowledged_at: isoTime(row.balance_mismatch_acknowledged_at),
-          },
-    skipped_entries: { not_booked: row.skipped_not_booked ?? 0 },
-    bank_account_id: row.bank_account_id,
-    account_identifier: row.account_identifier,
-    currency: ccy,
-    statement_number: row.statement_number,
-    statement_date: row.statement_date,
-    opening_balance: money(row.opening_balance, ccy),
-    closing_balance: money(row.closing_balance, ccy),
-    transaction_count: row.transaction_count,
-    totals: totalsView(row.totals ?? []),
-    error: row.error,
-    workflow_id: row.workflow_id,
-    uploaded_by: row.uploaded_by,
-    approved_by: row.approved_by,
-    approved_at: isoTime(row.approved_at),
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
-}
-
-export function transactionView(row: TransactionRow, payments: TransactionPaymentRow[] = []) {
-  const ccy = row.currency.trim();
-  return {
-    object: 'bank_transaction' as const,
-    id: row.id,
-    statement_id: row.statement_id,
-    bank_account_id: row.bank_account_id,
-    unique_import_id: row.unique_import_id,
-    sequence: row.sequence,
-    amount: money(row.amount, ccy)!,
-    currency: ccy,
-    is_deposit: row.is_deposit,
-    is_payment: row.is_payment,
-    value_date: row.value_date,
-    booking_date: row.booking_date,
-    counterparty_name: row.counterparty_name,
-    counterparty_account: row.counterparty_account,
-    counterparty_iban: row.counterparty_iban,
-    counterparty_bank_code: row.counterparty_bank_code,
-    remittance_information: row.remittance_information,
-    bank_reference: row.bank_reference,
-    end_to_end_id: row.end_to_end_id,
-    transaction_code: row.transaction_code,
-    payments: payments.map((p) => ({
-      id: p.id,
-      status: p.status,
-      amount: money(p.amount, p.currency.trim())!,
-      currency: p.currency.trim(),
-      partner_id: p.partner_id,
-      match_score: p.match_score == null ? null : Number(p.match_score),
-    })),
-    created_at: isoTime(row.created_at)!,
-    modified_at: isoTime(row.modified_at)!,
-  };
 }
 
 function statements(db: Conn, organizationId: string) {
@@ -386,50 +247,6 @@ export async function listStatements(db: Db, organizationId: string, f: Statemen
   return { rows: rows as StatementRow[], total: Number(count) };
 }
 
-export async function listTransactions(db: Conn, organizationId: string, statementId: string): Promise<TransactionRow[]> {
-  return (await db('bank_transactions')
-    .select('*')
-    .where({ organization_id: organizationId, statement_id: statementId })
-    .orderBy(['sequence', 'id'])) as TransactionRow[];
-}
-
-/** A page of the statement's transactions in file order (sequence, then id) and how many it has. */
-export async function listTransactionsOffset(
-  db: Conn,
-  organizationId: string,
-  statementId: string,
-  offset: number,
-  limit: number,
-): Promise<{ rows: TransactionRow[]; total: number }> {
-  const where = { organization_id: organizationId, statement_id: statementId };
-  const [rows, [{ count }]] = await Promise.all([
-    db('bank_transactions').select('*').where(where).orderBy(['sequence', 'id']).offset(offset).limit(limit),
-    db('bank_transactions').where(where).count<{ count: string }[]>({ count: '*' }),
-  ]);
-  return { rows: rows as TransactionRow[], total: Number(count) };
-}
-
-/** Payments proposed or approved for the given transactions. */
-export async function paymentsOfTransactions(db: Conn, organizationId: string, transactionIds: readonly string[], scope: BusinessUnitScope = '*'): Promise<TransactionPaymentRow[]> {
-  if (transactionIds.length === 0) return [];
-  const q = db('payments as p').where('p.organization_id', organizationId).whereIn('p.bank_transaction_id', [...transactionIds]);
-  return (await whereSqlFragment(q, paymentInScopeSql('p', scope))
-    .select('p.id', 'p.bank_transaction_id', 'p.status', 'p.amount', 'p.currency', 'p.partner_id', 'p.match_score')
-    .orderBy(['p.created_at', 'p.id'])) as TransactionPaymentRow[];
-}
-
-/** Up to `limit` of the statement's transactions after position `afterSequence`, in file order (keyset pages). */
-export async function listTransactionsPage(db: Conn, organizationId: string, statementId: string, afterSequence: number, limit: number): Promise<TransactionRow[]> {
-  return (await db('bank_transactions')
-    .select('*')
-    .where({ organization_id: organizationId, statement_id: statementId })
-    .andWhere('sequence', '>', afterSequence)
-    .orderBy(['sequence', 'id'])
-    .limit(limit)) as TransactionRow[];
-}
-
-/** Payments proposed or approved for the statement's transactions. */
-/** The statement's payments within the caller's business units (`scope`; see paymentInScopeSql). */
 
 /** How many of the statement's payments are outside `scope` (a member's business units; 0 for '*'). */
 export async function countPaymentsOutOfScope(db: Conn, organizationId: string, statementId: string, scope: BusinessUnitScope): Promise<number> {
@@ -465,84 +282,6 @@ export async function transition(
     .whereIn('status', [...from])
     .update({ status: to, modified_at: db.fn.now(), ...extra });
   return n === 1;
-}
-
-export interface NewTransaction extends ParsedTransaction {
-  uniqueImportId: string;
-  sequence: number;
-}
-
-/**
- * One set-based INSERT of a chunk; lines whose unique import id the organization already has (from
- * this statement on a retry, or from an earlier statement) are skipped. Returns how many were new.
- */
-export async function insertTransactions(
-  db: Conn,
-  organizationId: string,
-  statementId: string,
-  bankAccountId: string | null,
-  txs: readonly NewTransaction[],
-): Promise<number> {
-  if (txs.length === 0) return 0;
-  const rows = txs.map((t) => ({
-    id: newId(),
-    organization_id: organizationId,
-    statement_id: statementId,
-    bank_account_id: bankAccountId,
-    unique_import_id: t.uniqueImportId,
-    sequence: t.sequence,
-    amount: t.amount,
-    currency: t.currency,
-    value_date: t.valueDate,
-    booking_date: t.bookingDate,
-    counterparty_name: t.counterpartyName,
-    counterparty_account: t.counterpartyAccount,
-    counterparty_iban: t.counterpartyIban,
-    counterparty_bank_code: t.counterpartyBankCode,
-    remittance_information: t.remittanceInformation,
-    bank_reference: t.bankReference,
-    end_to_end_id: t.endToEndId,
-    transaction_code: t.transactionCode,
-  }));
-  const inserted = (await db('bank_transactions').insert(rows).onConflict(['organization_id', 'unique_import_id']).ignore().returning('id')) as unknown[];
-  return inserted.length;
-}
-
-/**
- * Writes the statement's `transaction_count` and `totals` (per currency: credit and debit counts and
- * signed sums, ordered by currency) from its stored lines, in one statement.
- */
-export async function refreshTransactionCount(db: Conn, organizationId: string, statementId: string): Promise<number> {
-  const [row] = (await db.raw(
-    `WITH g AS (
-       SELECT btrim(currency) AS currency,
-              count(*) AS n,
-              count(*) FILTER (WHERE amount > 0) AS credit_count,
-              coalesce(sum(amount) FILTER (WHERE amount > 0), 0)::text AS credit_total,
-              count(*) FILTER (WHERE amount < 0) AS debit_count,
-              coalesce(sum(amount) FILTER (WHERE amount < 0), 0)::text AS debit_total
-         FROM bank_transactions WHERE statement_id = ? AND organization_id = ?
-        GROUP BY btrim(currency))
-     UPDATE bank_statements SET
-       transaction_count = (SELECT coalesce(sum(n), 0) FROM g),
-       totals = (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                  'currency', currency, 'credit_count', credit_count, 'credit_total', credit_total,
-                  'debit_count', debit_count, 'debit_total', debit_total) ORDER BY currency), '[]'::jsonb) FROM g),
-       modified_at = now()
-     WHERE id = ? AND organization_id = ? RETURNING transaction_count`,
-    [statementId, organizationId, statementId, organizationId],
-  )).rows as { transaction_count: number }[];
-  return row?.transaction_count ?? 0;
-}
-
-export async function setPaymentFlags(db: Conn, organizationId: string, flags: readonly { id: string; isPayment: boolean }[]): Promise<void> {
-  if (flags.length === 0) return;
-  await db.raw(
-    `UPDATE bank_transactions t SET is_payment = v.p, modified_at = now()
-     FROM unnest(?::uuid[], ?::boolean[]) AS v(id, p)
-     WHERE t.id = v.id AND t.organization_id = ? AND t.is_payment IS DISTINCT FROM v.p`,
-    [flags.map((f) => f.id), flags.map((f) => f.isPayment), organizationId],
-  );
 }
 
 /**

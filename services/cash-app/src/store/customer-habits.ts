@@ -1,3 +1,4 @@
+/** The per-customer cash-app figures of the onboarding extraction, read in set-based statements. */
 import type { Db } from '@rp/platform';
 
 /**

@@ -1,3 +1,4 @@
+/** Exchange rates in the database: the idempotent batch upsert, pages of rates and the conversion factors to a currency. */
 import { newId, type Db } from '@rp/platform';
 
 export interface ExchangeRateRow {

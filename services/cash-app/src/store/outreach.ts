@@ -1,4 +1,6 @@
+/** Outreach records in the database: the receipt record's claim, intent and outcome, and reads within the caller's business units. */
 import { newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
+import type { OUTREACH_TYPES, OutreachStatus } from '../domain-types/outreach.js';
 import { paymentInScopeSql, whereSqlFragment } from './payments.js';
 
 /**
@@ -15,9 +17,7 @@ function outreachInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragmen
   };
 }
 
-export type OutreachStatus = 'pending' | 'sent' | 'failed' | 'skipped';
-export const OUTREACH_TYPES = ['payment_receipt', 'remittance_request'] as const;
-export const OUTREACH_STATUSES = ['pending', 'sent', 'failed', 'skipped'] as const;
+export type { OutreachStatus };
 
 export interface OutreachRow {
   id: string;

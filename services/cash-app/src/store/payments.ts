@@ -4,9 +4,8 @@
  */
 import { documentOutOfScopeSql, documentsReportedAt, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import type { Knex } from 'knex';
-import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain/matching.js';
-import type { AllocationDraft } from '../domain/payments.js';
-import { pendingRelief, type ReliefRow } from '../domain/open-amounts.js';
+import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain-types/matching.js';
+import type { AllocationDraft, ReliefRow } from '../domain-types/payments.js';
 
 export type PaymentStatus = 'unapproved' | 'approved';
 
@@ -37,17 +36,16 @@ export async function depositsWithoutPayment(db: Db, organizationId: string, sta
 }
 
 /**
- * What cash application has taken off invoices that the ledger's `amount_open` does not show yet,
- * per invoice: amount paid + discount + withheld + adjustment of the allocations of payments with
- * the given statuses, except those the ERP already reflects (open-amount rule, see
- * domain/open-amounts.ts: the payment was posted and the document reported by the ERP since).
+ * Per invoice and posted_at, the sum of amount paid + discount + withheld + adjustment of the
+ * allocations of payments with the given statuses, and when the ERP last reported each posted
+ * invoice: the input of the open-amount rule, which decides what of it the ledger does not show yet.
  */
-export async function relievedByInvoice(
+export async function reliefRows(
   db: Db | Knex.Transaction,
   organizationId: string,
   statuses: readonly PaymentStatus[],
   opts: { invoiceIds?: readonly string[]; excludePaymentId?: string } = {},
-): Promise<Map<string, string>> {
+): Promise<{ rows: ReliefRow[]; reportedAt: Map<string, Date> }> {
   const q = db('payment_allocations as a')
     .join('payments as p', 'p.id', 'a.payment_id')
     .where('a.organization_id', organizationId)
@@ -58,8 +56,7 @@ export async function relievedByInvoice(
   if (opts.excludePaymentId) q.whereNot('p.id', opts.excludePaymentId);
   const rows = (await q) as ReliefRow[];
   const posted = rows.filter((r) => r.posted_at !== null).map((r) => r.invoice_id);
-  const reportedAt = await documentsReportedAt(db, organizationId, posted);
-  return pendingRelief(rows, reportedAt);
+  return { rows, reportedAt: await documentsReportedAt(db, organizationId, posted) };
 }
 
 export async function knownAccounts(db: Db, organizationId: string): Promise<KnownAccount[]> {

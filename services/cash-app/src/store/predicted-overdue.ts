@@ -1,3 +1,4 @@
+/** What predicted overdue reads through the kernel ledger module: profile, lateness history, conversion factors and the open-invoice aggregation. */
 import {
   getOrganizationProfile,
   organizationLatenessHistogram,

@@ -1,3 +1,4 @@
+/** Remittances and their allocations in the database, read within the caller's business units. */
 import { newId, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import { partnerAndAllocatedInvoicesInScopeSql, whereSqlFragment } from './payments.js';
 
@@ -8,7 +9,7 @@ import { partnerAndAllocatedInvoicesInScopeSql, whereSqlFragment } from './payme
 function remittanceInScopeSql(alias: string, scope: BusinessUnitScope): SqlFragment | null {
   return partnerAndAllocatedInvoicesInScopeSql(alias, scope, { table: 'remittance_allocations', key: 'remittance_id' });
 }
-import type { RemittanceLine } from '../domain/remittances.js';
+import type { RemittanceLine } from '../domain-types/remittances.js';
 
 export interface BankDetails {
   account_number: string | null;

@@ -1,0 +1,163 @@
+/** A statement's bank lines: storing them once per organization, reading them in file order, and the payments proposed for them. */
+import type { Knex } from 'knex';
+import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
+import type { ParsedTransaction } from '../parsers/types.js';
+import { paymentInScopeSql, whereSqlFragment } from './payments.js';
+
+type Conn = Db | Knex.Transaction;
+
+export interface TransactionRow {
+  id: string;
+  statement_id: string;
+  bank_account_id: string | null;
+  unique_import_id: string;
+  sequence: number;
+  amount: string;
+  currency: string;
+  is_deposit: boolean;
+  is_payment: boolean | null;
+  value_date: string | null;
+  booking_date: string | null;
+  counterparty_name: string | null;
+  counterparty_account: string | null;
+  counterparty_iban: string | null;
+  counterparty_bank_code: string | null;
+  remittance_information: string | null;
+  bank_reference: string | null;
+  end_to_end_id: string | null;
+  transaction_code: string | null;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export interface TransactionPaymentRow {
+  id: string;
+  bank_transaction_id: string;
+  status: string;
+  amount: string;
+  currency: string;
+  partner_id: string | null;
+  match_score: string | null;
+}
+
+
+export async function listTransactions(db: Conn, organizationId: string, statementId: string): Promise<TransactionRow[]> {
+  return (await db('bank_transactions')
+    .select('*')
+    .where({ organization_id: organizationId, statement_id: statementId })
+    .orderBy(['sequence', 'id'])) as TransactionRow[];
+}
+
+/** A page of the statement's transactions in file order (sequence, then id) and how many it has. */
+export async function listTransactionsOffset(
+  db: Conn,
+  organizationId: string,
+  statementId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: TransactionRow[]; total: number }> {
+  const where = { organization_id: organizationId, statement_id: statementId };
+  const [rows, [{ count }]] = await Promise.all([
+    db('bank_transactions').select('*').where(where).orderBy(['sequence', 'id']).offset(offset).limit(limit),
+    db('bank_transactions').where(where).count<{ count: string }[]>({ count: '*' }),
+  ]);
+  return { rows: rows as TransactionRow[], total: Number(count) };
+}
+
+/** Payments proposed or approved for the given transactions. */
+export async function paymentsOfTransactions(db: Conn, organizationId: string, transactionIds: readonly string[], scope: BusinessUnitScope = '*'): Promise<TransactionPaymentRow[]> {
+  if (transactionIds.length === 0) return [];
+  const q = db('payments as p').where('p.organization_id', organizationId).whereIn('p.bank_transaction_id', [...transactionIds]);
+  return (await whereSqlFragment(q, paymentInScopeSql('p', scope))
+    .select('p.id', 'p.bank_transaction_id', 'p.status', 'p.amount', 'p.currency', 'p.partner_id', 'p.match_score')
+    .orderBy(['p.created_at', 'p.id'])) as TransactionPaymentRow[];
+}
+
+/** Up to `limit` of the statement's transactions after position `afterSequence`, in file order (keyset pages). */
+export async function listTransactionsPage(db: Conn, organizationId: string, statementId: string, afterSequence: number, limit: number): Promise<TransactionRow[]> {
+  return (await db('bank_transactions')
+    .select('*')
+    .where({ organization_id: organizationId, statement_id: statementId })
+    .andWhere('sequence', '>', afterSequence)
+    .orderBy(['sequence', 'id'])
+    .limit(limit)) as TransactionRow[];
+}
+
+
+export interface NewTransaction extends ParsedTransaction {
+  uniqueImportId: string;
+  sequence: number;
+}
+
+/**
+ * One set-based INSERT of a chunk; lines whose unique import id the organization already has (from
+ * this statement on a retry, or from an earlier statement) are skipped. Returns how many were new.
+ */
+export async function insertTransactions(
+  db: Conn,
+  organizationId: string,
+  statementId: string,
+  bankAccountId: string | null,
+  txs: readonly NewTransaction[],
+): Promise<number> {
+  if (txs.length === 0) return 0;
+  const rows = txs.map((t) => ({
+    id: newId(),
+    organization_id: organizationId,
+    statement_id: statementId,
+    bank_account_id: bankAccountId,
+    unique_import_id: t.uniqueImportId,
+    sequence: t.sequence,
+    amount: t.amount,
+    currency: t.currency,
+    value_date: t.valueDate,
+    booking_date: t.bookingDate,
+    counterparty_name: t.counterpartyName,
+    counterparty_account: t.counterpartyAccount,
+    counterparty_iban: t.counterpartyIban,
+    counterparty_bank_code: t.counterpartyBankCode,
+    remittance_information: t.remittanceInformation,
+    bank_reference: t.bankReference,
+    end_to_end_id: t.endToEndId,
+    transaction_code: t.transactionCode,
+  }));
+  const inserted = (await db('bank_transactions').insert(rows).onConflict(['organization_id', 'unique_import_id']).ignore().returning('id')) as unknown[];
+  return inserted.length;
+}
+
+/**
+ * Writes the statement's `transaction_count` and `totals` (per currency: credit and debit counts and
+ * signed sums, ordered by currency) from its stored lines, in one statement.
+ */
+export async function refreshTransactionCount(db: Conn, organizationId: string, statementId: string): Promise<number> {
+  const [row] = (await db.raw(
+    `WITH g AS (
+       SELECT btrim(currency) AS currency,
+              count(*) AS n,
+              count(*) FILTER (WHERE amount > 0) AS credit_count,
+              coalesce(sum(amount) FILTER (WHERE amount > 0), 0)::text AS credit_total,
+              count(*) FILTER (WHERE amount < 0) AS debit_count,
+              coalesce(sum(amount) FILTER (WHERE amount < 0), 0)::text AS debit_total
+         FROM bank_transactions WHERE statement_id = ? AND organization_id = ?
+        GROUP BY btrim(currency))
+     UPDATE bank_statements SET
+       transaction_count = (SELECT coalesce(sum(n), 0) FROM g),
+       totals = (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                  'currency', currency, 'credit_count', credit_count, 'credit_total', credit_total,
+                  'debit_count', debit_count, 'debit_total', debit_total) ORDER BY currency), '[]'::jsonb) FROM g),
+       modified_at = now()
+     WHERE id = ? AND organization_id = ? RETURNING transaction_count`,
+    [statementId, organizationId, statementId, organizationId],
+  )).rows as { transaction_count: number }[];
+  return row?.transaction_count ?? 0;
+}
+
+export async function setPaymentFlags(db: Conn, organizationId: string, flags: readonly { id: string; isPayment: boolean }[]): Promise<void> {
+  if (flags.length === 0) return;
+  await db.raw(
+    `UPDATE bank_transactions t SET is_payment = v.p, modified_at = now()
+     FROM unnest(?::uuid[], ?::boolean[]) AS v(id, p)
+     WHERE t.id = v.id AND t.organization_id = ? AND t.is_payment IS DISTINCT FROM v.p`,
+    [flags.map((f) => f.id), flags.map((f) => f.isPayment), organizationId],
+  );
+}
