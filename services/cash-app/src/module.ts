@@ -28,7 +28,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
   schema: 'cash_app',
   taskQueue: TASK_QUEUES.cashApp,
-  info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: adjustments and their ledger accounts.' },
+  info: { title: 'Cash application service', version: '2.0.0', description: 'Cash application: bank statements, payments and their ERP postings, remittances, adjustments, exchange rates, receipts and AR analytics.' },
   migrations,
   // A DELETE of a statement cancels its workflow and waits for it to close: the cancellation reaches
   // the running activity with the answer to its next heartbeat, so heartbeats are sent at least every
