@@ -8,26 +8,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseStatement, StatementParseError, type ParsedStatement, type StatementFormat } from '../src/parsers/index.js';
+import { parseStatement } from '../src/parsers/index.js';
 import { CSV_DEBIT_CREDIT_MAPPING, CSV_SEMICOLON_MAPPING } from '../../../test/fixtures/bank-statements/csv-mappings.js';
+import { parseError, parseOne } from './support/parse.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/bank-statements/${name}`, import.meta.url));
-
-function parseOne(format: StatementFormat, content: Buffer | string, options: Record<string, unknown> = {}): ParsedStatement {
-  const { statements } = parseStatement(format, Buffer.from(content), options);
-  expect(statements).toHaveLength(1);
-  return statements[0];
-}
-
-function parseError(format: StatementFormat, content: string | Buffer, options = {}): StatementParseError {
-  try {
-    parseStatement(format, Buffer.from(content), options);
-  } catch (err) {
-    if (err instanceof StatementParseError) return err;
-    throw err;
-  }
-  throw new Error('expected a StatementParseError');
-}
 
 describe('MT940 as banks export it', () => {
   it('reads a :61: line with a blank between the amount and the transaction type (German banks)', () => {

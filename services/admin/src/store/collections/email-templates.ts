@@ -81,21 +81,27 @@ export async function templatesOfFolders(db: Q, org: string, folderIds: string[]
 }
 
 /**
- * The first `perFolder` templates of each folder (oldest first), one statement: a listing page loads a
- * bounded number of rows however many templates its folders hold.
+ * The first `perGroup` rows of each group (oldest first) of `table` grouped by `groupColumn`, in one
+ * statement: a listing page loads a bounded number of rows however many its groups hold. `table` and
+ * `groupColumn` are this module's constants, never input.
  */
-export async function firstTemplatesOfFolders(db: Q, org: string, folderIds: string[], perFolder: number): Promise<TemplateRow[]> {
-  if (!folderIds.length) return [];
+async function firstRowsPerGroup<R>(db: Q, table: string, groupColumn: string, org: string, groupIds: string[], perGroup: number): Promise<R[]> {
+  if (!groupIds.length) return [];
   const res = await db.raw(
-    `SELECT * FROM email_templates WHERE id IN (
+    `SELECT * FROM ${table} WHERE id IN (
        SELECT id FROM (
-         SELECT id, row_number() OVER (PARTITION BY folder_id ORDER BY created_at, id) AS rn
-         FROM email_templates WHERE organization_id = ? AND folder_id = ANY(?::uuid[])
+         SELECT id, row_number() OVER (PARTITION BY ${groupColumn} ORDER BY created_at, id) AS rn
+         FROM ${table} WHERE organization_id = ? AND ${groupColumn} = ANY(?::uuid[])
        ) ranked WHERE rn <= ?
      ) ORDER BY created_at, id`,
-    [org, folderIds, perFolder],
+    [org, groupIds, perGroup],
   );
-  return res.rows as TemplateRow[];
+  return res.rows as R[];
+}
+
+/** The first `perFolder` templates of each folder (oldest first). */
+export function firstTemplatesOfFolders(db: Q, org: string, folderIds: string[], perFolder: number): Promise<TemplateRow[]> {
+  return firstRowsPerGroup<TemplateRow>(db, 'email_templates', 'folder_id', org, folderIds, perFolder);
 }
 
 /** How many templates each folder holds (folders without any are absent). */
@@ -167,19 +173,9 @@ export async function attachmentsOf(db: Q, org: string, templateIds: string[]): 
   >;
 }
 
-/** The first `perTemplate` attachments of each template (oldest first), one statement. */
-export async function firstAttachmentsOf(db: Q, org: string, templateIds: string[], perTemplate: number): Promise<AttachmentRow[]> {
-  if (!templateIds.length) return [];
-  const res = await db.raw(
-    `SELECT * FROM email_template_attachments WHERE id IN (
-       SELECT id FROM (
-         SELECT id, row_number() OVER (PARTITION BY template_id ORDER BY created_at, id) AS rn
-         FROM email_template_attachments WHERE organization_id = ? AND template_id = ANY(?::uuid[])
-       ) ranked WHERE rn <= ?
-     ) ORDER BY created_at, id`,
-    [org, templateIds, perTemplate],
-  );
-  return res.rows as AttachmentRow[];
+/** The first `perTemplate` attachments of each template (oldest first). */
+export function firstAttachmentsOf(db: Q, org: string, templateIds: string[], perTemplate: number): Promise<AttachmentRow[]> {
+  return firstRowsPerGroup<AttachmentRow>(db, 'email_template_attachments', 'template_id', org, templateIds, perTemplate);
 }
 
 export async function objectKeysOfFolder(db: Q, org: string, folderId: string): Promise<string[]> {
