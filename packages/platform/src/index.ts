@@ -30,6 +30,7 @@ export * from './coverage.js';
 export * from './email-templates.js';
 export * from './failures.js';
 export * from './storage.js';
+export * from './uploads.js';
 export * from './conditions/index.js';
 export * from './report-files.js';
 export * from './names.js';
