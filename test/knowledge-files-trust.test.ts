@@ -22,7 +22,8 @@ import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, ObjectStorage } from '@rp/platform';
 import { startStack, type Org, type TestStack } from './support/stack.js';
-import { getFileView } from '../services/knowledge/src/domain/files.js';
+import { readFile } from '../services/knowledge/src/domain/files.js';
+import { fileView } from '../services/knowledge/src/views/files.js';
 
 const QUOTA = 200_000;
 
@@ -173,7 +174,8 @@ describe('storage quota', () => {
     expect((await fetch(created.body.upload_url, { method: 'PUT', headers: created.body.upload_headers, body: bytes })).status).toBe(200);
     const db = createDb({ url: stack.databaseUrl, schema: 'knowledge', poolMax: 2 });
     try {
-      const view = await getFileView({ db, storage, quotaBytes: bytes.length - 1 }, quotaOrg.organizationId, created.body.id);
+      const { file, upload } = await readFile({ db, storage, quotaBytes: bytes.length - 1 }, quotaOrg.organizationId, created.body.id);
+      const view = fileView(file, upload);
       expect(view.is_verified).toBe(false);
       expect(view.verification_error).toContain('storage quota exceeded');
     } finally {

@@ -125,7 +125,7 @@ export interface paths {
         put?: never;
         /**
          * Add an attachment (presigned upload)
-         * @description Declares a file of `size` bytes (1..26214400) and `mime_type`; answers the attachment with `upload`: a presigned PUT valid 15 minutes whose signature binds that exact Content-Length and Content-Type (send `upload.headers`; another size or type is refused by the storage with 403). After uploading, call `POST …/attachments/{attachment_id}/complete`: the server checks size, sha256 and the type sniffed from the bytes and sets `is_verified`. 503 when object storage is not configured.
+         * @description Declares a file of `size` bytes (1..26214400) and `mime_type`; answers the attachment with `upload`: a presigned PUT valid 15 minutes whose signature binds that exact Content-Length and Content-Type (send `upload.headers`; another size or type is refused by the storage with 403). After uploading, call `POST …/attachments/{attachment_id}/complete`: the server checks size, sha256 and the type sniffed from the bytes and sets `is_verified`. Without object storage (S3_ENDPOINT unset) the answer is 503 `storage-unavailable` ("Object storage unavailable": "Object storage is not configured for this service (S3_ENDPOINT).") without Retry-After, and nothing is stored: configuring the storage is the operator's fix, not something a retry waits out.
          *
          *     Requires: user access token.
          */
@@ -169,7 +169,7 @@ export interface paths {
         put?: never;
         /**
          * Verify an uploaded attachment
-         * @description Server-side check of the uploaded bytes: size (HEAD and bytes read), sha256, and the real type sniffed from the bytes (file-type; text types: valid UTF-8 without NUL). `is_verified` is true only when everything matches the declaration; otherwise `verification_error` says why. 409 when nothing was uploaded yet. May be called again after a re-upload.
+         * @description Server-side check of the uploaded bytes: size (HEAD and bytes read), sha256, and the real type sniffed from the bytes (file-type; text types: valid UTF-8 without NUL). `is_verified` is true only when everything matches the declaration; otherwise `verification_error` says why. 409 when nothing was uploaded yet. May be called again after a re-upload. Without object storage (S3_ENDPOINT unset) the answer is 503 `storage-unavailable` ("Object storage unavailable": "Object storage is not configured for this service (S3_ENDPOINT).") without Retry-After, and nothing is stored: configuring the storage is the operator's fix, not something a retry waits out.
          *
          *     Requires: user access token.
          */
@@ -543,7 +543,7 @@ export interface paths {
         put?: never;
         /**
          * Create a file and its upload URL
-         * @description Declares a file and answers it with a presigned PUT (`upload_url`, valid 15 minutes) on the object storage, bound to the declared `size` (at most 50 MB) and `mime_type`: the client uploads the bytes directly, sending exactly `upload_headers`. Any type is accepted as a file; extraction reads application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, text/plain, text/markdown, text/html, message/rfc822, text/csv and refuses others (422 naming the type). GET the file to have the upload verified. Storage quota: an organization's knowledge files may hold at most KNOWLEDGE_STORAGE_QUOTA_BYTES bytes (default 5 GiB), counted from the declared sizes of all its files (not yet uploaded, verified or refused) until they are deleted. A declaration that would take the organization past its quota is 409 `conflict` (the detail gives the bytes in use and the quota), nothing stored. 503 `storage-unavailable` when the service has no object storage.
+         * @description Declares a file and answers it with a presigned PUT (`upload_url`, valid 15 minutes) on the object storage, bound to the declared `size` (at most 50 MB) and `mime_type`: the client uploads the bytes directly, sending exactly `upload_headers`. Any type is accepted as a file; extraction reads application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, text/plain, text/markdown, text/html, message/rfc822, text/csv and refuses others (422 naming the type). GET the file to have the upload verified. Storage quota: an organization's knowledge files may hold at most KNOWLEDGE_STORAGE_QUOTA_BYTES bytes (default 5 GiB), counted from the declared sizes of all its files (not yet uploaded, verified or refused) until they are deleted. A declaration that would take the organization past its quota is 409 `conflict` (the detail gives the bytes in use and the quota), nothing stored. Without object storage (S3_ENDPOINT unset) the answer is 503 `storage-unavailable` ("Object storage unavailable": "Object storage is not configured for this service (S3_ENDPOINT).") without Retry-After, and nothing is stored: configuring the storage is the operator's fix, not something a retry waits out.
          *
          *     Requires: user access token.
          */
@@ -563,7 +563,7 @@ export interface paths {
         };
         /**
          * A file and its verification
-         * @description The file. The first read after the upload checks the uploaded object: its size, stored content type, SHA-256 and the type sniffed from its bytes (text formats, which carry no signature, must be valid UTF-8 without NUL bytes) must agree with the declaration, and the real size must fit the organization's storage quota. The outcome is recorded once and is final: a verified file is not checked again, and a refused one keeps its `verification_error` (declare a new file for other bytes; `upload_url` is null from then on). `is_verified` false with `verification_error` null: nothing was uploaded yet (a fresh `upload_url` is given). 404 for an unknown, deleted or other organization's file.
+         * @description The file. The first read after the upload checks the uploaded object: its size, stored content type, SHA-256 and the type sniffed from its bytes (text formats, which carry no signature, must be valid UTF-8 without NUL bytes) must agree with the declaration, and the real size must fit the organization's storage quota. The outcome is recorded once and is final: a verified file is not checked again, and a refused one keeps its `verification_error` (declare a new file for other bytes; `upload_url` is null from then on). `is_verified` false with `verification_error` null: nothing was uploaded yet (a fresh `upload_url` is given). 404 for an unknown, deleted or other organization's file. Without object storage (S3_ENDPOINT unset) the answer is 503 `storage-unavailable` ("Object storage unavailable": "Object storage is not configured for this service (S3_ENDPOINT).") without Retry-After, and nothing is stored: configuring the storage is the operator's fix, not something a retry waits out.
          *
          *     Requires: user access token.
          */
@@ -572,7 +572,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a file
-         * @description Permanently deletes the file and its stored bytes, freeing its bytes of the organization's storage quota; 204 with no body. While an extraction job that has not ended (`pending` … `synthesizing`) reads the file: 409 `conflict` naming the job, nothing changed (cancel the job or wait for it to end). Ended jobs keep their counters, memories and proposals; their `file` and `file_id` become null. The file disappears at once (404 on reads); when removing the stored bytes fails (503), a retried DELETE finishes the removal. 404 for an unknown, already deleted or other organization's file.
+         * @description Permanently deletes the file and its stored bytes, freeing its bytes of the organization's storage quota; 204 with no body. While an extraction job that has not ended (`pending` … `synthesizing`) reads the file: 409 `conflict` naming the job, nothing changed (cancel the job or wait for it to end). Ended jobs keep their counters, memories and proposals; their `file` and `file_id` become null. The file disappears at once (404 on reads); when removing the stored bytes fails (503), a retried DELETE finishes the removal. 404 for an unknown, already deleted or other organization's file. Without object storage (S3_ENDPOINT unset) the answer is 503 `storage-unavailable` ("Object storage unavailable": "Object storage is not configured for this service (S3_ENDPOINT).") without Retry-After, and nothing is stored: configuring the storage is the operator's fix, not something a retry waits out.
          *
          *     Requires: user access token.
          */

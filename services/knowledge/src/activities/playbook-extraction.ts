@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { listPartnersForMatching, newId, partnerPaymentHabits, segmentNames, type Db, type ObjectStorage } from '@rp/platform';
+import { listPartnersForMatching, newId, partnerPaymentHabits, segmentNames, storageUnavailableFailure, type Db, type ObjectStorage } from '@rp/platform';
 import {
   customerHabitsObjectKey,
   EXTRACTION_ERROR,
@@ -139,7 +139,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
 
   /** The file's bytes, checked against what was verified. */
   async function fileBytes(job: JobRow): Promise<{ bytes: Uint8Array; mime: SupportedMimeType }> {
-    if (!deps.storage) throw ApplicationFailure.retryable('object storage is not configured for the knowledge worker (S3_ENDPOINT)', 'StorageUnavailable');
+    if (!deps.storage) throw storageUnavailableFailure('knowledge worker');
     const file = job.file_id ? await getFile(db, job.organization_id, job.file_id) : null;
     if (!file) throw fail('the extraction job has no file');
     if (!(SUPPORTED_MIME_TYPES as readonly string[]).includes(file.mime_type)) throw fail(`files of type ${file.mime_type} cannot be extracted`);
@@ -161,7 +161,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
    * recorded, and the bytes must match its sha256; the key must be this job's.
    */
   async function cashHabitsOf(job: JobRow, ref: CustomerHabitsObject): Promise<CustomerCashHabits[]> {
-    if (!deps.storage) throw ApplicationFailure.retryable('object storage is not configured for the knowledge worker (S3_ENDPOINT)', 'StorageUnavailable');
+    if (!deps.storage) throw storageUnavailableFailure('knowledge worker');
     if (ref.objectKey !== customerHabitsObjectKey(job.organization_id, job.id)) throw fail('the cash-app habits object does not belong to this job');
     if (!Number.isSafeInteger(ref.size) || ref.size < 0 || ref.size > MAX_CASH_HABITS_BYTES) throw fail(`the cash-app habits object declares ${ref.size} bytes (at most ${MAX_CASH_HABITS_BYTES})`);
     let bytes: Uint8Array | null;

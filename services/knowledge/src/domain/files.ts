@@ -1,27 +1,34 @@
 /**
- * Knowledge files (spec 2.10 `file`): creating one answers a presigned PUT on the object storage
- * bound to the declared size and type (at most 50 MB), within the organization's storage quota;
- * reading one checks the upload server-side once it is there (size, sha256 of the bytes, type
- * sniffed from them; text formats by the kernel's rules) and records the outcome, which is final:
+ * Knowledge files (spec 2.10 `file`) through the kernel's presigned-upload lifecycle (uploads.ts):
+ * creating one answers a presigned PUT bound to the declared size and type (at most 50 MB), within
+ * the organization's storage quota; reading one checks the upload server-side once it is there
+ * (size, sha256 of the bytes, type sniffed from them; text formats by the kernel's rules) and
+ * records the outcome, which is final:
  * the bytes are downloaded and hashed once per file, never on later reads. Any type is accepted as a
  * file; an extraction refuses the types the pipeline cannot read. Deleting one hides it at once,
  * then removes the object and the row.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ConflictError, newId, NotFoundError, OUTAGE_RETRY_AFTER_SECONDS, ServiceUnavailableError, type Db, type ObjectStorage } from '@rp/platform';
+import {
+  checkUpload,
+  ConflictError,
+  declareUpload,
+  newId,
+  NotFoundError,
+  OUTAGE_RETRY_AFTER_SECONDS,
+  reissueUpload,
+  requireStorage,
+  ServiceUnavailableError,
+  uploadPolicy,
+  type Db,
+  type ObjectStorage,
+  type PresignedUrl,
+} from '@rp/platform';
 import { MAX_KNOWLEDGE_FILE_BYTES } from '../extraction/types.js';
 import * as store from '../store/files.js';
-import { fileView } from '../views/files.js';
 
-/** Validity of a presigned upload URL. */
-export const UPLOAD_URL_SECONDS = 900;
-
-export class StorageUnavailableError extends AppError {
-  constructor() {
-    super({ status: 503, type: 'storage-unavailable', title: 'Object storage unavailable', detail: 'Object storage is not configured for this service (S3_ENDPOINT).' });
-  }
-}
+/** Knowledge files: at most 50 MB, a 15-minute presigned PUT (the kernel's default validity). */
+export const FILE_UPLOADS = uploadPolicy({ maxBytes: MAX_KNOWLEDGE_FILE_BYTES });
 
 interface Deps {
   db: Db;
@@ -33,31 +40,27 @@ export interface Quota {
   quotaBytes: number;
 }
 
+/** A file with the presigned PUT its bytes still go to (null once its verification outcome is recorded). */
+export interface FileRecord {
+  file: store.FileRow;
+  upload: PresignedUrl | null;
+}
+
 /** The `verification_error` of an upload that would take the organization past its quota. */
 export function quotaExceededMessage(used: number, size: number, quota: number): string {
   return `storage quota exceeded: the organization's knowledge files hold ${used} bytes; ${size} more would exceed its quota of ${quota} bytes. Delete files (DELETE /v2/aether/files/{file_id}) to free space`;
 }
 
-export function needStorage(deps: Deps): ObjectStorage {
-  if (!deps.storage) throw new StorageUnavailableError();
-  return deps.storage;
-}
-
-
-export async function createFile(deps: Deps & Quota, org: string, userId: string | null, input: { name: string; mime_type: string; size: number }) {
-  const storage = needStorage(deps);
-  await storage.ready();
+export async function createFile(deps: Deps & Quota, org: string, userId: string | null, input: { name: string; mime_type: string; size: number }): Promise<FileRecord> {
   const id = newId();
-  // The key holds no client text.
-  const key = `org/${org}/knowledge/files/${id}-${randomUUID()}`;
-  const upload = await storage.presignPut({ key, size: input.size, contentType: input.mime_type, expiresIn: UPLOAD_URL_SECONDS, maxBytes: MAX_KNOWLEDGE_FILE_BYTES });
+  const { key, bucket, upload } = await declareUpload(deps.storage, FILE_UPLOADS, { organizationId: org, area: ['knowledge', 'files'], id, size: input.size, contentType: input.mime_type });
   const { file, used } = await store.insertFileWithinQuota(
     deps.db,
-    { id, organization_id: org, name: input.name, mime_type: input.mime_type, size: input.size, bucket: storage.bucket, object_key: key, uploaded_by: userId },
+    { id, organization_id: org, name: input.name, mime_type: input.mime_type, size: input.size, bucket, object_key: key, uploaded_by: userId },
     deps.quotaBytes,
   );
   if (!file) throw new ConflictError(`${quotaExceededMessage(used, input.size, deps.quotaBytes)}. Nothing was stored.`);
-  return fileView(file, upload);
+  return { file, upload };
 }
 
 /** Whether a verification outcome is recorded (verified, or refused with its reason): it is final. */
@@ -73,23 +76,18 @@ export async function verifiedFile(deps: Deps & Quota, org: string, id: string):
   const f = await store.getFile(deps.db, org, id);
   if (!f) throw new NotFoundError(`No file ${id}.`);
   if (checked(f)) return f;
-  const storage = needStorage(deps);
-  const v = await storage.verifyObject({ key: f.object_key, size: f.size, contentType: f.mime_type });
-  if (!v.exists) return f;
-  if (v.is_verified) {
+  const outcome = await checkUpload(deps.storage, { key: f.object_key, size: f.size, contentType: f.mime_type }, async (real) => {
     const used = await store.usedBytes(deps.db, org, id);
-    const real = v.size ?? f.size;
-    if (used + real > deps.quotaBytes) {
-      return store.recordVerification(deps.db, org, id, { is_verified: false, sha256: v.sha256, sniffed_mime_type: v.sniffed_mime_type, verification_error: quotaExceededMessage(used, real, deps.quotaBytes) });
-    }
-  }
-  return store.recordVerification(deps.db, org, id, { is_verified: v.is_verified, sha256: v.sha256, sniffed_mime_type: v.sniffed_mime_type, verification_error: v.reason });
+    return used + real > deps.quotaBytes ? quotaExceededMessage(used, real, deps.quotaBytes) : null;
+  });
+  return outcome ? store.recordVerification(deps.db, org, id, outcome) : f;
 }
 
-export async function getFileView(deps: Deps & Quota, org: string, id: string) {
+/** The file (verified now if its bytes just arrived), with a fresh upload URL while nothing is recorded. */
+export async function readFile(deps: Deps & Quota, org: string, id: string): Promise<FileRecord> {
   const f = await verifiedFile(deps, org, id);
-  const upload = checked(f) ? null : await needStorage(deps).presignPut({ key: f.object_key, size: f.size, contentType: f.mime_type, expiresIn: UPLOAD_URL_SECONDS, maxBytes: MAX_KNOWLEDGE_FILE_BYTES });
-  return fileView(f, upload);
+  const upload = checked(f) ? null : await reissueUpload(deps.storage, FILE_UPLOADS, { key: f.object_key, size: f.size, contentType: f.mime_type });
+  return { file: f, upload };
 }
 
 /**
@@ -99,7 +97,7 @@ export async function getFileView(deps: Deps & Quota, org: string, id: string) {
  * between the steps leaves the file hidden; a retried DELETE finishes the removal.
  */
 export async function deleteFile(deps: Deps, org: string, id: string, log?: Logger): Promise<void> {
-  const storage = needStorage(deps);
+  const storage = requireStorage(deps.storage);
   const marked = await store.markDeleting(deps.db, org, id);
   if (!marked) throw new NotFoundError(`No file ${id}.`);
   if ('busy' in marked) throw new ConflictError(`Extraction ${marked.busy} is reading file ${id}; cancel it or wait until it ends, then delete the file.`);

@@ -1,9 +1,10 @@
 /** Routes of knowledge files (spec 2.10 `file`): declare with a presigned upload, read with verification, delete. */
 import { z } from 'zod';
-import { idSchema } from '@rp/platform';
+import { idSchema, STORAGE_UNAVAILABLE_DOC } from '@rp/platform';
 import { route, type KnowledgeDeps } from '../deps.js';
-import { createFile, deleteFile, getFileView } from '../domain/files.js';
+import { createFile, deleteFile, readFile } from '../domain/files.js';
 import { MAX_KNOWLEDGE_FILE_BYTES, SUPPORTED_MIME_TYPES } from '../extraction/types.js';
+import { fileView } from '../views/files.js';
 import { fileSchema } from './schemas.js';
 
 const createBody = z.object({
@@ -34,12 +35,16 @@ export const fileRoutes = [
       'declared `size` (at most 50 MB) and `mime_type`: the client uploads the bytes directly, sending exactly `upload_headers`. ' +
       `Any type is accepted as a file; extraction reads ${SUPPORTED_MIME_TYPES.join(', ')} and refuses others (422 naming the type). ` +
       `GET the file to have the upload verified. ${QUOTA_DOC} A declaration that would take the organization past its quota is ` +
-      '409 `conflict` (the detail gives the bytes in use and the quota), nothing stored. 503 `storage-unavailable` when the service has no object storage.',
+      '409 `conflict` (the detail gives the bytes in use and the quota), nothing stored. ' +
+      STORAGE_UNAVAILABLE_DOC,
     tags: ['Knowledge'],
     body: createBody,
     response: fileSchema,
     errors: [409, 503],
-    handler: async ({ body, identity, deps }) => createFile(fileDeps(deps), identity.org, identity.sub ?? null, body),
+    handler: async ({ body, identity, deps }) => {
+      const { file, upload } = await createFile(fileDeps(deps), identity.org, identity.sub ?? null, body);
+      return fileView(file, upload);
+    },
   }),
   route({
     method: 'get',
@@ -52,12 +57,16 @@ export const fileRoutes = [
       'declaration, and the real size must fit the organization\'s storage quota. The outcome is recorded once and is final: a ' +
       'verified file is not checked again, and a refused one keeps its `verification_error` (declare a new file for other bytes; ' +
       '`upload_url` is null from then on). `is_verified` false with `verification_error` null: nothing was uploaded yet (a fresh ' +
-      '`upload_url` is given). 404 for an unknown, deleted or other organization\'s file.',
+      '`upload_url` is given). 404 for an unknown, deleted or other organization\'s file. ' +
+      STORAGE_UNAVAILABLE_DOC,
     tags: ['Knowledge'],
     params: z.object({ file_id: idSchema() }),
     response: fileSchema,
     errors: [503],
-    handler: async ({ params, identity, deps }) => getFileView(fileDeps(deps), identity.org, params.file_id),
+    handler: async ({ params, identity, deps }) => {
+      const { file, upload } = await readFile(fileDeps(deps), identity.org, params.file_id);
+      return fileView(file, upload);
+    },
   }),
   route({
     method: 'delete',
@@ -69,7 +78,8 @@ export const fileRoutes = [
       'While an extraction job that has not ended (`pending` … `synthesizing`) reads the file: 409 `conflict` naming the job, nothing ' +
       'changed (cancel the job or wait for it to end). Ended jobs keep their counters, memories and proposals; their `file` and ' +
       '`file_id` become null. The file disappears at once (404 on reads); when removing the stored bytes fails (503), a retried ' +
-      'DELETE finishes the removal. 404 for an unknown, already deleted or other organization\'s file.',
+      'DELETE finishes the removal. 404 for an unknown, already deleted or other organization\'s file. ' +
+      STORAGE_UNAVAILABLE_DOC,
     tags: ['Knowledge'],
     params: z.object({ file_id: idSchema() }),
     errors: [404, 409, 503],

@@ -1,9 +1,9 @@
 /** API shape of a knowledge file (spec 2.10 `file`). */
-import { isoTime } from '@rp/platform';
+import { isoTime, type PresignedUrl } from '@rp/platform';
 import type { FileRow } from '../store/files.js';
 
 /** The file object of spec 2.10 (`upload_url` given while the upload is not verified) with its verification. */
-export function fileView(f: FileRow, upload: { url: string; headers: Record<string, string>; expires_at: Date } | null) {
+export function fileView(f: FileRow, upload: PresignedUrl | null) {
   return {
     object: 'file' as const,
     id: f.id,

@@ -4,21 +4,25 @@
  * - Templates are Liquid (see liquid.ts): subject and body are validated on every save.
  * - At most one default template per folder: making one the default clears the others in the same
  *   transaction, under a lock of the folder row (the partial unique index is the backstop).
- * - Attachments live in object storage: creating one answers a presigned PUT bound to the declared
- *   size and type; `complete` verifies the uploaded bytes server-side (size, sha256, sniffed type)
- *   and sets is_verified. Every response carries a fresh presigned GET.
+ * - Attachments live in object storage through the kernel's presigned-upload lifecycle (uploads.ts):
+ *   creating one answers a presigned PUT bound to the declared size and type; `complete` verifies the
+ *   uploaded bytes server-side (size, sha256, sniffed type) and sets is_verified. Every response
+ *   carries a fresh presigned GET (the views).
  */
-import { randomUUID } from 'node:crypto';
 import {
-  AppError,
+  checkUpload,
   ConflictError,
+  declareUpload,
   customerTotals,
   exchangeRatesToBase,
   formatInMinorUnits,
   getOrganizationProfile,
   newId,
   NotFoundError,
+  NotUploadedError,
   partnerWithOpenInvoices,
+  requireStorage,
+  uploadPolicy,
   type Db,
   type LedgerDocument,
   type Identity,
@@ -29,15 +33,8 @@ import * as store from '../../store/collections/email-templates.js';
 import { getUser } from '../../store/users.js';
 import { checkTemplate, multiCurrencySampleContext, renderSavedTemplate, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
 
-/** Validity of the presigned GET in every response, and of the presigned upload URL. */
-export const DOWNLOAD_URL_SECONDS = 3600;
-export const UPLOAD_URL_SECONDS = 900;
-
-export class StorageUnavailableError extends AppError {
-  constructor() {
-    super({ status: 503, type: 'storage-unavailable', title: 'Object storage unavailable', detail: 'Object storage is not configured for this service (S3_ENDPOINT).' });
-  }
-}
+/** Attachments: the kernel's default bounds (MAX_OBJECT_BYTES, a 15-minute PUT, a one-hour GET in every response). */
+export const ATTACHMENT_UPLOADS = uploadPolicy();
 
 interface Deps {
   db: Db;
@@ -306,33 +303,25 @@ export async function previewTemplate(deps: Deps, identity: Identity, id: string
 
 // ---------- attachments
 
-function needStorage(deps: Deps): ObjectStorage {
-  if (!deps.storage) throw new StorageUnavailableError();
-  return deps.storage;
-}
-
 export async function createAttachment(deps: Deps, identity: Identity, templateId: string, input: { name: string; mime_type: string; size: number }) {
-  const storage = needStorage(deps);
+  const storage = requireStorage(deps.storage);
   const t = await store.getTemplate(deps.db, identity.org, templateId);
   if (!t) throw new NotFoundError(`No email template ${templateId}.`);
-  await storage.ready();
   const id = newId();
-  // The key holds no client text (the name travels in the download's Content-Disposition).
-  const key = `org/${identity.org}/email-templates/${templateId}/${id}-${randomUUID()}`;
-  const upload = await storage.presignPut({ key, size: input.size, contentType: input.mime_type, expiresIn: UPLOAD_URL_SECONDS });
+  const { key, upload } = await declareUpload(storage, ATTACHMENT_UPLOADS, { organizationId: identity.org, area: ['email-templates', templateId], id, size: input.size, contentType: input.mime_type });
   const row = await store.insertAttachment(deps.db, { id, organization_id: identity.org, template_id: templateId, user_id: identity.sub, name: input.name, mime_type: input.mime_type, size: input.size, object_key: key });
   return { attachment: row, upload };
 }
 
-/** Check the uploaded bytes (size, sha256, sniffed type) and record the outcome. */
+/** Check the uploaded bytes (size, sha256, sniffed type) and record the outcome; a re-upload may be checked again. */
 export async function completeAttachment(deps: Deps, org: string, templateId: string, id: string) {
-  const storage = needStorage(deps);
+  const storage = requireStorage(deps.storage);
   const a = await store.getAttachment(deps.db, org, templateId, id);
   if (!a) throw new NotFoundError(`No attachment ${id} on email template ${templateId}.`);
-  const v = await storage.verifyObject({ key: a.object_key, size: a.size, contentType: a.mime_type });
-  if (!v.exists) throw new ConflictError('Nothing has been uploaded to the attachment’s upload URL yet.');
-  const row = await store.recordVerification(deps.db, a.id, { is_verified: v.is_verified, sha256: v.sha256, sniffed_mime_type: v.sniffed_mime_type, verification_error: v.reason });
-  return { attachment: row, verificationError: v.reason };
+  const checked = await checkUpload(storage, { key: a.object_key, size: a.size, contentType: a.mime_type });
+  if (!checked) throw new NotUploadedError('attachment');
+  const row = await store.recordVerification(deps.db, a.id, checked);
+  return { attachment: row, verificationError: checked.verification_error };
 }
 
 export async function deleteAttachment(deps: Deps, org: string, templateId: string, id: string): Promise<void> {

@@ -3,7 +3,7 @@
  * the v1 shapes. Any user of the organization may manage them; everything is per organization.
  */
 import { z } from 'zod';
-import { idSchema, MAX_OBJECT_BYTES, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, timestampsShape } from '@rp/platform';
+import { idSchema, MAX_OBJECT_BYTES, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, STORAGE_UNAVAILABLE_DOC, timestampsShape } from '@rp/platform';
 import { route } from '../../deps.js';
 import * as domain from '../../domain/collections/email-templates.js';
 import { folderView, newAttachmentView, templateView, verifiedAttachmentView } from '../../views/collections/email-templates.js';
@@ -267,7 +267,8 @@ export const emailTemplateRoutes = [
     description:
       `Declares a file of \`size\` bytes (1..${MAX_OBJECT_BYTES}) and \`mime_type\`; answers the attachment with \`upload\`: a presigned PUT valid 15 minutes whose signature binds ` +
       'that exact Content-Length and Content-Type (send `upload.headers`; another size or type is refused by the storage with 403). After uploading, call ' +
-      '`POST …/attachments/{attachment_id}/complete`: the server checks size, sha256 and the type sniffed from the bytes and sets `is_verified`. 503 when object storage is not configured.',
+      '`POST …/attachments/{attachment_id}/complete`: the server checks size, sha256 and the type sniffed from the bytes and sets `is_verified`. ' +
+      STORAGE_UNAVAILABLE_DOC,
     tags: TAGS,
     params: templateParams,
     body: z.object({
@@ -291,7 +292,8 @@ export const emailTemplateRoutes = [
     summary: 'Verify an uploaded attachment',
     description:
       'Server-side check of the uploaded bytes: size (HEAD and bytes read), sha256, and the real type sniffed from the bytes (file-type; text types: valid UTF-8 without NUL). ' +
-      '`is_verified` is true only when everything matches the declaration; otherwise `verification_error` says why. 409 when nothing was uploaded yet. May be called again after a re-upload.',
+      '`is_verified` is true only when everything matches the declaration; otherwise `verification_error` says why. 409 when nothing was uploaded yet. May be called again after a re-upload. ' +
+      STORAGE_UNAVAILABLE_DOC,
     tags: TAGS,
     params: attachmentParams,
     response: attachmentSchema.extend({ verification_error: z.string().nullable() }),

@@ -3,8 +3,8 @@
  * attachment carries a fresh presigned GET (signed locally, no call to the object store), or nulls
  * when object storage is not configured.
  */
-import { fileCategory, isoTime, type ObjectStorage } from '@rp/platform';
-import { DOWNLOAD_URL_SECONDS, type FolderRecord, type TemplateRecord } from '../../domain/collections/email-templates.js';
+import { downloadUrl, fileCategory, isoTime, type ObjectStorage } from '@rp/platform';
+import { ATTACHMENT_UPLOADS, type FolderRecord, type TemplateRecord } from '../../domain/collections/email-templates.js';
 import type { AttachmentRow, FolderRow } from '../../store/collections/email-templates.js';
 
 function folderBrief(f: FolderRow) {
@@ -12,7 +12,7 @@ function folderBrief(f: FolderRow) {
 }
 
 export async function attachmentView(storage: ObjectStorage | null, a: AttachmentRow) {
-  const get = storage ? await storage.presignGet({ key: a.object_key, expiresIn: DOWNLOAD_URL_SECONDS, downloadName: a.name }) : null;
+  const get = await downloadUrl(storage, ATTACHMENT_UPLOADS, { key: a.object_key, name: a.name });
   return {
     object: 'email_template_attachment' as const,
     id: a.id,
