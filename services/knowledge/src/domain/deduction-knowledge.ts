@@ -8,7 +8,13 @@
 import { getPartner, NotFoundError, type Db, type Identity, type LedgerPartner } from '@rp/platform';
 import * as store from '../store/deduction-knowledge.js';
 import { DEDUCTION_OPERATIONS, type DeductionOperation } from '../types.js';
-import { entryView, partnerEntriesView } from '../views/deduction-knowledge.js';
+
+/** A partner's effective entries in the order of rule 4.3.7, and the operations with neither entry. */
+export interface PartnerEntries {
+  partner: LedgerPartner;
+  entries: store.DeductionKnowledgeRow[];
+  missing: DeductionOperation[];
+}
 
 async function partnerOrThrow(db: Db, identity: Identity, partnerId: string): Promise<LedgerPartner> {
   const partner = await getPartner(db, identity.org, partnerId, identity.bu);
@@ -18,15 +24,15 @@ async function partnerOrThrow(db: Db, identity: Identity, partnerId: string): Pr
 
 export async function putCustomerEntry({ db }: { db: Db }, identity: Identity, partnerId: string, operation: DeductionOperation, content: string | null) {
   const partner = await partnerOrThrow(db, identity, partnerId);
-  return entryView(await store.upsertEntry(db, identity.org, partner.id, operation, content), partner);
+  return { entry: await store.upsertEntry(db, identity.org, partner.id, operation, content), partner };
 }
 
-export async function putGlobalEntry({ db }: { db: Db }, identity: Identity, operation: DeductionOperation, content: string | null) {
-  return entryView(await store.upsertEntry(db, identity.org, null, operation, content), null);
+export async function putGlobalEntry({ db }: { db: Db }, identity: Identity, operation: DeductionOperation, content: string | null): Promise<store.DeductionKnowledgeRow> {
+  return store.upsertEntry(db, identity.org, null, operation, content);
 }
 
 /** Every operation's effective entry for the partner, in the order of rule 4.3.7; operations with neither entry are listed apart. */
-export async function effectiveEntries({ db }: { db: Db }, identity: Identity, partnerId: string) {
+export async function effectiveEntries({ db }: { db: Db }, identity: Identity, partnerId: string): Promise<PartnerEntries> {
   const partner = await partnerOrThrow(db, identity, partnerId);
   const rows = await store.entriesForPartner(db, identity.org, partner.id);
   const entries: store.DeductionKnowledgeRow[] = [];
@@ -38,13 +44,13 @@ export async function effectiveEntries({ db }: { db: Db }, identity: Identity, p
     if (effective) entries.push(effective);
     else missing.push(op);
   }
-  return partnerEntriesView(partner, entries, missing);
+  return { partner, entries, missing };
 }
 
-export async function listGlobalEntries({ db }: { db: Db }, identity: Identity) {
+export async function listGlobalEntries({ db }: { db: Db }, identity: Identity): Promise<store.DeductionKnowledgeRow[]> {
   const rows = await store.globalEntries(db, identity.org);
   const order = (op: string) => DEDUCTION_OPERATIONS.indexOf(op as DeductionOperation);
-  return rows.sort((a, b) => order(a.operation) - order(b.operation)).map((r) => entryView(r, null));
+  return rows.sort((a, b) => order(a.operation) - order(b.operation));
 }
 
 export async function deleteCustomerEntry({ db }: { db: Db }, identity: Identity, partnerId: string, operation: DeductionOperation): Promise<void> {

@@ -14,7 +14,6 @@ import {
   newId,
   NotFoundError,
   OUTAGE_RETRY_AFTER_SECONDS,
-  pageOf,
   ServiceUnavailableError,
   ValidationError,
   withTemporalDeadline,
@@ -28,7 +27,6 @@ import { SUPPORTED_MIME_TYPES } from '../extraction/types.js';
 import type { Collection, ExtractionType } from '../types.js';
 import * as store from '../store/extractions.js';
 import { getFilesByIds, type FileRow } from '../store/files.js';
-import { jobView } from '../views/extractions.js';
 import { verifiedFile, type Quota } from './files.js';
 import { reviewerOf } from './proposals.js';
 
@@ -64,13 +62,19 @@ async function startWorkflow(temporal: Client, org: string, jobId: string, extra
   }
 }
 
+/** A job with its file (null when it has none or the file was deleted since). */
+export interface JobRecord {
+  job: store.JobRow;
+  file: FileRow | null;
+}
+
 /** Test seam: runs after the workflow started and before the job row commits (a crash there). */
 export interface RequestHooks {
   beforeCommit?: (jobId: string) => Promise<void>;
 }
 
 /** `quotaBytes`: the organization's storage quota (a file verified on request counts its real size against it). */
-export async function requestExtraction(deps: Deps & Quota, org: string, req: ExtractionRequest, hooks: RequestHooks = {}) {
+export async function requestExtraction(deps: Deps & Quota, org: string, req: ExtractionRequest, hooks: RequestHooks = {}): Promise<JobRecord> {
   const type = req.extraction_type ?? 'file';
   let file: FileRow | null = null;
   if (type === 'file') {
@@ -103,7 +107,7 @@ export async function requestExtraction(deps: Deps & Quota, org: string, req: Ex
       if (started || err instanceof AppError) throw err;
       throw new ServiceUnavailableError(OUTAGE_RETRY_AFTER_SECONDS, 'The extraction could not be started; nothing was stored. Request it again.');
     });
-  return getJobView(deps, org, id);
+  return getJob(deps, org, id);
 }
 
 /**
@@ -123,32 +127,29 @@ function extractionCreator(identity: Identity, given: string | undefined): strin
 }
 
 /** A caller's request: the job records the caller as its creator (a `created_by` sent must be the caller). */
-export async function requestExtractionAs(deps: Deps & Quota, identity: Identity, req: Omit<ExtractionRequest, 'created_by'> & { created_by?: string }) {
+export async function requestExtractionAs(deps: Deps & Quota, identity: Identity, req: Omit<ExtractionRequest, 'created_by'> & { created_by?: string }): Promise<JobRecord> {
   return requestExtraction(deps, identity.org, { ...req, created_by: extractionCreator(identity, req.created_by) });
 }
 
-export async function getJobView(deps: Pick<Deps, 'db'>, org: string, id: string) {
+export async function getJob(deps: Pick<Deps, 'db'>, org: string, id: string): Promise<JobRecord> {
   const j = await store.getJob(deps.db, org, id);
   if (!j) throw new NotFoundError(`No playbook extraction ${id}.`);
   const files = await getFilesByIds(deps.db, org, j.file_id ? [j.file_id] : []);
-  return jobView(j, j.file_id ? (files.get(j.file_id) ?? null) : null);
+  return { job: j, file: j.file_id ? (files.get(j.file_id) ?? null) : null };
 }
 
-export async function listJobViews(deps: Pick<Deps, 'db'>, org: string, filters: store.JobFilters, page: PageRequest) {
+/** A page of jobs, each with its file (read in one query for the page). */
+export async function listJobs(deps: Pick<Deps, 'db'>, org: string, filters: store.JobFilters, page: PageRequest): Promise<{ rows: JobRecord[]; total: number }> {
   const { rows, total } = await store.listJobs(deps.db, org, filters, page.offset, page.pageSize);
   const files = await getFilesByIds(deps.db, org, [...new Set(rows.flatMap((r) => (r.file_id ? [r.file_id] : [])))]);
-  return pageOf(
-    rows.map((r) => jobView(r, r.file_id ? (files.get(r.file_id) ?? null) : null)),
-    total,
-    page,
-  );
+  return { rows: rows.map((r) => ({ job: r, file: r.file_id ? (files.get(r.file_id) ?? null) : null })), total };
 }
 
 /**
  * Cancels a running job: its workflow is cancelled (the running stage stops between two chunks, keeping
  * what it stored) and the job ends `failed` with error `cancelled`. A job that already ended → 409.
  */
-export async function cancelJob(deps: Deps, org: string, id: string, log?: Logger) {
+export async function cancelJob(deps: Deps, org: string, id: string, log?: Logger): Promise<JobRecord> {
   const j = await store.getJob(deps.db, org, id);
   if (!j) throw new NotFoundError(`No playbook extraction ${id}.`);
   if (j.status === 'complete' || j.status === 'failed') throw new ConflictError(`The extraction already ended (status ${j.status}${j.error ? `, error "${j.error}"` : ''}).`);
@@ -167,5 +168,5 @@ export async function cancelJob(deps: Deps, org: string, id: string, log?: Logge
   // The workflow records `cancelled` itself; when it could not (no worker running, or it already
   // closed), the request does: a stage that runs later finds the job ended and stops.
   if (await store.failJob(deps.db, org, id, EXTRACTION_CANCELLED)) log?.warn({ job_id: id }, 'extraction cancelled without its workflow recording it');
-  return getJobView(deps, org, id);
+  return getJob(deps, org, id);
 }

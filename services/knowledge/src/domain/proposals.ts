@@ -21,17 +21,15 @@
 import { ConflictError, NotFoundError, ValidationError, type BusinessUnitScope, type Db, type Identity } from '@rp/platform';
 import * as articles from '../store/articles.js';
 import * as store from '../store/proposals.js';
-import { proposalView } from '../views/proposals.js';
 
 export async function listProposals({ db }: { db: Db }, org: string, scope: BusinessUnitScope, filters: store.ProposalFilters, offset: number, limit: number) {
-  const { rows, total } = await store.listProposals(db, org, scope, filters, offset, limit);
-  return { items: rows.map(proposalView), total };
+  return store.listProposals(db, org, scope, filters, offset, limit);
 }
 
-export async function getProposal({ db }: { db: Db }, org: string, scope: BusinessUnitScope, id: string) {
+export async function getProposal({ db }: { db: Db }, org: string, scope: BusinessUnitScope, id: string): Promise<store.ProposalRow> {
   const row = await store.getProposal(db, org, id, scope);
   if (!row) throw new NotFoundError(`No knowledge proposal ${id}.`);
-  return proposalView(row);
+  return row;
 }
 
 /** Who decides: the caller's user id (API keys: `api_key:<credential id>`). */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { CUSTOMER_BOOST, getArticle, listArticles, searchArticles } from '../domain/articles.js';
+import { articleDetailView, articleView, searchHitView } from '../views/articles.js';
 import { articleDetailSchema, articleSchema, searchHitSchema } from './review-schemas.js';
 import { collectionSchema, KNOWLEDGE_SCOPE_DOC } from './schemas.js';
 
@@ -30,7 +31,7 @@ export const articleRoutes = [
     response: pageEnvelopeSchema(articleSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { items, total } = await listArticles(
+      const { rows, total } = await listArticles(
         deps,
         identity.org,
         identity.bu,
@@ -38,7 +39,7 @@ export const articleRoutes = [
         page.offset,
         page.pageSize,
       );
-      return pageOf(items, total, page);
+      return pageOf(rows.map(articleView), total, page);
     },
   }),
   route({
@@ -54,7 +55,10 @@ export const articleRoutes = [
     params: z.object({ article_id: idSchema() }),
     response: articleDetailSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => getArticle(deps, identity.org, identity.bu, params.article_id),
+    handler: async ({ params, identity, deps }) => {
+      const { article, versions } = await getArticle(deps, identity.org, identity.bu, params.article_id);
+      return articleDetailView(article, versions);
+    },
   }),
   route({
     method: 'get',
@@ -79,8 +83,8 @@ export const articleRoutes = [
     response: pageEnvelopeSchema(searchHitSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_SEARCH_PAGE, 20);
-      const { items, total } = await searchArticles(deps, identity.org, identity.bu, { q: query.q, collection: query.collection, customer_id: query.customer_id }, page.offset, page.pageSize);
-      return pageOf(items, total, page);
+      const { rows, total } = await searchArticles(deps, identity.org, identity.bu, { q: query.q, collection: query.collection, customer_id: query.customer_id }, page.offset, page.pageSize);
+      return pageOf(rows.map(searchHitView), total, page);
     },
   }),
 ];

@@ -11,6 +11,7 @@ import {
   putGlobalEntry,
 } from '../domain/deduction-knowledge.js';
 import { DEDUCTION_OPERATIONS } from '../types.js';
+import { entryView, partnerEntriesView } from '../views/deduction-knowledge.js';
 import { deductionKnowledgeSchema, deductionOperationSchema, partnerDeductionKnowledgeSchema } from './review-schemas.js';
 
 const OPERATIONS_DOC = `\`operation\` is one of ${DEDUCTION_OPERATIONS.map((o) => `\`${o}\``).join(', ')} (rule 4.3.7); anything else is 422 listing them.`;
@@ -33,7 +34,10 @@ export const deductionKnowledgeRoutes = [
     body,
     response: deductionKnowledgeSchema,
     errors: [404],
-    handler: async ({ params, body: b, identity, deps }) => putCustomerEntry(deps, identity, params.partner_id, params.operation, b.content ?? null),
+    handler: async ({ params, body: b, identity, deps }) => {
+      const { entry, partner } = await putCustomerEntry(deps, identity, params.partner_id, params.operation, b.content ?? null);
+      return entryView(entry, partner);
+    },
   }),
   route({
     method: 'get',
@@ -48,7 +52,10 @@ export const deductionKnowledgeRoutes = [
     params: z.object({ partner_id: idSchema() }),
     response: partnerDeductionKnowledgeSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => effectiveEntries(deps, identity, params.partner_id),
+    handler: async ({ params, identity, deps }) => {
+      const { partner, entries, missing } = await effectiveEntries(deps, identity, params.partner_id);
+      return partnerEntriesView(partner, entries, missing);
+    },
   }),
   route({
     method: 'delete',
@@ -69,7 +76,7 @@ export const deductionKnowledgeRoutes = [
     description: 'The organization\'s global entries (at most one per operation), in the order of rule 4.3.7. A bare array.',
     tags: ['Deductions'],
     response: z.array(deductionKnowledgeSchema),
-    handler: async ({ identity, deps }) => listGlobalEntries(deps, identity),
+    handler: async ({ identity, deps }) => (await listGlobalEntries(deps, identity)).map((r) => entryView(r, null)),
   }),
   route({
     method: 'put',
@@ -83,7 +90,7 @@ export const deductionKnowledgeRoutes = [
     params: z.object({ operation: deductionOperationSchema }),
     body,
     response: deductionKnowledgeSchema,
-    handler: async ({ params, body: b, identity, deps }) => putGlobalEntry(deps, identity, params.operation, b.content ?? null),
+    handler: async ({ params, body: b, identity, deps }) => entryView(await putGlobalEntry(deps, identity, params.operation, b.content ?? null), null),
   }),
   route({
     method: 'delete',

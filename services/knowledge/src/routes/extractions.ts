@@ -1,10 +1,11 @@
 /** Routes of playbook extraction jobs (spec 2.10, row 4): request, list, read, cancel. */
 import { z } from 'zod';
-import { idSchema, pageEnvelopeSchema, pageRequest, paginationQueryShape } from '@rp/platform';
+import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { cancelJob, getJobView, listJobViews, requestExtractionAs } from '../domain/extractions.js';
+import { cancelJob, getJob, listJobs, requestExtractionAs } from '../domain/extractions.js';
 import { SUPPORTED_MIME_TYPES } from '../extraction/types.js';
 import { EXTRACTION_TYPES, JOB_STATUSES } from '../types.js';
+import { jobView } from '../views/extractions.js';
 import { collectionSchema, extractionJobSchema } from './schemas.js';
 
 const MAX_PAGE = 200;
@@ -43,8 +44,7 @@ export const extractionRoutes = [
     body: createBody,
     response: extractionJobSchema,
     errors: [404, 503],
-    handler: async ({ body, identity, deps }) =>
-      requestExtractionAs({ ...deps, quotaBytes: deps.config.KNOWLEDGE_STORAGE_QUOTA_BYTES }, identity, body),
+    handler: async ({ body, identity, deps }) => jobView(await requestExtractionAs({ ...deps, quotaBytes: deps.config.KNOWLEDGE_STORAGE_QUOTA_BYTES }, identity, body)),
   }),
   route({
     method: 'get',
@@ -61,8 +61,11 @@ export const extractionRoutes = [
       file_id: idSchema().optional(),
     }),
     response: pageEnvelopeSchema(extractionJobSchema),
-    handler: async ({ query, identity, deps }) =>
-      listJobViews(deps, identity.org, { status: query.status, collection: query.collection, extraction_type: query.extraction_type, file_id: query.file_id }, pageRequest(query, MAX_PAGE)),
+    handler: async ({ query, identity, deps }) => {
+      const page = pageRequest(query, MAX_PAGE);
+      const { rows, total } = await listJobs(deps, identity.org, { status: query.status, collection: query.collection, extraction_type: query.extraction_type, file_id: query.file_id }, page);
+      return pageOf(rows.map(jobView), total, page);
+    },
   }),
   route({
     method: 'get',
@@ -73,7 +76,7 @@ export const extractionRoutes = [
     tags: ['Knowledge'],
     params: z.object({ extraction_id: idSchema() }),
     response: extractionJobSchema,
-    handler: async ({ params, identity, deps }) => getJobView(deps, identity.org, params.extraction_id),
+    handler: async ({ params, identity, deps }) => jobView(await getJob(deps, identity.org, params.extraction_id)),
   }),
   route({
     method: 'post',
@@ -88,6 +91,6 @@ export const extractionRoutes = [
     params: z.object({ extraction_id: idSchema() }),
     response: extractionJobSchema,
     errors: [409, 503],
-    handler: async ({ params, identity, deps, log }) => cancelJob(deps, identity.org, params.extraction_id, log),
+    handler: async ({ params, identity, deps, log }) => jobView(await cancelJob(deps, identity.org, params.extraction_id, log)),
   }),
 ];

@@ -1,6 +1,7 @@
 /** Route of the playbook statistics (spec 2.12). */
 import { route } from '../deps.js';
 import { playbookStats } from '../domain/playbook.js';
+import { playbookStatsView } from '../views/playbook.js';
 import { KNOWLEDGE_SCOPE_DOC, playbookStatsSchema } from './schemas.js';
 
 export const playbookRoutes = [
@@ -18,6 +19,6 @@ export const playbookRoutes = [
       KNOWLEDGE_SCOPE_DOC,
     tags: ['Knowledge'],
     response: playbookStatsSchema,
-    handler: async ({ identity, deps }) => playbookStats(deps, identity),
+    handler: async ({ identity, deps }) => playbookStatsView(await playbookStats(deps, identity)),
   }),
 ];

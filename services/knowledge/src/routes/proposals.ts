@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape } from '@rp/platform';
 import { route } from '../deps.js';
 import { approveProposal, getProposal, listProposals, rejectProposal } from '../domain/proposals.js';
+import { proposalView } from '../views/proposals.js';
 import { proposalSchema } from './review-schemas.js';
 import { collectionSchema, KNOWLEDGE_SCOPE_DOC } from './schemas.js';
 import { PROPOSAL_STATUSES } from '../types.js';
@@ -41,7 +42,7 @@ export const proposalRoutes = [
     response: pageEnvelopeSchema(proposalSchema),
     handler: async ({ query, identity, deps }) => {
       const page = pageRequest(query, MAX_PAGE);
-      const { items, total } = await listProposals(
+      const { rows, total } = await listProposals(
         deps,
         identity.org,
         identity.bu,
@@ -49,7 +50,7 @@ export const proposalRoutes = [
         page.offset,
         page.pageSize,
       );
-      return pageOf(items, total, page);
+      return pageOf(rows.map(proposalView), total, page);
     },
   }),
   route({
@@ -65,7 +66,7 @@ export const proposalRoutes = [
     params: z.object({ proposal_id: idSchema() }),
     response: proposalSchema,
     errors: [404],
-    handler: async ({ params, identity, deps }) => getProposal(deps, identity.org, identity.bu, params.proposal_id),
+    handler: async ({ params, identity, deps }) => proposalView(await getProposal(deps, identity.org, identity.bu, params.proposal_id)),
   }),
   route({
     method: 'post',
@@ -93,7 +94,7 @@ export const proposalRoutes = [
     response: proposalSchema,
     errors: [404, 409],
     handler: async ({ params, body, identity, deps }) =>
-      approveProposal(deps, identity, params.proposal_id, { force: body?.force ?? false, review_notes: body?.review_notes ?? null, reviewed_by: body?.reviewed_by }),
+      proposalView(await approveProposal(deps, identity, params.proposal_id, { force: body?.force ?? false, review_notes: body?.review_notes ?? null, reviewed_by: body?.reviewed_by })),
   }),
   route({
     method: 'post',
@@ -109,6 +110,6 @@ export const proposalRoutes = [
     }),
     response: proposalSchema,
     errors: [404, 409],
-    handler: async ({ params, body, identity, deps }) => rejectProposal(deps, identity, params.proposal_id, body.review_notes, body.reviewed_by),
+    handler: async ({ params, body, identity, deps }) => proposalView(await rejectProposal(deps, identity, params.proposal_id, body.review_notes, body.reviewed_by)),
   }),
 ];

@@ -1,10 +1,9 @@
 /** API shape of a playbook extraction job (spec 2.10), with its file when it still exists. */
 import { isoTime } from '@rp/platform';
-import type { JobRow } from '../store/extractions.js';
-import type { FileRow } from '../store/files.js';
+import type { JobRecord } from '../domain/extractions.js';
 import { fileView } from './files.js';
 
-export function jobView(j: JobRow, file: FileRow | null) {
+export function jobView({ job: j, file }: JobRecord) {
   return {
     object: 'playbook_extraction' as const,
     id: j.id,
