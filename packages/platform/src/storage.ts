@@ -2,7 +2,8 @@
  * Object storage (kernel): an S3-compatible server through the AWS SDK (path-style addressing, so
  * any S3-compatible server works; locally versitygw). Clients upload and download directly with
  * presigned URLs — bytes never pass through our services — and the server checks an upload
- * afterwards (`verifyObject`) instead of trusting what the client declared.
+ * afterwards (`verifyObject`) instead of trusting what the client declared. Services take files
+ * from clients through uploads.ts, the lifecycle built on these primitives.
  *
  * - `presignPut` binds the object's exact size (Content-Length) and content type into the SigV4
  *   signature: a PUT with other bytes counts or another type is refused by the S3 server (403).

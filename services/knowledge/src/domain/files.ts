@@ -1,12 +1,13 @@
 /**
- * Knowledge files (spec 2.10 `file`) through the kernel's presigned-upload lifecycle (uploads.ts):
- * creating one answers a presigned PUT bound to the declared size and type (at most 50 MB), within
- * the organization's storage quota; reading one checks the upload server-side once it is there
- * (size, sha256 of the bytes, type sniffed from them; text formats by the kernel's rules) and
- * records the outcome, which is final:
- * the bytes are downloaded and hashed once per file, never on later reads. Any type is accepted as a
- * file; an extraction refuses the types the pipeline cannot read. Deleting one hides it at once,
- * then removes the object and the row.
+ * Knowledge files (spec 2.10 `file`): their declaration within the organization's storage quota,
+ * their one final verification and their deletion, over the kernel's presigned-upload lifecycle.
+ *
+ * - Creating one answers a presigned PUT bound to the declared size and type (at most 50 MB).
+ * - Reading one checks the upload server-side once it is there (size, sha256 of the bytes, type
+ *   sniffed from them; text formats by the kernel's rules) and records the outcome, which is final:
+ *   the bytes are downloaded and hashed once per file, never on later reads.
+ * - Any type is accepted as a file; an extraction refuses the types the pipeline cannot read.
+ * - Deleting one hides it at once, then removes the object and the row.
  */
 import type { Logger } from 'pino';
 import {
