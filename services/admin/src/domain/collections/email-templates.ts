@@ -12,8 +12,8 @@
 import {
   checkUpload,
   ConflictError,
-  declareUpload,
   customerTotals,
+  declareUpload,
   exchangeRatesToBase,
   formatInMinorUnits,
   getOrganizationProfile,
