@@ -21,7 +21,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'cash-app-large-statement': async () => (await import('./cash-app/large-statement.js')).runLargeStatement(),
   collections: async () => (await import('./collections.js')).run(),
   templates: async () => (await import('./templates.js')).run(),
-  knowledge: async () => (await import('./knowledge.js')).run(),
+  knowledge: async () => (await import('./knowledge/run.js')).run(),
   'knowledge-search': async () => (await import('./knowledge-search.js')).run(),
   reports: async () => (await import('./reports.js')).run(),
 };
