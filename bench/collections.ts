@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- collections` (results: bench/results/collections.json).
  *
- * 50,000 customers with 1,000,000 open invoices (bench/cash-app.ts generateLedger, no closed ones),
+ * 50,000 customers with 1,000,000 open invoices (bench/cash-app/ledger.ts generateLedger, no closed ones),
  * one organization (timezone UTC):
  *   (a) one segment page (page_size 500) through the gateway, GET /v2/customer-segments/{id}/partners,
  *       with a three-leaf condition including an aging field, against the bare hand-written SQL of the
@@ -16,7 +16,7 @@ import os from 'node:os';
 import pg from 'pg';
 import { startBenchEnvironment } from './support/environment.js';
 import { onboardBenchOrganization, startApisAndGateway, type BenchApis } from './support/stack.js';
-import { generateLedger } from './cash-app.js';
+import { generateLedger } from './cash-app/ledger.js';
 
 const VOLUME = { customers: Number(process.env.BENCH_CUSTOMERS ?? 50_000), open: Number(process.env.BENCH_OPEN ?? 1_000_000), closed: 0 };
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);

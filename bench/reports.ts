@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- reports` (results: bench/results/reports.json).
  *
- * The AR aging report over 1,000,000 open invoices of 50,000 customers (bench/cash-app.ts
+ * The AR aging report over 1,000,000 open invoices of 50,000 customers (bench/cash-app/ledger.ts
  * generateLedger: generate_series straight into a fresh database; its open documents include 2%
  * credit memos, so it generates 1,020,408 documents to age 1,000,000 invoices), one organization:
  *   (a) the data build — the kernel ledger module's aging read (arAgingPages: one repeatable-read
@@ -37,7 +37,7 @@ import { onboardOrganization } from '@rp/admin';
 import { SERVICE_MODULES } from '../scripts/local/services.js';
 import { startObjectStorage } from '../scripts/local/object-storage.js';
 import { startBenchEnvironment } from './support/environment.js';
-import { generateLedger } from './cash-app.js';
+import { generateLedger } from './cash-app/ledger.js';
 
 const VOLUME = { customers: Number(process.env.BENCH_CUSTOMERS ?? 50_000), open: Number(process.env.BENCH_OPEN ?? 1_020_408), closed: 0 };
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);

@@ -17,11 +17,11 @@
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
   push: async () => (await import('./push.js')).run(),
-  'cash-app': async () => (await import('./cash-app.js')).run(),
-  'cash-app-large-statement': async () => (await import('./cash-app.js')).runLargeStatement(),
+  'cash-app': async () => (await import('./cash-app/run.js')).run(),
+  'cash-app-large-statement': async () => (await import('./cash-app/large-statement.js')).runLargeStatement(),
   collections: async () => (await import('./collections.js')).run(),
   templates: async () => (await import('./templates.js')).run(),
-  knowledge: async () => (await import('./knowledge.js')).run(),
+  knowledge: async () => (await import('./knowledge/run.js')).run(),
   'knowledge-search': async () => (await import('./knowledge-search.js')).run(),
   reports: async () => (await import('./reports.js')).run(),
 };

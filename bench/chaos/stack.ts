@@ -5,99 +5,12 @@
  * stopping and restarting the embedded PostgreSQL and the Temporal dev server, readiness probes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import net from 'node:net';
 import { portOpen } from '../../scripts/local/components.js';
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Thrown inside a `waitFor` probe: stop waiting at once (e.g. the launcher is gone). */
-export class Fatal extends Error {}
-
-/** Poll `fn` until it returns a truthy value; after `timeoutMs` throw `what` (a clear message). */
-export async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T | null | undefined | false>, everyMs = 250): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let v: T | null | undefined | false = null;
-    try {
-      v = await fn();
-    } catch (err) {
-      if (err instanceof Fatal) throw err; // otherwise: not yet
-    }
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s: ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-interface Proc {
-  pid: number;
-  ppid: number;
-  uid: number;
-  gid: number;
-  argv: string[];
-}
-
-function readProc(pid: number): Proc | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    if (state === 'Z') return null; // a zombie is gone
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-    const gid = Number(/^Gid:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-    return { pid, ppid, uid, gid, argv };
-  } catch {
-    return null;
-  }
-}
-
-/** Every live process below `root` (children, grandchildren…). */
-export function descendants(root: number): Proc[] {
-  const all = readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map((d) => readProc(Number(d)))
-    .filter((p): p is Proc => p !== null);
-  const byParent = new Map<number, Proc[]>();
-  for (const p of all) byParent.set(p.ppid, [...(byParent.get(p.ppid) ?? []), p]);
-  const out: Proc[] = [];
-  const queue = [root];
-  while (queue.length) {
-    for (const c of byParent.get(queue.shift()!) ?? []) {
-      out.push(c);
-      queue.push(c.pid);
-    }
-  }
-  return out;
-}
-
-async function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
-
-/**
- * `n` free ports below the kernel's ephemeral range (32768+), where ports handed out for port 0
- * (Temporal's own HTTP/metrics ports, other test runs) cannot take them between now and the launcher's bind.
- */
-async function fixedFreePorts(n: number): Promise<number[]> {
-  const out: number[] = [];
-  let port = 20_000 + Math.floor(Math.random() * 12_000);
-  while (out.length < n) {
-    if (port >= 32_000) port = 20_000;
-    if (await bindable(port)) out.push(port);
-    port++;
-  }
-  return out;
-}
-
-export const alive = (pid: number) => readProc(pid) !== null;
+import { fixedFreePorts } from './ports.js';
+import { alive, descendants, type Proc, readProc } from './processes.js';
+import { Fatal, sleep, waitFor } from './wait.js';
 
 export type Role = 'cash-app-worker' | 'integrations-worker' | 'admin-worker' | 'integrations-api' | 'cash-app-api' | 'admin-api' | 'api-gateway';
 

@@ -1,10 +1,10 @@
 /**
  * The hand-labelled evaluation set (test/fixtures/knowledge/) through the offline pipeline, scored as
- * `npm run bench -- knowledge` scores it (bench/knowledge.ts evaluateQuality): the issue's quality
+ * `npm run bench -- knowledge` scores it (bench/knowledge/quality.ts evaluateQuality): the quality
  * targets must hold. Deterministic (no timing); pure (no stack).
  */
 import { describe, expect, it } from 'vitest';
-import { evaluateQuality } from '../../../bench/knowledge.js';
+import { evaluateQuality } from '../../../bench/knowledge/quality.js';
 
 describe('evaluation set', () => {
   it('meets the quality targets: items P ≥ 0.7 / R ≥ 0.8, duplicate pairs P = 1 / R ≥ 0.9, customer links P = 1', async () => {
