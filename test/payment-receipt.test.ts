@@ -265,7 +265,7 @@ describe('payment-receipt email', () => {
     expect(description.typedSearchAttributes.get(ENTITY_ID)).toBe(paymentId);
 
     const history = await handle.fetchHistory();
-    await replayHistory(stack, description.workflowId, history, 'payment-receipt-send-then-record.json');
+    await replayHistory(stack, description.workflowId, history, 'payment-receipt-recorded-email.json');
 
     const mails = await waitForMail(email);
     expect(mails).toHaveLength(1);
@@ -451,7 +451,7 @@ describe('payment-receipt email', () => {
       const res = await requestReceipt(org, paymentId);
       expect(res.status).toBe(200);
       await accepted; // MailDev has the receipt; the worker waits for the answer
-      expect(await failRunningAttempt(temporal, stack.namespace, paymentReceiptWorkflowId(paymentId), 'deliverPaymentReceipt')).toBe(1);
+      expect(await failRunningAttempt(temporal, stack.namespace, paymentReceiptWorkflowId(paymentId), 'deliverRecordedEmail')).toBe(1);
       gate.release();
       expect(['sent', 'already-sent']).toContain((await temporal.client.workflow.getHandle(paymentReceiptWorkflowId(paymentId)).result()).status);
       const [row] = await stack.sql('SELECT status, attempts, email_id FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
@@ -554,7 +554,7 @@ describe('payment-receipt email', () => {
       // Users read the error: what failed, in words, never the SMTP server's internal address.
       expect(await handle.result()).toMatchObject({ status: 'failed', error: 'The email server could not be reached or did not accept the message.' });
       // The failure path (retries exhausted, record marked failed) replays too.
-      await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'payment-receipt-failed-send-then-record.json');
+      await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'payment-receipt-failed-recorded-email.json');
     } finally {
       await broken.close();
       await stack.startWorker('cash-app');

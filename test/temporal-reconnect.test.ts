@@ -5,7 +5,7 @@
  *
  * The shared Temporal of the run must not be stopped, so this file starts its own dev server on a
  * file database (it keeps the namespace and the workflows across the restart). The worker runs the
- * real workflow bundle's welcomeEmail workflow with a stand-in prepareWelcomeEmail activity that
+ * real workflow bundle's welcomeEmail workflow with a stand-in prepareRecordedEmail activity that
  * answers "skipped": what is tested is that the worker polls again, not the activity.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -58,7 +58,7 @@ beforeAll(async () => {
     namespace: 'default',
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities: { prepareWelcomeEmail: async () => ({ status: 'skipped', reason: 'reconnect test' }) },
+    activities: { prepareRecordedEmail: async () => ({ status: 'skipped', reason: 'reconnect test' }) },
   });
   workerDone = worker.run();
 }, 120_000);

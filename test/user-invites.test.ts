@@ -86,7 +86,7 @@ describe('user invites', () => {
     expect(description.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
     const history = await handle.fetchHistory();
     expect(JSON.stringify(history)).not.toMatch(/rpi_/); // no token in the workflow's history
-    await replayHistory(stack, description.workflowId, history, 'user-invite.json');
+    await replayHistory(stack, description.workflowId, history, 'user-invite-recorded-email.json');
 
     const token = await tokenFromMail(email);
     const [mail] = await waitForMail(email);
@@ -184,7 +184,7 @@ describe('user invites', () => {
       expect(created.status).toBe(200);
       const workflowId = userInviteWorkflowId(created.body.id);
       await accepted; // MailDev has the invitation; the worker waits for the answer
-      expect(await failRunningAttempt(temporal, stack.namespace, workflowId, 'deliverUserInvite')).toBe(1);
+      expect(await failRunningAttempt(temporal, stack.namespace, workflowId, 'deliverRecordedEmail')).toBe(1);
       gate.release();
       expect(['sent', 'already-sent']).toContain((await temporal.client.workflow.getHandle(workflowId).result()).status);
       const [row] = await stack.sql(`SELECT id, status, attempts, message_id FROM admin.outbound_emails WHERE to_address = $1`, [email]);

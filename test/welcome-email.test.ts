@@ -40,7 +40,7 @@ describe('welcome email workflow', () => {
     // The request id travels from the gateway through the service into the activity's input; the
     // activities' retry window (ACTIVITY_RETRY_WINDOW_MINUTES, default 30) is recorded with it.
     expect(JSON.parse(Buffer.from(started.data!).toString())).toEqual({ organizationId: org.organizationId, userId, requestId: 'req-welcome-nora', retryWindowMinutes: 30 });
-    await replayHistory(stack, description.workflowId, history, 'welcome-email-send-then-record.json');
+    await replayHistory(stack, description.workflowId, history, 'welcome-email-recorded-email.json');
 
     const mails = await waitForMail(email);
     expect(mails).toHaveLength(1);
@@ -101,7 +101,7 @@ describe('welcome email workflow', () => {
       expect(res.status).toBe(200);
       const workflowId = welcomeEmailWorkflowId(res.body.id);
       await accepted; // MailDev has the message; the worker waits for the answer
-      expect(await failRunningAttempt(temporal, stack.namespace, workflowId, 'deliverWelcomeEmail')).toBe(1);
+      expect(await failRunningAttempt(temporal, stack.namespace, workflowId, 'deliverRecordedEmail')).toBe(1);
       gate.release();
       const result = await temporal.client.workflow.getHandle(workflowId).result();
       expect(['sent', 'already-sent']).toContain(result.status);

@@ -18,8 +18,10 @@ import type { userInvite } from '../src/admin/user-invite.js';
 import type { cnamRegistration } from '../src/admin/cnam-registration.js';
 import type { scheduledReport } from '../src/admin/scheduled-report.js';
 import type { organizationSchedules } from '../src/admin/organization-schedules.js';
-import { welcomeEmailWorkflowId, type WelcomeEmailActivities, type WelcomeEmailInput } from '../src/admin/welcome-email.js';
-import { userInviteWorkflowId, type UserInviteActivities, type UserInviteInput } from '../src/admin/user-invite.js';
+import { welcomeEmailWorkflowId, type WelcomeEmailInput } from '../src/admin/welcome-email.js';
+import { userInviteWorkflowId, type UserInviteInput } from '../src/admin/user-invite.js';
+import type { RecordedEmailActivities } from '../src/recorded-email.js';
+import { recordedEmailActivities, type RecordedEmailHandler } from '../src/recorded-email-activities.js';
 import {
   cnamRegistrationWorkflowId,
   cnamRegistryAnswerSignal,
@@ -72,27 +74,27 @@ function activityCause(err: Error): { activityType?: string; type?: string | nul
 describe('welcomeEmail', () => {
   const input = (): WelcomeEmailInput => ({ organizationId: uniqueId('org'), userId: uniqueId('user') });
 
-  function fakes(calls: string[], over: Partial<WelcomeEmailActivities>): WelcomeEmailActivities {
-    return {
-      sendWelcomeEmail: async () => {
-        throw new Error('the pre-patch activity is never scheduled by new workflows');
+  /** The recorded-email family (kind `welcome`) over a fake handler; the activities of earlier workflow versions are not registered, so new workflows never schedule them. */
+  function fakes(calls: string[], over: Partial<RecordedEmailHandler<WelcomeEmailInput>>): RecordedEmailActivities {
+    return recordedEmailActivities({
+      welcome: {
+        prepare: async () => {
+          calls.push('prepare');
+          return { status: 'ready', emailId: 'email-1' };
+        },
+        deliver: async (_input, emailId) => {
+          calls.push('deliver');
+          return { status: 'delivered', emailId, messageId: '<w1@test>' };
+        },
+        recordSent: async ({ messageId }) => {
+          calls.push(`recordSent:${messageId}`);
+        },
+        ...over,
       },
-      prepareWelcomeEmail: async () => {
-        calls.push('prepare');
-        return { status: 'ready', emailId: 'email-1' };
-      },
-      deliverWelcomeEmail: async ({ emailId }) => {
-        calls.push('deliver');
-        return { status: 'delivered', emailId, messageId: '<w1@test>' };
-      },
-      recordWelcomeEmailSent: async ({ messageId }) => {
-        calls.push(`recordSent:${messageId}`);
-      },
-      ...over,
-    };
+    });
   }
 
-  async function run(activities: WelcomeEmailActivities) {
+  async function run(activities: RecordedEmailActivities) {
     const taskQueue = uniqueTaskQueue('admin');
     const i = input();
     return await withWorkers(env, [{ taskQueue, activities, workflows: true }], () =>
@@ -103,7 +105,7 @@ describe('welcomeEmail', () => {
   it('retries only the record when recording "sent" fails: the email goes out once', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      recordWelcomeEmailSent: async ({ messageId }) => {
+      recordSent: async ({ messageId }) => {
         calls.push(`recordSent:${messageId}`);
         outageOnFirstAttempt();
       },
@@ -115,20 +117,20 @@ describe('welcomeEmail', () => {
   it('fails with the email server\'s answer once its attempts are used up, and never records "sent"', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      deliverWelcomeEmail: async () => {
+      deliver: async () => {
         calls.push('deliver');
         return failingExternally('SmtpUnavailable', 'The email server could not be reached.', 2);
       },
     });
     const failure = await workflowFailure(run(activities));
-    expect(activityCause(failure)).toEqual({ activityType: 'deliverWelcomeEmail', type: 'SmtpUnavailable', message: 'The email server could not be reached.' });
+    expect(activityCause(failure)).toEqual({ activityType: 'deliverRecordedEmail', type: 'SmtpUnavailable', message: 'The email server could not be reached.' });
     expect(calls).toEqual(['prepare', 'deliver', 'deliver']);
   });
 
   it('sends nothing when the email was already sent', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      prepareWelcomeEmail: async () => {
+      prepare: async () => {
         calls.push('prepare');
         return { status: 'already-sent', emailId: 'email-1', messageId: '<w0@test>' };
       },
@@ -141,24 +143,27 @@ describe('welcomeEmail', () => {
 describe('userInvite', () => {
   const input = (): UserInviteInput => ({ organizationId: uniqueId('org'), inviteId: uniqueId('invite') });
 
-  function fakes(calls: string[], over: Partial<UserInviteActivities>): UserInviteActivities {
-    return {
-      prepareUserInvite: async () => {
-        calls.push('prepare');
-        return { status: 'ready', emailId: 'email-2' };
+  /** The recorded-email family (kind `invite`) over a fake handler. */
+  function fakes(calls: string[], over: Partial<RecordedEmailHandler<UserInviteInput>>): RecordedEmailActivities {
+    return recordedEmailActivities({
+      invite: {
+        prepare: async () => {
+          calls.push('prepare');
+          return { status: 'ready', emailId: 'email-2' };
+        },
+        deliver: async (_input, emailId) => {
+          calls.push('deliver');
+          return { status: 'delivered', emailId, messageId: '<i1@test>' };
+        },
+        recordSent: async ({ messageId }) => {
+          calls.push(`recordSent:${messageId}`);
+        },
+        ...over,
       },
-      deliverUserInvite: async ({ emailId }) => {
-        calls.push('deliver');
-        return { status: 'delivered', emailId, messageId: '<i1@test>' };
-      },
-      recordUserInviteSent: async ({ messageId }) => {
-        calls.push(`recordSent:${messageId}`);
-      },
-      ...over,
-    };
+    });
   }
 
-  async function run(activities: UserInviteActivities) {
+  async function run(activities: RecordedEmailActivities) {
     const taskQueue = uniqueTaskQueue('admin');
     const i = input();
     return await withWorkers(env, [{ taskQueue, activities, workflows: true }], () =>
@@ -169,7 +174,7 @@ describe('userInvite', () => {
   it('sends nothing for an invite revoked before its email went out, and says why', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      prepareUserInvite: async () => {
+      prepare: async () => {
         calls.push('prepare');
         return { status: 'skipped', reason: 'the invite was revoked' };
       },
@@ -181,20 +186,20 @@ describe('userInvite', () => {
   it('fails at once when the email row is gone (never retried), and never records "sent"', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      deliverUserInvite: async () => {
+      deliver: async () => {
         calls.push('deliver');
         throw ApplicationFailure.create({ type: 'EmailNotFound', message: 'outbound email email-2 does not exist' });
       },
     });
     const failure = await workflowFailure(run(activities));
-    expect(activityCause(failure)).toMatchObject({ activityType: 'deliverUserInvite', type: 'EmailNotFound' });
+    expect(activityCause(failure)).toMatchObject({ activityType: 'deliverRecordedEmail', type: 'EmailNotFound' });
     expect(calls).toEqual(['prepare', 'deliver']);
   });
 
   it('retries only the record when recording "sent" fails: the invitation goes out once', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      recordUserInviteSent: async ({ messageId }) => {
+      recordSent: async ({ messageId }) => {
         calls.push(`recordSent:${messageId}`);
         outageOnFirstAttempt();
       },

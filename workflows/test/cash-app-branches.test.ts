@@ -16,6 +16,8 @@ import {
 } from '../src/cash-app/bank-statement.js';
 import type { MatchingActivities } from '../src/cash-app/matching.js';
 import { paymentReceiptWorkflowId, SMTP_UNAVAILABLE, type PaymentReceiptActivities, type PaymentReceiptInput } from '../src/cash-app/payment-receipt.js';
+import type { RecordedEmailActivities } from '../src/recorded-email.js';
+import { recordedEmailActivities, type RecordedEmailHandler } from '../src/recorded-email-activities.js';
 import {
   createWorkflowTestEnv,
   deferred,
@@ -148,30 +150,34 @@ describe('paymentReceipt', () => {
     retry: { maximumAttempts, initialIntervalSeconds: 1 },
   });
 
-  function fakes(calls: string[], over: Partial<PaymentReceiptActivities>): PaymentReceiptActivities {
+  type ReceiptFakes = RecordedEmailActivities & Pick<PaymentReceiptActivities, 'markPaymentReceiptFailed'>;
+
+  /** The recorded-email family (kind `receipt`) over a fake handler, beside the receipt's failure record; the activities of earlier workflow versions are not registered, so new workflows never schedule them. */
+  function fakes(calls: string[], over: Partial<RecordedEmailHandler<PaymentReceiptInput>>): ReceiptFakes {
     return {
-      sendPaymentReceipt: async () => {
-        throw new Error('the pre-patch activity is never scheduled by new workflows');
-      },
-      preparePaymentReceipt: async () => {
-        calls.push('prepare');
-        return { status: 'ready' };
-      },
-      deliverPaymentReceipt: async () => {
-        calls.push('deliver');
-        return { status: 'delivered', messageId: '<m1@test>' };
-      },
-      recordPaymentReceiptSent: async ({ messageId }) => {
-        calls.push(`recordSent:${messageId}`);
-      },
+      ...recordedEmailActivities({
+        receipt: {
+          prepare: async (i) => {
+            calls.push('prepare');
+            return { status: 'ready', emailId: i.outreachId };
+          },
+          deliver: async (_i, emailId) => {
+            calls.push('deliver');
+            return { status: 'delivered', emailId, messageId: '<m1@test>' };
+          },
+          recordSent: async ({ messageId }) => {
+            calls.push(`recordSent:${messageId}`);
+          },
+          ...over,
+        },
+      }),
       markPaymentReceiptFailed: async ({ error }) => {
         calls.push(`markFailed:${error}`);
       },
-      ...over,
     };
   }
 
-  async function run(activities: PaymentReceiptActivities, i: PaymentReceiptInput) {
+  async function run(activities: ReceiptFakes, i: PaymentReceiptInput) {
     const taskQueue = uniqueTaskQueue('cash-app');
     return await withWorkers(env, [{ taskQueue, activities, workflows: true }], () =>
       env.client.workflow.execute<typeof paymentReceipt>('paymentReceipt', { taskQueue, workflowId: paymentReceiptWorkflowId(i.paymentId), args: [i] }),
@@ -182,7 +188,7 @@ describe('paymentReceipt', () => {
     const calls: string[] = [];
     const message = 'The email server could not be reached.';
     const activities = fakes(calls, {
-      deliverPaymentReceipt: async () => {
+      deliver: async () => {
         calls.push('deliver');
         return failingExternally(SMTP_UNAVAILABLE, message, 2);
       },
@@ -195,7 +201,7 @@ describe('paymentReceipt', () => {
   it('records the receipt failed at once when the email server rejects the message for good', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      deliverPaymentReceipt: async () => {
+      deliver: async () => {
         calls.push('deliver');
         throw ApplicationFailure.nonRetryable('550 mailbox unavailable', 'SmtpRejected');
       },
@@ -208,7 +214,7 @@ describe('paymentReceipt', () => {
   it('retries only the record when recording "sent" fails: the email goes out once and the receipt is sent', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      recordPaymentReceiptSent: async ({ messageId }) => {
+      recordSent: async ({ messageId }) => {
         calls.push(`recordSent:${messageId}`);
         outageOnFirstAttempt();
       },
@@ -221,7 +227,7 @@ describe('paymentReceipt', () => {
   it('sends nothing when the intent cannot be recorded as ready (e.g. no recipient), and says why', async () => {
     const calls: string[] = [];
     const activities = fakes(calls, {
-      preparePaymentReceipt: async () => {
+      prepare: async () => {
         calls.push('prepare');
         return { status: 'skipped', reason: 'the customer has no email address' };
       },

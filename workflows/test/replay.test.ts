@@ -21,6 +21,31 @@ describe('workflow replay', () => {
     await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, file);
   });
 
+  it('keeps a history of every shape of the recorded emails, and the newest ones run the recorded-email family', () => {
+    // one single activity → three activities of their own names → the family (patched() at each step)
+    const shapes = {
+      'welcome-email.json': 'sendWelcomeEmail',
+      'welcome-email-send-then-record.json': 'deliverWelcomeEmail',
+      'welcome-email-recorded-email.json': 'deliverRecordedEmail',
+      'user-invite.json': 'deliverUserInvite',
+      'user-invite-recorded-email.json': 'deliverRecordedEmail',
+      'payment-receipt.json': 'sendPaymentReceipt',
+      'payment-receipt-send-then-record.json': 'deliverPaymentReceipt',
+      'payment-receipt-recorded-email.json': 'deliverRecordedEmail',
+      'payment-receipt-failed.json': 'sendPaymentReceipt',
+      'payment-receipt-failed-send-then-record.json': 'deliverPaymentReceipt',
+      'payment-receipt-failed-recorded-email.json': 'deliverRecordedEmail',
+    };
+    for (const [file, sends] of Object.entries(shapes)) {
+      expect(files, file).toContain(file);
+      const history = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
+      const scheduled = (history.events as { activityTaskScheduledEventAttributes?: { activityType?: { name?: string } } }[])
+        .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+        .filter(Boolean);
+      expect(scheduled, file).toContain(sends);
+    }
+  });
+
   it('detects a non-deterministic change', async () => {
     // The welcome history schedules an activity; a bundle whose workflow does something else must fail.
     const history = JSON.parse(readFileSync(path.join(dir, 'welcome-email.json'), 'utf8'));

@@ -4,7 +4,8 @@ import type { Mailer } from './mail.js';
 /**
  * One email sent at most once per intent, as far as a database and SMTP allow: every emailing
  * activity of the platform (payment receipt, welcome email, user invite) sends through
- * `sendRecordedEmail`.
+ * `sendRecordedEmail`. The workflow side (prepare → deliver → record, one activity family for every
+ * kind) is workflows/src/recorded-email.ts.
  *
  * The intent is a row of the calling service (its idempotency record), written before any SMTP call
  * by an earlier activity. A send then runs these steps in order:

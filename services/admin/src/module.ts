@@ -4,7 +4,7 @@
  * templates, tags, segments). Wires its routes, dependencies and Temporal activities into the kit.
  */
 import { createMailer, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
-import { TASK_QUEUES } from '@rp/workflows';
+import { recordedEmailActivities, TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
 import type { AdminDeps } from './deps.js';
@@ -17,10 +17,10 @@ import { createCnamRegistrationActivities } from './activities/cnam-registration
 import { operatorRegistryAdapter } from './adapters/cnam-registry.js';
 import { segmentRoutes } from './routes/collections/segments.js';
 import { tagRoutes } from './routes/collections/tags.js';
-import { createWelcomeEmailActivities } from './activities/welcome-email.js';
+import { createWelcomeEmailActivities, welcomeEmailHandler } from './activities/welcome-email.js';
 import { oooRoutes } from './routes/ooo.js';
 import { userInviteRoutes } from './routes/user-invites.js';
-import { createUserInviteActivities } from './activities/user-invite.js';
+import { createUserInviteActivities, userInviteHandler } from './activities/user-invite.js';
 import { inviteTokenKey } from './domain/invites.js';
 import { emailTemplateRoutes } from './routes/collections/email-templates.js';
 import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
@@ -58,26 +58,26 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
     templates: new TemplatePool({ threads: config.TEMPLATE_RENDER_THREADS, maxQueue: config.TEMPLATE_RENDER_QUEUE }),
   }),
-  activities: ({ db, log, config, temporal }) => ({
-    ...createWelcomeEmailActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL }),
-    ...createUserInviteActivities({
-      db,
-      log,
-      mailer: createMailer(config.SMTP_URL),
-      from: config.MAIL_FROM,
-      publicBaseUrl: config.PUBLIC_BASE_URL,
-      tokenKey: inviteTokenKey(config.IDENTITY_SECRET),
-    }),
-    ...createCnamRegistrationActivities({ db, log, registry: operatorRegistryAdapter }),
-    ...createOrganizationScheduleActivities({ db, log, temporal: temporal.client }),
-    ...createScheduledReportActivities({
-      db,
-      log,
-      temporal: temporal.client,
-      mailer: createMailer(config.SMTP_URL),
-      from: config.MAIL_FROM,
-      storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
-      linkTtlSeconds: config.REPORT_LINK_TTL_SECONDS,
-    }),
-  }),
+  activities: ({ db, log, config, temporal }) => {
+    const welcome = { db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL };
+    const invite = { ...welcome, mailer: createMailer(config.SMTP_URL), tokenKey: inviteTokenKey(config.IDENTITY_SECRET) };
+    return {
+      // The recorded emails of the admin task queue (the family's names; cash-app's worker serves `receipt` on its own queue)
+      ...recordedEmailActivities({ welcome: welcomeEmailHandler(welcome), invite: userInviteHandler(invite) }),
+      // The names of welcome and invite workflows started before the family, while recorded or running ones may call them
+      ...createWelcomeEmailActivities(welcome),
+      ...createUserInviteActivities(invite),
+      ...createCnamRegistrationActivities({ db, log, registry: operatorRegistryAdapter }),
+      ...createOrganizationScheduleActivities({ db, log, temporal: temporal.client }),
+      ...createScheduledReportActivities({
+        db,
+        log,
+        temporal: temporal.client,
+        mailer: createMailer(config.SMTP_URL),
+        from: config.MAIL_FROM,
+        storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
+        linkTtlSeconds: config.REPORT_LINK_TTL_SECONDS,
+      }),
+    };
+  },
 };

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createDb, createLogger, migrate, newId, type Db, type Mailer } from '@rp/platform';
 import { adminMigrations } from '@rp/admin';
-import { createWelcomeEmailActivities } from '../src/activities/welcome-email.js';
+import { RECORDED_EMAIL_KIND_NOT_SERVED, recordedEmailActivities } from '@rp/workflows';
+import { createWelcomeEmailActivities, welcomeEmailHandler } from '../src/activities/welcome-email.js';
 import { createTestDatabase } from '../../../test/support/stack.js';
 
 let db: Db;
@@ -102,5 +103,32 @@ describe('sendWelcomeEmail activity', () => {
     } finally {
       await db.raw('DROP TRIGGER refuse_sent ON admin.outbound_emails');
     }
+  });
+
+  it('through the recorded-email family (kind welcome): the same row as the names of earlier workflows, so either finds the other\'s send; another kind is refused unsent', async () => {
+    const user = newId();
+    await db('users').insert({ id: user, organization_id: orgId, email: 'family@acme.example', name: 'Fay', role: 'member' });
+    const mailer = recordingMailer();
+    const deps = { db, mailer, log: createLogger('t', 'silent'), from: 'Platform <a@b.example>', publicBaseUrl: 'http://x' };
+    const family = recordedEmailActivities({ welcome: welcomeEmailHandler(deps) });
+    const legacy = createWelcomeEmailActivities(deps);
+    const env = new MockActivityEnvironment();
+    const input = { organizationId: orgId, userId: user };
+
+    const prepared = await env.run(family.prepareRecordedEmail, { kind: 'welcome' as const, input });
+    expect(prepared).toMatchObject({ status: 'ready', emailId: expect.any(String) });
+    const emailId = (prepared as { emailId: string }).emailId;
+    expect(await env.run(family.deliverRecordedEmail, { kind: 'welcome' as const, input, emailId })).toEqual({ status: 'delivered', emailId, messageId: '<m1@test>' });
+    await env.run(family.recordRecordedEmailSent, { kind: 'welcome' as const, organizationId: orgId, emailId, messageId: '<m1@test>' });
+    expect(await db('outbound_emails').where({ id: emailId }).first()).toMatchObject({ status: 'sent', attempts: 1, idempotency_key: `welcome-${user}` });
+    expect(await env.run(legacy.prepareWelcomeEmail, input)).toEqual({ status: 'already-sent', emailId, messageId: '<m1@test>' });
+    expect(await env.run(legacy.sendWelcomeEmail, input)).toEqual({ status: 'already-sent', emailId, messageId: '<m1@test>' });
+
+    const refused = await env.run(family.prepareRecordedEmail, { kind: 'invite' as const, input }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ type: RECORDED_EMAIL_KIND_NOT_SERVED, nonRetryable: true });
+    expect(mailer.sent).toHaveLength(1);
   });
 });

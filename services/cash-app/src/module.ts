@@ -4,7 +4,7 @@
  * its workflows run on the cash-app task queue.
  */
 import { createMailer, defaultTemplateThreads, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
-import { TASK_QUEUES } from '@rp/workflows';
+import { recordedEmailActivities, TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { CashAppConfig } from './config.js';
 import type { CashAppDeps } from './deps.js';
@@ -12,7 +12,7 @@ import { adjustmentRoutes } from './routes/adjustments.js';
 import { predictedOverdueRoutes } from './routes/predicted-overdue.js';
 import { remittanceRoutes } from './routes/remittances.js';
 import { outreachRoutes } from './routes/outreach.js';
-import { createPaymentReceiptActivities } from './activities/payment-receipt.js';
+import { createPaymentReceiptActivities, paymentReceiptHandler } from './activities/payment-receipt.js';
 import { createMatchingActivities } from './activities/matching.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
 import { bankStatementRoutes } from './routes/bank-statements.js';
@@ -42,8 +42,12 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
     // Receipt templates render on worker threads, as admin's previews do; the queue is bounded by the
     // worker's activity slots, and a full one fails the attempt as retryable (TemplateRenderBusy).
     const receiptTemplates = new TemplatePool({ threads: defaultTemplateThreads(), maxQueue: 1_000 });
+    const receipt = { db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER, templates: receiptTemplates };
     return {
-      ...createPaymentReceiptActivities({ db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER, templates: receiptTemplates }),
+      // The recorded email of the cash-app task queue (the family's names; admin's worker serves `welcome` and `invite` on its own queue)
+      ...recordedEmailActivities({ receipt: paymentReceiptHandler(receipt) }),
+      // The receipt's failure record, and the names of receipt workflows started before the family while recorded or running ones may call them
+      ...createPaymentReceiptActivities(receipt),
       ...createMatchingActivities({ db, log, config }),
       ...createPaymentPostingActivities({ db, log }),
       ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),

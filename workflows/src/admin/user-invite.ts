@@ -1,12 +1,28 @@
-import { proxyActivities } from '@temporalio/workflow';
+/** The user-invite workflow: its id, input, activity options and the activity names of histories recorded before the recorded-email family. */
+import { patched, proxyActivities } from '@temporalio/workflow';
 import { activityOptions, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
+import {
+  recordedEmail,
+  runRecordedEmail,
+  type DeliverRecordedEmailResult,
+  type PrepareRecordedEmailResult,
+  type RecordedEmailOptions,
+  type RecordedEmailResult,
+  type RecordedEmailSteps,
+} from '../recorded-email.js';
 
 export const USER_INVITE_TASK_QUEUE = TASK_QUEUES.admin;
 
 export function userInviteWorkflowId(inviteId: string): string {
   return `user-invite-${inviteId}`;
 }
+
+/**
+ * Patch id of the recorded-email family (kind `invite`): histories recorded before it ran the three
+ * steps as `prepareUserInvite` / `deliverUserInvite` / `recordUserInviteSent` and still replay that way.
+ */
+export const USER_INVITE_RECORDED_EMAIL = 'user-invite-recorded-email';
 
 export interface UserInviteInput extends RetryWindowInput {
   organizationId: string;
@@ -15,24 +31,17 @@ export interface UserInviteInput extends RetryWindowInput {
   requestId?: string;
 }
 
-export type UserInviteResult =
-  | { status: 'sent'; emailId: string; messageId: string }
-  | { status: 'already-sent'; emailId: string; messageId: string | null }
-  | { status: 'skipped'; reason: string };
-
-export type PrepareUserInviteResult = { status: 'ready'; emailId: string } | Exclude<UserInviteResult, { status: 'sent' }>;
-export type DeliverUserInviteResult = { status: 'delivered'; emailId: string; messageId: string } | Exclude<UserInviteResult, { status: 'sent' }>;
+export type UserInviteResult = RecordedEmailResult;
 
 /**
- * Activity contract, implemented by services/admin (createUserInviteActivities). No token travels
- * through the workflow: the deliver activity re-derives it from the invite row (see the activities).
+ * Activities of workflows started before the recorded-email family, implemented by services/admin
+ * (createUserInviteActivities) as long as recorded or running workflows may call them. New workflows
+ * call the family with kind `invite` (the outbound-email row keyed `user-invite-<inviteId>`). No
+ * token travels through the workflow: the delivery re-derives it from the invite row.
  */
 export interface UserInviteActivities {
-  /** Records the intent: the outbound-email row keyed `user-invite-<inviteId>`; or says why nothing is sent (invite revoked, resent, accepted, expired). */
-  prepareUserInvite(input: UserInviteInput): Promise<PrepareUserInviteResult>;
-  /** The send (the kernel's sendRecordedEmail): checks the intent and counts the attempt before the SMTP call, writes "sent" at once after it, best effort (a failed write never fails the activity, which would resend). */
-  deliverUserInvite(input: UserInviteInput & { emailId: string }): Promise<DeliverUserInviteResult>;
-  /** Marks the row sent with the Message-ID the SMTP server accepted; retried on its own, never resending. */
+  prepareUserInvite(input: UserInviteInput): Promise<PrepareRecordedEmailResult>;
+  deliverUserInvite(input: UserInviteInput & { emailId: string }): Promise<DeliverRecordedEmailResult>;
   recordUserInviteSent(input: { organizationId: string; emailId: string; messageId: string }): Promise<void>;
 }
 
@@ -46,35 +55,38 @@ export const USER_INVITE_SMTP_ATTEMPTS = 20;
 const SMTP_BUDGET_MINUTES = 90;
 
 /** The platform's retry policy (activity-options.ts): outages retried for the window, business errors never. */
-function activities(input: UserInviteInput) {
+function userInviteOptions(input: UserInviteInput): RecordedEmailOptions {
   const window = input.retryWindowMinutes;
+  const smtp = activityOptions({
+    startToCloseTimeout: '1 minute',
+    initialInterval: '2 seconds',
+    maximumInterval: '5 minutes',
+    retryWindowMinutes: window,
+    extraWindowMinutes: SMTP_BUDGET_MINUTES,
+    nonRetryableErrorTypes: ['EmailNotFound'],
+  });
+  // no attempt cap: the email went out; only the record is missing
+  const record = activityOptions({ startToCloseTimeout: '30 seconds', maximumInterval: '1 minute', retryWindowMinutes: window });
+  return { prepare: smtp, deliver: smtp, record };
+}
+
+/** The three steps under the activity names of histories recorded before the family. */
+function stepsBeforeFamily(input: UserInviteInput, options: RecordedEmailOptions): RecordedEmailSteps {
+  const { prepareUserInvite, deliverUserInvite } = proxyActivities<UserInviteActivities>(options.deliver);
+  const { recordUserInviteSent } = proxyActivities<UserInviteActivities>(options.record);
   return {
-    smtp: proxyActivities<UserInviteActivities>(
-      activityOptions({
-        startToCloseTimeout: '1 minute',
-        initialInterval: '2 seconds',
-        maximumInterval: '5 minutes',
-        retryWindowMinutes: window,
-        extraWindowMinutes: SMTP_BUDGET_MINUTES,
-        nonRetryableErrorTypes: ['EmailNotFound'],
-      }),
-    ),
-    // no attempt cap: the email went out; only the record is missing
-    db: proxyActivities<UserInviteActivities>(activityOptions({ startToCloseTimeout: '30 seconds', maximumInterval: '1 minute', retryWindowMinutes: window })),
+    prepare: () => prepareUserInvite(input),
+    deliver: (emailId) => deliverUserInvite({ ...input, emailId }),
+    recordSent: (emailId, messageId) => recordUserInviteSent({ organizationId: input.organizationId, emailId, messageId }),
   };
 }
 
 /**
- * Emails an invitation once (workflow id `user-invite-<inviteId>`, admin task queue): the intent is
- * recorded first, the SMTP send is its own activity, and recording "sent" is a separate activity
- * whose failure retries only the recording, never the send (as the welcome email).
+ * Emails an invitation once (workflow id `user-invite-<inviteId>`, admin task queue) as the recorded
+ * email of kind `invite`: an invite revoked, replaced, accepted or expired before the send is skipped.
  */
 export async function userInvite(input: UserInviteInput): Promise<UserInviteResult> {
-  const { smtp, db } = activities(input);
-  const prepared = await smtp.prepareUserInvite(input);
-  if (prepared.status !== 'ready') return prepared;
-  const delivered = await smtp.deliverUserInvite({ ...input, emailId: prepared.emailId });
-  if (delivered.status !== 'delivered') return delivered;
-  await db.recordUserInviteSent({ organizationId: input.organizationId, emailId: delivered.emailId, messageId: delivered.messageId });
-  return { status: 'sent', emailId: delivered.emailId, messageId: delivered.messageId };
+  const options = userInviteOptions(input);
+  if (!patched(USER_INVITE_RECORDED_EMAIL)) return await runRecordedEmail(stepsBeforeFamily(input, options));
+  return await recordedEmail('invite', input, options);
 }

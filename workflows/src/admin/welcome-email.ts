@@ -1,6 +1,16 @@
+/** The welcome-email workflow: its id, input, activity options and the activity names of histories recorded before the recorded-email family. */
 import { patched, proxyActivities } from '@temporalio/workflow';
 import { activityOptions, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
+import {
+  recordedEmail,
+  runRecordedEmail,
+  type DeliverRecordedEmailResult,
+  type PrepareRecordedEmailResult,
+  type RecordedEmailOptions,
+  type RecordedEmailResult,
+  type RecordedEmailSteps,
+} from '../recorded-email.js';
 
 export const WELCOME_EMAIL_TASK_QUEUE = TASK_QUEUES.admin;
 
@@ -14,6 +24,12 @@ export function welcomeEmailWorkflowId(userId: string): string {
  */
 export const WELCOME_EMAIL_SEND_THEN_RECORD = 'welcome-email-send-then-record';
 
+/**
+ * Patch id of the recorded-email family (kind `welcome`): histories recorded before it ran the three
+ * steps as `prepareWelcomeEmail` / `deliverWelcomeEmail` / `recordWelcomeEmailSent` and still replay that way.
+ */
+export const WELCOME_EMAIL_RECORDED_EMAIL = 'welcome-email-recorded-email';
+
 export interface WelcomeEmailInput extends RetryWindowInput {
   organizationId: string;
   userId: string;
@@ -21,23 +37,18 @@ export interface WelcomeEmailInput extends RetryWindowInput {
   requestId?: string;
 }
 
-export type WelcomeEmailResult =
-  | { status: 'sent'; emailId: string; messageId: string }
-  | { status: 'already-sent'; emailId: string; messageId: string | null }
-  | { status: 'skipped'; reason: string };
+export type WelcomeEmailResult = RecordedEmailResult;
 
-export type PrepareWelcomeEmailResult = { status: 'ready'; emailId: string } | Exclude<WelcomeEmailResult, { status: 'sent' }>;
-export type DeliverWelcomeEmailResult = { status: 'delivered'; emailId: string; messageId: string } | Exclude<WelcomeEmailResult, { status: 'sent' }>;
-
-/** Activity contract, implemented by services/admin (createWelcomeEmailActivities). */
+/**
+ * Activities of workflows started before the recorded-email family, implemented by services/admin
+ * (createWelcomeEmailActivities) as long as recorded or running workflows may call them. New
+ * workflows call the family with kind `welcome` (the outbound-email row keyed `welcome-<userId>`).
+ */
 export interface WelcomeEmailActivities {
-  /** Before the patch: claim, send and record in one activity (kept for running and recorded workflows). */
+  /** Before the three-step send: claim, send and record in one activity. */
   sendWelcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult>;
-  /** Records the intent: the outbound-email row keyed `welcome-<userId>` (its id makes the Message-ID); or says why nothing is sent. */
-  prepareWelcomeEmail(input: WelcomeEmailInput): Promise<PrepareWelcomeEmailResult>;
-  /** The send (the kernel's sendRecordedEmail): checks the intent and counts the attempt before the SMTP call, writes "sent" at once after it, best effort (a failed write never fails the activity, which would resend). */
-  deliverWelcomeEmail(input: WelcomeEmailInput & { emailId: string }): Promise<DeliverWelcomeEmailResult>;
-  /** Marks the row sent with the Message-ID the SMTP server accepted; retried on its own, never resending. */
+  prepareWelcomeEmail(input: WelcomeEmailInput): Promise<PrepareRecordedEmailResult>;
+  deliverWelcomeEmail(input: WelcomeEmailInput & { emailId: string }): Promise<DeliverRecordedEmailResult>;
   recordWelcomeEmailSent(input: { organizationId: string; emailId: string; messageId: string }): Promise<void>;
 }
 
@@ -50,35 +61,39 @@ export const WELCOME_EMAIL_SMTP_ATTEMPTS = 20;
 /** Minutes the SMTP attempts' backoff may take (added to the retry window). */
 const SMTP_BUDGET_MINUTES = 90;
 
-function activities(input: WelcomeEmailInput) {
+/** The database steps under the platform's policy; the delivery under the SMTP server's. */
+function welcomeEmailOptions(input: WelcomeEmailInput): RecordedEmailOptions {
   const window = input.retryWindowMinutes;
+  const db = activityOptions({ startToCloseTimeout: '30 seconds', retryWindowMinutes: window });
+  const smtp = activityOptions({
+    startToCloseTimeout: '1 minute',
+    initialInterval: '2 seconds',
+    maximumInterval: '5 minutes',
+    retryWindowMinutes: window,
+    extraWindowMinutes: SMTP_BUDGET_MINUTES,
+    nonRetryableErrorTypes: ['EmailNotFound'],
+  });
+  return { prepare: db, deliver: smtp, record: db };
+}
+
+/** The three steps under the activity names of histories recorded before the family. */
+function stepsBeforeFamily(input: WelcomeEmailInput, options: RecordedEmailOptions): RecordedEmailSteps {
+  const { prepareWelcomeEmail, recordWelcomeEmailSent } = proxyActivities<WelcomeEmailActivities>(options.prepare);
+  const { deliverWelcomeEmail } = proxyActivities<WelcomeEmailActivities>(options.deliver);
   return {
-    db: proxyActivities<WelcomeEmailActivities>(activityOptions({ startToCloseTimeout: '30 seconds', retryWindowMinutes: window })),
-    smtp: proxyActivities<WelcomeEmailActivities>(
-      activityOptions({
-        startToCloseTimeout: '1 minute',
-        initialInterval: '2 seconds',
-        maximumInterval: '5 minutes',
-        retryWindowMinutes: window,
-        extraWindowMinutes: SMTP_BUDGET_MINUTES,
-        nonRetryableErrorTypes: ['EmailNotFound'],
-      }),
-    ),
+    prepare: () => prepareWelcomeEmail(input),
+    deliver: (emailId) => deliverWelcomeEmail({ ...input, emailId }),
+    recordSent: (emailId, messageId) => recordWelcomeEmailSent({ organizationId: input.organizationId, emailId, messageId }),
   };
 }
 
 /**
- * Sends a new user their welcome email once; SMTP outages are retried with backoff. The intent is
- * recorded first, the send is its own activity, and recording "sent" is a separate activity whose
- * failure retries only the recording, never the send.
+ * Sends a new user their welcome email once (the recorded email, kind `welcome`); SMTP outages are
+ * retried with backoff, and a send that fails for good fails the workflow.
  */
 export async function welcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult> {
-  const { db, smtp } = activities(input);
-  if (!patched(WELCOME_EMAIL_SEND_THEN_RECORD)) return await smtp.sendWelcomeEmail(input);
-  const prepared = await db.prepareWelcomeEmail(input);
-  if (prepared.status !== 'ready') return prepared;
-  const delivered = await smtp.deliverWelcomeEmail({ ...input, emailId: prepared.emailId });
-  if (delivered.status !== 'delivered') return delivered;
-  await db.recordWelcomeEmailSent({ organizationId: input.organizationId, emailId: delivered.emailId, messageId: delivered.messageId });
-  return { status: 'sent', emailId: delivered.emailId, messageId: delivered.messageId };
+  const options = welcomeEmailOptions(input);
+  if (!patched(WELCOME_EMAIL_SEND_THEN_RECORD)) return await proxyActivities<WelcomeEmailActivities>(options.deliver).sendWelcomeEmail(input);
+  if (!patched(WELCOME_EMAIL_RECORDED_EMAIL)) return await runRecordedEmail(stepsBeforeFamily(input, options));
+  return await recordedEmail('welcome', input, options);
 }

@@ -1,6 +1,8 @@
+/** The payment-receipt workflow: its id, input, activity options, the receipt's failure record and the activity names of histories recorded before the recorded-email family. */
 import { ActivityFailure, log, patched, proxyActivities } from '@temporalio/workflow';
 import { activityOptions, userFacingFailure, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
+import { recordedEmail, runRecordedEmail, type RecordedEmailOptions, type RecordedEmailResult, type RecordedEmailSteps } from '../recorded-email.js';
 
 export const PAYMENT_RECEIPT_TASK_QUEUE = TASK_QUEUES.cashApp;
 
@@ -15,9 +17,15 @@ export function paymentReceiptWorkflowId(paymentId: string): string {
  */
 export const PAYMENT_RECEIPT_SEND_THEN_RECORD = 'payment-receipt-send-then-record';
 
+/**
+ * Patch id of the recorded-email family (kind `receipt`): histories recorded before it ran the three
+ * steps as `preparePaymentReceipt` / `deliverPaymentReceipt` / `recordPaymentReceiptSent` and still replay that way.
+ */
+export const PAYMENT_RECEIPT_RECORDED_EMAIL = 'payment-receipt-recorded-email';
+
 export interface PaymentReceiptInput extends RetryWindowInput {
   organizationId: string;
-  /** the outreach record tracking this receipt (and the email's idempotency key) */
+  /** the outreach record tracking this receipt (the email's intent: its id is the idempotency key and makes the Message-ID) */
   outreachId: string;
   paymentId: string;
   /** id of the API request that asked for the receipt, for the activity's logs */
@@ -30,6 +38,7 @@ export interface PaymentReceiptInput extends RetryWindowInput {
   retry: { maximumAttempts: number; initialIntervalSeconds: number };
 }
 
+/** A receipt's answer names the Message-ID it was sent with `emailId` (null when a receipt sent earlier has none recorded). */
 export type SendPaymentReceiptResult =
   | { status: 'sent'; emailId: string }
   | { status: 'already-sent'; emailId: string | null }
@@ -40,18 +49,19 @@ export type PaymentReceiptResult = SendPaymentReceiptResult | { status: 'failed'
 export type PreparePaymentReceiptResult = { status: 'ready' } | Exclude<SendPaymentReceiptResult, { status: 'sent' }>;
 export type DeliverPaymentReceiptResult = { status: 'delivered'; messageId: string } | Exclude<SendPaymentReceiptResult, { status: 'sent' }>;
 
-/** Activity contract, implemented by services/cash-app (createPaymentReceiptActivities). */
+/**
+ * The receipt's own activity beside the recorded-email family (kind `receipt`), and the activities of
+ * workflows started before the family, implemented by services/cash-app
+ * (createPaymentReceiptActivities) as long as recorded or running workflows may call them.
+ */
 export interface PaymentReceiptActivities {
-  /** Before the patch: renders, sends and records in one activity (kept for running and recorded workflows). */
-  sendPaymentReceipt(input: PaymentReceiptInput): Promise<SendPaymentReceiptResult>;
-  /** Records the intent on the outreach record (recipient; the record id makes the Message-ID), or why nothing is sent. */
-  preparePaymentReceipt(input: PaymentReceiptInput): Promise<PreparePaymentReceiptResult>;
-  /** The send (the kernel's sendRecordedEmail): checks the intent and counts the attempt before the SMTP call, writes "sent" at once after it, best effort (a failed write never fails the activity, which would resend). */
-  deliverPaymentReceipt(input: PaymentReceiptInput): Promise<DeliverPaymentReceiptResult>;
-  /** Marks the record sent with the Message-ID the SMTP server accepted; retried on its own, never resending. */
-  recordPaymentReceiptSent(input: { organizationId: string; outreachId: string; messageId: string }): Promise<void>;
   /** Marks the outreach record `failed` with the last error (unless it was sent meanwhile). */
   markPaymentReceiptFailed(input: { organizationId: string; outreachId: string; error: string }): Promise<void>;
+  /** Before the three-step send: renders, sends and records in one activity. */
+  sendPaymentReceipt(input: PaymentReceiptInput): Promise<SendPaymentReceiptResult>;
+  preparePaymentReceipt(input: PaymentReceiptInput): Promise<PreparePaymentReceiptResult>;
+  deliverPaymentReceipt(input: PaymentReceiptInput): Promise<DeliverPaymentReceiptResult>;
+  recordPaymentReceiptSent(input: { organizationId: string; outreachId: string; messageId: string }): Promise<void>;
 }
 
 /** Failure type of an SMTP server that could not be reached or answered a temporary error (its message is written for users). */
@@ -68,44 +78,71 @@ function smtpBudgetMinutes(retry: PaymentReceiptInput['retry']): number {
   return Math.ceil(seconds / 60);
 }
 
+/** The database steps under the platform's policy; the delivery under the SMTP server's: the configured first interval, backoff up to 5 minutes. */
+function paymentReceiptOptions(input: PaymentReceiptInput): RecordedEmailOptions {
+  const db = activityOptions({ startToCloseTimeout: '30 seconds', retryWindowMinutes: input.retryWindowMinutes });
+  const smtp = activityOptions({
+    startToCloseTimeout: '1 minute',
+    initialInterval: `${input.retry.initialIntervalSeconds} seconds`,
+    maximumInterval: '5 minutes',
+    retryWindowMinutes: input.retryWindowMinutes,
+    extraWindowMinutes: smtpBudgetMinutes(input.retry),
+    nonRetryableErrorTypes: ['ReceiptFailed', 'SmtpRejected'],
+  });
+  return { prepare: db, deliver: smtp, record: db };
+}
+
+/** The three steps under the activity names of histories recorded before the family (the outreach record is the intent). */
+function stepsBeforeFamily(input: PaymentReceiptInput, options: RecordedEmailOptions): RecordedEmailSteps {
+  const { preparePaymentReceipt, recordPaymentReceiptSent } = proxyActivities<PaymentReceiptActivities>(options.prepare);
+  const { deliverPaymentReceipt } = proxyActivities<PaymentReceiptActivities>(options.deliver);
+  const emailId = input.outreachId;
+  const notSent = (r: Exclude<SendPaymentReceiptResult, { status: 'sent' }>): Exclude<RecordedEmailResult, { status: 'sent' }> =>
+    r.status === 'already-sent' ? { status: 'already-sent', emailId, messageId: r.emailId } : r;
+  return {
+    prepare: async () => {
+      const prepared = await preparePaymentReceipt(input);
+      return prepared.status === 'ready' ? { status: 'ready', emailId } : notSent(prepared);
+    },
+    deliver: async () => {
+      const delivered = await deliverPaymentReceipt(input);
+      return delivered.status === 'delivered' ? { status: 'delivered', emailId, messageId: delivered.messageId } : notSent(delivered);
+    },
+    recordSent: (_emailId, messageId) => recordPaymentReceiptSent({ organizationId: input.organizationId, outreachId: input.outreachId, messageId }),
+  };
+}
+
+/** The receipt's answer: `emailId` names the Message-ID, as it always has. */
+function receiptResult(result: RecordedEmailResult | { status: 'failed'; error: string }): PaymentReceiptResult {
+  if (result.status === 'sent') return { status: 'sent', emailId: result.messageId };
+  if (result.status === 'already-sent') return { status: 'already-sent', emailId: result.messageId };
+  return result;
+}
+
 /**
- * Sends a payment's receipt email: SMTP outages are retried with backoff up to the configured
- * number of attempts; after the last one the outreach record is marked `failed`. The intent is
- * recorded first, the send is its own activity, and recording "sent" is a separate activity whose
- * failure retries only the recording, never the send.
+ * Sends a payment's receipt email once (the recorded email, kind `receipt`): SMTP outages are
+ * retried with backoff up to the configured number of attempts; after the last one, or any failure
+ * before the email went out, the outreach record is marked `failed`. A failure to record "sent"
+ * retries only the recording and is never a failed receipt.
  */
 export async function paymentReceipt(input: PaymentReceiptInput): Promise<PaymentReceiptResult> {
-  const { markPaymentReceiptFailed, preparePaymentReceipt, recordPaymentReceiptSent } = proxyActivities<PaymentReceiptActivities>(
-    activityOptions({ startToCloseTimeout: '30 seconds', retryWindowMinutes: input.retryWindowMinutes }),
-  );
-  // The SMTP server's deliberate policy: the configured first interval, backoff up to 5 minutes.
-  const { sendPaymentReceipt, deliverPaymentReceipt } = proxyActivities<PaymentReceiptActivities>(
-    activityOptions({
-      startToCloseTimeout: '1 minute',
-      initialInterval: `${input.retry.initialIntervalSeconds} seconds`,
-      maximumInterval: '5 minutes',
-      retryWindowMinutes: input.retryWindowMinutes,
-      extraWindowMinutes: smtpBudgetMinutes(input.retry),
-      nonRetryableErrorTypes: ['ReceiptFailed', 'SmtpRejected'],
-    }),
-  );
-  const sendThenRecord = patched(PAYMENT_RECEIPT_SEND_THEN_RECORD);
-  let delivered: DeliverPaymentReceiptResult;
-  try {
-    if (!sendThenRecord) return await sendPaymentReceipt(input);
-    const prepared = await preparePaymentReceipt(input);
-    if (prepared.status !== 'ready') return prepared;
-    delivered = await deliverPaymentReceipt(input);
-  } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
+  const options = paymentReceiptOptions(input);
+  const { markPaymentReceiptFailed } = proxyActivities<PaymentReceiptActivities>(options.prepare);
+  const failed = async (err: ActivityFailure): Promise<{ status: 'failed'; error: string }> => {
     // Users read `error`: the email server's answer, or a message they can act on (never an outage's technical text)
     const error = userFacingFailure(err, RECEIPT_FAILED, [SMTP_UNAVAILABLE]);
     if (error === RECEIPT_FAILED) log.warn('payment receipt failed', { outreachId: input.outreachId, failure: String(err.cause ?? err) });
     await markPaymentReceiptFailed({ organizationId: input.organizationId, outreachId: input.outreachId, error });
     return { status: 'failed', error };
+  };
+  if (!patched(PAYMENT_RECEIPT_SEND_THEN_RECORD)) {
+    try {
+      return await proxyActivities<PaymentReceiptActivities>(options.deliver).sendPaymentReceipt(input);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      return await failed(err);
+    }
   }
-  if (delivered.status !== 'delivered') return delivered;
-  // The email went out: from here on only the record is retried (a failure here is never a failed receipt).
-  await recordPaymentReceiptSent({ organizationId: input.organizationId, outreachId: input.outreachId, messageId: delivered.messageId });
-  return { status: 'sent', emailId: delivered.messageId };
+  if (!patched(PAYMENT_RECEIPT_RECORDED_EMAIL)) return receiptResult(await runRecordedEmail(stepsBeforeFamily(input, options), failed));
+  return receiptResult(await recordedEmail('receipt', input, options, failed));
 }

@@ -1,9 +1,16 @@
-/** Activities of the user-invite workflow: the invitation email, recorded before it is sent and sent once. */
+/** The invitation email, recorded before it is sent and sent once: the `invite` kind of the recorded-email family, and the activity names of invite workflows started before it. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { capExternalFailure, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
-import { USER_INVITE_SMTP_ATTEMPTS, type DeliverUserInviteResult, type PrepareUserInviteResult, type UserInviteActivities, type UserInviteInput } from '@rp/workflows';
+import {
+  USER_INVITE_SMTP_ATTEMPTS,
+  type DeliverRecordedEmailResult,
+  type PrepareRecordedEmailResult,
+  type RecordedEmailHandler,
+  type UserInviteActivities,
+  type UserInviteInput,
+} from '@rp/workflows';
 import { getOrganization, type OrganizationRow } from '../store/organizations.js';
 import { getInvite, inviteStatus, isInvitePending, type InviteRow } from '../store/invites.js';
 import { claimEmail, outboundEmailIntent, getEmail, markError, markSent } from '../store/emails.js';
@@ -20,14 +27,14 @@ export interface UserInviteDeps {
 }
 
 /**
- * The invitation email, sent once: prepareUserInvite records the intent (outbound-email row keyed
- * `user-invite-<inviteId>`, whose id makes the Message-ID), deliverUserInvite sends through the
- * kernel's sendRecordedEmail (row checked and attempt counted before the SMTP call, "sent" written at
- * once after the SMTP server accepted, best effort), recordUserInviteSent marks it sent for sure and
- * is retried on its own — the welcome email's pattern. An invite revoked, replaced, accepted or expired before
- * the send is skipped. The token is re-derived here from the invite's nonce and never logged.
+ * The invitation email, sent once: prepare records the intent (outbound-email row keyed
+ * `user-invite-<inviteId>`, whose id makes the Message-ID), deliver sends through the kernel's
+ * sendRecordedEmail (row checked and attempt counted before the SMTP call, "sent" written at once
+ * after the SMTP server accepted, best effort), recordSent marks it sent for sure and is retried on
+ * its own. An invite revoked, replaced, accepted or expired before the send is skipped. The token is
+ * re-derived here from the invite's nonce and never logged.
  */
-export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActivities {
+export function userInviteHandler(deps: UserInviteDeps): RecordedEmailHandler<UserInviteInput> {
   async function subject(input: UserInviteInput): Promise<{ invite: InviteRow; org: OrganizationRow } | { status: 'skipped'; reason: string }> {
     const invite = await getInvite(deps.db, input.organizationId, input.inviteId);
     if (!invite) {
@@ -48,7 +55,7 @@ export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActi
     renderInviteEmail({ invite, organization: org, token: inviteToken(deps.tokenKey, invite.id, invite.token_nonce), publicBaseUrl: deps.publicBaseUrl });
 
   return {
-    async prepareUserInvite(input): Promise<PrepareUserInviteResult> {
+    async prepare(input): Promise<PrepareRecordedEmailResult> {
       const found = await subject(input);
       if ('status' in found) return found;
       const email = await claimEmail(deps.db, {
@@ -62,10 +69,11 @@ export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActi
       return { status: 'ready', emailId: email.id };
     },
 
-    async deliverUserInvite(input): Promise<DeliverUserInviteResult> {
-      const log = deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity: 'deliverUserInvite' });
-      const email = await getEmail(deps.db, input.emailId);
-      if (!email) throw ApplicationFailure.nonRetryable(`outbound email ${input.emailId} does not exist`, 'EmailNotFound');
+    async deliver(input, emailId): Promise<DeliverRecordedEmailResult> {
+      // `activity` names the activity type that runs the step (the family's, or a name of workflows started before it)
+      const log = deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity: Context.current().info.activityType });
+      const email = await getEmail(deps.db, emailId);
+      if (!email) throw ApplicationFailure.nonRetryable(`outbound email ${emailId} does not exist`, 'EmailNotFound');
       if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
       const found = await subject(input);
       if ('status' in found) return found; // revoked, replaced or accepted since the intent was recorded
@@ -88,9 +96,19 @@ export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActi
       return { status: 'delivered', emailId: email.id, messageId: sent.messageId };
     },
 
-    async recordUserInviteSent(input): Promise<void> {
-      await markSent(deps.db, input.emailId, input.messageId);
-      deps.log.info({ organization_id: input.organizationId, email_id: input.emailId }, 'invitation email recorded as sent');
+    async recordSent(sent): Promise<void> {
+      await markSent(deps.db, sent.emailId, sent.messageId);
+      deps.log.info({ organization_id: sent.organizationId, email_id: sent.emailId }, 'invitation email recorded as sent');
     },
+  };
+}
+
+/** The activity names of invite workflows started before the recorded-email family, registered while recorded or running workflows may call them. */
+export function createUserInviteActivities(deps: UserInviteDeps): UserInviteActivities {
+  const handler = userInviteHandler(deps);
+  return {
+    prepareUserInvite: (input) => handler.prepare(input),
+    deliverUserInvite: ({ emailId, ...input }) => handler.deliver(input, emailId),
+    recordUserInviteSent: (sent) => handler.recordSent(sent),
   };
 }

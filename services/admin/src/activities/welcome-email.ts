@@ -1,12 +1,13 @@
-/** Activities of the welcome-email workflow: the new user's welcome email, recorded before it is sent and sent once. */
+/** The welcome email of a new user, recorded before it is sent and sent once: the `welcome` kind of the recorded-email family, and the activity names of welcome workflows started before it. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { capExternalFailure, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';
 import type { Logger } from 'pino';
 import {
   WELCOME_EMAIL_SMTP_ATTEMPTS,
-  type DeliverWelcomeEmailResult,
-  type PrepareWelcomeEmailResult,
+  type DeliverRecordedEmailResult,
+  type PrepareRecordedEmailResult,
+  type RecordedEmailHandler,
   type WelcomeEmailActivities,
   type WelcomeEmailInput,
   type WelcomeEmailResult,
@@ -29,16 +30,17 @@ export interface WelcomeEmailDeps {
  * written before the SMTP call; its id makes the Message-ID, so a receiving server can de-duplicate
  * the one window no database closes (see the kernel's recorded-email.ts).
  *
- * The workflow runs three activities: prepareWelcomeEmail records the intent (the row), or why
- * nothing is sent; deliverWelcomeEmail sends through the kernel's sendRecordedEmail (the row is
- * checked and the attempt counted before the SMTP call, and "sent" is written at once after the
- * SMTP server accepted, best effort, so a worker killed before the activity reported does not send
- * again on the retry); recordWelcomeEmailSent marks the row sent for sure and is retried on its own.
- * A failure to record "sent" therefore never sends the email again. sendWelcomeEmail is the single
- * activity of workflows started before that split (they still run it).
+ * The workflow runs the family's three steps: prepare records the intent (the row), or why nothing
+ * is sent; deliver sends through the kernel's sendRecordedEmail (the row is checked and the attempt
+ * counted before the SMTP call, and "sent" is written at once after the SMTP server accepted, best
+ * effort, so a worker killed before the activity reported does not send again on the retry);
+ * recordSent marks the row sent for sure and is retried on its own. A failure to record "sent"
+ * therefore never sends the email again. `send` is the single activity of workflows started before
+ * the three steps (they still run it).
  */
-export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEmailActivities {
-  const logFor = (input: WelcomeEmailInput, activity: string) => deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity });
+export function welcomeEmailHandler(deps: WelcomeEmailDeps): RecordedEmailHandler<WelcomeEmailInput> & { send(input: WelcomeEmailInput): Promise<WelcomeEmailResult> } {
+  // `activity` names the activity type that runs the step (the family's, or a name of workflows started before it)
+  const logFor = (input: WelcomeEmailInput) => deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity: Context.current().info.activityType });
 
   /** The user and organization, or why there is nobody to welcome. */
   async function subject(input: WelcomeEmailInput): Promise<{ user: UserRow; org: OrganizationRow } | { status: 'skipped'; reason: string }> {
@@ -83,7 +85,7 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
   }
 
   return {
-    async prepareWelcomeEmail(input: WelcomeEmailInput): Promise<PrepareWelcomeEmailResult> {
+    async prepare(input): Promise<PrepareRecordedEmailResult> {
       const found = await subject(input);
       if ('status' in found) return found;
       const email = await claim(found.user, found.org);
@@ -91,27 +93,27 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
       return { status: 'ready', emailId: email.id };
     },
 
-    async deliverWelcomeEmail(input): Promise<DeliverWelcomeEmailResult> {
-      const log = logFor(input, 'deliverWelcomeEmail');
-      const email = await getEmail(deps.db, input.emailId);
-      if (!email) throw ApplicationFailure.nonRetryable(`outbound email ${input.emailId} does not exist`, 'EmailNotFound');
+    async deliver(input, emailId): Promise<DeliverRecordedEmailResult> {
+      const log = logFor(input);
+      const email = await getEmail(deps.db, emailId);
+      if (!email) throw ApplicationFailure.nonRetryable(`outbound email ${emailId} does not exist`, 'EmailNotFound');
       if (email.status === 'sent') return { status: 'already-sent', emailId: email.id, messageId: email.message_id };
       const found = await subject(input);
       if ('status' in found) return found; // the user or organization was deleted since the intent was recorded
       const sent = await smtp(email, found.user, found.org, log);
       if (sent.status === 'already-sent') return { status: 'already-sent', emailId: email.id, messageId: sent.messageId };
-      // "sent" was written at once, best effort (sendRecordedEmail); recordWelcomeEmailSent records it for sure.
+      // "sent" was written at once, best effort (sendRecordedEmail); recordSent records it for sure.
       log.info({ email_id: email.id, user_id: found.user.id, message_id: sent.messageId }, 'welcome email delivered to the SMTP server');
       return { status: 'delivered', emailId: email.id, messageId: sent.messageId };
     },
 
-    async recordWelcomeEmailSent(input): Promise<void> {
-      await markSent(deps.db, input.emailId, input.messageId);
-      deps.log.info({ organization_id: input.organizationId, email_id: input.emailId }, 'welcome email recorded as sent');
+    async recordSent(sent): Promise<void> {
+      await markSent(deps.db, sent.emailId, sent.messageId);
+      deps.log.info({ organization_id: sent.organizationId, email_id: sent.emailId }, 'welcome email recorded as sent');
     },
 
-    async sendWelcomeEmail(input: WelcomeEmailInput): Promise<WelcomeEmailResult> {
-      const log = logFor(input, 'sendWelcomeEmail');
+    async send(input): Promise<WelcomeEmailResult> {
+      const log = logFor(input);
       const found = await subject(input);
       if ('status' in found) return found;
       const email = await claim(found.user, found.org);
@@ -122,5 +124,16 @@ export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEma
       log.info({ email_id: email.id, user_id: found.user.id }, 'welcome email sent');
       return { status: 'sent', emailId: email.id, messageId: sent.messageId };
     },
+  };
+}
+
+/** The activity names of welcome workflows started before the recorded-email family, registered while recorded or running workflows may call them. */
+export function createWelcomeEmailActivities(deps: WelcomeEmailDeps): WelcomeEmailActivities {
+  const handler = welcomeEmailHandler(deps);
+  return {
+    sendWelcomeEmail: (input) => handler.send(input),
+    prepareWelcomeEmail: (input) => handler.prepare(input),
+    deliverWelcomeEmail: ({ emailId, ...input }) => handler.deliver(input, emailId),
+    recordWelcomeEmailSent: (sent) => handler.recordSent(sent),
   };
 }

@@ -1,13 +1,16 @@
+/** The payment receipt email, recorded on its outreach record before it is sent and sent once: the `receipt` kind of the recorded-email family, the receipt's failure record, and the activity names of receipt workflows started before the family. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { capExternalFailure, defaultEmailTemplate, exchangeRatesToBase, getDocuments, getOrganizationProfile, getPartner, sendRecordedEmail, TemplatePoolBusyError, type Db, type Mailer, type TemplatePool } from '@rp/platform';
 import type { Logger } from 'pino';
 import {
   SMTP_UNAVAILABLE,
-  type DeliverPaymentReceiptResult,
+  type DeliverRecordedEmailResult,
   type PaymentReceiptActivities,
   type PaymentReceiptInput,
-  type PreparePaymentReceiptResult,
+  type PrepareRecordedEmailResult,
+  type RecordedEmailHandler,
+  type RecordedEmailResult,
   type SendPaymentReceiptResult,
 } from '@rp/workflows';
 import { receiptTemplateContext, renderPaymentReceipt, renderReceiptTemplate } from '../domain/receipts.js';
@@ -46,16 +49,17 @@ type Recipient = { kind: 'ok'; to: string; partner: ReceiptPartner; payment: Rec
  * Message-ID (`<record id@from-domain>`), so a receiving server can de-duplicate the one window no
  * database can close (the worker dies after the SMTP server accepted, before the activity reported).
  *
- * The workflow runs three activities: preparePaymentReceipt records the intent (recipient) or why
- * nothing is sent; deliverPaymentReceipt sends through the kernel's sendRecordedEmail (the record is
- * checked and the attempt counted before the SMTP call, "sent" is written at once after the SMTP
- * server accepted, best effort); recordPaymentReceiptSent marks the record sent for sure and is
- * retried on its own. A failure to record "sent" therefore never sends the email again. sendPaymentReceipt is
- * the single activity of workflows started before that split (they still run it).
+ * The workflow runs the family's three steps: prepare records the intent (recipient) or why nothing
+ * is sent; deliver sends through the kernel's sendRecordedEmail (the record is checked and the
+ * attempt counted before the SMTP call, "sent" is written at once after the SMTP server accepted,
+ * best effort); recordSent marks the record sent for sure and is retried on its own. A failure to
+ * record "sent" therefore never sends the email again. `sendOnce` is the single activity of
+ * workflows started before the three steps (they still run it).
  */
-export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): PaymentReceiptActivities {
-  const logFor = (input: PaymentReceiptInput, activity: string) =>
-    deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity, outreach_id: input.outreachId });
+function paymentReceiptParts(deps: PaymentReceiptDeps) {
+  // `activity` names the activity type that runs the step (the family's, or a name of workflows started before it)
+  const logFor = (input: PaymentReceiptInput) =>
+    deps.log.child({ request_id: input.requestId, organization_id: input.organizationId, activity: Context.current().info.activityType, outreach_id: input.outreachId });
 
   /** The record, or the final answer when it is no longer pending. */
   async function pendingRecord(input: PaymentReceiptInput): Promise<OutreachRow | Exclude<SendPaymentReceiptResult, { status: 'sent' }>> {
@@ -203,40 +207,48 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
     }
   }
 
-  return {
-    async preparePaymentReceipt(input): Promise<PreparePaymentReceiptResult> {
-      const log = logFor(input, 'preparePaymentReceipt');
+  /** The family's answer for a record that is no longer pending or has nobody to send to (the outreach record is the intent). */
+  function notSent(input: PaymentReceiptInput, r: Exclude<SendPaymentReceiptResult, { status: 'sent' }>): Exclude<RecordedEmailResult, { status: 'sent' }> {
+    return r.status === 'already-sent' ? { status: 'already-sent', emailId: input.outreachId, messageId: r.emailId } : r;
+  }
+
+  const handler: RecordedEmailHandler<PaymentReceiptInput> = {
+    async prepare(input): Promise<PrepareRecordedEmailResult> {
+      const log = logFor(input);
       const target = await receiptTarget(input, log);
-      if (!('record' in target)) return target;
+      if (!('record' in target)) return notSent(input, target);
       const { record, recipient } = target;
       // The customer may have been changed on the payment since the receipt was requested: record whom it goes to.
       await markIntent(deps.db, record.id, recipient.to, recipient.partner.id);
-      return { status: 'ready' };
+      return { status: 'ready', emailId: record.id };
     },
 
-    deliverPaymentReceipt: (input) => smtpCapped(input, async (): Promise<DeliverPaymentReceiptResult> => {
-      const log = logFor(input, 'deliverPaymentReceipt');
+    deliver: (input) => smtpCapped(input, async (): Promise<DeliverRecordedEmailResult> => {
+      const log = logFor(input);
       const target = await receiptTarget(input, log);
-      if (!('record' in target)) return target;
+      if (!('record' in target)) return notSent(input, target);
       const { record, recipient } = target;
       const to = record.recipient ?? recipient.to;
       const message = await render(input, recipient.partner, recipient.payment);
-      // "sent" is written at once, best effort, one try (recordPaymentReceiptSent records it for sure): a
-      // worker killed between the SMTP server's acceptance and the activity's completion no longer
-      // sends again on the retry (found by the chaos suite).
+      // "sent" is written at once, best effort, one try (recordSent records it for sure): a worker
+      // killed between the SMTP server's acceptance and the activity's completion does not send
+      // again on the retry.
       const sent = await smtp(record, to, message, log, { sentWriteTries: 1 });
-      if (sent.status === 'already-sent') return { status: 'already-sent', emailId: sent.messageId };
+      if (sent.status === 'already-sent') return { status: 'already-sent', emailId: record.id, messageId: sent.messageId };
       log.info({ payment_id: input.paymentId, message_id: sent.messageId }, 'payment receipt delivered to the SMTP server');
-      return { status: 'delivered', messageId: sent.messageId };
+      return { status: 'delivered', emailId: record.id, messageId: sent.messageId };
     }),
 
-    async recordPaymentReceiptSent(input): Promise<void> {
-      await markSent(deps.db, input.outreachId, input.messageId);
-      deps.log.info({ organization_id: input.organizationId, outreach_id: input.outreachId }, 'payment receipt recorded as sent');
+    async recordSent(sent): Promise<void> {
+      await markSent(deps.db, sent.emailId, sent.messageId);
+      deps.log.info({ organization_id: sent.organizationId, outreach_id: sent.emailId }, 'payment receipt recorded as sent');
     },
+  };
 
-    sendPaymentReceipt: (input: PaymentReceiptInput) => smtpCapped(input, async (): Promise<SendPaymentReceiptResult> => {
-      const log = logFor(input, 'sendPaymentReceipt');
+  /** Before the three-step send: renders, sends and records in one activity. */
+  const sendOnce = (input: PaymentReceiptInput) =>
+    smtpCapped(input, async (): Promise<SendPaymentReceiptResult> => {
+      const log = logFor(input);
       const target = await receiptTarget(input, log);
       if (!('record' in target)) return target;
       const { record, recipient } = target;
@@ -246,11 +258,37 @@ export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): Paymen
       if (sent.status === 'already-sent') return { status: 'already-sent', emailId: sent.messageId };
       log.info({ payment_id: input.paymentId }, 'payment receipt sent');
       return { status: 'sent', emailId: sent.messageId };
-    }),
+    });
 
-    async markPaymentReceiptFailed(input): Promise<void> {
-      await markFailed(deps.db, input.organizationId, input.outreachId, input.error);
-      deps.log.warn({ organization_id: input.organizationId, outreach_id: input.outreachId, error: input.error }, 'payment receipt failed');
+  async function markFailedForUsers(input: { organizationId: string; outreachId: string; error: string }): Promise<void> {
+    await markFailed(deps.db, input.organizationId, input.outreachId, input.error);
+    deps.log.warn({ organization_id: input.organizationId, outreach_id: input.outreachId, error: input.error }, 'payment receipt failed');
+  }
+
+  return { handler, sendOnce, markFailedForUsers };
+}
+
+/** The `receipt` kind of the recorded-email family. */
+export function paymentReceiptHandler(deps: PaymentReceiptDeps): RecordedEmailHandler<PaymentReceiptInput> {
+  return paymentReceiptParts(deps).handler;
+}
+
+/** The receipt's failure record, and the activity names of receipt workflows started before the recorded-email family (registered while recorded or running workflows may call them). */
+export function createPaymentReceiptActivities(deps: PaymentReceiptDeps): PaymentReceiptActivities {
+  const { handler, sendOnce, markFailedForUsers } = paymentReceiptParts(deps);
+  const answer = (r: Exclude<RecordedEmailResult, { status: 'sent' }>): Exclude<SendPaymentReceiptResult, { status: 'sent' }> =>
+    r.status === 'already-sent' ? { status: 'already-sent', emailId: r.messageId } : r;
+  return {
+    markPaymentReceiptFailed: markFailedForUsers,
+    sendPaymentReceipt: sendOnce,
+    preparePaymentReceipt: async (input) => {
+      const prepared = await handler.prepare(input);
+      return prepared.status === 'ready' ? { status: 'ready' } : answer(prepared);
     },
+    deliverPaymentReceipt: async (input) => {
+      const delivered = await handler.deliver(input, input.outreachId);
+      return delivered.status === 'delivered' ? { status: 'delivered', messageId: delivered.messageId } : answer(delivered);
+    },
+    recordPaymentReceiptSent: ({ organizationId, outreachId, messageId }) => handler.recordSent({ organizationId, emailId: outreachId, messageId }),
   };
 }
