@@ -5,10 +5,10 @@
  */
 import { ACQUIRERS, SUPPLIERS } from './names.js';
 import { quoting, languageOf } from './references.js';
-import { allocationOf, bookingDay, CREDIT_TRANSFER, Pool, type Line } from './lines.js';
+import { allocationOf, bookingDay, CREDIT_TRANSFER, Pool, subsetCount, type Line } from './lines.js';
 import { CUSTOMER_SCENARIOS } from './scenarios.js';
 import { randomIban, Rng } from './random.js';
-import { generateWorld, type World } from './world.js';
+import { generateWorld, type Customer, type World } from './world.js';
 
 export type BenchSize = 'small' | 'full';
 
@@ -35,10 +35,30 @@ export interface Benchmark {
 
 const notAPayment = (scenario: string, variant: string | null) => ({ scenario, variant, partner: null, allocations: [], shortfall: null, notAPayment: true });
 
-function nonCustomerLine(r: Rng, world: World, scenario: (typeof NON_CUSTOMER_SCENARIOS)[number], start: string, end: string): Omit<Line, 'id'> {
+/**
+ * A customer that is also a supplier pays back a double payment or a supplier bonus: from its known
+ * account, under its own name, for an amount no combination of its open invoices makes.
+ */
+function customerAsSupplier(r: Rng, pool: Pool, learned: readonly string[]): { customer: Customer; amount: number } | null {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const customer = pool.customerByCode.get(r.pick(learned))!;
+    if (customer.currency !== 'EUR' || !customer.iban) continue;
+    const amount = r.int(5000, 250_000);
+    const open = pool.openInvoices(customer.code, 'EUR').map((d) => d.open);
+    if (open.length <= 16 && subsetCount(open, amount, 1) === 0) return { customer, amount };
+  }
+  return null;
+}
+
+function nonCustomerLine(r: Rng, world: World, pool: Pool, learned: readonly string[], scenario: (typeof NON_CUSTOMER_SCENARIOS)[number], start: string, end: string): Omit<Line, 'id'> {
   const base = { account: 'EUR-MAIN', currency: 'EUR' as const, bookingDate: bookingDay(r, start, end), endToEndId: null, transactionCode: CREDIT_TRANSFER };
   switch (scenario) {
     case 'not_a_payment_supplier_refund': {
+      const both = r.chance(0.3) ? customerAsSupplier(r, pool, learned) : null;
+      if (both) {
+        const text = r.pick(['Rückzahlung Doppelzahlung', 'Rückvergütung Lieferantenbonus 2026', 'Gutschrift Ihre Lieferung', 'Repayment duplicate payment']);
+        return { ...base, amount: both.amount, counterpartyName: both.customer.name, counterpartyIban: both.customer.iban, counterpartyAccount: both.customer.iban, remittance: text, truth: notAPayment(scenario, 'customer_as_supplier') };
+      }
       const name = r.pick(SUPPLIERS);
       const keyword = r.chance(0.5);
       const text = keyword
@@ -144,7 +164,7 @@ export function generateBenchmark(size: BenchSize, seed = DEFAULT_SEED): Benchma
   }
   NON_CUSTOMER_SCENARIOS.forEach((scenario, i) => {
     const quota = Math.max(2, Math.round(s.nonCustomer * [0.35, 0.15, 0.2, 0.3][i]!));
-    for (let k = 0; k < quota; k++) month.push(nonCustomerLine(r, world, scenario, MONTH.start, MONTH.end));
+    for (let k = 0; k < quota; k++) month.push(nonCustomerLine(r, world, pool, warm.learned, scenario, MONTH.start, MONTH.end));
   });
   r.shuffle(month);
   const byDate = (a: Omit<Line, 'id'>, b: Omit<Line, 'id'>) => a.bookingDate.localeCompare(b.bookingDate);
