@@ -83,6 +83,8 @@ describe('the generator', () => {
           relievedBy.set(a.document, l.id);
         }
       }
+      // camt.053 unstructured remittance information is at most 140 characters
+      for (const l of [...b.warmup, ...b.lines]) expect((l.remittance ?? '').length, l.id).toBeLessThanOrEqual(140);
       const ids = [...b.warmup, ...b.lines].map((l) => l.id);
       expect(new Set(ids).size).toBe(ids.length);
     }
