@@ -20,6 +20,7 @@ import { runThroughApi, type ApiRun } from './api.js';
 import { DEFAULT_SEED, generateBenchmark, SIZES, type Benchmark, type BenchSize } from './benchmark.js';
 import { runDirect } from './direct.js';
 import { formatReport, scoreLines, type Observed, type ScoreReport } from './score.js';
+import { fmtCents } from './random.js';
 
 export interface MatchingOptions {
   size: BenchSize;
@@ -77,7 +78,20 @@ async function runOnFreshStack(b: Benchmark, log: (m: string) => void): Promise<
   }
 }
 
-export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreReport, extra: Record<string, unknown>) {
+/** A line that is not exact, with what the engine needs to see why: the line, its truth and the proposal (amounts in cents). */
+function explain(b: Benchmark, observed: ReadonlyMap<string, Observed>, s: ScoreReport['scored'][number]) {
+  const l = b.lines.find((x) => x.id === s.line)!;
+  const o = observed.get(s.line);
+  const parts = (a: { document: string; paid: number; discount: number; withheld: number; adjustment: number }) => [a.document, a.paid, a.discount, a.withheld, a.adjustment];
+  return {
+    ...s,
+    line: { id: l.id, amount: fmtCents(l.amount), currency: l.currency, counterparty: l.counterpartyName, iban: l.counterpartyIban, remittance: l.remittance, end_to_end_id: l.endToEndId },
+    truth: { partner: l.truth.partner, allocations: l.truth.allocations.map(parts), shortfall: l.truth.shortfall },
+    proposal: o ? { partner: o.partner, allocations: o.allocations.map(parts), shortfall: o.shortfall } : null,
+  };
+}
+
+export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreReport, observed: ReadonlyMap<string, Observed>, extra: Record<string, unknown>) {
   return {
     benchmark: 'matching',
     mode: opts.direct ? 'direct (pure engine in-process: services/cash-app/src/domain/matching.ts)' : 'api (real stack through the gateway)',
@@ -97,8 +111,9 @@ export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreRepor
     summary: { lines: report.lines, customer_deposits: report.customer_deposits, classes: report.classes, rates_percent: report.rates, not_a_payment: report.not_a_payment },
     per_scenario: report.per_scenario,
     calibration: report.calibration,
-    // every line that is not exact (or a correctly unmatched non-payment), for engine work
-    not_exact: report.scored.filter((s) => s.class !== 'exact' && s.class !== 'not_matched'),
+    // every line that is not exact (nor a credit correctly left unmatched), for engine work;
+    // allocations as [document, paid, discount, withheld, adjustment] in cents
+    not_exact: report.scored.filter((s) => s.class !== 'exact' && s.class !== 'not_matched').map((s) => explain(b, observed, s)),
   };
 }
 
@@ -122,7 +137,7 @@ export async function run(argv: readonly string[] = []): Promise<void> {
   const report = scoreLines(b.lines, observed);
   const file = opts.direct ? 'bench/results/matching-direct.json' : 'bench/results/matching.json';
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync(file, JSON.stringify(resultOf(opts, b, report, extra), null, 2) + '\n');
+  writeFileSync(file, JSON.stringify(resultOf(opts, b, report, observed, extra), null, 2) + '\n');
   process.stdout.write(`\n${formatReport(report)}\n\n`);
   log(`written ${file}`);
 }
