@@ -61,13 +61,23 @@ const truthOf = (scenario: string, variant: string | null, c: Customer, docs: Do
   ...parts,
 });
 
-/** A customer (optionally filtered) with at least `n` free whole invoices in one currency, and those invoices. */
-function payerWith(ctx: ScenarioContext, n: number, filter: (c: Customer) => boolean = () => true, docFilter: (d: Doc) => boolean = () => true): { c: Customer; docs: Doc[] } | null {
+/**
+ * A customer (optionally filtered) with at least `n` free invoices in one currency, and those
+ * invoices: whole ones (nothing paid yet), or with `balances` also invoices the ERP reports partly
+ * paid (the line pays the rest).
+ */
+function payerWith(
+  ctx: ScenarioContext,
+  n: number,
+  filter: (c: Customer) => boolean = () => true,
+  docFilter: (d: Doc) => boolean = () => true,
+  balances = false,
+): { c: Customer; docs: Doc[] } | null {
   const { r, pool } = ctx;
   for (let attempt = 0; attempt < 40; attempt++) {
     const c = r.pick(pool.customers);
     if (!filter(c)) continue;
-    const docs = r.shuffle(pool.free(c.code, { whole: true }).filter(docFilter));
+    const docs = r.shuffle(pool.free(c.code, { whole: !balances }).filter(docFilter));
     if (docs.length < n) continue;
     const currency = docs[0]!.currency;
     const same = docs.filter((d) => d.currency === currency).slice(0, n);
@@ -79,7 +89,7 @@ function payerWith(ctx: ScenarioContext, n: number, filter: (c: Customer) => boo
 const sum = (docs: Doc[]) => docs.reduce((s, d) => s + d.open, 0);
 
 function cleanReference(ctx: ScenarioContext): Omit<Line, 'id'> | null {
-  const p = payerWith(ctx, 1, (c) => c.currency === 'EUR');
+  const p = payerWith(ctx, 1, (c) => c.currency === 'EUR', () => true, true);
   if (!p) return null;
   const d = ctx.pool.take(p.docs)[0]!;
   const quoted = quotedNumber(d, ctx.r);
