@@ -75,6 +75,9 @@ describe('the generator', () => {
 
   it('states a consistent truth for every line: amounts add up ± the shortfall, documents of the payer, each relieved once', () => {
     for (const b of [small, generateBenchmark('small', 7)]) {
+      // a document number or a PO number quoted names one document
+      const keys = b.world.documents.flatMap((d) => [d.number, ...(d.reference ? [d.reference] : [])]);
+      expect(new Set(keys).size).toBe(keys.length);
       const relievedBy = new Map<string, string>();
       for (const l of [...b.warmup, ...b.lines]) {
         checkTruth(b, l);

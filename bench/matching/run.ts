@@ -91,6 +91,17 @@ function explain(b: Benchmark, observed: ReadonlyMap<string, Observed>, s: Score
   };
 }
 
+function perVariant(report: ScoreReport): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const s of report.scored) {
+    if (s.variant === null) continue;
+    const row = (out[`${s.scenario}/${s.variant}`] ??= { lines: 0 });
+    row.lines!++;
+    row[s.class] = (row[s.class] ?? 0) + 1;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreReport, observed: ReadonlyMap<string, Observed>, extra: Record<string, unknown>) {
   return {
     benchmark: 'matching',
@@ -110,6 +121,8 @@ export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreRepor
     ...extra,
     summary: { lines: report.lines, customer_deposits: report.customer_deposits, classes: report.classes, rates_percent: report.rates, not_a_payment: report.not_a_payment },
     per_scenario: report.per_scenario,
+    // the same per finer label (the noise's series, the name form, how the payer's account is known …)
+    per_variant: perVariant(report),
     calibration: report.calibration,
     // every line that is not exact (nor a credit correctly left unmatched), for engine work;
     // allocations as [document, paid, discount, withheld, adjustment] in cents
