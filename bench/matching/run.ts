@@ -119,7 +119,7 @@ export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreRepor
       month_lines: b.lines.length,
     },
     ...extra,
-    summary: { lines: report.lines, customer_deposits: report.customer_deposits, classes: report.classes, rates_percent: report.rates, not_a_payment: report.not_a_payment },
+    summary: { lines: report.lines, customer_deposits: report.customer_deposits, classes: report.classes, rates_percent: report.rates, not_a_payment: report.not_a_payment, over_relieved: report.over_relieved },
     per_scenario: report.per_scenario,
     // the same per finer label (the noise's series, the name form, how the payer's account is known …)
     per_variant: perVariant(report),
