@@ -150,7 +150,10 @@ export async function run(argv: readonly string[] = []): Promise<void> {
   const report = scoreLines(b.lines, observed);
   const file = opts.direct ? 'bench/results/matching-direct.json' : 'bench/results/matching.json';
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync(file, JSON.stringify(resultOf(opts, b, report, observed, extra), null, 2) + '\n');
+  // one line per listed line: the file stays readable and a re-run's diff shows which lines changed
+  const { not_exact, ...rest } = resultOf(opts, b, report, observed, extra);
+  const listed = not_exact.map((x) => `    ${JSON.stringify(x)}`).join(',\n');
+  writeFileSync(file, `${JSON.stringify(rest, null, 2).slice(0, -2)},\n  "not_exact": [\n${listed}\n  ]\n}\n`);
   process.stdout.write(`\n${formatReport(report)}\n\n`);
   log(`written ${file}`);
 }
