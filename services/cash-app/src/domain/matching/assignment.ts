@@ -31,38 +31,72 @@ function take(state: MatchState, p: Proposal, touched: Set<string>): void {
   for (const a of p.allocations) touched.add(a.invoice_id);
 }
 
+/** Deposits evaluated between two yields of statementSteps (the caller's chance to heartbeat). */
+const STEP = 200;
+
 /**
- * Match a whole statement (and any earlier open deposits passed with it): one outcome per deposit,
- * in the order given. Consumes the open amounts and remittances of `state`.
+ * The whole-statement assignment as a generator that yields every STEP evaluations, so an activity
+ * can heartbeat and see a cancellation while a large statement is matched; returns the outcomes.
  */
-export function matchStatement(txs: readonly MatchTransaction[], ctx: MatchContext, state = new MatchState(ctx.invoices)): MatchOutcome[] {
+export function* statementSteps(txs: readonly MatchTransaction[], ctx: MatchContext, state: MatchState): Generator<number, MatchOutcome[], void> {
   const own = ownAccountSet(ctx.ownAccounts);
-  const first = txs.map((tx) => storable(tx, evaluate(tx, ctx, state, own)));
+  state.partnersOf(ctx);
+  state.remittancesOf(ctx);
+  const first: Evaluation[] = [];
+  for (let i = 0; i < txs.length; i++) {
+    if (i > 0 && i % STEP === 0) yield i;
+    first.push(storable(txs[i]!, evaluate(txs[i]!, ctx, state, own)));
+  }
   const order = txs
     .map((_, i) => i)
     .filter((i) => first[i]!.kind === 'proposal')
     .sort((a, b) => (first[b] as { proposal: Proposal }).proposal.score - (first[a] as { proposal: Proposal }).proposal.score || a - b);
   const result: Evaluation[] = [...first];
   const touched = new Set<string>();
+  let reevaluated = 0;
   for (const i of order) {
     const tx = txs[i]!;
     const p = (first[i] as { proposal: Proposal }).proposal;
     const conflicts = p.allocations.some((a) => touched.has(a.invoice_id)) || (p.remittance_id !== null && state.usedRemittances.has(p.remittance_id));
+    if (conflicts && ++reevaluated % STEP === 0) yield txs.length;
     const e = conflicts ? storable(tx, evaluate(tx, ctx, state, own)) : first[i]!;
     result[i] = e;
     if (e.kind === 'proposal') take(state, e.proposal, touched);
   }
   // deposits that were ambiguous while stronger ones still held their alternatives
-  txs.forEach((tx, i) => {
+  for (let i = 0; i < txs.length; i++) {
     const e = result[i]!;
-    if (e.kind !== 'unmatched' || !e.reasons.some((r) => r.rule === 'ambiguous')) return;
-    const again = storable(tx, evaluate(tx, ctx, state, own));
+    if (e.kind !== 'unmatched' || !e.reasons.some((r) => r.rule === 'ambiguous')) continue;
+    if (++reevaluated % STEP === 0) yield txs.length;
+    const again = storable(txs[i]!, evaluate(txs[i]!, ctx, state, own));
     if (again.kind === 'proposal') {
       result[i] = again;
       take(state, again.proposal, touched);
     }
-  });
+  }
   return txs.map((tx, i) => outcomeOf(tx, result[i]!));
+}
+
+/**
+ * Match a whole statement (and any earlier open deposits passed with it): one outcome per deposit,
+ * in the order given. Consumes the open amounts and remittances of `state`.
+ */
+export function matchStatement(txs: readonly MatchTransaction[], ctx: MatchContext, state = new MatchState(ctx.invoices)): MatchOutcome[] {
+  const steps = statementSteps(txs, ctx, state);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** matchStatement, awaiting `pace` (heartbeat, cancellation, event-loop turn) every few hundred deposits. */
+export async function matchStatementPaced(txs: readonly MatchTransaction[], ctx: MatchContext, state: MatchState, pace: () => Promise<void>): Promise<MatchOutcome[]> {
+  const steps = statementSteps(txs, ctx, state);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await pace();
+  }
 }
 
 /**

@@ -43,4 +43,4 @@ export { allocationsFitMinorUnits, findSubsetSum, discountFor } from './amounts.
 export { nonCustomerSignal } from './classify.js';
 export { speaksOfDeduction } from './fit.js';
 export { MatchState } from './state.js';
-export { matchDeposit, matchDeposits, matchStatement } from './assignment.js';
+export { matchDeposit, matchDeposits, matchStatement, matchStatementPaced } from './assignment.js';
