@@ -13,6 +13,9 @@
  *   knowledge-search  playbook search over 10,000 articles through the gateway (p95)
  *   reports   AR aging report over 1M open invoices / 50,000 customers: the data build vs the bare SQL,
  *             and the whole build activity (XLSX + CSV to S3) in a child process: time and peak RSS
+ *   matching  the labelled cash-matching benchmark (bench/matching/): a seeded AR world and a month's
+ *             statement with the truth of every line, scored exact / settled / partial / wrong / missed
+ *             per scenario, with score calibration. Options: --size small|full, --seed N, --direct
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
@@ -24,6 +27,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   knowledge: async () => (await import('./knowledge.js')).run(),
   'knowledge-search': async () => (await import('./knowledge-search.js')).run(),
   reports: async () => (await import('./reports.js')).run(),
+  matching: async () => (await import('./matching/run.js')).run(process.argv.slice(3)),
 };
 
 const name = process.argv[2];
