@@ -386,6 +386,14 @@ describe('document-number spellings', () => {
     expect(run(tx({ amount: '250.00', end_to_end_id: 'E2E-RE202601766-01' }), c)?.allocations[0]?.invoice_id).toBe('i1');
   });
 
+  it('reads numbers joined by + or & as separate numbers', () => {
+    // the old engine kept "INV-410285+INV-410265" as one word and found neither invoice
+    const c = ctx({ invoices: [inv('i1', ACME, 'INV-410285', '180.00'), inv('i2', ACME, 'INV-410265', '643.67'), inv('i3', ACME, 'EU/2026/002364', '100.00')] });
+    const p = run(tx({ amount: '923.67', remittance_information: 'INV INV-410285+INV-410265&EU/2026/2364' }), c)!;
+    expect(p.allocations.map((a) => a.invoice_id).sort()).toEqual(['i1', 'i2', 'i3']);
+    expect(p.reasons.at(-1)).toEqual({ rule: 'amount_combination', invoices: 3 });
+  });
+
   it('keeps an invoice number followed by the currency code, and still takes real amounts out', () => {
     // the old engine read "515871 USD" as an amount: no proposal
     const c = ctx({ invoices: [inv('u1', ACME, '515871', '970.00', { currency: 'USD' }), inv('u2', BETA, '1190', '1190.00', { currency: 'USD' })] });
@@ -498,13 +506,13 @@ describe('credit memos and shortfalls', () => {
       { invoice_id: 'i1', amount_paid: '980.0000', amount_discount: '20.0000', amount_withheld: '0.0000', adjustment_id: null, adjustment_amount: '0.0000' },
     ]);
     expect(p.shortfall).toEqual({ amount: '20.0000', reason: 'discount' });
-    // a day late: no discount, a partial payment said as such
+    // a day late: no discount; the discount taken anyway is a deduction to follow up (unearned discount)
     const late = run(tx({ amount: '980.00', remittance_information: '9000001', value_date: '2026-10-11' }), c)!;
     expect(late.allocations[0]!.amount_discount).toBe('0.0000');
-    expect(late.shortfall).toEqual({ amount: '20.0000', reason: 'partial' });
+    expect(late.shortfall).toEqual({ amount: '20.0000', reason: 'deduction' });
   });
 
-  it('says what a shortfall is: a fee within tolerance, a deduction the text speaks of, else a partial payment', () => {
+  it('says what a shortfall is: a fee within tolerance, a deduction (said, or an unexplained short pay of most of the invoice), a partial payment', () => {
     // the old engine made the deduction an indistinguishable partial payment and set no shortfall
     const c = ctx({ invoices: [inv('i1', ACME, '9000001', '1000.00')] });
     const fee = run(tx({ amount: '997.50', remittance_information: '9000001' }), c)!;
@@ -514,9 +522,13 @@ describe('credit memos and shortfalls', () => {
       { invoice_id: 'i1', amount_paid: '900.0000', amount_discount: '0.0000', amount_withheld: '100.0000', adjustment_id: null, adjustment_amount: '0.0000' },
     ]);
     expect(deduction.shortfall).toEqual({ amount: '100.0000', reason: 'deduction' });
-    const partial = run(tx({ amount: '900.00', remittance_information: '9000001' }), c)!;
+    expect(run(tx({ amount: '900.00', remittance_information: '9000001' }), c)!.shortfall).toEqual({ amount: '100.0000', reason: 'deduction' });
+    // said to be a partial payment, or half the invoice or less without a word: a partial payment, the rest stays open
+    const partial = run(tx({ amount: '900.00', remittance_information: 'Teilzahlung 9000001' }), c)!;
     expect(partial.allocations[0]!.amount_withheld).toBe('0.0000');
+    expect(partial.allocations[0]!.amount_paid).toBe('900.0000');
     expect(partial.shortfall).toEqual({ amount: '100.0000', reason: 'partial' });
+    expect(run(tx({ amount: '500.00', remittance_information: '9000001' }), c)!.shortfall).toEqual({ amount: '500.0000', reason: 'partial' });
     expect(run(tx({ amount: '1000.00', remittance_information: '9000001' }), c)!.shortfall).toBeNull();
   });
 });

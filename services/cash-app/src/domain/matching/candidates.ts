@@ -13,7 +13,7 @@ import type { MatchInvoice, MatchReason, MatchRemittance, MatchTransaction, Prop
 import { allocation, byDue, fmt, relievedBy, ZERO } from './amounts.js';
 import { nonCustomerSignal } from './classify.js';
 import type { MatchContext } from './config.js';
-import { fitPayer, fitReferenced, isAmbiguous, speaksOfDeduction, type Deposit, type Fit } from './fit.js';
+import { fitPayer, fitReferenced, isAmbiguous, speaksOfDeduction, speaksOfPartial, type Deposit, type Fit } from './fit.js';
 import { normalizeAccount, payerCandidates, round4, type PayerMatch } from './payers.js';
 import { amountKey, isCreditMemo, type MatchState } from './state.js';
 import { normalizeKey, oneDigitTypo, transactionKeys } from './tokens.js';
@@ -180,7 +180,7 @@ export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchSt
   const signal = nonCustomerSignal(tx, ownAccounts);
   if (signal?.absolute) return { kind: 'not_a_payment', reasons: [signal.reason] };
   const { payer, twins } = payerCandidates(tx, state.partnersOf(ctx), ctx.config);
-  const dep: Deposit = { amount, date: tx.value_date ?? tx.booking_date ?? null, deduction: speaksOfDeduction(tx.remittance_information) };
+  const dep: Deposit = { amount, date: tx.value_date ?? tx.booking_date ?? null, deduction: speaksOfDeduction(tx.remittance_information), partial: speaksOfPartial(tx.remittance_information) };
   // a customer's own reference (a number as written or a remittance) with the exact amount outweighs a code or processor signal
   const checksOut = (p: Proposal) =>
     p.shortfall == null &&

@@ -31,6 +31,8 @@ export interface Deposit {
   date: string | null;
   /** the remittance text speaks of a deduction */
   deduction: boolean;
+  /** the remittance text speaks of a partial payment or an instalment */
+  partial: boolean;
 }
 
 /** At most this many credit memos of one partner are tried against one deposit. */
@@ -43,6 +45,13 @@ const DEDUCTION_RE = /\b(deduct\w*|deduction|abzug|abz[uü]ge?|abgezogen|k[uü]r
 /** The remittance information or references speak of a deduction ("Abzug", "damaged", "short", …). */
 export function speaksOfDeduction(...texts: (string | null | undefined)[]): boolean {
   return texts.some((t) => !!t && DEDUCTION_RE.test(t.normalize('NFC')));
+}
+
+const PARTIAL_RE = /\b(teilzahlung|teilbetrag|anzahlung|abschlag\w*|\d+\.?\s*rate|rate\s*\d+|ratenzahlung|partial(?:ly)?|part[- ]payment|instal+ments?|acompte|paiement partiel|pago parcial|a cuenta|acconto|pagamento parziale|deelbetaling)\b/iu;
+
+/** The remittance information speaks of a partial payment or an instalment ("Teilzahlung", "1. Rate", "partial payment", "acompte"). */
+export function speaksOfPartial(...texts: (string | null | undefined)[]): boolean {
+  return texts.some((t) => !!t && PARTIAL_RE.test(t.normalize('NFC')));
 }
 
 function ambiguous(rule: string, candidates: readonly string[]): { ambiguous: MatchReason } {
@@ -141,7 +150,10 @@ export function fitReferenced(dep: Deposit, invs: readonly MatchInvoice[], memos
         shortfall: { amount: fmt(shortfall), reason: 'fee' },
       };
     }
-    if (dep.deduction) {
+    // a larger shortfall is a deduction when the text says so, or when it is unexplained and the
+    // cash pays more than half of the named invoices (a short pay to settle); a partial payment when
+    // the text says so or the cash pays half or less
+    if (dep.deduction || (!dep.partial && shortfall.times(2).lt(net))) {
       // every named invoice is settled: the cash pays it, the deduction is withheld from the latest-due ones
       let rest = shortfall;
       const withheld = open.map(() => ZERO);

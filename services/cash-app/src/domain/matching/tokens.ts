@@ -163,7 +163,8 @@ export function transactionKeys(tx: Pick<MatchTransaction, 'remittance_informati
   return keysOf([tx.remittance_information, tx.bank_reference, tx.end_to_end_id], tx.currency, tx.amount);
 }
 
-const WORD_SPLIT = /[\s,;:\\|()[\]{}<>"']+/;
+/** Blanks and list separators ("RE-1+RE-2", "RE-1 & RE-2"): a document number never holds one. */
+const WORD_SPLIT = /[\s,;:\\|()[\]{}<>"'+&]+/;
 const PREFIX_RE = /^[A-Z]{1,4}$/;
 
 function keysOf(texts: readonly (string | null | undefined)[], currency?: string, amount?: string): TextKeys {
