@@ -14,9 +14,9 @@ import { allocation, byDue, fmt, relievedBy, ZERO } from './amounts.js';
 import { nonCustomerSignal } from './classify.js';
 import type { MatchContext } from './config.js';
 import { fitPayer, fitReferenced, isAmbiguous, speaksOfDeduction, speaksOfPartial, type Deposit, type Fit } from './fit.js';
-import { normalizeAccount, payerCandidates, round4, type PayerMatch } from './payers.js';
+import { normalizeAccount, payerByAccount, payerCandidates, round4, type PayerCandidates, type PayerMatch } from './payers.js';
 import { amountKey, isCreditMemo, type MatchState } from './state.js';
-import { normalizeKey, oneDigitTypo, transactionKeys } from './tokens.js';
+import { normalizeKey, oneDigitTypo, transactionKeys, type KeyGroup } from './tokens.js';
 
 export type Evaluation =
   | { kind: 'proposal'; proposal: Proposal }
@@ -61,6 +61,12 @@ function payerConflict(payer: PayerMatch | null, partnerId: string | null): { re
     reason: { rule: 'payer_conflict', payer_rule: payer.rule, payer_partner_id: payer.partner_id, partner_id: partnerId, value: payer.value },
     penalty: payerScore(payer, payer.partner_id),
   };
+}
+
+/** What a remittance's transaction number may be written as in the deposit: a whole text, a word, or a document-like token. */
+function remittanceKeys(tx: MatchTransaction, tokens: readonly string[]): Set<string> {
+  const texts = [tx.remittance_information, tx.bank_reference, tx.end_to_end_id].filter((v): v is string => !!v);
+  return new Set([...texts.flatMap((v) => [normalizeKey(v), ...v.split(/\s+/).map(normalizeKey)]), ...tokens]);
 }
 
 function remittanceFor(tx: MatchTransaction, texts: Set<string>, payer: PayerMatch | null, ctx: MatchContext, state: MatchState): { r: MatchRemittance; by: 'transaction_number' | 'amount_payer' } | null {
@@ -130,36 +136,47 @@ interface Hit {
  * keys, else its looser keys (most specific first), else its parts; a place inside a longer one
  * that names a document adds nothing.
  */
-function namedDocuments(tx: MatchTransaction, state: MatchState): Hit[] {
-  const { groups } = transactionKeys(tx);
-  const found = groups.map((g) => {
+function namedDocuments(tx: MatchTransaction, groups: readonly KeyGroup[], state: MatchState): Hit[] {
+  const found: Hit[][] = [];
+  for (const g of groups) {
     const hits: Hit[] = [];
-    const take = (key: string, map: Map<string, MatchInvoice[]>, spelling: Hit['spelling']) => {
-      for (const inv of map.get(key) ?? []) if (inv.currency === tx.currency && state.available(inv.id).gt(0)) hits.push({ inv, value: key, spelling });
-    };
-    for (const k of g.exact) take(k, state.byKey, 'exact');
-    if (hits.length === 0) for (const k of g.variants) if (hits.length === 0) take(k, state.byVariant, 'variant');
-    if (hits.length === 0) for (const k of g.parts) take(k, state.byKey, 'exact');
-    return hits;
-  });
+    for (const k of g.exact) lookUp(tx, state, k, state.byKey, 'exact', hits);
+    if (hits.length === 0) for (const k of g.variants) if (hits.length === 0) lookUp(tx, state, k, state.byVariant, 'variant', hits);
+    if (hits.length === 0) for (const k of g.parts) lookUp(tx, state, k, state.byKey, 'exact', hits);
+    found.push(hits);
+  }
   const out = new Map<string, Hit>();
-  groups.forEach((g, i) => {
-    if (found[i]!.length === 0) return;
-    const inside = groups.some((o, j) => j !== i && found[j]!.length > 0 && o.text === g.text && o.from <= g.from && o.to >= g.to && o.to - o.from > g.to - g.from);
-    if (inside) return;
+  for (let i = 0; i < groups.length; i++) {
+    if (found[i]!.length === 0) continue;
+    if (insideAnother(groups, found, i)) continue;
     for (const h of found[i]!) {
       const prev = out.get(h.inv.id);
       if (!prev || (prev.spelling === 'variant' && h.spelling === 'exact')) out.set(h.inv.id, h);
     }
-  });
+  }
   return [...out.values()];
 }
 
+function lookUp(tx: MatchTransaction, state: MatchState, key: string, map: Map<string, MatchInvoice[]>, spelling: Hit['spelling'], into: Hit[]): void {
+  const list = map.get(key);
+  if (!list) return;
+  for (const inv of list) if (inv.currency === tx.currency && state.available(inv.id).gt(0)) into.push({ inv, value: key, spelling });
+}
+
+/** The place is inside a longer place of the same text that names a document. */
+function insideAnother(groups: readonly KeyGroup[], found: readonly Hit[][], i: number): boolean {
+  const g = groups[i]!;
+  for (let j = 0; j < groups.length; j++) {
+    const o = groups[j]!;
+    if (j !== i && found[j]!.length > 0 && o.text === g.text && o.from <= g.from && o.to >= g.to && o.to - o.from > g.to - g.from) return true;
+  }
+  return false;
+}
+
 /** An invoice of exactly the deposit's amount whose number is one digit off a number in the texts: unique, else nothing. */
-function typoDocument(tx: MatchTransaction, amount: InstanceType<typeof Money>, state: MatchState): { inv: MatchInvoice; value: string } | null {
-  const sameAmount = (state.byAmount.get(amountKey(tx.currency, amount)) ?? []).filter((i) => state.available(i.id).eq(amount)).slice(0, MAX_TYPO_CANDIDATES);
+function typoDocument(tx: MatchTransaction, groups: readonly KeyGroup[], amount: InstanceType<typeof Money>, state: MatchState): { inv: MatchInvoice; value: string } | null {
+  const sameAmount = state.byAmount(amountKey(tx.currency, amount)).filter((i) => state.available(i.id).eq(amount)).slice(0, MAX_TYPO_CANDIDATES);
   if (sameAmount.length === 0) return null;
-  const { groups } = transactionKeys(tx);
   const keys = new Set(groups.flatMap((g) => [...g.exact, ...g.parts]).filter((k) => (k.match(/\d/g) ?? []).length >= 5));
   const found = new Map<string, { inv: MatchInvoice; value: string }>();
   for (const inv of sameAmount) {
@@ -179,8 +196,19 @@ export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchSt
   if (!amount.gt(0)) return { kind: 'unmatched', reasons: [{ rule: 'not_a_deposit' }] };
   const signal = nonCustomerSignal(tx, ownAccounts);
   if (signal?.absolute) return { kind: 'not_a_payment', reasons: [signal.reason] };
-  const { payer, twins } = payerCandidates(tx, state.partnersOf(ctx), ctx.config);
-  const dep: Deposit = { amount, date: tx.value_date ?? tx.booking_date ?? null, deduction: speaksOfDeduction(tx.remittance_information), partial: speaksOfPartial(tx.remittance_information) };
+  const index = state.partnersOf(ctx);
+  const accountPayer = payerByAccount(tx, index);
+  let resolved: PayerCandidates | null = accountPayer ? { payer: accountPayer, twins: [] } : null;
+  const dep: Deposit = {
+    amount,
+    date: tx.value_date ?? tx.booking_date ?? null,
+    get deduction() {
+      return speaksOfDeduction(tx.remittance_information);
+    },
+    get partial() {
+      return speaksOfPartial(tx.remittance_information);
+    },
+  };
   // a customer's own reference (a number as written or a remittance) with the exact amount outweighs a code or processor signal
   const checksOut = (p: Proposal) =>
     p.shortfall == null &&
@@ -190,22 +218,28 @@ export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchSt
   const result = (p: Proposal): Evaluation => (signal && !checksOut(p) ? { kind: 'not_a_payment', reasons: [signal.reason] } : { kind: 'proposal', proposal: p });
 
   // 1. remittance advice
-  const texts = new Set([
-    ...[tx.remittance_information, tx.bank_reference, tx.end_to_end_id].filter((v): v is string => !!v).flatMap((v) => [normalizeKey(v), ...v.split(/\s+/).map(normalizeKey)]),
-    ...transactionKeys(tx).list,
-  ]);
-  const rem = remittanceFor(tx, texts, payer, ctx, state);
-  if (rem) {
-    const p = fromRemittance(tx, rem, payer, state);
+  const keys = transactionKeys(tx);
+  if (ctx.remittances.length > 0) {
+    resolved ??= payerCandidates(tx, index, ctx.config);
+    const rem = remittanceFor(tx, remittanceKeys(tx, keys.list), resolved.payer, ctx, state);
+    const p = rem ? fromRemittance(tx, rem, resolved.payer, state) : null;
     if (p) return result(p);
   }
 
   // 2. documents named in the texts
-  const hits = namedDocuments(tx, state);
+  const hits = namedDocuments(tx, keys.groups, state);
   const invHits = hits.filter((h) => !isCreditMemo(h.inv));
   const memoHits = hits.filter((h) => isCreditMemo(h.inv));
-  const payerOwn = payer ? (state.byPartner.get(payer.partner_id) ?? []).filter((i) => i.currency === tx.currency && state.available(i.id).gt(0)) : [];
-  const payerMemos = payer ? (state.memosByPartner.get(payer.partner_id) ?? []).filter((i) => i.currency === tx.currency) : [];
+  // the name agreeing with the one partner the numbers name is that payer: no need to rank every partner's name
+  const named = invHits.length > 0 && invHits.every((h) => h.inv.partner_id === invHits[0]!.inv.partner_id) ? invHits[0]!.inv.partner_id : null;
+  if (!resolved && named && tx.counterparty_name) {
+    const similarity = index.similarityTo(tx.counterparty_name, named);
+    if (similarity >= ctx.config.nameThreshold) resolved = { payer: { partner_id: named, rule: 'name', value: tx.counterparty_name, similarity: round4(similarity) }, twins: [] };
+  }
+  resolved ??= payerCandidates(tx, index, ctx.config);
+  const { payer, twins } = resolved;
+  const payerOwn = () => (payer ? (state.byPartner.get(payer.partner_id) ?? []).filter((i) => i.currency === tx.currency && state.available(i.id).gt(0)) : []);
+  const payerMemos = () => (payer ? (state.memosByPartner.get(payer.partner_id) ?? []).filter((i) => i.currency === tx.currency) : []);
   let ambiguity: MatchReason | null = null;
   if (invHits.length > 0) {
     const partners = [...new Set(invHits.map((h) => h.inv.partner_id))];
@@ -228,7 +262,7 @@ export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchSt
       const conflict = payerConflict(payer, partnerId);
       // the payer known by account, with an exact amount among its own invoices, wins over another customer's number
       if (conflict && byAccount(payer)) {
-        const own = fitPayer(dep, payerOwn, payerMemos, ctx, state);
+        const own = fitPayer(dep, payerOwn(), payerMemos(), ctx, state);
         if (own && !isAmbiguous(own) && own.shortfall === null) {
           const other = invHits.find((h) => h.inv.partner_id === partnerId)!;
           return result(
@@ -251,7 +285,7 @@ export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchSt
 
   // 2b. a number one digit off, confirmed by the exact amount (never against a payer's other evidence)
   if (invHits.length === 0 && !ambiguity) {
-    const typo = typoDocument(tx, amount, state);
+    const typo = typoDocument(tx, keys.groups, amount, state);
     if (typo && (!payer || payer.partner_id === typo.inv.partner_id)) {
       const fit: Fit = { allocations: [allocation(typo.inv.id, amount)], reasons: [{ rule: 'amount_exact', invoices: 1 }], amountScore: 0.3, shortfall: null };
       const reasons: MatchReason[] = [{ rule: 'invoice_number_typo', value: typo.value, invoice_id: typo.inv.id, document_number: typo.inv.document_number }];
@@ -263,7 +297,7 @@ export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchSt
 
   // 3. the payer's open invoices
   if (payer && !ambiguity) {
-    const fit = fitPayer(dep, payerOwn, payerMemos, ctx, state);
+    const fit = fitPayer(dep, payerOwn(), payerMemos(), ctx, state);
     if (fit && isAmbiguous(fit)) ambiguity = fit.ambiguous;
     else if (fit) return result(proposal(tx, payer.partner_id, [payerScore(payer, payer.partner_id), fit.amountScore], [payerReason(payer), ...fit.reasons], fit));
   }

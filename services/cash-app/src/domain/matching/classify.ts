@@ -27,7 +27,18 @@ const PROCESSORS = [
 ];
 
 /** camt Domain/Family/SubFamily segments, BAI2 type codes, MT940 codes (an `R:` prefix marks a reversal). */
+const codeCache = new Map<string, 'interest' | 'card_settlement' | null>();
+
 function codeKind(code: string): 'interest' | 'card_settlement' | null {
+  let kind = codeCache.get(code);
+  if (kind === undefined) {
+    if (codeCache.size > 10_000) codeCache.clear();
+    codeCache.set(code, (kind = kindOfCode(code)));
+  }
+  return kind;
+}
+
+function kindOfCode(code: string): 'interest' | 'card_settlement' | null {
   const c = code.toUpperCase().replace(/^R:/, '').trim();
   const parts = c.split(/[/\s-]+/);
   if (parts.includes('INTR') || c === 'NINT' || c === 'INT' || c === '354') return 'interest';
@@ -36,8 +47,19 @@ function codeKind(code: string): 'interest' | 'card_settlement' | null {
   return null;
 }
 
+const processorCache = new Map<string, string | null>();
+
 function processorOf(name: string | null): string | null {
   if (!name) return null;
+  const cached = processorCache.get(name);
+  if (cached !== undefined) return cached;
+  if (processorCache.size > 100_000) processorCache.clear();
+  const found = findProcessor(name);
+  processorCache.set(name, found);
+  return found;
+}
+
+function findProcessor(name: string): string | null {
   const norm = ` ${name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim()} `;
   return PROCESSORS.find((p) => norm.includes(` ${p} `)) ?? null;
 }

@@ -30,9 +30,9 @@ export interface Deposit {
   /** value date, else booking date: the date an early-payment discount is judged by */
   date: string | null;
   /** the remittance text speaks of a deduction */
-  deduction: boolean;
+  readonly deduction: boolean;
   /** the remittance text speaks of a partial payment or an instalment */
-  partial: boolean;
+  readonly partial: boolean;
 }
 
 /** At most this many credit memos of one partner are tried against one deposit. */

@@ -40,6 +40,8 @@ interface NameEntry {
 export class PartnerIndex {
   private readonly ids: string[];
   private readonly entries: NameEntry[] = [];
+  private readonly entriesOf = new Map<number, number[]>();
+  private readonly indexOf = new Map<string, number>();
   private readonly byToken = new Map<string, number[]>();
   private readonly byGram = new Map<string, number[]>();
   private readonly accounts = new Map<string, Set<string>>();
@@ -49,12 +51,14 @@ export class PartnerIndex {
   constructor(partners: readonly MatchPartner[], knownAccounts: readonly KnownAccount[]) {
     this.ids = partners.map((p) => p.id);
     for (const p of partners) this.forms.set(p.id, new Set([...legalForms(p.name), ...(p.legal_name ? legalForms(p.legal_name) : [])]));
+    partners.forEach((p, i) => this.indexOf.set(p.id, i));
     partners.forEach((p, i) => {
       const names = new Set([p.name, p.legal_name].filter((n): n is string => !!n).map((n) => nameTokens(n).join(' ')));
       for (const joined of names) {
         if (!joined) continue;
         const entry: NameEntry = { partner: i, tokens: new Set(joined.split(' ')), grams: trigrams(joined) };
         const e = this.entries.push(entry) - 1;
+        push(this.entriesOf, i, e);
         for (const t of entry.tokens) push(this.byToken, t, e);
         for (const g of entry.grams) push(this.byGram, g, e);
       }
@@ -132,6 +136,18 @@ export class PartnerIndex {
     return ranked;
   }
 
+  /** The similarity of `name` to one partner's names (max over name and legal name), without ranking the others. */
+  similarityTo(name: string, partnerId: string): number {
+    const i = this.indexOf.get(partnerId);
+    if (i === undefined) return 0;
+    const tokens = new Set(nameTokens(name));
+    if (tokens.size === 0) return 0;
+    const grams = trigrams([...tokens].join(' '));
+    let best = 0;
+    for (const e of this.entriesOf.get(i) ?? []) best = Math.max(best, this.similarity(tokens, grams, this.entries[e]!));
+    return best;
+  }
+
   private similarity(tokens: Set<string>, grams: Set<string>, entry: NameEntry): number {
     let inter = 0;
     for (const t of tokens) if (entry.tokens.has(t)) inter++;
@@ -143,7 +159,7 @@ export class PartnerIndex {
   }
 }
 
-function push(map: Map<string, number[]>, key: string, value: number): void {
+function push<K>(map: Map<K, number[]>, key: K, value: number): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
@@ -176,22 +192,18 @@ export function payerCandidates(
   index: PartnerIndex,
   config: Pick<MatchConfig, 'nameThreshold' | 'nameTieMargin'>,
 ): PayerCandidates {
-  for (const [rule, raw] of [['iban', tx.counterparty_iban], ['account', tx.counterparty_account]] as const) {
-    const key = normalizeAccount(raw);
-    if (!key) continue;
-    const owners = index.owners(key);
-    if (owners.size === 1) {
-      const partnerId = [...owners][0]!;
-      const payer: PayerMatch = { partner_id: partnerId, rule, value: key };
-      if (index.fromMasterData(key, partnerId)) payer.source = 'master_data';
-      return { payer, twins: [] };
-    }
-  }
+  const byAccount = payerByAccount(tx, index);
+  if (byAccount) return { payer: byAccount, twins: [] };
   if (!tx.counterparty_name) return { payer: null, twins: [] };
   const scored = index.ranked(tx.counterparty_name, config.nameThreshold, config.nameTieMargin);
   const best = scored[0];
   if (!best || best.similarity < config.nameThreshold) return { payer: null, twins: [] };
-  const tied = scored.filter((s) => best.similarity - s.similarity <= config.nameTieMargin);
+  // ranked is best first: the tie ends at the first partner beyond the margin
+  const tied: { id: string; similarity: number }[] = [];
+  for (const s of scored) {
+    if (best.similarity - s.similarity > config.nameTieMargin) break;
+    tied.push(s);
+  }
   if (tied.length === 1) return { payer: { partner_id: best.id, rule: 'name', value: tx.counterparty_name, similarity: round4(best.similarity) }, twins: [] };
   const written = legalForms(tx.counterparty_name);
   if (written.size > 0) {
@@ -201,6 +213,22 @@ export function payerCandidates(
     }
   }
   return { payer: null, twins: tied.slice(0, 10) };
+}
+
+/** The payer by a counterparty IBAN or account known for exactly one partner, or null. */
+export function payerByAccount(tx: Pick<MatchTransaction, 'counterparty_iban' | 'counterparty_account'>, index: PartnerIndex): PayerMatch | null {
+  for (const [rule, raw] of [['iban', tx.counterparty_iban], ['account', tx.counterparty_account]] as const) {
+    const key = normalizeAccount(raw);
+    if (!key) continue;
+    const owners = index.owners(key);
+    if (owners.size === 1) {
+      const partnerId = [...owners][0]!;
+      const payer: PayerMatch = { partner_id: partnerId, rule, value: key };
+      if (index.fromMasterData(key, partnerId)) payer.source = 'master_data';
+      return payer;
+    }
+  }
+  return null;
 }
 
 /** Legal-form words of a name ("Müller Logistik GmbH & Co. KG" → gmbh, kg); fillers such as "co" or "the" are not forms. */

@@ -5,7 +5,7 @@
  */
 import { Money } from '@rp/platform';
 import type { MatchInvoice, MatchRemittance, ProposedAllocation } from '../../domain-types/matching.js';
-import { byDue, relievedBy, toUnits, type Dec } from './amounts.js';
+import { byDue, relievedBy, type Dec } from './amounts.js';
 import type { MatchContext } from './config.js';
 import { PartnerIndex } from './payers.js';
 import { documentKeys, normalizeKey, variantKeys } from './tokens.js';
@@ -21,14 +21,12 @@ export class MatchState {
   readonly invoiceById = new Map<string, MatchInvoice>();
   /** exact keys (normalized number or reference, numeric without leading zeros) → documents */
   readonly byKey = new Map<string, MatchInvoice[]>();
-  /** looser keys (zero-dropped groups, prefix dropped) → documents */
-  readonly byVariant = new Map<string, MatchInvoice[]>();
+  private variantIndex: Map<string, MatchInvoice[]> | null = null;
   /** a partner's open invoices (not credit memos), oldest due first */
   readonly byPartner = new Map<string, MatchInvoice[]>();
   /** a partner's open credit memos */
   readonly memosByPartner = new Map<string, MatchInvoice[]>();
-  /** invoices by currency and open amount at the start of the run (for typo confirmation) */
-  readonly byAmount = new Map<string, MatchInvoice[]>();
+  private amountIndex: Map<string, MatchInvoice[]> | null = null;
   private partnerIndex: PartnerIndex | null = null;
   private remittanceIndex: { byNumber: Map<string, MatchRemittance[]>; byAmount: Map<string, MatchRemittance[]> } | null = null;
 
@@ -39,11 +37,31 @@ export class MatchState {
       this.open.set(inv.id, open);
       const keys = new Set([...documentKeys(inv.document_number), ...documentKeys(inv.reference)]);
       for (const k of keys) push(this.byKey, k, inv);
-      const variants = new Set([...variantKeys(inv.document_number), ...variantKeys(inv.reference)]);
-      for (const k of variants) push(this.byVariant, k, inv);
       if (inv.partner_id) push(isCreditMemo(inv) ? this.memosByPartner : this.byPartner, inv.partner_id, inv);
-      if (!isCreditMemo(inv)) push(this.byAmount, amountKey(inv.currency, open), inv);
     }
+  }
+
+  /** Looser keys (zero-dropped groups, prefix dropped) → documents, built on first use (most statements name most documents exactly). */
+  get byVariant(): Map<string, MatchInvoice[]> {
+    if (!this.variantIndex) {
+      this.variantIndex = new Map();
+      for (const inv of this.invoiceById.values()) {
+        const exact = new Set([...documentKeys(inv.document_number), ...documentKeys(inv.reference)]);
+        // a looser key that is an exact key of the same document adds nothing ("#8100001" of "INV-8100001" for 8100001)
+        const variants = new Set([...variantKeys(inv.document_number, true), ...variantKeys(inv.reference, true)]);
+        for (const k of variants) if (!(k.startsWith('#') && exact.has(k.slice(1)))) push(this.variantIndex, k, inv);
+      }
+    }
+    return this.variantIndex;
+  }
+
+  /** Invoices by currency and open amount at the start of the run (for typo confirmation), built on first use. */
+  byAmount(key: string): readonly MatchInvoice[] {
+    if (!this.amountIndex) {
+      this.amountIndex = new Map();
+      for (const inv of this.invoiceById.values()) if (!isCreditMemo(inv)) push(this.amountIndex, amountKey(inv.currency, new Money(inv.open_amount)), inv);
+    }
+    return this.amountIndex.get(key) ?? [];
   }
 
   /** The partner index of a context, built once per batch. */
@@ -82,7 +100,7 @@ export class MatchState {
 }
 
 export function amountKey(currency: string, amount: Dec): string {
-  return `${currency} ${toUnits(amount)}`;
+  return `${currency} ${amount.toFixed(4)}`;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {

@@ -15,7 +15,15 @@ import type { MatchTransaction } from '../../domain-types/matching.js';
 
 /** Upper-case, letters and digits only: "inv-9000001" → "INV9000001". */
 export function normalizeKey(value: string): string {
-  return value.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toUpperCase().replace(/[^A-Z0-9]/g, '');
+  return plain(value).toUpperCase().replace(/[^A-Z0-9]/g, '');
+}
+
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Without diacritics ("Müller" → "Muller"); ASCII text as it is. */
+function plain(value: string): string {
+  return ASCII.test(value) ? value : value.normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
 }
 
 /** Index keys of a document number or reference: its normalized form, and without leading zeros if numeric. */
@@ -37,13 +45,15 @@ export function documentKeys(value: string | null): string[] {
  * ("2026|4711") and its digits alone ("#2026004711", six digits or more). A bare number of six
  * digits or more has only the last, to be found as a prefixed number's digits.
  */
-export function variantKeys(value: string | null): string[] {
+export function variantKeys(value: string | null, forDocument = false): string[] {
   if (!value) return [];
+  if (DIGITS.test(value)) return !forDocument && value.length >= 6 ? [`#${value}`] : [];
   const groups = groupsOf(value);
   if (groups.length === 0) return [];
   const numeric = groups.filter((g) => /^\d/.test(g));
   // a bare number is looked up as the digits of a prefixed one ("202601766" for RE-2026-01766)
-  if (groups.length === 1 && numeric.length === 1) return /^\d{6,}$/.test(normalizeKey(value)) ? [`#${normalizeKey(value)}`] : [];
+  // (a bare document number needs no such key: its exact key is its digits)
+  if (groups.length === 1 && numeric.length === 1) return !forDocument && /^\d{6,}$/.test(normalizeKey(value)) ? [`#${normalizeKey(value)}`] : [];
   const keys = new Set<string>();
   if (groups.length > 1) keys.add(groups.join('|'));
   if (numeric.length > 1) keys.add(numeric.join('|'));
@@ -52,9 +62,11 @@ export function variantKeys(value: string | null): string[] {
   return [...keys];
 }
 
+const DIGITS = /^\d+$/;
+
 /** Letter and digit groups, upper-case, leading zeros of digit groups dropped: "EU/2026/004711" → ["EU","2026","4711"]. */
 function groupsOf(value: string): string[] {
-  const norm = value.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toUpperCase();
+  const norm = plain(value).toUpperCase();
   return (norm.match(/[A-Z]+|\d+/g) ?? []).map((g) => (/^\d/.test(g) ? g.replace(/^0+(?=\d)/, '') : g));
 }
 
@@ -121,16 +133,44 @@ function sameNumber(text: string, amount: string): boolean {
  * words (a number written with blanks between its groups), with its position so that a shorter
  * place inside a longer one that names a document is not read as a second number.
  */
-export interface KeyGroup {
-  text: number;
-  from: number;
-  to: number;
-  /** looked up among documents' exact keys */
-  exact: string[];
-  /** looked up among documents' looser keys, most specific first, when no exact key names a document */
-  variants: string[];
-  /** parts of the word (split at / - . # _, digit runs), looked up among exact keys when nothing else names a document */
-  parts: string[];
+export class KeyGroup {
+  private variantList: string[] | null = null;
+  private partList: string[] | null = null;
+
+  constructor(
+    readonly text: number,
+    readonly from: number,
+    readonly to: number,
+    /** the word or joined run as written */
+    private readonly raw: string,
+    /** looked up among documents' exact keys */
+    readonly exact: string[],
+    private readonly word: boolean,
+  ) {}
+
+  /** looked up among documents' looser keys, most specific first, when no exact key names a document (computed on first use) */
+  get variants(): string[] {
+    return (this.variantList ??= variantKeys(this.raw));
+  }
+
+  /** parts of a word (split at / - . # _, digit runs), looked up among exact keys when nothing else names a document (computed on first use) */
+  get parts(): string[] {
+    if (!this.partList && DIGITS.test(this.raw)) this.partList = [];
+    if (!this.partList) {
+      const parts = new Set<string>();
+      if (this.word) {
+        for (const part of this.raw.split(/[-./#_+*=]+/)) if (part !== this.raw) for (const k of searchKeys(part)) parts.add(k);
+        for (const run of this.raw.match(/\d{3,}/g) ?? []) for (const k of searchKeys(run)) parts.add(k);
+      }
+      this.partList = [...parts].filter((k) => !this.exact.includes(k));
+    }
+    return this.partList;
+  }
+}
+
+/** A text's document keys long enough to search by: three characters or more, a digit among them. */
+function searchKeys(raw: string): string[] {
+  return documentKeys(raw).filter((k) => k.length >= 3 && /\d/.test(k));
 }
 
 /** What a deposit's texts offer for document lookup. */
@@ -170,32 +210,30 @@ const PREFIX_RE = /^[A-Z]{1,4}$/;
 function keysOf(texts: readonly (string | null | undefined)[], currency?: string, amount?: string): TextKeys {
   const groups: KeyGroup[] = [];
   const list = new Set<string>();
-  const keys = (raw: string): string[] => documentKeys(raw).filter((k) => k.length >= 3 && /\d/.test(k));
   const joinable = (w: string) => /^\d+$/.test(w) || PREFIX_RE.test(w.toUpperCase());
   texts.forEach((text, t) => {
     if (!text) return;
     const words = stripAmountsAndDates(text, currency, amount).split(WORD_SPLIT).filter((w) => w.length > 0);
     for (let i = 0; i < words.length; i++) {
       const word = words[i]!;
-      if (/\d/.test(word)) {
-        const exact = keys(word);
-        const parts = new Set<string>();
-        for (const part of word.split(/[-./#_+*=]+/)) if (part !== word) for (const k of keys(part)) parts.add(k);
-        for (const run of word.match(/\d{3,}/g) ?? []) for (const k of keys(run)) parts.add(k);
-        for (const k of [...exact, ...parts]) list.add(k);
-        groups.push({ text: t, from: i, to: i, exact, variants: variantKeys(word), parts: [...parts].filter((k) => !exact.includes(k)) });
-      }
+      if (/\d/.test(word)) groups.push(new KeyGroup(t, i, i, word, searchKeys(word), true));
       // a number written with blanks between its groups ("RE 2026 004711", "EU 2026 4711")
       let joined = word;
       for (let j = i + 1; j < Math.min(words.length, i + 3); j++) {
         if (!joinable(words[j - 1]!) || !joinable(words[j]!)) break;
         joined = `${joined}-${words[j]!}`;
         if (!/\d/.test(joined)) continue;
-        groups.push({ text: t, from: i, to: j, exact: keys(joined), variants: variantKeys(joined), parts: [] });
+        groups.push(new KeyGroup(t, i, j, joined, searchKeys(joined), false));
       }
     }
   });
-  return { groups, list: [...list] };
+  return {
+    groups,
+    get list() {
+      if (list.size === 0) for (const g of groups) if (g.from === g.to) for (const k of [...g.exact, ...g.parts]) list.add(k);
+      return [...list];
+    },
+  };
 }
 
 /** Two document keys differ by one digit substituted or two adjacent digits swapped (same length). */
