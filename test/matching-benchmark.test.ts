@@ -19,7 +19,7 @@ import { truthCash, type Line, type Truth } from '../bench/matching/lines.js';
 import { ibanOf, ibanValid } from '../bench/matching/random.js';
 import { parseOptions } from '../bench/matching/run.js';
 import { CUSTOMER_SCENARIOS } from '../bench/matching/scenarios.js';
-import { classify, CUSTOMER_CLASSES, scoreLines, type Observed } from '../bench/matching/score.js';
+import { classify, CUSTOMER_CLASSES, overRelieves, scoreLines, type Observed } from '../bench/matching/score.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 const small = generateBenchmark('small');
@@ -75,6 +75,9 @@ describe('the generator', () => {
 
   it('states a consistent truth for every line: amounts add up ± the shortfall, documents of the payer, each relieved once', () => {
     for (const b of [small, generateBenchmark('small', 7)]) {
+      // a document number or a PO number quoted names one document
+      const keys = b.world.documents.flatMap((d) => [d.number, ...(d.reference ? [d.reference] : [])]);
+      expect(new Set(keys).size).toBe(keys.length);
       const relievedBy = new Map<string, string>();
       for (const l of [...b.warmup, ...b.lines]) {
         checkTruth(b, l);
@@ -83,6 +86,8 @@ describe('the generator', () => {
           relievedBy.set(a.document, l.id);
         }
       }
+      // camt.053 unstructured remittance information is at most 140 characters
+      for (const l of [...b.warmup, ...b.lines]) expect((l.remittance ?? '').length, l.id).toBeLessThanOrEqual(140);
       const ids = [...b.warmup, ...b.lines].map((l) => l.id);
       expect(new Set(ids).size).toBe(ids.length);
     }
@@ -166,6 +171,15 @@ describe('the scorer', () => {
     expect(classify(refund, proposal(null, [alloc('A', 9_500)]))).toBe('wrong');
     expect(classify(refund, proposal(C, []))).toBe('wrong');
     expect(classify(refund, null)).toBe('not_matched');
+  });
+
+  it('counts a proposal that relieves an invoice by more than the truth, whatever its class', () => {
+    const partial = line({ scenario: 'partial_payment', allocations: [alloc('A', 5_000)], shortfall: { amount: 5_000, reason: 'partial' } }, 5_000);
+    const writtenOff = proposal(C, [alloc('A', 5_000, { adjustment: 5_000 })]);
+    expect(classify(partial, writtenOff)).toBe('partial');
+    expect(overRelieves(partial, writtenOff)).toBe(true);
+    expect(overRelieves(partial, proposal(C, [alloc('A', 5_000)]))).toBe(false);
+    expect(scoreLines([partial], new Map([['L1', writtenOff]])).over_relieved).toBe(1);
   });
 
   it('missed: no proposal, or one that applies nothing', () => {

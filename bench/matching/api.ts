@@ -11,7 +11,7 @@ import { camtFile } from './camt.js';
 import { observedOf } from './direct.js';
 import type { Line } from './lines.js';
 import { fmtCents } from './random.js';
-import type { Observed } from './score.js';
+import { classify, type Observed } from './score.js';
 import { customerPushRecord, documentPushRecord } from './world.js';
 
 export interface ApiTarget {
@@ -141,11 +141,10 @@ async function warmUp(t: ApiTarget, b: Benchmark, ids: Ids, created: string): Pr
     const body = { allocations: allocationsBody(l, ids), partner_id: ids.partners.get(l.truth.partner!)! };
     let paymentId = seen.payment?.id;
     const o = seen.payment ? observedOf({ ...seen.payment, score: seen.payment.match_score }, (id) => partnerCode.get(id), (id) => documentNumber.get(id)) : null;
-    const same = o && o.partner === l.truth.partner && o.allocations.length === 1 && o.allocations[0]!.document === l.truth.allocations[0]!.document && o.allocations[0]!.paid === l.truth.allocations[0]!.paid;
     if (!paymentId) {
       paymentId = (await call<{ id: string }>(t, 'POST', '/v2/payments', { bank_transaction_id: seen.transactionId, ...body })).id;
       stats.created++;
-    } else if (!same) {
+    } else if (!o || classify(l, o) !== 'exact') {
       await call(t, 'PATCH', `/v2/payments/${paymentId}`, body);
       stats.corrected++;
     }

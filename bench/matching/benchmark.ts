@@ -14,7 +14,7 @@ export type BenchSize = 'small' | 'full';
 
 export const SIZES: Record<BenchSize, { customers: number; openInvoices: number; deposits: number; nonCustomer: number; minPerScenario: number }> = {
   small: { customers: 48, openInvoices: 340, deposits: 60, nonCustomer: 10, minPerScenario: 2 },
-  full: { customers: 500, openInvoices: 6000, deposits: 2000, nonCustomer: 120, minPerScenario: 10 },
+  full: { customers: 500, openInvoices: 6300, deposits: 2000, nonCustomer: 120, minPerScenario: 10 },
 };
 
 export const DEFAULT_SEED = 20261126;

@@ -20,6 +20,7 @@ import { runThroughApi, type ApiRun } from './api.js';
 import { DEFAULT_SEED, generateBenchmark, SIZES, type Benchmark, type BenchSize } from './benchmark.js';
 import { runDirect } from './direct.js';
 import { formatReport, scoreLines, type Observed, type ScoreReport } from './score.js';
+import { fmtCents } from './random.js';
 
 export interface MatchingOptions {
   size: BenchSize;
@@ -77,7 +78,31 @@ async function runOnFreshStack(b: Benchmark, log: (m: string) => void): Promise<
   }
 }
 
-export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreReport, extra: Record<string, unknown>) {
+/** A line that is not exact, with what the engine needs to see why: the line, its truth and the proposal (amounts in cents). */
+function explain(b: Benchmark, observed: ReadonlyMap<string, Observed>, s: ScoreReport['scored'][number]) {
+  const l = b.lines.find((x) => x.id === s.line)!;
+  const o = observed.get(s.line);
+  const parts = (a: { document: string; paid: number; discount: number; withheld: number; adjustment: number }) => [a.document, a.paid, a.discount, a.withheld, a.adjustment];
+  return {
+    ...s,
+    line: { id: l.id, amount: fmtCents(l.amount), currency: l.currency, counterparty: l.counterpartyName, iban: l.counterpartyIban, remittance: l.remittance, end_to_end_id: l.endToEndId },
+    truth: { partner: l.truth.partner, allocations: l.truth.allocations.map(parts), shortfall: l.truth.shortfall },
+    proposal: o ? { partner: o.partner, allocations: o.allocations.map(parts), shortfall: o.shortfall } : null,
+  };
+}
+
+function perVariant(report: ScoreReport): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const s of report.scored) {
+    if (s.variant === null) continue;
+    const row = (out[`${s.scenario}/${s.variant}`] ??= { lines: 0 });
+    row.lines!++;
+    row[s.class] = (row[s.class] ?? 0) + 1;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreReport, observed: ReadonlyMap<string, Observed>, extra: Record<string, unknown>) {
   return {
     benchmark: 'matching',
     mode: opts.direct ? 'direct (pure engine in-process: services/cash-app/src/domain/matching.ts)' : 'api (real stack through the gateway)',
@@ -94,11 +119,14 @@ export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreRepor
       month_lines: b.lines.length,
     },
     ...extra,
-    summary: { lines: report.lines, customer_deposits: report.customer_deposits, classes: report.classes, rates_percent: report.rates, not_a_payment: report.not_a_payment },
+    summary: { lines: report.lines, customer_deposits: report.customer_deposits, classes: report.classes, rates_percent: report.rates, not_a_payment: report.not_a_payment, over_relieved: report.over_relieved },
     per_scenario: report.per_scenario,
+    // the same per finer label (the noise's series, the name form, how the payer's account is known …)
+    per_variant: perVariant(report),
     calibration: report.calibration,
-    // every line that is not exact (or a correctly unmatched non-payment), for engine work
-    not_exact: report.scored.filter((s) => s.class !== 'exact' && s.class !== 'not_matched'),
+    // every line that is not exact (nor a credit correctly left unmatched), for engine work;
+    // allocations as [document, paid, discount, withheld, adjustment] in cents
+    not_exact: report.scored.filter((s) => s.class !== 'exact' && s.class !== 'not_matched').map((s) => explain(b, observed, s)),
   };
 }
 
@@ -122,7 +150,10 @@ export async function run(argv: readonly string[] = []): Promise<void> {
   const report = scoreLines(b.lines, observed);
   const file = opts.direct ? 'bench/results/matching-direct.json' : 'bench/results/matching.json';
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync(file, JSON.stringify(resultOf(opts, b, report, extra), null, 2) + '\n');
+  // one line per listed line: the file stays readable and a re-run's diff shows which lines changed
+  const { not_exact, ...rest } = resultOf(opts, b, report, observed, extra);
+  const listed = not_exact.map((x) => `    ${JSON.stringify(x)}`).join(',\n');
+  writeFileSync(file, `${JSON.stringify(rest, null, 2).slice(0, -2)},\n  "not_exact": [\n${listed}\n  ]\n}\n`);
   process.stdout.write(`\n${formatReport(report)}\n\n`);
   log(`written ${file}`);
 }

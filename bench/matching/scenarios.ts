@@ -8,7 +8,7 @@ import { payerName, type NameForm } from './names.js';
 import { languageOf, noisy, quotedNumber, quoting, writtenAmount, writtenDate, type Noise, NOISE_SERIES } from './references.js';
 import { accountFor, allocationOf, bookingDay, CREDIT_TRANSFER, endToEnd, normalizeKey, subsetCount, type Line, type Pool, type Truth } from './lines.js';
 import { addDays, type Currency, type Customer, type Doc } from './world.js';
-import type { Rng } from './random.js';
+import { randomIban, type Rng } from './random.js';
 
 export interface ScenarioContext {
   r: Rng;
@@ -25,7 +25,18 @@ interface PayerOpts {
   /** which account the payer pays from: its usual one, or one the platform has never seen */
   account?: 'primary' | 'other';
   nameForm?: NameForm;
+  /** someone else pays for the customer (a central settlement office, a group treasury): no payer evidence */
+  thirdParty?: boolean;
 }
+
+/**
+ * Who pays on a customer's behalf: German central settlement offices (Zentralregulierer) for retail
+ * groups, group treasuries, shared service centres. Their names resemble no customer.
+ */
+const THIRD_PARTIES = ['ZR Zentralregulierung Nord eG', 'Intercompany Treasury Services B.V.', 'Konzernfinanzen Service GmbH', 'Shared Service Center Finance Sp. z o.o.', 'Einkaufsverbund Süd Zentralregulierung'];
+
+/** A third-party payer for a share of the lines: the line must then be matched on its reference alone. */
+const thirdParty = (r: Rng, share: number): boolean => r.chance(share);
 
 function defaultNameForm(r: Rng): NameForm {
   return r.weighted<NameForm>([['as_registered', 50], ['upper_transliterated', 35], ['truncated', 10], ['without_legal_form', 5]]);
@@ -34,14 +45,14 @@ function defaultNameForm(r: Rng): NameForm {
 function line(ctx: ScenarioContext, c: Customer, currency: Currency, amount: number, remittance: string | null, truth: Truth, opts: PayerOpts = {}): Omit<Line, 'id'> {
   const { r } = ctx;
   const other = opts.account === 'other' && c.otherIban;
-  const iban = other ? c.otherIban : c.iban;
+  const iban = opts.thirdParty ? randomIban(r, 'DE') : other ? c.otherIban : c.iban;
   const bookingDate = bookingDay(r, ctx.start, ctx.end);
   return {
     account: accountFor(currency),
     currency,
     amount,
     bookingDate,
-    counterpartyName: payerName(c.name, opts.nameForm ?? defaultNameForm(r), r),
+    counterpartyName: opts.thirdParty ? r.pick(THIRD_PARTIES) : payerName(c.name, opts.nameForm ?? defaultNameForm(r), r),
     counterpartyIban: iban,
     counterpartyAccount: iban ? iban : (c.account?.account_number ?? null),
     remittance,
@@ -61,13 +72,23 @@ const truthOf = (scenario: string, variant: string | null, c: Customer, docs: Do
   ...parts,
 });
 
-/** A customer (optionally filtered) with at least `n` free whole invoices in one currency, and those invoices. */
-function payerWith(ctx: ScenarioContext, n: number, filter: (c: Customer) => boolean = () => true, docFilter: (d: Doc) => boolean = () => true): { c: Customer; docs: Doc[] } | null {
+/**
+ * A customer (optionally filtered) with at least `n` free invoices in one currency, and those
+ * invoices: whole ones (nothing paid yet), or with `balances` also invoices the ERP reports partly
+ * paid (the line pays the rest).
+ */
+function payerWith(
+  ctx: ScenarioContext,
+  n: number,
+  filter: (c: Customer) => boolean = () => true,
+  docFilter: (d: Doc) => boolean = () => true,
+  balances = false,
+): { c: Customer; docs: Doc[] } | null {
   const { r, pool } = ctx;
   for (let attempt = 0; attempt < 40; attempt++) {
     const c = r.pick(pool.customers);
     if (!filter(c)) continue;
-    const docs = r.shuffle(pool.free(c.code, { whole: true }).filter(docFilter));
+    const docs = r.shuffle(pool.free(c.code, { whole: !balances }).filter(docFilter));
     if (docs.length < n) continue;
     const currency = docs[0]!.currency;
     const same = docs.filter((d) => d.currency === currency).slice(0, n);
@@ -79,12 +100,14 @@ function payerWith(ctx: ScenarioContext, n: number, filter: (c: Customer) => boo
 const sum = (docs: Doc[]) => docs.reduce((s, d) => s + d.open, 0);
 
 function cleanReference(ctx: ScenarioContext): Omit<Line, 'id'> | null {
-  const p = payerWith(ctx, 1, (c) => c.currency === 'EUR');
+  const p = payerWith(ctx, 1, (c) => c.currency === 'EUR', () => true, true);
   if (!p) return null;
   const d = ctx.pool.take(p.docs)[0]!;
   const quoted = quotedNumber(d, ctx.r);
   const text = quoting([quoted], ctx.r, languageOf(p.c.country)) + (ctx.r.chance(0.2) ? ` Kd-Nr ${p.c.code}` : '');
-  return line(ctx, p.c, d.currency, d.open, text, truthOf('clean_reference', quoted === d.number ? 'invoice_number' : 'po_number', p.c, [d]));
+  const tp = thirdParty(ctx.r, 0.1);
+  const variant = `${quoted === d.number ? 'invoice_number' : 'po_number'}${tp ? '_third_party' : ''}`;
+  return line(ctx, p.c, d.currency, d.open, text, truthOf('clean_reference', variant, p.c, [d]), { thirdParty: tp });
 }
 
 function noisyReference(noise: Noise): Builder {
@@ -95,7 +118,9 @@ function noisyReference(noise: Noise): Builder {
     const written = noisy(d.number, noise, ctx.r);
     if (!written || (noise === 'typo' && ctx.pool.knownKeys.has(normalizeKey(written)))) return null;
     ctx.pool.take([d]);
-    return line(ctx, p.c, d.currency, d.open, quoting([written], ctx.r, languageOf(p.c.country)), truthOf(`noisy_${noise}`, d.series, p.c, [d]));
+    // a typo leaves the payer as the only other evidence: it is never paid by a third party
+    const tp = noise !== 'typo' && thirdParty(ctx.r, 0.35);
+    return line(ctx, p.c, d.currency, d.open, quoting([written], ctx.r, languageOf(p.c.country)), truthOf(`noisy_${noise}`, `${d.series}${tp ? '_third_party' : ''}`, p.c, [d]), { thirdParty: tp });
   };
 }
 
@@ -103,7 +128,8 @@ function endToEndOnly(ctx: ScenarioContext): Omit<Line, 'id'> | null {
   const p = payerWith(ctx, 1);
   if (!p) return null;
   const d = ctx.pool.take(p.docs)[0]!;
-  const l = line(ctx, p.c, d.currency, d.open, ctx.r.pick([null, 'Zahlung', 'Payment', 'SEPA-Ueberweisung', 'Virement']), truthOf('noisy_end_to_end_only', d.series, p.c, [d]));
+  const tp = thirdParty(ctx.r, 0.35);
+  const l = line(ctx, p.c, d.currency, d.open, ctx.r.pick([null, 'Zahlung', 'Payment', 'SEPA-Ueberweisung', 'Virement']), truthOf('noisy_end_to_end_only', `${d.series}${tp ? '_third_party' : ''}`, p.c, [d]), { thirdParty: tp });
   return { ...l, endToEndId: ctx.r.chance(0.5) ? d.number : d.number.replace(/[-/]/g, '') };
 }
 
@@ -114,7 +140,8 @@ function besideCurrency(ctx: ScenarioContext): Omit<Line, 'id'> | null {
   const lang = languageOf(p.c.country);
   const word = lang === 'de' ? 'Rechnung' : lang === 'fr' ? 'Facture' : 'Invoice';
   const text = `${word} ${d.number} ${d.currency} ${writtenAmount(d.open, lang, ctx.r)}`;
-  return line(ctx, p.c, d.currency, d.open, text, truthOf('noisy_beside_currency', d.series, p.c, [d]));
+  const tp = thirdParty(ctx.r, 0.35);
+  return line(ctx, p.c, d.currency, d.open, text, truthOf('noisy_beside_currency', `${d.series}${tp ? '_third_party' : ''}`, p.c, [d]), { thirdParty: tp });
 }
 
 function besideDate(ctx: ScenarioContext): Omit<Line, 'id'> | null {
@@ -123,7 +150,8 @@ function besideDate(ctx: ScenarioContext): Omit<Line, 'id'> | null {
   const d = ctx.pool.take(p.docs)[0]!;
   const date = writtenDate(d.documentDate, ctx.r);
   const text = ctx.r.pick([`${d.number} vom ${date}`, `Inv ${d.number} dated ${date}`, `${date} ${d.number}`, `RG ${d.number} ${date}`]);
-  return line(ctx, p.c, d.currency, d.open, text, truthOf('noisy_beside_date', d.series, p.c, [d]));
+  const tp = thirdParty(ctx.r, 0.35);
+  return line(ctx, p.c, d.currency, d.open, text, truthOf('noisy_beside_date', `${d.series}${tp ? '_third_party' : ''}`, p.c, [d]), { thirdParty: tp });
 }
 
 function batchWithNumbers(ctx: ScenarioContext): Omit<Line, 'id'> | null {
@@ -131,7 +159,9 @@ function batchWithNumbers(ctx: ScenarioContext): Omit<Line, 'id'> | null {
   if (!p) return null;
   const docs = ctx.pool.take(p.docs);
   const written = docs.map((d) => (ctx.r.chance(0.15) ? (noisy(d.number, 'zeros_dropped', ctx.r) ?? d.number) : d.number));
-  return line(ctx, p.c, docs[0]!.currency, sum(docs), quoting(written, ctx.r, languageOf(p.c.country)), truthOf('batch_with_numbers', `${docs.length}_invoices`, p.c, docs));
+  const tp = thirdParty(ctx.r, 0.15);
+  const variant = `${docs.length}_invoices${tp ? '_third_party' : ''}`;
+  return line(ctx, p.c, docs[0]!.currency, sum(docs), quoting(written, ctx.r, languageOf(p.c.country)), truthOf('batch_with_numbers', variant, p.c, docs), { thirdParty: tp });
 }
 
 /** Invoices of a payer whose sum no other subset of the payer's open invoices has (and the payer's account is known). */

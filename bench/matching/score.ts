@@ -13,7 +13,8 @@
  *             amounts (nothing wrong, a clerk completes it);
  *  - missed:  no proposal, or one that allocates nothing.
  * A credit that is not a customer payment is `not_matched` without a proposal, and `wrong` with one
- * (any payer or allocation).
+ * (any payer or allocation). Apart from the classes, `over_relieved` counts the proposals that relieve
+ * a document of the truth by more than the truth does.
  */
 import type { Line, ShortfallReason } from './lines.js';
 
@@ -60,6 +61,19 @@ export function classify(line: Line, observed: Observed | null): LineClass {
   return observed.partner === t.partner && split && shortfall ? 'exact' : 'settled';
 }
 
+/**
+ * Whether the proposal relieves a document of the truth by more than the truth does (a partial payment
+ * written off as a short pay, say): not `wrong` by the classes' definition, but closing an amount the
+ * customer still owes, so it is counted on its own.
+ */
+export function overRelieves(line: Line, observed: Observed | null): boolean {
+  if (!observed || line.truth.notAPayment) return false;
+  const truth = new Map(line.truth.allocations.map((a) => [a.document, a.paid + a.discount + a.withheld + a.adjustment]));
+  const got = new Map<string, number>();
+  for (const a of observed.allocations) got.set(a.document, (got.get(a.document) ?? 0) + relieved(a));
+  return [...got].some(([doc, cents]) => truth.has(doc) && cents > truth.get(doc)!);
+}
+
 export interface ScenarioScore {
   lines: number;
   exact: number;
@@ -85,6 +99,8 @@ export interface ScoreReport {
   /** shares of customer deposits, in percent (2 decimals) */
   rates: { exact: number; settled_or_exact: number; partial: number; wrong: number; missed: number };
   not_a_payment: { lines: number; matched: number; not_matched: number };
+  /** customer deposits whose proposal relieves a document of the truth by more than the truth (any class) */
+  over_relieved: number;
   per_scenario: Record<string, ScenarioScore>;
   calibration: { threshold: number; proposals: number; right: number; precision: number | null }[];
   scored: Scored[];
@@ -115,6 +131,7 @@ export function scoreLines(lines: readonly Line[], observed: ReadonlyMap<string,
     }
   }
   const deposits = lines.length - nap.lines;
+  const over_relieved = lines.filter((l) => overRelieves(l, observed.get(l.id) ?? null)).length;
   const calibration = CALIBRATION_THRESHOLDS.map((threshold) => {
     const at = scored.filter((s) => s.score !== null && s.score >= threshold && s.class !== 'missed' && s.class !== 'not_matched');
     const right = at.filter((s) => s.class === 'exact' || s.class === 'settled').length;
@@ -132,6 +149,7 @@ export function scoreLines(lines: readonly Line[], observed: ReadonlyMap<string,
       missed: pct(classes.missed, deposits),
     },
     not_a_payment: nap,
+    over_relieved,
     per_scenario: Object.fromEntries(Object.entries(per).sort(([a], [b]) => a.localeCompare(b))),
     calibration,
     scored,
@@ -153,7 +171,8 @@ export function formatReport(r: ScoreReport): string {
     `| **not a payment** | **${r.not_a_payment.lines}** | | | | **${r.not_a_payment.matched}** | | **${r.not_a_payment.not_matched}** |`,
     '',
     `Exact ${r.rates.exact} %, settled or exact ${r.rates.settled_or_exact} %, partial ${r.rates.partial} %, wrong ${r.rates.wrong} %, missed ${r.rates.missed} % of ${r.customer_deposits} customer deposits; ` +
-      `${r.not_a_payment.matched} of ${r.not_a_payment.lines} credits that are not customer payments matched.`,
+      `${r.not_a_payment.matched} of ${r.not_a_payment.lines} credits that are not customer payments matched; ` +
+      `${r.over_relieved} proposals relieve an invoice by more than the truth.`,
     '',
     '| score ≥ | proposals | right (exact or settled) | precision |',
     '|---:|---:|---:|---:|',

@@ -125,7 +125,7 @@ function poNumber(r: Rng, style: number): string {
     case 1:
       return `PO-${r.int(10000, 99999)}`;
     default:
-      return `BE${r.int(2026000, 2026999)}`;
+      return `BE2026${r.digits(5)}`;
   }
 }
 
@@ -180,6 +180,17 @@ export function generateWorld(seed: number, size: WorldSize, statementStart: str
   }
 
   const numbering = new Numbering(r);
+  // a PO number names one order: unique in the world, so that quoting it identifies the invoice
+  const pos = new Set<string>();
+  const uniquePo = (style: number): string => {
+    for (;;) {
+      const po = poNumber(r, style);
+      if (!pos.has(po)) {
+        pos.add(po);
+        return po;
+      }
+    }
+  };
   const documents: Doc[] = [];
   // open invoices per customer: weights u^3 (a few large accounts), at least one each
   const weights = customers.map(() => 0.05 + r.float() ** 3);
@@ -202,7 +213,7 @@ export function generateWorld(seed: number, size: WorldSize, statementStart: str
         amount,
         open: amount,
         statusOpen: true,
-        reference: kind === 'invoice' && poStyle < 3 && r.chance(0.7) ? poNumber(r, poStyle) : null,
+        reference: kind === 'invoice' && poStyle < 3 && r.chance(0.7) ? uniquePo(poStyle) : null,
         documentDate,
         netDueDate: addDays(documentDate, terms),
         discountTerms: [],
