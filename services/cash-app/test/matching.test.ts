@@ -445,11 +445,12 @@ describe('assignment over the statement', () => {
       invoices: [inv('i1', ACME, '9000001', '100.00'), inv('i2', ACME, '9000002', '100.00', { net_due_date: '2026-11-01' })],
       knownAccounts: [{ account_identifier: IBAN_ACME, partner_id: ACME }],
     });
-    const out = matchStatement([tx({ id: 't1', amount: '100.00', counterparty_iban: IBAN_ACME }), tx({ id: 't2', amount: '100.00', remittance_information: 'RE 9000001' })], c);
-    expect(out.map((o) => (o.outcome === 'proposed' ? [o.proposal.transaction_id, o.proposal.allocations[0]!.invoice_id] : [o.transaction_id, o.outcome]))).toEqual([
+    const { proposals, unmatched } = matchDeposits([tx({ id: 't1', amount: '100.00', counterparty_iban: IBAN_ACME }), tx({ id: 't2', amount: '100.00', remittance_information: 'RE 9000001' })], c);
+    expect(proposals.map((p) => [p.transaction_id, p.allocations[0]!.invoice_id]).sort()).toEqual([
       ['t1', 'i2'],
       ['t2', 'i1'],
     ]);
+    expect(unmatched).toEqual([]);
   });
 
   it('tells legal-form twins apart by their open amounts or the legal form written in the name', () => {
