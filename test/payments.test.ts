@@ -454,7 +454,8 @@ describe('matching: amounts, dates and a disagreeing payer', () => {
     // ACME_IBAN was learned for Acme (C-100) when its payment was approved; this deposit from it quotes Beta's invoice.
     const s = await statement(orgA, [{ amount: '1000.00', remittance_information: 'Invoice 9000010', counterparty_name: 'Acme Handels GmbH', counterparty_iban: ACME_IBAN }]);
     const p = await paymentOf(orgA, s.txIds[0]!);
-    expect(p.partner_id).toBe(await partnerId(orgA, 'C-200'));
+    // the payment is the payer's (Acme paid, known by its IBAN), allocated to the invoice it quotes
+    expect(p.partner_id).toBe(await partnerId(orgA, 'C-100'));
     expect(p.allocations.map((a: { invoice_number: string }) => a.invoice_number)).toEqual(['9000010']);
     expect(p.match_reasons).toContainEqual({
       rule: 'payer_conflict',
@@ -464,6 +465,21 @@ describe('matching: amounts, dates and a disagreeing payer', () => {
       value: ACME_IBAN,
     });
     expect(p.match_score).toBe(0.5); // number 0.5 + exact amount 0.3 − the disagreeing payer 0.3
+  });
+});
+
+describe('matching across statements', () => {
+  it('matches an earlier statement\'s open deposit when a later statement arrives after its invoice was pushed', async () => {
+    const c = await pushCustomers(stack, orgB.apiKey, [customerRecord({ customer_code: 'C-500', name1: 'Epsilon Tools GmbH' })]);
+    expect(c.body.results[0].success).toBe(true);
+    const early = await statement(orgB, [{ amount: '640.00', remittance_information: 'Invoice 9000500', counterparty_name: 'Epsilon Tools' }]);
+    expect(await paymentOf(orgB, early.txIds[0]!)).toBeUndefined(); // the invoice is not in the ledger yet
+    const pushed = await pushInvoices(stack, orgB.apiKey, [invoiceRecord({ document_number: '9000500', reference: '', customer_code: 'C-500', amount_in_document_currency: 640 })]);
+    expect(pushed.body.results.every((r) => r.success)).toBe(true);
+    await statement(orgB, [{ amount: '12.00', remittance_information: 'nothing to find here' }]);
+    const p = await paymentOf(orgB, early.txIds[0]!);
+    expect(p.partner_id).toBe(await partnerId(orgB, 'C-500'));
+    expect(p.allocations.map((a: { invoice_number: string; amount_paid: string }) => [a.invoice_number, a.amount_paid])).toEqual([['9000500', '640.00']]);
   });
 });
 

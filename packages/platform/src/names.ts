@@ -4,7 +4,7 @@
  */
 
 /** Legal forms and filler words left out of a company name's tokens. */
-const LEGAL_FORMS = new Set([
+export const LEGAL_FORMS: ReadonlySet<string> = new Set([
   'gmbh', 'mbh', 'ag', 'kg', 'kgaa', 'ohg', 'gbr', 'ug', 'ev', 'se', 'co', 'cie', 'inc', 'incorporated', 'corp', 'corporation',
   'ltd', 'limited', 'llc', 'llp', 'lp', 'plc', 'company', 'sa', 'sas', 'sarl', 'srl', 'spa', 'bv', 'nv', 'oy', 'oyj', 'ab', 'as',
   'asa', 'aps', 'pty', 'pte', 'kk', 'sl', 'sp', 'zoo', 'the', 'und', 'and',

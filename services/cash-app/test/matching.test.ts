@@ -7,6 +7,7 @@ import {
   identifyPayer,
   matchDeposit,
   matchDeposits,
+  matchStatement,
   MatchState,
   nameSimilarity,
   nameTokens,
@@ -113,7 +114,8 @@ describe('matching engine', () => {
 
   it('matches a reference with punctuation and leading zeros', () => {
     const c = ctx({ invoices: [inv('i1', ACME, '0090000001', '50.00', { reference: 'PO-4711' })] });
-    expect(run(tx({ amount: '50.00', remittance_information: 'po 4711' }), c)).toBeNull(); // "4711" alone is not the reference "PO4711"
+    expect(run(tx({ amount: '50.00', remittance_information: 'order 4711' }), c)).toBeNull(); // "4711" alone is not the reference "PO4711"
+    expect(run(tx({ amount: '50.00', remittance_information: 'po 4711' }), c)?.allocations[0]?.invoice_id).toBe('i1'); // a blank for the hyphen
     expect(run(tx({ amount: '50.00', remittance_information: 'PO-4711' }), c)?.allocations[0]?.invoice_id).toBe('i1');
     expect(run(tx({ amount: '50.00', bank_reference: '90000001' }), c)?.allocations[0]?.invoice_id).toBe('i1');
   });
@@ -185,13 +187,32 @@ describe('matching engine', () => {
     expect(run(tx({ amount: '1190.00', remittance_information: 'Rechnung 1190 über 1.190,00 EUR' }), c)?.allocations[0]?.invoice_id).toBe('b1');
   });
 
-  it('records a conflict and scores lower when the payer known by IBAN is not the invoices\' partner', () => {
+  it('lets the payer known by IBAN with an exact amount on its own invoice win over another customer\'s number', () => {
+    // the old engine took the typed number: a1 (ACME's), partner ACME, score 0.5
     const c = ctx({
       invoices: [inv('a1', ACME, '9000001', '500.00'), inv('b1', BETA, 'B1', '500.00')],
       knownAccounts: [{ account_identifier: 'DE89370400440532013000', partner_id: BETA }],
     });
     const p = run(tx({ amount: '500.00', remittance_information: 'Invoice 9000001', counterparty_iban: 'DE89370400440532013000' }), c)!;
-    expect(p.partner_id).toBe(ACME);
+    expect(p.partner_id).toBe(BETA);
+    expect(p.allocations.map((a) => a.invoice_id)).toEqual(['b1']);
+    expect(p.reasons).toEqual([
+      { rule: 'iban', partner_id: BETA, value: 'DE89370400440532013000' },
+      { rule: 'amount_exact', invoices: 1 },
+      { rule: 'reference_other_partner', value: '9000001', partner_id: ACME },
+    ]);
+    expect(p.score).toBe(0.5);
+  });
+
+  it('records a conflict, scores lower and keeps the payer as partner when the payer known by IBAN pays another customer\'s invoice', () => {
+    const c = ctx({
+      invoices: [inv('a1', ACME, '9000001', '500.00'), inv('b1', BETA, 'B1', '300.00')],
+      knownAccounts: [{ account_identifier: 'DE89370400440532013000', partner_id: BETA }],
+    });
+    const p = run(tx({ amount: '500.00', remittance_information: 'Invoice 9000001', counterparty_iban: 'DE89370400440532013000' }), c)!;
+    // the payment is BETA's (who paid); the old engine made it ACME's
+    expect(p.partner_id).toBe(BETA);
+    expect(p.allocations.map((a) => a.invoice_id)).toEqual(['a1']);
     expect(p.reasons).toEqual([
       { rule: 'invoice_number', value: '9000001', invoice_id: 'a1' },
       { rule: 'payer_conflict', payer_rule: 'iban', payer_partner_id: BETA, partner_id: ACME, value: 'DE89370400440532013000' },
@@ -241,7 +262,8 @@ describe('matching engine', () => {
       { id: 'x2', name: 'Nordwind Trading AG', legal_name: null },
     ];
     expect(identifyPayer({ counterparty_name: 'NORDWIND TRADING', counterparty_iban: null, counterparty_account: null }, partners, [], DEFAULT_MATCH_CONFIG)).toBeNull();
-    const c = ctx({ partners, invoices: [inv('i1', 'x1', 'N1', '10.00')] });
+    // both twins have an open invoice of the amount: nothing to tell them apart
+    const c = ctx({ partners, invoices: [inv('i1', 'x1', 'N1', '10.00'), inv('i2', 'x2', 'N2', '10.00')] });
     expect(run(tx({ amount: '10.00', counterparty_name: 'Nordwind Trading' }), c)).toBeNull();
     // one of them known by account: no tie any more
     expect(run(tx({ amount: '10.00', counterparty_name: 'Nordwind Trading', counterparty_account: '12345678' }), { ...c, knownAccounts: [{ account_identifier: '12345678', partner_id: 'x1' }] })?.partner_id).toBe('x1');
@@ -335,5 +357,204 @@ describe('matching engine', () => {
     );
     expect(proposals.map((p) => p.transaction_id)).toEqual(['t1']);
     expect(unmatched).toEqual(['t2']);
+  });
+});
+
+const IBAN_ACME = 'DE02100100100006820101';
+
+describe('document-number spellings', () => {
+  it('matches a slash-separated series as a whole', () => {
+    // the old word splitter cut "EU/2026/004711" at each slash: no proposal
+    const c = ctx({ invoices: [inv('i1', ACME, 'EU/2026/004711', '970.00'), inv('i2', BETA, 'INV-4711', '970.00')] });
+    const p = run(tx({ amount: '970.00', remittance_information: 'Rechnung EU/2026/004711' }), c)!;
+    expect(p.allocations.map((a) => a.invoice_id)).toEqual(['i1']);
+    expect(p.reasons[0]).toEqual({ rule: 'invoice_number', value: 'EU2026004711', invoice_id: 'i1' });
+  });
+
+  it('matches a number with leading zeros dropped or its prefix dropped, in a looser spelling below the exact score', () => {
+    // the old engine found neither "RE-2026-1766" nor "202601766" for RE-2026-01766
+    const c = ctx({ invoices: [inv('i1', ACME, 'RE-2026-01766', '250.00')] });
+    for (const info of ['RE-2026-1766', 'Zahlung 202601766', 'RE 2026 1766', '2026/1766']) {
+      const p = run(tx({ amount: '250.00', remittance_information: info }), c);
+      expect(p?.allocations.map((a) => a.invoice_id), info).toEqual(['i1']);
+      expect(p!.reasons[0], info).toMatchObject({ rule: 'invoice_number', invoice_id: 'i1', spelling: 'variant' });
+      expect(p!.score, info).toBe(0.75);
+    }
+    // the glued spelling is the number itself
+    expect(run(tx({ amount: '250.00', remittance_information: 'RE202601766' }), c)!.score).toBe(0.8);
+    // the number in the end-to-end id
+    expect(run(tx({ amount: '250.00', end_to_end_id: 'E2E-RE202601766-01' }), c)?.allocations[0]?.invoice_id).toBe('i1');
+  });
+
+  it('reads numbers joined by + or & as separate numbers', () => {
+    // the old engine kept "INV-410285+INV-410265" as one word and found neither invoice
+    const c = ctx({ invoices: [inv('i1', ACME, 'INV-410285', '180.00'), inv('i2', ACME, 'INV-410265', '643.67'), inv('i3', ACME, 'EU/2026/002364', '100.00')] });
+    const p = run(tx({ amount: '923.67', remittance_information: 'INV INV-410285+INV-410265&EU/2026/2364' }), c)!;
+    expect(p.allocations.map((a) => a.invoice_id).sort()).toEqual(['i1', 'i2', 'i3']);
+    expect(p.reasons.at(-1)).toEqual({ rule: 'amount_combination', invoices: 3 });
+  });
+
+  it('keeps an invoice number followed by the currency code, and still takes real amounts out', () => {
+    // the old engine read "515871 USD" as an amount: no proposal
+    const c = ctx({ invoices: [inv('u1', ACME, '515871', '970.00', { currency: 'USD' }), inv('u2', BETA, '1190', '1190.00', { currency: 'USD' })] });
+    const p = run(tx({ amount: '970.00', currency: 'USD', remittance_information: 'Invoice 515871 USD 970.00' }), c)!;
+    expect(p.allocations.map((a) => a.invoice_id)).toEqual(['u1']);
+    expect(transactionTokens({ remittance_information: 'Invoice 515871 USD 970.00', bank_reference: null, end_to_end_id: null, currency: 'USD', amount: '970.00' })).toEqual(['515871']);
+    // a number beside the code that is the deposit's amount, or shaped as an amount, is an amount
+    expect(run(tx({ amount: '1190.00', currency: 'USD', remittance_information: 'Payment USD 1190' }), c)).toBeNull();
+    expect(run(tx({ amount: '1190.00', currency: 'USD', remittance_information: 'Payment 1,190 USD' }), c)).toBeNull();
+  });
+
+  it('accepts a one-digit typo only when the amount agrees and the typo is unique', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, 'INV-400123', '250.00'), inv('i2', BETA, 'INV-400999', '99.00')] });
+    const p = run(tx({ amount: '250.00', remittance_information: 'INV-400132' }), c)!;
+    expect(p.allocations.map((a) => a.invoice_id)).toEqual(['i1']);
+    expect(p.reasons[0]).toMatchObject({ rule: 'invoice_number_typo', invoice_id: 'i1' });
+    expect(p.score).toBeLessThan(0.9);
+    expect(run(tx({ amount: '240.00', remittance_information: 'INV-400132' }), c)).toBeNull();
+    // exact evidence beats a typo: the number as written names another invoice of the same amount
+    const both = ctx({ invoices: [inv('i1', ACME, 'INV-400123', '250.00'), inv('i3', ACME, 'INV-400132', '250.00')] });
+    expect(run(tx({ amount: '250.00', remittance_information: 'INV-400132' }), both)!.allocations[0]!.invoice_id).toBe('i3');
+  });
+});
+
+describe('assignment over the statement', () => {
+  it('never picks one of several equal invoices of the payer', () => {
+    // the old engine proposed the oldest due with `ambiguous: true` (a coin flip)
+    const c = ctx({
+      invoices: [inv('i1', ACME, 'A1', '99.00'), inv('i2', ACME, 'A2', '99.00', { net_due_date: '2026-11-01' })],
+      knownAccounts: [{ account_identifier: IBAN_ACME, partner_id: ACME }],
+    });
+    const t = tx({ amount: '99.00', counterparty_iban: IBAN_ACME });
+    expect(run(t, c)).toBeNull();
+    expect(matchStatement([t], c)).toEqual([
+      {
+        outcome: 'unmatched',
+        transaction_id: 't1',
+        reasons: [{ rule: 'ambiguous', basis: 'amount_exact', candidates: 'i1,i2' }, { rule: 'iban', partner_id: ACME, value: IBAN_ACME }],
+      },
+    ]);
+    // several subsets summing to the deposit: no guess either
+    const sums = ctx({ invoices: [inv('i1', ACME, 'A1', '60.00'), inv('i2', ACME, 'A2', '40.00'), inv('i3', ACME, 'A3', '70.00'), inv('i4', ACME, 'A4', '30.00')], knownAccounts: c.knownAccounts });
+    expect(matchStatement([tx({ amount: '100.00', counterparty_iban: IBAN_ACME })], sums)[0]).toMatchObject({ outcome: 'unmatched', reasons: [{ rule: 'ambiguous', basis: 'amount_combination' }, { rule: 'iban' }] });
+  });
+
+  it('lets the stronger evidence take an invoice first, whatever the file order', () => {
+    // the old engine gave t1 (first in the file, payer only) invoice i1, so t2, which names i1, got nothing
+    const c = ctx({
+      invoices: [inv('i1', ACME, '9000001', '100.00'), inv('i2', ACME, '9000002', '100.00', { net_due_date: '2026-11-01' })],
+      knownAccounts: [{ account_identifier: IBAN_ACME, partner_id: ACME }],
+    });
+    const { proposals, unmatched } = matchDeposits([tx({ id: 't1', amount: '100.00', counterparty_iban: IBAN_ACME }), tx({ id: 't2', amount: '100.00', remittance_information: 'RE 9000001' })], c);
+    expect(proposals.map((p) => [p.transaction_id, p.allocations[0]!.invoice_id]).sort()).toEqual([
+      ['t1', 'i2'],
+      ['t2', 'i1'],
+    ]);
+    expect(unmatched).toEqual([]);
+  });
+
+  it('tells legal-form twins apart by their open amounts or the legal form written in the name', () => {
+    // the old engine rejected the name tie and proposed nothing
+    const partners = [
+      { id: 'm-ag', name: 'Müller Logistik AG', legal_name: null },
+      { id: 'm-gmbh', name: 'Müller Logistik GmbH', legal_name: null },
+    ];
+    const c = ctx({ partners, invoices: [inv('g1', 'm-gmbh', 'G1', '250.00'), inv('a1', 'm-ag', 'A1', '400.00')] });
+    const p = run(tx({ amount: '250.00', counterparty_name: 'MUELLER LOGISTIK' }), { ...c, partners: [...partners.map((x) => ({ ...x, name: x.name.replace('ü', 'ue') }))] })!;
+    expect(p.partner_id).toBe('m-gmbh');
+    expect(p.reasons[0]).toMatchObject({ rule: 'name', partner_id: 'm-gmbh', twins: 'm-ag,m-gmbh' });
+    expect(p.score).toBeLessThan(0.5);
+    // both have the amount open: the legal form in the counterparty name decides
+    const both = ctx({ partners, invoices: [inv('g1', 'm-gmbh', 'G1', '250.00'), inv('a1', 'm-ag', 'A1', '250.00')] });
+    expect(run(tx({ amount: '250.00', counterparty_name: 'Müller Logistik AG' }), both)?.partner_id).toBe('m-ag');
+    expect(run(tx({ amount: '250.00', counterparty_name: 'Müller Logistik' }), both)).toBeNull();
+  });
+});
+
+describe('credit memos and shortfalls', () => {
+  it('allocates a credit memo named in the text', () => {
+    // the old engine read the memo as one more invoice and proposed a partial payment of RE-100
+    const c = ctx({ invoices: [inv('i1', ACME, 'RE-100', '500.00'), inv('m1', ACME, 'GS-7001', '50.00', { kind: 'credit_memo' })] });
+    const p = run(tx({ amount: '450.00', remittance_information: 'RE-100 abzgl. Gutschrift GS-7001' }), c)!;
+    expect(p.allocations.map((a) => [a.invoice_id, a.amount_paid])).toEqual([
+      ['i1', '500.0000'],
+      ['m1', '50.0000'],
+    ]);
+    expect(p.shortfall).toBeNull();
+    expect(p.reasons).toContainEqual({ rule: 'credit_memo', invoice_id: 'm1', amount: '50.0000' });
+  });
+
+  it('finds invoice minus credit memo of the payer when no number is given', () => {
+    const c = ctx({
+      invoices: [inv('i1', ACME, 'RE-100', '500.00'), inv('i2', ACME, 'RE-101', '800.00'), inv('m1', ACME, 'GS-7001', '50.00', { kind: 'credit_memo' })],
+      knownAccounts: [{ account_identifier: IBAN_ACME, partner_id: ACME }],
+    });
+    const p = run(tx({ amount: '750.00', counterparty_iban: IBAN_ACME }), c)!;
+    expect(p.allocations.map((a) => [a.invoice_id, a.amount_paid])).toEqual([
+      ['i2', '800.0000'],
+      ['m1', '50.0000'],
+    ]);
+    // a credit memo is never paid as if it were an invoice
+    expect(run(tx({ amount: '50.00', counterparty_iban: IBAN_ACME }), c)).toBeNull();
+  });
+
+  it('records an early-payment discount by the invoice\'s terms when paid in time', () => {
+    // the old engine proposed a partial payment of 980.00
+    const terms = { discount_terms: [{ due_date: '2026-10-10', percent: '2' }] };
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '1000.00', terms)] });
+    const p = run(tx({ amount: '980.00', remittance_information: '9000001', value_date: '2026-10-10' }), c)!;
+    expect(p.allocations).toEqual([
+      { invoice_id: 'i1', amount_paid: '980.0000', amount_discount: '20.0000', amount_withheld: '0.0000', adjustment_id: null, adjustment_amount: '0.0000' },
+    ]);
+    expect(p.shortfall).toEqual({ amount: '20.0000', reason: 'discount' });
+    // a day late: no discount; the discount taken anyway is a deduction to follow up (unearned discount)
+    const late = run(tx({ amount: '980.00', remittance_information: '9000001', value_date: '2026-10-11' }), c)!;
+    expect(late.allocations[0]!.amount_discount).toBe('0.0000');
+    expect(late.shortfall).toEqual({ amount: '20.0000', reason: 'deduction' });
+  });
+
+  it('says what a shortfall is: a fee within tolerance, a deduction (said, or an unexplained short pay of most of the invoice), a partial payment', () => {
+    // the old engine made the deduction an indistinguishable partial payment and set no shortfall
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '1000.00')] });
+    const fee = run(tx({ amount: '997.50', remittance_information: '9000001' }), c)!;
+    expect(fee.shortfall).toEqual({ amount: '2.5000', reason: 'fee' });
+    const deduction = run(tx({ amount: '900.00', remittance_information: '9000001 Abzug beschädigte Ware' }), c)!;
+    expect(deduction.allocations).toEqual([
+      { invoice_id: 'i1', amount_paid: '900.0000', amount_discount: '0.0000', amount_withheld: '100.0000', adjustment_id: null, adjustment_amount: '0.0000' },
+    ]);
+    expect(deduction.shortfall).toEqual({ amount: '100.0000', reason: 'deduction' });
+    expect(run(tx({ amount: '900.00', remittance_information: '9000001' }), c)!.shortfall).toEqual({ amount: '100.0000', reason: 'deduction' });
+    // said to be a partial payment, or half the invoice or less without a word: a partial payment, the rest stays open
+    const partial = run(tx({ amount: '900.00', remittance_information: 'Teilzahlung 9000001' }), c)!;
+    expect(partial.allocations[0]!.amount_withheld).toBe('0.0000');
+    expect(partial.allocations[0]!.amount_paid).toBe('900.0000');
+    expect(partial.shortfall).toEqual({ amount: '100.0000', reason: 'partial' });
+    expect(run(tx({ amount: '500.00', remittance_information: '9000001' }), c)!.shortfall).toEqual({ amount: '500.0000', reason: 'partial' });
+    expect(run(tx({ amount: '1000.00', remittance_information: '9000001' }), c)!.shortfall).toBeNull();
+  });
+});
+
+describe('credits that are not customer payments', () => {
+  it('never matches interest, card settlements or own-account transfers', () => {
+    // the old engine proposed partial payments of invoice 123456 / 9000001 for the first two
+    const c = ctx({ invoices: [inv('i1', ACME, '123456', '500.00'), inv('i2', ACME, '9000001', '500.00')], ownAccounts: ['DE44 5001 0517 5407 3249 31'] });
+    const interest = tx({ id: 'x1', amount: '12.34', transaction_code: 'ACMT/MCOP/INTR', counterparty_name: 'Sparkasse', remittance_information: 'Habenzinsen Konto 123456' });
+    const card = tx({ id: 'x2', amount: '123.45', counterparty_name: 'Stripe Payments Europe Ltd', remittance_information: 'STRIPE PAYOUT 9000001' });
+    const own = tx({ id: 'x3', amount: '500.00', counterparty_iban: 'DE44500105175407324931', remittance_information: 'Umbuchung 9000001' });
+    expect(run(interest, c)).toBeNull();
+    expect(run(card, c)).toBeNull();
+    expect(run(own, c)).toBeNull();
+    expect(matchStatement([interest, card, own], c)).toEqual([
+      { outcome: 'not_a_payment', transaction_id: 'x1', reasons: [{ rule: 'interest', value: 'ACMT/MCOP/INTR' }] },
+      { outcome: 'not_a_payment', transaction_id: 'x2', reasons: [{ rule: 'payment_processor', value: 'stripe' }] },
+      { outcome: 'not_a_payment', transaction_id: 'x3', reasons: [{ rule: 'own_account', value: 'DE44500105175407324931' }] },
+    ]);
+    // a customer paying through a processor with its own invoice number and the exact amount is still a customer
+    expect(run(tx({ amount: '500.00', counterparty_name: 'PayPal Europe', remittance_information: 'Invoice 9000001' }), c)?.allocations[0]?.invoice_id).toBe('i2');
+  });
+
+  it('proposes nothing for a credit without customer evidence', () => {
+    const c = ctx({ invoices: [inv('i1', ACME, '9000001', '75.00')] });
+    expect(matchStatement([tx({ amount: '75.00', counterparty_name: 'Unknown Sender' })], c)).toEqual([{ outcome: 'unmatched', transaction_id: 't1', reasons: [{ rule: 'no_customer_evidence' }] }]);
   });
 });

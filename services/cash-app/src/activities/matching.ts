@@ -5,14 +5,16 @@ import type { MatchingActivities, ProposePaymentsInput, ProposePaymentsResult } 
 import type { Logger } from 'pino';
 import { heartbeatPacer, HEARTBEAT_EVERY_MS } from './pacer.js';
 import type { CashAppConfig } from '../config.js';
-import { DEFAULT_MATCH_CONFIG, MatchState, matchDeposit, type MatchContext, type MatchInvoice, type Proposal } from '../domain/matching.js';
+import { DEFAULT_MATCH_CONFIG, MatchState, matchStatementPaced, type MatchContext, type MatchInvoice, type MatchOutcome, type Proposal } from '../domain/matching/index.js';
 import { relievedByInvoice } from '../domain/open-amounts.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
 import {
   activeSystemAdjustmentId,
   depositsWithoutPayment,
+  earlierOpenDeposits,
   insertProposals,
   knownAccounts,
+  ownAccountIdentifiers,
   statementExists,
   unusedRemittances,
   type DepositRow,
@@ -35,8 +37,14 @@ export interface MatchingDeps {
  */
 const MATCHING_FIRST_HEARTBEAT_MS = 2000;
 
-/** Deposits matched and written per chunk; the activity heartbeats after each chunk. */
+/** Deposits whose proposals are written per chunk; the activity heartbeats after each chunk. */
 const CHUNK = 500;
+
+/**
+ * Open deposits of earlier statements (no payment yet) matched again with each new statement, most
+ * recent first: invoices pushed since may fit them, and they compete for the same open amounts.
+ */
+const EARLIER_DEPOSITS = 5_000;
 
 function activityContext(): Context | null {
   try {
@@ -69,12 +77,13 @@ export async function loadMatchContext(
   const pace = opts.pace ?? (async () => {});
   const pageSize = opts.pageSize ?? INVOICE_PAGE;
   await ensureSystemAdjustments(db, organizationId);
-  const [partners, accounts, remittances, toleranceAdjustmentId, relieved] = await Promise.all([
+  const [partners, accounts, remittances, toleranceAdjustmentId, relieved, ownAccounts] = await Promise.all([
     listPartnersForMatching(db, organizationId),
     knownAccounts(db, organizationId),
     unusedRemittances(db, organizationId),
     activeSystemAdjustmentId(db, organizationId, config.MATCH_TOLERANCE_ADJUSTMENT),
     relievedByInvoice(db, organizationId, ['approved', 'unapproved']),
+    ownAccountIdentifiers(db, organizationId),
   ]);
   await pace();
   const invoices: MatchInvoice[] = [];
@@ -100,6 +109,7 @@ export async function loadMatchContext(
     knownAccounts: accounts,
     remittances,
     toleranceAdjustmentId,
+    ownAccounts,
     config: { ...DEFAULT_MATCH_CONFIG, toleranceAmount: config.MATCH_TOLERANCE_AMOUNT, tolerancePercent: config.MATCH_TOLERANCE_PERCENT },
   };
 }
@@ -116,44 +126,51 @@ function byDueThenId(a: MatchInvoice, b: MatchInvoice): number {
 export function createMatchingActivities(deps: MatchingDeps): MatchingActivities {
   return {
     /**
-     * Propose payments for the statement's deposits that have none yet. Idempotent: a retry (or a
-     * resumed run after a worker crash) skips deposits that already got a payment. Heartbeats after
-     * every chunk of CHUNK deposits; a cancellation seen through the heartbeat stops it between chunks.
+     * Propose payments for the statement's deposits that have none yet, matched over the whole
+     * statement together with the open deposits of earlier statements (EARLIER_DEPOSITS). Idempotent:
+     * a retry (or a resumed run after a worker crash) skips deposits that already got a payment.
+     * Heartbeats while matching and after every chunk of CHUNK written deposits; a cancellation seen
+     * through the heartbeat stops it between two steps. The counts are the statement's own deposits.
      */
     async proposePayments(input: ProposePaymentsInput): Promise<ProposePaymentsResult> {
       const ctx = activityContext();
       const { organizationId, statementId } = input;
       if (!(await statementExists(deps.db, organizationId, statementId))) return { proposed: 0, unmatched: 0 };
-      const deposits = await depositsWithoutPayment(deps.db, organizationId, statementId);
+      const deposits = (await depositsWithoutPayment(deps.db, organizationId, statementId)).map((d) => ({ ...d, currency: d.currency.trim() }));
       if (deposits.length === 0) return { proposed: 0, unmatched: 0 };
-      const currencies = [...new Set(deposits.map((d) => d.currency.trim()))];
+      const currencies = [...new Set(deposits.map((d) => d.currency))];
       let done = 0;
-      // Between two chunks the context load and the matching of a chunk must not outlast the
-      // heartbeat timeout: heartbeat (time-paced) inside them too, with the progress so far.
+      // Between two chunks the context load and the matching must not outlast the heartbeat
+      // timeout: heartbeat (time-paced) inside them too, with the progress so far.
       const everyMs = deps.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
       const pace = heartbeatPacer(ctx, () => ({ done, total: deposits.length }), everyMs, deps.heartbeatEveryMs ?? MATCHING_FIRST_HEARTBEAT_MS);
+      const earlier = (await earlierOpenDeposits(deps.db, organizationId, statementId, currencies, EARLIER_DEPOSITS)).map((d) => ({ ...d, currency: d.currency.trim() }));
       const matchContext = await loadMatchContext(deps.db, organizationId, currencies, deps.config, { pace, pageSize: deps.invoicePageSize });
       const state = new MatchState(matchContext.invoices);
       await pace();
+      const all = [...deposits, ...earlier];
+      const outcomes = await matchStatementPaced(all, matchContext, state, pace);
+      const byId = new Map<string, DepositRow>(all.map((d) => [d.id, d]));
       let proposed = 0;
       let unmatched = 0;
-      for (let i = 0; i < deposits.length; i += CHUNK) {
-        const chunk = deposits.slice(i, i + CHUNK).map((d) => ({ ...d, currency: d.currency.trim() }));
-        const proposals: Proposal[] = [];
-        for (let j = 0; j < chunk.length; j++) {
-          if (j > 0 && j % 100 === 0) await pace();
-          const p = matchDeposit(chunk[j], matchContext, state);
-          if (p) proposals.push(p);
-          else unmatched++;
-        }
-        proposed += await insertProposals(deps.db, organizationId, proposals, new Map<string, DepositRow>(chunk.map((d) => [d.id, d])));
-        done = i + chunk.length;
-        if (ctx) {
-          ctx.heartbeat({ done, total: deposits.length });
-          if (ctx.cancellationSignal.aborted) throw new CancelledFailure('proposePayments cancelled');
+      // the statement's own deposits first (their progress is what the heartbeat reports), then the earlier ones
+      for (const [from, to] of [[0, deposits.length], [deposits.length, all.length]] as const) {
+        for (let i = from; i < to; i += CHUNK) {
+          const chunk: MatchOutcome[] = outcomes.slice(i, Math.min(to, i + CHUNK));
+          const proposals: Proposal[] = chunk.flatMap((o) => (o.outcome === 'proposed' ? [o.proposal] : []));
+          const written = await insertProposals(deps.db, organizationId, proposals, byId);
+          if (from === 0) {
+            proposed += written;
+            unmatched += chunk.length - proposals.length;
+            done = i - from + chunk.length;
+          }
+          if (ctx) {
+            ctx.heartbeat({ done, total: deposits.length });
+            if (ctx.cancellationSignal.aborted) throw new CancelledFailure('proposePayments cancelled');
+          }
         }
       }
-      deps.log?.info({ organization_id: organizationId, statement_id: statementId, proposed, unmatched }, 'payments proposed');
+      deps.log?.info({ organization_id: organizationId, statement_id: statementId, proposed, unmatched, earlier: earlier.length }, 'payments proposed');
       return { proposed, unmatched };
     },
   };

@@ -16,7 +16,7 @@ export interface DepositRow extends MatchTransaction {
 
 const TX_MATCH_COLUMNS = [
   't.id', 't.amount', 't.currency', 't.counterparty_name', 't.counterparty_account', 't.counterparty_iban', 't.remittance_information',
-  't.bank_reference', 't.end_to_end_id', 't.booking_date', 't.value_date',
+  't.bank_reference', 't.end_to_end_id', 't.booking_date', 't.value_date', 't.transaction_code',
 ];
 
 export async function statementExists(db: Db, organizationId: string, statementId: string): Promise<boolean> {
@@ -33,6 +33,36 @@ export async function depositsWithoutPayment(db: Db, organizationId: string, sta
     .andWhereRaw('t.is_payment IS DISTINCT FROM false')
     .whereNotExists(db('payments as p').select(db.raw('1')).whereRaw('p.bank_transaction_id = t.id'))
     .orderBy(['t.sequence', 't.id']) as Promise<DepositRow[]>;
+}
+
+/**
+ * Deposits of the organization's other statements (processed: ready, approved or synced) that still
+ * have no payment, in the given currencies, most recent first, at most `limit`: matched again with
+ * each new statement, since invoices pushed or payments deleted since may now fit them.
+ */
+export async function earlierOpenDeposits(db: Db, organizationId: string, statementId: string, currencies: readonly string[], limit: number): Promise<DepositRow[]> {
+  return db('bank_transactions as t')
+    .join('bank_statements as s', 's.id', 't.statement_id')
+    .select(TX_MATCH_COLUMNS)
+    .where({ 't.organization_id': organizationId, 's.organization_id': organizationId })
+    .whereNot('t.statement_id', statementId)
+    .whereIn('s.status', ['ready', 'approved', 'synced'])
+    .whereRaw('btrim(t.currency) = ANY(?)', [[...currencies]])
+    .andWhere('t.amount', '>', 0)
+    .andWhereRaw('t.is_payment IS DISTINCT FROM false')
+    .whereNotExists(db('payments as p').select(db.raw('1')).whereRaw('p.bank_transaction_id = t.id'))
+    .orderByRaw('t.booking_date DESC NULLS LAST, t.id')
+    .limit(limit) as Promise<DepositRow[]>;
+}
+
+/** The organization's own bank accounts (statement accounts): identifiers, IBANs and account numbers. */
+export async function ownAccountIdentifiers(db: Db, organizationId: string): Promise<string[]> {
+  const rows = (await db('bank_accounts').select('account_identifier', 'iban', 'account_number').where({ organization_id: organizationId })) as {
+    account_identifier: string | null;
+    iban: string | null;
+    account_number: string | null;
+  }[];
+  return [...new Set(rows.flatMap((r) => [r.account_identifier, r.iban, r.account_number]).filter((v): v is string => !!v))];
 }
 
 /**
@@ -118,9 +148,10 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
   if (proposals.length === 0) return 0;
   return db.transaction(async (trx) => {
     const ids = proposals.map((p) => p.transaction_id);
-    await trx('bank_transactions').select('id').where({ organization_id: organizationId }).whereIn('id', ids).forUpdate();
+    // only deposits still there (a statement deleted meanwhile takes its deposits with it)
+    const locked = new Set(((await trx('bank_transactions').select('id').where({ organization_id: organizationId }).whereIn('id', ids).forUpdate()) as { id: string }[]).map((r) => r.id));
     const taken = new Set(((await trx('payments').select('bank_transaction_id').where({ organization_id: organizationId }).whereIn('bank_transaction_id', ids)) as { bank_transaction_id: string }[]).map((r) => r.bank_transaction_id));
-    const todo = proposals.filter((p) => !taken.has(p.transaction_id) && deposits.has(p.transaction_id));
+    const todo = proposals.filter((p) => locked.has(p.transaction_id) && !taken.has(p.transaction_id) && deposits.has(p.transaction_id));
     if (todo.length === 0) return 0;
     const payments = todo.map((p) => {
       const tx = deposits.get(p.transaction_id)!;
