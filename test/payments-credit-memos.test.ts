@@ -8,19 +8,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '@rp/platform';
+import { loadMatchContext } from '../services/cash-app/src/activities/matching.js';
+import { insertProposals, type DepositRow } from '../services/cash-app/src/store/payments.js';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
 let org: Org;
+let db: Db;
 const ids: Record<string, string> = {};
+const KAPPA_IBAN = 'DE89370400440532013000';
+const MATCH_CONFIG = { MATCH_TOLERANCE_AMOUNT: '5.00', MATCH_TOLERANCE_PERCENT: '0', MATCH_TOLERANCE_ADJUSTMENT: 'short_pay_write_off' } as const;
 
 beforeAll(async () => {
   stack = await startStack({ workers: ['cash-app'] });
+  db = createDb({ url: stack.databaseUrl, schema: 'cash_app', poolMax: 2 });
   org = await stack.onboard('Credit memo payments');
   const customers = await pushCustomers(stack, org.apiKey, [
-    customerRecord({ customer_code: 'K-1', name1: 'Kappa Werkzeuge GmbH' }),
+    customerRecord({ customer_code: 'K-1', name1: 'Kappa Werkzeuge GmbH', bank_accounts: [{ iban: KAPPA_IBAN }] }),
     customerRecord({ customer_code: 'L-1', name1: 'Lambda Tools Ltd' }),
   ]);
   expect(customers.body.results.every((r) => r.success)).toBe(true);
@@ -34,10 +41,13 @@ beforeAll(async () => {
   expect(docs.body.results.every((r) => r.success)).toBe(true);
   [ids.inv1, ids.inv2, ids.memo, ids.otherMemo] = docs.body.results.map((r) => r.service_id!);
 });
-afterAll(async () => stack?.close());
+afterAll(async () => {
+  await db?.destroy();
+  await stack?.close();
+});
 
-/** A deposit on a new statement (no reference, no known payer) and an unapproved payment for it. */
-async function depositPayment(amount: string): Promise<string> {
+/** A deposit on a new statement (no reference, no known payer), processed; its transaction id. */
+async function depositTx(amount: string): Promise<string> {
   const res = await stack.request('POST', '/v2/bank-statements', {
     token: org.token,
     body: {
@@ -49,7 +59,12 @@ async function depositPayment(amount: string): Promise<string> {
   });
   expect(res.status).toBe(200);
   const ready = await waitForStatement(stack, org.token, res.body.id);
-  const txId = ready.transactions[0].id as string;
+  return ready.transactions[0].id as string;
+}
+
+/** A deposit and an unapproved payment for it. */
+async function depositPayment(amount: string): Promise<string> {
+  const txId = await depositTx(amount);
   const existing = await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token });
   if (existing.body.data.length > 0) return existing.body.data[0].id as string;
   const created = await stack.request('POST', '/v2/payments', { token: org.token, body: { bank_transaction_id: txId } });
@@ -148,5 +163,46 @@ describe('credit memos in a payment', () => {
     await expect(insert('credit_memo', '1.00')).rejects.toThrow(/outside 0 .. its amount/);
     const [{ n }] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.payment_allocations WHERE payment_id = $1`, [paymentId]);
     expect(n).toBe(0);
+  });
+
+  it('the matching context offers open memos with their remaining credit and the customers\' master-data accounts; a used-up memo is not offered', async () => {
+    const ctx = await loadMatchContext(db, org.organizationId, ['EUR'], MATCH_CONFIG);
+    const byNumber = new Map(ctx.invoices.map((i) => [i.document_number, i]));
+    // K-CM-1's 100 were applied by the approved payment of the first test: nothing left to offer
+    expect(byNumber.has('K-CM-1')).toBe(false);
+    expect(byNumber.get('L-CM-1')).toMatchObject({ id: ids.otherMemo, kind: 'credit_memo', open_amount: '50.0000', discount_terms: [] });
+    expect(byNumber.get('K-INV-1')).toBeUndefined(); // paid in full by that payment
+    expect(ctx.knownAccounts).toContainEqual({ account_identifier: KAPPA_IBAN, partner_id: ids.kappa, source: 'master_data' });
+  });
+
+  it('matching proposals may apply a memo; one whose cash would be negative or above its deposit is left for a person, the others are written', async () => {
+    // deposits nothing in the ledger matches, so they are left without a payment
+    const [txA, txB] = [await depositTx('1.00'), await depositTx('2.00')];
+    for (const tx of [txA, txB]) expect((await stack.request('GET', `/v2/payments?bank_transaction_id=${tx}`, { token: org.token })).body.data).toEqual([]);
+    const fresh = await pushInvoices(stack, org.apiKey, [
+      invoiceRecord({ document_number: 'K-INV-9', customer_code: 'K-1', amount_in_document_currency: 11, amount_in_local_currency: 11 }),
+      invoiceRecord({ document_number: 'K-CM-9', customer_code: 'K-1', debit_credit_indicator: 'H', amount_in_document_currency: 10, amount_in_local_currency: 10 }),
+    ]);
+    const [inv9, memo9] = fresh.body.results.map((r) => r.service_id!);
+    const deposit = (id: string, amount: string): DepositRow =>
+      ({ id, amount, currency: 'EUR', counterparty_name: null, counterparty_account: null, counterparty_iban: null, remittance_information: null, bank_reference: null, end_to_end_id: null, booking_date: '2026-10-15', value_date: '2026-10-15' });
+    const alloc = (invoice_id: string, amount_paid: string) => ({ invoice_id, amount_paid, amount_discount: '0', amount_withheld: '0', adjustment_id: null, adjustment_amount: '0' });
+    const written = await insertProposals(
+      db,
+      org.organizationId,
+      [
+        { transaction_id: txA, partner_id: ids.kappa, remittance_id: null, score: 0.9, reasons: [{ rule: 'test' }], allocations: [alloc(inv9!, '11.00'), alloc(memo9!, '10.00')] },
+        { transaction_id: txB, partner_id: ids.kappa, remittance_id: null, score: 0.9, reasons: [{ rule: 'test' }], allocations: [alloc(memo9!, '2.00')] },
+      ],
+      new Map([[txA, deposit(txA, '1.00')], [txB, deposit(txB, '2.00')]]),
+    );
+    expect(written).toBe(1);
+    const proposed = await stack.request('GET', `/v2/payments?bank_transaction_id=${txA}`, { token: org.token });
+    expect(proposed.body.data[0]).toMatchObject({ allocated_amount: '1.00', unallocated_amount: '0.00' });
+    expect(proposed.body.data[0].allocations.map((x: any) => [x.invoice_number, x.document_kind])).toEqual([
+      ['K-INV-9', 'invoice'],
+      ['K-CM-9', 'credit_memo'],
+    ]);
+    expect((await stack.request('GET', `/v2/payments?bank_transaction_id=${txB}`, { token: org.token })).body.data).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
  * Payments proposed from bank deposits, their allocations to ledger invoices, and the bank accounts
  * learned from approved payments. Every query is scoped by organization.
  */
-import { documentKinds, documentOutOfScopeSql, documentsReportedAt, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
+import { documentKinds, documentOutOfScopeSql, documentsReportedAt, Money, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain-types/matching.js';
 import type { AllocationDraft, ReliefRow } from '../domain-types/payments.js';
@@ -114,7 +114,10 @@ export async function activeSystemAdjustmentId(db: Db, organizationId: string, s
  * Insert proposals as unapproved payments with their allocations, set-based, in one transaction.
  * The transactions are locked first and those that meanwhile got a payment are skipped, so a
  * retried or concurrent run never creates a second payment for a transaction. Used remittances are
- * tied to their transaction and marked `applied`. Returns how many payments were inserted.
+ * tied to their transaction and marked `applied`. Each allocation records whether its document is
+ * an invoice or a credit memo; a proposal whose cash (invoices paid less memos' credit) is outside
+ * 0 .. its deposit is not written (the deposit stays without a payment, for a person). Returns how
+ * many payments were inserted.
  */
 export async function insertProposals(db: Db, organizationId: string, proposals: readonly Proposal[], deposits: ReadonlyMap<string, DepositRow>): Promise<number> {
   if (proposals.length === 0) return 0;
@@ -122,7 +125,15 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
     const ids = proposals.map((p) => p.transaction_id);
     await trx('bank_transactions').select('id').where({ organization_id: organizationId }).whereIn('id', ids).forUpdate();
     const taken = new Set(((await trx('payments').select('bank_transaction_id').where({ organization_id: organizationId }).whereIn('bank_transaction_id', ids)) as { bank_transaction_id: string }[]).map((r) => r.bank_transaction_id));
-    const todo = proposals.filter((p) => !taken.has(p.transaction_id) && deposits.has(p.transaction_id));
+    // a proposal may apply credit memos: each allocation records its document's kind from the ledger
+    const kinds = await documentKinds(trx, organizationId, proposals.flatMap((p) => p.allocations.map((a) => a.invoice_id)));
+    // A proposal whose cash (invoices paid less memos' credit) is outside 0 .. its deposit is left for a
+    // person rather than written: the database refuses it, and one such proposal must not fail the chunk.
+    const cashFits = (p: Proposal) => {
+      const cash = p.allocations.reduce((sum, a) => (kinds.get(a.invoice_id) === 'credit_memo' ? sum.minus(a.amount_paid) : sum.plus(a.amount_paid)), new Money(0));
+      return cash.gte(0) && cash.lte(deposits.get(p.transaction_id)!.amount);
+    };
+    const todo = proposals.filter((p) => !taken.has(p.transaction_id) && deposits.has(p.transaction_id) && cashFits(p));
     if (todo.length === 0) return 0;
     const payments = todo.map((p) => {
       const tx = deposits.get(p.transaction_id)!;
@@ -141,8 +152,6 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
       };
     });
     for (let i = 0; i < payments.length; i += 1000) await trx('payments').insert(payments.slice(i, i + 1000));
-    // a proposal may apply credit memos: each allocation records its document's kind from the ledger
-    const kinds = await documentKinds(trx, organizationId, todo.flatMap((p) => p.allocations.map((a) => a.invoice_id)));
     const allocations = todo.flatMap((p, i) =>
       p.allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: payments[i]!.id, ...a, document_kind: kinds.get(a.invoice_id) ?? 'invoice' })),
     );
