@@ -123,6 +123,12 @@ describe('invoice push discount_terms', () => {
       { due_date: '2026-09-15', percent: '3' },
       { due_date: '2026-09-30', percent: '2' },
     ]);
+    // the database holds the same rule, whoever writes
+    const setTerms = (terms: unknown) => stack.sql(`UPDATE integrations.documents SET discount_terms = $2::jsonb WHERE id = $1`, [res.body.results[0]!.service_id, JSON.stringify(terms)]);
+    await expect(setTerms([{ due_date: '2026-09-15', percent: '100' }])).rejects.toThrow(/documents_discount_terms_check/);
+    await expect(setTerms([{ due_date: '2026-09-15', percent: 2 }])).rejects.toThrow(/documents_discount_terms_check/);
+    await expect(setTerms([{ percent: '2' }])).rejects.toThrow(/documents_discount_terms_check/);
+    await expect(setTerms({ due_date: '2026-09-15', percent: '2' })).rejects.toThrow(/documents_discount_terms_check/);
     await pushInvoices(stack, org.apiKey, [invoiceRecord({ document_number: number })]);
     const [again] = await stack.sql(`SELECT discount_terms FROM integrations.documents WHERE id = $1`, [res.body.results[0]!.service_id]);
     expect(again.discount_terms).toEqual([]);

@@ -12,8 +12,9 @@ export const name = '010_master_bank_accounts_discount_terms';
  *   (`account_identifier` = the account number, letters and digits only, upper case). One row per
  *   (organization, partner, identifier, bank code); a partner's rows go with it.
  * - `documents.discount_terms`: the early-payment discounts of an invoice's payment terms (SAP's
- *   cash discounts 1 and 2), a JSON array of `{due_date, percent}`, earliest first, at most 3; `[]`
- *   when the terms give none.
+ *   cash discounts 1 and 2), a JSON array of `{due_date, percent}` (YYYY-MM-DD, a decimal string
+ *   above 0 and below 100 with at most 4 decimals), earliest first, at most 3; `[]` when the terms
+ *   give none.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -37,7 +38,13 @@ export async function up(knex: Knex): Promise<void> {
     ALTER TABLE documents
       ADD COLUMN discount_terms jsonb NOT NULL DEFAULT '[]'::jsonb,
       ADD CONSTRAINT documents_discount_terms_check
-        CHECK (jsonb_typeof(discount_terms) = 'array' AND jsonb_array_length(discount_terms) <= 3);
+        CHECK (jsonb_typeof(discount_terms) = 'array' AND jsonb_array_length(discount_terms) <= 3
+          -- every term an object with a YYYY-MM-DD due_date and a percent that is a decimal string above 0 and
+          -- below 100 with at most 4 decimals (\\? is a literal ? for knex, not a binding)
+          AND NOT jsonb_path_exists(discount_terms, '$[*] \\? (@.type() != "object" || !exists(@.due_date) || !exists(@.percent)
+            || @.due_date.type() != "string" || @.percent.type() != "string"
+            || !(@.due_date like_regex "^[0-9]{4}-[0-9]{2}-[0-9]{2}$") || !(@.percent like_regex "^[0-9]+([.][0-9]{1,4})\\?$")
+            || @.percent.double() <= 0 || @.percent.double() >= 100)'));
   `);
 }
 
