@@ -250,6 +250,24 @@ describe('middleware posting queue', () => {
     expect(none.body.errors[0].msg).toContain('(0.00)');
   });
 
+  it('a payment applying a credit memo is queued with the memo\'s line marked kind credit_memo; its cash is the invoices less the credit', async () => {
+    const pushed = await pushInvoices(stack, orgM.apiKey, [
+      invoiceRecord({ document_number: '7101', customer_code: 'C-1', amount_in_document_currency: 300 }),
+      invoiceRecord({ document_number: '7102', customer_code: 'C-1', amount_in_document_currency: 20, debit_credit_indicator: 'H' }),
+    ]);
+    const [inv, memo] = pushed.body.results.map((r) => r.service_id!);
+    const [tx] = await statement(orgM, 'EUR', [{ amount: '280.00' }]);
+    const p = await allocate(orgM, tx!, [{ invoice_id: inv!, amount_paid: '300.00' }, { invoice_id: memo!, amount_paid: '20.00' }]);
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    expect((await stack.request('POST', `/v2/payments/${p.body.id}/approve`, { token: orgM.token })).status).toBe(200);
+    const entry = await queued(orgM, p.body.id);
+    expect(entry).toMatchObject({ amount: '280.00', unallocated_amount: '0.00' });
+    expect(entry.lines.map((l: any) => [l.document_number, l.kind, l.amount_paid])).toEqual([
+      ['7101', 'invoice', '300.00'],
+      ['7102', 'credit_memo', '20.00'],
+    ]);
+  });
+
   it('a failure reported by the middleware is the posting_error (metrics count it); POST …/post queues it again', async () => {
     const invoice7002 = await documentId(orgM, { document_number: '7002' });
     const [tx] = await statement(orgM, 'EUR', [{ amount: '550.00' }]);
@@ -629,5 +647,46 @@ describe('QuickBooks Online posting', () => {
     } finally {
       await fault.restore();
     }
+  });
+  it('a payment applying a credit memo posts it as a Line linked with TxnType CreditMemo; QuickBooks takes the credit off the cash', async () => {
+    const now = new Date().toISOString();
+    qboBase.records.Invoice.push(qboInvoice(120, 2, now, [{ qty: 1, unitPrice: 100, amount: 100 }], { TotalAmt: 100, Balance: 100 }));
+    qboBase.records.CreditMemo.push({
+      Id: '301',
+      SyncToken: '0',
+      DocNumber: 'CM-301',
+      TxnDate: '2026-03-20',
+      TotalAmt: 30,
+      Balance: 30,
+      CurrencyRef: { value: 'USD', name: 'United States Dollar' },
+      CustomerRef: { value: '2' },
+      Line: [{ Id: '1', LineNum: 1, Description: 'Returned goods', Amount: 30, DetailType: 'SalesItemLineDetail', SalesItemLineDetail: { Qty: 1, UnitPrice: 30 } }],
+      MetaData: { CreateTime: now, LastUpdatedTime: now },
+    });
+    await sync();
+    const [inv120, memo301] = [await documentId(orgQ, { remote_id: '120' }), await documentId(orgQ, { remote_id: '301' })];
+    const [tx] = await statement(orgQ, 'USD', [{ amount: '70.00' }]);
+    const p = await allocate(orgQ, tx!, [
+      { invoice_id: inv120, amount_paid: '100.00' },
+      { invoice_id: memo301, amount_paid: '30.00' },
+    ]);
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    expect((await stack.request('POST', `/v2/payments/${p.body.id}/approve`, { token: orgQ.token })).status).toBe(200);
+    const payment = await waitFor('posting finished', async () => {
+      const res = await getPayment(orgQ, p.body.id);
+      return ['posted', 'failed'].includes(res.body.posting_status) ? res.body : null;
+    });
+    expect(payment, JSON.stringify(payment)).toMatchObject({ posting_status: 'posted', allocated_amount: '70.00', unallocated_amount: '0.00', posting_error: null });
+    expect(qbo.payments.find((p) => p.Id === payment.erp_payment_id)).toMatchObject({
+      CustomerRef: { value: '2' },
+      TotalAmt: 70,
+      UnappliedAmt: 0,
+      Line: [
+        { Amount: 100, LinkedTxn: [{ TxnId: '120', TxnType: 'Invoice' }] },
+        { Amount: 30, LinkedTxn: [{ TxnId: '301', TxnType: 'CreditMemo' }] },
+      ],
+    });
+    expect(qboBase.records.CreditMemo.find((m) => m.Id === '301')!.Balance).toBe(0);
+    expect(qboBase.records.Invoice.find((m) => m.Id === '120')!.Balance).toBe(0);
   });
 });

@@ -5,9 +5,10 @@
  *
  * - create `POST /v3/company/{realmId}/payment?requestid=<id>&minorversion=N` with
  *   `{CustomerRef: {value}, TotalAmt, TxnDate?, CurrencyRef?, PaymentRefNum?, PrivateNote?,
- *   Line: [{Amount, LinkedTxn: [{TxnId, TxnType: "Invoice"}]}]}` → `{Payment: {Id, SyncToken: "0",
- *   TotalAmt, UnappliedAmt, Line, MetaData, …}, time}`. The linked invoices' `Balance` drops by the
- *   line amounts (and their LastUpdatedTime moves); TotalAmt above the lines is `UnappliedAmt`.
+ *   Line: [{Amount, LinkedTxn: [{TxnId, TxnType: "Invoice" | "CreditMemo"}]}]}` → `{Payment: {Id, SyncToken: "0",
+ *   TotalAmt, UnappliedAmt, Line, MetaData, …}, time}`. The linked invoices' and credit memos' `Balance`
+ *   drops by the line amounts (and their LastUpdatedTime moves); a credit memo's line is credit applied,
+ *   so the cash is Σ invoice lines − Σ credit memo lines, and TotalAmt above it is `UnappliedAmt`.
  *   `requestid`: a request id seen before gets the first response again and changes nothing.
  * - read `GET /v3/company/{realmId}/payment/{Id}` → `{Payment, time}`.
  * - delete `POST /v3/company/{realmId}/payment?operation=delete` `{Id, SyncToken}` →
@@ -90,8 +91,8 @@ export async function startFakeQboPayments(base: FakeQuickbooks): Promise<FakeQb
   const byRequestId = new Map<string, { status: number; body: unknown }>();
   let nextId = 9001;
 
-  function invoice(id: string): QboRecord | undefined {
-    return base.records.Invoice.find((r) => r.Id === id);
+  function invoice(id: string, type = 'Invoice'): QboRecord | undefined {
+    return (type === 'CreditMemo' ? base.records.CreditMemo : base.records.Invoice).find((r) => r.Id === id);
   }
 
   function touch(inv: QboRecord, balanceCents: number) {
@@ -109,7 +110,7 @@ export async function startFakeQboPayments(base: FakeQuickbooks): Promise<FakeQb
     let applied = 0;
     for (const line of lines) {
       const link = line.LinkedTxn?.[0];
-      const inv = link?.TxnType === 'Invoice' ? invoice(link.TxnId) : undefined;
+      const inv = link?.TxnType === 'Invoice' || link?.TxnType === 'CreditMemo' ? invoice(link.TxnId, link.TxnType) : undefined;
       if (!inv) return fault(400, 'ValidationFault', 'Business Validation Error: Invoice not found', '6000', `Linked invoice ${link?.TxnId} does not exist.`);
       if ((inv.CustomerRef as { value: string }).value !== body.CustomerRef.value) {
         return fault(400, 'ValidationFault', 'Business Validation Error: the invoice belongs to another customer', '6000', `Invoice ${inv.Id} is not an invoice of customer ${body.CustomerRef.value}.`);
@@ -117,11 +118,12 @@ export async function startFakeQboPayments(base: FakeQuickbooks): Promise<FakeQb
       if (cents(line.Amount) > cents(Number(inv.Balance))) {
         return fault(400, 'ValidationFault', 'Business Validation Error: the payment is more than the open balance', '6000', `Invoice ${inv.Id} has a balance of ${String(inv.Balance)}.`);
       }
-      applied += cents(line.Amount);
+      applied += link!.TxnType === 'CreditMemo' ? -cents(line.Amount) : cents(line.Amount);
     }
+    if (applied < 0) return fault(400, 'ValidationFault', 'Business Validation Error: the credits exceed the invoices', '6000', 'The credit memos applied exceed the invoices paid.');
     if (applied > cents(body.TotalAmt)) return fault(400, 'ValidationFault', 'Business Validation Error: the lines exceed the total', '6000', 'The applied amount exceeds TotalAmt.');
     for (const line of lines) {
-      const inv = invoice(line.LinkedTxn[0]!.TxnId)!;
+      const inv = invoice(line.LinkedTxn[0]!.TxnId, line.LinkedTxn[0]!.TxnType)!;
       touch(inv, cents(Number(inv.Balance)) - cents(line.Amount));
     }
     const now = new Date().toISOString();
@@ -148,7 +150,7 @@ export async function startFakeQboPayments(base: FakeQuickbooks): Promise<FakeQb
     const payment = fake.payments[i]!;
     if (String(body.SyncToken) !== payment.SyncToken) return fault(400, 'ValidationFault', 'Stale Object Error', '5010', `Stale Object Error : You and ${'another user'} were working on the same thing.`);
     for (const line of payment.Line) {
-      const inv = invoice(line.LinkedTxn[0]!.TxnId);
+      const inv = invoice(line.LinkedTxn[0]!.TxnId, line.LinkedTxn[0]!.TxnType);
       if (inv) touch(inv, cents(Number(inv.Balance)) + cents(line.Amount));
     }
     fake.payments.splice(i, 1);

@@ -35,7 +35,7 @@ describe('payment allocation rules', () => {
     expect(check([draft('a', '600.00'), draft('b', '50.00')], { transactionAmount: '649.99' })).toEqual([['body.allocations.1.amount_paid', 'value_error.exceeds_transaction_amount']]);
   });
 
-  it('refuses unknown, closed, credit-memo, other-currency and repeated invoices, bad adjustments and empty allocations', () => {
+  it('refuses unknown, closed, other-currency and repeated invoices, a credit memo that is not the payer\'s, bad adjustments and empty allocations', () => {
     expect(
       check([
         draft('zzz', '1'),
@@ -51,13 +51,29 @@ describe('payment allocation rules', () => {
       ['body.allocations.0.invoice_id', 'value_error.not_found'],
       ['body.allocations.1.invoice_id', 'value_error.invoice_closed'],
       ['body.allocations.2.invoice_id', 'value_error.currency'],
-      ['body.allocations.3.invoice_id', 'value_error.not_found'],
+      ['body.allocations.3.invoice_id', 'value_error.credit_memo_partner'],
       ['body.allocations.4.adjustment_id', 'value_error.not_found'],
       ['body.allocations.5.invoice_id', 'value_error.duplicate'],
       ['body.allocations.6.adjustment_amount', 'value_error.missing'],
       ['body.allocations.7.invoice_id', 'value_error.duplicate'],
     ]);
     expect(check([draft('a', '0')])).toEqual([['body.allocations.0.amount_paid', 'value_error.empty']]);
+  });
+
+  it('applies a credit memo of the payer: its credit reduces the cash, within its open credit and the invoices\' amount_paid', () => {
+    const memos = { invoices: new Map([inv('a', '600.00'), inv('m', '-100.00', { kind: 'credit_memo' }), inv('x', '30.00', { kind: 'credit_memo' })].map(([id, d]) => [id, { ...d, partner_id: id === 'x' ? 'other' : 'p1' }] as const)), payerId: 'p1' };
+    // 600 paid less 100 credit = 500 of cash, within a 500 deposit; the memo's credit is positive whatever its stored sign
+    expect(check([draft('a', '600.00'), draft('m', '100.00')], { ...memos, transactionAmount: '500.00' })).toEqual([]);
+    expect(check([draft('a', '600.00'), draft('m', '100.00')], { ...memos, transactionAmount: '499.99' })).toEqual([['body.allocations.0.amount_paid', 'value_error.exceeds_transaction_amount']]);
+    expect(check([draft('a', '600.00'), draft('m', '100.01')], memos)).toEqual([['body.allocations.1.amount_paid', 'value_error.exceeds_open_amount']]);
+    expect(check([draft('a', '600.00'), draft('m', '60.00')], { ...memos, relievedElsewhere: new Map([['m', '50.00']]) })).toEqual([['body.allocations.1.amount_paid', 'value_error.exceeds_open_amount']]);
+    expect(check([draft('a', '50.00'), draft('m', '60.00')], memos)).toEqual([['body.allocations.1.amount_paid', 'value_error.credit_exceeds_invoices']]);
+    expect(check([draft('a', '50.00'), draft('x', '10.00')], memos)).toEqual([['body.allocations.1.invoice_id', 'value_error.credit_memo_partner']]);
+    expect(check([draft('a', '50.00'), draft('m', '10.00', { amount_withheld: '1', adjustment_id: 'adj', adjustment_amount: '1' })], memos)).toEqual([
+      ['body.allocations.1.amount_withheld', 'value_error.credit_memo'],
+      ['body.allocations.1.adjustment_amount', 'value_error.credit_memo'],
+      ['body.allocations.1.adjustment_id', 'value_error.credit_memo'],
+    ]);
   });
 
   it('refuses amounts with more decimals than the currency allows, naming the field (JPY none, KWD 3)', () => {

@@ -48,6 +48,23 @@ describe('payment receipt rendering', () => {
     expect(r.html).not.toContain('<Acme>');
   });
 
+  it('lists a credit memo the payment applied as a credit, after the invoices it settles', () => {
+    const r = renderPaymentReceipt({
+      organizationName: 'Seller',
+      partnerName: 'Acme',
+      amount: '900',
+      currency: 'EUR',
+      paymentDate: '2026-10-02',
+      reference: null,
+      lines: [
+        { invoice_number: '9100001', currency: 'EUR', amount_paid: '1000', amount_discount: '0', amount_withheld: '0' },
+        { invoice_number: 'CM-7', currency: 'EUR', amount_paid: '100', amount_discount: '0', amount_withheld: '0', kind: 'credit_memo' },
+      ],
+    });
+    expect(r.text).toContain('It was applied to these invoices:\n  Invoice 9100001: EUR 1,000.00\n  Credit memo CM-7: credit EUR 100.00 applied\n');
+    expect(r.html).toContain('<tr><td>Credit memo CM-7</td><td style="text-align:right">-EUR 100.00</td><td>credit applied</td></tr>');
+  });
+
   it('says so when the payment is not applied to an invoice', () => {
     const r = renderPaymentReceipt({ organizationName: 'S', partnerName: 'P', amount: '5', currency: 'USD', paymentDate: null, reference: 'R1', lines: [] });
     expect(r.subject).toBe('Payment received: USD 5.00');

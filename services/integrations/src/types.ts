@@ -55,6 +55,23 @@ export interface PartnerUpsert {
   business_unit_id?: string | null;
   address?: Record<string, unknown>;
   attributes?: Record<string, unknown>;
+  /** The customer master's bank accounts. Absent: the partner's stored ones are left as they are; an array (maybe empty) replaces them as a set. */
+  bank_accounts?: MasterBankAccountUpsert[];
+}
+
+/** A bank account of the customer master: an IBAN (`bank_code` null) or a domestic account number with its bank code, normalized. */
+export interface MasterBankAccountUpsert {
+  /** IBAN upper case without spaces, or the account number (letters and digits, upper case) */
+  account_identifier: string;
+  bank_code: string | null;
+}
+
+/** An early-payment discount of an invoice's payment terms: paying by `due_date` (inclusive) may deduct `percent`. */
+export interface DiscountTermUpsert {
+  /** 'YYYY-MM-DD' */
+  due_date: string;
+  /** decimal string, 0 < percent < 100 */
+  percent: string;
 }
 
 export interface LineItemUpsert {
@@ -99,4 +116,6 @@ export interface DocumentUpsert {
   status_open: boolean;
   /** Absent: the document's line items are left as they are. An array (maybe empty): they are replaced as a set. */
   line_items?: LineItemUpsert[];
+  /** Early-payment discounts, earliest first; absent = none (a write states the document's whole terms, as it does every other field). */
+  discount_terms?: DiscountTermUpsert[];
 }

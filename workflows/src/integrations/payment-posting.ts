@@ -26,9 +26,11 @@ export interface PaymentPostingInput extends RetryWindowInput {
 
 export type PaymentPostingStatus = 'not_posted' | 'pending' | 'posted' | 'failed' | 'unposting';
 
-/** One allocation as the ERP sees it: the invoice (its ledger origin and ERP id) and the cash applied. */
+/** One allocation as the ERP sees it: the invoice (its ledger origin and ERP id) and the cash applied, or a credit memo and the credit applied. */
 export interface PostingLine {
   invoiceId: string;
+  /** the ledger document's kind; a credit memo's amountPaid is the credit applied (absent in histories from before memos: invoice) */
+  kind?: 'invoice' | 'credit_memo';
   /** ledger origin of the invoice: `middleware` or `connection:<id>` */
   origin: string;
   /** the ERP's id of the invoice (QuickBooks Invoice Id), when the ledger has one */
@@ -55,7 +57,7 @@ export interface PaymentForPosting {
   bankReference: string | null;
   partner: { id: string; origin: string; remoteId: string; name: string } | null;
   lines: PostingLine[];
-  /** amount − Σ amount_paid: posted on account where the provider allows it */
+  /** amount − the allocations' cash (invoices' amount_paid less memos' credit): posted on account where the provider allows it */
   unallocatedAmount: string;
 }
 

@@ -839,7 +839,7 @@ export interface paths {
         };
         /**
          * Bank-transaction metrics
-         * @description Metrics over the organization's bank transactions, optionally of one bank account (`bank_account_id`) and a date range (`start_date`, `end_date`, both inclusive, on the booking date — the value date for transactions without one). Deposits are transactions with a positive amount. `total_count`: deposits in range. `potential_payments`: deposits whose is_payment is not false and that have no payment yet. `needs_allocation`: deposits having an unapproved payment whose allocated amount (sum of amount_paid) differs from the transaction amount. `ready_to_post`: deposits having an unapproved payment whose allocated amount equals it. `posting_errors_count`: transactions with at least one payment that has a posting error and is not posted. `total_amount` sums the deposit (transaction) amounts, as strings with 2 decimals (rounded half up after summing). When all deposits in range share one currency, amounts are in it (`is_multi_currency` false; with no deposits, the organization's base currency). With several currencies each deposit is converted to the organization's base currency with the latest stored rate (PUT /v2/exchange-rates) on or before its date; if one is missing the answer is 422 `missing-exchange-rate` naming the currency pair and date — never a silent zero. Another organization's bank account simply matches nothing. A member restricted to business units sees the metrics of what they may see: a transaction with a payment outside their units (its payer, or an invoice it is allocated to, belongs to another unit — the payments GET /v2/payments leaves out) is left out of every count and total; transactions without a payment, and those whose payments are all within their units or tied to none, count.
+         * @description Metrics over the organization's bank transactions, optionally of one bank account (`bank_account_id`) and a date range (`start_date`, `end_date`, both inclusive, on the booking date — the value date for transactions without one). Deposits are transactions with a positive amount. `total_count`: deposits in range. `potential_payments`: deposits whose is_payment is not false and that have no payment yet. `needs_allocation`: deposits having an unapproved payment whose allocated amount (sum of amount_paid, a credit memo's credit applied counted negative) differs from the transaction amount. `ready_to_post`: deposits having an unapproved payment whose allocated amount equals it. `posting_errors_count`: transactions with at least one payment that has a posting error and is not posted. `total_amount` sums the deposit (transaction) amounts, as strings with 2 decimals (rounded half up after summing). When all deposits in range share one currency, amounts are in it (`is_multi_currency` false; with no deposits, the organization's base currency). With several currencies each deposit is converted to the organization's base currency with the latest stored rate (PUT /v2/exchange-rates) on or before its date; if one is missing the answer is 422 `missing-exchange-rate` naming the currency pair and date — never a silent zero. Another organization's bank account simply matches nothing. A member restricted to business units sees the metrics of what they may see: a transaction with a payment outside their units (its payer, or an invoice it is allocated to, belongs to another unit — the payments GET /v2/payments leaves out) is left out of every count and total; transactions without a payment, and those whose payments are all within their units or tied to none, count.
          *
          *     Requires: user access token.
          */
@@ -1565,7 +1565,7 @@ export interface paths {
         put?: never;
         /**
          * Run a one-off sync of a connection
-         * @description Creates one `scheduled` sync run per read-enabled model (`is_one_off: true`, one shared `batch_id`; `is_initial_sync` when the model never synced, `timerange_start` = where its last completed sync ended, `timerange_end` = now) and starts the durable sync workflow `connection-sync-<connection_id>-<batch_id>`; returns those runs at once (200) — follow them with GET .../sync-runs. Models sync one after the other (customers first). 404: not a connection of the caller's organization. 409 `conflict`: the provider has no pull adapter (only QuickBooks Online syncs today), the connection awaits authentication, its sync is disabled (`is_sync_disabled`), it has no read-enabled model, or a sync of it is already in progress. 503: the workflow could not be started (the runs are marked failed). Any user of the organization or an organization API key may start a sync. QuickBooks Online (Accounting API v3, minorversion 75). **Identity**: every record is keyed by QuickBooks' own entity `Id` (per kind for documents), so editing an invoice's DocNumber or TxnDate updates the same ledger document (same id), never a second one. **Reads**: `GET {api}/v3/company/{realmId}/query` with `SELECT * FROM <Entity> WHERE MetaData.LastUpdatedTime >= '<since>' ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS <n>`: keyset pages of 100 continuing from the last LastUpdatedTime read (records already read at exactly that time are asked for again and dropped), so records inserted, edited or deleted while a sync pages are not skipped (an edited record is read at its new place). Incremental syncs start 5 minutes before timerange_start (Intuit stamps times with its own clock; re-read records are upserted again, not duplicated). Beyond 900 records in one LastUpdatedTime second (QuickBooks answers at most 1,000 rows), the rest of that second is read with `MetaData.LastUpdatedTime = '<since>' AND Id > '<last Id>' ORDERBY Id` (state `after_id`), then the read continues strictly after it (`strict`). **Deletions and voids**: an incremental sync of invoices and credit memos first calls change data capture (`GET {api}/v3/company/{realmId}/cdc?entities=<Entity>&changedSince=<start − 5 min>`); entries with `status: "Deleted"` close their documents. A deleted document stays in the ledger (its id may be referenced) but leaves open AR: amount_open 0, status_open false, and it is marked deleted (remote_deleted_at). CDC looks back 30 days and answers at most 1,000 objects: an initial sync, a window starting more than 29 days ago, or a CDC answer at that maximum makes the run a full read instead, whose last page closes the connection's documents of that kind it did not read. A voided invoice (QuickBooks keeps it with TotalAmt and Balance 0, PrivateNote "Voided") is read as closed. Customers are never deleted in QuickBooks (made inactive instead). Mapping: **Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr (line1..line5, city, region = CountrySubDivisionCode, postal_code, country). **Invoice → invoice, CreditMemo → credit memo**: company_code = realmId (credit memos: `<realmId>:credit_memo`, so an invoice and a credit memo with the same DocNumber never overwrite each other), fiscal_year = year of TxnDate, document_number = DocNumber (Id when absent), remote_id = Id, document_date = posting_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate), amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0, currency = CurrencyRef.value, customer_code = CustomerRef.value (links the partner with that remote_id), exchange_rate = ExchangeRate, text = PrivateNote, reference = CustomerMemo.value; line items = the SalesItemLineDetail lines (description, quantity = Qty, unit_amount = UnitPrice, total_amount = Amount), replaced as a set. Amounts are exact decimals (read from the response text, stored as NUMERIC).
+         * @description Creates one `scheduled` sync run per read-enabled model (`is_one_off: true`, one shared `batch_id`; `is_initial_sync` when the model never synced, `timerange_start` = where its last completed sync ended, `timerange_end` = now) and starts the durable sync workflow `connection-sync-<connection_id>-<batch_id>`; returns those runs at once (200) — follow them with GET .../sync-runs. Models sync one after the other (customers first). 404: not a connection of the caller's organization. 409 `conflict`: the provider has no pull adapter (only QuickBooks Online syncs today), the connection awaits authentication, its sync is disabled (`is_sync_disabled`), it has no read-enabled model, or a sync of it is already in progress. 503: the workflow could not be started (the runs are marked failed). Any user of the organization or an organization API key may start a sync. QuickBooks Online (Accounting API v3, minorversion 75). **Identity**: every record is keyed by QuickBooks' own entity `Id` (per kind for documents), so editing an invoice's DocNumber or TxnDate updates the same ledger document (same id), never a second one. **Reads**: `GET {api}/v3/company/{realmId}/query` with `SELECT * FROM <Entity> WHERE MetaData.LastUpdatedTime >= '<since>' ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS <n>`: keyset pages of 100 continuing from the last LastUpdatedTime read (records already read at exactly that time are asked for again and dropped), so records inserted, edited or deleted while a sync pages are not skipped (an edited record is read at its new place). Incremental syncs start 5 minutes before timerange_start (Intuit stamps times with its own clock; re-read records are upserted again, not duplicated). Beyond 900 records in one LastUpdatedTime second (QuickBooks answers at most 1,000 rows), the rest of that second is read with `MetaData.LastUpdatedTime = '<since>' AND Id > '<last Id>' ORDERBY Id` (state `after_id`), then the read continues strictly after it (`strict`). **Deletions and voids**: an incremental sync of invoices and credit memos first calls change data capture (`GET {api}/v3/company/{realmId}/cdc?entities=<Entity>&changedSince=<start − 5 min>`); entries with `status: "Deleted"` close their documents. A deleted document stays in the ledger (its id may be referenced) but leaves open AR: amount_open 0, status_open false, and it is marked deleted (remote_deleted_at). CDC looks back 30 days and answers at most 1,000 objects: an initial sync, a window starting more than 29 days ago, or a CDC answer at that maximum makes the run a full read instead, whose last page closes the connection's documents of that kind it did not read. A voided invoice (QuickBooks keeps it with TotalAmt and Balance 0, PrivateNote "Voided") is read as closed. Customers are never deleted in QuickBooks (made inactive instead). Mapping: **Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr (line1..line5, city, region = CountrySubDivisionCode, postal_code, country). QuickBooks Online customers carry no bank accounts in its API, so a synced customer has none of the master-data bank accounts the middleware customer push can give (cash application still learns its accounts from approved payments). **Invoice → invoice, CreditMemo → credit memo**: company_code = realmId (credit memos: `<realmId>:credit_memo`, so an invoice and a credit memo with the same DocNumber never overwrite each other), fiscal_year = year of TxnDate, document_number = DocNumber (Id when absent), remote_id = Id, document_date = posting_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate), amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0, currency = CurrencyRef.value, customer_code = CustomerRef.value (links the partner with that remote_id), exchange_rate = ExchangeRate, text = PrivateNote, reference = CustomerMemo.value; line items = the SalesItemLineDetail lines (description, quantity = Qty, unit_amount = UnitPrice, total_amount = Amount), replaced as a set; no early-payment discount terms (the sync does not read the invoices' SalesTermRef Terms, so synced invoices have none). Amounts are exact decimals (read from the response text, stored as NUMERIC).
          *
          *     Requires: user access token or organization API key.
          */
@@ -1659,7 +1659,9 @@ export interface paths {
          *
          *     **Mapping onto the partner** (upserted by `customer_code` as its remote id): `name` = `name1`; `legal_name` = `name1`, `name2`, `name3` joined with spaces (SAP splits long names over the three); `account_number` = `customer_code` (the SAP customer account number); `email` = `smtp_addr`; `phone` = `telnr_long`, else `tel_number`; `company_code`, `search_term` as sent; `address` = {`line1` (street, house_num1 and house_num2 joined), `street`, `house_number` (house_num1), `house_number_supplement` (house_num2), `postal_code` (post_code1), `city` (city1), `district` (city2), `region`, `country`}; `attributes` keeps `name2`, `name3`, `accounting_clerk`, `accounting_clerk_name`, `tel_number`, `telnr_long`, `tax_jurisdiction`, `payment_method`, `vendor_account_number`. Empty fields are left out of `address` and `attributes`. `business_unit_id`: the partner's business unit (absent keeps the current one). Documents pushed earlier with this `customer_code` and no partner are linked to it now (and take its business unit when they have none). `remote_id` in the result is the `customer_code`.
          *
-         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), a string is longer than its documented maximum, or a string or key of the record contains the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as \ud800)), `invalid_email` (smtp_addr is not an email address), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
+         *     **Bank accounts** (an extension of rule 17, not in the spec): optional `bank_accounts`, an array of at most 20 entries, each `{iban}` (printed or electronic form; its ISO 13616 mod-97 check digits and its country's length are checked; stored upper case without spaces) or `{account_number, bank_code}` for an account without IBAN (both required; stored as their letters and digits, upper case). They are the customer's accounts from the ERP's master data: cash application identifies a deposit's payer by them (as it does by the accounts it learns from approved payments), so a customer is known before its first payment. A re-push that carries `bank_accounts` replaces the customer's accounts as a set (`[]` removes them all); a re-push without the field (or with null) leaves them as they are; the same account twice in one record is stored once. A malformed entry (a bad IBAN, an account number without bank code, both forms in one entry, more than 20 entries) gets `invalid_bank_account` for that record only, and its customer, accounts included, is left as it was.
+         *
+         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), a string is longer than its documented maximum, or a string or key of the record contains the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as \ud800)), `invalid_email` (smtp_addr is not an email address), `invalid_bank_account` (a bank_accounts entry is neither an IBAN with valid ISO 13616 check digits (mod 97) and its country's length nor an account_number with a bank_code (letters and digits), or bank_accounts has more than 20 entries), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
          *
          *     Requires: organization API key.
          */
@@ -1689,7 +1691,9 @@ export interface paths {
          *
          *     **Storage.** Upsert key: (organization, `company_code`, `fiscal_year`, `document_number`): re-pushing a document updates it and returns the same `service_id`, also when its indicator flips (its kind changes, its id does not). Its line items are replaced as a set. `amount_open` is the whole amount while `status_open`, else 0, unless the record carries the optional extension field `amount_open` (the ERP's open amount after partial payments: between 0 and the document amount, 0 when not open, currency minor units; an `invalid_amount` otherwise). Pushing an invoice after a payment was reported `posted` (GET/POST …/middleware/payments) tells the platform the ERP's figure includes that payment. The document is linked to the partner whose customer push had the same `customer_code`; if that customer has not been pushed yet, the document is stored without a partner and linked when the customer arrives. Without `business_unit_id`, a document takes its partner's business unit. `remote_id` in the result is the record's `document_number`.
          *
-         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), a string is longer than its documented maximum, or a string or key of the record contains the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as \ud800)), `invalid_currency` (currency is not an ISO 4217 code (current or historic), upper case), `invalid_date` (a date is not a real calendar date written YYYY-MM-DD), `invalid_amount` (an amount is not a finite number (or decimal string), has more decimal places than its currency allows, is a JSON number of more than 15 significant digits (not exact: send a decimal string), or is too large), `invalid_debit_credit_indicator` (debit_credit_indicator is neither S (invoice) nor H (credit memo)), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
+         *     **Early-payment discounts** (an extension of rule 16, not in the spec): optional `discount_terms`, an array of at most 3 `{due_date, percent}` from the invoice's payment terms (SAP's cash discounts 1 and 2: paying by `due_date`, inclusive, may deduct `percent` of the amount). `percent` is a decimal string (or JSON number) above 0 and below 100 with at most 4 decimals; two terms may not share a due date; they are stored earliest first (percent normalized, "2.50" → "2.5") and cash application uses them to recognise a discounted payment. Absent, null or `[]` = no discount: a re-push states the document's whole terms, so one without the field removes earlier terms. Only invoices (`S`) carry them: terms on a credit memo get `invalid_discount_term`, as does a bad percent, a repeated due date or more than 3 terms; a bad due date gets `invalid_date`.
+         *
+         *     **Error codes:** `invalid_record` (the record is not a JSON object), `missing_field` (a required field is absent, null or an empty string), `invalid_field` (a field has the wrong type or shape (e.g. a number where a string is expected, fiscal_year not 4 digits, a repeated line_number), a string is longer than its documented maximum, or a string or key of the record contains the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as \ud800)), `invalid_currency` (currency is not an ISO 4217 code (current or historic), upper case), `invalid_date` (a date is not a real calendar date written YYYY-MM-DD), `invalid_amount` (an amount is not a finite number (or decimal string), has more decimal places than its currency allows, is a JSON number of more than 15 significant digits (not exact: send a decimal string), or is too large), `invalid_debit_credit_indicator` (debit_credit_indicator is neither S (invoice) nor H (credit memo)), `invalid_discount_term` (a discount_terms percent is not a decimal above 0 and below 100 with at most 4 decimals, two terms share a due_date, or there are more than 3 terms), `invalid_business_unit` (business_unit_id is not a business unit of the organization).
          *
          *     Requires: organization API key.
          */
@@ -1919,7 +1923,7 @@ export interface paths {
         head?: never;
         /**
          * Replace a payment's allocations
-         * @description Replaces all allocations of an unapproved payment (an empty array removes them). An allocation relieves its invoice by amount_paid + amount_discount + amount_withheld + adjustment_amount; only amount_paid counts against the transaction. 422 (loc `["body","allocations",<index>,<field>]`) when an invoice is not an open invoice of the organization in the transaction's currency, when an allocation exceeds the invoice's open amount (ledger amount_open minus approved payments of other transactions; unapproved proposals do not count), when the amount_paid total exceeds the transaction amount, or for an unknown/inactive adjustment, or when an amount has more decimals than the transaction's currency allows (JPY none, EUR 2, KWD 3: `value_error.decimal_places`; the database refuses such an allocation too). `partner_id` sets the payer (default: the invoices' partner when they have one). An approved payment cannot be changed (409).
+         * @description Replaces all allocations of an unapproved payment (an empty array removes them). An allocation relieves its invoice by amount_paid + amount_discount + amount_withheld + adjustment_amount; only amount_paid counts against the transaction. 422 (loc `["body","allocations",<index>,<field>]`) when an invoice is not an open invoice of the organization in the transaction's currency, when an allocation exceeds the invoice's open amount (ledger amount_open minus approved payments of other transactions; unapproved proposals do not count), when the amount_paid total exceeds the transaction amount, or for an unknown/inactive adjustment, or when an amount has more decimals than the transaction's currency allows (JPY none, EUR 2, KWD 3: `value_error.decimal_places`; the database refuses such an allocation too). `partner_id` sets the payer (default: the invoices' partner when they have one). An approved payment cannot be changed (409). **Credit memos** (an extension of the spec): an allocation may name an open credit memo of the payer (same currency); its `amount_paid` is the credit applied, and the payment's cash is the invoices' amount_paid less the memos' credit, so a deposit of 900 settles an invoice of 1000 with a memo of 100. 422 when the memo is another customer's or has none (`value_error.credit_memo_partner`), when it carries a discount, withholding or adjustment (`value_error.credit_memo`), when the credit exceeds the memo's open credit (its ledger amount_open, less approved payments' credit: `value_error.exceeds_open_amount`), or when the memos' credit exceeds the invoices' amount_paid (a payment's cash is never negative: `value_error.credit_exceeds_invoices`); the invoices' amount_paid less the memos' credit must not exceed the transaction (`value_error.exceeds_transaction_amount`). A memo whose credit is used up (by approved payments) has no open credit left: it is no longer proposed by matching and a further allocation of it is refused, until the ERP reports it again (a re-push or sync with credit left makes the rest available; the ERP closing it ends it). On approval the memo's credit is re-checked like an invoice's open amount (409), and posting links it to the ERP payment (QuickBooks Online: a Line with LinkedTxn TxnType `CreditMemo`; the middleware queue: a line with `kind` `credit_memo`).
          *
          *     Requires: user access token of an organization admin or of a member granted the `payments:write` permission (others: 403).
          */
@@ -3049,13 +3053,13 @@ export interface components {
                 adjustment_id?: string | null;
                 /** @description Discount granted (relieves the invoice, not the transaction). Default 0. */
                 amount_discount?: string | number;
-                /** @description Cash applied to the invoice (counts against the transaction amount). */
+                /** @description Cash applied to the invoice (counts against the transaction amount); for a credit memo, the credit applied (reduces the cash the invoices take from the transaction). */
                 amount_paid: string | number;
                 /** @description Amount withheld, e.g. tax (relieves the invoice). Default 0. */
                 amount_withheld?: string | number;
                 /**
                  * Format: uuid
-                 * @description An open invoice of the organization, in the transaction's currency.
+                 * @description An open invoice of the organization, in the transaction's currency; or an open credit memo of the payment's payer (extension of the spec: its credit is applied).
                  */
                 invoice_id: string;
             }[];
@@ -3663,6 +3667,11 @@ export interface components {
                 document_number: string;
                 fiscal_year: string;
                 invoice_id: string;
+                /**
+                 * @description Extension of the spec: `credit_memo` when the line applies a credit memo of the customer (its amount_paid is the credit applied, to be cleared against the invoices of the same payment); `invoice` otherwise.
+                 * @enum {string}
+                 */
+                kind: "invoice" | "credit_memo";
             }[];
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -3679,7 +3688,7 @@ export interface components {
              * @enum {string}
              */
             status: "ready_to_post" | "posted" | "failed" | "unposted";
-            /** @description amount − Σ amount_paid: post it on account of the customer (unapplied cash). */
+            /** @description amount − the lines' cash (Σ invoice amount_paid − Σ credit memo amount_paid): post it on account of the customer (unapplied cash). */
             unallocated_amount: string;
         };
         /** @description A page of MiddlewarePayment records. */
@@ -3814,7 +3823,7 @@ export interface components {
             total_records: number;
         };
         Payment: {
-            /** @description Sum of the allocations' amount_paid. */
+            /** @description The cash the allocations apply: the invoices' amount_paid less the credit memos' amount_paid (their credit applied). */
             allocated_amount: string;
             allocations: components["schemas"]["PaymentAllocation"][];
             /** @description The bank transaction amount (in the currency's minor units). */
@@ -3878,9 +3887,15 @@ export interface components {
             amount_withheld: string;
             /** @description ISO 8601 UTC */
             created_at: string;
+            /**
+             * @description Extension of the spec: `credit_memo` when the allocation applies a credit memo of the payer (amount_paid = the credit applied, subtracted from the payment's cash); `invoice` otherwise.
+             * @enum {string}
+             */
+            document_kind: "invoice" | "credit_memo";
             id: string;
+            /** @description The ledger document: an invoice, or a credit memo whose credit the payment applies (`document_kind`). */
             invoice_id: string;
-            /** @description Document number of the invoice in the ledger. */
+            /** @description Document number of the invoice (or credit memo) in the ledger. */
             invoice_number: string | null;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -4105,6 +4120,14 @@ export interface components {
         PushMiddlewareCustomersRequest: ({
             accounting_clerk?: string | null;
             accounting_clerk_name?: string | null;
+            bank_accounts?: {
+                /** @description Domestic account number (with bank_code), when the account has no IBAN. */
+                account_number?: string | null;
+                /** @description Bank code of account_number (e.g. ABA routing number, sort code, BLZ). */
+                bank_code?: string | null;
+                /** @description IBAN, printed (with spaces) or electronic form; checked with its mod-97 check digits. */
+                iban?: string | null;
+            }[] | null;
             business_unit_id?: unknown;
             city1?: string | null;
             city2?: string | null;
@@ -4142,6 +4165,11 @@ export interface components {
             currency?: string;
             customer_code?: string;
             debit_credit_indicator?: string;
+            discount_terms?: {
+                due_date: string;
+                /** @description Above 0 and below 100, at most 4 decimals, e.g. "2" or "2.5". */
+                percent: string | number;
+            }[] | null;
             document_date?: string;
             document_number?: string;
             document_type?: string | null;
@@ -4744,13 +4772,13 @@ export interface components {
                 adjustment_id?: string | null;
                 /** @description Discount granted (relieves the invoice, not the transaction). Default 0. */
                 amount_discount?: string | number;
-                /** @description Cash applied to the invoice (counts against the transaction amount). */
+                /** @description Cash applied to the invoice (counts against the transaction amount); for a credit memo, the credit applied (reduces the cash the invoices take from the transaction). */
                 amount_paid: string | number;
                 /** @description Amount withheld, e.g. tax (relieves the invoice). Default 0. */
                 amount_withheld?: string | number;
                 /**
                  * Format: uuid
-                 * @description An open invoice of the organization, in the transaction's currency.
+                 * @description An open invoice of the organization, in the transaction's currency; or an open credit memo of the payment's payer (extension of the spec: its credit is applied).
                  */
                 invoice_id: string;
             }[];

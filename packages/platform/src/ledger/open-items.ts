@@ -26,6 +26,16 @@ export async function documentsReportedAt(db: Knex, organizationId: string, ids:
   return new Map(rows.map((r) => [r.id, r.erp_reported_at]));
 }
 
+/** Each document's kind (invoice or credit memo), by id; unknown ids are absent. */
+export async function documentKinds(db: Knex, organizationId: string, ids: readonly string[]): Promise<Map<string, 'invoice' | 'credit_memo'>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await db(LEDGER_TABLES.documents)
+    .select('id', 'kind')
+    .where({ organization_id: organizationId })
+    .whereRaw('id = ANY(?::uuid[])', [[...new Set(ids)]])) as { id: string; kind: 'invoice' | 'credit_memo' }[];
+  return new Map(rows.map((r) => [r.id, r.kind]));
+}
+
 /** Where documents came from and their ERP identity, for posting payments back to that ERP. */
 export interface LedgerDocumentOrigin {
   id: string;
@@ -69,23 +79,58 @@ export async function findInvoicesByNumbers(db: Knex, organizationId: string, nu
   ).orderBy('id') as Promise<LedgerDocument[]>;
 }
 
-/** Every open invoice of the organization in the given currencies, with the fields deposit matching needs (oldest due first). */
-export async function listOpenInvoicesForMatching(
-  db: Knex,
-  organizationId: string,
-  currencies: readonly string[],
-): Promise<Pick<LedgerDocument, 'id' | 'partner_id' | 'document_number' | 'reference' | 'currency' | 'amount_open' | 'net_due_date'>[]> {
-  if (currencies.length === 0) return [];
-  return db(LEDGER_TABLES.documents)
-    .select('id', 'partner_id', 'document_number', 'reference', 'currency', 'amount_open', 'net_due_date')
-    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
-    .whereIn('currency', [...new Set(currencies)])
-    .andWhere('amount_open', '>', 0)
-    .orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]);
+/** An early-payment discount of an invoice's payment terms: paying by `due_date` (inclusive) may deduct `percent`. */
+export interface LedgerDiscountTerm {
+  due_date: string;
+  /** decimal string */
+  percent: string;
 }
 
 /**
- * One keyset page of listOpenInvoicesForMatching, in id order: the invoices after `afterId` (null:
+ * An open document as deposit matching reads it. `amount_open` of a credit memo is the credit it
+ * still gives, positive whatever sign the ERP stored it with (SAP pushes H documents with positive
+ * amounts; a middleware may send them negative).
+ */
+export interface OpenItemForMatching {
+  id: string;
+  kind: 'invoice' | 'credit_memo';
+  partner_id: string | null;
+  document_number: string;
+  reference: string | null;
+  currency: string;
+  amount_open: string;
+  document_date: string | null;
+  net_due_date: string | null;
+  /** earliest first; [] = none (credit memos never have any) */
+  discount_terms: LedgerDiscountTerm[];
+}
+
+function openItemsForMatching(db: Knex, organizationId: string, currencies: readonly string[]): Knex.QueryBuilder {
+  return db(LEDGER_TABLES.documents)
+    .select('id', 'kind', 'partner_id', 'document_number', 'reference', 'currency', 'document_date', 'net_due_date', 'discount_terms')
+    // a credit memo's credit still available, positive whatever its stored sign
+    .select(db.raw('abs(amount_open) AS amount_open'))
+    .where({ organization_id: organizationId, status_open: true })
+    .whereIn('kind', ['invoice', 'credit_memo'])
+    .whereIn('currency', [...new Set(currencies)])
+    .andWhere('amount_open', '<>', 0)
+    .andWhere((q) => {
+      // an invoice is open with a positive amount; a credit memo with credit of either stored sign
+      void q.where('kind', 'credit_memo').orWhere('amount_open', '>', 0);
+    });
+}
+
+/**
+ * Every open invoice and open credit memo of the organization in the given currencies, with the
+ * fields deposit matching needs (oldest due first, then id).
+ */
+export async function listOpenInvoicesForMatching(db: Knex, organizationId: string, currencies: readonly string[]): Promise<OpenItemForMatching[]> {
+  if (currencies.length === 0) return [];
+  return openItemsForMatching(db, organizationId, currencies).orderBy([{ column: 'net_due_date', order: 'asc' }, { column: 'id' }]) as Promise<OpenItemForMatching[]>;
+}
+
+/**
+ * One keyset page of listOpenInvoicesForMatching, in id order: the documents after `afterId` (null:
  * from the start), at most `limit`. Lets a caller load a large ledger in pages and do other work
  * (heartbeats) between them; sort by due date afterwards where that order matters.
  */
@@ -95,13 +140,9 @@ export async function listOpenInvoicesForMatchingPage(
   currencies: readonly string[],
   afterId: string | null,
   limit: number,
-): Promise<Pick<LedgerDocument, 'id' | 'partner_id' | 'document_number' | 'reference' | 'currency' | 'amount_open' | 'net_due_date'>[]> {
+): Promise<OpenItemForMatching[]> {
   if (currencies.length === 0) return [];
-  const q = db(LEDGER_TABLES.documents)
-    .select('id', 'partner_id', 'document_number', 'reference', 'currency', 'amount_open', 'net_due_date')
-    .where({ organization_id: organizationId, kind: 'invoice', status_open: true })
-    .whereIn('currency', [...new Set(currencies)])
-    .andWhere('amount_open', '>', 0);
+  const q = openItemsForMatching(db, organizationId, currencies);
   if (afterId) q.andWhere('id', '>', afterId);
-  return q.orderBy('id').limit(limit);
+  return q.orderBy('id').limit(limit) as Promise<OpenItemForMatching[]>;
 }

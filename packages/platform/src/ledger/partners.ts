@@ -113,3 +113,15 @@ export async function getOrganizationProfile(db: Knex, organizationId: string): 
   const row = await db(ORGANIZATIONS_TABLE).select('id', 'name', 'base_currency', 'timezone').where({ id: organizationId }).first();
   return (row as OrganizationProfile | undefined) ?? null;
 }
+
+/**
+ * The bank accounts the customer master data gives (the customer push's `bank_accounts`): each
+ * account's identifier (IBAN, or account number; letters and digits, upper case) and its partner,
+ * for payer identification alongside the accounts cash application learns from approved payments.
+ */
+export async function listMasterDataBankAccounts(db: Knex, organizationId: string): Promise<{ account_identifier: string; partner_id: string; bank_code: string | null }[]> {
+  return db(LEDGER_TABLES.masterBankAccounts)
+    .select('account_identifier', 'partner_id', 'bank_code')
+    .where({ organization_id: organizationId })
+    .orderBy(['partner_id', 'account_identifier']);
+}

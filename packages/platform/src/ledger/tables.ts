@@ -8,6 +8,7 @@ export const LEDGER_TABLES = {
   partners: 'integrations.partners',
   documents: 'integrations.documents',
   lineItems: 'integrations.line_items',
+  masterBankAccounts: 'integrations.partner_master_bank_accounts',
 } as const;
 
 export const ORGANIZATIONS_TABLE = 'admin.organizations';

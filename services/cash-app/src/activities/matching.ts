@@ -1,11 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { listOpenInvoicesForMatchingPage, listPartnersForMatching, Money, type Db } from '@rp/platform';
+import { listMasterDataBankAccounts, listOpenInvoicesForMatchingPage, listPartnersForMatching, Money, type Db } from '@rp/platform';
 import type { MatchingActivities, ProposePaymentsInput, ProposePaymentsResult } from '@rp/workflows';
 import type { Logger } from 'pino';
 import { heartbeatPacer, HEARTBEAT_EVERY_MS } from './pacer.js';
 import type { CashAppConfig } from '../config.js';
 import { DEFAULT_MATCH_CONFIG, MatchState, matchStatementPaced, type MatchContext, type MatchInvoice, type MatchOutcome, type Proposal } from '../domain/matching/index.js';
+import type { KnownAccount } from '../domain-types/matching.js';
 import { relievedByInvoice } from '../domain/open-amounts.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
 import {
@@ -77,14 +78,20 @@ export async function loadMatchContext(
   const pace = opts.pace ?? (async () => {});
   const pageSize = opts.pageSize ?? INVOICE_PAGE;
   await ensureSystemAdjustments(db, organizationId);
-  const [partners, accounts, remittances, toleranceAdjustmentId, relieved, ownAccounts] = await Promise.all([
+  const [partners, learned, masterData, remittances, toleranceAdjustmentId, relieved, ownAccounts] = await Promise.all([
     listPartnersForMatching(db, organizationId),
     knownAccounts(db, organizationId),
+    listMasterDataBankAccounts(db, organizationId),
     unusedRemittances(db, organizationId),
     activeSystemAdjustmentId(db, organizationId, config.MATCH_TOLERANCE_ADJUSTMENT),
     relievedByInvoice(db, organizationId, ['approved', 'unapproved']),
     ownAccountIdentifiers(db, organizationId),
   ]);
+  // Both kinds of known account identify a payer: learned from approved payments, or given by the customer master data.
+  const accounts: KnownAccount[] = [
+    ...learned.map((a) => ({ account_identifier: a.account_identifier, partner_id: a.partner_id, source: 'learned' as const })),
+    ...masterData.map((a) => ({ account_identifier: a.account_identifier, partner_id: a.partner_id, source: 'master_data' as const })),
+  ];
   await pace();
   const invoices: MatchInvoice[] = [];
   let after: string | null = null;
@@ -92,8 +99,9 @@ export async function loadMatchContext(
     const page = await listOpenInvoicesForMatchingPage(db, organizationId, currencies, after, pageSize);
     for (let i = 0; i < page.length; i++) {
       if (i > 0 && i % 5000 === 0) await pace();
-      const inv = page[i];
-      const open = new Money(inv.amount_open).minus(relieved.get(inv.id) ?? 0);
+      const { amount_open: ledgerOpen, ...inv } = page[i];
+      // an invoice's open amount, or a credit memo's credit still available (both positive)
+      const open = new Money(ledgerOpen).minus(relieved.get(inv.id) ?? 0);
       if (open.lte(0)) continue;
       invoices.push({ ...inv, currency: inv.currency.trim(), open_amount: open.toFixed(4) });
     }

@@ -4,6 +4,7 @@ import { documentOrigins, getPartner, Money, type Db } from '@rp/platform';
 import type { Logger } from 'pino';
 import type { CashAppPostingActivities, PaymentForPosting, PostingOperation, PostingOutcome } from '@rp/workflows';
 import { allocationsOf, getPayment, type PaymentRow } from '../store/payments.js';
+import { cashOf } from '../domain/payments.js';
 import { recordPostingOutcome } from '../store/payment-posting.js';
 
 export interface CashAppPostingDeps {
@@ -61,7 +62,8 @@ export function createPaymentPostingActivities(deps: CashAppPostingDeps): CashAp
         documentOrigins(db, organizationId, allocations.map((a) => a.invoice_id)),
         payment.partner_id ? getPartner(db, organizationId, payment.partner_id) : Promise.resolve(null),
       ]);
-      const allocated = allocations.reduce((sum, a) => sum.plus(a.amount_paid), new Money(0));
+      // the cash the allocations apply: invoices paid less the credit of memos
+      const allocated = cashOf(allocations);
       return {
         paymentId: payment.id,
         status: payment.status,
@@ -76,6 +78,7 @@ export function createPaymentPostingActivities(deps: CashAppPostingDeps): CashAp
           const doc = origins.get(a.invoice_id);
           return {
             invoiceId: a.invoice_id,
+            kind: a.document_kind,
             origin: doc?.origin ?? 'unknown',
             remoteId: doc?.remote_id ?? null,
             documentNumber: doc?.document_number ?? a.invoice_id,

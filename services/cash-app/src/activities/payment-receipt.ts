@@ -118,7 +118,8 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
     const organizationName = org?.name ?? 'Accounts receivable';
     if (template) {
       const today = new Intl.DateTimeFormat('en-CA', { timeZone: org?.timezone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
-      const paid = payment.allocations.map((a) => invoices.get(a.invoice_id)).filter((d) => d !== undefined);
+      // the template's `invoices` are the invoices paid; a credit memo the payment applied is not one of them
+      const paid = payment.allocations.filter((a) => a.document_kind !== 'credit_memo').map((a) => invoices.get(a.invoice_id)).filter((d) => d !== undefined);
       const base = org?.base_currency ?? payment.currency;
       const rates = await exchangeRatesToBase(deps.db, input.organizationId, base, today, paid.map((d) => d.currency));
       const context = receiptTemplateContext({
@@ -155,6 +156,7 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
       lines: payment.allocations.map((a) => {
         const invoice = invoices.get(a.invoice_id);
         return {
+          kind: a.document_kind,
           invoice_number: invoice?.document_number ?? a.invoice_id,
           currency: invoice?.currency ?? payment.currency,
           amount_paid: a.amount_paid,

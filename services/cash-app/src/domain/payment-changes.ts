@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import { ConflictError, getDocuments, getPartner, isUuid, Money, NotFoundError, ValidationError, type BusinessUnitScope, type Db } from '@rp/platform';
 import { normalizeAccount } from './matching.js';
-import { checkAllocations, formatInCurrency, openAmount, relievedBy, type AllocationDraft } from './payments.js';
+import { checkAllocations, documentOpen, formatInCurrency, openAmount, relievedBy, type AllocationDraft } from './payments.js';
 import { awaitPostingWorkflowClosed, commitWithPosting, type PostingHooks } from './payment-posting.js';
 import { ensureSystemAdjustments } from './system-adjustments.js';
 import { markPostingPending } from '../store/payment-posting.js';
@@ -46,19 +46,19 @@ async function writeAllocations(
     relievedByInvoice(trx, org, ['approved'], { invoiceIds, excludePaymentId: payment.id }),
     activeAdjustmentIds(trx, org, drafts.flatMap((d) => (d.adjustment_id ? [d.adjustment_id] : []))),
   ]);
-  const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments });
   let payer = payment.partner_id;
+  let partnerIssue = false;
   if (partnerId !== undefined) {
-    if (partnerId !== null && !(await getPartner(trx, org, partnerId, scope))) {
-      issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
-    }
+    partnerIssue = partnerId !== null && !(await getPartner(trx, org, partnerId, scope));
     payer = partnerId;
   } else {
     const partners = [...new Set([...invoices.values()].filter((d) => invoiceIds.includes(d.id)).map((d) => d.partner_id))];
     if (partners.length === 1 && partners[0]) payer = partners[0];
   }
+  const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments, payerId: payer });
+  if (partnerIssue) issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
   if (issues.length > 0) throw new ValidationError(issues);
-  await replaceAllocations(trx, org, payment.id, drafts, payer);
+  await replaceAllocations(trx, org, payment.id, drafts, payer, new Map([...invoices.values()].map((d) => [d.id, d.kind])));
 }
 
 /**
@@ -140,10 +140,11 @@ export async function approvePayment(
       ]);
       for (const a of allocations) {
         const inv = invoices.get(a.invoice_id);
-        if (!inv || !inv.status_open) throw new ConflictError(`Invoice ${inv?.document_number ?? a.invoice_id} is no longer open; change the allocations first.`);
-        const open = openAmount(inv.amount_open, relievedElsewhere.get(inv.id));
+        if (!inv || !inv.status_open) throw new ConflictError(`${inv?.kind === 'credit_memo' ? 'Credit memo' : 'Invoice'} ${inv?.document_number ?? a.invoice_id} is no longer open; change the allocations first.`);
+        const open = openAmount(documentOpen(inv), relievedElsewhere.get(inv.id));
         if (relievedBy(a).gt(open)) {
-          throw new ConflictError(`Invoice ${inv.document_number} has only ${formatInCurrency(Money.max(open, 0), payment.currency)} open after other approved payments; change the allocations first.`);
+          const what = inv.kind === 'credit_memo' ? 'Credit memo' : 'Invoice';
+          throw new ConflictError(`${what} ${inv.document_number} has only ${formatInCurrency(Money.max(open, 0), payment.currency)} open after other approved payments; change the allocations first.`);
         }
       }
       const partners = [...new Set(invoiceIds.map((id) => invoices.get(id)?.partner_id ?? null))];

@@ -2,12 +2,17 @@
  * Rules for a payment's allocations (pure).
  *
  * An allocation relieves its invoice by amount_paid + amount_discount + amount_withheld +
- * adjustment_amount; only amount_paid consumes the bank transaction's amount. Rules:
- *  - each invoice is an open invoice of the organization, in the transaction's currency, at most once;
- *  - what an allocation relieves is > 0 and at most the invoice's open amount, i.e. the ledger's
- *    `amount_open` minus what APPROVED payments other than this one already relieve (unapproved
+ * adjustment_amount; only amount_paid consumes the bank transaction's amount. An allocation may
+ * also name an open credit memo of the payer: its amount_paid is the credit applied (it relieves
+ * the memo's open credit and reduces the cash the payment's invoices take from the deposit: cash =
+ * Σ invoices' amount_paid − Σ memos' amount_paid). Rules:
+ *  - each document is an open invoice or credit memo of the organization, in the transaction's currency, at most once;
+ *  - what an allocation relieves is > 0 and at most the document's open amount, i.e. the ledger's
+ *    `amount_open` (a memo's credit, positive) minus what APPROVED payments other than this one already relieve (unapproved
  *    proposals of other transactions do not block an edit: they are suggestions; approval re-checks);
- *  - the running total of amount_paid never exceeds the transaction amount;
+ *  - a credit memo belongs to the payment's payer and takes only amount_paid (no discount, withholding or adjustment);
+ *  - the credit applied never exceeds the cash applied to invoices (a payment's cash is never negative);
+ *  - the running total of the cash (the memos' credit taken off first) never exceeds the transaction amount;
  *  - an adjustment_amount needs an adjustment_id, which must be one of the organization's active adjustments;
  *  - every amount fits the currency's minor units (JPY none, EUR 2, KWD 3 decimals).
  * Violations are reported as 422 issues whose `loc` names the allocation index and field.
@@ -42,7 +47,9 @@ export interface AllocationCheckInput {
   allocations: readonly AllocationDraft[];
   transactionAmount: string;
   currency: string;
-  invoices: ReadonlyMap<string, Pick<LedgerDocument, 'id' | 'kind' | 'status_open' | 'currency' | 'amount_open' | 'document_number'>>;
+  invoices: ReadonlyMap<string, Pick<LedgerDocument, 'id' | 'kind' | 'status_open' | 'currency' | 'amount_open' | 'document_number'> & { partner_id?: string | null }>;
+  /** the payment's payer as the allocations leave it: a credit memo must be this partner's */
+  payerId?: string | null;
   /** per invoice: what approved payments other than this one relieve */
   relievedElsewhere: ReadonlyMap<string, string>;
   activeAdjustments: ReadonlySet<string>;
@@ -56,10 +63,25 @@ export function openAmount(amountOpen: string, relievedElsewhere: string | undef
   return new Money(amountOpen).minus(relievedElsewhere ?? 0);
 }
 
+/** A document's open amount as allocations use it: an invoice's `amount_open`, a credit memo's credit (positive whatever its stored sign). */
+export function documentOpen(doc: Pick<LedgerDocument, 'kind' | 'amount_open'>): string {
+  return doc.kind === 'credit_memo' ? new Money(doc.amount_open).abs().toFixed() : doc.amount_open;
+}
+
+/** The cash of allocations: what the invoices are paid less the credit the memos apply. */
+export function cashOf(allocations: readonly { amount_paid: string; document_kind?: string }[]): InstanceType<typeof Money> {
+  return allocations.reduce((sum, a) => (a.document_kind === 'credit_memo' ? sum.minus(a.amount_paid) : sum.plus(a.amount_paid)), new Money(0));
+}
+
 export function checkAllocations(input: AllocationCheckInput): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
-  let paidTotal = new Money(0);
+  const isMemo = (id: string) => input.invoices.get(id)?.kind === 'credit_memo';
+  // The memos' credit is taken off the cash first, so the total is reported at the invoice that makes it too large.
+  const memoCredit = input.allocations.reduce((sum, a) => (isMemo(a.invoice_id) && fitsMinorUnits(a.amount_paid, input.currency) ? sum.plus(a.amount_paid) : sum), new Money(0));
+  let paidTotal = new Money(0).minus(memoCredit);
+  let invoicePaid = new Money(0);
+  let lastMemo = -1;
   let totalReported = false;
   const transactionAmount = new Money(input.transactionAmount);
   const digits = minorUnits(input.currency);
@@ -81,19 +103,35 @@ export function checkAllocations(input: AllocationCheckInput): ValidationIssue[]
     }
     seen.add(a.invoice_id);
     const inv = input.invoices.get(a.invoice_id);
-    if (!inv || inv.kind !== 'invoice') {
-      issues.push({ loc: loc('invoice_id'), msg: 'is not an invoice of this organization', type: 'value_error.not_found' });
+    if (!inv || (inv.kind !== 'invoice' && inv.kind !== 'credit_memo')) {
+      issues.push({ loc: loc('invoice_id'), msg: 'is not an invoice or credit memo of this organization', type: 'value_error.not_found' });
       return;
     }
+    const memo = inv.kind === 'credit_memo';
+    const what = memo ? 'credit memo' : 'invoice';
     if (!inv.status_open) {
-      issues.push({ loc: loc('invoice_id'), msg: `invoice ${inv.document_number} is not open`, type: 'value_error.invoice_closed' });
+      issues.push({ loc: loc('invoice_id'), msg: `${what} ${inv.document_number} is not open`, type: 'value_error.invoice_closed' });
       return;
     }
     if (inv.currency.trim() !== input.currency.trim()) {
-      issues.push({ loc: loc('invoice_id'), msg: `invoice ${inv.document_number} is in ${inv.currency.trim()}, the transaction in ${input.currency.trim()}`, type: 'value_error.currency' });
+      issues.push({ loc: loc('invoice_id'), msg: `${what} ${inv.document_number} is in ${inv.currency.trim()}, the transaction in ${input.currency.trim()}`, type: 'value_error.currency' });
       return;
     }
-    if (a.adjustment_id && !input.activeAdjustments.has(a.adjustment_id)) {
+    if (memo) {
+      lastMemo = i;
+      if (!inv.partner_id || inv.partner_id !== input.payerId) {
+        issues.push({
+          loc: loc('invoice_id'),
+          msg: `credit memo ${inv.document_number} is not a credit of the payment's payer${inv.partner_id ? '' : ' (it has no customer)'}`,
+          type: 'value_error.credit_memo_partner',
+        });
+      }
+      for (const f of ['amount_discount', 'amount_withheld', 'adjustment_amount'] as const) {
+        if (!new Money(a[f]).isZero()) issues.push({ loc: loc(f), msg: 'must be 0 on a credit memo: its allocation applies credit (amount_paid) only', type: 'value_error.credit_memo' });
+      }
+      if (a.adjustment_id) issues.push({ loc: loc('adjustment_id'), msg: 'must be null on a credit memo: its allocation applies credit (amount_paid) only', type: 'value_error.credit_memo' });
+    }
+    if (!memo && a.adjustment_id && !input.activeAdjustments.has(a.adjustment_id)) {
       issues.push({ loc: loc('adjustment_id'), msg: 'is not an active adjustment of this organization', type: 'value_error.not_found' });
     }
     if (!a.adjustment_id && new Money(a.adjustment_amount).gt(0)) {
@@ -103,23 +141,36 @@ export function checkAllocations(input: AllocationCheckInput): ValidationIssue[]
     if (relieved.lte(0)) {
       issues.push({ loc: loc('amount_paid'), msg: 'the allocation relieves nothing: amount_paid, discount, withheld and adjustment are all zero', type: 'value_error.empty' });
     }
-    const open = openAmount(inv.amount_open, input.relievedElsewhere.get(inv.id));
+    const open = openAmount(documentOpen(inv), input.relievedElsewhere.get(inv.id));
     if (relieved.gt(open)) {
       issues.push({
         loc: loc('amount_paid'),
-        msg: `paid + discount + withheld + adjustment (${fmt(relieved)}) exceeds the open amount of invoice ${inv.document_number} (${fmt(Money.max(open, 0))})`,
+        msg: memo
+          ? `the credit applied (${fmt(relieved)}) exceeds the open credit of credit memo ${inv.document_number} (${fmt(Money.max(open, 0))})`
+          : `paid + discount + withheld + adjustment (${fmt(relieved)}) exceeds the open amount of invoice ${inv.document_number} (${fmt(Money.max(open, 0))})`,
         type: 'value_error.exceeds_open_amount',
       });
     }
+    if (memo) return;
+    invoicePaid = invoicePaid.plus(a.amount_paid);
     paidTotal = paidTotal.plus(a.amount_paid);
     if (!totalReported && paidTotal.gt(transactionAmount)) {
       totalReported = true;
       issues.push({
         loc: loc('amount_paid'),
-        msg: `the allocations' amount_paid total (${fmt(paidTotal)}) exceeds the transaction amount (${fmt(transactionAmount)})`,
+        msg: memoCredit.isZero()
+          ? `the allocations' amount_paid total (${fmt(paidTotal)}) exceeds the transaction amount (${fmt(transactionAmount)})`
+          : `the invoices' amount_paid less the credit memos' credit (${fmt(paidTotal)}) exceeds the transaction amount (${fmt(transactionAmount)})`,
         type: 'value_error.exceeds_transaction_amount',
       });
     }
   });
+  if (lastMemo >= 0 && memoCredit.gt(invoicePaid)) {
+    issues.push({
+      loc: ['body', 'allocations', lastMemo, 'amount_paid'],
+      msg: `the credit memos' credit applied (${fmt(memoCredit)}) exceeds the amount_paid of the payment's invoices (${fmt(invoicePaid)}): a payment's cash cannot be negative`,
+      type: 'value_error.credit_exceeds_invoices',
+    });
+  }
   return issues;
 }

@@ -8,6 +8,8 @@ import { formatInCurrency } from './payments.js';
 
 export interface ReceiptLine {
   invoice_number: string;
+  /** a credit memo the payment applied: `amount_paid` is its credit (absent = invoice) */
+  kind?: 'invoice' | 'credit_memo';
   currency: string;
   amount_paid: string;
   amount_discount: string;
@@ -58,6 +60,7 @@ export function renderPaymentReceipt(r: ReceiptInput): { subject: string; text: 
     '',
     r.lines.length ? 'It was applied to these invoices:' : 'It has not been applied to an invoice yet.',
     ...r.lines.map((l) => {
+      if (l.kind === 'credit_memo') return `  Credit memo ${l.invoice_number}: credit ${money(l.amount_paid, l.currency)} applied`;
       const extra = reductions(l);
       return `  Invoice ${l.invoice_number}: ${money(l.amount_paid, l.currency)}${extra.length ? ` (${extra.join(', ')})` : ''}`;
     }),
@@ -69,6 +72,12 @@ export function renderPaymentReceipt(r: ReceiptInput): { subject: string; text: 
 
   const rows = r.lines
     .map((l) => {
+      if (l.kind === 'credit_memo') {
+        return (
+          `<tr><td>Credit memo ${escapeHtml(l.invoice_number)}</td><td style="text-align:right">-${escapeHtml(money(l.amount_paid, l.currency))}</td>` +
+          '<td>credit applied</td></tr>'
+        );
+      }
       const extra = reductions(l);
       return (
         `<tr><td>${escapeHtml(l.invoice_number)}</td><td style="text-align:right">${escapeHtml(money(l.amount_paid, l.currency))}</td>` +

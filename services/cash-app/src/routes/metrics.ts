@@ -31,7 +31,7 @@ export const metricsRoutes = [
       '(`start_date`, `end_date`, both inclusive, on the booking date — the value date for transactions without one). Deposits ' +
       'are transactions with a positive amount. `total_count`: deposits in range. `potential_payments`: deposits whose is_payment ' +
       'is not false and that have no payment yet. `needs_allocation`: deposits having an unapproved payment whose allocated amount ' +
-      '(sum of amount_paid) differs from the transaction amount. `ready_to_post`: deposits having an unapproved payment whose ' +
+      '(sum of amount_paid, a credit memo\'s credit applied counted negative) differs from the transaction amount. `ready_to_post`: deposits having an unapproved payment whose ' +
       'allocated amount equals it. `posting_errors_count`: transactions with at least one payment that has a posting error and is ' +
       'not posted. `total_amount` sums the deposit (transaction) amounts, as strings with 2 decimals (rounded half up after summing). ' +
       'When all deposits in range share one currency, amounts are in it (`is_multi_currency` false; with no deposits, the ' +

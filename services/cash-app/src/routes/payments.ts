@@ -24,8 +24,11 @@ const uuidParam = idSchema;
 const allocationSchema = z.object({
   object: z.literal('payment_allocation'),
   id: z.string(),
-  invoice_id: z.string(),
-  invoice_number: z.string().nullable().describe('Document number of the invoice in the ledger.'),
+  invoice_id: z.string().describe('The ledger document: an invoice, or a credit memo whose credit the payment applies (`document_kind`).'),
+  document_kind: z
+    .enum(['invoice', 'credit_memo'])
+    .describe('Extension of the spec: `credit_memo` when the allocation applies a credit memo of the payer (amount_paid = the credit applied, subtracted from the payment\'s cash); `invoice` otherwise.'),
+  invoice_number: z.string().nullable().describe('Document number of the invoice (or credit memo) in the ledger.'),
   amount_paid: money2(),
   amount_discount: money2(),
   amount_withheld: money2(),
@@ -62,7 +65,7 @@ export const paymentSchema = z.object({
   amount: money2().describe('The bank transaction amount (in the currency\'s minor units).'),
   currency: z.string(),
   payment_date: z.string().nullable().describe('Booking date of the transaction (value date when it has none).'),
-  allocated_amount: money2().describe('Sum of the allocations\' amount_paid.'),
+  allocated_amount: money2().describe('The cash the allocations apply: the invoices\' amount_paid less the credit memos\' amount_paid (their credit applied).'),
   unallocated_amount: money2().describe('amount - allocated_amount.'),
   match_score: z.number().nullable().describe('0..1: confidence of the automatic match; null for payments not proposed by matching.'),
   match_reasons: z.array(z.record(z.string(), z.unknown())).describe('The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`.'),
@@ -85,8 +88,8 @@ const amountInput = () =>
     .describe('Non-negative decimal (string of at most 40 characters, or number) with at most the currency\'s minor units of decimals (JPY none, EUR 2, KWD 3): more → 422 `value_error.decimal_places`.');
 
 const allocationInput = z.object({
-  invoice_id: uuidParam().describe('An open invoice of the organization, in the transaction\'s currency.'),
-  amount_paid: amountInput().describe('Cash applied to the invoice (counts against the transaction amount).'),
+  invoice_id: uuidParam().describe('An open invoice of the organization, in the transaction\'s currency; or an open credit memo of the payment\'s payer (extension of the spec: its credit is applied).'),
+  amount_paid: amountInput().describe('Cash applied to the invoice (counts against the transaction amount); for a credit memo, the credit applied (reduces the cash the invoices take from the transaction).'),
   amount_discount: amountInput().optional().describe('Discount granted (relieves the invoice, not the transaction). Default 0.'),
   amount_withheld: amountInput().optional().describe('Amount withheld, e.g. tax (relieves the invoice). Default 0.'),
   adjustment_id: uuidParam().nullable().optional().describe('Adjustment (fee, write-off, …) booked for adjustment_amount.'),
@@ -198,7 +201,19 @@ export const paymentRoutes = [
       'an unknown/inactive adjustment, or when an amount has more decimals than the transaction\'s currency allows (JPY none, ' +
       'EUR 2, KWD 3: `value_error.decimal_places`; the database refuses such an allocation too). ' +
       '`partner_id` sets the payer (default: the invoices\' partner when they have one). ' +
-      'An approved payment cannot be changed (409).',
+      'An approved payment cannot be changed (409). ' +
+      '**Credit memos** (an extension of the spec): an allocation may name an open credit memo of the payer (same currency); its ' +
+      '`amount_paid` is the credit applied, and the payment\'s cash is the invoices\' amount_paid less the memos\' credit, so a ' +
+      'deposit of 900 settles an invoice of 1000 with a memo of 100. 422 when the memo is another customer\'s or has none ' +
+      '(`value_error.credit_memo_partner`), when it carries a discount, withholding or adjustment (`value_error.credit_memo`), ' +
+      'when the credit exceeds the memo\'s open credit (its ledger amount_open, less approved payments\' credit: ' +
+      '`value_error.exceeds_open_amount`), or when the memos\' credit exceeds the invoices\' amount_paid (a payment\'s cash is never ' +
+      'negative: `value_error.credit_exceeds_invoices`); the invoices\' amount_paid less the memos\' credit must not exceed the ' +
+      'transaction (`value_error.exceeds_transaction_amount`). A memo whose credit is used up (by approved payments) has no open ' +
+      'credit left: it is no longer proposed by matching and a further allocation of it is refused, until the ERP reports it ' +
+      'again (a re-push or sync with credit left makes the rest available; the ERP closing it ends it). On approval the memo\'s ' +
+      'credit is re-checked like an invoice\'s open amount (409), and posting links it to the ERP payment (QuickBooks Online: a ' +
+      'Line with LinkedTxn TxnType `CreditMemo`; the middleware queue: a line with `kind` `credit_memo`).',
     tags: ['Cash application'],
     auth: { permission: 'payments:write' },
     params: z.object({ payment_id: idSchema() }),

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { BusinessUnitScope, Db } from '@rp/platform';
-import { paymentInScopeSql } from './payments.js';
+import { paymentInScopeSql, SIGNED_PAID } from './payments.js';
 
 export interface MetricsFilter {
   bankAccountId?: string;
@@ -40,7 +40,8 @@ function txCte(organizationId: string, f: MetricsFilter): { sql: string; binding
     where.push(`NOT EXISTS (SELECT 1 FROM payments sp WHERE sp.bank_transaction_id = t.id AND NOT ${inScope.sql})`);
     bindings.push(...inScope.bindings);
   }
-  const allocated = '(SELECT COALESCE(SUM(a.amount_paid), 0) FROM payment_allocations a WHERE a.payment_id = p.id)';
+  // the payment's cash: a credit memo's credit applied counts negative
+  const allocated = `(SELECT COALESCE(SUM(${SIGNED_PAID}), 0) FROM payment_allocations a WHERE a.payment_id = p.id)`;
   const sql = `tx AS (
     SELECT t.id, t.amount, t.currency, COALESCE(t.booking_date, t.value_date) AS d, t.amount > 0 AS deposit,
       (t.is_payment IS DISTINCT FROM false

@@ -50,7 +50,7 @@ export interface ReceiptPayment {
   currency: string;
   payment_date: string | null;
   bank_reference: string | null;
-  allocations: { invoice_id: string; amount_paid: string; amount_discount: string; amount_withheld: string }[];
+  allocations: { invoice_id: string; document_kind: 'invoice' | 'credit_memo'; amount_paid: string; amount_discount: string; amount_withheld: string }[];
 }
 
 export async function getReceiptPayment(db: Db, organizationId: string, paymentId: string, scope: BusinessUnitScope = '*'): Promise<ReceiptPayment | null> {
@@ -65,7 +65,7 @@ export async function getReceiptPayment(db: Db, organizationId: string, paymentI
   const allocations = await db('payment_allocations')
     .where({ organization_id: organizationId, payment_id: paymentId })
     .orderBy('id')
-    .select('invoice_id', 'amount_paid', 'amount_discount', 'amount_withheld');
+    .select('invoice_id', 'document_kind', 'amount_paid', 'amount_discount', 'amount_withheld');
   return { ...payment, allocations };
 }
 

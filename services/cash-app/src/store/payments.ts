@@ -2,12 +2,14 @@
  * Payments proposed from bank deposits, their allocations to ledger invoices, and the bank accounts
  * learned from approved payments. Every query is scoped by organization.
  */
-import { documentOutOfScopeSql, documentsReportedAt, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
+import { documentKinds, documentOutOfScopeSql, documentsReportedAt, Money, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain-types/matching.js';
 import type { AllocationDraft, ReliefRow } from '../domain-types/payments.js';
 
 export type PaymentStatus = 'unapproved' | 'approved';
+/** What an allocation's ledger document is (payment_allocations.document_kind). */
+export type DocumentKind = 'invoice' | 'credit_memo';
 
 export interface DepositRow extends MatchTransaction {
   booking_date: string | null;
@@ -142,7 +144,10 @@ export async function activeSystemAdjustmentId(db: Db, organizationId: string, s
  * Insert proposals as unapproved payments with their allocations, set-based, in one transaction.
  * The transactions are locked first and those that meanwhile got a payment are skipped, so a
  * retried or concurrent run never creates a second payment for a transaction. Used remittances are
- * tied to their transaction and marked `applied`. Returns how many payments were inserted.
+ * tied to their transaction and marked `applied`. Each allocation records whether its document is
+ * an invoice or a credit memo; a proposal whose cash (invoices paid less memos' credit) is outside
+ * 0 .. its deposit is not written (the deposit stays without a payment, for a person). Returns how
+ * many payments were inserted.
  */
 export async function insertProposals(db: Db, organizationId: string, proposals: readonly Proposal[], deposits: ReadonlyMap<string, DepositRow>): Promise<number> {
   if (proposals.length === 0) return 0;
@@ -151,7 +156,15 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
     // only deposits still there (a statement deleted meanwhile takes its deposits with it)
     const locked = new Set(((await trx('bank_transactions').select('id').where({ organization_id: organizationId }).whereIn('id', ids).forUpdate()) as { id: string }[]).map((r) => r.id));
     const taken = new Set(((await trx('payments').select('bank_transaction_id').where({ organization_id: organizationId }).whereIn('bank_transaction_id', ids)) as { bank_transaction_id: string }[]).map((r) => r.bank_transaction_id));
-    const todo = proposals.filter((p) => locked.has(p.transaction_id) && !taken.has(p.transaction_id) && deposits.has(p.transaction_id));
+    // a proposal may apply credit memos: each allocation records its document's kind from the ledger
+    const kinds = await documentKinds(trx, organizationId, proposals.flatMap((p) => p.allocations.map((a) => a.invoice_id)));
+    // A proposal whose cash (invoices paid less memos' credit) is outside 0 .. its deposit is left for a
+    // person rather than written: the database refuses it, and one such proposal must not fail the chunk.
+    const cashFits = (p: Proposal) => {
+      const cash = p.allocations.reduce((sum, a) => (kinds.get(a.invoice_id) === 'credit_memo' ? sum.minus(a.amount_paid) : sum.plus(a.amount_paid)), new Money(0));
+      return cash.gte(0) && cash.lte(deposits.get(p.transaction_id)!.amount);
+    };
+    const todo = proposals.filter((p) => locked.has(p.transaction_id) && !taken.has(p.transaction_id) && deposits.has(p.transaction_id) && cashFits(p));
     if (todo.length === 0) return 0;
     const payments = todo.map((p) => {
       const tx = deposits.get(p.transaction_id)!;
@@ -171,7 +184,7 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
     });
     for (let i = 0; i < payments.length; i += 1000) await trx('payments').insert(payments.slice(i, i + 1000));
     const allocations = todo.flatMap((p, i) =>
-      p.allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: payments[i]!.id, ...a })),
+      p.allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: payments[i]!.id, ...a, document_kind: kinds.get(a.invoice_id) ?? 'invoice' })),
     );
     for (let i = 0; i < allocations.length; i += 1000) await trx('payment_allocations').insert(allocations.slice(i, i + 1000));
     const withRemittance = todo.filter((p) => p.remittance_id);
@@ -227,6 +240,8 @@ export interface PaymentRow {
 
 export interface AllocationRow extends AllocationDraft {
   id: string;
+  /** a credit memo's allocation applies its credit (amount_paid) and reduces the payment's cash */
+  document_kind: DocumentKind;
   payment_id: string;
   created_at: Date;
   modified_at: Date;
@@ -263,6 +278,9 @@ export function whereSqlFragment(q: Knex.QueryBuilder, fragment: SqlFragment | n
   return fragment ? q.andWhereRaw(fragment.sql, fragment.bindings) : q;
 }
 
+/** An allocation's cash in SQL (alias `a`): a credit memo's credit applied counts negative. */
+export const SIGNED_PAID = `CASE WHEN a.document_kind = 'credit_memo' THEN -a.amount_paid ELSE a.amount_paid END`;
+
 export interface PaymentFilter {
   /** business units the caller may see ('*' for all): payments out of scope are left out */
   scope?: BusinessUnitScope;
@@ -295,7 +313,7 @@ function applyFilter(q: Knex.QueryBuilder, f: PaymentFilter): Knex.QueryBuilder 
 function selectPayment(db: Db | Knex.Transaction, q: Knex.QueryBuilder): Knex.QueryBuilder {
   return q.select(
     'p.*',
-    db.raw('(SELECT COALESCE(SUM(a.amount_paid), 0)::text FROM payment_allocations a WHERE a.payment_id = p.id) AS allocated_amount'),
+    db.raw(`(SELECT COALESCE(SUM(${SIGNED_PAID}), 0)::text FROM payment_allocations a WHERE a.payment_id = p.id) AS allocated_amount`),
     't.statement_id as tx_statement_id',
     't.bank_account_id as tx_bank_account_id',
     't.amount as tx_amount',
@@ -333,17 +351,27 @@ export async function getPayment(
 export async function allocationsOf(db: Db | Knex.Transaction, organizationId: string, paymentIds: readonly string[]): Promise<AllocationRow[]> {
   if (paymentIds.length === 0) return [];
   return db('payment_allocations')
-    .select('id', 'payment_id', 'invoice_id', 'amount_paid', 'amount_discount', 'amount_withheld', 'adjustment_id', 'adjustment_amount', 'created_at', 'modified_at')
+    .select('id', 'payment_id', 'invoice_id', 'document_kind', 'amount_paid', 'amount_discount', 'amount_withheld', 'adjustment_id', 'adjustment_amount', 'created_at', 'modified_at')
     .where({ organization_id: organizationId })
     .whereIn('payment_id', [...paymentIds])
     .orderBy(['payment_id', 'created_at', 'id']) as Promise<AllocationRow[]>;
 }
 
 
-export async function replaceAllocations(trx: Knex.Transaction, organizationId: string, paymentId: string, allocations: readonly AllocationDraft[], partnerId: string | null): Promise<void> {
+/** Replace the payment's allocations; `kinds`: each allocated ledger document's kind (absent = invoice). */
+export async function replaceAllocations(
+  trx: Knex.Transaction,
+  organizationId: string,
+  paymentId: string,
+  allocations: readonly AllocationDraft[],
+  partnerId: string | null,
+  kinds: ReadonlyMap<string, DocumentKind>,
+): Promise<void> {
   await trx('payment_allocations').where({ organization_id: organizationId, payment_id: paymentId }).delete();
   if (allocations.length > 0) {
-    await trx('payment_allocations').insert(allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: paymentId, ...a })));
+    await trx('payment_allocations').insert(
+      allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: paymentId, ...a, document_kind: kinds.get(a.invoice_id) ?? 'invoice' })),
+    );
   }
   await trx('payments').where({ organization_id: organizationId, id: paymentId }).update({ partner_id: partnerId, modified_at: trx.fn.now() });
 }

@@ -44,6 +44,7 @@ export function paymentView({ row: p, allocations, invoiceNumbers: numbers }: Pa
       object: 'payment_allocation' as const,
       id: a.id,
       invoice_id: a.invoice_id,
+      document_kind: a.document_kind,
       invoice_number: numbers.get(a.invoice_id) ?? null,
       amount_paid: money(a.amount_paid),
       amount_discount: money(a.amount_discount),

@@ -160,7 +160,9 @@ export function createPaymentPostingActivities(deps: PaymentPostingDeps): Integr
             txnDate: p.payment_date,
             reference: key,
             privateNote: `Receivables platform payment ${p.payment_id}, posting ${row.id}${p.bank_reference ? `; bank reference ${p.bank_reference}` : ''}`,
-            lines: p.lines.filter((l) => !new Money(l.amount_paid).isZero()).map((l) => ({ invoiceId: l.remote_id!, amount: l.amount_paid })),
+            lines: p.lines
+              .filter((l) => !new Money(l.amount_paid).isZero())
+              .map((l) => ({ invoiceId: l.remote_id!, txnType: l.kind === 'credit_memo' ? ('CreditMemo' as const) : ('Invoice' as const), amount: l.amount_paid })),
           });
         }
       } catch (err) {

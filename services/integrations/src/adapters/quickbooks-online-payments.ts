@@ -3,7 +3,8 @@
  *
  *   create: POST {apiBaseUrl}/v3/company/{realmId}/payment?requestid=<key>&minorversion=75
  *           {CustomerRef: {value}, TotalAmt, TxnDate, CurrencyRef: {value}, PaymentRefNum, PrivateNote,
- *            Line: [{Amount, LinkedTxn: [{TxnId: <Invoice Id>, TxnType: "Invoice"}]}]}
+ *            Line: [{Amount, LinkedTxn: [{TxnId: <Invoice Id>, TxnType: "Invoice"}]},
+ *                   {Amount, LinkedTxn: [{TxnId: <CreditMemo Id>, TxnType: "CreditMemo"}]}]}
  *           → {Payment: {Id, SyncToken, TotalAmt, UnappliedAmt, …}, time}
  *   read:   GET  {apiBaseUrl}/v3/company/{realmId}/payment/{Id}?minorversion=75 → {Payment: {…}}
  *   find:   GET  {apiBaseUrl}/v3/company/{realmId}/query?query=select * from Payment where PaymentRefNum = '<ref>'
@@ -18,6 +19,8 @@
  * so the Payment also carries the payment's posting key in PaymentRefNum (documented max 21
  * characters, filterable in the query language; PrivateNote, max 4000, is not), and a posting first
  * finds the Payment by that key.
+ * A credit memo applied by the payment is a Line linked with TxnType "CreditMemo" whose Amount is
+ * the credit applied: TotalAmt (the deposit) = Σ invoice lines − Σ credit memo lines + UnappliedAmt.
  * TotalAmt above the lines' sum leaves the rest unapplied on the customer (UnappliedAmt): that is how
  * a deposit, or the unallocated remainder of one, is posted on account. Errors have the documented
  * `{Fault: {Error: [{Message, Detail, code}], type}}` shape: a ValidationFault (400) is a refusal
@@ -29,8 +32,10 @@ import { qboFetch, QBO_MINOR_VERSION } from './quickbooks-online-http.js';
 import { ProviderApiError, type ProviderAccess } from './adapter.js';
 
 export interface QboPaymentLine {
-  /** QuickBooks Invoice Id */
+  /** QuickBooks Invoice Id, or CreditMemo Id (txnType CreditMemo) */
   invoiceId: string;
+  /** default Invoice */
+  txnType?: 'Invoice' | 'CreditMemo';
   /** decimal string */
   amount: string;
 }
@@ -122,7 +127,7 @@ export function qboPaymentBody(p: QboPaymentCreate): string {
     CustomerRef: { value: p.customerId },
     CurrencyRef: { value: p.currency },
     TotalAmt: decimal(p.totalAmount),
-    Line: p.lines.map((l) => ({ Amount: decimal(l.amount), LinkedTxn: [{ TxnId: l.invoiceId, TxnType: 'Invoice' }] })),
+    Line: p.lines.map((l) => ({ Amount: decimal(l.amount), LinkedTxn: [{ TxnId: l.invoiceId, TxnType: l.txnType ?? 'Invoice' }] })),
   };
   if (p.txnDate) body.TxnDate = p.txnDate;
   // PaymentRefNum holds at most 21 characters in QuickBooks.

@@ -86,6 +86,7 @@ export function postingPayload(payment: PaymentForPosting): PostingPayload {
     unallocated_amount: fmt(payment.unallocatedAmount),
     lines: payment.lines.map((l) => ({
       invoice_id: l.invoiceId,
+      kind: l.kind ?? 'invoice',
       remote_id: l.remoteId,
       document_number: l.documentNumber,
       company_code: l.companyCode,

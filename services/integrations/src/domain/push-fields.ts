@@ -23,6 +23,9 @@ export const PUSH_ERROR_CODES = {
   invalid_debit_credit_indicator: 'debit_credit_indicator is neither S (invoice) nor H (credit memo)',
   invalid_email: 'smtp_addr is not an email address',
   invalid_business_unit: 'business_unit_id is not a business unit of the organization',
+  invalid_bank_account:
+    'a bank_accounts entry is neither an IBAN with valid ISO 13616 check digits (mod 97) and its country\'s length nor an account_number with a bank_code (letters and digits), or bank_accounts has more than 20 entries',
+  invalid_discount_term: 'a discount_terms percent is not a decimal above 0 and below 100 with at most 4 decimals, two terms share a due_date, or there are more than 3 terms',
 } as const;
 export type PushErrorCode = keyof typeof PUSH_ERROR_CODES;
 

@@ -3,14 +3,16 @@
  * their per-record validation and their mapping onto ledger rows. Pure: no I/O.
  */
 import { z } from 'zod';
+import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import { emailSchema, isIsoCurrency, Money } from '@rp/platform';
-import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../types.js';
+import type { DiscountTermUpsert, DocumentUpsert, LineItemUpsert, MasterBankAccountUpsert, PartnerUpsert } from '../types.js';
 import {
   amount,
   blank,
   businessUnitId,
   code,
   date,
+  decimalOf,
   failure,
   isPlainObject,
   minorUnitsOf,
@@ -33,6 +35,40 @@ const lineItemSchema = z.object({
   unit_amount: amount({ scale: 6, optional: true }).optional(),
   total_amount: amount({ scale: 4, optional: true }).optional(),
 });
+
+/** At most this many early-payment discounts per invoice (SAP's payment terms have two; one more for other ERPs). */
+export const MAX_DISCOUNT_TERMS = 3;
+const PERCENT_MAX_LENGTH = 12;
+
+/** A discount percent: a decimal string (or JSON number) above 0 and below 100 with at most 4 decimals, normalized ("2.50" → "2.5"). */
+const discountPercent = z
+  .unknown()
+  .meta({ anyOf: [{ type: 'string', maxLength: PERCENT_MAX_LENGTH }, { type: 'number' }], description: 'Above 0 and below 100, at most 4 decimals, e.g. "2" or "2.5".' })
+  .transform((value, ctx): string => {
+    const d = typeof value === 'string' && value.length > PERCENT_MAX_LENGTH ? null : decimalOf(value);
+    const p = d ? new Money(d.text) : null;
+    if (!d || !p || d.places > 4 || p.lte(0) || p.gte(100)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a decimal above 0 and below 100 with at most 4 decimals', ...code('invalid_discount_term') });
+      return z.NEVER;
+    }
+    return p.toFixed();
+  });
+
+const discountTermsSchema = z
+  .array(z.object({ due_date: date, percent: discountPercent }))
+  .meta({ maxItems: MAX_DISCOUNT_TERMS })
+  .nullish()
+  .superRefine((terms, ctx) => {
+    if (!terms) return;
+    if (terms.length > MAX_DISCOUNT_TERMS) ctx.addIssue({ code: 'custom', message: `has more than ${MAX_DISCOUNT_TERMS} terms`, ...code('invalid_discount_term') });
+    const dates = new Set<string>();
+    terms.forEach((t, i) => {
+      if (dates.has(t.due_date)) ctx.addIssue({ code: 'custom', path: [i, 'due_date'], message: 'repeats another term\'s due_date', ...code('invalid_discount_term') });
+      dates.add(t.due_date);
+    });
+  })
+  // earliest first (the matching contract's order)
+  .transform((terms): DiscountTermUpsert[] => [...(terms ?? [])].sort((a, b) => (a.due_date < b.due_date ? -1 : 1)));
 
 export const invoiceRecordSchema = z
   .object({
@@ -63,9 +99,13 @@ export const invoiceRecordSchema = z
       .max(1000)
       .nullish()
       .transform((v) => v ?? []),
+    discount_terms: discountTermsSchema,
     business_unit_id: businessUnitId,
   })
   .superRefine((r, ctx) => {
+    if (r.debit_credit_indicator === 'H' && r.discount_terms.length > 0) {
+      ctx.addIssue({ code: 'custom', path: ['discount_terms'], message: 'must be absent or empty on a credit memo (H): only invoices carry early-payment discounts', ...code('invalid_discount_term') });
+    }
     const minor = minorUnitsOf(r.currency);
     const tooPrecise = (d: ExactDecimal | null | undefined) => d != null && d.places > minor;
     if (tooPrecise(r.amount_in_document_currency)) {
@@ -150,6 +190,7 @@ export function validateInvoice(record: unknown, localMinorUnits: number): PushO
         unit_amount: li.unit_amount?.text ?? null,
         total_amount: li.total_amount?.text ?? null,
       })),
+      discount_terms: r.discount_terms,
     },
   };
 }
@@ -158,6 +199,56 @@ export function validateInvoice(record: unknown, localMinorUnits: number): PushO
 
 /** Customer text fields normalized in the schema (absent, null, "" → null); the customer path is not the hot one. */
 const customerText = (max: number) => optionalText(max).transform(blank);
+
+/** At most this many bank accounts per customer. */
+export const MAX_BANK_ACCOUNTS = 20;
+/** An IBAN is at most 34 characters; room for the spaces of its printed form (groups of four). */
+const IBAN_INPUT_MAX = 42;
+const ACCOUNT_NUMBER_MAX = 34;
+const BANK_CODE_MAX = 15;
+
+/** Letters and digits only, upper case (how cash application compares account numbers). */
+const accountKey = (v: string) => v.toUpperCase().replace(/[^A-Z0-9]/g, '');
+
+/**
+ * A customer bank account (an extension of rule 17): `{iban}` with valid ISO 13616 check digits,
+ * stored upper case without spaces, or `{account_number, bank_code}`, stored as letters and digits.
+ */
+const bankAccountSchema = z
+  .object({
+    iban: customerText(IBAN_INPUT_MAX).describe('IBAN, printed (with spaces) or electronic form; checked with its mod-97 check digits.'),
+    account_number: customerText(ACCOUNT_NUMBER_MAX).describe('Domestic account number (with bank_code), when the account has no IBAN.'),
+    bank_code: customerText(BANK_CODE_MAX).describe('Bank code of account_number (e.g. ABA routing number, sort code, BLZ).'),
+  })
+  .transform((a, ctx): MasterBankAccountUpsert => {
+    const bad = (message: string) => {
+      ctx.addIssue({ code: 'custom', message, ...code('invalid_bank_account') });
+      return z.NEVER;
+    };
+    if (a.iban !== null) {
+      if (a.account_number !== null || a.bank_code !== null) return bad('gives an iban and an account_number/bank_code: give one of them');
+      const iban = electronicFormatIBAN(a.iban.replace(/\s+/g, '').toUpperCase()) ?? '';
+      if (!isValidIBAN(iban)) return bad(`iban ${JSON.stringify(a.iban)} is not a valid IBAN (ISO 13616 check digits and length)`);
+      return { account_identifier: iban, bank_code: null };
+    }
+    if (a.account_number === null || a.bank_code === null) return bad('needs either an iban, or an account_number with its bank_code');
+    const account = accountKey(a.account_number);
+    const bank = accountKey(a.bank_code);
+    if (!account || !bank) return bad('account_number and bank_code must contain letters or digits');
+    return { account_identifier: account, bank_code: bank };
+  });
+
+const bankAccountsSchema = z
+  .array(bankAccountSchema)
+  .meta({ maxItems: MAX_BANK_ACCOUNTS })
+  .nullish()
+  .superRefine((list, ctx) => {
+    if (list && list.length > MAX_BANK_ACCOUNTS) ctx.addIssue({ code: 'custom', message: `has more than ${MAX_BANK_ACCOUNTS} entries`, ...code('invalid_bank_account') });
+  })
+  // absent or null: leave the stored accounts as they are; the same account twice is stored once
+  .transform((list): MasterBankAccountUpsert[] | undefined =>
+    list == null ? undefined : [...new Map(list.map((a) => [`${a.account_identifier}/${a.bank_code ?? ''}`, a])).values()],
+  );
 
 export const customerRecordSchema = z.object({
   customer_code: requiredText(PUSH_TEXT_MAX.code),
@@ -182,6 +273,7 @@ export const customerRecordSchema = z.object({
   search_term: customerText(PUSH_TEXT_MAX.name),
   vendor_account_number: customerText(PUSH_TEXT_MAX.code),
   company_code: customerText(PUSH_TEXT_MAX.code),
+  bank_accounts: bankAccountsSchema,
   business_unit_id: businessUnitId,
 });
 
@@ -212,6 +304,7 @@ export function partnerFromCustomer(r: CustomerFields): PartnerUpsert & { busine
     company_code: r.company_code,
     search_term: r.search_term,
     business_unit_id: r.business_unit_id ?? null,
+    ...(r.bank_accounts ? { bank_accounts: r.bank_accounts } : {}),
     address: Object.fromEntries(Object.entries(address).filter(([, v]) => v !== null)),
     attributes: Object.fromEntries(
       Object.entries({

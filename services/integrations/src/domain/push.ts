@@ -9,7 +9,7 @@ import { PUSH_ORIGIN, type PushOutcome } from './push-fields.js';
 import { validateCustomer, validateInvoice } from './push-records.js';
 
 export { decimalOf, errorCodesMarkdown, isCalendarDate, MAX_PUSH_RECORDS, PUSH_ORIGIN, type PushOutcome } from './push-fields.js';
-export { customerRecordSchema, invoiceRecordSchema, validateCustomer, validateInvoice, type ValidInvoice } from './push-records.js';
+export { customerRecordSchema, invoiceRecordSchema, MAX_BANK_ACCOUNTS, MAX_DISCOUNT_TERMS, validateCustomer, validateInvoice, type ValidInvoice } from './push-records.js';
 
 /** Mark records whose business unit is not one of the organization's (`known`). */
 export function rejectUnknownBusinessUnits<R extends { business_unit_id: string | null }>(outcomes: PushOutcome<R>[], known: ReadonlySet<string>): PushOutcome<R>[] {

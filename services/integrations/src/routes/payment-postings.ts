@@ -30,10 +30,13 @@ const middlewarePaymentSchema = z.object({
   customer: z
     .object({ partner_id: z.string(), customer_code: z.string().describe('The customer\'s `customer_code` as pushed.'), name: z.string() })
     .nullable(),
-  unallocated_amount: money().describe('amount − Σ amount_paid: post it on account of the customer (unapplied cash).'),
+  unallocated_amount: money().describe('amount − the lines\' cash (Σ invoice amount_paid − Σ credit memo amount_paid): post it on account of the customer (unapplied cash).'),
   lines: z.array(
     z.object({
       invoice_id: z.string(),
+      kind: z
+        .enum(['invoice', 'credit_memo'])
+        .describe('Extension of the spec: `credit_memo` when the line applies a credit memo of the customer (its amount_paid is the credit applied, to be cleared against the invoices of the same payment); `invoice` otherwise.'),
       document_number: z.string(),
       company_code: z.string(),
       fiscal_year: z.string(),

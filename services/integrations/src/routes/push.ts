@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { NO_NUL_PATTERN } from '@rp/platform';
 import { route } from '../deps.js';
-import { customerRecordSchema, errorCodesMarkdown, invoiceRecordSchema, MAX_PUSH_RECORDS, pushCustomers, pushInvoices } from '../domain/push.js';
+import { customerRecordSchema, errorCodesMarkdown, invoiceRecordSchema, MAX_BANK_ACCOUNTS, MAX_DISCOUNT_TERMS, MAX_PUSH_RECORDS, pushCustomers, pushInvoices } from '../domain/push.js';
 
 /**
  * The push body: an array of records the handler validates one by one (a bad record must not fail
@@ -69,7 +69,9 @@ const INVOICE_DESCRIPTION = `${COMMON}
 
 **Storage.** Upsert key: (organization, \`company_code\`, \`fiscal_year\`, \`document_number\`): re-pushing a document updates it and returns the same \`service_id\`, also when its indicator flips (its kind changes, its id does not). Its line items are replaced as a set. \`amount_open\` is the whole amount while \`status_open\`, else 0, unless the record carries the optional extension field \`amount_open\` (the ERP's open amount after partial payments: between 0 and the document amount, 0 when not open, currency minor units; an \`invalid_amount\` otherwise). Pushing an invoice after a payment was reported \`posted\` (GET/POST …/middleware/payments) tells the platform the ERP's figure includes that payment. The document is linked to the partner whose customer push had the same \`customer_code\`; if that customer has not been pushed yet, the document is stored without a partner and linked when the customer arrives. Without \`business_unit_id\`, a document takes its partner's business unit. \`remote_id\` in the result is the record's \`document_number\`.
 
-**Error codes:** ${errorCodesMarkdown(['invalid_record', 'missing_field', 'invalid_field', 'invalid_currency', 'invalid_date', 'invalid_amount', 'invalid_debit_credit_indicator', 'invalid_business_unit'])}.`;
+**Early-payment discounts** (an extension of rule 16, not in the spec): optional \`discount_terms\`, an array of at most ${MAX_DISCOUNT_TERMS} \`{due_date, percent}\` from the invoice's payment terms (SAP's cash discounts 1 and 2: paying by \`due_date\`, inclusive, may deduct \`percent\` of the amount). \`percent\` is a decimal string (or JSON number) above 0 and below 100 with at most 4 decimals; two terms may not share a due date; they are stored earliest first (percent normalized, "2.50" → "2.5") and cash application uses them to recognise a discounted payment. Absent, null or \`[]\` = no discount: a re-push states the document's whole terms, so one without the field removes earlier terms. Only invoices (\`S\`) carry them: terms on a credit memo get \`invalid_discount_term\`, as does a bad percent, a repeated due date or more than ${MAX_DISCOUNT_TERMS} terms; a bad due date gets \`invalid_date\`.
+
+**Error codes:** ${errorCodesMarkdown(['invalid_record', 'missing_field', 'invalid_field', 'invalid_currency', 'invalid_date', 'invalid_amount', 'invalid_debit_credit_indicator', 'invalid_discount_term', 'invalid_business_unit'])}.`;
 
 const CUSTOMER_DESCRIPTION = `${COMMON}
 
@@ -77,7 +79,9 @@ const CUSTOMER_DESCRIPTION = `${COMMON}
 
 **Mapping onto the partner** (upserted by \`customer_code\` as its remote id): \`name\` = \`name1\`; \`legal_name\` = \`name1\`, \`name2\`, \`name3\` joined with spaces (SAP splits long names over the three); \`account_number\` = \`customer_code\` (the SAP customer account number); \`email\` = \`smtp_addr\`; \`phone\` = \`telnr_long\`, else \`tel_number\`; \`company_code\`, \`search_term\` as sent; \`address\` = {\`line1\` (street, house_num1 and house_num2 joined), \`street\`, \`house_number\` (house_num1), \`house_number_supplement\` (house_num2), \`postal_code\` (post_code1), \`city\` (city1), \`district\` (city2), \`region\`, \`country\`}; \`attributes\` keeps \`name2\`, \`name3\`, \`accounting_clerk\`, \`accounting_clerk_name\`, \`tel_number\`, \`telnr_long\`, \`tax_jurisdiction\`, \`payment_method\`, \`vendor_account_number\`. Empty fields are left out of \`address\` and \`attributes\`. \`business_unit_id\`: the partner's business unit (absent keeps the current one). Documents pushed earlier with this \`customer_code\` and no partner are linked to it now (and take its business unit when they have none). \`remote_id\` in the result is the \`customer_code\`.
 
-**Error codes:** ${errorCodesMarkdown(['invalid_record', 'missing_field', 'invalid_field', 'invalid_email', 'invalid_business_unit'])}.`;
+**Bank accounts** (an extension of rule 17, not in the spec): optional \`bank_accounts\`, an array of at most ${MAX_BANK_ACCOUNTS} entries, each \`{iban}\` (printed or electronic form; its ISO 13616 mod-97 check digits and its country's length are checked; stored upper case without spaces) or \`{account_number, bank_code}\` for an account without IBAN (both required; stored as their letters and digits, upper case). They are the customer's accounts from the ERP's master data: cash application identifies a deposit's payer by them (as it does by the accounts it learns from approved payments), so a customer is known before its first payment. A re-push that carries \`bank_accounts\` replaces the customer's accounts as a set (\`[]\` removes them all); a re-push without the field (or with null) leaves them as they are; the same account twice in one record is stored once. A malformed entry (a bad IBAN, an account number without bank code, both forms in one entry, more than ${MAX_BANK_ACCOUNTS} entries) gets \`invalid_bank_account\` for that record only, and its customer, accounts included, is left as it was.
+
+**Error codes:** ${errorCodesMarkdown(['invalid_record', 'missing_field', 'invalid_field', 'invalid_email', 'invalid_bank_account', 'invalid_business_unit'])}.`;
 
 export const pushRoutes = [
   route({

@@ -28,14 +28,16 @@ const MAPPING_DOC =
   '"Voided") is read as closed. Customers are never deleted in QuickBooks (made inactive instead). Mapping: ' +
   '**Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, ' +
   'email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr ' +
-  '(line1..line5, city, region = CountrySubDivisionCode, postal_code, country). ' +
+  '(line1..line5, city, region = CountrySubDivisionCode, postal_code, country). QuickBooks Online customers carry no bank accounts in its API, so a ' +
+  'synced customer has none of the master-data bank accounts the middleware customer push can give (cash application still learns its accounts from approved payments). ' +
   '**Invoice → invoice, CreditMemo → credit memo**: company_code = realmId (credit memos: `<realmId>:credit_memo`, so an invoice and a ' +
   'credit memo with the same DocNumber never overwrite each other), fiscal_year = year of TxnDate, document_number = DocNumber ' +
   '(Id when absent), remote_id = Id, document_date = posting_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate), ' +
   'amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0, currency = CurrencyRef.value, ' +
   'customer_code = CustomerRef.value (links the partner with that remote_id), exchange_rate = ExchangeRate, text = PrivateNote, ' +
   'reference = CustomerMemo.value; line items = the SalesItemLineDetail lines (description, quantity = Qty, unit_amount = UnitPrice, ' +
-  'total_amount = Amount), replaced as a set. Amounts are exact decimals (read from the response text, stored as NUMERIC).';
+  'total_amount = Amount), replaced as a set; no early-payment discount terms (the sync does not read the invoices\' SalesTermRef Terms, ' +
+  'so synced invoices have none). Amounts are exact decimals (read from the response text, stored as NUMERIC).';
 
 const syncStartedSchema = z.strictObject({
   object: z.literal('connection_sync'),

@@ -77,17 +77,21 @@ export async function upsertPartners(trx: Db, organizationId: string, origin: st
       search_term: r.search_term ?? null,
       address: r.address ?? {},
       attributes: r.attributes ?? {},
+      // null: leave the partner's master-data bank accounts as they are
+      bank_accounts: r.bank_accounts?.map((a) => ({ id: newId(), account_identifier: a.account_identifier, bank_code: a.bank_code })) ?? null,
     };
   });
   const rows_ = await query<{ id: string; remote_id: string }>(
     trx,
-    'ledger_upsert_partners_v1',
-    `WITH up AS (
+    'ledger_upsert_partners_v2',
+    `WITH input AS (
+       SELECT * FROM json_to_recordset($3::json) AS r(${PARTNER_COLUMNS}, bank_accounts json)
+     ), up AS (
        INSERT INTO partners AS p (id, organization_id, origin, remote_id, business_unit_id, account_number, name, legal_name, email, phone,
          currency, company_code, search_term, address, attributes)
        SELECT r.id, $1, $2, r.remote_id, r.business_unit_id, r.account_number, r.name, r.legal_name, r.email, r.phone,
          r.currency, r.company_code, r.search_term, coalesce(r.address, '{}'::jsonb), coalesce(r.attributes, '{}'::jsonb)
-       FROM json_to_recordset($3::json) AS r(${PARTNER_COLUMNS})
+       FROM input AS r
        ORDER BY r.remote_id
        ON CONFLICT (organization_id, origin, remote_id) DO UPDATE SET
          business_unit_id = coalesce(EXCLUDED.business_unit_id, p.business_unit_id),
@@ -101,6 +105,24 @@ export async function upsertPartners(trx: Db, organizationId: string, origin: st
          FROM up
         WHERE d.organization_id = up.organization_id AND d.customer_code = up.remote_id
           AND d.partner_id IS NULL AND d.origin = up.origin
+     ), accounts AS (
+       -- the master-data bank accounts of the partners whose row carries them (replaced as a set)
+       SELECT up.id AS partner_id, a.*
+         FROM input AS r
+         JOIN up ON up.remote_id = r.remote_id
+         CROSS JOIN LATERAL json_to_recordset(r.bank_accounts) AS a(id uuid, account_identifier text, bank_code text)
+     ), accounts_replaced AS (
+       SELECT up.id AS partner_id FROM input AS r JOIN up ON up.remote_id = r.remote_id WHERE r.bank_accounts IS NOT NULL
+     ), accounts_removed AS (
+       DELETE FROM partner_master_bank_accounts AS b USING accounts_replaced AS x
+        WHERE b.partner_id = x.partner_id
+          AND NOT EXISTS (SELECT 1 FROM accounts AS a WHERE a.partner_id = b.partner_id AND a.account_identifier = b.account_identifier
+                            AND coalesce(a.bank_code, '') = coalesce(b.bank_code, ''))
+     ), accounts_added AS (
+       INSERT INTO partner_master_bank_accounts AS b (id, organization_id, partner_id, account_identifier, bank_code)
+       SELECT a.id, $1, a.partner_id, a.account_identifier, a.bank_code FROM accounts AS a
+        ORDER BY a.partner_id, a.account_identifier, a.bank_code
+       ON CONFLICT (organization_id, partner_id, account_identifier, coalesce(bank_code, '')) DO UPDATE SET modified_at = now()
      )
      SELECT id, remote_id FROM up`,
     [organizationId, origin, JSON.stringify(payload)],
@@ -113,7 +135,8 @@ const DOCUMENT_COLUMNS = `id uuid, kind text, remote_id text, customer_code text
   company_code text, fiscal_year text, document_number text, document_type text, invoice_doc_type text, currency text,
   exchange_rate text, reference text, assignment text, text text, reason_code text, clearing_document_number text,
   document_date date, net_due_date date, posting_date date, clearing_date date,
-  amount_in_document_currency numeric, amount_in_local_currency numeric, amount_open numeric, status_open boolean, line_items json`;
+  amount_in_document_currency numeric, amount_in_local_currency numeric, amount_open numeric, status_open boolean, line_items json,
+  discount_terms jsonb`;
 
 const documentKey = (r: { company_code: string; fiscal_year: string; document_number: string }) =>
   JSON.stringify([r.company_code, r.fiscal_year, r.document_number]);
@@ -224,6 +247,7 @@ async function writeDocuments(
           unit_amount: li.unit_amount ?? null,
           total_amount: li.total_amount ?? null,
         })) ?? null,
+      discount_terms: r.discount_terms ?? [],
     };
   });
   const conflict =
@@ -238,18 +262,19 @@ async function writeDocuments(
   const order = key === 'natural' ? 'r.company_code, r.fiscal_year, r.document_number' : 'r.kind, r.remote_id';
   const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string; kind: string; remote_id: string | null }>(
     trx,
-    `ledger_upsert_documents_${key}_v4`,
+    `ledger_upsert_documents_${key}_v5`,
     `WITH input AS (
        SELECT * FROM json_to_recordset($1::json) AS r(${DOCUMENT_COLUMNS})
      ), docs AS (
      INSERT INTO documents AS d (id, organization_id, business_unit_id, origin, kind, remote_id, partner_id, customer_code,
        company_code, fiscal_year, document_number, document_type, invoice_doc_type, currency, exchange_rate, reference,
        assignment, text, reason_code, clearing_document_number, document_date, net_due_date, posting_date, clearing_date,
-       amount_in_document_currency, amount_in_local_currency, amount_open, status_open, erp_reported_at)
+       amount_in_document_currency, amount_in_local_currency, amount_open, status_open, erp_reported_at, discount_terms)
      SELECT r.id, $2, coalesce(r.business_unit_id, p.business_unit_id), $3, r.kind, r.remote_id, coalesce(r.partner_id, p.id), r.customer_code,
        r.company_code, r.fiscal_year, r.document_number, r.document_type, r.invoice_doc_type, r.currency, r.exchange_rate, r.reference,
        r.assignment, r.text, r.reason_code, r.clearing_document_number, r.document_date, r.net_due_date, r.posting_date, r.clearing_date,
-       r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open, coalesce($4::timestamptz, now())
+       r.amount_in_document_currency, r.amount_in_local_currency, r.amount_open, r.status_open, coalesce($4::timestamptz, now()),
+       r.discount_terms
      FROM input AS r
      -- one index probe per row (the key is unique; LIMIT keeps the subquery from being flattened into a
      -- join that hashes all the organization's partners for every batch)
@@ -267,7 +292,8 @@ async function writeDocuments(
        net_due_date = EXCLUDED.net_due_date, posting_date = EXCLUDED.posting_date, clearing_date = EXCLUDED.clearing_date,
        amount_in_document_currency = EXCLUDED.amount_in_document_currency, amount_in_local_currency = EXCLUDED.amount_in_local_currency,
        amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now(),
-       erp_reported_at = EXCLUDED.erp_reported_at
+       erp_reported_at = EXCLUDED.erp_reported_at,
+       discount_terms = EXCLUDED.discount_terms
      RETURNING d.id, d.company_code, d.fiscal_year, d.document_number, d.kind, d.remote_id
      ), items AS (
        SELECT docs.id AS document_id, li.*

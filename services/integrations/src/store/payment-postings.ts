@@ -20,6 +20,8 @@ export interface PostingPayload {
   unallocated_amount: string;
   lines: {
     invoice_id: string;
+    /** absent in postings queued before credit memos: invoice */
+    kind?: 'invoice' | 'credit_memo';
     remote_id: string | null;
     document_number: string;
     company_code: string;

@@ -20,6 +20,7 @@ export function middlewarePaymentView(row: PostingRow) {
     unallocated_amount: p.unallocated_amount,
     lines: p.lines.map((l) => ({
       invoice_id: l.invoice_id,
+      kind: l.kind ?? 'invoice',
       document_number: l.document_number,
       company_code: l.company_code,
       fiscal_year: l.fiscal_year,
