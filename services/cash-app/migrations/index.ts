@@ -11,6 +11,7 @@ import * as m011StatementFiles from './011_statement_files.js';
 import * as m012Camt054Format from './012_camt054_format.js';
 import * as m013StatementBalanceMismatch from './013_statement_balance_mismatch.js';
 import * as m014PaymentPostingAdoption from './014_payment_posting_adoption.js';
+import * as m015MatchStatusShortfallAutoApproval from './015_match_status_shortfall_auto_approval.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -25,4 +26,5 @@ export const migrations: Migration[] = [
   m012Camt054Format,
   m013StatementBalanceMismatch,
   m014PaymentPostingAdoption,
+  m015MatchStatusShortfallAutoApproval,
 ];

@@ -113,3 +113,12 @@ export async function getOrganizationProfile(db: Knex, organizationId: string): 
   const row = await db(ORGANIZATIONS_TABLE).select('id', 'name', 'base_currency', 'timezone').where({ id: organizationId }).first();
   return (row as OrganizationProfile | undefined) ?? null;
 }
+
+/**
+ * The organization's automatic-approval threshold (admin's `auto_approve_threshold`, numeric text
+ * 0..1), or null when it is off or the organization is unknown. Read-only here.
+ */
+export async function getAutoApproveThreshold(db: Knex, organizationId: string): Promise<string | null> {
+  const row = (await db(ORGANIZATIONS_TABLE).select('auto_approve_threshold').where({ id: organizationId }).first()) as { auto_approve_threshold: string | null } | undefined;
+  return row?.auto_approve_threshold ?? null;
+}

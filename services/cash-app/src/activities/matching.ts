@@ -8,6 +8,8 @@ import type { CashAppConfig } from '../config.js';
 import { DEFAULT_MATCH_CONFIG, MatchState, matchDeposit, type MatchContext, type MatchInvoice, type Proposal } from '../domain/matching.js';
 import { relievedByInvoice } from '../domain/open-amounts.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
+import type { MatchOutcome } from '../domain-types/matching.js';
+import { recordMatchOutcomes } from '../store/bank-transactions.js';
 import {
   activeSystemAdjustmentId,
   depositsWithoutPayment,
@@ -140,6 +142,7 @@ export function createMatchingActivities(deps: MatchingDeps): MatchingActivities
       for (let i = 0; i < deposits.length; i += CHUNK) {
         const chunk = deposits.slice(i, i + CHUNK).map((d) => ({ ...d, currency: d.currency.trim() }));
         const proposals: Proposal[] = [];
+        const outcomes: MatchOutcome[] = []; // the engine's not_a_payment / unmatched verdicts of the chunk
         for (let j = 0; j < chunk.length; j++) {
           if (j > 0 && j % 100 === 0) await pace();
           const p = matchDeposit(chunk[j], matchContext, state);
@@ -147,6 +150,7 @@ export function createMatchingActivities(deps: MatchingDeps): MatchingActivities
           else unmatched++;
         }
         proposed += await insertProposals(deps.db, organizationId, proposals, new Map<string, DepositRow>(chunk.map((d) => [d.id, d])));
+        await recordMatchOutcomes(deps.db, organizationId, outcomes);
         done = i + chunk.length;
         if (ctx) {
           ctx.heartbeat({ done, total: deposits.length });

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, type UploadedFile } from '@rp/platform';
 import { route } from '../deps.js';
-import { STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain-types/bank-statements.js';
+import { MATCH_STATUSES, STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain-types/bank-statements.js';
 import { approveStatement, deleteUploadedStatement } from '../domain/statement-changes.js';
 import { receiveStatementUpload } from '../domain/statement-intake.js';
 import { INLINE_TRANSACTIONS_MAX, statementDetail, statementPage, statementTransactions } from '../domain/statement-reads.js';
@@ -181,7 +181,7 @@ export const bankStatementRoutes = [
     path: '/v2/bank-statements',
     operationId: 'listBankStatements',
     summary: 'List bank statements',
-    description: `Newest first. Filters: \`status\`, \`bank_account_id\`. Statuses: ${STATUS_DESCRIPTION}`,
+    description: `Newest first, each with its \`match_counts\` (deposits per match status). Filters: \`status\`, \`bank_account_id\`. Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -229,15 +229,27 @@ export const bankStatementRoutes = [
     description:
       'The statement\'s transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages ' +
       'neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of ' +
-      `stored transactions. Page size 1..${MAX_TRANSACTION_PAGE} (default 50). Unknown or another organization's statement: 404.`,
+      `stored transactions (that the filter keeps). Page size 1..${MAX_TRANSACTION_PAGE} (default 50). Unknown or another organization's statement: 404. ` +
+      '`match_status` (an extension of the spec): comma-separated match statuses, e.g. `match_status=unmatched,proposed`, ' +
+      'keeps the deposits with one of them (debits have none, so any filter leaves them out); an unknown status is 422. ' +
+      'The statement\'s `match_counts` give the number of each.',
     tags: ['Cash application'],
     params: z.object({ statement_id: idSchema() }),
-    query: z.object({ ...paginationQueryShape(MAX_TRANSACTION_PAGE) }),
+    query: z.object({
+      ...paginationQueryShape(MAX_TRANSACTION_PAGE),
+      match_status: z
+        .string()
+        .max(60)
+        .describe(`Comma-separated, at most 60 characters: any of ${MATCH_STATUSES.map((m) => `\`${m}\``).join(', ')}.`)
+        .transform((v) => [...new Set(v.split(',').map((x) => x.trim()))])
+        .pipe(z.array(z.enum(MATCH_STATUSES)).min(1).max(MATCH_STATUSES.length))
+        .optional(),
+    }),
     response: pageEnvelopeSchema(bankTransactionSchema),
     errors: [404],
     handler: async ({ params, query, identity, deps }) => {
       const page = pageRequest(query, MAX_TRANSACTION_PAGE);
-      const { records, total } = await statementTransactions(deps, identity.org, params.statement_id, page, identity.bu);
+      const { records, total } = await statementTransactions(deps, identity.org, params.statement_id, page, identity.bu, { matchStatuses: query.match_status });
       return pageOf(records.map(transactionRecordView), total, page);
     },
   }),
