@@ -5,8 +5,9 @@
  * real engine), payments approved, edited and created through the API.
  *
  * Outside the API: the store functions matching's activity calls (insertProposals with a proposal
- * that states its shortfall, recordMatchOutcomes with a `not_a_payment` verdict) are called
- * directly, as the engine's output they record; SQL reads ids and tries to write a match status by
+ * that states its shortfall, recordMatchOutcomes with a `not_a_payment` verdict) and the posting
+ * outcomes the payment-posting workflow records (posted, then unposted: no ERP runs in this file)
+ * are called directly, as the output they record; SQL reads ids and tries to write a match status by
  * hand (no endpoint can), which the database must refuse to keep.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,6 +16,7 @@ import { connectTemporal, createDb, type Db, type TemporalHandle } from '@rp/pla
 import { ENTITY_ID, ORGANIZATION_ID, paymentPostingWorkflowId } from '@rp/workflows';
 import { insertProposals, type DepositRow } from '../services/cash-app/src/store/payments.js';
 import { recordMatchOutcomes } from '../services/cash-app/src/store/bank-transactions.js';
+import { markUnpostingRequested, recordPostingOutcome } from '../services/cash-app/src/store/payment-posting.js';
 import { createMatchingActivities } from '../services/cash-app/src/activities/matching.js';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
@@ -291,6 +293,20 @@ describe('automatic approval (organization auto_approve_threshold)', () => {
       expect(d.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(orgB.organizationId);
       expect(d.typedSearchAttributes.get(ENTITY_ID)).toBe(id);
     }
+  });
+
+  it('an automatic approval undone by an unposting leaves an unapproved proposal, no longer marked automatic', async () => {
+    // what the posting workflow records through cash-app's activities (posted by an ERP that can take it back, then unposted)
+    const s = (await stack.request('GET', '/v2/payments?status=approved&page_size=500', { token: orgB.token })).body.data.find((p: { auto_approved: boolean }) => p.auto_approved);
+    expect(s).toBeDefined();
+    const outcome = { postingId: randomUUID(), provider: 'quickbooks_online', canUnpost: true, erpPaymentId: 'QB-1', erpDocumentNumber: null, postedAt: new Date().toISOString() };
+    expect(await recordPostingOutcome(db, orgB.organizationId, s.id, 'post', { status: 'posted', ...outcome })).toBe(1);
+    expect(await markUnpostingRequested(db, orgB.organizationId, s.id)).toBe(true);
+    expect(await recordPostingOutcome(db, orgB.organizationId, s.id, 'unpost', { status: 'unposted', postingId: outcome.postingId })).toBe(1);
+    const after = (await stack.request('GET', `/v2/payments/${s.id}`, { token: orgB.token })).body;
+    expect(after).toMatchObject({ status: 'unapproved', auto_approved: false, approved_by: null, posting_status: 'not_posted' });
+    const line = (await stack.request('GET', `/v2/bank-statements/${after.statement_id}/transactions?match_status=proposed`, { token: orgB.token })).body.data;
+    expect(line.map((t: { id: string }) => t.id)).toContain(after.bank_transaction_id);
   });
 
   it('null turns it off again', async () => {
