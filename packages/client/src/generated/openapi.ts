@@ -981,7 +981,7 @@ export interface paths {
         };
         /**
          * List bank statements
-         * @description Newest first, each with its `match_counts` (deposits per match status). Filters: `status`, `bank_account_id`. Statuses: `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
+         * @description Newest first, each with its `match_counts` (deposits per match status; an extension of the spec). Filters: `status`, `bank_account_id`. Statuses: `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
          *
          *     Requires: user access token.
          */
@@ -1031,7 +1031,7 @@ export interface paths {
         };
         /**
          * Get a bank statement
-         * @description The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits and of debits, decimal strings) and, by default, its first 1000 transactions in file order, each with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments; `transactions_truncated: true` when it has more). `transactions=omit` leaves the transactions out. Page through all transactions with GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and uncapped: a 10,000-line statement answered about 7.5 MB; statements up to 1000 lines answer as before.) Unknown or another organization's id: 404.
+         * @description The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits and of debits, decimal strings) and, by default, its first 1000 transactions in file order, each with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments; `transactions_truncated: true` when it has more). `match_counts` (an extension of the spec) counts its deposits per `match_status`. `transactions=omit` leaves the transactions out. Page through all transactions with GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and uncapped: a 10,000-line statement answered about 7.5 MB; statements up to 1000 lines answer as before.) Unknown or another organization's id: 404.
          *
          *     Requires: user access token.
          */

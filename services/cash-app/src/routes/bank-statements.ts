@@ -181,7 +181,7 @@ export const bankStatementRoutes = [
     path: '/v2/bank-statements',
     operationId: 'listBankStatements',
     summary: 'List bank statements',
-    description: `Newest first, each with its \`match_counts\` (deposits per match status). Filters: \`status\`, \`bank_account_id\`. Statuses: ${STATUS_DESCRIPTION}`,
+    description: `Newest first, each with its \`match_counts\` (deposits per match status; an extension of the spec). Filters: \`status\`, \`bank_account_id\`. Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -204,6 +204,7 @@ export const bankStatementRoutes = [
       'The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits ' +
       `and of debits, decimal strings) and, by default, its first ${INLINE_TRANSACTIONS_MAX} transactions in file order, each ` +
       'with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments; `transactions_truncated: true` when it has more). ' +
+      '`match_counts` (an extension of the spec) counts its deposits per `match_status`. ' +
       '`transactions=omit` leaves the transactions out. Page through all transactions with ' +
       'GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and ' +
       `uncapped: a 10,000-line statement answered about 7.5 MB; statements up to ${INLINE_TRANSACTIONS_MAX} lines answer as before.) ` +
