@@ -9,11 +9,14 @@ export const name = '015_match_status_shortfall_auto_approval';
  *    set by the classification or by matching), `unmatched` (no payment otherwise). Debits and zero
  *    amounts are not deposits and have none (NULL): the status describes what happens to incoming
  *    money, and counting every debit as "not a payment" would bury the credits a clerk must review.
- *    The value is derived, never written by hand: a row trigger computes it on every insert and on
- *    every update that names `is_payment`, `amount` or `match_status` (whatever value such an update
- *    writes), and statement triggers on `payments` recompute the transactions whose live payment
- *    appeared, changed status or disappeared. So no code path (proposals, a manual payment, an
- *    approval, an unposting, a deletion) can leave it stale. Backfilled from the same rule.
+ *    The value is derived, never written by hand: a row trigger computes it on an insert that does
+ *    not carry a new line's status and on every update that names `is_payment`, `amount` or
+ *    `match_status` (whatever value such an update writes), and statement triggers on `payments`
+ *    recompute, set-based, the transactions whose live payment appeared, changed status or went.
+ *    So no code path (proposals, a manual payment, an approval, an unposting, a deletion) can leave
+ *    it stale. Backfilled from the same rule. (The row trigger leaves the payments triggers' own
+ *    updates alone, and looks payments up only for a line whose status says it has one, so a
+ *    100,000-line statement's store, classification and proposals stay set-based.)
  * 2. `payments.shortfall_amount` / `shortfall_reason`: what a payment's invoices lack after its cash
  *    (`fee`, `discount`, `deduction`, `partial`), both NULL when the cash settles what it is
  *    allocated to. The amount is positive and exact to the payment's currency's minor units.
@@ -46,7 +49,9 @@ export async function up(knex: Knex): Promise<void> {
         NEW.match_status := NULL;
         RETURN NEW;
       END IF;
-      IF TG_OP = 'UPDATE' THEN
+      -- A new line has no payment; nor has a line whose stored status says so: any change of its
+      -- payments since went through payments_refresh_match_status, which wrote the status.
+      IF TG_OP = 'UPDATE' AND OLD.match_status IN ('proposed', 'approved') THEN
         -- at most one live payment per transaction (payments_bank_transaction_live_uq)
         SELECT p.status INTO live FROM payments p
          WHERE p.bank_transaction_id = NEW.id AND p.status IN ('unapproved', 'approved') LIMIT 1;
@@ -61,28 +66,57 @@ export async function up(knex: Knex): Promise<void> {
       NEW.match_status := CASE WHEN NEW.is_payment IS FALSE THEN 'not_a_payment' ELSE 'unmatched' END;
       RETURN NEW;
     END $fn$;
-    CREATE TRIGGER bank_transactions_match_status BEFORE INSERT OR UPDATE OF amount, is_payment, match_status ON bank_transactions
-      FOR EACH ROW EXECUTE FUNCTION bank_transactions_set_match_status();
+    -- Inserts that already carry the status a new line has (insertTransactions writes it) skip the
+    -- function; updates coming from the payments triggers below (trigger depth 1) write the
+    -- status those computed, set-based.
+    CREATE TRIGGER bank_transactions_match_status_insert BEFORE INSERT ON bank_transactions
+      FOR EACH ROW
+      WHEN (NEW.match_status IS DISTINCT FROM CASE WHEN NEW.amount > 0 THEN CASE WHEN NEW.is_payment IS FALSE THEN 'not_a_payment' ELSE 'unmatched' END END)
+      EXECUTE FUNCTION bank_transactions_set_match_status();
+    CREATE TRIGGER bank_transactions_match_status_update BEFORE UPDATE OF amount, is_payment, match_status ON bank_transactions
+      FOR EACH ROW WHEN (pg_trigger_depth() = 0)
+      EXECUTE FUNCTION bank_transactions_set_match_status();
 
-    -- Assigning match_status to itself makes the row trigger above recompute it.
+    -- The match status of the transactions whose live payment appeared, changed status or went.
     CREATE FUNCTION payments_refresh_match_status() RETURNS trigger LANGUAGE plpgsql
       SET search_path FROM CURRENT
       AS $fn$
+    DECLARE
+      ids uuid[];
     BEGIN
       IF TG_OP = 'INSERT' THEN
-        UPDATE bank_transactions t SET match_status = t.match_status
-          FROM (SELECT DISTINCT bank_transaction_id FROM new_rows) c WHERE t.id = c.bank_transaction_id;
+        -- a new live payment is the transaction's only one
+        UPDATE bank_transactions t
+           SET match_status = CASE WHEN n.status = 'approved' THEN 'approved' ELSE 'proposed' END
+          FROM new_rows n
+         WHERE t.id = n.bank_transaction_id AND t.amount > 0 AND n.status IN ('unapproved', 'approved')
+           AND t.match_status IS DISTINCT FROM CASE WHEN n.status = 'approved' THEN 'approved' ELSE 'proposed' END;
+        RETURN NULL;
       ELSIF TG_OP = 'DELETE' THEN
-        UPDATE bank_transactions t SET match_status = t.match_status
-          FROM (SELECT DISTINCT bank_transaction_id FROM old_rows) c WHERE t.id = c.bank_transaction_id;
+        SELECT array_agg(DISTINCT o.bank_transaction_id) INTO ids FROM old_rows o;
       ELSE
-        UPDATE bank_transactions t SET match_status = t.match_status
-          FROM (SELECT DISTINCT n.bank_transaction_id FROM new_rows n JOIN old_rows o ON o.id = n.id
-                 WHERE n.status IS DISTINCT FROM o.status OR n.bank_transaction_id IS DISTINCT FROM o.bank_transaction_id
-                UNION SELECT o.bank_transaction_id FROM new_rows n JOIN old_rows o ON o.id = n.id
-                 WHERE n.bank_transaction_id IS DISTINCT FROM o.bank_transaction_id) c
-         WHERE t.id = c.bank_transaction_id;
+        SELECT array_agg(DISTINCT x.id) INTO ids FROM (
+          SELECT n.bank_transaction_id AS id FROM new_rows n JOIN old_rows o ON o.id = n.id
+           WHERE n.status IS DISTINCT FROM o.status OR n.bank_transaction_id IS DISTINCT FROM o.bank_transaction_id
+          UNION ALL
+          SELECT o.bank_transaction_id FROM new_rows n JOIN old_rows o ON o.id = n.id
+           WHERE n.bank_transaction_id IS DISTINCT FROM o.bank_transaction_id) x;
       END IF;
+      IF ids IS NULL THEN
+        RETURN NULL;
+      END IF;
+      UPDATE bank_transactions t SET match_status = c.match_status
+        FROM (SELECT t2.id, CASE
+                     WHEN t2.amount <= 0 THEN NULL
+                     WHEN l.status = 'approved' THEN 'approved'
+                     WHEN l.status = 'unapproved' THEN 'proposed'
+                     WHEN t2.is_payment IS FALSE THEN 'not_a_payment'
+                     ELSE 'unmatched' END AS match_status
+                FROM bank_transactions t2
+                LEFT JOIN LATERAL (SELECT p.status FROM payments p
+                                    WHERE p.bank_transaction_id = t2.id AND p.status IN ('unapproved', 'approved') LIMIT 1) l ON true
+               WHERE t2.id = ANY (ids)) c
+       WHERE t.id = c.id AND t.match_status IS DISTINCT FROM c.match_status;
       RETURN NULL;
     END $fn$;
     CREATE TRIGGER payments_match_status_insert AFTER INSERT ON payments
@@ -118,7 +152,8 @@ export async function down(knex: Knex): Promise<void> {
     DROP TRIGGER IF EXISTS payments_match_status_update ON payments;
     DROP TRIGGER IF EXISTS payments_match_status_insert ON payments;
     DROP FUNCTION IF EXISTS payments_refresh_match_status();
-    DROP TRIGGER IF EXISTS bank_transactions_match_status ON bank_transactions;
+    DROP TRIGGER IF EXISTS bank_transactions_match_status_update ON bank_transactions;
+    DROP TRIGGER IF EXISTS bank_transactions_match_status_insert ON bank_transactions;
     DROP FUNCTION IF EXISTS bank_transactions_set_match_status();
     DROP INDEX IF EXISTS bank_transactions_statement_match_status_idx;
     ALTER TABLE bank_transactions

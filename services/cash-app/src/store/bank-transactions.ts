@@ -1,6 +1,6 @@
 /** A statement's bank lines: storing them once per organization, reading them in file order, and the payments proposed for them. */
 import type { Knex } from 'knex';
-import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
+import { Money, newId, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { MatchOutcome, MatchStatus } from '../domain-types/matching.js';
 import type { ParsedTransaction } from '../parsers/types.js';
 import { paymentInScopeSql, whereSqlFragment } from './payments.js';
@@ -147,6 +147,8 @@ export async function insertTransactions(
     bank_reference: t.bankReference,
     end_to_end_id: t.endToEndId,
     transaction_code: t.transactionCode,
+    // a new line's status (the database would derive the same, row by row: migration 015)
+    match_status: new Money(t.amount).gt(0) ? 'unmatched' : null,
   }));
   const inserted = (await db('bank_transactions').insert(rows).onConflict(['organization_id', 'unique_import_id']).ignore().returning('id')) as unknown[];
   return inserted.length;
