@@ -174,6 +174,15 @@ describe('match_status of bank transactions', () => {
     await stack.sql(`UPDATE cash_app.bank_transactions SET match_status = 'unmatched' WHERE id = $1`, [first.txIds[3]]);
     const rows = await stack.sql(`SELECT id, match_status FROM cash_app.bank_transactions WHERE id = ANY($1) ORDER BY sequence`, [[first.txIds[2], first.txIds[3]]]);
     expect(rows.map((r) => r.match_status)).toEqual(['unmatched', null]);
+    // lines written without their status, or with a wrong one, get the one the rule gives
+    const inserted = await stack.sql(
+      `INSERT INTO cash_app.bank_transactions (id, organization_id, statement_id, unique_import_id, sequence, amount, currency, is_payment, match_status)
+       VALUES ($1, $3, $4, $5 || ':a', 900, 12.00, 'EUR', false, NULL), ($2, $3, $4, $5 || ':b', 901, -12.00, 'EUR', false, 'unmatched')
+       RETURNING match_status`,
+      [randomUUID(), randomUUID(), orgA.organizationId, first.statementId, randomUUID()],
+    );
+    expect(inserted.map((r) => r.match_status)).toEqual(['not_a_payment', null]);
+    await stack.sql(`DELETE FROM cash_app.bank_transactions WHERE statement_id = $1 AND sequence >= 900`, [first.statementId]);
   });
 
   it('records matching\'s not_a_payment verdict: the deposit is no customer payment and is not matched again', async () => {
