@@ -129,15 +129,17 @@ describe('match_status of bank transactions', () => {
     expect(list.body.data.find((s: { id: string }) => s.id === first.statementId).match_counts).toEqual({ unmatched: 1, proposed: 2, approved: 0, not_a_payment: 1 });
   });
 
-  it('filters a statement\'s transactions by match status (comma-separated); an unknown status is 422', async () => {
+  it('filters a statement\'s transactions by match status (repeated or comma-separated); an unknown status is 422', async () => {
     const url = `/v2/bank-statements/${first.statementId}/transactions`;
     const some = await stack.request('GET', `${url}?match_status=unmatched,not_a_payment`, { token: orgA.token });
     expect(some.status).toBe(200);
     expect(some.body.total_records).toBe(2);
     expect(some.body.data.map((t: { id: string }) => t.id)).toEqual([first.txIds[2], first.txIds[4]]);
+    const repeated = await stack.request('GET', `${url}?match_status=not_a_payment&match_status=unmatched`, { token: orgA.token });
+    expect(repeated.body.data.map((t: { id: string }) => t.id)).toEqual([first.txIds[2], first.txIds[4]]);
     const none = await stack.request('GET', `${url}?match_status=approved`, { token: orgA.token });
     expect(none.body).toMatchObject({ total_records: 0, data: [] });
-    for (const bad of ['bogus', 'unmatched,bogus', '', 'x'.repeat(61)]) {
+    for (const bad of ['bogus', 'unmatched,bogus', '', 'x'.repeat(61), 'unmatched&match_status=bogus']) {
       const res = await stack.request('GET', `${url}?match_status=${bad}`, { token: orgA.token });
       expect(res.status, bad).toBe(422);
       expect(res.body.type).toBe('request-validation');

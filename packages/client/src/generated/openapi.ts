@@ -1081,7 +1081,7 @@ export interface paths {
         };
         /**
          * List the transactions of a bank statement
-         * @description The statement's transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of stored transactions (that the filter keeps). Page size 1..500 (default 50). Unknown or another organization's statement: 404. `match_status` (an extension of the spec): comma-separated match statuses, e.g. `match_status=unmatched,proposed`, keeps the deposits with one of them (debits have none, so any filter leaves them out); an unknown status is 422. The statement's `match_counts` give the number of each.
+         * @description The statement's transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of stored transactions (that the filter keeps). Page size 1..500 (default 50). Unknown or another organization's statement: 404. `match_status` (an extension of the spec): match statuses, repeated or comma-separated, e.g. `match_status=unmatched,proposed`, keeps the deposits with one of them (debits have none, so any filter leaves them out); an unknown status is 422. The statement's `match_counts` give the number of each.
          *
          *     Requires: user access token.
          */
@@ -12112,7 +12112,7 @@ export interface operations {
     listBankStatementTransactions: {
         parameters: {
             query?: {
-                /** @description Comma-separated, at most 60 characters: any of `unmatched`, `proposed`, `approved`, `not_a_payment`. */
+                /** @description Any of `unmatched`, `proposed`, `approved`, `not_a_payment`: the parameter repeated (`match_status=unmatched&match_status=proposed`) or comma-separated (`match_status=unmatched,proposed`), each value at most 60 characters. */
                 match_status?: ("unmatched" | "proposed" | "approved" | "not_a_payment")[];
                 /** @description Page number, 0-indexed (default 0). */
                 page?: number;

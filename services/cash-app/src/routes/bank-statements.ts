@@ -231,7 +231,7 @@ export const bankStatementRoutes = [
       'The statement\'s transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages ' +
       'neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of ' +
       `stored transactions (that the filter keeps). Page size 1..${MAX_TRANSACTION_PAGE} (default 50). Unknown or another organization's statement: 404. ` +
-      '`match_status` (an extension of the spec): comma-separated match statuses, e.g. `match_status=unmatched,proposed`, ' +
+      '`match_status` (an extension of the spec): match statuses, repeated or comma-separated, e.g. `match_status=unmatched,proposed`, ' +
       'keeps the deposits with one of them (debits have none, so any filter leaves them out); an unknown status is 422. ' +
       'The statement\'s `match_counts` give the number of each.',
     tags: ['Cash application'],
@@ -239,12 +239,14 @@ export const bankStatementRoutes = [
     query: z.object({
       ...paginationQueryShape(MAX_TRANSACTION_PAGE),
       match_status: z
-        .string()
-        .max(60)
-        .describe(`Comma-separated, at most 60 characters: any of ${MATCH_STATUSES.map((m) => `\`${m}\``).join(', ')}.`)
-        .transform((v) => [...new Set(v.split(',').map((x) => x.trim()))])
+        .union([z.string().max(60), z.array(z.string().max(60)).max(MATCH_STATUSES.length)])
+        .transform((v) => [...new Set((Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).map((x) => x.trim()))])
         .pipe(z.array(z.enum(MATCH_STATUSES)).min(1).max(MATCH_STATUSES.length))
-        .optional(),
+        .optional()
+        .describe(
+          `Any of ${MATCH_STATUSES.map((m) => `\`${m}\``).join(', ')}: the parameter repeated (\`match_status=unmatched&match_status=proposed\`) ` +
+            'or comma-separated (`match_status=unmatched,proposed`), each value at most 60 characters.',
+        ),
     }),
     response: pageEnvelopeSchema(bankTransactionSchema),
     errors: [404],
