@@ -558,10 +558,16 @@ describe('QuickBooks Online posting', () => {
     await skippedWorkflow(p.body.id);
     expect(qbo.deleted.map((x) => x.Id)).not.toContain(posted.erp_payment_id);
 
+    const matchStatusOfTx = async () =>
+      (await stack.request('GET', `/v2/bank-statements/${posted.statement_id}/transactions?page_size=500`, { token: orgQ.token })).body.data.find((t: { id: string }) => t.id === tx).match_status;
+    expect(await matchStatusOfTx()).toBe('approved');
     const unpost = await stack.request('POST', `/v2/payments/${p.body.id}/unpost`, { token: orgQ.token });
     expect(unpost.status, JSON.stringify(unpost.body)).toBe(200);
     await paymentWhen(orgQ, p.body.id, 'not_posted');
     expect(qbo.deleted.map((x) => x.Id)).toContain(posted.erp_payment_id);
+    // unposted: the payment is unapproved again, and its deposit is a proposal again
+    expect((await getPayment(orgQ, p.body.id)).body).toMatchObject({ status: 'unapproved', approved_by: null, auto_approved: false });
+    expect(await matchStatusOfTx()).toBe('proposed');
   });
 
   it('a failed write of the result after QuickBooks created the Payment does not post twice (integrations record)', async () => {

@@ -7,6 +7,7 @@ export * from './recorded-email-activities.js';
 export * from './admin/welcome-email.js';
 export * from './cash-app/payment-receipt.js';
 export * from './cash-app/matching.js';
+export * from './cash-app/auto-approval.js';
 export * from './cash-app/bank-statement.js';
 export * from './integrations/connection-sync.js';
 export * from './integrations/payment-posting.js';

@@ -15,6 +15,7 @@ import {
   type BankStatementInput,
 } from '../src/cash-app/bank-statement.js';
 import type { MatchingActivities } from '../src/cash-app/matching.js';
+import type { AutoApprovalActivities } from '../src/cash-app/auto-approval.js';
 import { paymentReceiptWorkflowId, SMTP_UNAVAILABLE, type PaymentReceiptActivities, type PaymentReceiptInput } from '../src/cash-app/payment-receipt.js';
 import type { RecordedEmailActivities } from '../src/recorded-email.js';
 import { recordedEmailActivities, type RecordedEmailHandler } from '../src/recorded-email-activities.js';
@@ -42,12 +43,18 @@ afterAll(async () => {
 describe('bankStatement', () => {
   const input = (): BankStatementInput => ({ organizationId: uniqueId('org'), statementId: uniqueId('stmt') });
 
+  type StatementActivities = BankStatementActivities & MatchingActivities & AutoApprovalActivities;
+
   /** Fake activities recording each call; `store`, `classify` and `propose` define the branch. */
-  function fakes(calls: string[], over: Partial<BankStatementActivities & MatchingActivities>): BankStatementActivities & MatchingActivities {
+  function fakes(calls: string[], over: Partial<StatementActivities>): StatementActivities {
     return {
       storeStatementTransactions: async () => ({ missing: false, total: 3, stored: 3 }),
       classifyStatementDeposits: async () => ({ payments: 2, nonPayments: 1 }),
       proposePayments: async () => ({ proposed: 1, unmatched: 1 }),
+      autoApproveProposals: async () => {
+        calls.push('autoApproveProposals');
+        return { approved: 0, refused: 0 };
+      },
       markStatementReady: async () => {
         calls.push('markStatementReady');
       },
@@ -138,7 +145,8 @@ describe('bankStatement', () => {
     expect(ready).toEqual({ status: 'ready', total: 3, stored: 3, payments: 2, proposed: 1, unmatched: 1 });
     expect(classifyAttempts).toBe(2);
     expect(missing).toEqual({ status: 'missing' });
-    expect(calls).toEqual(['markStatementReady']);
+    // the organization's automatic approval runs after matching, before the statement is ready
+    expect(calls).toEqual(['autoApproveProposals', 'markStatementReady']);
   });
 });
 

@@ -8,5 +8,6 @@ import * as m006 from './006_tags_and_segments.js';
 import * as m007 from './007_email_template_defaults.js';
 import * as m008 from './008_report_configs.js';
 import * as m009 from './009_tag_segment_name_keys.js';
+import * as m010 from './010_auto_approve_threshold.js';
 
-export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009];
+export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010];

@@ -11,6 +11,7 @@ import * as m011StatementFiles from './011_statement_files.js';
 import * as m012Camt054Format from './012_camt054_format.js';
 import * as m013StatementBalanceMismatch from './013_statement_balance_mismatch.js';
 import * as m014PaymentPostingAdoption from './014_payment_posting_adoption.js';
+import * as m015MatchStatusShortfallAutoApproval from './015_match_status_shortfall_auto_approval.js';
 import * as m016CreditMemoAllocations from './016_credit_memo_allocations.js';
 
 export const migrations: Migration[] = [
@@ -26,5 +27,6 @@ export const migrations: Migration[] = [
   m012Camt054Format,
   m013StatementBalanceMismatch,
   m014PaymentPostingAdoption,
+  m015MatchStatusShortfallAutoApproval,
   m016CreditMemoAllocations,
 ];

@@ -14,6 +14,7 @@ import { remittanceRoutes } from './routes/remittances.js';
 import { outreachRoutes } from './routes/outreach.js';
 import { createPaymentReceiptActivities, paymentReceiptHandler } from './activities/payment-receipt.js';
 import { createMatchingActivities } from './activities/matching.js';
+import { createAutoApprovalActivities } from './activities/auto-approval.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
 import { bankStatementRoutes } from './routes/bank-statements.js';
 import { paymentRoutes } from './routes/payments.js';
@@ -37,7 +38,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   worker: { maxHeartbeatThrottleInterval: '500 ms', defaultHeartbeatThrottleInterval: '500 ms' },
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
-  activities: ({ db, log, config }) => {
+  activities: ({ db, log, config, temporal }) => {
     const storage = config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null;
     // Receipt templates render on worker threads, as admin's previews do; the queue is bounded by the
     // worker's activity slots, and a full one fails the attempt as retryable (TemplateRenderBusy).
@@ -49,6 +50,8 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
       // The receipt's failure record, and the names of receipt workflows started before the family while recorded or running ones may call them
       ...createPaymentReceiptActivities(receipt),
       ...createMatchingActivities({ db, log, config }),
+      // Approvals start ERP postings, as a user's approval does: they need the Temporal client.
+      ...createAutoApprovalActivities({ db, log, temporal: temporal.client }),
       ...createPaymentPostingActivities({ db, log }),
       ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
       // The AR aging report's data and files (the scheduled-report workflow calls it on this queue)

@@ -1,9 +1,13 @@
-import { ActivityCancellationType, CancellationScope, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import { activityOptions, userFacingFailure, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 import type { MatchingActivities } from './matching.js';
+import type { AutoApprovalActivities } from './auto-approval.js';
 
 export const BANK_STATEMENT_TASK_QUEUE = TASK_QUEUES.cashApp;
+
+/** Marks the workflow's call of autoApproveProposals: histories recorded before it replay without the call. */
+export const BANK_STATEMENT_AUTO_APPROVE = 'bank-statement-auto-approve';
 
 export function bankStatementWorkflowId(statementId: string): string {
   return `bank-statement-${statementId}`;
@@ -58,6 +62,8 @@ function activities(input: BankStatementInput) {
     // open invoices: see bench cash-app-large-statement); the heartbeat timeout, not this bound,
     // detects a stuck or lost worker.
     matching: proxyActivities<MatchingActivities>(activityOptions({ ...common, startToCloseTimeout: '2 hours', heartbeatTimeout: '20 seconds' })),
+    // One approval per payment (each starts its ERP posting): thousands take minutes; it heartbeats per payment.
+    approval: proxyActivities<AutoApprovalActivities>(activityOptions({ ...common, startToCloseTimeout: '2 hours', heartbeatTimeout: '20 seconds' })),
   };
 }
 
@@ -67,16 +73,17 @@ export const STATEMENT_PROCESSING_FAILED =
 
 /**
  * Processes an uploaded bank statement: store its transactions → classify deposits → propose
- * payments (matching) → ready. A failure after the activities' retries sets the statement `failed`
+ * payments (matching) → approve those at or above the organization's auto_approve_threshold → ready. A failure after the activities' retries sets the statement `failed`
  * with the error. Cancellation (statement deleted) is propagated: the workflow ends CANCELLED.
  */
 export async function bankStatement(input: BankStatementInput): Promise<BankStatementResult> {
-  const { store, quick, matching } = activities(input);
+  const { store, quick, matching, approval } = activities(input);
   try {
     const stored = await store.storeStatementTransactions(input);
     if (stored.missing) return { status: 'missing' };
     const classified = await quick.classifyStatementDeposits(input);
     const matched = await matching.proposePayments({ organizationId: input.organizationId, statementId: input.statementId });
+    if (patched(BANK_STATEMENT_AUTO_APPROVE)) await approval.autoApproveProposals({ organizationId: input.organizationId, statementId: input.statementId });
     await quick.markStatementReady(input);
     return { status: 'ready', total: stored.total, stored: stored.stored, payments: classified.payments, proposed: matched.proposed, unmatched: matched.unmatched };
   } catch (err) {

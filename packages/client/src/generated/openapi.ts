@@ -981,7 +981,7 @@ export interface paths {
         };
         /**
          * List bank statements
-         * @description Newest first. Filters: `status`, `bank_account_id`. Statuses: `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
+         * @description Newest first, each with its `match_counts` (deposits per match status; an extension of the spec). Filters: `status`, `bank_account_id`. Statuses: `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
          *
          *     Requires: user access token.
          */
@@ -1031,7 +1031,7 @@ export interface paths {
         };
         /**
          * Get a bank statement
-         * @description The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits and of debits, decimal strings) and, by default, its first 1000 transactions in file order, each with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments; `transactions_truncated: true` when it has more). `transactions=omit` leaves the transactions out. Page through all transactions with GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and uncapped: a 10,000-line statement answered about 7.5 MB; statements up to 1000 lines answer as before.) Unknown or another organization's id: 404.
+         * @description The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits and of debits, decimal strings) and, by default, its first 1000 transactions in file order, each with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments; `transactions_truncated: true` when it has more). `match_counts` (an extension of the spec) counts its deposits per `match_status`. `transactions=omit` leaves the transactions out. Page through all transactions with GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and uncapped: a 10,000-line statement answered about 7.5 MB; statements up to 1000 lines answer as before.) Unknown or another organization's id: 404.
          *
          *     Requires: user access token.
          */
@@ -1081,7 +1081,7 @@ export interface paths {
         };
         /**
          * List the transactions of a bank statement
-         * @description The statement's transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of stored transactions. Page size 1..500 (default 50). Unknown or another organization's statement: 404.
+         * @description The statement's transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of stored transactions (that the filter keeps). Page size 1..500 (default 50). Unknown or another organization's statement: 404. `match_status` (an extension of the spec): match statuses, repeated or comma-separated, e.g. `match_status=unmatched,proposed`, keeps the deposits with one of them (debits have none, so any filter leaves them out); an unknown status is 422. The statement's `match_counts` give the number of each.
          *
          *     Requires: user access token.
          */
@@ -1816,8 +1816,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the organization's timezone
-         * @description Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). The change is committed first; then the workflow `organization-schedules-<organization id>` moves every report config's Temporal Schedule to it (same local time of day), one by one, each step retried until it succeeds, from the committed state (a later change wins). The answer does not wait for it, and Temporal being unavailable does not refuse the change: the Schedules converge when the workflow can start — at the next PATCH (sending the same timezone again is enough) or at the next action of a Schedule still in the old timezone. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.
+         * Change the organization's timezone and settings
+         * @description Organization admins only (members: 403). Each field is changed only when given; at least one is required (422 otherwise). `auto_approve_threshold` (an extension of the spec): a number 0..1 with at most 4 decimals, or null to turn automatic approval off; anything else (e.g. -1, 2, "x") is 422 and changes nothing. `timezone` must be an IANA timezone name (422 otherwise). The change is committed first; then the workflow `organization-schedules-<organization id>` moves every report config's Temporal Schedule to it (same local time of day), one by one, each step retried until it succeeds, from the committed state (a later change wins). The answer does not wait for it, and Temporal being unavailable does not refuse the change: the Schedules converge when the workflow can start — at the next PATCH (sending the same timezone again is enough) or at the next action of a Schedule still in the old timezone. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.
          *
          *     Requires: user access token of an organization admin.
          */
@@ -2438,6 +2438,13 @@ export interface components {
             /** @enum {string} */
             format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             id: string;
+            /** @description Extension of the spec. How many of the statement's deposits have each `match_status` (see the bank transaction); they add up to the number of credits (debits have no match status). All 0 until processing has stored the lines. List them with GET /v2/bank-statements/{statement_id}/transactions?match_status=…. */
+            match_counts: {
+                approved: number;
+                not_a_payment: number;
+                proposed: number;
+                unmatched: number;
+            };
             /** @description ISO 8601 UTC */
             modified_at: string;
             /** @constant */
@@ -2510,6 +2517,13 @@ export interface components {
             /** @enum {string} */
             format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             id: string;
+            /** @description Extension of the spec. How many of the statement's deposits have each `match_status` (see the bank transaction); they add up to the number of credits (debits have no match status). All 0 until processing has stored the lines. List them with GET /v2/bank-statements/{statement_id}/transactions?match_status=…. */
+            match_counts: {
+                approved: number;
+                not_a_payment: number;
+                proposed: number;
+                unmatched: number;
+            };
             /** @description ISO 8601 UTC */
             modified_at: string;
             /** @constant */
@@ -2593,6 +2607,13 @@ export interface components {
             /** @enum {string} */
             format: "camt053" | "camt054" | "bai2" | "mt940" | "csv" | "json";
             id: string;
+            /** @description Extension of the spec. How many of the statement's deposits have each `match_status` (see the bank transaction); they add up to the number of credits (debits have no match status). All 0 until processing has stored the lines. List them with GET /v2/bank-statements/{statement_id}/transactions?match_status=…. */
+            match_counts: {
+                approved: number;
+                not_a_payment: number;
+                proposed: number;
+                unmatched: number;
+            };
             /** @description ISO 8601 UTC */
             modified_at: string;
             /** @constant */
@@ -2650,8 +2671,10 @@ export interface components {
             end_to_end_id: string | null;
             id: string;
             is_deposit: boolean;
-            /** @description Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization's own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal. */
+            /** @description Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization's own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal, or automatic matching finds they are not a customer payment (then `match_status` is `not_a_payment`). */
             is_payment: boolean | null;
+            /** @description Extension of the spec. Where a deposit stands in cash application: `unmatched` (no payment: automatic matching found nothing it could propose, or a person has not allocated it yet), `proposed` (it has an unapproved payment, proposed by matching or created by a user), `approved` (its payment is approved), `not_a_payment` (no payment, and the credit is not a customer payment: `is_payment` false — a refund, interest, an own transfer, a card settlement — so matching never proposes one for it). Null for debits and zero amounts, which are not deposits. The database derives it from the payments and `is_payment` on every change (a proposal, a manual payment, an approval, an unposting that makes the payment unapproved again, a deletion), so it is never stale. */
+            match_status: ("unmatched" | "proposed" | "approved" | "not_a_payment") | null;
             /** @description ISO 8601 UTC */
             modified_at: string;
             /** @constant */
@@ -3701,6 +3724,8 @@ export interface components {
         /** @description Any JSON value whose strings and object keys contain no NUL character (U+0000) and no lone UTF-16 surrogate. */
         NulFreeJson: unknown;
         Organization: {
+            /** @description Extension of the spec. Automatic approval of matched payments: when a bank statement is processed, every payment automatic matching proposes with a `match_score` at or above this threshold is approved without a user, exactly as POST /v2/payments/{payment_id}/approve approves it (the same re-check of open amounts, the payer's account learned, the ERP posting started), with `approved_by` null and `auto_approved: true` on the payment. A proposal the re-check refuses stays unapproved for a person. Proposals already made when the threshold is set are not approved retroactively. `null` (the default) is off: nothing is approved automatically. A number 0..1 with at most 4 decimals. The measured precision of proposals at each threshold on the labelled matching benchmark is in docs/benchmarks.md (`npm run bench -- matching`). */
+            auto_approve_threshold: number | null;
             base_currency: string;
             /** @description ISO 8601 UTC */
             created_at: string;
@@ -3829,7 +3854,10 @@ export interface components {
             /** @description The bank transaction amount (in the currency's minor units). */
             amount: string;
             approved_at: string | null;
+            /** @description The user who approved the payment; null while unapproved and for an automatic approval (`auto_approved`). */
             approved_by: string | null;
+            /** @description Extension of the spec. True when the payment was approved automatically: matching proposed it with a `match_score` at or above the organization's `auto_approve_threshold` (GET /v2/organization), and it was approved as a user's approval would approve it, ERP posting included, with `approved_by` null. False otherwise, and again once an unposting makes the payment unapproved. */
+            auto_approved: boolean;
             bank_transaction_id: string;
             /** @description Whether POST …/unpost can remove the posting (the provider's cash_app_features.can_unpost_payment). */
             can_unpost: boolean;
@@ -3868,6 +3896,13 @@ export interface components {
              */
             posting_status: "not_posted" | "pending" | "posted" | "failed" | "unposting";
             remittance_id: string | null;
+            /** @description Extension of the spec. Why the payment settles its invoices with less cash than they ask, said explicitly: `fee` (a bank fee or short-pay write-off booked to an adjustment, `adjustment_amount`), `discount` (an early-payment discount, `amount_discount`), `deduction` (the customer deducted an amount, `amount_withheld`, for deduction handling), `partial` (the invoices stay partly open). Null when the cash settles what it is allocated to (an overpayment has none; its rest is `unallocated_amount`). Automatic matching states it with its proposal (a proposal stating none gets what its allocations carry: their discount, withheld and adjustment amounts, the largest naming the reason). When allocations are replaced (PATCH, or given on POST) it is recomputed from them: the amount is the allocations' discount + withheld + adjustment amounts plus what stays open on the allocated invoices (their open amount as PATCH checks it minus what each allocation relieves); the reason is the largest of those four parts (ties: discount, deduction, fee, partial). */
+            shortfall: {
+                /** @description What the allocated invoices lack after the cash, in the payment's currency (> 0). */
+                amount: string;
+                /** @enum {string} */
+                reason: "fee" | "discount" | "deduction" | "partial";
+            } | null;
             statement_id: string;
             /** @enum {string} */
             status: "unapproved" | "approved";
@@ -4757,8 +4792,10 @@ export interface components {
             subject?: string;
         };
         UpdateOrganizationRequest: {
+            /** @description Extension of the spec. Automatic approval of matched payments: when a bank statement is processed, every payment automatic matching proposes with a `match_score` at or above this threshold is approved without a user, exactly as POST /v2/payments/{payment_id}/approve approves it (the same re-check of open amounts, the payer's account learned, the ERP posting started), with `approved_by` null and `auto_approved: true` on the payment. A proposal the re-check refuses stays unapproved for a person. Proposals already made when the threshold is set are not approved retroactively. `null` (the default) is off: nothing is approved automatically. A number 0..1 with at most 4 decimals. The measured precision of proposals at each threshold on the labelled matching benchmark is in docs/benchmarks.md (`npm run bench -- matching`). */
+            auto_approve_threshold?: number | null;
             /** @description IANA timezone name, e.g. Europe/Berlin (at most 64 characters). */
-            timezone: string;
+            timezone?: string;
         };
         UpdatePartnerRequest: {
             assignee_id?: string | null;
@@ -12103,6 +12140,8 @@ export interface operations {
     listBankStatementTransactions: {
         parameters: {
             query?: {
+                /** @description Any of `unmatched`, `proposed`, `approved`, `not_a_payment`: the parameter repeated (`match_status=unmatched&match_status=proposed`) or comma-separated (`match_status=unmatched,proposed`), each value at most 60 characters. */
+                match_status?: ("unmatched" | "proposed" | "approved" | "not_a_payment")[];
                 /** @description Page number, 0-indexed (default 0). */
                 page?: number;
                 /** @description Page size, 1..500 (default 50). */

@@ -125,3 +125,12 @@ export async function listMasterDataBankAccounts(db: Knex, organizationId: strin
     .where({ organization_id: organizationId })
     .orderBy(['partner_id', 'account_identifier']);
 }
+
+/**
+ * The organization's automatic-approval threshold (admin's `auto_approve_threshold`, numeric text
+ * 0..1), or null when it is off or the organization is unknown. Read-only here.
+ */
+export async function getAutoApproveThreshold(db: Knex, organizationId: string): Promise<string | null> {
+  const row = (await db(ORGANIZATIONS_TABLE).select('auto_approve_threshold').where({ id: organizationId }).first()) as { auto_approve_threshold: string | null } | undefined;
+  return row?.auto_approve_threshold ?? null;
+}

@@ -1,10 +1,19 @@
-/** Routes of the caller's organization: read it and change its timezone. v2. */
+/** Routes of the caller's organization: read it and change its timezone and cash-application settings. v2. */
 import { z } from 'zod';
 import { ianaTimezone, timestampsShape } from '@rp/platform';
 import { route } from '../deps.js';
-import { changeOrganizationTimezone } from '../domain/report-configs.js';
-import { organizationOrThrow } from '../domain/organization.js';
+import { changeOrganization, organizationOrThrow } from '../domain/organization.js';
 import { organizationView } from '../views/organizations.js';
+
+const AUTO_APPROVE_DESCRIPTION =
+  'Extension of the spec. Automatic approval of matched payments: when a bank statement is processed, every payment ' +
+  'automatic matching proposes with a `match_score` at or above this threshold is approved without a user, exactly as ' +
+  'POST /v2/payments/{payment_id}/approve approves it (the same re-check of open amounts, the payer\'s account learned, ' +
+  'the ERP posting started), with `approved_by` null and `auto_approved: true` on the payment. A proposal the re-check ' +
+  'refuses stays unapproved for a person. Proposals already made when the threshold is set are not approved ' +
+  'retroactively. `null` (the default) is off: nothing is approved automatically. A number 0..1 with at most 4 decimals. ' +
+  'The measured precision of proposals at each threshold on the labelled matching benchmark is in docs/benchmarks.md ' +
+  '(`npm run bench -- matching`).';
 
 export const organizationSchema = z
   .object({
@@ -13,6 +22,7 @@ export const organizationSchema = z
     name: z.string(),
     base_currency: z.string(),
     timezone: z.string().describe('IANA timezone: the organization\'s dates (aging, out-of-office days) and report schedules.'),
+    auto_approve_threshold: z.number().min(0).max(1).nullable().describe(AUTO_APPROVE_DESCRIPTION),
     ...timestampsShape,
   })
   .meta({ id: 'Organization' });
@@ -31,9 +41,12 @@ export const organizationRoutes = [
     method: 'patch',
     path: '/v2/organization',
     operationId: 'updateOrganization',
-    summary: 'Change the organization\'s timezone',
+    summary: 'Change the organization\'s timezone and settings',
     description:
-      'Organization admins only (members: 403). `timezone` must be an IANA timezone name (422 otherwise). The change is committed ' +
+      'Organization admins only (members: 403). Each field is changed only when given; at least one is required (422 otherwise). ' +
+      '`auto_approve_threshold` (an extension of the spec): a number 0..1 with at most 4 decimals, or null to turn automatic ' +
+      'approval off; anything else (e.g. -1, 2, "x") is 422 and changes nothing. ' +
+      '`timezone` must be an IANA timezone name (422 otherwise). The change is committed ' +
       'first; then the workflow `organization-schedules-<organization id>` moves every report config\'s Temporal Schedule to it ' +
       '(same local time of day), one by one, each step retried until it succeeds, from the committed state (a later change wins). ' +
       'The answer does not wait for it, and Temporal being unavailable does not refuse the change: the Schedules converge when ' +
@@ -41,9 +54,22 @@ export const organizationRoutes = [
       'still in the old timezone. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.',
     tags: ['Organization'],
     auth: { role: 'admin' },
-    body: z.strictObject({ timezone: ianaTimezone().max(64).describe('IANA timezone name, e.g. Europe/Berlin (at most 64 characters).') }),
+    body: z
+      .strictObject({
+        timezone: ianaTimezone().max(64).optional().describe('IANA timezone name, e.g. Europe/Berlin (at most 64 characters).'),
+        auto_approve_threshold: z
+          .number()
+          .min(0)
+          .max(1)
+          .refine((v) => Math.abs(v * 10_000 - Math.round(v * 10_000)) < 1e-6, 'must have at most 4 decimals (a match score is stored with 4)')
+          .nullable()
+          .optional()
+          .describe(AUTO_APPROVE_DESCRIPTION),
+      })
+      .refine((b) => b.timezone !== undefined || b.auto_approve_threshold !== undefined, 'give `timezone` and/or `auto_approve_threshold`'),
     response: organizationSchema,
     errors: [403],
-    handler: async ({ body, identity, deps, log }) => organizationView(await changeOrganizationTimezone({ ...deps, log }, identity.org, body.timezone)),
+    handler: async ({ body, identity, deps, log }) =>
+      organizationView(await changeOrganization({ ...deps, log }, identity.org, { timezone: body.timezone, autoApproveThreshold: body.auto_approve_threshold })),
   }),
 ];

@@ -7,6 +7,8 @@ export interface OrganizationRow {
   name: string;
   base_currency: string;
   timezone: string;
+  /** numeric text 0..1 (4 decimals), or null: automatic approval off (migration 010) */
+  auto_approve_threshold: string | null;
   created_at: Date;
   modified_at: Date;
 }
@@ -26,6 +28,15 @@ export async function listOrganizations(db: Db): Promise<OrganizationRow[]> {
 
 export async function setOrganizationTimezone(db: Db | Knex.Transaction, id: string, timezone: string): Promise<OrganizationRow | undefined> {
   const [row] = await db<OrganizationRow>('organizations').where({ id }).update({ timezone, modified_at: db.fn.now() }).returning('*');
+  return row;
+}
+
+/** Sets (a number 0..1) or clears (null) the organization's automatic-approval threshold. */
+export async function setAutoApproveThreshold(db: Db | Knex.Transaction, id: string, threshold: number | null): Promise<OrganizationRow | undefined> {
+  const [row] = await db<OrganizationRow>('organizations')
+    .where({ id })
+    .update({ auto_approve_threshold: threshold === null ? null : String(threshold), modified_at: db.fn.now() })
+    .returning('*');
   return row;
 }
 

@@ -9,6 +9,7 @@ export function organizationView(row: OrganizationRow) {
     name: row.name,
     base_currency: row.base_currency,
     timezone: row.timezone,
+    auto_approve_threshold: row.auto_approve_threshold === null ? null : Number(row.auto_approve_threshold),
     created_at: isoTime(row.created_at)!,
     modified_at: isoTime(row.modified_at)!,
   };

@@ -9,6 +9,7 @@ import { DEFAULT_MATCH_CONFIG, MatchState, matchStatementPaced, type MatchContex
 import type { KnownAccount } from '../domain-types/matching.js';
 import { relievedByInvoice } from '../domain/open-amounts.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
+import { recordMatchOutcomes } from '../store/bank-transactions.js';
 import {
   activeSystemAdjustmentId,
   depositsWithoutPayment,
@@ -167,6 +168,8 @@ export function createMatchingActivities(deps: MatchingDeps): MatchingActivities
           const chunk: MatchOutcome[] = outcomes.slice(i, Math.min(to, i + CHUNK));
           const proposals: Proposal[] = chunk.flatMap((o) => (o.outcome === 'proposed' ? [o.proposal] : []));
           const written = await insertProposals(deps.db, organizationId, proposals, byId);
+          // the engine's not_a_payment verdicts are kept on the line (unmatched ones need no write)
+          await recordMatchOutcomes(deps.db, organizationId, chunk.filter((o) => o.outcome !== 'proposed'));
           if (from === 0) {
             proposed += written;
             unmatched += chunk.length - proposals.length;

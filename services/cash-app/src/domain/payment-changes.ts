@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import { ConflictError, getDocuments, getPartner, isUuid, Money, NotFoundError, ValidationError, type BusinessUnitScope, type Db } from '@rp/platform';
 import { normalizeAccount } from './matching.js';
-import { checkAllocations, documentOpen, formatInCurrency, openAmount, relievedBy, type AllocationDraft } from './payments.js';
+import { checkAllocations, documentOpen, formatInCurrency, openAmount, relievedBy, shortfallOf, type AllocationDraft } from './payments.js';
 import { awaitPostingWorkflowClosed, commitWithPosting, type PostingHooks } from './payment-posting.js';
 import { ensureSystemAdjustments } from './system-adjustments.js';
 import { markPostingPending } from '../store/payment-posting.js';
@@ -27,7 +27,7 @@ import { relievedByInvoice } from './open-amounts.js';
 
 /**
  * Validate allocations for a payment of a transaction (amount, currency) and write them, with the
- * payer: `partnerId` when given (must be a partner of the organization), else the invoices' partner
+ * shortfall they leave (shortfallOf) and the payer: `partnerId` when given (must be a partner of the organization), else the invoices' partner
  * when they all have the same one, else the payment's current payer. Throws 422 with every problem found.
  * Invoices and partners outside the caller's business units count as unknown (422, like another
  * organization's).
@@ -58,7 +58,7 @@ async function writeAllocations(
   const issues = checkAllocations({ allocations: drafts, transactionAmount: payment.tx_amount, currency: payment.tx_currency, invoices, relievedElsewhere, activeAdjustments, payerId: payer });
   if (partnerIssue) issues.push({ loc: ['body', 'partner_id'], msg: 'is not a partner of this organization', type: 'value_error.not_found' });
   if (issues.length > 0) throw new ValidationError(issues);
-  await replaceAllocations(trx, org, payment.id, drafts, payer, new Map([...invoices.values()].map((d) => [d.id, d.kind])));
+  await replaceAllocations(trx, org, payment.id, drafts, payer, new Map([...invoices.values()].map((d) => [d.id, d.kind])), shortfallOf(drafts, invoices, relievedElsewhere, payment.tx_currency));
 }
 
 /**
@@ -103,7 +103,8 @@ export async function replacePaymentAllocations(
 
 
 /**
- * Approve an unapproved payment and start its ERP posting (`posting_status` `pending`, workflow
+ * Approve an unapproved payment (a user's approval, or the organization's automatic approval with
+ * `auto`: the same checks and effects) and start its ERP posting (`posting_status` `pending`, workflow
  * `payment-posting-<id>`). The approval and the start are atomic in effect (commitWithPosting: the
  * transaction commits after the start): a crash between them leaves the payment unapproved, never
  * approved and `pending` without a workflow. 404 unknown; 409 already approved, nothing to approve,
@@ -111,7 +112,16 @@ export async function replacePaymentAllocations(
  */
 export async function approvePayment(
   deps: { db: Db; temporal: Client },
-  request: { organizationId: string; userId: string | null; paymentId: string; onAccount: boolean; requestId?: string; scope?: BusinessUnitScope },
+  request: {
+    organizationId: string;
+    userId: string | null;
+    paymentId: string;
+    onAccount: boolean;
+    requestId?: string;
+    scope?: BusinessUnitScope;
+    /** approved by the organization's auto_approve_threshold, not by a user (recorded as `auto_approved`) */
+    auto?: boolean;
+  },
   hooks: PostingHooks = {},
 ): Promise<void> {
   const { organizationId: org, paymentId } = request;
@@ -149,7 +159,7 @@ export async function approvePayment(
       }
       const partners = [...new Set(invoiceIds.map((id) => invoices.get(id)?.partner_id ?? null))];
       const partnerId = payment.partner_id ?? (partners.length === 1 ? partners[0]! : null);
-      await markApproved(trx, org, payment.id, request.userId, partnerId);
+      await markApproved(trx, org, payment.id, request.userId, partnerId, request.auto === true);
       await markPostingPending(trx, org, payment.id);
       const account = normalizeAccount(payment.tx_counterparty_iban) ?? normalizeAccount(payment.tx_counterparty_account);
       if (partnerId && account) await learnPartnerAccount(trx, org, partnerId, account);

@@ -174,3 +174,39 @@ export function checkAllocations(input: AllocationCheckInput): ValidationIssue[]
   }
   return issues;
 }
+
+/**
+ * A payment's shortfall recomputed from its allocations (after a user changes them): what the
+ * allocated invoices lack after the cash, and why. Components, in the payment's currency:
+ *  - `discount`: the allocations' amount_discount;
+ *  - `deduction`: their amount_withheld;
+ *  - `fee`: their adjustment_amount (a bank fee or short-pay write-off booked to an adjustment);
+ *  - `partial`: what stays open on the allocated invoices (open amount − what the allocation relieves).
+ * The amount is their sum; the reason is the largest component (ties: discount, deduction, fee,
+ * partial). Null when they are all zero: the cash settles what it is allocated to (an overpayment
+ * has no shortfall; its rest is `unallocated_amount`). Credit memos applied are not invoices left
+ * open, so only invoices count towards `partial`.
+ */
+export function shortfallOf(
+  allocations: readonly AllocationDraft[],
+  invoices: ReadonlyMap<string, Pick<LedgerDocument, 'id' | 'kind' | 'amount_open'>>,
+  relievedElsewhere: ReadonlyMap<string, string>,
+  currency: string,
+): { amount: string; reason: 'fee' | 'discount' | 'deduction' | 'partial' } | null {
+  const parts = { discount: new Money(0), deduction: new Money(0), fee: new Money(0), partial: new Money(0) };
+  for (const a of allocations) {
+    parts.discount = parts.discount.plus(a.amount_discount);
+    parts.deduction = parts.deduction.plus(a.amount_withheld);
+    parts.fee = parts.fee.plus(a.adjustment_amount);
+    const inv = invoices.get(a.invoice_id);
+    if (inv && inv.kind === 'invoice') {
+      const left = openAmount(inv.amount_open, relievedElsewhere.get(inv.id)).minus(relievedBy(a));
+      if (left.gt(0)) parts.partial = parts.partial.plus(left);
+    }
+  }
+  const total = parts.discount.plus(parts.deduction).plus(parts.fee).plus(parts.partial);
+  if (!total.gt(0)) return null;
+  let reason: keyof typeof parts = 'discount';
+  for (const k of ['deduction', 'fee', 'partial'] as const) if (parts[k].gt(parts[reason])) reason = k;
+  return { amount: formatInCurrency(total, currency), reason };
+}

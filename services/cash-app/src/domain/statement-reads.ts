@@ -4,6 +4,7 @@
  */
 import { NotFoundError, type BusinessUnitScope, type PageRequest } from '@rp/platform';
 import type { CashAppDeps } from '../deps.js';
+import type { MatchStatus } from '../domain-types/matching.js';
 import {
   getStatement,
   listStatements,
@@ -64,9 +65,19 @@ export async function statementDetail(
   return { statement, inline: { transactions: await transactionRecords(deps, organizationId, rows, opts.scope), truncated: total > rows.length } };
 }
 
-/** A page of the statement's transactions in file order (`sequence`, then id), with their payments. */
-export async function statementTransactions(deps: Pick<CashAppDeps, 'db'>, organizationId: string, statementId: string, page: Page, scope: BusinessUnitScope) {
+/**
+ * A page of the statement's transactions in file order (`sequence`, then id), with their payments;
+ * with `matchStatuses`, only the deposits with one of those match statuses.
+ */
+export async function statementTransactions(
+  deps: Pick<CashAppDeps, 'db'>,
+  organizationId: string,
+  statementId: string,
+  page: Page,
+  scope: BusinessUnitScope,
+  filter: { matchStatuses?: readonly MatchStatus[] } = {},
+) {
   const statement = await statementOf(deps, organizationId, statementId);
-  const { rows, total } = await listTransactionsOffset(deps.db, organizationId, statement.id, page.offset, page.pageSize);
+  const { rows, total } = await listTransactionsOffset(deps.db, organizationId, statement.id, page.offset, page.pageSize, filter);
   return { records: await transactionRecords(deps, organizationId, rows, scope), total };
 }

@@ -1,7 +1,7 @@
 /** The API schemas of bank statements and their transactions (they generate the OpenAPI components). */
 import { z } from 'zod';
 import { timestampsShape } from '@rp/platform';
-import { STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain-types/bank-statements.js';
+import { MATCH_STATUS_DESCRIPTION, MATCH_STATUSES, STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain-types/bank-statements.js';
 import { INLINE_TRANSACTIONS_MAX } from '../domain/statement-reads.js';
 import { STATEMENT_FORMATS } from '../parsers/index.js';
 
@@ -39,7 +39,8 @@ export const bankTransactionSchema = z.object({
   is_payment: z
     .boolean()
     .nullable()
-    .describe('Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization\'s own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal.'),
+    .describe('Whether the deposit is a customer payment (null until classified). Credits are payments unless they come from one of the organization\'s own accounts, or their bank transaction code or remittance text says interest, refund, internal transfer or reversal, or automatic matching finds they are not a customer payment (then `match_status` is `not_a_payment`).'),
+  match_status: z.enum(MATCH_STATUSES).nullable().describe(MATCH_STATUS_DESCRIPTION),
   value_date: z.string().nullable(),
   booking_date: z.string().nullable(),
   counterparty_name: z.string().nullable(),
@@ -99,6 +100,18 @@ export const bankStatementSchema = z.object({
   opening_balance: money.nullable(),
   closing_balance: money.nullable(),
   transaction_count: z.number().int().describe('Transactions stored for this statement (lines imported before by another statement are not counted).'),
+  match_counts: z
+    .object({
+      unmatched: z.number().int(),
+      proposed: z.number().int(),
+      approved: z.number().int(),
+      not_a_payment: z.number().int(),
+    })
+    .describe(
+      'Extension of the spec. How many of the statement\'s deposits have each `match_status` (see the bank transaction); ' +
+        'they add up to the number of credits (debits have no match status). All 0 until processing has stored the lines. ' +
+        'List them with GET /v2/bank-statements/{statement_id}/transactions?match_status=….',
+    ),
   totals: z
     .array(
       z.object({

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape, type UploadedFile } from '@rp/platform';
 import { route } from '../deps.js';
-import { STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain-types/bank-statements.js';
+import { MATCH_STATUSES, STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain-types/bank-statements.js';
 import { approveStatement, deleteUploadedStatement } from '../domain/statement-changes.js';
 import { receiveStatementUpload } from '../domain/statement-intake.js';
 import { INLINE_TRANSACTIONS_MAX, statementDetail, statementPage, statementTransactions } from '../domain/statement-reads.js';
@@ -181,7 +181,7 @@ export const bankStatementRoutes = [
     path: '/v2/bank-statements',
     operationId: 'listBankStatements',
     summary: 'List bank statements',
-    description: `Newest first. Filters: \`status\`, \`bank_account_id\`. Statuses: ${STATUS_DESCRIPTION}`,
+    description: `Newest first, each with its \`match_counts\` (deposits per match status; an extension of the spec). Filters: \`status\`, \`bank_account_id\`. Statuses: ${STATUS_DESCRIPTION}`,
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -204,6 +204,7 @@ export const bankStatementRoutes = [
       'The statement with its counts and totals (`transaction_count`; `totals`: per currency the number and sum of credits ' +
       `and of debits, decimal strings) and, by default, its first ${INLINE_TRANSACTIONS_MAX} transactions in file order, each ` +
       'with the payments proposed or approved for it (for a member, only payments within their business units, as in GET /v2/payments; `transactions_truncated: true` when it has more). ' +
+      '`match_counts` (an extension of the spec) counts its deposits per `match_status`. ' +
       '`transactions=omit` leaves the transactions out. Page through all transactions with ' +
       'GET /v2/bank-statements/{statement_id}/transactions. (Until this version the transactions were always inline and ' +
       `uncapped: a 10,000-line statement answered about 7.5 MB; statements up to ${INLINE_TRANSACTIONS_MAX} lines answer as before.) ` +
@@ -229,15 +230,29 @@ export const bankStatementRoutes = [
     description:
       'The statement\'s transactions, paged, in file order (`sequence`, then id: a stable order, so consecutive pages ' +
       'neither repeat nor skip a line), each with the payments proposed or approved for it (for a member, only payments within their business units). `total_records` is the number of ' +
-      `stored transactions. Page size 1..${MAX_TRANSACTION_PAGE} (default 50). Unknown or another organization's statement: 404.`,
+      `stored transactions (that the filter keeps). Page size 1..${MAX_TRANSACTION_PAGE} (default 50). Unknown or another organization's statement: 404. ` +
+      '`match_status` (an extension of the spec): match statuses, repeated or comma-separated, e.g. `match_status=unmatched,proposed`, ' +
+      'keeps the deposits with one of them (debits have none, so any filter leaves them out); an unknown status is 422. ' +
+      'The statement\'s `match_counts` give the number of each.',
     tags: ['Cash application'],
     params: z.object({ statement_id: idSchema() }),
-    query: z.object({ ...paginationQueryShape(MAX_TRANSACTION_PAGE) }),
+    query: z.object({
+      ...paginationQueryShape(MAX_TRANSACTION_PAGE),
+      match_status: z
+        .union([z.string().max(60), z.array(z.string().max(60)).max(MATCH_STATUSES.length)])
+        .transform((v) => [...new Set((Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).map((x) => x.trim()))])
+        .pipe(z.array(z.enum(MATCH_STATUSES)).min(1).max(MATCH_STATUSES.length))
+        .optional()
+        .describe(
+          `Any of ${MATCH_STATUSES.map((m) => `\`${m}\``).join(', ')}: the parameter repeated (\`match_status=unmatched&match_status=proposed\`) ` +
+            'or comma-separated (`match_status=unmatched,proposed`), each value at most 60 characters.',
+        ),
+    }),
     response: pageEnvelopeSchema(bankTransactionSchema),
     errors: [404],
     handler: async ({ params, query, identity, deps }) => {
       const page = pageRequest(query, MAX_TRANSACTION_PAGE);
-      const { records, total } = await statementTransactions(deps, identity.org, params.statement_id, page, identity.bu);
+      const { records, total } = await statementTransactions(deps, identity.org, params.statement_id, page, identity.bu, { matchStatuses: query.match_status });
       return pageOf(records.map(transactionRecordView), total, page);
     },
   }),

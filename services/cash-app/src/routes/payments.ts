@@ -69,10 +69,34 @@ export const paymentSchema = z.object({
   unallocated_amount: money2().describe('amount - allocated_amount.'),
   match_score: z.number().nullable().describe('0..1: confidence of the automatic match; null for payments not proposed by matching.'),
   match_reasons: z.array(z.record(z.string(), z.unknown())).describe('The rules that matched, e.g. `{"rule":"invoice_number","value":"9000001"}`, `{"rule":"iban","partner_id":…}`, `{"rule":"amount_exact"}`.'),
+  shortfall: z
+    .object({
+      amount: money2().describe('What the allocated invoices lack after the cash, in the payment\'s currency (> 0).'),
+      reason: z.enum(['fee', 'discount', 'deduction', 'partial']),
+    })
+    .nullable()
+    .describe(
+      'Extension of the spec. Why the payment settles its invoices with less cash than they ask, said explicitly: `fee` (a bank fee ' +
+        'or short-pay write-off booked to an adjustment, `adjustment_amount`), `discount` (an early-payment discount, ' +
+        '`amount_discount`), `deduction` (the customer deducted an amount, `amount_withheld`, for deduction handling), `partial` ' +
+        '(the invoices stay partly open). Null when the cash settles what it is allocated to (an overpayment has none; its rest ' +
+        'is `unallocated_amount`). Automatic matching states it with its proposal (a proposal stating none gets what its ' +
+        'allocations carry: their discount, withheld and adjustment amounts, the largest naming the reason). When allocations are replaced (PATCH, or given ' +
+        'on POST) it is recomputed from them: the amount is the allocations\' discount + withheld + adjustment amounts plus what ' +
+        'stays open on the allocated invoices (their open amount as PATCH checks it minus what each allocation relieves); the ' +
+        'reason is the largest of those four parts (ties: discount, deduction, fee, partial).',
+    ),
+  auto_approved: z
+    .boolean()
+    .describe(
+      'Extension of the spec. True when the payment was approved automatically: matching proposed it with a `match_score` at or above the ' +
+        'organization\'s `auto_approve_threshold` (GET /v2/organization), and it was approved as a user\'s approval would ' +
+        'approve it, ERP posting included, with `approved_by` null. False otherwise, and again once an unposting makes the payment unapproved.',
+    ),
   posting_error: z.string().nullable().describe('Why the ERP refused the posting or could not be reached (POST /v2/payments/{id}/post retries); null once posted.'),
   posted_at: z.string().nullable().describe('When the ERP was known to have the payment (posted); null otherwise.'),
   ...postingShape,
-  approved_by: z.string().nullable(),
+  approved_by: z.string().nullable().describe('The user who approved the payment; null while unapproved and for an automatic approval (`auto_approved`).'),
   approved_at: z.string().nullable(),
   allocations: z.array(allocationSchema),
   transaction: transactionSummarySchema,

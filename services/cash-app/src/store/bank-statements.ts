@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { ParsedAccount, ParsedStatement, StatementFormat } from '../parsers/types.js';
 import type { StatementStatus } from '../domain-types/bank-statements.js';
+import type { MatchStatus } from '../domain-types/matching.js';
 import { lockOrganizationPayments, paymentInScopeSql } from './payments.js';
 
 type Conn = Db | Knex.Transaction;
@@ -38,6 +39,8 @@ export interface StatementRow {
   transaction_count: number;
   /** Per currency of the stored lines (migration 009), written with transaction_count. */
   totals: StatementTotals[];
+  /** How many of its deposits have each match status (migration 015), counted when read. */
+  match_counts: Record<MatchStatus, number>;
   error: string | null;
   workflow_id: string | null;
   uploaded_by: string | null;
@@ -64,6 +67,13 @@ function statements(db: Conn, organizationId: string) {
       's.id', 's.organization_id', 's.bank_account_id', 'a.account_identifier', 's.source', 's.format', 's.status', 's.file_name',
       's.file_sha256', 's.file_position', 's.encoding', 's.warnings', 's.balance_difference', 's.balance_mismatch_acknowledged_by', 's.balance_mismatch_acknowledged_at', 's.skipped_not_booked', 's.options', 's.statement_number', 's.statement_date', 's.opening_balance', 's.closing_balance', 's.currency',
       's.transaction_count', 's.totals', 's.error', 's.workflow_id', 's.uploaded_by', 's.approved_by', 's.approved_at', 's.created_at', 's.modified_at',
+      // counted from the (statement_id, match_status) index: the lines' status is kept current by the database
+      db.raw(`(SELECT jsonb_build_object(
+                 'unmatched', count(*) FILTER (WHERE t.match_status = 'unmatched'),
+                 'proposed', count(*) FILTER (WHERE t.match_status = 'proposed'),
+                 'approved', count(*) FILTER (WHERE t.match_status = 'approved'),
+                 'not_a_payment', count(*) FILTER (WHERE t.match_status = 'not_a_payment'))
+               FROM bank_transactions t WHERE t.statement_id = s.id AND t.match_status IS NOT NULL) AS match_counts`),
     );
 }
 

@@ -1,6 +1,7 @@
 /** A statement's bank lines: storing them once per organization, reading them in file order, and the payments proposed for them. */
 import type { Knex } from 'knex';
-import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
+import { Money, newId, type BusinessUnitScope, type Db } from '@rp/platform';
+import type { MatchOutcome, MatchStatus } from '../domain-types/matching.js';
 import type { ParsedTransaction } from '../parsers/types.js';
 import { paymentInScopeSql, whereSqlFragment } from './payments.js';
 
@@ -26,6 +27,8 @@ export interface TransactionRow {
   bank_reference: string | null;
   end_to_end_id: string | null;
   transaction_code: string | null;
+  /** derived by the database from the payments and is_payment (migration 015); null for debits */
+  match_status: MatchStatus | null;
   created_at: Date;
   modified_at: Date;
 }
@@ -48,20 +51,44 @@ export async function listTransactions(db: Conn, organizationId: string, stateme
     .orderBy(['sequence', 'id'])) as TransactionRow[];
 }
 
-/** A page of the statement's transactions in file order (sequence, then id) and how many it has. */
+/**
+ * A page of the statement's transactions in file order (sequence, then id) and how many it has;
+ * with `matchStatuses`, only those with one of them (debits, which have none, never).
+ */
 export async function listTransactionsOffset(
   db: Conn,
   organizationId: string,
   statementId: string,
   offset: number,
   limit: number,
+  opts: { matchStatuses?: readonly MatchStatus[] } = {},
 ): Promise<{ rows: TransactionRow[]; total: number }> {
   const where = { organization_id: organizationId, statement_id: statementId };
+  const filtered = (q: Knex.QueryBuilder) => (opts.matchStatuses ? q.whereIn('match_status', [...opts.matchStatuses]) : q);
   const [rows, [{ count }]] = await Promise.all([
-    db('bank_transactions').select('*').where(where).orderBy(['sequence', 'id']).offset(offset).limit(limit),
-    db('bank_transactions').where(where).count<{ count: string }[]>({ count: '*' }),
+    filtered(db('bank_transactions').select('*').where(where)).orderBy(['sequence', 'id']).offset(offset).limit(limit),
+    filtered(db('bank_transactions').where(where)).count<{ count: string }[]>({ count: '*' }),
   ]);
   return { rows: rows as TransactionRow[], total: Number(count) };
+}
+
+/**
+ * What matching decided for deposits it proposed nothing for. `not_a_payment`: the deposit is not a
+ * customer payment (a refund, interest, an own transfer, a card settlement), recorded as
+ * `is_payment = false`, which makes its match_status `not_a_payment` (the database derives it) and
+ * keeps it out of later matching, as the classification's verdict does. `unmatched`: nothing to
+ * write — a deposit without a payment whose is_payment is not false is `unmatched` by that rule.
+ * A deposit that meanwhile got a payment keeps the payment's status. Returns how many lines changed.
+ */
+export async function recordMatchOutcomes(db: Conn, organizationId: string, outcomes: readonly MatchOutcome[]): Promise<number> {
+  const notPayments = outcomes.flatMap((o) => (o.outcome === 'not_a_payment' ? [o.transaction_id] : []));
+  if (notPayments.length === 0) return 0;
+  return db('bank_transactions')
+    .where({ organization_id: organizationId })
+    .whereIn('id', notPayments)
+    .andWhere('amount', '>', 0)
+    .andWhereRaw('is_payment IS DISTINCT FROM false')
+    .update({ is_payment: false, modified_at: db.fn.now() });
 }
 
 /** Payments proposed or approved for the given transactions. */
@@ -120,6 +147,8 @@ export async function insertTransactions(
     bank_reference: t.bankReference,
     end_to_end_id: t.endToEndId,
     transaction_code: t.transactionCode,
+    // a new line's status (the database would derive the same, row by row: migration 015)
+    match_status: new Money(t.amount).gt(0) ? 'unmatched' : null,
   }));
   const inserted = (await db('bank_transactions').insert(rows).onConflict(['organization_id', 'unique_import_id']).ignore().returning('id')) as unknown[];
   return inserted.length;

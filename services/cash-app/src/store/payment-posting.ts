@@ -75,6 +75,7 @@ export async function recordPostingOutcome(db: Conn, organizationId: string, pay
       status: 'unapproved',
       approved_by: null,
       approved_at: null,
+      auto_approved: false,
       posting_status: 'not_posted',
       posting_id: null,
       erp_provider: null,

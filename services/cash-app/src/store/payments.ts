@@ -4,7 +4,7 @@
  */
 import { documentKinds, documentOutOfScopeSql, documentsReportedAt, Money, newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import type { Knex } from 'knex';
-import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain-types/matching.js';
+import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal, Shortfall } from '../domain-types/matching.js';
 import type { AllocationDraft, ReliefRow } from '../domain-types/payments.js';
 
 export type PaymentStatus = 'unapproved' | 'approved';
@@ -141,7 +141,7 @@ export async function activeSystemAdjustmentId(db: Db, organizationId: string, s
 }
 
 /**
- * Insert proposals as unapproved payments with their allocations, set-based, in one transaction.
+ * Insert proposals as unapproved payments with their allocations and shortfall, set-based, in one transaction.
  * The transactions are locked first and those that meanwhile got a payment are skipped, so a
  * retried or concurrent run never creates a second payment for a transaction. Used remittances are
  * tied to their transaction and marked `applied`. Each allocation records whether its document is
@@ -180,6 +180,7 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
         payment_date: tx.booking_date ?? tx.value_date,
         match_score: p.score,
         match_reasons: JSON.stringify(p.reasons),
+        ...shortfallColumns(p.shortfall),
       };
     });
     for (let i = 0; i < payments.length; i += 1000) await trx('payments').insert(payments.slice(i, i + 1000));
@@ -187,12 +188,35 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
       p.allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: payments[i]!.id, ...a, document_kind: kinds.get(a.invoice_id) ?? 'invoice' })),
     );
     for (let i = 0; i < allocations.length; i += 1000) await trx('payment_allocations').insert(allocations.slice(i, i + 1000));
+    // A proposal that states no shortfall (the field absent) gets the one its allocations carry: their
+    // discount, withheld and adjustment amounts, the reason being the largest (ties: discount,
+    // deduction, fee) — the rule of domain shortfallOf without the part left open, which needs the
+    // invoices' open amounts that matching alone knows.
+    const unstated = todo.flatMap((p, i) => (p.shortfall === undefined ? [payments[i]!.id] : []));
+    if (unstated.length > 0) {
+      await trx.raw(
+        `UPDATE payments p SET shortfall_amount = s.total,
+                shortfall_reason = CASE WHEN s.discount >= s.withheld AND s.discount >= s.fee THEN 'discount'
+                                        WHEN s.withheld >= s.fee THEN 'deduction' ELSE 'fee' END
+           FROM (SELECT payment_id, sum(amount_discount) AS discount, sum(amount_withheld) AS withheld, sum(adjustment_amount) AS fee,
+                        sum(amount_discount + amount_withheld + adjustment_amount) AS total
+                   FROM payment_allocations WHERE organization_id = ? AND payment_id = ANY(?::uuid[]) GROUP BY payment_id) s
+          WHERE p.id = s.payment_id AND p.organization_id = ? AND s.total > 0`,
+        [organizationId, unstated, organizationId],
+      );
+    }
     const withRemittance = todo.filter((p) => p.remittance_id);
     for (const p of withRemittance) {
       await trx('remittances').where({ organization_id: organizationId, id: p.remittance_id! }).whereNull('bank_transaction_id').update({ bank_transaction_id: p.transaction_id, status: 'applied', modified_at: trx.fn.now() });
     }
     return payments.length;
   });
+}
+
+/** The payment columns of a shortfall: both null for none (a zero amount is none). */
+export function shortfallColumns(shortfall: Shortfall | null | undefined): { shortfall_amount: string | null; shortfall_reason: Shortfall['reason'] | null } {
+  if (!shortfall || !(Number(shortfall.amount) > 0)) return { shortfall_amount: null, shortfall_reason: null };
+  return { shortfall_amount: shortfall.amount, shortfall_reason: shortfall.reason };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,6 +234,11 @@ export interface PaymentRow {
   payment_date: string | null;
   match_score: string | null;
   match_reasons: unknown[];
+  /** migration 015: both null, or a positive amount in the payment's currency and its reason */
+  shortfall_amount: string | null;
+  shortfall_reason: Shortfall['reason'] | null;
+  /** the current approval came from the organization's auto_approve_threshold (approved_by null) */
+  auto_approved: boolean;
   posting_error: string | null;
   posted_at: Date | null;
   posting_status: 'not_posted' | 'pending' | 'posted' | 'failed' | 'unposting';
@@ -358,7 +387,7 @@ export async function allocationsOf(db: Db | Knex.Transaction, organizationId: s
 }
 
 
-/** Replace the payment's allocations; `kinds`: each allocated ledger document's kind (absent = invoice). */
+/** Replaces the payment's allocations, its payer and its shortfall (recomputed from the allocations by the caller); `kinds`: each allocated ledger document's kind (absent = invoice). */
 export async function replaceAllocations(
   trx: Knex.Transaction,
   organizationId: string,
@@ -366,6 +395,7 @@ export async function replaceAllocations(
   allocations: readonly AllocationDraft[],
   partnerId: string | null,
   kinds: ReadonlyMap<string, DocumentKind>,
+  shortfall: Shortfall | null,
 ): Promise<void> {
   await trx('payment_allocations').where({ organization_id: organizationId, payment_id: paymentId }).delete();
   if (allocations.length > 0) {
@@ -373,13 +403,31 @@ export async function replaceAllocations(
       allocations.map((a) => ({ id: newId(), organization_id: organizationId, payment_id: paymentId, ...a, document_kind: kinds.get(a.invoice_id) ?? 'invoice' })),
     );
   }
-  await trx('payments').where({ organization_id: organizationId, id: paymentId }).update({ partner_id: partnerId, modified_at: trx.fn.now() });
+  await trx('payments').where({ organization_id: organizationId, id: paymentId }).update({ partner_id: partnerId, ...shortfallColumns(shortfall), modified_at: trx.fn.now() });
 }
 
-export async function markApproved(trx: Knex.Transaction, organizationId: string, paymentId: string, userId: string | null, partnerId: string | null): Promise<void> {
+/** Approved by `userId`, or automatically (`auto`: by the organization's threshold, no user). */
+export async function markApproved(trx: Knex.Transaction, organizationId: string, paymentId: string, userId: string | null, partnerId: string | null, auto = false): Promise<void> {
   await trx('payments')
     .where({ organization_id: organizationId, id: paymentId })
-    .update({ status: 'approved', approved_by: userId, approved_at: trx.fn.now(), partner_id: partnerId, modified_at: trx.fn.now() });
+    .update({ status: 'approved', approved_by: auto ? null : userId, auto_approved: auto, approved_at: trx.fn.now(), partner_id: partnerId, modified_at: trx.fn.now() });
+}
+
+/**
+ * The statement's payments that automatic approval takes: unapproved, proposed by matching (a match
+ * score) at or above `threshold`, best score first.
+ */
+export async function autoApprovalCandidates(db: Db, organizationId: string, statementId: string, threshold: string): Promise<string[]> {
+  const rows = (await db('payments as p')
+    .join('bank_transactions as t', function () {
+      this.on('t.id', '=', 'p.bank_transaction_id').andOn('t.organization_id', '=', 'p.organization_id');
+    })
+    .select('p.id')
+    .where({ 'p.organization_id': organizationId, 't.statement_id': statementId, 'p.status': 'unapproved' })
+    .whereNotNull('p.match_score')
+    .andWhere('p.match_score', '>=', threshold)
+    .orderBy([{ column: 'p.match_score', order: 'desc' }, { column: 't.sequence' }, { column: 'p.id' }])) as { id: string }[];
+  return rows.map((r) => r.id);
 }
 
 /** Remember that this partner pays from this account (IBAN or account number), for matching later deposits. */

@@ -35,6 +35,8 @@ export function paymentView({ row: p, allocations, invoiceNumbers: numbers }: Pa
     unallocated_amount: money(new Money(p.amount).minus(p.allocated_amount)),
     match_score: p.match_score === null ? null : Number(p.match_score),
     match_reasons: p.match_reasons as Record<string, unknown>[],
+    shortfall: p.shortfall_amount === null || p.shortfall_reason === null ? null : { amount: money(p.shortfall_amount), reason: p.shortfall_reason },
+    auto_approved: p.auto_approved,
     posting_error: p.posting_error,
     posted_at: isoTime(p.posted_at),
     ...postingView(p),
