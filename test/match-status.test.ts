@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTemporal, createDb, type Db, type TemporalHandle } from '@rp/platform';
 import { ENTITY_ID, ORGANIZATION_ID, paymentPostingWorkflowId } from '@rp/workflows';
-import { insertProposals, type DepositRow } from '../services/cash-app/src/store/payments.js';
+import { insertProposals, type DepositRow } from '../services/cash-app/src/store/matching.js';
 import { recordMatchOutcomes } from '../services/cash-app/src/store/bank-transactions.js';
 import { markUnpostingRequested, recordPostingOutcome } from '../services/cash-app/src/store/payment-posting.js';
 import { createMatchingActivities } from '../services/cash-app/src/activities/matching.js';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '@rp/platform';
 import { loadMatchContext } from '../services/cash-app/src/activities/matching.js';
-import { insertProposals, type DepositRow } from '../services/cash-app/src/store/payments.js';
+import { insertProposals, type DepositRow } from '../services/cash-app/src/store/matching.js';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';

@@ -5,7 +5,7 @@ import type { AutoApprovalActivities, AutoApproveResult, ProposePaymentsInput } 
 import type { Logger } from 'pino';
 import { heartbeatPacer } from './pacer.js';
 import { autoApproveStatementProposals } from '../domain/auto-approval.js';
-import { statementExists } from '../store/payments.js';
+import { statementExists } from '../store/matching.js';
 
 export interface AutoApprovalDeps {
   db: Db;

@@ -20,7 +20,7 @@ import {
   statementExists,
   unusedRemittances,
   type DepositRow,
-} from '../store/payments.js';
+} from '../store/matching.js';
 
 export interface MatchingDeps {
   db: Db;
