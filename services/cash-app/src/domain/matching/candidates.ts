@@ -297,7 +297,7 @@ export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchSt
 
   // 3. the payer's open invoices
   if (payer && !ambiguity) {
-    const fit = fitPayer(dep, payerOwn(), payerMemos(), ctx, state);
+    const fit = fitPayer(dep, payerOwn(), payerMemos(), ctx, state, byAccount(payer));
     if (fit && isAmbiguous(fit)) ambiguity = fit.ambiguous;
     else if (fit) return result(proposal(tx, payer.partner_id, [payerScore(payer, payer.partner_id), fit.amountScore], [payerReason(payer), ...fit.reasons], fit));
   }
