@@ -470,6 +470,25 @@ describe('assignment over the statement', () => {
     expect(run(tx({ amount: '250.00', counterparty_name: 'Müller Logistik AG' }), both)?.partner_id).toBe('m-ag');
     expect(run(tx({ amount: '250.00', counterparty_name: 'Müller Logistik' }), both)).toBeNull();
   });
+
+  it('reads a written legal form that fits none of the chosen twin\'s open amounts as possibly cut short, and lets the amounts decide', () => {
+    // a bank field cut at a fixed width turns "… SARL" or "… SAS" into "… SA"
+    const partners = [
+      { id: 'm-sa', name: 'Mécanique Mercier SA', legal_name: null },
+      { id: 'm-sas', name: 'Mécanique Mercier SAS', legal_name: null },
+    ];
+    const c = ctx({ partners, invoices: [inv('a1', 'm-sa', 'A1', '900.00'), inv('s1', 'm-sas', 'S1', '1815.98')] });
+    const p = run(tx({ amount: '1815.98', counterparty_name: 'MECANIQUE MERCIER SA' }), c)!;
+    expect(p.partner_id).toBe('m-sas');
+    expect(p.allocations.map((a) => [a.invoice_id, a.amount_paid])).toEqual([['s1', '1815.9800']]);
+    expect(p.reasons[0]).toMatchObject({ rule: 'name', partner_id: 'm-sas', twins: 'm-sa,m-sas', legal_form_written: 'sa' });
+    expect(p.score).toBeLessThan(0.5);
+    // the twin the written form names keeps what fits it
+    expect(run(tx({ amount: '900.00', counterparty_name: 'MECANIQUE MERCIER SA' }), c)?.partner_id).toBe('m-sa');
+    // both other amounts open at the other twin and nothing at the named one: no guess
+    const two = ctx({ partners: [...partners, { id: 'm-sarl', name: 'Mécanique Mercier SARL', legal_name: null }], invoices: [...c.invoices, inv('r1', 'm-sarl', 'R1', '1815.98')] });
+    expect(run(tx({ amount: '1815.98', counterparty_name: 'MECANIQUE MERCIER SA' }), two)).toBeNull();
+  });
 });
 
 describe('credit memos and shortfalls', () => {
