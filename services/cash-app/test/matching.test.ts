@@ -471,6 +471,26 @@ describe('assignment over the statement', () => {
     expect(run(tx({ amount: '250.00', counterparty_name: 'Müller Logistik' }), both)).toBeNull();
   });
 
+  it('reads legal forms written with dots (e.K., B.V., S.A.R.L.) as legal forms, so such twins tie on the name', () => {
+    expect(nameTokens('Walter Transporte e.K.')).toEqual(['walter', 'transporte']);
+    expect(nameTokens('De Vries Logistiek B.V.')).toEqual(['de', 'vries', 'logistiek']);
+    expect(nameTokens('Mécanique Mercier S.A.R.L.')).toEqual(['mecanique', 'mercier']);
+    // initials that are part of the name stay
+    expect(nameTokens('A.B.C. Bau GmbH')).toEqual(['abc', 'bau']);
+    const partners = [
+      { id: 'w-gmbh', name: 'Walter Transporte GmbH', legal_name: null },
+      { id: 'w-ek', name: 'Walter Transporte e.K.', legal_name: null },
+    ];
+    const c = ctx({ partners, invoices: [inv('g1', 'w-gmbh', 'G1', '500.00'), inv('e1', 'w-ek', 'E1', '107.00')] });
+    // the old engine ranked the GmbH above the e.K. (1 against 0.9), found nothing of 107.00 there and gave up
+    const p = run(tx({ amount: '107.00', counterparty_name: 'Walter Transporte' }), c)!;
+    expect(p.partner_id).toBe('w-ek');
+    expect(p.reasons[0]).toMatchObject({ rule: 'name', partner_id: 'w-ek', twins: 'w-ek,w-gmbh' });
+    // the form written with dots in the counterparty name decides a tie
+    const both = ctx({ partners, invoices: [inv('g1', 'w-gmbh', 'G1', '107.00'), inv('e1', 'w-ek', 'E1', '107.00')] });
+    expect(run(tx({ amount: '107.00', counterparty_name: 'WALTER TRANSPORTE E.K.' }), both)?.partner_id).toBe('w-ek');
+  });
+
   it('reads a written legal form that fits none of the chosen twin\'s open amounts as possibly cut short, and lets the amounts decide', () => {
     // a bank field cut at a fixed width turns "… SARL" or "… SAS" into "… SA"
     const partners = [

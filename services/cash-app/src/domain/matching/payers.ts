@@ -7,7 +7,7 @@
  * as "Müller Logistik AG" / "Müller Logistik GmbH"), for the other evidence or the legal form
  * written in the counterparty name to decide between (candidates.ts).
  */
-import { LEGAL_FORMS, nameTokens, nameTrigrams as trigrams } from '@rp/platform';
+import { joinInitials, LEGAL_FORMS, nameTokens, nameTrigrams as trigrams } from '@rp/platform';
 import type { KnownAccount, MatchPartner, MatchTransaction } from '../../domain-types/matching.js';
 import type { MatchConfig } from './config.js';
 
@@ -239,7 +239,7 @@ export function payerByAccount(tx: Pick<MatchTransaction, 'counterparty_iban' | 
 
 /** Legal-form words of a name ("Müller Logistik GmbH & Co. KG" → gmbh, kg); fillers such as "co" or "the" are not forms. */
 export function legalForms(name: string): Set<string> {
-  const words = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').split(' ');
+  const words = joinInitials(name).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').split(' ');
   return new Set(words.filter((w) => LEGAL_FORMS.has(w) && !FILLERS.has(w)));
 }
 
