@@ -2,8 +2,9 @@
  * Deterministic randomness and money helpers of the matching benchmark: one seeded PRNG (mulberry32),
  * so that the same seed gives the same world, byte for byte, on every machine; amounts as integer
  * cents (bigint-free: benchmark amounts stay far below 2^53 cents); IBANs with valid ISO 13616
- * mod-97 check digits.
+ * mod-97 check digits (and the national check digits of the countries that have them).
  */
+import { isValidBBAN } from 'ibantools';
 
 /** mulberry32: a 32-bit state PRNG, uniform in [0, 1). */
 export function mulberry32(seed: number): () => number {
@@ -119,8 +120,30 @@ const BBAN: Record<string, (r: Rng) => string> = {
   ES: (r) => r.digits(4) + r.digits(4) + r.digits(2) + r.digits(10),
 };
 
+/**
+ * Where a BBAN carries national check digits (France's RIB key, Belgium's mod 97, Spain's two
+ * control digits): a real bank file never holds an account whose national check fails, and the
+ * platform's push rejects one.
+ */
+const NATIONAL_CHECK: Record<string, { at: number; length: number }> = {
+  FR: { at: 21, length: 2 },
+  BE: { at: 10, length: 2 },
+  ES: { at: 8, length: 2 },
+};
+
+/** The BBAN with its national check digits set (the first value the country's check accepts; no random draw, so the seed's world stays the same elsewhere). */
+function withNationalCheck(country: string, bban: string): string {
+  const check = NATIONAL_CHECK[country];
+  if (!check) return bban;
+  for (let v = 0; v < 10 ** check.length; v++) {
+    const candidate = bban.slice(0, check.at) + String(v).padStart(check.length, '0') + bban.slice(check.at + check.length);
+    if (isValidBBAN(candidate, country)) return candidate;
+  }
+  throw new Error(`no national check digits for ${country} ${bban}`);
+}
+
 export function randomIban(r: Rng, country: string): string {
   const bban = BBAN[country];
   if (!bban) throw new Error(`no IBAN layout for ${country}`);
-  return ibanOf(country, bban(r));
+  return ibanOf(country, withNationalCheck(country, bban(r)));
 }

@@ -7,12 +7,17 @@
 export const LEGAL_FORMS: ReadonlySet<string> = new Set([
   'gmbh', 'mbh', 'ag', 'kg', 'kgaa', 'ohg', 'gbr', 'ug', 'ev', 'se', 'co', 'cie', 'inc', 'incorporated', 'corp', 'corporation',
   'ltd', 'limited', 'llc', 'llp', 'lp', 'plc', 'company', 'sa', 'sas', 'sarl', 'srl', 'spa', 'bv', 'nv', 'oy', 'oyj', 'ab', 'as',
-  'asa', 'aps', 'pty', 'pte', 'kk', 'sl', 'sp', 'zoo', 'the', 'und', 'and',
+  'asa', 'aps', 'pty', 'pte', 'kk', 'sl', 'sp', 'zoo', 'the', 'und', 'and', 'ek',
 ]);
+
+/** Initials written with dots ("e.K.", "B.V.", "S.A.R.L.", "A.B.C.") as one word, so that a form written so is the form ("ek", "bv", "sarl"). */
+export function joinInitials(name: string): string {
+  return name.replace(/(?<![\p{L}\p{N}])\p{L}(?:\.\s?\p{L})+\.?(?![\p{L}\p{N}])/gu, (m) => m.replace(/[.\s]/g, ''));
+}
 
 /** Lower-case words of a company name without punctuation, diacritics and legal forms ("ACME Handels-GmbH & Co. KG" → ["acme","handels"]). */
 export function nameTokens(name: string): string[] {
-  const words = name
+  const words = joinInitials(name)
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()

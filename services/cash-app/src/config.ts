@@ -15,7 +15,12 @@ export const cashAppConfigSchema = z.object({
   /** Matching: a shortfall up to this amount (or MATCH_TOLERANCE_PERCENT of the invoices' open total, whichever is larger) is proposed as an adjustment. */
   MATCH_TOLERANCE_AMOUNT: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a non-negative decimal amount').default('5.00'),
   MATCH_TOLERANCE_PERCENT: z.string().regex(/^\d{1,3}(\.\d{1,4})?$/, 'must be a non-negative percentage').default('0'),
-  /** Matching: the system adjustment a shortfall within tolerance is booked to. */
+  /**
+   * Matching: an unexplained shortfall above the tolerance up to this amount (in the deposit's currency; 0: none) is read
+   * as a bank charge: proposed relieving the invoice in full with the charge on the adjustment, scored below 0.9 (for a person).
+   */
+  MATCH_FEE_CEILING_AMOUNT: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a non-negative decimal amount').default('35.00'),
+  /** Matching: the system adjustment a shortfall within tolerance (or a bank charge up to the fee ceiling) is booked to. */
   MATCH_TOLERANCE_ADJUSTMENT: z.enum(['short_pay_write_off', 'bank_fee']).default('short_pay_write_off'),
   /** Bank statements: transactions per INSERT/heartbeat, and an optional pause after each chunk (ms; a throttle, 0 in production). */
   BANK_STATEMENT_CHUNK_SIZE: env.int(1000, 1),

@@ -163,7 +163,8 @@ describe('matching engine', () => {
   it('uses the percentage tolerance when larger than the absolute one', () => {
     const c = ctx({ invoices: [inv('i1', ACME, '9000001', '1000.00')], config: { ...DEFAULT_MATCH_CONFIG, toleranceAmount: '1', tolerancePercent: '2' } });
     expect(run(tx({ amount: '985.00', remittance_information: '9000001' }), c)!.allocations[0]!.adjustment_amount).toBe('15.0000');
-    expect(run(tx({ amount: '975.00', remittance_information: '9000001' }), c)!.allocations[0]!.adjustment_amount).toBe('0.0000');
+    // beyond the tolerance and the fee ceiling: no adjustment
+    expect(run(tx({ amount: '950.00', remittance_information: '9000001' }), c)!.allocations[0]!.adjustment_amount).toBe('0.0000');
   });
 
   it('identifies the payer by a learned IBAN before the name', () => {
@@ -469,6 +470,45 @@ describe('assignment over the statement', () => {
     expect(run(tx({ amount: '250.00', counterparty_name: 'Müller Logistik AG' }), both)?.partner_id).toBe('m-ag');
     expect(run(tx({ amount: '250.00', counterparty_name: 'Müller Logistik' }), both)).toBeNull();
   });
+
+  it('reads legal forms written with dots (e.K., B.V., S.A.R.L.) as legal forms, so such twins tie on the name', () => {
+    expect(nameTokens('Walter Transporte e.K.')).toEqual(['walter', 'transporte']);
+    expect(nameTokens('De Vries Logistiek B.V.')).toEqual(['de', 'vries', 'logistiek']);
+    expect(nameTokens('Mécanique Mercier S.A.R.L.')).toEqual(['mecanique', 'mercier']);
+    // initials that are part of the name stay
+    expect(nameTokens('A.B.C. Bau GmbH')).toEqual(['abc', 'bau']);
+    const partners = [
+      { id: 'w-gmbh', name: 'Walter Transporte GmbH', legal_name: null },
+      { id: 'w-ek', name: 'Walter Transporte e.K.', legal_name: null },
+    ];
+    const c = ctx({ partners, invoices: [inv('g1', 'w-gmbh', 'G1', '500.00'), inv('e1', 'w-ek', 'E1', '107.00')] });
+    // the old engine ranked the GmbH above the e.K. (1 against 0.9), found nothing of 107.00 there and gave up
+    const p = run(tx({ amount: '107.00', counterparty_name: 'Walter Transporte' }), c)!;
+    expect(p.partner_id).toBe('w-ek');
+    expect(p.reasons[0]).toMatchObject({ rule: 'name', partner_id: 'w-ek', twins: 'w-ek,w-gmbh' });
+    // the form written with dots in the counterparty name decides a tie
+    const both = ctx({ partners, invoices: [inv('g1', 'w-gmbh', 'G1', '107.00'), inv('e1', 'w-ek', 'E1', '107.00')] });
+    expect(run(tx({ amount: '107.00', counterparty_name: 'WALTER TRANSPORTE E.K.' }), both)?.partner_id).toBe('w-ek');
+  });
+
+  it('reads a written legal form that fits none of the chosen twin\'s open amounts as possibly cut short, and lets the amounts decide', () => {
+    // a bank field cut at a fixed width turns "… SARL" or "… SAS" into "… SA"
+    const partners = [
+      { id: 'm-sa', name: 'Mécanique Mercier SA', legal_name: null },
+      { id: 'm-sas', name: 'Mécanique Mercier SAS', legal_name: null },
+    ];
+    const c = ctx({ partners, invoices: [inv('a1', 'm-sa', 'A1', '900.00'), inv('s1', 'm-sas', 'S1', '1815.98')] });
+    const p = run(tx({ amount: '1815.98', counterparty_name: 'MECANIQUE MERCIER SA' }), c)!;
+    expect(p.partner_id).toBe('m-sas');
+    expect(p.allocations.map((a) => [a.invoice_id, a.amount_paid])).toEqual([['s1', '1815.9800']]);
+    expect(p.reasons[0]).toMatchObject({ rule: 'name', partner_id: 'm-sas', twins: 'm-sa,m-sas', legal_form_written: 'sa' });
+    expect(p.score).toBeLessThan(0.5);
+    // the twin the written form names keeps what fits it
+    expect(run(tx({ amount: '900.00', counterparty_name: 'MECANIQUE MERCIER SA' }), c)?.partner_id).toBe('m-sa');
+    // both other amounts open at the other twin and nothing at the named one: no guess
+    const two = ctx({ partners: [...partners, { id: 'm-sarl', name: 'Mécanique Mercier SARL', legal_name: null }], invoices: [...c.invoices, inv('r1', 'm-sarl', 'R1', '1815.98')] });
+    expect(run(tx({ amount: '1815.98', counterparty_name: 'MECANIQUE MERCIER SA' }), two)).toBeNull();
+  });
 });
 
 describe('credit memos and shortfalls', () => {
@@ -531,6 +571,43 @@ describe('credit memos and shortfalls', () => {
     expect(partial.shortfall).toEqual({ amount: '100.0000', reason: 'partial' });
     expect(run(tx({ amount: '500.00', remittance_information: '9000001' }), c)!.shortfall).toEqual({ amount: '500.0000', reason: 'partial' });
     expect(run(tx({ amount: '1000.00', remittance_information: '9000001' }), c)!.shortfall).toBeNull();
+  });
+
+  it('proposes an unexplained shortfall above the tolerance, up to the fee ceiling, as a bank fee on the write-off adjustment, in the review band', () => {
+    const c = ctx({
+      invoices: [inv('i1', ACME, '9000001', '1000.00'), inv('i2', ACME, '9000002', '2000.00', { net_due_date: '2026-11-01' })],
+      knownAccounts: [{ account_identifier: IBAN_ACME, partner_id: ACME }],
+    });
+    // invoice number + known payer: the invoice is relieved in full, the charge booked on the adjustment
+    const fee = run(tx({ amount: '980.00', remittance_information: '9000001', counterparty_iban: IBAN_ACME }), c)!;
+    expect(fee.allocations).toEqual([
+      { invoice_id: 'i1', amount_paid: '980.0000', amount_discount: '0.0000', amount_withheld: '0.0000', adjustment_id: WRITE_OFF, adjustment_amount: '20.0000' },
+    ]);
+    expect(fee.shortfall).toEqual({ amount: '20.0000', reason: 'fee' });
+    expect(fee.reasons).toContainEqual({ rule: 'amount_fee', shortfall: '20.0000', adjustment_id: WRITE_OFF });
+    // above what the organization writes off unattended: proposed for a person, below the automatic band
+    expect(fee.score).toBeLessThan(0.9);
+    expect(fee.score).toBeGreaterThanOrEqual(0.5);
+    // within the tolerance the same evidence stays in the automatic band
+    expect(run(tx({ amount: '997.50', remittance_information: '9000001', counterparty_iban: IBAN_ACME }), c)!.score).toBeGreaterThanOrEqual(0.9);
+    // the ceiling itself is a fee; a cent more is a deduction
+    expect(run(tx({ amount: '965.00', remittance_information: '9000001' }), c)!.shortfall).toEqual({ amount: '35.0000', reason: 'fee' });
+    const over = run(tx({ amount: '964.99', remittance_information: '9000001' }), c)!;
+    expect(over.shortfall).toEqual({ amount: '35.0100', reason: 'deduction' });
+    expect(over.allocations[0]!.adjustment_amount).toBe('0.0000');
+    // words say otherwise: a deduction or a partial payment, not a fee
+    expect(run(tx({ amount: '980.00', remittance_information: '9000001 Abzug Preisdifferenz' }), c)!.shortfall).toEqual({ amount: '20.0000', reason: 'deduction' });
+    expect(run(tx({ amount: '980.00', remittance_information: 'Teilzahlung 9000001' }), c)!.shortfall).toEqual({ amount: '20.0000', reason: 'partial' });
+    // a payer known by account, without a number: the one invoice the charge explains
+    const byPayer = run(tx({ amount: '1975.00', counterparty_iban: IBAN_ACME }), c)!;
+    expect(byPayer.allocations.map((a) => [a.invoice_id, a.amount_paid, a.adjustment_amount])).toEqual([['i2', '1975.0000', '25.0000']]);
+    expect(byPayer.shortfall).toEqual({ amount: '25.0000', reason: 'fee' });
+    expect(byPayer.score).toBeLessThan(0.9);
+    // a payer known only by a name that looks alike is not evidence enough for a charge
+    expect(run(tx({ amount: '1975.00', counterparty_name: 'Acme Handels GmbH' }), c)).toBeNull();
+    // the ceiling is configurable (0: no fees beyond the tolerance)
+    const none = ctx({ invoices: c.invoices, config: { ...DEFAULT_MATCH_CONFIG, feeCeilingAmount: '0' } });
+    expect(run(tx({ amount: '980.00', remittance_information: '9000001' }), none)!.shortfall).toEqual({ amount: '20.0000', reason: 'deduction' });
   });
 });
 

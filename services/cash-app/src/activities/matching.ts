@@ -24,7 +24,8 @@ import {
 
 export interface MatchingDeps {
   db: Db;
-  config: Pick<CashAppConfig, 'MATCH_TOLERANCE_AMOUNT' | 'MATCH_TOLERANCE_PERCENT' | 'MATCH_TOLERANCE_ADJUSTMENT'>;
+  /** MATCH_FEE_CEILING_AMOUNT absent: the engine's default ceiling */
+  config: Pick<CashAppConfig, 'MATCH_TOLERANCE_AMOUNT' | 'MATCH_TOLERANCE_PERCENT' | 'MATCH_TOLERANCE_ADJUSTMENT'> & Partial<Pick<CashAppConfig, 'MATCH_FEE_CEILING_AMOUNT'>>;
   log?: Logger;
   /** Heartbeat interval while the context is loaded and a chunk is matched (default HEARTBEAT_EVERY_MS, the first after MATCHING_FIRST_HEARTBEAT_MS). */
   heartbeatEveryMs?: number;
@@ -119,7 +120,12 @@ export async function loadMatchContext(
     remittances,
     toleranceAdjustmentId,
     ownAccounts,
-    config: { ...DEFAULT_MATCH_CONFIG, toleranceAmount: config.MATCH_TOLERANCE_AMOUNT, tolerancePercent: config.MATCH_TOLERANCE_PERCENT },
+    config: {
+      ...DEFAULT_MATCH_CONFIG,
+      toleranceAmount: config.MATCH_TOLERANCE_AMOUNT,
+      tolerancePercent: config.MATCH_TOLERANCE_PERCENT,
+      feeCeilingAmount: config.MATCH_FEE_CEILING_AMOUNT ?? DEFAULT_MATCH_CONFIG.feeCeilingAmount,
+    },
   };
 }
 

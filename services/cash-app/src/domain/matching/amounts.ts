@@ -69,6 +69,11 @@ export function discountFor(inv: MatchInvoice, open: Dec, date: string | null): 
   return null;
 }
 
+/** The shortfall is exactly one of the invoice's early-payment discounts, in time or not (a discount taken late is a deduction, never a fee). */
+export function isTermDiscount(inv: MatchInvoice, open: Dec, shortfall: Dec): boolean {
+  return (inv.discount_terms ?? []).some((t) => discountFor({ ...inv, discount_terms: [t] }, open, t.due_date)?.amount.eq(shortfall) ?? false);
+}
+
 /** Amounts in 1/10000 units (NUMERIC(20,4)) for the subset-sum search. */
 export function toUnits(d: Dec): bigint {
   return BigInt(d.times(10_000).toFixed(0));

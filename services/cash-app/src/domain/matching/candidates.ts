@@ -190,6 +190,35 @@ function proposal(tx: MatchTransaction, partnerId: string | null, scoreParts: nu
   return { transaction_id: tx.id, partner_id: partnerId, remittance_id: null, score: score(scoreParts), reasons, allocations: fit.allocations, shortfall: fit.shortfall };
 }
 
+/**
+ * Of `candidates` (twins tied on the name), the one whose open amounts fit the deposit, if exactly
+ * one does: a proposal in the low band (0.15 × similarity + the amount). Two or more: ambiguous.
+ */
+function twinByAmounts(
+  tx: MatchTransaction,
+  dep: Deposit,
+  candidates: readonly { id: string; similarity: number }[],
+  tied: readonly { id: string; similarity: number }[],
+  ctx: MatchContext,
+  state: MatchState,
+  extra: Record<string, string>,
+): { proposal: Proposal } | { ambiguous: MatchReason } | null {
+  const fits = candidates
+    .map((t) => {
+      const own = (state.byPartner.get(t.id) ?? []).filter((i) => i.currency === tx.currency && state.available(i.id).gt(0));
+      const memos = (state.memosByPartner.get(t.id) ?? []).filter((i) => i.currency === tx.currency);
+      return { twin: t, fit: fitPayer(dep, own, memos, ctx, state) };
+    })
+    .filter((f) => f.fit !== null);
+  const all = tied.map((t) => t.id).join(',');
+  if (fits.length === 1 && !isAmbiguous(fits[0]!.fit)) {
+    const { twin, fit } = fits[0]! as { twin: { id: string; similarity: number }; fit: Fit };
+    const reason: MatchReason = { rule: 'name', partner_id: twin.id, value: tx.counterparty_name, similarity: round4(twin.similarity), twins: all, ...extra };
+    return { proposal: proposal(tx, twin.id, [0.15 * twin.similarity, fit.amountScore], [reason, ...fit.reasons], fit) };
+  }
+  return fits.length > 1 ? { ambiguous: { rule: 'ambiguous', basis: 'name', candidates: all } } : null;
+}
+
 /** The evidence of one deposit against the current open amounts of `state` (nothing is consumed). */
 export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchState, ownAccounts: ReadonlySet<string>): Evaluation {
   const amount = new Money(tx.amount);
@@ -297,25 +326,24 @@ export function evaluate(tx: MatchTransaction, ctx: MatchContext, state: MatchSt
 
   // 3. the payer's open invoices
   if (payer && !ambiguity) {
-    const fit = fitPayer(dep, payerOwn(), payerMemos(), ctx, state);
+    const fit = fitPayer(dep, payerOwn(), payerMemos(), ctx, state, byAccount(payer));
     if (fit && isAmbiguous(fit)) ambiguity = fit.ambiguous;
     else if (fit) return result(proposal(tx, payer.partner_id, [payerScore(payer, payer.partner_id), fit.amountScore], [payerReason(payer), ...fit.reasons], fit));
   }
+  // the twin a written legal form chose has nothing that fits: the form may be cut short by the
+  // bank's field width ("SA" of "SARL"), so the other twins' open amounts decide as for an untold tie
+  const writtenForm = payer?.rule === 'name' ? payer.legal_form : undefined;
+  if (payer && writtenForm && !ambiguity && invHits.length === 0) {
+    const formCut = (resolved.formTwins ?? []).filter((t) => t.id !== payer.partner_id);
+    const told = twinByAmounts(tx, dep, formCut, resolved.formTwins ?? [], ctx, state, { legal_form_written: writtenForm });
+    if (told && 'proposal' in told) return result(told.proposal);
+    if (told) ambiguity = told.ambiguous;
+  }
   if (!payer && twins.length > 1 && !ambiguity) {
     // legal-form twins: the one whose open amounts fit the deposit, if exactly one does
-    const fits = twins
-      .map((t) => {
-        const own = (state.byPartner.get(t.id) ?? []).filter((i) => i.currency === tx.currency && state.available(i.id).gt(0));
-        const memos = (state.memosByPartner.get(t.id) ?? []).filter((i) => i.currency === tx.currency);
-        return { twin: t, fit: fitPayer(dep, own, memos, ctx, state) };
-      })
-      .filter((f) => f.fit !== null);
-    if (fits.length === 1 && !isAmbiguous(fits[0]!.fit)) {
-      const { twin, fit } = fits[0]! as { twin: { id: string; similarity: number }; fit: Fit };
-      const reason: MatchReason = { rule: 'name', partner_id: twin.id, value: tx.counterparty_name, similarity: round4(twin.similarity), twins: twins.map((t) => t.id).join(',') };
-      return result(proposal(tx, twin.id, [0.15 * twin.similarity, fit.amountScore], [reason, ...fit.reasons], fit));
-    }
-    if (fits.length > 1) ambiguity = { rule: 'ambiguous', basis: 'name', candidates: twins.map((t) => t.id).join(',') };
+    const told = twinByAmounts(tx, dep, twins, twins, ctx, state, {});
+    if (told && 'proposal' in told) return result(told.proposal);
+    if (told) ambiguity = told.ambiguous;
   }
   if (signal) return { kind: 'not_a_payment', reasons: [signal.reason] };
   const reasons: MatchReason[] = [];

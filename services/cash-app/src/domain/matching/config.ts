@@ -9,6 +9,11 @@ export interface MatchConfig {
   toleranceAmount: string;
   /** shortfall accepted as an adjustment, in percent of the invoices' open total */
   tolerancePercent: string;
+  /**
+   * largest unexplained shortfall read as a bank charge (in the deposit's currency): above the
+   * tolerance it is still booked on the adjustment, but proposed for a person (score below 0.9)
+   */
+  feeCeilingAmount: string;
   /** minimum name similarity (0..1) for a fuzzy payer match */
   nameThreshold: number;
   /** two partners whose similarities differ by no more than this are a tie: rejected */
@@ -22,6 +27,7 @@ export interface MatchConfig {
 export const DEFAULT_MATCH_CONFIG: MatchConfig = {
   toleranceAmount: '5.00',
   tolerancePercent: '0',
+  feeCeilingAmount: '35.00',
   nameThreshold: 0.6,
   nameTieMargin: 0.05,
   maxCombinationInvoices: 20,

@@ -7,7 +7,7 @@
  */
 import { Money } from '@rp/platform';
 import type { MatchInvoice, MatchReason, ProposedAllocation, Shortfall } from '../../domain-types/matching.js';
-import { allocation, discountFor, findSubsetSum, fmt, tolerance, toUnits, ZERO, type Dec } from './amounts.js';
+import { allocation, discountFor, findSubsetSum, fmt, isTermDiscount, tolerance, toUnits, ZERO, type Dec } from './amounts.js';
 import type { MatchContext } from './config.js';
 import type { MatchState } from './state.js';
 
@@ -54,6 +54,17 @@ export function speaksOfPartial(...texts: (string | null | undefined)[]): boolea
   return texts.some((t) => !!t && PARTIAL_RE.test(t.normalize('NFC')));
 }
 
+/**
+ * What a bank charge above the tolerance adds to the score: with an invoice number as written and a
+ * payer known by account (0.5 + 0.3) it stays below 0.9, so it is never approved unattended.
+ */
+const FEE_SCORE = 0.05;
+
+/** A shortfall above the write-off tolerance, up to the fee ceiling, of less than half the open amount. */
+function isFee(shortfall: Dec, open: Dec, ctx: MatchContext): boolean {
+  return shortfall.gt(tolerance(ctx.config, open)) && shortfall.lte(ctx.config.feeCeilingAmount) && shortfall.times(2).lt(open);
+}
+
 function ambiguous(rule: string, candidates: readonly string[]): { ambiguous: MatchReason } {
   return { ambiguous: { rule: 'ambiguous', basis: rule, candidates: candidates.slice(0, 10).join(',') } };
 }
@@ -78,7 +89,8 @@ function memoReasons(allocs: readonly ProposedAllocation[]): MatchReason[] {
  * The documents a reference names, for one partner: invoices (oldest due first) and credit memos.
  * In order: all of them exactly (invoices − memos), a unique subset exactly, all of them with
  * their early-payment discounts, all of them net of one of the partner's open credit memos (a
- * unique one), a shortfall within tolerance (fee adjustment), a larger shortfall as a deduction
+ * unique one), a shortfall within tolerance (fee adjustment), an unexplained one up to the fee
+ * ceiling (a bank charge, on the same adjustment), a larger shortfall as a deduction
  * (the text says so) or a partial payment, and an overpayment.
  */
 export function fitReferenced(dep: Deposit, invs: readonly MatchInvoice[], memos: readonly MatchInvoice[], partnerMemos: readonly MatchInvoice[], ctx: MatchContext, state: MatchState): FitResult {
@@ -150,6 +162,18 @@ export function fitReferenced(dep: Deposit, invs: readonly MatchInvoice[], memos
         shortfall: { amount: fmt(shortfall), reason: 'fee' },
       };
     }
+    // an unexplained shortfall up to the fee ceiling is what banks charge on the way (the truth a
+    // clerk books): the invoice is relieved in full, the charge booked on the adjustment; the score
+    // band (index.ts) keeps it for a person when it is above the tolerance
+    if (ctx.toleranceAdjustmentId && !dep.deduction && !dep.partial && isFee(shortfall, net, ctx) && open[last]!.gte(shortfall) && !invs.some((inv, i) => isTermDiscount(inv, open[i]!, shortfall))) {
+      const adjustment = { id: ctx.toleranceAdjustmentId, amount: shortfall };
+      return {
+        allocations: [...invs.map((inv, i) => (i === last ? allocation(inv.id, open[i]!.minus(shortfall), { adjustment }) : allocation(inv.id, open[i]!))), ...memoAllocs],
+        reasons: [...memoReasons(memoAllocs), { rule: 'amount_fee', shortfall: fmt(shortfall), adjustment_id: ctx.toleranceAdjustmentId }],
+        amountScore: FEE_SCORE,
+        shortfall: { amount: fmt(shortfall), reason: 'fee' },
+      };
+    }
     // a larger shortfall is a deduction when the text says so, or when it is unexplained and the
     // cash pays more than half of the named invoices (a short pay to settle); a partial payment when
     // the text says so or the cash pays half or less
@@ -195,10 +219,11 @@ export function fitReferenced(dep: Deposit, invs: readonly MatchInvoice[], memos
 /**
  * An identified payer's open invoices (oldest due first) without a reference: exactly one invoice
  * of the amount, one invoice net of its early-payment discount, a unique combination, one invoice
- * net of one credit memo, or one invoice short by no more than the tolerance. Two or more equally
+ * net of one credit memo, one invoice short by no more than the tolerance, or (a payer known by
+ * account) one invoice short by a bank charge up to the fee ceiling. Two or more equally
  * good answers at any step: ambiguous (never the oldest by default).
  */
-export function fitPayer(dep: Deposit, invs: readonly MatchInvoice[], memos: readonly MatchInvoice[], ctx: MatchContext, state: MatchState): FitResult {
+export function fitPayer(dep: Deposit, invs: readonly MatchInvoice[], memos: readonly MatchInvoice[], ctx: MatchContext, state: MatchState, knownByAccount = false): FitResult {
   if (invs.length === 0) return null;
   const exact = invs.filter((i) => state.available(i.id).eq(dep.amount));
   if (exact.length > 1) return ambiguous('amount_exact', exact.map((i) => i.id));
@@ -270,6 +295,23 @@ export function fitPayer(dep: Deposit, invs: readonly MatchInvoice[], memos: rea
         amountScore: 0.15,
         shortfall: { amount: fmt(shortfall), reason: 'fee' },
       };
+    }
+    // a bank charge above the tolerance: only for a payer known by account, on its one invoice the charge explains
+    if (knownByAccount && !dep.deduction && !dep.partial) {
+      const charged = invs.filter((i) => {
+        const o = state.available(i.id);
+        return o.gt(dep.amount) && isFee(o.minus(dep.amount), o, ctx) && !isTermDiscount(i, o, o.minus(dep.amount));
+      });
+      if (charged.length > 1) return ambiguous('amount_fee', charged.map((i) => i.id));
+      if (charged.length === 1) {
+        const shortfall = state.available(charged[0]!.id).minus(dep.amount);
+        return {
+          allocations: [allocation(charged[0]!.id, dep.amount, { adjustment: { id: ctx.toleranceAdjustmentId, amount: shortfall } })],
+          reasons: [{ rule: 'amount_fee', shortfall: fmt(shortfall), adjustment_id: ctx.toleranceAdjustmentId }],
+          amountScore: FEE_SCORE,
+          shortfall: { amount: fmt(shortfall), reason: 'fee' },
+        };
+      }
     }
   }
   return null;

@@ -16,14 +16,17 @@
  *   typo 0.3 (only with the exact amount and never against the payer) · payer by known account 0.3,
  *   by name 0.25 × similarity (a legal-form twin told apart by its amounts 0.15 × similarity) ·
  *   amount exact 0.3, combination / early-payment discount 0.25, net of a credit memo 0.2, fee within
- *   tolerance 0.15, deduction 0.05, partial or overpayment 0 · a payer who is not the documents'
+ *   tolerance 0.15, a bank charge above the tolerance (up to the fee ceiling) 0.05, deduction 0.05,
+ *   partial or overpayment 0 · a payer who is not the documents'
  *   partner takes off what an agreeing payer adds; the payer's own invoice chosen over another
  *   customer's number −0.1.
  * Bands: ≥ 0.9 — a remittance by its number with the exact amount, or an invoice number (any
  * spelling but a typo) with the exact amount (or its discount or combination) and an agreeing payer:
  * meant for automatic approval (100 % right on the labelled benchmark, bench/matching); 0.5–0.9 — one strong piece of evidence with the amount
- * (number alone, known account + exact amount, name + exact amount); < 0.5 — needs a look
- * (shortfalls without a number, payer conflicts, twins, typos without a payer).
+ * (number alone, known account + exact amount, name + exact amount; a bank charge above the
+ * write-off tolerance even with a number and a known payer: the tolerance is what the organization
+ * accepts to write off unattended, a bigger charge is proposed for a person to confirm); < 0.5 —
+ * needs a look (shortfalls without a number, payer conflicts, twins, typos without a payer).
  */
 export type {
   KnownAccount,

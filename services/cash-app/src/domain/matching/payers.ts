@@ -7,7 +7,7 @@
  * as "Müller Logistik AG" / "Müller Logistik GmbH"), for the other evidence or the legal form
  * written in the counterparty name to decide between (candidates.ts).
  */
-import { LEGAL_FORMS, nameTokens, nameTrigrams as trigrams } from '@rp/platform';
+import { joinInitials, LEGAL_FORMS, nameTokens, nameTrigrams as trigrams } from '@rp/platform';
 import type { KnownAccount, MatchPartner, MatchTransaction } from '../../domain-types/matching.js';
 import type { MatchConfig } from './config.js';
 
@@ -170,6 +170,8 @@ export interface PayerCandidates {
   payer: PayerMatch | null;
   /** partners whose names tie within the margin, best first (empty when a payer is identified) */
   twins: { id: string; similarity: number }[];
+  /** the tied partners when the legal form written in the name chose the payer among them (a form cut short, "SA" of "SARL", may name the wrong one) */
+  formTwins?: { id: string; similarity: number }[];
 }
 
 /** Identify the payer: known IBAN/account first (one partner only), then fuzzy name with ties rejected. */
@@ -209,7 +211,11 @@ export function payerCandidates(
   if (written.size > 0) {
     const same = tied.filter((t) => [...written].every((f) => index.legalFormsOf(t.id).has(f)));
     if (same.length === 1) {
-      return { payer: { partner_id: same[0]!.id, rule: 'name', value: tx.counterparty_name, similarity: round4(same[0]!.similarity), legal_form: [...written].join(' ') }, twins: [] };
+      return {
+        payer: { partner_id: same[0]!.id, rule: 'name', value: tx.counterparty_name, similarity: round4(same[0]!.similarity), legal_form: [...written].join(' ') },
+        twins: [],
+        formTwins: tied.slice(0, 10),
+      };
     }
   }
   return { payer: null, twins: tied.slice(0, 10) };
@@ -233,7 +239,7 @@ export function payerByAccount(tx: Pick<MatchTransaction, 'counterparty_iban' | 
 
 /** Legal-form words of a name ("Müller Logistik GmbH & Co. KG" → gmbh, kg); fillers such as "co" or "the" are not forms. */
 export function legalForms(name: string): Set<string> {
-  const words = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').split(' ');
+  const words = joinInitials(name).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').split(' ');
   return new Set(words.filter((w) => LEGAL_FORMS.has(w) && !FILLERS.has(w)));
 }
 
