@@ -110,12 +110,18 @@ headers = { Authorization = "Bearer ${FUZZ_API_KEY}" }
 # code): a record that breaks its documented schema is refused in its result, the others stored, so
 # negative_data_rejection's "expected a 4xx for the whole request" does not apply to them. The
 # targeted hostile pass before schemathesis and the push tests check those per-record refusals.
+# Their records are open objects (unknown keys are ignored), so generated records carry arbitrary keys,
+# among them `__proto__`: the kernel's JSON parser refuses a body holding that key anywhere (422
+# json_invalid, the prototype-pollution guard), a rule JSON Schema cannot state for nested free-form
+# values. 422 is therefore also an accepted answer to their schema-valid data.
 [[operations]]
 include-operation-id = "pushMiddlewareCustomers"
 checks.negative_data_rejection.enabled = false
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 [[operations]]
 include-operation-id = "pushMiddlewareInvoices"
 checks.negative_data_rejection.enabled = false
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 # ---- Documented false positives of positive_data_acceptance: operations whose valid requests obey
 # rules JSON Schema cannot state, so a request that matches the schema may rightly get 422. For these

@@ -131,7 +131,8 @@ export async function statementBenchmark(gatewayUrl: string, token: string, clie
     stored_transactions: counts.transactions,
     proposed_payments: counts.payments,
     payment_allocations: counts.allocations,
-    targets: { max_ms: 30_000, met: totalMs <= 30_000 },
+    // the cash-matching target for a 10,000-line statement against 20,000 open invoices
+    targets: { max_ms: 15_000, met: totalMs <= 15_000 },
   };
   log(JSON.stringify(result));
   return result;

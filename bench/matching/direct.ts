@@ -7,7 +7,7 @@
  * organization's accounts).
  */
 import { classifyDeposit } from '../../services/cash-app/src/domain/bank-lines.js';
-import { DEFAULT_MATCH_CONFIG, matchDeposits, type KnownAccount, type MatchContext, type MatchInvoice, type MatchTransaction, type Proposal } from '../../services/cash-app/src/domain/matching.js';
+import { DEFAULT_MATCH_CONFIG, matchDeposits, type KnownAccount, type MatchContext, type MatchInvoice, type MatchTransaction, type Proposal } from '../../services/cash-app/src/domain/matching/index.js';
 import type { Benchmark } from './benchmark.js';
 import type { Line, ShortfallReason } from './lines.js';
 import { fmtCents, toCents } from './random.js';

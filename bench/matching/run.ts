@@ -105,7 +105,7 @@ function perVariant(report: ScoreReport): Record<string, Record<string, number>>
 export function resultOf(opts: MatchingOptions, b: Benchmark, report: ScoreReport, observed: ReadonlyMap<string, Observed>, extra: Record<string, unknown>) {
   return {
     benchmark: 'matching',
-    mode: opts.direct ? 'direct (pure engine in-process: services/cash-app/src/domain/matching.ts)' : 'api (real stack through the gateway)',
+    mode: opts.direct ? 'direct (pure engine in-process: services/cash-app/src/domain/matching/)' : 'api (real stack through the gateway)',
     size: opts.size,
     seed: opts.seed,
     date: new Date().toISOString(),

@@ -15,7 +15,7 @@
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import type { KnownAccount, MatchInvoice, MatchOutcome, MatchPartner, MatchTransaction } from '../../services/cash-app/src/domain-types/matching.js';
-import type { MatchContext, MatchState } from '../../services/cash-app/src/domain/matching.js';
+import type { MatchContext, MatchState } from '../../services/cash-app/src/domain/matching/index.js';
 import { fmtCents, Rng } from './random.js';
 
 const DEPOSITS = Number(process.env.TIMING_DEPOSITS ?? 100_000);

@@ -18,7 +18,7 @@ import {
   type MatchInvoice,
   type MatchPartner,
   type MatchTransaction,
-} from '../src/domain/matching.js';
+} from '../src/domain/matching/index.js';
 
 const ACME = 'p-acme';
 const BETA = 'p-beta';

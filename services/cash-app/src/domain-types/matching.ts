@@ -1,4 +1,4 @@
-/** What automatic matching reads and proposes, shared by the matching rules (domain/matching.ts) and the store. */
+/** What automatic matching reads and proposes, shared by the matching rules (domain/matching/) and the store. */
 import type { AllocationDraft } from './payments.js';
 
 export interface MatchTransaction {

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import { ConflictError, getDocuments, getPartner, isUuid, Money, NotFoundError, ValidationError, type BusinessUnitScope, type Db } from '@rp/platform';
-import { normalizeAccount } from './matching.js';
+import { normalizeAccount } from './matching/index.js';
 import { checkAllocations, documentOpen, formatInCurrency, openAmount, relievedBy, shortfallOf, type AllocationDraft } from './payments.js';
 import { awaitPostingWorkflowClosed, commitWithPosting, type PostingHooks } from './payment-posting.js';
 import { ensureSystemAdjustments } from './system-adjustments.js';

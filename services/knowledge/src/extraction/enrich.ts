@@ -1,7 +1,7 @@
 /**
  * Enrichment of memories (pure): customer and segment links, normalised values, collection.
  *
- * Customers, with cash-app's payer-matching ambiguity rule (services/cash-app/src/domain/matching.ts
+ * Customers, with cash-app's payer-matching ambiguity rule (services/cash-app/src/domain/matching/payers.ts
  * identifyPayer: normalised names without legal forms, similarity = max(token Jaccard, trigram Dice),
  * a second partner within the tie margin means no link):
  *  1. an account number appearing in the text as a whole token (letters and digits compared, case
