@@ -25,6 +25,7 @@ import { COLLECTIONS } from '@rp/knowledge';
 import { searchArticles } from '../services/knowledge/src/store/articles.js';
 import { startBenchEnvironment } from './support/environment.js';
 import { onboardBenchOrganization, startApisAndGateway, type BenchApis } from './support/stack.js';
+import { mulberry32 } from './support/random.js';
 
 const ARTICLES = Number(process.env.BENCH_ARTICLES ?? 10_000);
 const SEARCHES = Number(process.env.BENCH_SEARCHES ?? 600);
@@ -41,19 +42,7 @@ const DOMAIN = (
   'contact phone address invoice-copy signature stamp reason code category operation'
 ).split(/\s+/);
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const rand = rng(15);
+const rand = mulberry32(15);
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'su', 'ta', 'ri', 'po', 've', 'dan', 'mor', 'lin', 'qua', 'zet', 'bru', 'fen', 'gal', 'hox'];
 const SYNTHETIC = Array.from({ length: 3000 }, () => {
   const n = 2 + Math.floor(rand() * 3);

@@ -86,6 +86,24 @@ function memoReasons(allocs: readonly ProposedAllocation[]): MatchReason[] {
 }
 
 /**
+ * A unique subset of the first `maxCombinationInvoices` invoices whose open amounts pay the deposit
+ * exactly (a single one reads as `amount_exact`); several subsets: ambiguous; none: null.
+ */
+function subsetFit(dep: Deposit, invs: readonly MatchInvoice[], ctx: MatchContext, state: MatchState): FitResult {
+  const limited = invs.slice(0, ctx.config.maxCombinationInvoices);
+  const found = findSubsetSum(limited.map((inv) => toUnits(state.available(inv.id))), toUnits(dep.amount), ctx.config.maxCombinationSteps);
+  if (!found) return null;
+  if (found.ambiguous) return ambiguous('amount_combination', limited.map((i) => i.id));
+  const chosen = found.indexes.map((i) => limited[i]!);
+  return {
+    allocations: chosen.map((inv) => allocation(inv.id, state.available(inv.id))),
+    reasons: [{ rule: chosen.length === 1 ? 'amount_exact' : 'amount_combination', invoices: chosen.length }],
+    amountScore: chosen.length === 1 ? 0.3 : 0.25,
+    shortfall: null,
+  };
+}
+
+/**
  * The documents a reference names, for one partner: invoices (oldest due first) and credit memos.
  * In order: all of them exactly (invoices − memos), a unique subset exactly, all of them with
  * their early-payment discounts, all of them net of one of the partner's open credit memos (a
@@ -111,18 +129,8 @@ export function fitReferenced(dep: Deposit, invs: readonly MatchInvoice[], memos
     };
   }
   if (invs.length > 1 && memos.length === 0) {
-    const limited = invs.slice(0, ctx.config.maxCombinationInvoices);
-    const found = findSubsetSum(limited.map((inv) => toUnits(state.available(inv.id))), toUnits(dep.amount), ctx.config.maxCombinationSteps);
-    if (found?.ambiguous) return ambiguous('amount_combination', limited.map((i) => i.id));
-    if (found) {
-      const chosen = found.indexes.map((i) => limited[i]!);
-      return {
-        allocations: chosen.map((inv) => allocation(inv.id, state.available(inv.id))),
-        reasons: [{ rule: chosen.length === 1 ? 'amount_exact' : 'amount_combination', invoices: chosen.length }],
-        amountScore: chosen.length === 1 ? 0.3 : 0.25,
-        shortfall: null,
-      };
-    }
+    const fit = subsetFit(dep, invs, ctx, state);
+    if (fit) return fit;
   }
   const discounts = invs.map((inv, i) => discountFor(inv, open[i]!, dep.date));
   if (discounts.some((d) => d !== null)) {
@@ -245,18 +253,8 @@ export function fitPayer(dep: Deposit, invs: readonly MatchInvoice[], memos: rea
   }
 
   if (invs.length > 1) {
-    const limited = invs.slice(0, ctx.config.maxCombinationInvoices);
-    const found = findSubsetSum(limited.map((inv) => toUnits(state.available(inv.id))), toUnits(dep.amount), ctx.config.maxCombinationSteps);
-    if (found?.ambiguous) return ambiguous('amount_combination', limited.map((i) => i.id));
-    if (found) {
-      const chosen = found.indexes.map((i) => limited[i]!);
-      return {
-        allocations: chosen.map((inv) => allocation(inv.id, state.available(inv.id))),
-        reasons: [{ rule: 'amount_combination', invoices: chosen.length }],
-        amountScore: 0.25,
-        shortfall: null,
-      };
-    }
+    const fit = subsetFit(dep, invs, ctx, state);
+    if (fit) return fit;
   }
 
   const openMemos = memos.slice(0, MAX_MEMOS).filter((m) => state.available(m.id).gt(0));
