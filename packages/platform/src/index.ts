@@ -37,3 +37,4 @@ export * from './names.js';
 export * from './currency-totals.js';
 export * from './template-pool.js';
 export * from './parsed-templates.js';
+export * from './events/index.js';

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { EventDeclaration } from './events/declare.js';
 import type { AddressInfo } from 'node:net';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -21,6 +22,8 @@ export interface ServiceModule<C extends CommonConfig, D> {
   info: OpenApiInfo;
   migrations: Migration[];
   routes: RouteDef<D>[];
+  /** Event types the service records (kernel events/), rendered as the OpenAPI `webhooks`. */
+  events?: EventDeclaration[];
   deps(base: BaseDeps<C>): D | Promise<D>;
   activities(base: BaseDeps<C>): object | Promise<object>;
   /**

@@ -9,5 +9,6 @@ import * as m007 from './007_email_template_defaults.js';
 import * as m008 from './008_report_configs.js';
 import * as m009 from './009_tag_segment_name_keys.js';
 import * as m010 from './010_auto_approve_threshold.js';
+import * as m011 from './011_events_webhooks.js';
 
-export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010];
+export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011];

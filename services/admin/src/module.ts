@@ -26,6 +26,7 @@ import { emailTemplateRoutes } from './routes/collections/email-templates.js';
 import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
 import { reportConfigRoutes } from './routes/report-configs.js';
 import { organizationRoutes } from './routes/organization.js';
+import { eventRoutes } from './routes/events.js';
 import { createScheduledReportActivities } from './activities/scheduled-report.js';
 import { createOrganizationScheduleActivities } from './activities/organization-schedules.js';
 
@@ -49,6 +50,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...tagRoutes,
     ...reportConfigRoutes,
     ...organizationRoutes,
+    ...eventRoutes,
   ],
   deps: ({ db, temporal, config }) => ({
     db,

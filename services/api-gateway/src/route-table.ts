@@ -37,6 +37,9 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   // scheduled reports (spec 2.3) and the organization's own settings (its timezone moves the report Schedules)
   { prefix: '/v2/report-configs', service: 'admin' },
   { prefix: '/v2/organization', service: 'admin' },
+  // events and outbound webhooks (recorded by every service, read and delivered by admin)
+  { prefix: '/v2/events', service: 'admin' },
+  { prefix: '/v2/webhook-endpoints', service: 'admin' },
   { prefix: '/v2/partners', service: 'integrations' },
 ];
 
@@ -53,6 +56,7 @@ export const CREDENTIAL_NEUTRAL_ADMIN_PREFIXES: readonly string[] = [
   '/v2/sms-templates',
   '/v2/customer-segments',
   '/v1/tags',
+  '/v2/webhook-endpoints',
 ];
 
 /** Whether a successful non-GET request to this admin path may have changed credentials (see above). */

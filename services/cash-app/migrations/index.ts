@@ -13,6 +13,7 @@ import * as m013StatementBalanceMismatch from './013_statement_balance_mismatch.
 import * as m014PaymentPostingAdoption from './014_payment_posting_adoption.js';
 import * as m015MatchStatusShortfallAutoApproval from './015_match_status_shortfall_auto_approval.js';
 import * as m016CreditMemoAllocations from './016_credit_memo_allocations.js';
+import * as m017Events from './017_events.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -29,4 +30,5 @@ export const migrations: Migration[] = [
   m014PaymentPostingAdoption,
   m015MatchStatusShortfallAutoApproval,
   m016CreditMemoAllocations,
+  m017Events,
 ];
