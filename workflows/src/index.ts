@@ -18,3 +18,4 @@ export * from './knowledge/playbook-extraction.js';
 export * from './knowledge/contracts.js';
 export * from './admin/scheduled-report.js';
 export * from './admin/organization-schedules.js';
+export * from './admin/webhooks-contract.js';
