@@ -14,7 +14,7 @@ const typesQuery = z
   .optional()
   .describe('Event types, the parameter repeated (`type=payment.posted&type=payment.approved`) or comma-separated; an unknown type is 422.');
 
-const instant = (what: string) => z.iso.datetime({ offset: true }).optional().describe(`Only events recorded ${what} this instant (ISO 8601 with offset).`);
+const instant = (what: string) => z.iso.datetime({ offset: true }).optional().describe(`Only events recorded ${what} this instant (ISO 8601 with offset; exclusive, compared to the millisecond as \`created_at\` is shown, so the \`created_at\` of the last event seen returns only later ones).`);
 
 export const eventRoutes = [
   route({
