@@ -27,6 +27,9 @@ import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
 import { reportConfigRoutes } from './routes/report-configs.js';
 import { organizationRoutes } from './routes/organization.js';
 import { eventRoutes } from './routes/events.js';
+import { webhookEndpointRoutes } from './routes/webhooks/endpoints.js';
+import { webhookDeliveryRoutes } from './routes/webhooks/deliveries.js';
+import { webhookEndpointSchema } from './routes/webhooks/schemas.js';
 import { createScheduledReportActivities } from './activities/scheduled-report.js';
 import { createOrganizationScheduleActivities } from './activities/organization-schedules.js';
 
@@ -51,7 +54,10 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...reportConfigRoutes,
     ...organizationRoutes,
     ...eventRoutes,
+    ...webhookEndpointRoutes,
+    ...webhookDeliveryRoutes,
   ],
+  events: [{ type: 'webhook.test', object: webhookEndpointSchema }],
   deps: ({ db, temporal, config }) => ({
     db,
     temporal: temporal.client,
