@@ -65,6 +65,11 @@ beforeAll(async () => {
   bIds.segment_id = (await post('/v2/customer-segments', { name: 'Victim segment', priority: 1, conditions: { field: 'tag', op: 'eq', value: bIds.tag_id } })).id;
   bIds.report_config_id = (await post('/v2/report-configs', { report_type: 'ar_aging_report', frequency: 'daily', time: '07:30', recipient_emails: ['ar@victim.example'] })).id;
   bIds.assignee_id = bIds.user_id;
+  // a webhook endpoint and a test event of it: the event (in B's event log) and its delivery
+  bIds.webhook_endpoint_id = (await post('/v2/webhook-endpoints', { url: 'https://hooks.victim.example/in', events: ['*'] })).id;
+  const delivery = await ok(stack.request('POST', `/v2/webhook-endpoints/${bIds.webhook_endpoint_id}/test`, { token: b.token }), 202);
+  bIds.delivery_id = delivery.id;
+  bIds.event_id = delivery.event_id;
 
   const statement = await post('/v2/bank-statements', {
     account: 'DE02120300000000202051',
@@ -283,6 +288,9 @@ async function snapshotOfB() {
     `/v2/customer-segments/${bIds.segment_id}/partners`,
     `/v2/report-configs/${bIds.report_config_id}`,
     `/v2/report-configs/${bIds.report_config_id}/runs`,
+    `/v2/webhook-endpoints/${bIds.webhook_endpoint_id}`,
+    `/v2/webhook-endpoints/${bIds.webhook_endpoint_id}/deliveries`,
+    `/v2/events/${bIds.event_id}`,
     `/v2/partners/${bIds.partner_id}`,
     `/v2/aether/files/${bIds.file_id}`,
     `/v2/aether/playbook/extractions/${bIds.extraction_id}`,
