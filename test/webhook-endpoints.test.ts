@@ -149,14 +149,15 @@ describe('creating an endpoint', () => {
     expect((await req('GET', BASE, orgA.token)).body.total_records).toBe(before);
   });
 
-  it('caps an organization at 16 endpoints (409 naming the limit)', async () => {
+  it('caps an organization at 16 endpoints (409 naming the limit), also under concurrent creates', async () => {
     const org = await stack.onboard('Hooks cap');
-    for (let i = 0; i < 16; i++) await create(org.token, { url: `https://r${i}.example.com/` });
-    const res = await req('POST', BASE, org.token, { url: 'https://r16.example.com/', events: ['*'] });
-    expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ type: 'conflict', status: 409 });
-    expect(res.body.detail).toContain('16');
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => req('POST', BASE, org.token, { url: `https://r${i}.example.com/`, events: ['*'] })));
+    expect(answers.map((r) => r.status).sort()).toEqual([...Array(16).fill(200), ...Array(4).fill(409)]);
+    const refused = answers.find((r) => r.status === 409)!;
+    expect(refused.body).toMatchObject({ type: 'conflict', status: 409 });
+    expect(refused.body.detail).toContain('16');
     expect((await req('GET', BASE, org.token)).body.total_records).toBe(16);
+    expect((await req('POST', BASE, org.token, { url: 'https://r20.example.com/', events: ['*'] })).status).toBe(409);
   });
 });
 
