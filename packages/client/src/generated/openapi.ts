@@ -1420,6 +1420,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The organization's events, newest first (`created_at`, then id). Every change that emits a webhook records an event in the same transaction, so this log is complete: a consumer that missed deliveries catches up from here. Events are kept 30 days by default (EVENT_RETENTION_DAYS). A member sees the events of resources within their business units (and those tied to none), like the resources themselves. The catalogue of types, with the schema of each `data.object`, is the `webhooks` section.
+         *
+         *     Requires: user access token or organization API key.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event of the organization (within a member's business units). Unknown, expired or another organization's id: 404.
+         *
+         *     Requires: user access token or organization API key.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/exchange-rates": {
         parameters: {
             query?: never;
@@ -2272,6 +2316,156 @@ export interface paths {
         get: operations["getCurrentUser"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The organization's endpoints, oldest first. Secrets are never listed.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Events of the subscribed types are POSTed to `url`, signed per the Standard Webhooks specification with the endpoint's secret (returned in `secret` by this call only). An organization has at most 16 endpoints; one more is 409 `conflict`. Only events recorded after the endpoint exists are delivered to it (earlier ones are in GET /v2/events).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description The endpoint, without its secret. Another organization's endpoint is indistinguishable from a missing one (404).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its deliveries for good and answers it as it was (200). Pending deliveries stop: none is attempted after the delete (an attempt already in flight may still arrive). Another organization's endpoint is indistinguishable from a missing one (404).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Only the fields present change, with the rules of creation. A new `events` list applies to events recorded from then on. `is_enabled: false` pauses delivery (queued deliveries stay pending; nothing new is queued meanwhile); `is_enabled: true` clears `disabled_reason` and resumes the pending deliveries at once. Another organization's endpoint is indistinguishable from a missing one (404).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description Newest first. Deliveries are kept as long as their endpoint; the events they carry as long as the event log keeps them.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again now
+         * @description Makes the delivery pending and due now, whatever its status (a succeeded one is sent again, with the same `webhook-id`). Its `attempts` are kept: the retry schedule continues from them, so a failure after the last scheduled attempt marks it failed again (retry it again by hand). Answers 202 with the delivery. A disabled endpoint is 409 `conflict`. If the delivery worker cannot be reached (503 with Retry-After), what was recorded stays and sending the request again wakes delivery.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Issues a new secret, shown in this answer only. For 24 hours deliveries carry two signatures (new and previous secret, space-separated in `webhook-signature`), so receivers can switch without losing events. Rotating again within those 24 hours makes the secret current until now the previous one (the older one stops signing at once). Another organization's endpoint is indistinguishable from a missing one (404).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Records a `webhook.test` event (its `data.object` is the endpoint, without secret; it is in GET /v2/events) addressed to this endpoint only, whatever it subscribes to, and queues its delivery. Answers 202 with the queued delivery; follow it in the deliveries list. A disabled endpoint is 409 `conflict`. If the delivery worker cannot be reached (503 with Retry-After), what was recorded stays and sending the request again wakes delivery.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["testWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3220,6 +3414,16 @@ export interface components {
              */
             role?: "admin" | "member";
         };
+        CreateWebhookEndpointRequest: {
+            /** @description A note for people (at most 500 characters); null to clear it. */
+            description?: string | null;
+            /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
+            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+            /** @description Default true; false creates it paused. */
+            is_enabled?: boolean;
+            /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
+            url: string;
+        };
         CustomerSegment: {
             /** @description Condition tree (see the condition language). */
             conditions: {
@@ -3344,6 +3548,34 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        Event: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                /** @description The resource exactly as the API returned it when the event was recorded; its schema per type is in the `webhooks` section. */
+                object: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /** @description For `*.updated` and `*.health_changed` events: the fields that changed, with their values before the change. */
+            previous_attributes?: {
+                [key: string]: unknown;
+            };
+            type: components["schemas"]["EventType"];
+        };
+        /** @description A page of Event records. */
+        EventPage: {
+            current_page: number;
+            data: components["schemas"]["Event"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @enum {string} */
+        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test";
         ExchangeRate: {
             base_currency: string;
             /** @description ISO 8601 UTC */
@@ -4868,6 +5100,16 @@ export interface components {
             /** @enum {string} */
             role?: "admin" | "member";
         };
+        UpdateWebhookEndpointRequest: {
+            /** @description A note for people (at most 500 characters); null to clear it. */
+            description?: string | null;
+            /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
+            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+            /** @description false pauses delivery; true resumes it (and clears `disabled_reason`). */
+            is_enabled?: boolean;
+            /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
+            url?: string;
+        };
         UploadBankStatementForm: {
             /** @description The file's character encoding (e.g. `windows-1250`, `cp852`), overriding detection. Omitted: detected (BOM, XML declaration, valid UTF-8, else the best of windows-1252, windows-1250, iso-8859-2, cp852). */
             charset?: string;
@@ -5080,6 +5322,94 @@ export interface components {
                 };
             };
             message: string;
+        };
+        /** @description One event's delivery to one endpoint, with its attempts. */
+        WebhookDelivery: {
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            endpoint_id: string;
+            /** @description The event delivered (GET /v2/events/{event_id}); also the `webhook-id` header of every attempt. */
+            event_id: string;
+            event_type: string;
+            id: string;
+            last_attempt_at: string | null;
+            /** @description What went wrong on the last attempt. */
+            last_error: string | null;
+            /** @description HTTP status of the last attempt; null when it got no answer. */
+            last_status_code: number | null;
+            /** @description When the next attempt is due (pending only). */
+            next_attempt_at: string | null;
+            /** @constant */
+            object: "webhook_delivery";
+            /**
+             * @description pending: queued or waiting for its next attempt; succeeded: a 2xx answer; failed: every scheduled attempt failed (retry it by hand).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+        };
+        /** @description A page of WebhookDelivery records. */
+        WebhookDeliveryPage: {
+            current_page: number;
+            data: components["schemas"]["WebhookDelivery"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description A receiver of the organization's events. The signing secret is never shown here. */
+        WebhookEndpoint: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            /** @description Why the platform disabled the endpoint (it answered 410 Gone, or every delivery failed for 3 days); null when an admin disabled it or it is enabled. Enabling clears it. */
+            disabled_reason: string | null;
+            /** @description Subscribed event types, or `["*"]`. */
+            events: string[];
+            id: string;
+            /** @description false: delivery is paused. Deliveries already queued stay pending and no new ones are queued while disabled (events recorded meanwhile are not delivered later; catch up from GET /v2/events). Enabling again resumes the pending ones. */
+            is_enabled: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            url: string;
+        };
+        /** @description A page of WebhookEndpoint records. */
+        WebhookEndpointPage: {
+            current_page: number;
+            data: components["schemas"]["WebhookEndpoint"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description The answer of a secret rotation. */
+        WebhookEndpointSecret: {
+            endpoint_id: string;
+            /** @constant */
+            object: "webhook_endpoint_secret";
+            /** @description Until then (24 hours) deliveries carry signatures with both the new and the previous secret, space-separated in `webhook-signature`. */
+            previous_secret_expires_at: string | null;
+            /** @description The new signing secret (`whsec_` + base64 of 32 random bytes), shown this once. */
+            secret: string;
+        };
+        /** @description A new endpoint, with its signing secret. */
+        WebhookEndpointWithSecret: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            /** @description Why the platform disabled the endpoint (it answered 410 Gone, or every delivery failed for 3 days); null when an admin disabled it or it is enabled. Enabling clears it. */
+            disabled_reason: string | null;
+            /** @description Subscribed event types, or `["*"]`. */
+            events: string[];
+            id: string;
+            /** @description false: delivery is paused. Deliveries already queued stay pending and no new ones are queued while disabled (events recorded meanwhile are not delivered later; catch up from GET /v2/events). Enabling again resumes the pending ones. */
+            is_enabled: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            /** @description The signing secret (`whsec_` + base64 of 32 random bytes; Standard Webhooks). Returned by this call only: store it safely; it is stored encrypted and shown never again (rotate to get a new one). */
+            secret: string;
+            url: string;
         };
     };
     responses: never;
@@ -14531,6 +14861,222 @@ export interface operations {
             };
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events recorded after this instant (ISO 8601 with offset; exclusive, compared to the millisecond as `created_at` is shown, so the `created_at` of the last event seen returns only later ones). */
+                created_after?: string;
+                /** @description Only events recorded before this instant (ISO 8601 with offset; exclusive, compared to the millisecond as `created_at` is shown, so the `created_at` of the last event seen returns only later ones). */
+                created_before?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                /** @description Event types, the parameter repeated (`type=payment.posted&type=payment.approved`) or comma-separated; an unknown type is 422. */
+                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listExchangeRates: {
         parameters: {
             query?: {
@@ -20581,6 +21127,1035 @@ export interface operations {
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..100 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                /** @description Only deliveries in this status. */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointSecret"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
