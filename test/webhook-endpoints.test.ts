@@ -11,8 +11,9 @@
  * `webhook-endpoint-<id>`) starts a workflow that waits on the task queue; the test reads its history
  * to see the wake and, after a delete, the cancellation request.
  * SQL set-up, for states no endpoint can produce (only the delivery engine writes them): a delivery
- * marked failed (to retry it) and an endpoint disabled by the platform (`disabled_reason`, to
- * re-enable it). SQL reads: the stored secret columns.
+ * marked failed (to retry it), an endpoint disabled by the platform (`disabled_reason`, to
+ * re-enable it) and an event deleted as retention deletes it (its delivery cannot be retried).
+ * SQL reads: the stored secret columns.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTemporal, newId, openSecret, type TemporalHandle } from '@rp/platform';
@@ -317,6 +318,12 @@ describe('test events and deliveries', () => {
     expect(retried.body).toMatchObject({ id: older.id, status: 'pending', attempts: 8, last_status_code: 500, last_error: 'HTTP 500', next_attempt_at: expect.stringMatching(/Z$/) });
     expect((await req('GET', `${BASE}/${made.id}/deliveries?status=failed`, orgA.token)).body.data).toEqual([]);
     expect((await req('GET', `${BASE}/${made.id}/deliveries?status=pending`, orgA.token)).body.total_records).toBe(2);
+
+    // a delivery whose event the log no longer keeps (as retention deletes it, see the header) cannot be sent again
+    await stack.sql(`DELETE FROM admin.events WHERE id = $1`, [newer.event_id]);
+    const expired = await req('POST', `${BASE}/${made.id}/deliveries/${newer.id}/retry`, orgA.token);
+    expect(expired.status).toBe(409);
+    expect(expired.body.detail).toContain('no longer kept');
 
     // a delivery of another endpoint of the same organization is not found under this one
     const sibling = await create(orgA.token);

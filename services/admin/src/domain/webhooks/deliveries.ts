@@ -4,10 +4,10 @@
  * a wake that fails (Temporal unavailable) fails the request with 503 while the recorded change
  * stays, and repeating the request wakes it again.
  */
-import { ConflictError, NotFoundError, newId, recordEvent, type Db } from '@rp/platform';
+import { ConflictError, getEvent, NotFoundError, newId, recordEvent, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 import { getEndpoint } from '../../store/webhooks/endpoints.js';
-import { insertDelivery, listDeliveries, makeDeliveryDue } from '../../store/webhooks/deliveries.js';
+import { getDelivery, insertDelivery, listDeliveries, makeDeliveryDue } from '../../store/webhooks/deliveries.js';
 import type { WebhookDeliveryRow, WebhookDeliveryStatus, WebhookEndpointRow } from '../../store/webhooks/rows.js';
 import { webhookEndpointView } from '../../views/webhooks.js';
 import type { WebhookDeps } from './endpoints.js';
@@ -60,14 +60,19 @@ export async function deliveriesOf(
 
 /**
  * Delivers a delivery again now: pending, due now, its attempts kept (the retry schedule continues
- * from them, so a failure after the last scheduled attempt marks it failed again).
+ * from them, so a failure after the last scheduled attempt marks it failed again). 409 when its
+ * event is no longer kept.
  */
 export async function retryDelivery(deps: WebhookDeps, organizationId: string, endpointId: string, deliveryId: string): Promise<WebhookDeliveryRow> {
   const delivery = await deps.db.transaction(async (trx) => {
     await enabledEndpoint(trx, organizationId, endpointId, 'retrying its deliveries');
-    const row = await makeDeliveryDue(trx, organizationId, endpointId, deliveryId);
-    if (!row) throw new NotFoundError(`No delivery ${deliveryId} of webhook endpoint ${endpointId}.`);
-    return row;
+    const current = await getDelivery(trx, organizationId, endpointId, deliveryId);
+    if (!current) throw new NotFoundError(`No delivery ${deliveryId} of webhook endpoint ${endpointId}.`);
+    // Deliveries live as long as their endpoint, events only as long as the log keeps them.
+    if (!(await getEvent(trx, organizationId, '*', current.event_id))) {
+      throw new ConflictError(`Event ${current.event_id} is no longer kept (events are kept EVENT_RETENTION_DAYS, default 30), so this delivery cannot be sent again.`);
+    }
+    return (await makeDeliveryDue(trx, organizationId, endpointId, deliveryId))!;
   });
   await wakeWebhookEndpoint(deps.temporal, { organizationId, endpointId });
   return delivery;

@@ -64,7 +64,8 @@ export const webhookDeliveryRoutes = [
     description:
       'Makes the delivery pending and due now, whatever its status (a succeeded one is sent again, with the same `webhook-id`). Its ' +
       '`attempts` are kept: the retry schedule continues from them, so a failure after the last scheduled attempt marks it failed again ' +
-      `(retry it again by hand). Answers 202 with the delivery. A disabled endpoint is 409 \`conflict\`. ${WAKE}`,
+      `(retry it again by hand). Answers 202 with the delivery. A disabled endpoint, or a delivery whose event the log no longer keeps ` +
+      `(events are kept 30 days by default, deliveries as long as their endpoint), is 409 \`conflict\`. ${WAKE}`,
     tags: TAGS,
     auth: { role: 'admin' },
     params: z.object({ webhook_endpoint_id: idSchema(), delivery_id: idSchema() }),

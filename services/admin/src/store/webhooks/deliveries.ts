@@ -32,6 +32,10 @@ export async function insertDelivery(
   return created;
 }
 
+export async function getDelivery(db: Conn, organizationId: string, endpointId: string, id: string): Promise<WebhookDeliveryRow | undefined> {
+  return db<WebhookDeliveryRow>('webhook_deliveries').where({ organization_id: organizationId, endpoint_id: endpointId, id }).first();
+}
+
 /** Makes a delivery of the endpoint due now (pending), keeping its attempts; undefined when it is not that endpoint's. */
 export async function makeDeliveryDue(db: Conn, organizationId: string, endpointId: string, id: string): Promise<WebhookDeliveryRow | undefined> {
   const [row] = await db<WebhookDeliveryRow>('webhook_deliveries')
