@@ -2417,7 +2417,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver again now
-         * @description Makes the delivery pending and due now, whatever its status (a succeeded one is sent again, with the same `webhook-id`). Its `attempts` are kept: the retry schedule continues from them, so a failure after the last scheduled attempt marks it failed again (retry it again by hand). Answers 202 with the delivery. A disabled endpoint is 409 `conflict`. If the delivery worker cannot be reached (503 with Retry-After), what was recorded stays and sending the request again wakes delivery.
+         * @description Makes the delivery pending and due now, whatever its status (a succeeded one is sent again, with the same `webhook-id`). Its `attempts` are kept: the retry schedule continues from them, so a failure after the last scheduled attempt marks it failed again (retry it again by hand). Answers 202 with the delivery. A disabled endpoint, or a delivery whose event the log no longer keeps (events are kept 30 days by default, deliveries as long as their endpoint), is 409 `conflict`. If the delivery worker cannot be reached (503 with Retry-After), what was recorded stays and sending the request again wakes delivery.
          *
          *     Requires: user access token of an organization admin.
          */
