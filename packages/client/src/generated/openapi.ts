@@ -1420,6 +1420,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The organization's events, newest first (`created_at`, then id). Every change that emits a webhook records an event in the same transaction, so this log is complete: a consumer that missed deliveries catches up from here. Events are kept 30 days by default (EVENT_RETENTION_DAYS). A member sees the events of resources within their business units (and those tied to none), like the resources themselves. The catalogue of types, with the schema of each `data.object`, is the `webhooks` section.
+         *
+         *     Requires: user access token or organization API key.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event of the organization (within a member's business units). Unknown, expired or another organization's id: 404.
+         *
+         *     Requires: user access token or organization API key.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/exchange-rates": {
         parameters: {
             query?: never;
@@ -3344,6 +3388,34 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        Event: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                /** @description The resource exactly as the API returned it when the event was recorded; its schema per type is in the `webhooks` section. */
+                object: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /** @description For `*.updated` and `*.health_changed` events: the fields that changed, with their values before the change. */
+            previous_attributes?: {
+                [key: string]: unknown;
+            };
+            type: components["schemas"]["EventType"];
+        };
+        /** @description A page of Event records. */
+        EventPage: {
+            current_page: number;
+            data: components["schemas"]["Event"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @enum {string} */
+        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test";
         ExchangeRate: {
             base_currency: string;
             /** @description ISO 8601 UTC */
@@ -14443,6 +14515,222 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events recorded after this instant (ISO 8601 with offset). */
+                created_after?: string;
+                /** @description Only events recorded before this instant (ISO 8601 with offset). */
+                created_before?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                /** @description Event types, the parameter repeated (`type=payment.posted&type=payment.approved`) or comma-separated; an unknown type is 422. */
+                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
             401: {
