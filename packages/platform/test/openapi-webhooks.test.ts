@@ -33,6 +33,8 @@ describe('webhooks of a service document', () => {
     expect(Object.keys(doc.webhooks)).toEqual(['invoice.updated', 'payment.posted']);
     const hook = doc.webhooks['payment.posted'].post;
     expect(hook.summary).toBe(EVENT_CATALOGUE['payment.posted'].summary);
+    expect(hook.operationId).toBe('paymentPostedWebhook');
+    expect(doc.webhooks['invoice.updated'].post.operationId).toBe('invoiceUpdatedWebhook');
     expect(hook.tags).toEqual(['Webhooks']);
     expect(hook.description).toMatch(/webhook-signature/);
     expect(hook.description).toMatch(/2xx answer within 10 seconds/);

@@ -18,6 +18,12 @@ export function eventComponentName(type: string): string {
   return type.replace(/(^|[^A-Za-z0-9])([A-Za-z0-9])/g, (_, __, c: string) => c.toUpperCase()) + 'Event';
 }
 
+/** `payment.posted` → `paymentPostedWebhook`: the webhook's operation id (Swagger UI shows it; unique beside the routes'). */
+export function webhookOperationId(type: string): string {
+  const name = eventComponentName(type).replace(/Event$/, '');
+  return `${name[0]!.toLowerCase()}${name.slice(1)}Webhook`;
+}
+
 /** The tag every webhook carries (Swagger UI groups them under it). */
 export const WEBHOOKS_TAG = 'Webhooks';
 
@@ -97,6 +103,7 @@ export function buildWebhooks(components: SchemaComponents, events: readonly Eve
     const schema = components.ref(webhookEventSchema(decl), 'output', { name: eventComponentName(decl.type) });
     webhooks[decl.type] = {
       post: {
+        operationId: webhookOperationId(decl.type),
         summary: entry.summary,
         description:
           `\`data.object\` is the ${entry.resource.replaceAll('_', ' ')} exactly as the API returned it when the event was recorded` +
