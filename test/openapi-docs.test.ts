@@ -22,7 +22,9 @@ describe('merged OpenAPI document', () => {
     expect(doc.components.securitySchemes).toHaveProperty('bearerAuth');
 
     for (const [name, api] of Object.entries(stack.apis)) {
-      const own = (await (await fetch(`http://127.0.0.1:${api.port}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      const own = (await (await fetch(`http://127.0.0.1:${api.port}/openapi.json`)).json()) as { paths: Record<string, unknown>; webhooks?: Record<string, unknown> };
+      // the events a service declares (its webhooks) are merged as that service documents them
+      for (const [type, hook] of Object.entries(own.webhooks ?? {})) expect(doc.webhooks?.[type], `${type} merged from ${name}`).toEqual(hook);
       const paths = Object.keys(own.paths);
       expect(paths.length, `${name} declares operations`).toBeGreaterThan(0);
       for (const p of paths) {
