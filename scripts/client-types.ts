@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { buildOpenApi, type OpenApiDocument, type OpenApiInfo, type RouteDef } from '@rp/platform';
+import { buildOpenApi, type EventDeclaration, type OpenApiDocument, type OpenApiInfo, type RouteDef } from '@rp/platform';
 import { gatewayConfigSchema, gatewayOpenApi, type ServiceName } from '@rp/api-gateway';
 import { SERVICE_MODULES } from './local/services.js';
 
@@ -18,8 +18,8 @@ export const CLIENT_TYPES_PATH = fileURLToPath(new URL('../packages/client/src/g
 export function platformOpenApi(): OpenApiDocument {
   const limits = gatewayConfigSchema.pick({ RATE_LIMIT_PER_SECOND: true, RATE_LIMIT_BURST: true, AUTH_FAILURE_BURST: true, AUTH_FAILURE_PER_MINUTE: true, BODY_LIMIT_BYTES: true, UPLOAD_LIMIT_BYTES: true }).parse({});
   const docs = (Object.keys(SERVICE_MODULES) as ServiceName[]).map((name) => {
-    const mod = SERVICE_MODULES[name].module as { info: OpenApiInfo; routes: ReadonlyArray<RouteDef<never>> };
-    return buildOpenApi(mod.info, mod.routes);
+    const mod = SERVICE_MODULES[name].module as { info: OpenApiInfo; routes: ReadonlyArray<RouteDef<never>>; events?: EventDeclaration[] };
+    return buildOpenApi(mod.info, mod.routes, mod.events);
   });
   return gatewayOpenApi(limits, docs);
 }

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { eventComponentName, isEventType } from '@rp/platform';
 import { startStack, type TestStack } from './support/stack.js';
 
 type Json = Record<string, any>;
@@ -124,6 +125,16 @@ describe('merged OpenAPI document', () => {
       if (body && !body.$ref) inline.push(`${method} ${path} request body`);
     }
     expect(inline).toEqual([]);
+  });
+
+  it("types every declared webhook's body as its <Type>Event component, data.object a named resource component", () => {
+    for (const [type, hook] of Object.entries((doc.webhooks ?? {}) as Json)) {
+      expect(isEventType(type), `${type} is in the event catalogue`).toBe(true);
+      const ref = hook.post.requestBody.content['application/json'].schema.$ref;
+      expect(ref, type).toBe(`#/components/schemas/${eventComponentName(type)}`);
+      const object = doc.components.schemas[eventComponentName(type)].properties.data.properties.object;
+      expect(object.$ref, `${type}: data.object is a named component`).toMatch(/^#\/components\/schemas\/\w+$/);
+    }
   });
 
   it('documents every error status a route can return', () => {

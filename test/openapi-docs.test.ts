@@ -22,7 +22,9 @@ describe('merged OpenAPI document', () => {
     expect(doc.components.securitySchemes).toHaveProperty('bearerAuth');
 
     for (const [name, api] of Object.entries(stack.apis)) {
-      const own = (await (await fetch(`http://127.0.0.1:${api.port}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      const own = (await (await fetch(`http://127.0.0.1:${api.port}/openapi.json`)).json()) as { paths: Record<string, unknown>; webhooks?: Record<string, unknown> };
+      // the events a service declares (its webhooks) are merged as that service documents them
+      for (const [type, hook] of Object.entries(own.webhooks ?? {})) expect(doc.webhooks?.[type], `${type} merged from ${name}`).toEqual(hook);
       const paths = Object.keys(own.paths);
       expect(paths.length, `${name} declares operations`).toBeGreaterThan(0);
       for (const p of paths) {
@@ -83,12 +85,14 @@ describe('API reference page', () => {
     expect(post.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  it.runIf(CHROMIUM)('renders every operation of /openapi.json, and "Try it out" with a pasted token calls the gateway', async () => {
+  it.runIf(CHROMIUM)('renders every operation and webhook of /openapi.json, and "Try it out" with a pasted token calls the gateway', async () => {
     const doc = (await stack.request('GET', '/openapi.json')).body;
     const operationIds: string[] = [];
     for (const ops of Object.values(doc.paths) as Record<string, { operationId: string }>[]) {
       for (const [method, op] of Object.entries(ops)) if (HTTP_METHODS.has(method)) operationIds.push(op.operationId);
     }
+    // the webhooks section (the events POSTed to subscribed endpoints) renders one block per event type too
+    for (const hook of Object.values(doc.webhooks ?? {}) as { post: { operationId: string } }[]) operationIds.push(hook.post.operationId);
     expect(operationIds.length).toBeGreaterThan(40);
     const org = await stack.onboard('Docs reader');
 

@@ -9,11 +9,23 @@
  *     params: { path: { adjustment_id: id } },
  *   });
  *   // data: the Adjustment on 2xx, else undefined; error: the ErrorV2 body otherwise.
+ *
+ * Webhook receivers verify each delivery with `verifyWebhook` (./webhooks.ts), which returns the
+ * event typed by its `type`.
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { paths } from './generated/openapi.js';
 
-export type { components, operations, paths } from './generated/openapi.js';
+export type { components, operations, paths, webhooks } from './generated/openapi.js';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type AnyWebhookEvent,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHeaders,
+  type WebhookVerificationReason,
+} from './webhooks.js';
 export type { Client, ClientOptions, Middleware } from 'openapi-fetch';
 
 export type PlatformClient = Client<paths>;

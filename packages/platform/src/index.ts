@@ -14,6 +14,7 @@ export * from './http/route.js';
 export * from './http/service.js';
 export * from './http/middleware.js';
 export * from './http/openapi.js';
+export * from './http/openapi-webhooks.js';
 export * from './http/pagination.js';
 export * from './http/validation.js';
 export * from './http/input-rules.js';

@@ -82,6 +82,7 @@ export async function startServiceApi<C extends CommonConfig, D>(
     name: mod.name,
     info: mod.info,
     routes: mod.routes,
+    events: mod.events,
     deps,
     log: b.log,
     identitySecret: config.IDENTITY_SECRET,

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { RouteDef } from './route.js';
+import type { EventDeclaration } from '../events/declare.js';
+import { buildWebhooks } from './openapi-webhooks.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -227,11 +229,14 @@ export type OpenApiDocument = {
   info: OpenApiInfo;
   paths: Record<string, Record<string, unknown>>;
   components: Record<string, Record<string, unknown>>;
+  /** the events the platform POSTs to webhook endpoints, by type (./openapi-webhooks.ts) */
+  webhooks?: Record<string, unknown>;
   security?: unknown[];
   tags?: unknown[];
 };
 
-export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<never>>): OpenApiDocument {
+/** A service's document: its routes as `paths`, the events it declares (ServiceModule.events) as `webhooks`. */
+export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<never>>, events: readonly EventDeclaration[] = []): OpenApiDocument {
   const components = new SchemaComponents(baseComponents);
   // responses first: a schema named in both directions keeps its name for the response variant
   const successes = routes.map((r) => {
@@ -298,10 +303,12 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
     }
     (paths[r.path] ??= {})[r.method] = operation;
   });
+  const webhooks = events.length ? buildWebhooks(components, events) : undefined;
   return {
     openapi: '3.1.0',
     info,
     paths,
+    ...(webhooks ? { webhooks } : {}),
     components: {
       schemas: components.schemas,
       securitySchemes: {
@@ -329,12 +336,18 @@ function paramSchema(prop: JsonSchema): JsonSchema {
 
 /**
  * Merge several service documents into one (the gateway's /openapi.json). Component schemas must not
- * clash: two services may share a component only when it is the same schema (the error bodies).
+ * clash: two services may share a component only when it is the same schema (the error bodies). Each
+ * event type is recorded by one service, so two services declaring one webhook is an error too.
  */
 export function mergeOpenApi(info: OpenApiInfo, docs: OpenApiDocument[]): OpenApiDocument {
   const merged: OpenApiDocument = { openapi: '3.1.0', info, paths: {}, components: { schemas: {}, securitySchemes: {} }, security: [{ bearerAuth: [] }] };
+  const webhooks: Record<string, unknown> = {};
   for (const doc of docs) {
     for (const [path, ops] of Object.entries(doc.paths)) merged.paths[path] = { ...(merged.paths[path] ?? {}), ...ops };
+    for (const [type, hook] of Object.entries(doc.webhooks ?? {})) {
+      if (type in webhooks) throw new Error(`OpenAPI: webhook ${type} is declared by two services (${info.title})`);
+      webhooks[type] = hook;
+    }
     for (const [kind, entries] of Object.entries(doc.components ?? {})) {
       const into = (merged.components[kind] ??= {});
       for (const [name, value] of Object.entries(entries)) {
@@ -346,6 +359,7 @@ export function mergeOpenApi(info: OpenApiInfo, docs: OpenApiDocument[]): OpenAp
     }
   }
   merged.paths = Object.fromEntries(Object.entries(merged.paths).sort(([a], [b]) => a.localeCompare(b)));
+  if (Object.keys(webhooks).length) merged.webhooks = Object.fromEntries(Object.entries(webhooks).sort(([a], [b]) => a.localeCompare(b)));
   merged.components.schemas = Object.fromEntries(Object.entries(merged.components.schemas ?? {}).sort(([a], [b]) => a.localeCompare(b)));
   return merged;
 }

@@ -16,6 +16,7 @@ import { hasPermission } from '../auth/permissions.js';
 import { requestContext } from '../logger.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo } from './openapi.js';
 import type { RouteDef, UploadedFile } from './route.js';
+import type { EventDeclaration } from '../events/declare.js';
 import { check, throwIfIssues } from './validation.js';
 import { invalidTextIssues, undecodableUrlIssues } from './input-rules.js';
 import { PathRouter } from './router.js';
@@ -31,6 +32,8 @@ export interface ServiceAppOptions<D> {
   name: string;
   info: OpenApiInfo;
   routes: RouteDef<D>[];
+  /** the events the service records, documented as the OpenAPI `webhooks` */
+  events?: readonly EventDeclaration[];
   deps: D;
   log: Logger;
   identitySecret: string;
@@ -58,7 +61,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
   app.proxy = true;
   app.silent = true;
   const metrics = createHttpMetrics(opts.name);
-  const openapi = buildOpenApi(opts.info, opts.routes);
+  const openapi = buildOpenApi(opts.info, opts.routes, opts.events);
 
   app.use(requestContextMiddleware(opts.log, metrics));
   app.use(closeUnreadBody);
