@@ -11,6 +11,7 @@ import { normalizeAccount } from './matching/index.js';
 import { checkAllocations, documentOpen, formatInCurrency, openAmount, relievedBy, shortfallOf, type AllocationDraft } from './payments.js';
 import { awaitPostingWorkflowClosed, commitWithPosting, type PostingHooks } from './payment-posting.js';
 import { ensureSystemAdjustments } from './system-adjustments.js';
+import { recordPaymentEvents } from './events.js';
 import { markPostingPending } from '../store/payment-posting.js';
 import {
   activeAdjustmentIds,
@@ -80,6 +81,8 @@ export async function createPayment(
     if (tx.has_payment) throw new ConflictError('This transaction already has a payment; change that payment\'s allocations instead.');
     const paymentId = await insertManualPayment(trx, org, tx);
     await writeAllocations(trx, org, { id: paymentId, tx_amount: tx.amount, tx_currency: tx.currency, partner_id: null }, request.allocations, request.partnerId, request.scope ?? '*');
+    // a user's payment proposes the deposit's application, as matching's proposal does
+    await recordPaymentEvents(trx, org, 'payment.proposed', [paymentId]);
     return paymentId;
   });
 }
@@ -165,5 +168,6 @@ export async function approvePayment(
       if (partnerId && account) await learnPartnerAccount(trx, org, partnerId, account);
     },
     hooks,
+    ['payment.approved'],
   );
 }

@@ -8,7 +8,7 @@ import { outreachView } from '../views/outreach.js';
 
 const MAX_PAGE = 500;
 
-const outreachSchema = z.object({
+export const outreachSchema = z.object({
   object: z.literal('outreach_record'),
   id: z.string(),
   outreach_type: z.enum(OUTREACH_TYPES),

@@ -47,7 +47,7 @@ const allocationSchema = z.object({
 })
   .meta({ id: 'RemittanceAllocation' });
 
-const remittanceSchema = z.object({
+export const remittanceSchema = z.object({
   object: z.literal('remittance'),
   id: z.string(),
   status: z.enum(REMITTANCE_STATUSES),
