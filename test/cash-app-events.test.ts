@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTemporal, createDb, createLogger, EVENT_CATALOGUE, startServiceWorker, type Db, type TemporalHandle } from '@rp/platform';
 import { cashAppModule, loadCashAppConfig } from '@rp/cash-app';
 import { workflowsPath } from '@rp/workflows/paths';
-import { bankStatement, bankStatementWorkflowId, paymentReceiptWorkflowId, TASK_QUEUES } from '@rp/workflows';
+import { bankStatement, bankStatementWorkflowId, paymentPosting, paymentPostingWorkflowId, paymentReceiptWorkflowId, TASK_QUEUES } from '@rp/workflows';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -205,6 +205,22 @@ describe('cash-app events', () => {
     await oneEvent(orgA, 'payment.posted', posted);
     await oneEvent(orgA, 'payment.posting_failed', failed);
     expect(await getPayment(orgA, failed)).toEqual(nowFailed);
+  });
+
+  it('an approval whose posting cannot start records payment.approved and payment.posting_failed, each with the payment as it committed', async () => {
+    // A posting workflow of the payment that never closes (on a task queue no worker polls): the approval's start fails.
+    const id = proposals[2].id as string;
+    const stuck = await temporal.client.workflow.start(paymentPosting, { taskQueue: 'nobody-polls-this', workflowId: paymentPostingWorkflowId(id), args: [{ organizationId: orgA.organizationId, paymentId: id, operation: 'post' }] });
+    try {
+      const approved = await stack.request('POST', `/v2/payments/${id}/approve`, { token: orgA.token });
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+      expect(approved.body).toMatchObject({ status: 'approved', posting_status: 'failed', posting_error: expect.stringContaining('Could not start the ERP posting') });
+      const [a, f] = [await oneEvent(orgA, 'payment.approved', id), await oneEvent(orgA, 'payment.posting_failed', id)];
+      expect(a.data.object).toEqual(approved.body);
+      expect(f.data.object).toEqual(approved.body);
+    } finally {
+      await stuck.terminate('test done');
+    }
   });
 
   it('approving a statement records bank_statement.approved once; approving it again (409) records nothing', async () => {
