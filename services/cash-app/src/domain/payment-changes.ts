@@ -111,7 +111,8 @@ export async function replacePaymentAllocations(
  * `payment-posting-<id>`). The approval and the start are atomic in effect (commitWithPosting: the
  * transaction commits after the start): a crash between them leaves the payment unapproved, never
  * approved and `pending` without a workflow. 404 unknown; 409 already approved, nothing to approve,
- * or an invoice no longer open enough.
+ * or an invoice no longer open enough. payment.approved is recorded in the same transaction, after
+ * the start, with the payment as it commits (commitWithPosting).
  */
 export async function approvePayment(
   deps: { db: Db; temporal: Client },
