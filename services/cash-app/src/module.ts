@@ -10,14 +10,15 @@ import type { CashAppConfig } from './config.js';
 import type { CashAppDeps } from './deps.js';
 import { adjustmentRoutes } from './routes/adjustments.js';
 import { predictedOverdueRoutes } from './routes/predicted-overdue.js';
-import { remittanceRoutes } from './routes/remittances.js';
-import { outreachRoutes } from './routes/outreach.js';
+import { remittanceRoutes, remittanceSchema } from './routes/remittances.js';
+import { outreachRoutes, outreachSchema } from './routes/outreach.js';
 import { createPaymentReceiptActivities, paymentReceiptHandler } from './activities/payment-receipt.js';
 import { createMatchingActivities } from './activities/matching.js';
 import { createAutoApprovalActivities } from './activities/auto-approval.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
 import { bankStatementRoutes } from './routes/bank-statements.js';
-import { paymentRoutes } from './routes/payments.js';
+import { bankStatementSchema } from './routes/bank-statement-schemas.js';
+import { paymentRoutes, paymentSchema } from './routes/payments.js';
 import { paymentPostingRoutes } from './routes/payment-posting.js';
 import { createPaymentPostingActivities } from './activities/payment-posting.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -36,6 +37,20 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   // 500 ms (the SDK's default throttle is 0.8 × the heartbeat timeout, 8 s for the statement's store
   // step) and the activities heartbeat at least that often (activities/pacer.ts).
   worker: { maxHeartbeatThrottleInterval: '500 ms', defaultHeartbeatThrottleInterval: '500 ms' },
+  // The events cash-app records (domain/events.ts), each `data.object` the resource's response schema;
+  // a statement's is its answer without inline transactions (GET with `transactions=omit`).
+  events: [
+    { type: 'bank_statement.processed', object: bankStatementSchema },
+    { type: 'bank_statement.failed', object: bankStatementSchema },
+    { type: 'bank_statement.approved', object: bankStatementSchema },
+    { type: 'payment.proposed', object: paymentSchema },
+    { type: 'payment.approved', object: paymentSchema },
+    { type: 'payment.posted', object: paymentSchema },
+    { type: 'payment.posting_failed', object: paymentSchema },
+    { type: 'remittance.created', object: remittanceSchema },
+    { type: 'outreach.sent', object: outreachSchema },
+    { type: 'outreach.failed', object: outreachSchema },
+  ],
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
   activities: ({ db, log, config, temporal }) => {

@@ -4,6 +4,7 @@ import type { Db } from '@rp/platform';
 import type { Logger } from 'pino';
 import type { BankStatementActivities, BankStatementInput, ClassifyDepositsResult, StoreTransactionsResult } from '@rp/workflows';
 import { classifyDeposit, uniqueImportIds } from '../domain/bank-lines.js';
+import { recordStatementEvent } from '../domain/events.js';
 import { parseStatementSteps, runParseAsync, StatementParseError, type ParsedStatement, type StatementFormat } from '../parsers/index.js';
 import {
   getParsedStatement,
@@ -158,12 +159,14 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
     },
 
     // The counts and totals users see are recomputed from the stored lines in the same transaction as
-    // the status change: a statement that fails half-way reports what it holds, never a stale 0.
+    // the status change: a statement that fails half-way reports what it holds, never a stale 0. The
+    // event is recorded with the move only: a retried activity finds the statement moved and records nothing.
     async markStatementReady({ organizationId, statementId }: BankStatementInput): Promise<void> {
       await db.transaction(async (trx) => {
         // the stored parse has done its work once the lines are stored
         if (await transition(trx, organizationId, statementId, ['uploaded', 'processing'], 'ready', { error: null, parsed_statement: null })) {
           await refreshTransactionCount(trx, organizationId, statementId);
+          await recordStatementEvent(trx, organizationId, 'bank_statement.processed', statementId);
         }
       });
     },
@@ -173,6 +176,7 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
       await db.transaction(async (trx) => {
         if (await transition(trx, organizationId, statementId, ['uploaded', 'processing'], 'failed', { error: error.slice(0, 2000) })) {
           await refreshTransactionCount(trx, organizationId, statementId);
+          await recordStatementEvent(trx, organizationId, 'bank_statement.failed', statementId);
         }
       });
     },

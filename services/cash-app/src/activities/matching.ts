@@ -8,6 +8,7 @@ import type { CashAppConfig } from '../config.js';
 import { DEFAULT_MATCH_CONFIG, MatchState, matchStatementPaced, type MatchContext, type MatchInvoice, type MatchOutcome, type Proposal } from '../domain/matching/index.js';
 import type { KnownAccount } from '../domain-types/matching.js';
 import { relievedByInvoice } from '../domain/open-amounts.js';
+import { recordPaymentEvents } from '../domain/events.js';
 import { ensureSystemAdjustments } from '../domain/system-adjustments.js';
 import { recordMatchOutcomes } from '../store/bank-transactions.js';
 import {
@@ -173,7 +174,8 @@ export function createMatchingActivities(deps: MatchingDeps): MatchingActivities
         for (let i = from; i < to; i += CHUNK) {
           const chunk: MatchOutcome[] = outcomes.slice(i, Math.min(to, i + CHUNK));
           const proposals: Proposal[] = chunk.flatMap((o) => (o.outcome === 'proposed' ? [o.proposal] : []));
-          const written = await insertProposals(deps.db, organizationId, proposals, byId);
+          // each chunk's proposals and their payment.proposed events commit together
+          const written = await insertProposals(deps.db, organizationId, proposals, byId, (trx, ids) => recordPaymentEvents(trx, organizationId, 'payment.proposed', ids));
           // the engine's not_a_payment verdicts are kept on the line (unmatched ones need no write)
           await recordMatchOutcomes(deps.db, organizationId, chunk.filter((o) => o.outcome !== 'proposed'));
           if (from === 0) {

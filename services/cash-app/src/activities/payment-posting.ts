@@ -6,6 +6,7 @@ import type { CashAppPostingActivities, PaymentForPosting, PostingOperation, Pos
 import { allocationsOf, getPayment, type PaymentRow } from '../store/payments.js';
 import { cashOf } from '../domain/payments.js';
 import { recordPostingOutcome } from '../store/payment-posting.js';
+import { recordPaymentEvents, type PaymentEventType } from '../domain/events.js';
 
 export interface CashAppPostingDeps {
   db: Db;
@@ -17,6 +18,9 @@ export interface CashAppPostingDeps {
 /** Attempts of loadPaymentForPosting that wait for the request's commit (start-then-commit, see domain commitWithPosting). */
 const UNCOMMITTED_ATTEMPTS = 2;
 const UNCOMMITTED_POLL_MS = 100;
+
+/** The event of each posting outcome that has one (an unposting's outcomes have none in the catalogue). */
+const OUTCOME_EVENTS: Partial<Record<PostingOutcome['status'], PaymentEventType>> = { posted: 'payment.posted', failed: 'payment.posting_failed' };
 
 /** Whether the payment is in the state a committed `operation` request leaves it in. */
 function requested(payment: PaymentRow, operation: PostingOperation): boolean {
@@ -94,8 +98,17 @@ export function createPaymentPostingActivities(deps: CashAppPostingDeps): CashAp
       };
     },
 
+    /**
+     * The outcome and its event (payment.posted / payment.posting_failed) commit together, and only
+     * when the outcome changed the payment: a retried activity whose write committed records nothing.
+     */
     async recordPaymentPosting(input: { organizationId: string; paymentId: string; operation: PostingOperation; outcome: PostingOutcome }): Promise<void> {
-      const changed = await recordPostingOutcome(db, input.organizationId, input.paymentId, input.operation, input.outcome);
+      const changed = await db.transaction(async (trx) => {
+        const n = await recordPostingOutcome(trx, input.organizationId, input.paymentId, input.operation, input.outcome);
+        const type = n > 0 ? OUTCOME_EVENTS[input.outcome.status] : undefined;
+        if (type) await recordPaymentEvents(trx, input.organizationId, type, [input.paymentId]);
+        return n;
+      });
       deps.log.info(
         { organization_id: input.organizationId, payment_id: input.paymentId, operation: input.operation, outcome: input.outcome.status, changed },
         'payment posting outcome recorded',

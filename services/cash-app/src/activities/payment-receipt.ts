@@ -14,14 +14,13 @@ import {
   type SendPaymentReceiptResult,
 } from '@rp/workflows';
 import { receiptTemplateContext, renderPaymentReceipt, renderReceiptTemplate } from '../domain/receipts.js';
+import { recordReceiptFailed, recordReceiptSent } from '../domain/outreach.js';
 import {
   beginReceiptAttempt,
   getOutreach,
   getReceiptPayment,
   markAttemptError,
-  markFailed,
   markIntent,
-  markSent,
   markSkipped,
   type OutreachRow,
   type ReceiptPayment,
@@ -187,7 +186,7 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
       log,
       intentId: record.id,
       message: { from: deps.from, to, subject: message.subject, text: message.text, html: message.html },
-      store: { beginAttempt: () => beginReceiptAttempt(deps.db, record.id, opts.recipient), markSent: (messageId) => markSent(deps.db, record.id, messageId) },
+      store: { beginAttempt: () => beginReceiptAttempt(deps.db, record.id, opts.recipient), markSent: (messageId) => recordReceiptSent(deps.db, record.id, messageId) },
       sentWriteTries: opts.sentWriteTries,
       smtpFailure: async (e) => {
         log.warn({ err: e }, 'payment receipt not sent');
@@ -242,7 +241,7 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
     }),
 
     async recordSent(sent): Promise<void> {
-      await markSent(deps.db, sent.emailId, sent.messageId);
+      await recordReceiptSent(deps.db, sent.emailId, sent.messageId);
       deps.log.info({ organization_id: sent.organizationId, outreach_id: sent.emailId }, 'payment receipt recorded as sent');
     },
   };
@@ -263,7 +262,7 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
     });
 
   async function markFailedForUsers(input: { organizationId: string; outreachId: string; error: string }): Promise<void> {
-    await markFailed(deps.db, input.organizationId, input.outreachId, input.error);
+    await recordReceiptFailed(deps.db, input.organizationId, input.outreachId, input.error);
     deps.log.warn({ organization_id: input.organizationId, outreach_id: input.outreachId, error: input.error }, 'payment receipt failed');
   }
 

@@ -8,7 +8,8 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { activityRetryWindowMinutes, ConflictError, isUuid, NotFoundError, withTemporalDeadline, type BusinessUnitScope, type Db, type PageRequest } from '@rp/platform';
 import { businessSearchAttributes, paymentReceipt, paymentReceiptWorkflowId, TASK_QUEUES, type PaymentReceiptInput } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
-import { claimReceiptRecord, getOutreach, getReceiptPayment, listOutreach, markFailed, type OutreachFilter, type OutreachRow } from '../store/outreach.js';
+import { claimReceiptRecord, getOutreach, getReceiptPayment, listOutreach, markFailed, markSent, type OutreachFilter, type OutreachRow } from '../store/outreach.js';
+import { recordOutreachEvent } from './events.js';
 
 /**
  * Make sure the payment's receipt workflow runs for this `pending` outreach record.
@@ -67,6 +68,25 @@ export async function ensureReceiptWorkflow(db: Db, temporal: Client, input: Pay
   throw new Error(`the receipt workflow ${workflowId} could not be started`);
 }
 
+/**
+ * The receipt accepted by the SMTP server: the record moves to sent and outreach.sent is recorded in
+ * the same transaction, once (the "sent" write runs twice on purpose, and a retry may repeat it).
+ */
+export async function recordReceiptSent(db: Db, outreachId: string, messageId: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const moved = await markSent(trx, outreachId, messageId);
+    if (moved) await recordOutreachEvent(trx, 'outreach.sent', moved);
+  });
+}
+
+/** The receipt failed for good: the pending record moves to failed and outreach.failed is recorded with it, once. */
+export async function recordReceiptFailed(db: Db, organizationId: string, outreachId: string, error: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const moved = await markFailed(trx, organizationId, outreachId, error);
+    if (moved) await recordOutreachEvent(trx, 'outreach.failed', moved);
+  });
+}
+
 /** Stored on a receipt whose sending could not be started (the workflow engine was unavailable). */
 export const RECEIPT_NOT_STARTED = 'Sending the receipt could not be started because a service of the platform was unavailable. Request the receipt again.';
 
@@ -108,7 +128,7 @@ export async function requestPaymentReceipt(
     } catch (err) {
       // Nothing will send it: do not leave a pending record that blocks the next request (which
       // makes a new record). Users read this error; the technical one goes to the log via the 503.
-      await markFailed(db, org, record.id, RECEIPT_NOT_STARTED);
+      await recordReceiptFailed(db, org, record.id, RECEIPT_NOT_STARTED);
       throw err;
     }
     return record;

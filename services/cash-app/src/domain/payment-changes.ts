@@ -11,6 +11,7 @@ import { normalizeAccount } from './matching/index.js';
 import { checkAllocations, documentOpen, formatInCurrency, openAmount, relievedBy, shortfallOf, type AllocationDraft } from './payments.js';
 import { awaitPostingWorkflowClosed, commitWithPosting, type PostingHooks } from './payment-posting.js';
 import { ensureSystemAdjustments } from './system-adjustments.js';
+import { recordPaymentEvents } from './events.js';
 import { markPostingPending } from '../store/payment-posting.js';
 import {
   activeAdjustmentIds,
@@ -80,6 +81,8 @@ export async function createPayment(
     if (tx.has_payment) throw new ConflictError('This transaction already has a payment; change that payment\'s allocations instead.');
     const paymentId = await insertManualPayment(trx, org, tx);
     await writeAllocations(trx, org, { id: paymentId, tx_amount: tx.amount, tx_currency: tx.currency, partner_id: null }, request.allocations, request.partnerId, request.scope ?? '*');
+    // a user's payment proposes the deposit's application, as matching's proposal does
+    await recordPaymentEvents(trx, org, 'payment.proposed', [paymentId]);
     return paymentId;
   });
 }
@@ -108,7 +111,8 @@ export async function replacePaymentAllocations(
  * `payment-posting-<id>`). The approval and the start are atomic in effect (commitWithPosting: the
  * transaction commits after the start): a crash between them leaves the payment unapproved, never
  * approved and `pending` without a workflow. 404 unknown; 409 already approved, nothing to approve,
- * or an invoice no longer open enough.
+ * or an invoice no longer open enough. payment.approved is recorded in the same transaction, after
+ * the start, with the payment as it commits (commitWithPosting).
  */
 export async function approvePayment(
   deps: { db: Db; temporal: Client },
@@ -165,5 +169,6 @@ export async function approvePayment(
       if (partnerId && account) await learnPartnerAccount(trx, org, partnerId, account);
     },
     hooks,
+    ['payment.approved'],
   );
 }

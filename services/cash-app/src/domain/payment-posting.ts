@@ -12,6 +12,7 @@ import { activityRetryWindowMinutes, ConflictError, isUuid, NotFoundError, type 
 import { businessSearchAttributes, paymentPosting, paymentPostingWorkflowId, PAYMENT_POSTING_TASK_QUEUE, type PostingOperation } from '@rp/workflows';
 import { markPostingNotStarted, markPostingPending, markUnpostingRequested, revertUnposting } from '../store/payment-posting.js';
 import { getPayment, lockOrganizationPayments } from '../store/payments.js';
+import { recordPaymentEvents, type PaymentEventType } from './events.js';
 
 export class PostingInProgressError extends ConflictError {
   constructor(paymentId: string) {
@@ -38,6 +39,16 @@ export async function postingWorkflowRunning(temporal: Client, paymentId: string
 /** Test seam: runs after the posting workflow has started and before the payment's new state commits (a crash there). */
 export interface PostingHooks {
   beforeCommit?: (paymentId: string) => Promise<void>;
+}
+
+/**
+ * The events of a posting request, recorded last in its transaction (the payment as it commits):
+ * `started` false when the workflow could not start, which a `post` records as payment.posting_failed
+ * (the payment now shows that error), as the posting's own failure would.
+ */
+async function recordRequestEvents(trx: Knex.Transaction, input: { organizationId: string; paymentId: string; operation: PostingOperation }, started: boolean, before: readonly PaymentEventType[]): Promise<void> {
+  for (const type of before) await recordPaymentEvents(trx, input.organizationId, type, [input.paymentId]);
+  if (!started && input.operation === 'post') await recordPaymentEvents(trx, input.organizationId, 'payment.posting_failed', [input.paymentId]);
 }
 
 /**
@@ -77,13 +88,16 @@ export async function startPostingWorkflow(temporal: Client, input: { organizati
  * posting error (POST /v2/payments/{id}/post or /unpost tries again), as before.
  *
  * The caller has waited for a previous workflow of the payment to close (so no lock is held while
- * waiting); the transaction holds the organization's payment lock only for the start call.
+ * waiting); the transaction holds the organization's payment lock only for the start call. `events`
+ * (e.g. payment.approved) are recorded after the start, in the same transaction, so they carry the
+ * payment as it commits (see recordRequestEvents).
  */
 export async function commitWithPosting<T>(
   deps: { db: Db; temporal: Client },
   input: { organizationId: string; paymentId: string; operation: PostingOperation; requestId?: string },
   change: (trx: Knex.Transaction) => Promise<T>,
   hooks: PostingHooks = {},
+  events: readonly PaymentEventType[] = [],
 ): Promise<T> {
   return deps.db.transaction(async (trx) => {
     const result = await change(trx);
@@ -93,8 +107,10 @@ export async function commitWithPosting<T>(
       const reason = `Could not start the ERP ${input.operation === 'post' ? 'posting' : 'unposting'}: ${(err as Error).message}`;
       if (input.operation === 'post') await markPostingNotStarted(trx, input.organizationId, input.paymentId, reason);
       else await revertUnposting(trx, input.organizationId, input.paymentId, reason);
+      await recordRequestEvents(trx, input, false, events);
       return result;
     }
+    await recordRequestEvents(trx, input, true, events);
     await hooks.beforeCommit?.(input.paymentId);
     return result;
   });

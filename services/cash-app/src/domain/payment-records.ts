@@ -2,24 +2,17 @@
  * Payments as their answers show them (the row, its allocations and their invoice numbers), read
  * within the caller's business units, and each payment change followed by that read.
  */
-import { getDocuments, NotFoundError, type BusinessUnitScope, type Db, type PageRequest } from '@rp/platform';
+import { NotFoundError, type BusinessUnitScope, type Db, type PageRequest } from '@rp/platform';
 import type { CashAppDeps } from '../deps.js';
-import { allocationsOf, getPayment, listPayments, type AllocationRow, type PaymentFilter, type PaymentRow } from '../store/payments.js';
+import { getPayment, listPayments, type PaymentFilter, type PaymentRow } from '../store/payments.js';
 import { approvePayment, createPayment, replacePaymentAllocations } from './payment-changes.js';
 import { requestPaymentPosting } from './payment-posting.js';
+import { paymentRecordsOf, type PaymentRecord } from './payment-record-reads.js';
 
-/** A payment with its allocations and the ledger document numbers of their invoices. */
-export interface PaymentRecord {
-  row: PaymentRow;
-  allocations: AllocationRow[];
-  invoiceNumbers: Map<string, string>;
-}
+export type { PaymentRecord };
 
 async function recordsOf(db: Db, organizationId: string, rows: PaymentRow[]): Promise<PaymentRecord[]> {
-  const allocations = await allocationsOf(db, organizationId, rows.map((r) => r.id));
-  const docs = await getDocuments(db, organizationId, allocations.map((a) => a.invoice_id));
-  const invoiceNumbers = new Map([...docs.values()].map((d) => [d.id, d.document_number]));
-  return rows.map((row) => ({ row, allocations: allocations.filter((a) => a.payment_id === row.id), invoiceNumbers }));
+  return (await paymentRecordsOf(db, organizationId, rows)).records;
 }
 
 /** The payment; 404 when unknown, another organization's or outside the caller's business units (`scope`). */

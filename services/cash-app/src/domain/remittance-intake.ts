@@ -3,6 +3,7 @@
  * caller's business units, assessing it, storing it, and reading remittances back as records the
  * view shapes.
  */
+import type { Knex } from 'knex';
 import {
   findInvoicesByNumbers,
   findPartnersByName,
@@ -10,6 +11,7 @@ import {
   getOrganizationProfile,
   getPartners,
   NotFoundError,
+  recordEvent,
   ValidationError,
   type BusinessUnitScope,
   type Db,
@@ -29,6 +31,8 @@ import {
   type RemittanceRow,
 } from '../store/remittances.js';
 import { assessRemittance, parseRemittanceCsv, partnerByPayerName, type InvoiceCandidate, type RemittanceLine } from './remittances.js';
+import { businessUnitOf } from './events.js';
+import { remittanceView } from '../views/remittances.js';
 
 /** Most lines one advice may have (JSON allocations or CSV lines). */
 export const MAX_REMITTANCE_LINES = 1000;
@@ -114,7 +118,20 @@ async function insertAssessed(
       attachment,
     },
     lines.map((l, i) => ({ ...l, invoice_id: assessment.invoiceIds[i] })),
+    (trx, id) => recordRemittanceCreated(trx, org, id),
   );
+}
+
+/**
+ * remittance.created, in the insert's transaction: the remittance as GET answers it, tied to the
+ * business unit of its customer and linked invoices (see domain/events.ts).
+ */
+async function recordRemittanceCreated(trx: Knex.Transaction, org: string, id: string): Promise<void> {
+  const row = await getRemittance(trx, org, id);
+  if (!row) return;
+  const [record] = await recordsOf(trx, org, [row]);
+  const units = [record.row.partner_id ? record.partners.get(record.row.partner_id)?.business_unit_id : null, ...record.allocations.map((a) => (a.invoice_id ? record.invoices.get(a.invoice_id)?.business_unit_id : null))];
+  await recordEvent(trx, { organizationId: org, type: 'remittance.created', resourceId: id, object: remittanceView(record), businessUnitId: businessUnitOf(units) });
 }
 
 async function recordsOf(db: Db, org: string, rows: RemittanceRow[]): Promise<RemittanceRecord[]> {

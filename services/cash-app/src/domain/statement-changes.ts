@@ -18,6 +18,7 @@ import {
   markApproved,
   type StatementRow,
 } from '../store/bank-statements.js';
+import { recordStatementEvent } from './events.js';
 import { money } from './statement-money.js';
 import { statementOf } from './statement-reads.js';
 
@@ -114,6 +115,7 @@ export async function approveStatement(
       );
     }
     await markApproved(trx, org, row.id, who.userId, mismatch);
+    await recordStatementEvent(trx, org, 'bank_statement.approved', row.id);
   });
   return (await getStatement(deps.db, org, row.id))!;
 }

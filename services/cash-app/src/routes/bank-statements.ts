@@ -13,6 +13,14 @@ import { bankStatementDetailSchema, bankStatementSchema, bankStatementUploadSche
 const MAX_PAGE = 200;
 /** Page size limit of a statement's transactions. */
 const MAX_TRANSACTION_PAGE = 500;
+
+/** What a statement records in the event log (GET /v2/events, webhooks); see domain/events.ts. */
+const EVENTS_DESCRIPTION =
+  'Events: processing records `bank_statement.processed` when the statement is `ready` (with one `payment.proposed` per ' +
+  'proposal, each committed with its proposal) or `bank_statement.failed`; approval records `bank_statement.approved`. ' +
+  'Their `data.object` is the statement as GET /v2/bank-statements/{statement_id}?transactions=omit answers it at that ' +
+  'moment: without inline transactions (a statement may have 100,000; read them with GET …/transactions). A statement is ' +
+  'tied to no business unit, so every user of the organization reads its events.';
 /** Largest statement upload (the gateway's UPLOAD_LIMIT_BYTES default is the same). */
 export const MAX_STATEMENT_BYTES = 50 * 1024 * 1024;
 
@@ -164,7 +172,7 @@ export const bankStatementRoutes = [
       'when it has a non-zero offset or none, and a UTC one (`Z`) converted to the time zone of the account\'s country ' +
       '(IBAN, else the servicing BIC; SEPA countries), else its UTC date. A camt.054 notification and the camt.053 ' +
       'statement of the same day report the same bookings under different ids: import one of the two per account.\n\n' +
-      `Statuses: ${STATUS_DESCRIPTION}`,
+      `Statuses: ${STATUS_DESCRIPTION}\n\n${EVENTS_DESCRIPTION}`,
     tags: ['Cash application'],
     multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc, json: jsonDoc },
     body: uploadBody,
@@ -267,7 +275,8 @@ export const bankStatementRoutes = [
       'balance plus its entries) is approved only with `acknowledge_balance_mismatch: true` in the body; without it the ' +
       'answer is 409 `conflict` naming the difference and its currency, and nothing changes. The acknowledgement is ' +
       'recorded (`balance_mismatch.acknowledged_by` / `acknowledged_at`); for a statement without a mismatch it is ignored. ' +
-      'The body is optional. Unknown or another organization\'s id: 404.',
+      'The body is optional. Unknown or another organization\'s id: 404. Records the event `bank_statement.approved` with the ' +
+      'statement as this call answers it.',
     tags: ['Cash application'],
     params: z.object({ statement_id: idSchema() }),
     body: z

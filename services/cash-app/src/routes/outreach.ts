@@ -8,7 +8,7 @@ import { outreachView } from '../views/outreach.js';
 
 const MAX_PAGE = 500;
 
-const outreachSchema = z.object({
+export const outreachSchema = z.object({
   object: z.literal('outreach_record'),
   id: z.string(),
   outreach_type: z.enum(OUTREACH_TYPES),
@@ -44,7 +44,10 @@ export const outreachRoutes = [
       'terminated (it has nothing left to do) and replaced, so the request never waits for it. Unknown or another ' +
       'organization\'s payment: 404. Temporal unavailable (the start gives up after 5 s): 503 `service-unavailable` with ' +
       '`Retry-After`; the new record is left `failed` with an `error` saying so, which does not block the same request ' +
-      'later (it creates a new record). SMTP and database outages during sending are retried; `error` is written for users.',
+      'later (it creates a new record). SMTP and database outages during sending are retried; `error` is written for users. ' +
+      'The record\'s move to `sent` records the event `outreach.sent`, to `failed` `outreach.failed` (once each; `data.object` ' +
+      'is the record as GET /v2/cash-app/outreach/{outreach_id} answers it then; a member reads them under that route\'s ' +
+      'business-unit rule, judged when they were recorded). `skipped` records no event.',
     tags: ['Cash application'],
     body: z.object({ payment_id: idSchema() }),
     response: outreachSchema,

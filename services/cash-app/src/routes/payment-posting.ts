@@ -27,7 +27,8 @@ export const paymentPostingRoutes = [
       'same key returns the same Payment, so a retry never posts twice. `middleware` — the payment is queued for the middleware ' +
       '(GET /v2/integrations/providers/middleware/payments?status=ready_to_post), which answers `posted` or `failed`. ' +
       'The answer shows `posting_status` `pending`; later `posted` (`posted_at`, `erp_payment_id`, `erp_document_number`) or ' +
-      '`failed` (`posting_error`, counted by the metrics\' `posting_errors_count`). Not approved, already posted or being ' +
+      '`failed` (`posting_error`, counted by the metrics\' `posting_errors_count`), recorded as the event `payment.posted` or ' +
+      '`payment.posting_failed` once per outcome (a repeated ERP answer records nothing). Not approved, already posted or being ' +
       `unposted, or a posting in progress → 409. ${OPEN_AMOUNT_RULE}`,
     tags: ['Cash application'],
     auth: { permission: 'erp-postings:write' },

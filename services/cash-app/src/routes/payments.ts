@@ -143,7 +143,8 @@ export const paymentRoutes = [
       'Creates an unapproved payment for a deposit that has none (typically one automatic matching could not match), with ' +
       'optional allocations under the same rules as PATCH (422 with loc naming the allocation index and field). The ' +
       'transaction must be a deposit (amount > 0) of the organization (422 otherwise); one that already has a payment → 409. ' +
-      '`match_score` is null and `match_reasons` empty: the payment was not proposed by matching.',
+      '`match_score` is null and `match_reasons` empty: the payment was not proposed by matching. Records the event ' +
+      '`payment.proposed` (GET /v2/events, webhooks), as a payment proposed by matching does.',
     tags: ['Cash application'],
     auth: { permission: 'payments:write' },
     body: z.object({
@@ -168,7 +169,10 @@ export const paymentRoutes = [
       'Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its ' +
       'allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, ' +
       '`statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency\'s minor units (JPY "1190", EUR "1190.00", KWD "1190.000"). ' +
-      'Business units: a member sees only payments whose payer and allocated invoices are of their units or of none (others answer 404 and are absent from lists; an invoice or payer of another unit in a body is 422, as for another organization\'s).',
+      'Business units: a member sees only payments whose payer and allocated invoices are of their units or of none (others answer 404 and are absent from lists; an invoice or payer of another unit in a body is 422, as for another organization\'s). ' +
+      'Events (`payment.proposed`, `payment.approved`, `payment.posted`, `payment.posting_failed`; `data.object` is the payment as ' +
+      'GET /v2/payments/{payment_id} answered it then) are read by a member under the same rule, judged when the event was recorded: ' +
+      'a payment whose payer and invoices belong to several units is in the event log only for callers who see every unit.',
     tags: ['Cash application'],
     query: z.object({
       ...paginationQueryShape(MAX_PAGE),
@@ -269,7 +273,9 @@ export const paymentRoutes = [
       '`{"on_account": true}` approves a payment without allocations that has a payer (`partner_id`), to post the whole ' +
       'deposit on account (unapplied cash); without it, or without a payer, a payment without allocations → 409. Open amounts ' +
       'here and in PATCH: an approved payment\'s allocations are subtracted from the ledger amount_open until the ERP\'s own ' +
-      'figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice.',
+      'figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice. Records the event ' +
+      '`payment.approved` with the payment as this call answers it (automatic approval records it too, with `auto_approved`); ' +
+      'when the posting cannot even start, also `payment.posting_failed`.',
     tags: ['Cash application'],
     auth: { permission: 'payments:approve' },
     params: z.object({ payment_id: idSchema() }),

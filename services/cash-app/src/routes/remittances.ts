@@ -47,7 +47,7 @@ const allocationSchema = z.object({
 })
   .meta({ id: 'RemittanceAllocation' });
 
-const remittanceSchema = z.object({
+export const remittanceSchema = z.object({
   object: z.literal('remittance'),
   id: z.string(),
   status: z.enum(REMITTANCE_STATUSES),
@@ -149,7 +149,9 @@ const CREATE_NOTES =
   '`ambiguous_invoice: <no>`, `invoice_closed: <no>`, `amount_exceeds_open: <no>` (paid + discount + withheld above the ' +
   'open amount), `currency_mismatch: <no>`, `duplicate_invoice: <no>`, `sum_mismatch`, `multiple_partners`, ' +
   '`partner_not_identified`, `payer_name_mismatch`; `agent_error_code` is `no_invoice_matched` when nothing linked. ' +
-  'The remittance starts `submitted`; it becomes `applied` once a payment uses it. Answers 200 with the remittance. ' +
+  'The remittance starts `submitted`; it becomes `applied` once a payment uses it. Answers 200 with the remittance, and ' +
+  'records the event `remittance.created` with it (GET /v2/events, webhooks; read by a member under the business-unit rule of ' +
+  'GET /v1/remittances, judged when it was recorded). ' +
   'Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.';
 
 export const remittanceRoutes = [

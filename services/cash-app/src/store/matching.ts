@@ -3,6 +3,7 @@
  * accounts and remittances that identify payers, and the proposals it inserts as unapproved payments.
  * Every query is scoped by organization.
  */
+import type { Knex } from 'knex';
 import { documentKinds, Money, newId, type Db } from '@rp/platform';
 import type { KnownAccount, MatchRemittance, MatchTransaction, Proposal } from '../domain-types/matching.js';
 import { shortfallColumns } from './payments.js';
@@ -119,9 +120,16 @@ export async function activeSystemAdjustmentId(db: Db, organizationId: string, s
  * tied to their transaction and marked `applied`. Each allocation records whether its document is
  * an invoice or a credit memo; a proposal whose cash (invoices paid less memos' credit) is outside
  * 0 .. its deposit is not written (the deposit stays without a payment, for a person). Returns how
- * many payments were inserted.
+ * many payments were inserted. `onInserted` runs last in the same transaction with the new payments'
+ * ids (the caller records their events there).
  */
-export async function insertProposals(db: Db, organizationId: string, proposals: readonly Proposal[], deposits: ReadonlyMap<string, DepositRow>): Promise<number> {
+export async function insertProposals(
+  db: Db,
+  organizationId: string,
+  proposals: readonly Proposal[],
+  deposits: ReadonlyMap<string, DepositRow>,
+  onInserted?: (trx: Knex.Transaction, paymentIds: string[]) => Promise<void>,
+): Promise<number> {
   if (proposals.length === 0) return 0;
   return db.transaction(async (trx) => {
     const ids = proposals.map((p) => p.transaction_id);
@@ -181,6 +189,7 @@ export async function insertProposals(db: Db, organizationId: string, proposals:
     for (const p of withRemittance) {
       await trx('remittances').where({ organization_id: organizationId, id: p.remittance_id! }).whereNull('bank_transaction_id').update({ bank_transaction_id: p.transaction_id, status: 'applied', modified_at: trx.fn.now() });
     }
+    await onInserted?.(trx, payments.map((p) => p.id));
     return payments.length;
   });
 }

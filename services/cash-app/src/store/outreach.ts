@@ -1,7 +1,10 @@
 /** Outreach records in the database: the receipt record's claim, intent and outcome, and reads within the caller's business units. */
+import type { Knex } from 'knex';
 import { newId, partnerOutOfScopeSql, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import type { OUTREACH_TYPES, OutreachStatus } from '../domain-types/outreach.js';
 import { paymentInScopeSql, whereSqlFragment } from './payments.js';
+
+type Conn = Db | Knex.Transaction;
 
 /**
  * SQL true when the outreach record `alias` is within the business-unit scope: its partner is, and
@@ -160,9 +163,17 @@ export async function beginReceiptAttempt(
   throw new Error(`outreach record ${id} is ${row ? row.status : 'gone'}, not pending: not sent`);
 }
 
-/** After the SMTP server accepted the message (at once, best effort, and again for sure by recordPaymentReceiptSent). Idempotent. */
-export async function markSent(db: Db, id: string, messageId: string): Promise<void> {
-  await db('outreach_records').where({ id }).update({ status: 'sent', email_id: messageId, sent_at: db.raw('coalesce(sent_at, now())'), error: null, modified_at: db.fn.now() });
+/**
+ * After the SMTP server accepted the message (at once, best effort, and again for sure by
+ * recordPaymentReceiptSent). Idempotent: a record already sent is left as it is. Returns the record
+ * when this call moved it to sent.
+ */
+export async function markSent(db: Conn, id: string, messageId: string): Promise<Pick<OutreachRow, 'id' | 'organization_id'> | undefined> {
+  const [moved] = (await db('outreach_records')
+    .where({ id })
+    .whereNot('status', 'sent')
+    .update({ status: 'sent', email_id: messageId, sent_at: db.raw('coalesce(sent_at, now())'), error: null, modified_at: db.fn.now() }, ['id', 'organization_id'])) as Pick<OutreachRow, 'id' | 'organization_id'>[];
+  return moved;
 }
 
 /** An attempt failed (Temporal will retry): keep the error, stay pending. */
@@ -174,9 +185,10 @@ export async function markSkipped(db: Db, id: string, reason: string): Promise<v
   await db('outreach_records').where({ id, status: 'pending' }).update({ status: 'skipped', skip_reason: reason, modified_at: db.fn.now() });
 }
 
-/** Final failure after the last attempt; a record that was sent meanwhile stays sent. */
-export async function markFailed(db: Db, organizationId: string, id: string, error: string): Promise<void> {
-  await db('outreach_records')
+/** Final failure after the last attempt; a record that was sent meanwhile stays sent. Returns the record when this call moved it to failed. */
+export async function markFailed(db: Conn, organizationId: string, id: string, error: string): Promise<Pick<OutreachRow, 'id' | 'organization_id'> | undefined> {
+  const [moved] = (await db('outreach_records')
     .where({ organization_id: organizationId, id, status: 'pending' })
-    .update({ status: 'failed', error: error.slice(0, 2000), modified_at: db.fn.now() });
+    .update({ status: 'failed', error: error.slice(0, 2000), modified_at: db.fn.now() }, ['id', 'organization_id'])) as Pick<OutreachRow, 'id' | 'organization_id'>[];
+  return moved;
 }

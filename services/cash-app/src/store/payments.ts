@@ -199,6 +199,12 @@ export async function getPayment(
   return (await selectPayment(db, whereSqlFragment(q, paymentInScopeSql('p', opts.scope ?? '*'))).first()) as PaymentRow | undefined;
 }
 
+/** The organization's payments among `ids` (any order), read as getPayment reads one. */
+export async function paymentsByIds(db: Db | Knex.Transaction, organizationId: string, ids: readonly string[]): Promise<PaymentRow[]> {
+  if (ids.length === 0) return [];
+  return (await selectPayment(db, paymentsQuery(db, organizationId).whereIn('p.id', [...ids]))) as PaymentRow[];
+}
+
 export async function allocationsOf(db: Db | Knex.Transaction, organizationId: string, paymentIds: readonly string[]): Promise<AllocationRow[]> {
   if (paymentIds.length === 0) return [];
   return db('payment_allocations')

@@ -1,4 +1,5 @@
 /** Remittances and their allocations in the database, read within the caller's business units. */
+import type { Knex } from 'knex';
 import { newId, type BusinessUnitScope, type Db, type SqlFragment } from '@rp/platform';
 import { partnerAndAllocatedInvoicesInScopeSql, whereSqlFragment } from './payments.js';
 
@@ -87,8 +88,17 @@ export interface NewRemittance {
   attachment?: { file_name: string | null; content_type: string; content: Buffer };
 }
 
-/** Insert the remittance (status `submitted`) and its allocations in one transaction; returns its id. */
-export async function insertRemittance(db: Db, organizationId: string, r: NewRemittance, lines: (RemittanceLine & { invoice_id: string | null })[]): Promise<string> {
+/**
+ * Insert the remittance (status `submitted`) and its allocations in one transaction; returns its id.
+ * `onInserted` runs last in that transaction (the caller records the remittance's event there).
+ */
+export async function insertRemittance(
+  db: Db,
+  organizationId: string,
+  r: NewRemittance,
+  lines: (RemittanceLine & { invoice_id: string | null })[],
+  onInserted?: (trx: Knex.Transaction, id: string) => Promise<void>,
+): Promise<string> {
   const id = newId();
   const { attachment, ...fields } = r;
   await db.transaction(async (trx) => {
@@ -119,6 +129,7 @@ export async function insertRemittance(db: Db, organizationId: string, r: NewRem
         })),
       );
     }
+    await onInserted?.(trx, id);
   });
   return id;
 }
