@@ -21,7 +21,8 @@ import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAc
 import { databaseNow } from '../store/ledger.js';
 import { completeSyncRun, failSyncRuns } from '../domain/sync-run-events.js';
 import { closeDeletedDocumentsRecordingEvents, writeDocumentsRecordingEvents, writePartnersRecordingEvents } from '../domain/ledger-events.js';
-import { getConnection, updateConnection } from '../store/connections.js';
+import { getConnection } from '../store/connections.js';
+import { updateConnectionHealth } from '../domain/connection-health.js';
 import { getProviderAccess } from '../domain/connection-auth.js';
 import { health } from '../domain/health.js';
 import { syncInProgress } from '../domain/sync-schedule.js';
@@ -227,19 +228,20 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
 /** The activities wired to the real provider access (token refresh) and connection health. */
 export function connectionSyncActivities(base: { db: Db; config: IntegrationsConfig; log: Logger; temporal: TemporalHandle }): ConnectionSyncActivities {
   const { db, config, log } = base;
+  const healthDeps = { db, config, temporal: base.temporal.client };
   return createConnectionSyncActivities({
     db,
     log,
     temporal: base.temporal.client,
-    getAccess: (organizationId, connectionId) => getProviderAccess({ db, config }, organizationId, connectionId),
+    getAccess: (organizationId, connectionId) => getProviderAccess(healthDeps, organizationId, connectionId),
     reportHealthy: async (organizationId, connectionId) => {
       const current = await getConnection(db, organizationId, connectionId);
       if (!current || current.health?.status_code === 'healthy') return;
       const display = providerRuntime(current.provider_name)?.descriptor.display_name ?? current.provider_name;
-      await updateConnection(db, organizationId, connectionId, { health: health('healthy', `${display} answered the authenticated requests of a sync.`) });
+      await updateConnectionHealth(healthDeps, organizationId, connectionId, { health: health('healthy', `${display} answered the authenticated requests of a sync.`) });
     },
     reportAuthenticationRequired: async (organizationId, connectionId, message) => {
-      await updateConnection(db, organizationId, connectionId, {
+      await updateConnectionHealth(healthDeps, organizationId, connectionId, {
         health: health('authentication_required', message, 'Authenticate the connection again (POST /v2/integrations/connections/{connection_id}/authenticate).'),
       });
     },
