@@ -138,6 +138,17 @@ describe('invoice events from the middleware push', () => {
     expect(updatedB!.previous_attributes).toEqual({ reference: 'INV-9000001' });
   });
 
+  it('records one invoice.created when the same new invoice is pushed by concurrent requests', async () => {
+    const record = invoiceRecord({ document_number: unique('CC') });
+    const results = await Promise.all(Array.from({ length: 6 }, () => pushInvoices(stack, org.apiKey, [record])));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const ids = new Set(results.map((r) => r.body.results[0]!.service_id));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids];
+    expect(await eventsOf(org.token, 'invoice.created', id!)).toHaveLength(1);
+    expect(await eventsOf(org.token, 'invoice.updated', id!)).toHaveLength(0);
+  });
+
   it('records nothing for a push that rolled back', async () => {
     const boom = unique('BOOM');
     await stack.sql(`

@@ -8,7 +8,7 @@
  */
 import { PARTNER_COLUMNS } from '@rp/platform';
 import type { DocumentUpsert } from '../types.js';
-import { NATURAL_KEY_PREDICATE, query, REMOTE_KEY_PREDICATE, type Db } from './ledger-sql.js';
+import { query, REMOTE_KEY_PREDICATE, type Db } from './ledger-sql.js';
 import type { DocumentKey } from './ledger.js';
 
 /** A document with its line items, as the invoice view needs it (amounts and dates as text). */
@@ -64,32 +64,38 @@ const DOCUMENT_VIEW_COLUMNS = `d.id, d.organization_id, d.business_unit_id, d.ki
  */
 export async function lockDocumentsByKey(trx: Db, organizationId: string, origin: string, rows: readonly DocumentUpsert[], key: DocumentKey): Promise<DocumentViewRow[]> {
   if (rows.length === 0) return [];
+  // One index probe per key (LATERAL … LIMIT 1, as the upsert does): a join would hash every
+  // document of the organization for each batch. Keys are visited, and so locked, in write order.
   if (key === 'natural') {
     const keys = rows.map((r) => ({ company_code: r.company_code, fiscal_year: r.fiscal_year, document_number: r.document_number }));
     return query<DocumentViewRow>(
       trx,
-      'ledger_lock_documents_natural_v1',
+      'ledger_lock_documents_natural_v2',
       `SELECT ${DOCUMENT_VIEW_COLUMNS}
-         FROM documents AS d
-         JOIN (SELECT DISTINCT * FROM json_to_recordset($2::json) AS k(company_code text, fiscal_year text, document_number text)) AS k
-           ON d.company_code = k.company_code AND d.fiscal_year = k.fiscal_year AND d.document_number = k.document_number
-        WHERE d.organization_id = $1 AND (${NATURAL_KEY_PREDICATE.replace(/(remote_id|origin)/g, 'd.$1')})
-        ORDER BY d.company_code, d.fiscal_year, d.document_number
-        FOR NO KEY UPDATE OF d`,
+         FROM (SELECT DISTINCT * FROM json_to_recordset($2::json) AS k(company_code text, fiscal_year text, document_number text) ORDER BY 1, 2, 3) AS k
+         CROSS JOIN LATERAL (
+           SELECT * FROM documents AS x
+            WHERE x.organization_id = $1 AND x.company_code = k.company_code AND x.fiscal_year = k.fiscal_year AND x.document_number = k.document_number
+              AND (x.remote_id IS NULL OR x.origin NOT LIKE 'connection:%')
+            LIMIT 1
+              FOR NO KEY UPDATE
+         ) AS d`,
       [organizationId, JSON.stringify(keys)],
     );
   }
   const keys = rows.map((r) => ({ kind: r.kind, remote_id: r.remote_id }));
   return query<DocumentViewRow>(
     trx,
-    'ledger_lock_documents_remote_v1',
+    'ledger_lock_documents_remote_v2',
     `SELECT ${DOCUMENT_VIEW_COLUMNS}
-       FROM documents AS d
-       JOIN (SELECT DISTINCT * FROM json_to_recordset($3::json) AS k(kind text, remote_id text)) AS k
-         ON d.kind = k.kind AND d.remote_id = k.remote_id
-      WHERE d.organization_id = $1 AND d.origin = $2 AND (${REMOTE_KEY_PREDICATE.replace(/(remote_id|origin)/g, 'd.$1')})
-      ORDER BY d.kind, d.remote_id
-      FOR NO KEY UPDATE OF d`,
+       FROM (SELECT DISTINCT * FROM json_to_recordset($3::json) AS k(kind text, remote_id text) ORDER BY 1, 2) AS k
+       CROSS JOIN LATERAL (
+         SELECT * FROM documents AS x
+          WHERE x.organization_id = $1 AND x.origin = $2 AND x.kind = k.kind AND x.remote_id = k.remote_id
+            AND (x.remote_id IS NOT NULL AND x.origin LIKE 'connection:%')
+          LIMIT 1
+            FOR NO KEY UPDATE
+       ) AS d`,
     [organizationId, origin, JSON.stringify(keys)],
   );
 }
