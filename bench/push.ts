@@ -3,9 +3,10 @@
  *   (a) through the gateway: PUSH_RECORDS invoices (one line item each) in batches of 100 to
  *       POST /v2/integrations/providers/middleware/invoices with an organization API key,
  *       PUSH_CONCURRENCY requests in flight (gateway and integrations API each in their own process);
- *   (b) direct: the same records, mapped by the service's own validation, written with the service's
- *       own set-based upsert (`upsertDocuments`, one transaction per batch of 100) straight through
- *       pg from this one process, with the same concurrency (pool of PUSH_CONCURRENCY connections).
+ *   (b) direct: the same records, mapped by the service's own validation, written as the service writes
+ *       them (the set-based upsert and its invoice events, `writeDocumentsRecordingEvents`, one
+ *       transaction per batch of 100) straight through pg from this one process, with the same
+ *       concurrency (pool of PUSH_CONCURRENCY connections).
  * Both phases insert into an empty key space (each into its own organization, whose 5,000 customers
  * are pushed first so documents link to partners), so both measure the same work: fresh inserts.
  * Target: (a) ≥ 10,000 records/s and ≥ 50% of (b). Results: bench/results/push.json.
@@ -20,7 +21,7 @@ import { startBenchEnvironment } from './support/environment.js';
 import { serveInChild } from './support/process.js';
 import { customerRecord, invoiceRecord } from '../test/support/ledger.js';
 import { validateInvoice, type ValidInvoice } from '../services/integrations/src/domain/push.js';
-import { upsertDocuments } from '../services/integrations/src/store/ledger.js';
+import { writeDocumentsRecordingEvents } from '../services/integrations/src/domain/ledger-events.js';
 
 const RECORDS = Number(process.env.PUSH_RECORDS ?? 200_000);
 const BATCH = 100;
@@ -181,7 +182,7 @@ export async function run(): Promise<void> {
         }),
       );
     const write = (orgId: string) => async (rows: ValidInvoice[]) => {
-      await db.transaction((trx) => upsertDocuments(trx, orgId, 'middleware', rows));
+      await db.transaction((trx) => writeDocumentsRecordingEvents(trx, orgId, 'middleware', rows));
     };
     await pool(mapped(invoices('W', 20 * BATCH)), CONCURRENCY, write(direct.organization.id));
     const directBatches = mapped(records);

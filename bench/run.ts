@@ -2,6 +2,7 @@
  * `npm run bench -- <name>`: runs one benchmark; results go to bench/results/<name>.json.
  *   gateway   direct service vs bare reverse proxy vs gateway (autocannon, c=1 and c=50)
  *   push      200,000 invoices through the middleware push endpoint vs the same upsert straight through pg
+ *   push-events  1,000 invoices pushed with their events recorded vs the bare upsert (insert, identical and changed re-push)
  *   cash-app  predicted overdue over 1M open + 2M closed invoices vs the bare SQL aggregation;
  *             a 10,000-transaction CAMT.053 statement from upload to ready
  *   cash-app-large-statement  a 100,000-line CAMT.053 statement against 200,000 open invoices from
@@ -20,6 +21,7 @@
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
   push: async () => (await import('./push.js')).run(),
+  'push-events': async () => (await import('./push-events.js')).run(),
   'cash-app': async () => (await import('./cash-app/run.js')).run(),
   'cash-app-large-statement': async () => (await import('./cash-app/large-statement.js')).runLargeStatement(),
   collections: async () => (await import('./collections.js')).run(),

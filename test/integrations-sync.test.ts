@@ -71,6 +71,13 @@ async function runsOf(org: Org, connectionId: string, query = '') {
   return res.body as { data: any[]; total_records: number; current_page: number; next_page: number | null };
 }
 
+/** The organization's events of `type` (newest first) and how many there are. */
+async function eventsOf(org: Org, type: string) {
+  const res = await stack.request('GET', `/v2/events?type=${type}&page_size=200`, { token: org.token });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as { data: { type: string; data: { object: any }; previous_attributes?: Record<string, any> }[]; total_records: number };
+}
+
 async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -159,6 +166,19 @@ describe('QuickBooks Online sync', () => {
       [orgA.organizationId, origin],
     );
     expect(counts).toEqual({ partners: 250, invoices: 230, credit_memos: 12, unlinked: 0 });
+
+    // Events, each committed with its page or run: one per record created, one per model's completed run.
+    expect((await eventsOf(orgA, 'partner.created')).total_records).toBe(250);
+    expect((await eventsOf(orgA, 'invoice.created')).total_records).toBe(242);
+    expect((await eventsOf(orgA, 'invoice.updated')).total_records).toBe(0);
+    const completed = await eventsOf(orgA, 'connection.sync_completed');
+    expect(completed.data.map((e) => e.data.object).sort((a, b) => a.id.localeCompare(b.id))).toEqual([...runs.data].sort((a, b) => a.id.localeCompare(b.id)));
+    // Authentication made the connection healthy: one health change, from authentication_required.
+    const health = await eventsOf(orgA, 'connection.health_changed');
+    expect(health.total_records).toBe(1);
+    expect(health.data[0]!.data.object).toMatchObject({ object: 'connection', id: connectionId, is_healthy: true, health: { status_code: 'healthy' } });
+    expect(health.data[0]!.previous_attributes).toMatchObject({ is_healthy: false, health: { status_code: 'authentication_required' } });
+    expect((await eventsOf(orgB, 'invoice.created')).total_records).toBe(0);
 
     const [partner] = await stack.sql(`SELECT * FROM integrations.partners WHERE organization_id = $1 AND remote_id = '7'`, [orgA.organizationId]);
     expect(partner).toMatchObject({
@@ -253,6 +273,20 @@ describe('QuickBooks Online sync', () => {
     const [paid] = await stack.sql(`SELECT amount_open, status_open FROM integrations.documents WHERE organization_id = $1 AND remote_id = '1001'`, [orgA.organizationId]);
     expect(paid).toEqual({ amount_open: '0.0000', status_open: false });
 
+    // Events of what changed only: two partners updated, the paid invoice closed, the new credit memo created.
+    const updated = await eventsOf(orgA, 'partner.updated');
+    expect(updated.data.map((e) => [e.data.object.remote_id, e.previous_attributes]).sort()).toEqual([
+      ['5', { name: 'Customer 5' }],
+      ['9', { email: 'billing9@customer.example' }],
+    ]);
+    const closed = await eventsOf(orgA, 'invoice.closed');
+    expect(closed.total_records).toBe(1);
+    expect(closed.data[0]!.data.object).toMatchObject({ remote_id: '1001', status_open: false, amount_open: '0.00' });
+    expect(closed.data[0]!.previous_attributes).toEqual({ status_open: true, amount_open: '677.25' });
+    expect((await eventsOf(orgA, 'invoice.created')).total_records).toBe(243);
+    expect((await eventsOf(orgA, 'invoice.updated')).total_records).toBe(0);
+    expect((await eventsOf(orgA, 'connection.sync_completed')).total_records).toBe(6);
+
     // Filters: one model's runs, newest first.
     const invoiceRuns = await runsOf(orgA, connectionId, '?model=invoices');
     expect(invoiceRuns.total_records).toBe(2);
@@ -275,6 +309,13 @@ describe('QuickBooks Online sync', () => {
       }
       const conn = await stack.request('GET', `/v2/integrations/connections/${connectionId}`, { token: orgA.token });
       expect(conn.body.health).toMatchObject({ healthy: false, authentication_required: true, status_code: 'authentication_required' });
+      // One connection.sync_failed per failed run, carrying the run as listed; one health change.
+      const failed = await eventsOf(orgA, 'connection.sync_failed');
+      expect(failed.data.map((e) => e.data.object).sort((a, b) => a.id.localeCompare(b.id))).toEqual([...runs.data].sort((a, b) => a.id.localeCompare(b.id)));
+      const health = await eventsOf(orgA, 'connection.health_changed');
+      expect(health.total_records).toBe(2);
+      expect(health.data[0]!.data.object.health).toMatchObject({ healthy: false, status_code: 'authentication_required', message: conn.body.health.message });
+      expect(health.data[0]!.previous_attributes).toMatchObject({ is_healthy: true, health: { status_code: 'healthy' } });
       // The cursors did not move: the next sync reads from the last completed one.
       const [cursor] = await stack.sql(`SELECT count(DISTINCT sync_cursor)::int AS n FROM integrations.connection_models WHERE connection_id = $1`, [connectionId]);
       expect(cursor.n).toBe(1);
@@ -396,6 +437,14 @@ describe('a sync interrupted mid-way', () => {
     await stack.startWorker('integrations');
     const result = await temporal.client.workflow.getHandle(started.workflow_id).result();
     expect(result.runs.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    // The retried activity recorded each record's event once: as many created events as rows, no updates.
+    const [rows] = await stack.sql(
+      `SELECT (SELECT count(*) FROM integrations.documents WHERE organization_id = $1)::int AS documents, (SELECT count(*) FROM integrations.partners WHERE organization_id = $1)::int AS partners`,
+      [org.organizationId],
+    );
+    expect((await eventsOf(org, 'invoice.created')).total_records).toBe(rows.documents);
+    expect((await eventsOf(org, 'partner.created')).total_records).toBe(rows.partners);
+    expect((await eventsOf(org, 'invoice.updated')).total_records).toBe(0);
 
     const runs = Object.fromEntries((await runsOf(org, connectionId)).data.map((r) => [r.model_name, r]));
     expect(runs.invoices).toMatchObject({ status: 'completed', attempt: 2, records_synced: 230 });
@@ -516,6 +565,12 @@ describe('QuickBooks Online identity, changes during a sync, deletions', () => {
     expect(deleted.remote_deleted_at).not.toBeNull();
     expect(voided).toMatchObject({ id: open7.id, amount_in_document_currency: '0.0000', amount_open: '0.0000', status_open: false, remote_deleted_at: null });
     expect((await docs(['5003'], 'credit_memo'))[0]).toMatchObject({ id: memo.id, amount_open: '0.0000', status_open: false });
+    // Each became closed with its own invoice.closed; the deleted one says so in remote_deleted_at.
+    const closed = (await eventsOf(org, 'invoice.closed')).data;
+    expect(closed.map((e) => e.data.object.id).sort()).toEqual([open6.id, open7.id, memo.id].sort());
+    const gone = closed.find((e) => e.data.object.id === open6.id)!;
+    expect(gone.data.object.remote_deleted_at).toEqual(expect.any(String));
+    expect(gone.previous_attributes).toEqual({ status_open: true, amount_open: '100.00', remote_deleted_at: null });
     // Nothing of them is open AR any more.
     const [open] = await stack.sql(
       `SELECT count(*)::int AS n FROM integrations.documents WHERE organization_id = $1 AND status_open AND remote_id IN ('1006', '1007', '5003')`,

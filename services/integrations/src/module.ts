@@ -17,6 +17,8 @@ import { paymentPostingRoutes } from './routes/payment-postings.js';
 import { paymentPostingActivities } from './activities/payment-posting.js';
 import { partnerRoutes } from './routes/partners.js';
 import { syncReportActivities } from './activities/reports.js';
+import { connectionSchema, invoiceSchema, syncRunSchema } from './routes/schemas.js';
+import { listedPartnerSchema } from './routes/partners.js';
 
 export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsDeps> = {
   name: 'integrations',
@@ -26,5 +28,18 @@ export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsD
   migrations,
   routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes, ...paymentPostingRoutes, ...partnerRoutes],
   deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
+  // data.object of each: the invoice (routes/schemas.ts invoiceSchema, documented there: no route
+  // returns one invoice), the partner as GET /v2/partners lists it, the sync run as .../sync-runs
+  // lists it, the connection as GET /v2/integrations/connections/{id} returns it.
+  events: [
+    { type: 'invoice.created', object: invoiceSchema },
+    { type: 'invoice.updated', object: invoiceSchema, previousAttributes: true },
+    { type: 'invoice.closed', object: invoiceSchema, previousAttributes: true },
+    { type: 'partner.created', object: listedPartnerSchema },
+    { type: 'partner.updated', object: listedPartnerSchema, previousAttributes: true },
+    { type: 'connection.sync_completed', object: syncRunSchema },
+    { type: 'connection.sync_failed', object: syncRunSchema },
+    { type: 'connection.health_changed', object: connectionSchema, previousAttributes: true },
+  ],
   activities: (b) => ({ ...connectionSyncActivities(b), ...paymentPostingActivities(b), ...syncReportActivities(b) }),
 };

@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { capExternalFailure, Money, type Db } from '@rp/platform';
+import { capExternalFailure, Money, type Db, type TemporalHandle } from '@rp/platform';
 import type { Logger } from 'pino';
 import { POSTING_PROVIDER_ATTEMPTS, type IntegrationsPostingActivities, type PaymentForPosting, type PostingOutcome, type PreparedPosting } from '@rp/workflows';
 import { ProviderApiError, type ProviderAccess } from '../adapters/adapter.js';
@@ -221,7 +221,8 @@ export function createPaymentPostingActivities(deps: PaymentPostingDeps): Integr
 }
 
 /** The activities wired to the real provider access (token refresh). */
-export function paymentPostingActivities(base: { db: Db; config: IntegrationsConfig; log: Logger }): IntegrationsPostingActivities {
+export function paymentPostingActivities(base: { db: Db; config: IntegrationsConfig; log: Logger; temporal: TemporalHandle }): IntegrationsPostingActivities {
   const { db, config, log } = base;
-  return createPaymentPostingActivities({ db, log, getAccess: (organizationId, connectionId) => getProviderAccess({ db, config }, organizationId, connectionId) });
+  const deps = { db, config, temporal: base.temporal.client };
+  return createPaymentPostingActivities({ db, log, getAccess: (organizationId, connectionId) => getProviderAccess(deps, organizationId, connectionId) });
 }

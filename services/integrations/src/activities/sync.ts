@@ -18,8 +18,11 @@ import {
   type SyncModelResult,
 } from '@rp/workflows';
 import { ProviderApiError, pullAdapterFor, type PaginationState, type ProviderAccess, type PullAdapter } from '../adapters/index.js';
-import { closeDocumentsNotSeenSince, databaseNow, markRemoteDocumentsDeleted, upsertPartners, upsertRemoteDocuments } from '../store/ledger.js';
-import { getConnection, updateConnection } from '../store/connections.js';
+import { databaseNow } from '../store/ledger.js';
+import { completeSyncRun, failSyncRuns } from '../domain/sync-run-events.js';
+import { closeDeletedDocumentsRecordingEvents, writeDocumentsRecordingEvents, writePartnersRecordingEvents } from '../domain/ledger-events.js';
+import { getConnection } from '../store/connections.js';
+import { updateConnectionHealth } from '../domain/connection-health.js';
 import { getProviderAccess } from '../domain/connection-auth.js';
 import { health } from '../domain/health.js';
 import { syncInProgress } from '../domain/sync-schedule.js';
@@ -27,9 +30,7 @@ import { providerRuntime } from '../domain/provider-runtime.js';
 import type { IntegrationsConfig } from '../config.js';
 import {
   cancelBatch,
-  completeRun,
   createSyncRuns,
-  failRun,
   getSyncConnection,
   getSyncRun,
   markRunRunning,
@@ -168,16 +169,17 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
           const stored: PaginationState = page.next ?? { ...state, done: true };
           const written = await db.transaction(async (trx) => {
             let n = page.records.rows.length;
-            if (page.records.type === 'partners') await upsertPartners(trx, input.organizationId, origin, page.records.rows);
-            else await upsertRemoteDocuments(trx, input.organizationId, origin, page.records.rows, { reportedAt: readAt });
+            // The page's records and their events (invoice.* / partner.*) commit with the page's cursor.
+            if (page.records.type === 'partners') await writePartnersRecordingEvents(trx, input.organizationId, origin, page.records.rows);
+            else await writeDocumentsRecordingEvents(trx, input.organizationId, origin, page.records.rows, { reportedAt: readAt });
             if (page.deletions?.remoteIds.length) {
-              const closed = await markRemoteDocumentsDeleted(trx, input.organizationId, origin, page.deletions.kind, page.deletions.remoteIds);
+              const closed = await closeDeletedDocumentsRecordingEvents(trx, input.organizationId, origin, page.deletions.kind, { remoteIds: page.deletions.remoteIds });
               if (closed) log.info({ kind: page.deletions.kind, closed }, 'documents deleted at the source closed');
               n += closed;
             }
             // A read that returned every live record: what the run did not write (since it started) is gone at the source.
             if (page.sweep) {
-              const closed = await closeDocumentsNotSeenSince(trx, input.organizationId, origin, page.sweep.kind, run.started_at!);
+              const closed = await closeDeletedDocumentsRecordingEvents(trx, input.organizationId, origin, page.sweep.kind, { notSeenSince: run.started_at! });
               if (closed) log.info({ kind: page.sweep.kind, closed }, 'documents no longer at the source closed');
               n += closed;
             }
@@ -189,7 +191,7 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
           state = page.next;
           heartbeat();
         }
-        await completeRun(db, input.organizationId, run.id);
+        await completeSyncRun(db, input.organizationId, run.id);
         if (pages > 0 && deps.reportHealthy) {
           await deps.reportHealthy(input.organizationId, input.connectionId).catch((e) => log.warn({ err: e }, 'could not record the connection health'));
         }
@@ -213,7 +215,7 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
     },
 
     async failSyncRun(input: { organizationId: string; runId: string; error: string }): Promise<void> {
-      await failRun(db, input.organizationId, input.runId, input.error);
+      await failSyncRuns(db, input.organizationId, [input.runId], input.error);
     },
 
     async cancelSyncRuns(input: { organizationId: string; batchId: string }): Promise<void> {
@@ -226,19 +228,20 @@ export function createConnectionSyncActivities(deps: ConnectionSyncDeps): Connec
 /** The activities wired to the real provider access (token refresh) and connection health. */
 export function connectionSyncActivities(base: { db: Db; config: IntegrationsConfig; log: Logger; temporal: TemporalHandle }): ConnectionSyncActivities {
   const { db, config, log } = base;
+  const healthDeps = { db, config, temporal: base.temporal.client };
   return createConnectionSyncActivities({
     db,
     log,
     temporal: base.temporal.client,
-    getAccess: (organizationId, connectionId) => getProviderAccess({ db, config }, organizationId, connectionId),
+    getAccess: (organizationId, connectionId) => getProviderAccess(healthDeps, organizationId, connectionId),
     reportHealthy: async (organizationId, connectionId) => {
       const current = await getConnection(db, organizationId, connectionId);
       if (!current || current.health?.status_code === 'healthy') return;
       const display = providerRuntime(current.provider_name)?.descriptor.display_name ?? current.provider_name;
-      await updateConnection(db, organizationId, connectionId, { health: health('healthy', `${display} answered the authenticated requests of a sync.`) });
+      await updateConnectionHealth(healthDeps, organizationId, connectionId, { health: health('healthy', `${display} answered the authenticated requests of a sync.`) });
     },
     reportAuthenticationRequired: async (organizationId, connectionId, message) => {
-      await updateConnection(db, organizationId, connectionId, {
+      await updateConnectionHealth(healthDeps, organizationId, connectionId, {
         health: health('authentication_required', message, 'Authenticate the connection again (POST /v2/integrations/connections/{connection_id}/authenticate).'),
       });
     },

@@ -17,7 +17,9 @@
  */
 import type { Db, OutboundPolicy } from '@rp/platform';
 import type { IntegrationsConfig } from '../config.js';
-import { getConnection, storeRefreshedSecrets, updateConnection, withTokenRefreshLock, type ConnectionRow } from '../store/connections.js';
+import type { Client } from '@temporalio/client';
+import { getConnection, storeRefreshedSecrets, withTokenRefreshLock, type ConnectionRow } from '../store/connections.js';
+import { updateConnectionHealth } from './connection-health.js';
 import { health } from './health.js';
 import { OAuthProviderError, OAuthRefusedError, requestTokens } from './oauth.js';
 import { providerRuntime, providerUrls } from './provider-runtime.js';
@@ -65,7 +67,8 @@ export class ProviderTemporaryError extends Error {
   }
 }
 
-type Deps = { db: Db; config: IntegrationsConfig };
+/** `temporal`: for the connection view of a `connection.health_changed` (connection-health.ts). */
+type Deps = { db: Db; config: IntegrationsConfig; temporal?: Client };
 
 function binding(row: ConnectionRow) {
   return { organizationId: row.organization_id, connectionId: row.id };
@@ -158,7 +161,7 @@ export async function getProviderAccess(deps: Deps, organizationId: string, conn
   if (unsaved) await storeUnsaved(db, connectionId, unsaved, display);
   if (result) return result;
   const err = refused as unknown as OAuthRefusedError;
-  await updateConnection(db, organizationId, connectionId, {
+  await updateConnectionHealth(deps, organizationId, connectionId, {
     health: health(
       'authentication_required',
       `${display} refused to refresh the access token (${err.providerError}${err.description ? `: ${err.description}` : ''}).`,

@@ -31,6 +31,7 @@ import { connectionSecrets, sealSecrets } from './connection-auth.js';
 import { mergeSettings, needsAuthentication, parseSettings } from './connections.js';
 import { connectionView, type ConnectionView } from '../views/connections.js';
 import { runHealthCheck, staticHealth } from './health-check.js';
+import { updateConnectionHealth } from './connection-health.js';
 import { newStateNonce, OAuthProviderError, OAuthRefusedError, oauthClient, pkceVerifier, requestTokens, verifyState } from './oauth.js';
 import { ProviderUnreachableError } from '../adapters/provider-client.js';
 import { requireProviderRuntime, type ProviderRuntime } from './provider-runtime.js';
@@ -144,7 +145,7 @@ export async function patchConnection(
   if (settings !== undefined) {
     // New settings can fix (or break) the connection: check it again.
     const result = await runHealthCheck(deps, row);
-    row = (await updateConnection(deps.db, organizationId, id, { health: result.health })) ?? row;
+    row = (await updateConnectionHealth(deps, organizationId, id, { health: result.health })) ?? row;
   }
   if (patch.is_sync_disabled !== undefined) await syncSchedule(deps, row);
   return connectionViewOf(deps, row);
@@ -164,7 +165,7 @@ export async function checkHealth(deps: Deps, organizationId: string, id: string
   const row = await findConnection(deps, organizationId, id, scope);
   const result = await runHealthCheck(deps, row);
   const clearPending = result.credentialsVerified && row.is_authentication_pending;
-  const updated = (await updateConnection(deps.db, organizationId, id, { health: result.health, ...(clearPending ? { is_authentication_pending: false } : {}) })) ?? row;
+  const updated = (await updateConnectionHealth(deps, organizationId, id, { health: result.health, ...(clearPending ? { is_authentication_pending: false } : {}) })) ?? row;
   if (clearPending) await syncSchedule(deps, updated);
   return connectionViewOf(deps, updated);
 }
@@ -232,7 +233,7 @@ export async function authenticateConnection(deps: Deps, organizationId: string,
   if ('authorization_code' in body) {
     const authenticated = await authenticateOAuth(deps, row, runtime, body);
     const result = await runHealthCheck(deps, authenticated);
-    const updated = (await updateConnection(deps.db, organizationId, id, { health: result.health })) ?? authenticated;
+    const updated = (await updateConnectionHealth(deps, organizationId, id, { health: result.health })) ?? authenticated;
     await syncSchedule(deps, updated);
     return connectionViewOf(deps, updated);
   }
@@ -251,7 +252,7 @@ export async function authenticateConnection(deps: Deps, organizationId: string,
   if (result.health.authentication_required) {
     throw new AuthenticationRefusedError(`${display} refused the credentials: ${result.health.message} The connection is unchanged.`);
   }
-  const updated = (await updateConnection(deps.db, organizationId, id, {
+  const updated = (await updateConnectionHealth(deps, organizationId, id, {
     secrets: sealed,
     health: result.health,
     ...(result.credentialsVerified ? { is_authentication_pending: false } : {}),

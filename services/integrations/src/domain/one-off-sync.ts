@@ -10,7 +10,8 @@ import { activityRetryWindowMinutes, ConflictError, inBusinessUnitScope, isUuid,
 import { businessSearchAttributes, CONNECTION_SYNC_TASK_QUEUE, connectionSyncWorkflowId, type ConnectionSyncInput } from '@rp/workflows';
 import type { IntegrationsDeps } from '../deps.js';
 import { pullAdapterFor } from '../adapters/index.js';
-import { createSyncRuns, failOrphanedRuns, getSyncConnection, listSyncRuns, readEnabledModels, type SyncRunStatus } from '../store/sync-runs.js';
+import { createSyncRuns, getSyncConnection, listSyncRuns, readEnabledModels, type SyncRunStatus } from '../store/sync-runs.js';
+import { failSyncRuns } from './sync-run-events.js';
 import { syncInProgress } from './sync-schedule.js';
 
 /** The organization's connection, or 404 (also for one of a business unit outside `scope`). */
@@ -71,7 +72,7 @@ export async function startOneOffSync(deps: Pick<IntegrationsDeps, 'db' | 'tempo
     );
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-      await failOrphanedRuns(deps.db, org, runs.map((r) => r.id), 'The sync could not be started because a service of the platform was unavailable. Start the sync again.');
+      await failSyncRuns(deps.db, org, runs.map((r) => r.id), 'The sync could not be started because a service of the platform was unavailable. Start the sync again.');
       throw new ServiceUnavailableError(OUTAGE_RETRY_AFTER_SECONDS, 'The sync could not be started (workflow service unavailable); try again.');
     }
   }

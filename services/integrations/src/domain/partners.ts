@@ -29,6 +29,8 @@ import {
   type Identity,
 } from '@rp/platform';
 import { updatePartnerAssignment } from '../store/partners.js';
+import { partnerViewRows } from '../store/ledger-views.js';
+import { recordPartnerChanges } from './ledger-events.js';
 
 export interface PartnerFilters {
   name?: string;
@@ -100,6 +102,11 @@ export async function assignPartner({ db }: { db: Db }, identity: Identity, id: 
       throw e;
     });
   }
-  if (!(await updatePartnerAssignment(db, identity.org, id, body))) throw new NotFoundError(`No partner ${id}.`);
+  // The assignment and its partner.updated (when it changed anything) commit together.
+  await db.transaction(async (trx) => {
+    const before = await partnerViewRows(trx, identity.org, [id], true);
+    if (!(await updatePartnerAssignment(trx, identity.org, id, body))) throw new NotFoundError(`No partner ${id}.`);
+    await recordPartnerChanges(trx, identity.org, before, [id]);
+  });
   return partnerDetail({ db }, identity, id);
 }

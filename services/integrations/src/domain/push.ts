@@ -4,7 +4,7 @@
  * together into the ledger; one result per record, in request order.
  */
 import { businessUnitIdsOf, currencyMinorUnits, getOrganizationProfile, type Db } from '@rp/platform';
-import { upsertDocuments, upsertPartners } from '../store/ledger.js';
+import { ConcurrentLedgerWriteError, writeDocumentsRecordingEvents, writePartnersRecordingEvents } from './ledger-events.js';
 import { PUSH_ORIGIN, type PushOutcome } from './push-fields.js';
 import { validateCustomer, validateInvoice } from './push-records.js';
 
@@ -43,15 +43,16 @@ async function checkBusinessUnits<R extends { business_unit_id: string | null }>
 
 /**
  * Run a write again when Postgres picked it as a deadlock victim (40P01) or could not serialize it
- * (40001): a customer push linking documents and an invoice push upserting the same documents lock
- * them in different orders. The statements are idempotent upserts, so a retry is safe.
+ * (40001, also ConcurrentLedgerWriteError): a customer push linking documents and an invoice push
+ * upserting the same documents lock them in different orders. The write is one transaction of
+ * idempotent upserts and their events, so a retry is safe.
  */
 async function withDeadlockRetry<T>(write: () => Promise<T>, attempts = 3): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await write();
     } catch (err) {
-      const code = (err as { code?: string }).code;
+      const code = err instanceof ConcurrentLedgerWriteError ? err.code : (err as { code?: string }).code;
       if (attempt >= attempts || (code !== '40P01' && code !== '40001')) throw err;
     }
   }
@@ -79,19 +80,19 @@ function validRows<R>(outcomes: PushOutcome<R>[]): R[] {
   return outcomes.flatMap((o) => (o.ok ? [o.row] : []));
 }
 
-/** Push invoice and credit-memo records (rule 16): the good ones stored in one statement. */
+/** Push invoice and credit-memo records (rule 16): the good ones stored in one statement, with their events, in one transaction. */
 export async function pushInvoices(deps: { db: Db }, organizationId: string, records: unknown[]): Promise<PushRecordResult[]> {
   const minor = await localMinorUnits(deps.db, organizationId);
   const outcomes = await checkBusinessUnits(deps.db, organizationId, records.map((r) => validateInvoice(r, minor)));
   const rows = validRows(outcomes);
-  const ids = rows.length ? await withDeadlockRetry(() => upsertDocuments(deps.db, organizationId, PUSH_ORIGIN, rows)) : [];
+  const ids = rows.length ? await withDeadlockRetry(() => deps.db.transaction((trx) => writeDocumentsRecordingEvents(trx, organizationId, PUSH_ORIGIN, rows))) : [];
   return results(outcomes, ids);
 }
 
-/** Push customer records (rule 17): the good ones stored in one statement. */
+/** Push customer records (rule 17): the good ones stored in one statement, with their events, in one transaction. */
 export async function pushCustomers(deps: { db: Db }, organizationId: string, records: unknown[]): Promise<PushRecordResult[]> {
   const outcomes = await checkBusinessUnits(deps.db, organizationId, records.map((r) => validateCustomer(r)));
   const rows = validRows(outcomes);
-  const ids = rows.length ? await withDeadlockRetry(() => upsertPartners(deps.db, organizationId, PUSH_ORIGIN, rows)) : [];
+  const ids = rows.length ? await withDeadlockRetry(() => deps.db.transaction((trx) => writePartnersRecordingEvents(trx, organizationId, PUSH_ORIGIN, rows))) : [];
   return results(outcomes, ids);
 }

@@ -30,7 +30,8 @@ import {
   type ConnectionSyncInput,
 } from '@rp/workflows';
 import type { IntegrationsConfig } from '../config.js';
-import { failOrphanedRuns, unfinishedRuns } from '../store/sync-runs.js';
+import { unfinishedRuns } from '../store/sync-runs.js';
+import { failSyncRuns } from './sync-run-events.js';
 import { pullAdapterFor } from '../adapters/index.js';
 import { providerRuntime } from './provider-runtime.js';
 
@@ -145,7 +146,7 @@ export async function syncInProgress(deps: SyncGuardDeps, organizationId: string
   }
   for (const [workflowId, runIds] of byWorkflow) {
     if (workflowId && (await workflowRunning(deps.temporal, workflowId))) return workflowId;
-    await failOrphanedRuns(deps.db, organizationId, runIds, 'The sync workflow ended before this run finished.');
+    await failSyncRuns(deps.db, organizationId, runIds, 'The sync workflow ended before this run finished.');
   }
   return null;
 }

@@ -155,7 +155,9 @@ export const connectionRoutes = [
     description:
       'Runs one health check now (a real authenticated call to the provider where an adapter or credential check exists; OAuth tokens ' +
       'are refreshed first when they expire within 5 minutes), stores it as the connection\'s `health` and returns the connection. A ' +
-      `check that verifies the credentials also clears a pending authentication. ${HEALTH_STATUS_DOC}`,
+      'check that verifies the credentials also clears a pending authentication. A check whose `status_code` differs from the stored one records ' +
+      '`connection.health_changed` (the connection as returned here, `previous_attributes` with the earlier `health` and `is_healthy`); the same status again records nothing. ' +
+      HEALTH_STATUS_DOC,
     tags: ['Integrations'],
     params,
     response: connectionSchema,

@@ -11,7 +11,7 @@ const MAX_PAGE = 500;
 const EFFECTIVE =
   'the user handling this customer today: `assignee_id`, or the backup of an out-of-office assignee (OOO in force today in the organization timezone, spec 2.6); null when nobody is assigned';
 
-const listedPartnerSchema = partnerSummarySchema
+export const listedPartnerSchema = partnerSummarySchema
   .extend({ effective_assignee_id: z.string().nullable().describe(EFFECTIVE) })
   .meta({ id: 'ListedPartner' });
 
@@ -80,7 +80,8 @@ export const partnerRoutes = [
     summary: 'Assign a partner',
     description:
       'Only the fields sent change; null clears. `assignee_id` must be an active user of the organization, `business_unit_id` a unit of it ' +
-      '(for a member: one of theirs); otherwise 422 naming the field. Later middleware pushes keep both. Answers the partner as GET does.',
+      '(for a member: one of theirs); otherwise 422 naming the field. Later middleware pushes keep both. Answers the partner as GET does. ' +
+      'A change records `partner.updated` (with `previous_attributes`); sending the values the partner already has records nothing.',
     tags: ['Partners'],
     params: z.object({ partner_id: idSchema() }),
     body: z.object({ assignee_id: idSchema().nullable().optional(), business_unit_id: idSchema().nullable().optional() }),

@@ -59,7 +59,11 @@ const COMMON =
   'Every string field has a maximum length (the records\' `maxLength`: codes and keys 100 characters, names and address parts 255, free text 1000, `smtp_addr` 254, phone numbers 64; ' +
   'SAP\'s own fields are shorter, the room is for other ERPs); a longer one gets `invalid_field` for that record only. ' +
   'The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. ' +
-  'Optional extension field `business_unit_id`: a business unit of the organization.';
+  'Optional extension field `business_unit_id`: a business unit of the organization. ' +
+  '**Events**: the good records and their events are written in one transaction, one event per record whose representation changed ' +
+  '(invoices: `invoice.created`, `invoice.updated` with `previous_attributes`, `invoice.closed` when `status_open` turns false, credit memos included; ' +
+  'customers: `partner.created`, `partner.updated`, and `invoice.updated` for the documents a new customer links). An identical re-push records none. ' +
+  'A request whose write fails stores nothing and records nothing.';
 
 const INVOICE_DESCRIPTION = `${COMMON}
 

@@ -140,3 +140,61 @@ export const connectionSchema = z
   .catchall(z.unknown())
   .describe("A connection. The provider's settings are returned flattened as top-level fields (Acumatica: base_url, tenant, endpoint_name, endpoint_version, scope, branches, default_currency; QuickBooks Online: realm_id; …), null when unset.")
   .meta({ id: 'Connection' });
+
+/**
+ * The invoice (a ledger document) as the invoice events carry it. No route returns an invoice on
+ * its own; this is the document as the push and the syncs stored it (the push result's `service_id`
+ * is its `id`).
+ */
+export const invoiceSchema = z
+  .strictObject({
+    object: z.literal('invoice'),
+    id: z.string().describe('UUIDv7; the push result\'s `service_id`.'),
+    kind: z.enum(['invoice', 'credit_memo']).describe('`credit_memo` for a document pushed with `debit_credit_indicator` H (or a synced credit memo): credit memos are reported by the same `invoice.*` events.'),
+    origin: z.string().describe('Where it comes from: `middleware` (the push endpoints) or `connection:<connection_id>` (a pull sync).'),
+    remote_id: z.string().nullable().describe('Its id in the source system (the synced record\'s id; the document number for a push).'),
+    company_code: z.string(),
+    fiscal_year: z.string(),
+    document_number: z.string(),
+    customer_code: z.string().nullable().describe('The customer\'s code in the source system.'),
+    partner_id: z.string().nullable().describe('The partner (customer) it is linked to; null until that customer arrives.'),
+    business_unit_id: z.string().nullable(),
+    currency: z.string().describe('ISO 4217 code.'),
+    document_type: z.string().nullable(),
+    invoice_doc_type: z.string().nullable(),
+    exchange_rate: z.string().nullable(),
+    reference: z.string().nullable(),
+    assignment: z.string().nullable(),
+    text: z.string().nullable(),
+    reason_code: z.string().nullable(),
+    clearing_document_number: z.string().nullable(),
+    document_date: z.string().nullable().describe('YYYY-MM-DD'),
+    net_due_date: z.string().nullable().describe('YYYY-MM-DD'),
+    posting_date: z.string().nullable().describe('YYYY-MM-DD'),
+    clearing_date: z.string().nullable().describe('YYYY-MM-DD'),
+    amount_in_document_currency: z.string().describe('Exact decimal string with the currency\'s ISO minor units ("1190.50" EUR, "1000" JPY).'),
+    amount_in_local_currency: z.string().nullable().describe('In the organization\'s base currency; exact decimal string without trailing zeros.'),
+    amount_open: z.string().describe('What is still open, as `amount_in_document_currency`; "0.00" once closed.'),
+    status_open: z.boolean().describe('Open AR. `invoice.closed` is recorded when this turns from true to false.'),
+    remote_deleted_at: z.string().nullable().describe('When the source reported the document deleted (ISO 8601 UTC); it is then closed. Null otherwise.'),
+    discount_terms: z.array(z.strictObject({ due_date: z.string(), percent: z.string() })).describe('Early-payment discounts, earliest first.'),
+    line_items: z
+      .array(
+        z.strictObject({
+          line_number: z.number().int(),
+          description: z.string().nullable(),
+          quantity: z.string().nullable().describe('Exact decimal string.'),
+          unit_amount: z.string().nullable().describe('Exact decimal string.'),
+          total_amount: z.string().nullable().describe('Exact decimal string with the currency\'s minor units.'),
+        }),
+      )
+      .describe('By line number.'),
+    created_at: z.string().describe('ISO 8601 UTC'),
+    modified_at: z.string().describe('ISO 8601 UTC: the last write by a push or sync (also one that changed nothing).'),
+  })
+  .meta({
+    id: 'Invoice',
+    description:
+      'An invoice or credit memo of the AR ledger as the `invoice.*` events carry it. No route returns a single invoice; this is the document as the middleware push ' +
+      '(POST /v2/integrations/providers/middleware/invoices, whose result\'s `service_id` is its `id`) or a connection sync stored it.',
+  });

@@ -65,6 +65,8 @@ export const syncRoutes = [
       'Online syncs today), the connection awaits authentication, its sync is disabled (`is_sync_disabled`), it has no ' +
       'read-enabled model, or a sync of it is already in progress. 503: the workflow could not be started (the runs are marked failed). ' +
       'Any user of the organization or an organization API key may start a sync. ' +
+      '**Events**: each page\'s records commit with their events (`partner.*`, `invoice.*`: one per record that changed, none for a record read again unchanged, ' +
+      '`invoice.closed` for deletions and voids), and each run\'s end records `connection.sync_completed` or `connection.sync_failed` with the run as GET .../sync-runs lists it. ' +
       MAPPING_DOC,
     tags: ['Integrations'],
     auth: { credentials: ['user', 'api_key'] },

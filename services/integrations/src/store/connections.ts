@@ -213,3 +213,10 @@ export async function modelsWithLastSync(db: Q, organizationId: string, connecti
   }
   return out;
 }
+
+/** The business unit of each of the connections (the organization's; absent when unknown). */
+export async function connectionBusinessUnits(db: Q, organizationId: string, ids: readonly string[]): Promise<Map<string, string | null>> {
+  if (!ids.length) return new Map();
+  const rows = (await db('connections').where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]).select('id', 'business_unit_id')) as { id: string; business_unit_id: string | null }[];
+  return new Map(rows.map((r) => [r.id, r.business_unit_id]));
+}

@@ -13,33 +13,12 @@
  * Duplicate keys inside one batch: the last occurrence wins (as if the rows had been written one
  * after the other); every occurrence gets the same id back.
  */
-import type { Knex } from 'knex';
 import { newId } from '@rp/platform';
 
 import type { DocumentUpsert, LineItemUpsert, PartnerUpsert } from '../types.js';
+import { NATURAL_KEY_PREDICATE, query, REMOTE_KEY_PREDICATE, SYNC_ORIGIN_PREFIX, type Db } from './ledger-sql.js';
 
 export type { DocumentUpsert, LineItemUpsert, PartnerUpsert };
-
-type Db = Knex | Knex.Transaction;
-
-interface PgConnection {
-  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
-}
-
-/**
- * Run a named (prepared) statement on the connection knex would use: the transaction's own when
- * `db` is a transaction, else one from the pool. Postgres parses and plans a named statement once
- * per connection instead of once per batch, and there is no client-side binding rewrite.
- */
-async function query<R>(db: Db, name: string, text: string, values: unknown[]): Promise<R[]> {
-  const client = db.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<unknown> };
-  const connection = await client.acquireConnection();
-  try {
-    return (await connection.query<R>({ name, text, values })).rows;
-  } finally {
-    await client.releaseConnection(connection);
-  }
-}
 
 /** Index of the last occurrence of each key, in first-occurrence order of the kept rows. */
 function lastByKey<T>(rows: readonly T[], key: (r: T) => string): { keys: string[]; kept: Map<string, number> } {
@@ -59,7 +38,18 @@ const PARTNER_COLUMNS = `id uuid, remote_id text, business_unit_id uuid, account
  * partners' ids in input order.
  */
 export async function upsertPartners(trx: Db, organizationId: string, origin: string, rows: readonly PartnerUpsert[]): Promise<string[]> {
-  if (rows.length === 0) return [];
+  return (await writePartners(trx, organizationId, origin, rows)).ids;
+}
+
+/** What a batch write did: the rows' ids in input order, and which of them it inserted (the others existed). */
+export interface LedgerWrite {
+  ids: string[];
+  inserted: Set<string>;
+}
+
+/** upsertPartners, also telling which partners the statement inserted. */
+export async function writePartners(trx: Db, organizationId: string, origin: string, rows: readonly PartnerUpsert[]): Promise<LedgerWrite> {
+  if (rows.length === 0) return { ids: [], inserted: new Set() };
   const { keys, kept } = lastByKey(rows, (r) => r.remote_id);
   const payload = [...kept.values()].map((i) => {
     const r = rows[i]!;
@@ -81,9 +71,9 @@ export async function upsertPartners(trx: Db, organizationId: string, origin: st
       bank_accounts: r.bank_accounts?.map((a) => ({ id: newId(), account_identifier: a.account_identifier, bank_code: a.bank_code })) ?? null,
     };
   });
-  const rows_ = await query<{ id: string; remote_id: string }>(
+  const rows_ = await query<{ id: string; remote_id: string; inserted: boolean }>(
     trx,
-    'ledger_upsert_partners_v2',
+    'ledger_upsert_partners_v3',
     `WITH input AS (
        SELECT * FROM json_to_recordset($3::json) AS r(${PARTNER_COLUMNS}, bank_accounts json)
      ), up AS (
@@ -98,7 +88,7 @@ export async function upsertPartners(trx: Db, organizationId: string, origin: st
          account_number = EXCLUDED.account_number, name = EXCLUDED.name, legal_name = EXCLUDED.legal_name,
          email = EXCLUDED.email, phone = EXCLUDED.phone, currency = EXCLUDED.currency, company_code = EXCLUDED.company_code,
          search_term = EXCLUDED.search_term, address = EXCLUDED.address, attributes = EXCLUDED.attributes, modified_at = now()
-       RETURNING p.id, p.organization_id, p.origin, p.remote_id, p.business_unit_id
+       RETURNING p.id, p.organization_id, p.origin, p.remote_id, p.business_unit_id, (p.xmax = 0) AS inserted
      ), linked AS (
        UPDATE documents AS d
           SET partner_id = up.id, business_unit_id = coalesce(d.business_unit_id, up.business_unit_id), modified_at = now()
@@ -124,11 +114,11 @@ export async function upsertPartners(trx: Db, organizationId: string, origin: st
         ORDER BY a.partner_id, a.account_identifier, a.bank_code
        ON CONFLICT (organization_id, partner_id, account_identifier, coalesce(bank_code, '')) DO UPDATE SET modified_at = now()
      )
-     SELECT id, remote_id FROM up`,
+     SELECT id, remote_id, inserted FROM up`,
     [organizationId, origin, JSON.stringify(payload)],
   );
   const ids = new Map(rows_.map((r) => [r.remote_id, r.id]));
-  return keys.map((k) => ids.get(k)!);
+  return { ids: keys.map((k) => ids.get(k)!), inserted: new Set(rows_.filter((r) => r.inserted).map((r) => r.id)) };
 }
 
 const DOCUMENT_COLUMNS = `id uuid, kind text, remote_id text, customer_code text, partner_id uuid, business_unit_id uuid,
@@ -142,11 +132,7 @@ const documentKey = (r: { company_code: string; fiscal_year: string; document_nu
   JSON.stringify([r.company_code, r.fiscal_year, r.document_number]);
 const remoteKey = (r: { kind: string; remote_id?: string | null }) => JSON.stringify([r.kind, r.remote_id]);
 
-/** Pull syncs write under an origin of this form; their documents are keyed by the source's id. */
-export const SYNC_ORIGIN_PREFIX = 'connection:';
-/** The partial-index predicates of integrations migration 006 (repeated verbatim for ON CONFLICT inference). */
-const NATURAL_KEY_PREDICATE = `remote_id IS NULL OR origin NOT LIKE 'connection:%'`;
-const REMOTE_KEY_PREDICATE = `remote_id IS NOT NULL AND origin LIKE 'connection:%'`;
+export { SYNC_ORIGIN_PREFIX };
 
 /**
  * Insert or update documents by (organization, company_code, fiscal_year, document_number) in one
@@ -171,7 +157,7 @@ export async function upsertDocuments(
   opts: DocumentWriteOptions = {},
 ): Promise<string[]> {
   if (origin.startsWith(SYNC_ORIGIN_PREFIX)) throw new Error('documents of a pull sync are keyed by their remote id: use upsertRemoteDocuments');
-  return writeDocuments(trx, organizationId, origin, rows, 'natural', opts);
+  return (await writeDocuments(trx, organizationId, origin, rows, 'natural', opts)).ids;
 }
 
 /** How a write stamps the ERP's figures: when the ERP reported them (default: now). */
@@ -194,19 +180,29 @@ export async function upsertRemoteDocuments(
   opts: DocumentWriteOptions = {},
 ): Promise<string[]> {
   if (!origin.startsWith(SYNC_ORIGIN_PREFIX)) throw new Error(`remote-keyed documents need a sync origin (${SYNC_ORIGIN_PREFIX}<id>), not ${origin}`);
-  for (const r of rows) if (!r.remote_id) throw new Error(`a synced ${r.kind} (${r.document_number}) has no remote_id`);
-  return writeDocuments(trx, organizationId, origin, rows, 'remote', opts);
+  return (await writeDocuments(trx, organizationId, origin, rows, 'remote', opts)).ids;
 }
 
-async function writeDocuments(
+/** How documents are keyed: the push's natural key, or a pull sync's remote identity. */
+export type DocumentKey = 'natural' | 'remote';
+
+/** The key a document is written by (`origin` decides: a sync origin is keyed by remote id). */
+export function documentKeyOf(origin: string): DocumentKey {
+  return origin.startsWith(SYNC_ORIGIN_PREFIX) ? 'remote' : 'natural';
+}
+
+/** upsertDocuments or upsertRemoteDocuments (by `origin`), also telling which documents the statement inserted. */
+export async function writeDocuments(
   trx: Db,
   organizationId: string,
   origin: string,
   rows: readonly DocumentUpsert[],
-  key: 'natural' | 'remote',
-  opts: DocumentWriteOptions,
-): Promise<string[]> {
-  if (rows.length === 0) return [];
+  key: DocumentKey,
+  opts: DocumentWriteOptions = {},
+): Promise<LedgerWrite> {
+  if (key !== documentKeyOf(origin)) throw new Error(`documents of origin ${origin} are not keyed by their ${key} key`);
+  if (key === 'remote') for (const r of rows) if (!r.remote_id) throw new Error(`a synced ${r.kind} (${r.document_number}) has no remote_id`);
+  if (rows.length === 0) return { ids: [], inserted: new Set() };
   const keyOf = key === 'natural' ? documentKey : remoteKey;
   const { keys, kept } = lastByKey(rows, keyOf);
   const payload = [...kept.values()].map((i) => {
@@ -260,9 +256,9 @@ async function writeDocuments(
   // How the items and line-item CTEs find their document again: by the key the rows were written by.
   const join = key === 'natural' ? 'docs.company_code = r.company_code AND docs.fiscal_year = r.fiscal_year AND docs.document_number = r.document_number' : 'docs.kind = r.kind AND docs.remote_id = r.remote_id';
   const order = key === 'natural' ? 'r.company_code, r.fiscal_year, r.document_number' : 'r.kind, r.remote_id';
-  const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string; kind: string; remote_id: string | null }>(
+  const rows_ = await query<{ id: string; company_code: string; fiscal_year: string; document_number: string; kind: string; remote_id: string | null; inserted: boolean }>(
     trx,
-    `ledger_upsert_documents_${key}_v5`,
+    `ledger_upsert_documents_${key}_v6`,
     `WITH input AS (
        SELECT * FROM json_to_recordset($1::json) AS r(${DOCUMENT_COLUMNS})
      ), docs AS (
@@ -294,7 +290,7 @@ async function writeDocuments(
        amount_open = EXCLUDED.amount_open, status_open = EXCLUDED.status_open, modified_at = now(),
        erp_reported_at = EXCLUDED.erp_reported_at,
        discount_terms = EXCLUDED.discount_terms
-     RETURNING d.id, d.company_code, d.fiscal_year, d.document_number, d.kind, d.remote_id
+     RETURNING d.id, d.company_code, d.fiscal_year, d.document_number, d.kind, d.remote_id, (d.xmax = 0) AS inserted
      ), items AS (
        SELECT docs.id AS document_id, li.*
          FROM input AS r
@@ -319,69 +315,11 @@ async function writeDocuments(
          description = EXCLUDED.description, quantity = EXCLUDED.quantity, unit_amount = EXCLUDED.unit_amount,
          total_amount = EXCLUDED.total_amount, modified_at = now()
      )
-     SELECT id, company_code, fiscal_year, document_number, kind, remote_id FROM docs`,
+     SELECT id, company_code, fiscal_year, document_number, kind, remote_id, inserted FROM docs`,
     [JSON.stringify(payload), organizationId, origin, opts.reportedAt ?? null],
   );
   const ids = new Map(rows_.map((r) => [keyOf(r), r.id]));
-  return keys.map((k) => ids.get(k)!);
+  return { ids: keys.map((k) => ids.get(k)!), inserted: new Set(rows_.filter((r) => r.inserted).map((r) => r.id)) };
 }
 
-/**
- * The source deleted these documents (by remote id, of one kind): they stay in the ledger (their
- * ids may be referenced) but are no longer open AR: amount_open 0, status_open false,
- * remote_deleted_at set. Ids the ledger does not have, or has already closed this way, are skipped.
- * Returns how many documents were closed.
- */
-export async function markRemoteDocumentsDeleted(
-  trx: Db,
-  organizationId: string,
-  origin: string,
-  kind: DocumentUpsert['kind'],
-  remoteIds: readonly string[],
-): Promise<number> {
-  if (remoteIds.length === 0) return 0;
-  const rows = await query<{ id: string }>(
-    trx,
-    'ledger_mark_remote_deleted_v1',
-    `UPDATE documents
-        SET amount_open = 0, status_open = false, remote_deleted_at = now(), modified_at = now()
-      WHERE id IN (SELECT id FROM documents
-                    WHERE organization_id = $1 AND origin = $2 AND kind = $3 AND remote_id = ANY($4::text[]) AND remote_deleted_at IS NULL
-                      AND ${REMOTE_KEY_PREDICATE}
-                    ORDER BY id FOR UPDATE)
-      RETURNING id`,
-    [organizationId, origin, kind, [...new Set(remoteIds)]],
-  );
-  return rows.length;
-}
-
-/**
- * After a read that returned every live record of a kind: the origin's documents of that kind that
- * were not written since `seenSince` (the run's start; every document the read returned was
- * upserted after it) are gone from the source and are closed as in markRemoteDocumentsDeleted.
- * Documents something else touched in the meantime are left alone (the fail-safe direction: a
- * later full read closes them). Returns how many documents were closed.
- */
-export async function closeDocumentsNotSeenSince(trx: Db, organizationId: string, origin: string, kind: DocumentUpsert['kind'], seenSince: Date): Promise<number> {
-  const rows = await query<{ id: string }>(
-    trx,
-    'ledger_close_unseen_v1',
-    `UPDATE documents
-        SET amount_open = 0, status_open = false, remote_deleted_at = now(), modified_at = now()
-      WHERE id IN (SELECT id FROM documents
-                    WHERE organization_id = $1 AND origin = $2 AND kind = $3 AND remote_deleted_at IS NULL AND modified_at < $4
-                    ORDER BY id FOR UPDATE)
-      RETURNING id`,
-    [organizationId, origin, kind, seenSince],
-  );
-  return rows.length;
-}
-
-/**
- * The database's clock now: the time a sync stamps on the figures it is about to read
- * (`erp_reported_at`), on the same clock as the payments' `posted_at` it is compared with.
- */
-export async function databaseNow(db: Db): Promise<Date> {
-  const { rows } = (await db.raw('SELECT clock_timestamp() AS now')) as { rows: { now: Date }[] };
-  return rows[0]!.now;
-}
+export { closeDocumentsNotSeenSince, databaseNow, markRemoteDocumentsDeleted } from './ledger-close.js';

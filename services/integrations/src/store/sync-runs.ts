@@ -158,29 +158,42 @@ export async function recordPage(trx: Conn, organizationId: string, runId: strin
     });
 }
 
-/** `completed`, and the model's cursor moves to the run's timerange_end (never backwards). */
-export async function completeRun(db: Db, organizationId: string, runId: string): Promise<void> {
-  await db.transaction(async (trx) => {
-    const [run] = (await trx('sync_runs')
-      .where({ organization_id: organizationId, id: runId })
-      .whereIn('status', ['scheduled', 'running'])
-      .update({ status: 'completed', completed_at: trx.fn.now(), error: null, modified_at: trx.fn.now() })
-      .returning(['model_id', 'timerange_end'])) as { model_id: string; timerange_end: Date }[];
-    if (!run) return;
-    await trx('connection_models')
-      .where({ organization_id: organizationId, id: run.model_id })
-      .update({
-        sync_cursor: trx.raw('greatest(sync_cursor, ?::timestamptz)', [run.timerange_end]),
-        modified_at: trx.fn.now(),
-      });
-  });
-}
-
-export async function failRun(db: Conn, organizationId: string, runId: string, error: string): Promise<void> {
-  await db('sync_runs')
+/**
+ * `completed`, and the model's cursor moves to the run's timerange_end (never backwards); in the
+ * caller's transaction. False when the run was not scheduled or running (nothing changed).
+ */
+export async function completeRun(trx: Conn, organizationId: string, runId: string): Promise<boolean> {
+  const [run] = (await trx('sync_runs')
     .where({ organization_id: organizationId, id: runId })
     .whereIn('status', ['scheduled', 'running'])
-    .update({ status: 'failed', error: error.slice(0, 2000), completed_at: db.fn.now(), modified_at: db.fn.now() });
+    .update({ status: 'completed', completed_at: trx.fn.now(), error: null, modified_at: trx.fn.now() })
+    .returning(['model_id', 'timerange_end'])) as { model_id: string; timerange_end: Date }[];
+  if (!run) return false;
+  await trx('connection_models')
+    .where({ organization_id: organizationId, id: run.model_id })
+    .update({
+      sync_cursor: trx.raw('greatest(sync_cursor, ?::timestamptz)', [run.timerange_end]),
+      modified_at: trx.fn.now(),
+    });
+  return true;
+}
+
+/** Unfinished runs (of `runIds`) become `failed` with `error`; returns the ids of those that changed. */
+export async function failRuns(db: Conn, organizationId: string, runIds: readonly string[], error: string): Promise<string[]> {
+  if (!runIds.length) return [];
+  const rows = (await db('sync_runs')
+    .where({ organization_id: organizationId })
+    .whereIn('id', [...runIds])
+    .whereIn('status', ['scheduled', 'running'])
+    .update({ status: 'failed', error: error.slice(0, 2000), completed_at: db.fn.now(), modified_at: db.fn.now() })
+    .returning('id')) as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+/** Runs by id (the organization's), in created order. */
+export async function syncRunsByIds(db: Conn, organizationId: string, runIds: readonly string[]): Promise<SyncRunRow[]> {
+  if (!runIds.length) return [];
+  return (await runs(db, organizationId).whereIn('r.id', [...runIds]).orderBy('r.created_at').orderBy('r.id')) as SyncRunRow[];
 }
 
 export async function cancelBatch(db: Conn, organizationId: string, batchId: string): Promise<number> {
@@ -188,16 +201,6 @@ export async function cancelBatch(db: Conn, organizationId: string, batchId: str
     .where({ organization_id: organizationId, batch_id: batchId })
     .whereIn('status', ['scheduled', 'running'])
     .update({ status: 'cancelled', completed_at: db.fn.now(), modified_at: db.fn.now() });
-}
-
-/** Runs of closed workflows that were left unfinished (workflow terminated or timed out): failed. */
-export async function failOrphanedRuns(db: Conn, organizationId: string, runIds: string[], error: string): Promise<void> {
-  if (!runIds.length) return;
-  await db('sync_runs')
-    .where({ organization_id: organizationId })
-    .whereIn('id', runIds)
-    .whereIn('status', ['scheduled', 'running'])
-    .update({ status: 'failed', error, completed_at: db.fn.now(), modified_at: db.fn.now() });
 }
 
 export interface SyncConnectionRow {
