@@ -24,7 +24,7 @@ import { createUserInviteActivities, userInviteHandler } from './activities/user
 import { inviteTokenKey } from './domain/invites.js';
 import { emailTemplateRoutes } from './routes/collections/email-templates.js';
 import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
-import { reportConfigRoutes } from './routes/report-configs.js';
+import { reportConfigRoutes, reportRunSchema } from './routes/report-configs.js';
 import { organizationRoutes } from './routes/organization.js';
 import { eventRoutes } from './routes/events.js';
 import { createScheduledReportActivities } from './activities/scheduled-report.js';
@@ -51,6 +51,11 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...reportConfigRoutes,
     ...organizationRoutes,
     ...eventRoutes,
+  ],
+  // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
+  events: [
+    { type: 'report.sent', object: reportRunSchema },
+    { type: 'report.failed', object: reportRunSchema },
   ],
   deps: ({ db, temporal, config }) => ({
     db,
