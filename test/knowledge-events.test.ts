@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { connectTemporal, createDb, ObjectStorage } from '@rp/platform';
 import { startStack, type Org, type TestStack } from './support/stack.js';
+import { customerRecord, pushCustomers } from './support/ledger.js';
 import { createPlaybookExtractionActivities } from '../services/knowledge/src/activities/playbook-extraction.js';
 
 let stack: TestStack;
@@ -184,6 +185,37 @@ describe('knowledge events', () => {
       await stack.sql(`DROP FUNCTION IF EXISTS knowledge.fail_completed()`);
       await stack.sql(`DROP SEQUENCE IF EXISTS knowledge.fail_completed_seq`);
     }
+  }, 90_000);
+
+  it('a member sees a proposal.created event exactly when they may see the proposal (its customer\'s business unit)', async () => {
+    const unit = async (name: string) => (await stack.request('POST', '/v2/business-units', { token: org.token, body: { name } })).body.id as string;
+    const [north, south] = [await unit('North'), await unit('South')];
+    const pushed = await pushCustomers(stack, org.apiKey, [{ ...customerRecord({ customer_code: 'C-NORD', name1: 'Nordwind Logistik GmbH' }), business_unit_id: south }]);
+    expect(pushed.body.results[0]).toMatchObject({ success: true });
+    const customer = pushed.body.results[0].service_id as string;
+    const created = await stack.request('POST', '/v2/users', { token: org.token, body: { email: 'north@events.example', name: 'North member', role: 'member', business_unit_ids: [north], permissions: [] } });
+    expect(created.status).toBe(200);
+    const { runCli } = await import('@rp/admin/cli');
+    const member = ((await runCli(['token', 'issue', '--org', org.organizationId, '--user', created.body.id], stack.env)) as { token: string }).token;
+
+    const text = playbook('units') + '\nNordwind Logistik GmbH pays by wire transfer and always quotes the invoice number in the remittance advice.\n';
+    const file = await upload(org.token, 'units.md', 'text/markdown', Buffer.from(text));
+    const id = await extract(org.token, file.id);
+    expect((await waitEnded(org.token, id)).status).toBe('complete');
+    const all = proposalsOfJob(await events(org.token, 'proposal.created'), id);
+    expect(all.some((e) => e.data.object.customer_id === customer)).toBe(true);
+    // the first job's proposals name no customer: the member sees every one of their events
+    const unscoped = proposalsOfJob(await events(org.token, 'proposal.created'), jobId);
+    expect(unscoped.every((e) => e.data.object.customer_id === null)).toBe(true);
+    expect(proposalsOfJob(await events(member, 'proposal.created'), jobId)).toEqual(unscoped);
+    const seen = new Set(proposalsOfJob(await events(member, 'proposal.created'), id).map((e) => e.id));
+    for (const e of all) {
+      const visible = (await stack.request('GET', `/v2/aether/playbook/proposals/${e.data.object.id}`, { token: member })).status === 200;
+      expect(seen.has(e.id), e.data.object.title).toBe(visible);
+      expect(visible).toBe(e.data.object.customer_id !== customer);
+    }
+    // the job's events belong to the organization: the member sees them
+    expect(ofJob(await events(member, 'extraction.completed'), id)).toHaveLength(1);
   }, 90_000);
 
   it('another organization sees none of these events', async () => {
