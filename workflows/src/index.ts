@@ -17,5 +17,6 @@ export * from './reports/contracts.js';
 export * from './knowledge/playbook-extraction.js';
 export * from './knowledge/contracts.js';
 export * from './admin/scheduled-report.js';
+export * from './admin/event-retention.js';
 export * from './admin/organization-schedules.js';
 export * from './admin/webhooks-contract.js';

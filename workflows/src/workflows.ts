@@ -9,4 +9,5 @@ export { cnamRegistration } from './admin/cnam-registration.js';
 export { userInvite } from './admin/user-invite.js';
 export { playbookExtraction } from './knowledge/playbook-extraction.js';
 export { scheduledReport } from './admin/scheduled-report.js';
+export { eventRetention } from './admin/event-retention.js';
 export { organizationSchedules } from './admin/organization-schedules.js';

@@ -74,6 +74,8 @@ export const commonConfigShape = {
   BODY_LIMIT_BYTES: env.int(1_048_576, 1024),
   /** Workers only: port of a small HTTP server with /healthz and /readyz (container healthchecks); unset: none. */
   WORKER_HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** Days events (and admin's webhook deliveries) are kept; each service's worker prunes its own daily (events/retention.ts). */
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
   /**
    * S3-compatible object storage (attachments, uploaded files); see storage.ts. Optional: a service
    * that stores nothing runs without them; one that does refuses to start without S3_ENDPOINT and

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { EventDeclaration } from './events/declare.js';
+import { eventRetentionActivities, type RetainedRows } from './events/retention.js';
 import type { AddressInfo } from 'node:net';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -24,6 +25,10 @@ export interface ServiceModule<C extends CommonConfig, D> {
   routes: RouteDef<D>[];
   /** Event types the service records (kernel events/), rendered as the OpenAPI `webhooks`. */
   events?: EventDeclaration[];
+  /** Rows the worker's `pruneOwnEvents` deletes with the service's events at the retention (events/retention.ts). */
+  retained?: RetainedRows[];
+  /** Idempotent start-up work of the worker before it polls (e.g. a Temporal Schedule the service owns). */
+  onWorkerStart?(base: BaseDeps<C>): Promise<void>;
   deps(base: BaseDeps<C>): D | Promise<D>;
   activities(base: BaseDeps<C>): object | Promise<object>;
   /**
@@ -127,7 +132,12 @@ export async function startServiceWorker<C extends CommonConfig, D>(
   opts: { workflowsPath: string; workflowBundlePath?: string },
 ): Promise<RunningWorker> {
   const b = await base(mod as ServiceModule<C, unknown>, config, 'worker');
-  const activities = await mod.activities(b);
+  const activities = {
+    ...(await mod.activities(b)),
+    // every service prunes its own schema's events on its own task queue (events/retention.ts)
+    ...eventRetentionActivities({ db: b.db, retentionDays: config.EVENT_RETENTION_DAYS, also: mod.retained }),
+  };
+  await mod.onWorkerStart?.(b);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS, tls: config.TEMPORAL_TLS ? {} : undefined });
   const bundlePath = opts.workflowBundlePath ?? process.env.WORKFLOW_BUNDLE_PATH;
   const worker = await Worker.create({

@@ -3,8 +3,8 @@
  * mailbox settings, caller-ID name, report configs) and collections outreach (email and SMS
  * templates, tags, segments). Wires its routes, dependencies and Temporal activities into the kit.
  */
-import { createMailer, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
-import { recordedEmailActivities, TASK_QUEUES } from '@rp/workflows';
+import { createMailer, ensureEventRetentionSchedule, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
+import { EVENT_RETENTION_SCHEDULE, recordedEmailActivities, TASK_QUEUES } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
 import type { AdminDeps } from './deps.js';
@@ -24,7 +24,7 @@ import { createUserInviteActivities, userInviteHandler } from './activities/user
 import { inviteTokenKey } from './domain/invites.js';
 import { emailTemplateRoutes } from './routes/collections/email-templates.js';
 import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
-import { reportConfigRoutes } from './routes/report-configs.js';
+import { reportConfigRoutes, reportRunSchema } from './routes/report-configs.js';
 import { organizationRoutes } from './routes/organization.js';
 import { eventRoutes } from './routes/events.js';
 import { webhookEndpointRoutes } from './routes/webhooks/endpoints.js';
@@ -32,6 +32,7 @@ import { webhookDeliveryRoutes } from './routes/webhooks/deliveries.js';
 import { webhookEndpointSchema } from './routes/webhooks/schemas.js';
 import { createScheduledReportActivities } from './activities/scheduled-report.js';
 import { createOrganizationScheduleActivities } from './activities/organization-schedules.js';
+import { pruneWebhookDeliveries } from './store/webhooks/retention.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -57,7 +58,15 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...webhookEndpointRoutes,
     ...webhookDeliveryRoutes,
   ],
-  events: [{ type: 'webhook.test', object: webhookEndpointSchema }],
+  // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
+  events: [
+    { type: 'webhook.test', object: webhookEndpointSchema },
+    { type: 'report.sent', object: reportRunSchema },
+    { type: 'report.failed', object: reportRunSchema },
+  ],
+  // Webhook deliveries go with their events at the event retention; the admin worker owns its daily Schedule.
+  retained: [{ name: 'webhook_deliveries', prune: pruneWebhookDeliveries }],
+  onWorkerStart: ({ temporal }) => ensureEventRetentionSchedule(temporal.client, EVENT_RETENTION_SCHEDULE),
   deps: ({ db, temporal, config }) => ({
     db,
     temporal: temporal.client,

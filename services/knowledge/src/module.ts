@@ -15,6 +15,8 @@ import { sharedPipelinePool } from './activities/pipeline-pool.js';
 import { proposalRoutes } from './routes/proposals.js';
 import { articleRoutes } from './routes/articles.js';
 import { deductionKnowledgeRoutes } from './routes/deduction-knowledge.js';
+import { extractionJobSchema } from './routes/schemas.js';
+import { proposalSchema } from './routes/review-schemas.js';
 
 export const knowledgeModule: ServiceModule<KnowledgeConfig, KnowledgeDeps> = {
   name: 'knowledge',
@@ -23,6 +25,12 @@ export const knowledgeModule: ServiceModule<KnowledgeConfig, KnowledgeDeps> = {
   info: { title: 'Knowledge service', version: '2.0.0', description: 'Playbook knowledge for the assistant: files, extraction jobs, proposals, articles, search, statistics and deduction knowledge.' },
   migrations,
   routes: [...playbookRoutes, ...fileRoutes, ...extractionRoutes, ...proposalRoutes, ...articleRoutes, ...deductionKnowledgeRoutes],
+  // data.object of each: the resource as its GET answers it (domain/extraction-events.ts)
+  events: [
+    { type: 'extraction.completed', object: extractionJobSchema },
+    { type: 'extraction.failed', object: extractionJobSchema },
+    { type: 'proposal.created', object: proposalSchema },
+  ],
   deps: ({ db, temporal, config }) => ({
     db,
     temporal: temporal.client,

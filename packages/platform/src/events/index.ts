@@ -5,3 +5,4 @@ export * from './record.js';
 export * from './read.js';
 export * from './declare.js';
 export * from './schema.js';
+export * from './retention.js';

@@ -15,8 +15,6 @@ import {
   beginReportEmailAttempt,
   markReportEmailError,
   markReportEmailSent,
-  markRunFailed,
-  markRunSent,
   setRunBuilt,
   setRunDelivery,
   setRunPlan,
@@ -25,6 +23,7 @@ import {
 } from '../store/report-configs.js';
 import { getOrganization } from '../store/organizations.js';
 import { reportPeriod, scheduledRunKey } from '../domain/report-configs.js';
+import { recordRunFailed, recordRunSent } from '../domain/report-run-events.js';
 import { canonicalTimezone, reconcileOrganizationSchedules, reportCalendars } from '../domain/report-schedules.js';
 import { REPORT_ATTACHMENT_LIMIT_BYTES, renderReportEmail, type ReportFileLink } from '../domain/report-email.js';
 
@@ -199,15 +198,12 @@ export function createScheduledReportActivities(deps: ScheduledReportDeps): Sche
     },
 
     async recordReportSent(input) {
-      await deps.db.transaction(async (trx) => {
-        const sentAt = await markReportEmailSent(trx, input.emailId, input.messageId);
-        await markRunSent(trx, input.organizationId, input.runId, sentAt);
-      });
+      await recordRunSent(deps.db, input);
       deps.log.info({ organization_id: input.organizationId, run_id: input.runId }, 'report recorded as sent');
     },
 
     async markReportRunFailed(input) {
-      await markRunFailed(deps.db, input.organizationId, input.runId, input.error);
+      await recordRunFailed(deps.db, input.organizationId, input.runId, input.error);
       deps.log.warn({ organization_id: input.organizationId, run_id: input.runId, error: input.error }, 'report run failed');
     },
   };

@@ -146,20 +146,34 @@ export async function setRunDelivery(db: Conn, id: string, delivery: ReportDeliv
   await db('report_runs').where({ id }).update({ delivery: JSON.stringify(delivery), modified_at: db.fn.now() });
 }
 
-export async function markRunFailed(db: Conn, organizationId: string, id: string, error: string): Promise<void> {
-  await db('report_runs').where({ organization_id: organizationId, id }).whereNot({ status: 'sent' }).update({ status: 'failed', error: error.slice(0, 2000), modified_at: db.fn.now() });
+/**
+ * Ends a running run `failed` with `error`; the run when this call ended it, null when it had already
+ * ended (sent, or failed by an earlier attempt of the same call: a failed run is never re-run).
+ */
+export async function markRunFailed(db: Conn, organizationId: string, id: string, error: string): Promise<ReportRunRow | null> {
+  const [run] = await db<ReportRunRow>('report_runs')
+    .where({ organization_id: organizationId, id, status: 'running' })
+    .update({ status: 'failed', error: error.slice(0, 2000), modified_at: db.fn.now() })
+    .returning('*');
+  return run ?? null;
 }
 
-/** The run and its config after the email went out: `sent_at` and `last_sent_at` (never moved backwards). */
-export async function markRunSent(db: Knex.Transaction, organizationId: string, id: string, sentAt: Date): Promise<void> {
+/**
+ * The run and its config after the email went out: `sent_at` and `last_sent_at` (never moved
+ * backwards). Returns the run when this call moved it to `sent`, null when it already was (a retry).
+ */
+export async function markRunSent(db: Knex.Transaction, organizationId: string, id: string, sentAt: Date): Promise<ReportRunRow | null> {
+  const prior = await db<ReportRunRow>('report_runs').where({ organization_id: organizationId, id }).forUpdate().first('status');
+  // Recorded by an earlier attempt (with the config's last_sent_at, in its transaction): nothing changes.
+  if (!prior || prior.status === 'sent') return null;
   const [run] = await db<ReportRunRow>('report_runs')
     .where({ organization_id: organizationId, id })
     .update({ status: 'sent', sent_at: db.raw('COALESCE(sent_at, ?)', [sentAt]) as unknown as Date, error: null, modified_at: db.fn.now() })
     .returning('*');
-  if (!run) return;
   await db('report_configs')
-    .where({ id: run.config_id })
-    .update({ last_sent_at: db.raw('GREATEST(COALESCE(last_sent_at, ?), ?)', [run.sent_at, run.sent_at]) });
+    .where({ id: run!.config_id })
+    .update({ last_sent_at: db.raw('GREATEST(COALESCE(last_sent_at, ?), ?)', [run!.sent_at, run!.sent_at]) });
+  return run!;
 }
 
 // ── the run's email (intent before the SMTP call, outcome after) ─────────────────────────────────

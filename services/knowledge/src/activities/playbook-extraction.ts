@@ -28,6 +28,7 @@ import { getFile } from '../store/files.js';
 import * as store from '../store/extractions.js';
 import type { JobRow } from '../store/extractions.js';
 import * as pipeline from './pipeline.js';
+import { completeJobRecorded, failJobRecorded, recordProposalsCreated } from '../domain/extraction-events.js';
 import { inProcessPipeline, type PipelineRunner } from './pipeline-pool.js';
 
 export interface PlaybookExtractionDeps {
@@ -316,15 +317,17 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
         job.extraction_type === 'synthesis' ? steps.run('synthesisProposals', articles, memories) : steps.run('synthesizeProposals', memories, articles),
       );
       await store.setStageProgress(db, job.id, 'synthesizing', { total: drafts.length }, { knowledge_count: drafts.length });
-      await inChunks(job, 'synthesizing', drafts, (trx, chunk) =>
-        store.insertProposals(trx, job.organization_id, job.id, chunk.map((draft) => ({ id: newId(), draft, articleVersion: draft.article_id ? (versions.get(draft.article_id) ?? null) : null }))),
-      );
+      await inChunks(job, 'synthesizing', drafts, async (trx, chunk) => {
+        const inserted = await store.insertProposals(trx, job.organization_id, job.id, chunk.map((draft) => ({ id: newId(), draft, articleVersion: draft.article_id ? (versions.get(draft.article_id) ?? null) : null })));
+        // only the rows this attempt added: a retried chunk whose proposals exist records nothing
+        await recordProposalsCreated(trx, job.organization_id, inserted);
+      });
       return finish(job, 'synthesizing', drafts.length);
     },
 
     async completeExtraction(input) {
       await store.refreshCounts(db, input.jobId);
-      await store.transitionJob(db, input.organizationId, input.jobId, ['synthesizing'], 'complete', { completed_at: db.fn.now() });
+      await completeJobRecorded(db, input.organizationId, input.jobId);
       const job = await store.getJob(db, input.organizationId, input.jobId);
       if (job?.status === 'failed') throw fail(job.error ?? 'the extraction job has ended');
       await dropCashHabits(input.organizationId, input.jobId);
@@ -332,7 +335,7 @@ export function createPlaybookExtractionActivities(deps: PlaybookExtractionDeps)
     },
 
     async failExtraction({ organizationId, jobId, error }) {
-      await store.failJob(db, organizationId, jobId, error);
+      await failJobRecorded(db, organizationId, jobId, error);
       await dropCashHabits(organizationId, jobId);
     },
   };

@@ -29,6 +29,7 @@ import * as store from '../store/extractions.js';
 import { getFilesByIds, type FileRow } from '../store/files.js';
 import { verifiedFile, type Quota } from './files.js';
 import { reviewerOf } from './proposals.js';
+import { failJobRecorded } from './extraction-events.js';
 
 interface Deps {
   db: Db;
@@ -167,6 +168,6 @@ export async function cancelJob(deps: Deps, org: string, id: string, log?: Logge
   clearTimeout(timer);
   // The workflow records `cancelled` itself; when it could not (no worker running, or it already
   // closed), the request does: a stage that runs later finds the job ended and stops.
-  if (await store.failJob(deps.db, org, id, EXTRACTION_CANCELLED)) log?.warn({ job_id: id }, 'extraction cancelled without its workflow recording it');
+  if (await failJobRecorded(deps.db, org, id, EXTRACTION_CANCELLED)) log?.warn({ job_id: id }, 'extraction cancelled without its workflow recording it');
   return getJob(deps, org, id);
 }

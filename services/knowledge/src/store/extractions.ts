@@ -240,10 +240,10 @@ export async function liveArticles(db: Conn, organizationId: string, collection:
   return (await q) as LiveArticle[];
 }
 
-/** Inserts proposals; an existing (extraction_id, item_key) is left alone. */
-export async function insertProposals(db: Conn, organizationId: string, extractionId: string, drafts: { id: string; draft: ProposalDraft; articleVersion: number | null }[]): Promise<void> {
-  if (!drafts.length) return;
-  await db('proposals')
+/** Inserts proposals; an existing (extraction_id, item_key) is left alone. Returns the ids of the rows inserted. */
+export async function insertProposals(db: Conn, organizationId: string, extractionId: string, drafts: { id: string; draft: ProposalDraft; articleVersion: number | null }[]): Promise<string[]> {
+  if (!drafts.length) return [];
+  const inserted = (await db('proposals')
     .insert(
       drafts.map(({ id, draft: p, articleVersion }) => ({
         id,
@@ -265,5 +265,7 @@ export async function insertProposals(db: Conn, organizationId: string, extracti
       })),
     )
     .onConflict(['extraction_id', 'item_key'])
-    .ignore();
+    .ignore()
+    .returning('id')) as { id: string }[];
+  return inserted.map((r) => r.id);
 }

@@ -91,6 +91,21 @@ export async function getProposal(db: Conn, organizationId: string, id: string, 
   return (await whereFragment(q, proposalVisibleSql('p', scope)).first()) as ProposalRow | undefined;
 }
 
+/** Proposals by id (no scope: for recording their events), in the order of `ids`. */
+export async function getProposalsByIds(db: Conn, organizationId: string, ids: readonly string[]): Promise<ProposalRow[]> {
+  if (!ids.length) return [];
+  const rows = (await selectProposals(db).where('p.organization_id', organizationId).whereIn('p.id', [...ids])) as ProposalRow[];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** The customer of each of the organization's articles in `ids` that has one. */
+export async function articleCustomers(db: Conn, organizationId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = (await db('articles').select('id', 'customer_id').where({ organization_id: organizationId }).whereIn('id', [...new Set(ids)]).whereNotNull('customer_id')) as { id: string; customer_id: string }[];
+  return new Map(rows.map((r) => [r.id, r.customer_id]));
+}
+
 /**
  * The proposal row, locked until the transaction ends (decisions on one proposal serialize); undefined
  * when unknown or hidden by the scope (the target article's customer is checked again once that
