@@ -219,7 +219,7 @@ export interface paths {
         put?: never;
         /**
          * Create a remittance
-         * @description Records a remittance advice given as JSON (1..1000 allocations; amounts are JSON numbers with at most 4 decimals). Each allocation is linked to the ledger invoice with that document number (`invoice_id`, `invoice`); the customer (`partner`) is the one all linked invoices belong to, else the one partner whose name or legal name equals `payer_name` (ignoring case). `agent_confidence_score` (0..1) is the amount-weighted share of allocations that link cleanly to an open invoice (a linked line with a problem counts half), reduced for a sum that differs from `transaction_amount` (×0.8), invoices of several customers (×0.7), no customer identified (×0.8), a payer name pointing to another customer (×0.9) or a repeated invoice number (×0.9). `agent_uncertainties` lists each doubt: `invoice_not_found: <no>`, `ambiguous_invoice: <no>`, `invoice_closed: <no>`, `amount_exceeds_open: <no>` (paid + discount + withheld above the open amount), `currency_mismatch: <no>`, `duplicate_invoice: <no>`, `sum_mismatch`, `multiple_partners`, `partner_not_identified`, `payer_name_mismatch`; `agent_error_code` is `no_invoice_matched` when nothing linked. The remittance starts `submitted`; it becomes `applied` once a payment uses it. Answers 200 with the remittance. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         * @description Records a remittance advice given as JSON (1..1000 allocations; amounts are JSON numbers with at most 4 decimals). Each allocation is linked to the ledger invoice with that document number (`invoice_id`, `invoice`); the customer (`partner`) is the one all linked invoices belong to, else the one partner whose name or legal name equals `payer_name` (ignoring case). `agent_confidence_score` (0..1) is the amount-weighted share of allocations that link cleanly to an open invoice (a linked line with a problem counts half), reduced for a sum that differs from `transaction_amount` (×0.8), invoices of several customers (×0.7), no customer identified (×0.8), a payer name pointing to another customer (×0.9) or a repeated invoice number (×0.9). `agent_uncertainties` lists each doubt: `invoice_not_found: <no>`, `ambiguous_invoice: <no>`, `invoice_closed: <no>`, `amount_exceeds_open: <no>` (paid + discount + withheld above the open amount), `currency_mismatch: <no>`, `duplicate_invoice: <no>`, `sum_mismatch`, `multiple_partners`, `partner_not_identified`, `payer_name_mismatch`; `agent_error_code` is `no_invoice_matched` when nothing linked. The remittance starts `submitted`; it becomes `applied` once a payment uses it. Answers 200 with the remittance, and records the event `remittance.created` with it (GET /v2/events, webhooks; read by a member under the business-unit rule of GET /v1/remittances, judged when it was recorded). Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
          *
          *     Requires: user access token.
          */
@@ -263,7 +263,7 @@ export interface paths {
         put?: never;
         /**
          * Create a remittance from a CSV advice
-         * @description The request body is the CSV remittance advice itself (`Content-Type: text/csv`): a header row, then one line per invoice. Columns (header names, case and spacing ignored): invoice number (`invoice_number`, `Invoice No.`, `Invoice`, …) and amount paid (`amount_paid`, `Paid`, `Amount`, …) required; `discount` and `withheld` optional (empty = 0); other columns are ignored. Separator `,` or `;`; amounts are plain decimals with a dot (`1190.00`). The payment's own fields (payer_name, payer_email, transaction_amount as a decimal string, transaction_date, transaction_number, currency, payment_method, file_name) are query parameters. A malformed file gives 422 naming each line and column (`detail.body["line 3.amount_paid"]`), nothing stored; at most 1000 lines. The file is kept as the remittance's `attachment`. Each allocation is linked to the ledger invoice with that document number (`invoice_id`, `invoice`); the customer (`partner`) is the one all linked invoices belong to, else the one partner whose name or legal name equals `payer_name` (ignoring case). `agent_confidence_score` (0..1) is the amount-weighted share of allocations that link cleanly to an open invoice (a linked line with a problem counts half), reduced for a sum that differs from `transaction_amount` (×0.8), invoices of several customers (×0.7), no customer identified (×0.8), a payer name pointing to another customer (×0.9) or a repeated invoice number (×0.9). `agent_uncertainties` lists each doubt: `invoice_not_found: <no>`, `ambiguous_invoice: <no>`, `invoice_closed: <no>`, `amount_exceeds_open: <no>` (paid + discount + withheld above the open amount), `currency_mismatch: <no>`, `duplicate_invoice: <no>`, `sum_mismatch`, `multiple_partners`, `partner_not_identified`, `payer_name_mismatch`; `agent_error_code` is `no_invoice_matched` when nothing linked. The remittance starts `submitted`; it becomes `applied` once a payment uses it. Answers 200 with the remittance. Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
+         * @description The request body is the CSV remittance advice itself (`Content-Type: text/csv`): a header row, then one line per invoice. Columns (header names, case and spacing ignored): invoice number (`invoice_number`, `Invoice No.`, `Invoice`, …) and amount paid (`amount_paid`, `Paid`, `Amount`, …) required; `discount` and `withheld` optional (empty = 0); other columns are ignored. Separator `,` or `;`; amounts are plain decimals with a dot (`1190.00`). The payment's own fields (payer_name, payer_email, transaction_amount as a decimal string, transaction_date, transaction_number, currency, payment_method, file_name) are query parameters. A malformed file gives 422 naming each line and column (`detail.body["line 3.amount_paid"]`), nothing stored; at most 1000 lines. The file is kept as the remittance's `attachment`. Each allocation is linked to the ledger invoice with that document number (`invoice_id`, `invoice`); the customer (`partner`) is the one all linked invoices belong to, else the one partner whose name or legal name equals `payer_name` (ignoring case). `agent_confidence_score` (0..1) is the amount-weighted share of allocations that link cleanly to an open invoice (a linked line with a problem counts half), reduced for a sum that differs from `transaction_amount` (×0.8), invoices of several customers (×0.7), no customer identified (×0.8), a payer name pointing to another customer (×0.9) or a repeated invoice number (×0.9). `agent_uncertainties` lists each doubt: `invoice_not_found: <no>`, `ambiguous_invoice: <no>`, `invoice_closed: <no>`, `amount_exceeds_open: <no>` (paid + discount + withheld above the open amount), `currency_mismatch: <no>`, `duplicate_invoice: <no>`, `sum_mismatch`, `multiple_partners`, `partner_not_identified`, `payer_name_mismatch`; `agent_error_code` is `no_invoice_matched` when nothing linked. The remittance starts `submitted`; it becomes `applied` once a payment uses it. Answers 200 with the remittance, and records the event `remittance.created` with it (GET /v2/events, webhooks; read by a member under the business-unit rule of GET /v1/remittances, judged when it was recorded). Errors use the v1 shapes: validation `{detail: {<location>: {<field>: [msg]}}, message}`, others `{data, error, message}`.
          *
          *     Requires: user access token.
          */
@@ -1013,6 +1013,8 @@ export interface paths {
          *
          *     Statuses: `uploaded` (file stored, processing queued) → `processing` (workflow storing, classifying and matching transactions) → `ready` (payments proposed) → `approved` (accepted; can no longer be deleted). `failed`: processing failed after retries, `error` says why. `synced`: the statement arrived through a bank connection rather than an upload (only organization admins may delete it).
          *
+         *     Events: processing records `bank_statement.processed` when the statement is `ready` (with one `payment.proposed` per proposal, each committed with its proposal) or `bank_statement.failed`; approval records `bank_statement.approved`. Their `data.object` is the statement as GET /v2/bank-statements/{statement_id}?transactions=omit answers it at that moment: without inline transactions (a statement may have 100,000; read them with GET …/transactions). A statement is tied to no business unit, so every user of the organization reads its events.
+         *
          *     Requires: user access token.
          */
         post: operations["uploadBankStatement"];
@@ -1061,7 +1063,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a processed bank statement
-         * @description Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. A statement whose balances do not reconcile (`balance_mismatch` is set: its closing balance differs from the opening balance plus its entries) is approved only with `acknowledge_balance_mismatch: true` in the body; without it the answer is 409 `conflict` naming the difference and its currency, and nothing changes. The acknowledgement is recorded (`balance_mismatch.acknowledged_by` / `acknowledged_at`); for a statement without a mismatch it is ignored. The body is optional. Unknown or another organization's id: 404.
+         * @description Moves a `ready` statement to `approved` (it can no longer be deleted). Any other status: 409 `conflict`. A statement whose balances do not reconcile (`balance_mismatch` is set: its closing balance differs from the opening balance plus its entries) is approved only with `acknowledge_balance_mismatch: true` in the body; without it the answer is 409 `conflict` naming the difference and its currency, and nothing changes. The acknowledgement is recorded (`balance_mismatch.acknowledged_by` / `acknowledged_at`); for a statement without a mismatch it is ignored. The body is optional. Unknown or another organization's id: 404. Records the event `bank_statement.approved` with the statement as this call answers it.
          *
          *     Requires: user access token.
          */
@@ -1199,7 +1201,7 @@ export interface paths {
         put?: never;
         /**
          * Send a payment receipt
-         * @description Emails the payment's customer a receipt (amount, date, the invoices it paid) and returns the outreach record that tracks it, `pending` at first. The email is sent by the Temporal workflow `payment-receipt-<payment_id>` over SMTP; the record then becomes `sent` (`email_id` = the Message-ID), `skipped` (`skip_reason`: the payment has no customer, or the customer no email address) or `failed` after the configured SMTP retries (`error`). One receipt per payment: while the payment has a `pending` or `sent` receipt, this returns that record (200) and sends nothing; after a `failed` or `skipped` one it creates a new record and tries again (a `pending` record whose workflow is no longer running is started again). Only an approved payment gets a receipt: an unapproved proposal (its payer and allocations are a guess) → 409 conflict, nothing recorded or sent. The new record's workflow is started before the answer: when the workflow of the payment's previous (failed or skipped) receipt is still closing, that run is terminated (it has nothing left to do) and replaced, so the request never waits for it. Unknown or another organization's payment: 404. Temporal unavailable (the start gives up after 5 s): 503 `service-unavailable` with `Retry-After`; the new record is left `failed` with an `error` saying so, which does not block the same request later (it creates a new record). SMTP and database outages during sending are retried; `error` is written for users.
+         * @description Emails the payment's customer a receipt (amount, date, the invoices it paid) and returns the outreach record that tracks it, `pending` at first. The email is sent by the Temporal workflow `payment-receipt-<payment_id>` over SMTP; the record then becomes `sent` (`email_id` = the Message-ID), `skipped` (`skip_reason`: the payment has no customer, or the customer no email address) or `failed` after the configured SMTP retries (`error`). One receipt per payment: while the payment has a `pending` or `sent` receipt, this returns that record (200) and sends nothing; after a `failed` or `skipped` one it creates a new record and tries again (a `pending` record whose workflow is no longer running is started again). Only an approved payment gets a receipt: an unapproved proposal (its payer and allocations are a guess) → 409 conflict, nothing recorded or sent. The new record's workflow is started before the answer: when the workflow of the payment's previous (failed or skipped) receipt is still closing, that run is terminated (it has nothing left to do) and replaced, so the request never waits for it. Unknown or another organization's payment: 404. Temporal unavailable (the start gives up after 5 s): 503 `service-unavailable` with `Retry-After`; the new record is left `failed` with an `error` saying so, which does not block the same request later (it creates a new record). SMTP and database outages during sending are retried; `error` is written for users. The record's move to `sent` records the event `outreach.sent`, to `failed` `outreach.failed` (once each; `data.object` is the record as GET /v2/cash-app/outreach/{outreach_id} answers it then; a member reads them under that route's business-unit rule, judged when they were recorded). `skipped` records no event.
          *
          *     Requires: user access token.
          */
@@ -1587,7 +1589,7 @@ export interface paths {
         put?: never;
         /**
          * Run a health check
-         * @description Runs one health check now (a real authenticated call to the provider where an adapter or credential check exists; OAuth tokens are refreshed first when they expire within 5 minutes), stores it as the connection's `health` and returns the connection. A check that verifies the credentials also clears a pending authentication. Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); `authentication_required` (no credentials yet, the provider refused them with 401/403, or a token refresh was refused; authenticate again); `unreachable` (the provider could not be reached: DNS, refused connection, timeout); `misconfigured` (required settings missing, or no OAuth client configured on this platform for the provider); `rate_limited` (the provider answered 429); `provider_error` (the provider answered 5xx or an unexpected status); `unsupported_provider` (this platform has no adapter for the provider: credentials may be verified, but nothing syncs).
+         * @description Runs one health check now (a real authenticated call to the provider where an adapter or credential check exists; OAuth tokens are refreshed first when they expire within 5 minutes), stores it as the connection's `health` and returns the connection. A check that verifies the credentials also clears a pending authentication. A check whose `status_code` differs from the stored one records `connection.health_changed` (the connection as returned here, `previous_attributes` with the earlier `health` and `is_healthy`); the same status again records nothing. Health `status_code`: `healthy` (the provider answered an authenticated call; for the push-based middleware nothing has to be called); `authentication_required` (no credentials yet, the provider refused them with 401/403, or a token refresh was refused; authenticate again); `unreachable` (the provider could not be reached: DNS, refused connection, timeout); `misconfigured` (required settings missing, or no OAuth client configured on this platform for the provider); `rate_limited` (the provider answered 429); `provider_error` (the provider answered 5xx or an unexpected status); `unsupported_provider` (this platform has no adapter for the provider: credentials may be verified, but nothing syncs).
          *
          *     Requires: user access token.
          */
@@ -1609,7 +1611,7 @@ export interface paths {
         put?: never;
         /**
          * Run a one-off sync of a connection
-         * @description Creates one `scheduled` sync run per read-enabled model (`is_one_off: true`, one shared `batch_id`; `is_initial_sync` when the model never synced, `timerange_start` = where its last completed sync ended, `timerange_end` = now) and starts the durable sync workflow `connection-sync-<connection_id>-<batch_id>`; returns those runs at once (200) — follow them with GET .../sync-runs. Models sync one after the other (customers first). 404: not a connection of the caller's organization. 409 `conflict`: the provider has no pull adapter (only QuickBooks Online syncs today), the connection awaits authentication, its sync is disabled (`is_sync_disabled`), it has no read-enabled model, or a sync of it is already in progress. 503: the workflow could not be started (the runs are marked failed). Any user of the organization or an organization API key may start a sync. QuickBooks Online (Accounting API v3, minorversion 75). **Identity**: every record is keyed by QuickBooks' own entity `Id` (per kind for documents), so editing an invoice's DocNumber or TxnDate updates the same ledger document (same id), never a second one. **Reads**: `GET {api}/v3/company/{realmId}/query` with `SELECT * FROM <Entity> WHERE MetaData.LastUpdatedTime >= '<since>' ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS <n>`: keyset pages of 100 continuing from the last LastUpdatedTime read (records already read at exactly that time are asked for again and dropped), so records inserted, edited or deleted while a sync pages are not skipped (an edited record is read at its new place). Incremental syncs start 5 minutes before timerange_start (Intuit stamps times with its own clock; re-read records are upserted again, not duplicated). Beyond 900 records in one LastUpdatedTime second (QuickBooks answers at most 1,000 rows), the rest of that second is read with `MetaData.LastUpdatedTime = '<since>' AND Id > '<last Id>' ORDERBY Id` (state `after_id`), then the read continues strictly after it (`strict`). **Deletions and voids**: an incremental sync of invoices and credit memos first calls change data capture (`GET {api}/v3/company/{realmId}/cdc?entities=<Entity>&changedSince=<start − 5 min>`); entries with `status: "Deleted"` close their documents. A deleted document stays in the ledger (its id may be referenced) but leaves open AR: amount_open 0, status_open false, and it is marked deleted (remote_deleted_at). CDC looks back 30 days and answers at most 1,000 objects: an initial sync, a window starting more than 29 days ago, or a CDC answer at that maximum makes the run a full read instead, whose last page closes the connection's documents of that kind it did not read. A voided invoice (QuickBooks keeps it with TotalAmt and Balance 0, PrivateNote "Voided") is read as closed. Customers are never deleted in QuickBooks (made inactive instead). Mapping: **Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr (line1..line5, city, region = CountrySubDivisionCode, postal_code, country). QuickBooks Online customers carry no bank accounts in its API, so a synced customer has none of the master-data bank accounts the middleware customer push can give (cash application still learns its accounts from approved payments). **Invoice → invoice, CreditMemo → credit memo**: company_code = realmId (credit memos: `<realmId>:credit_memo`, so an invoice and a credit memo with the same DocNumber never overwrite each other), fiscal_year = year of TxnDate, document_number = DocNumber (Id when absent), remote_id = Id, document_date = posting_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate), amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0, currency = CurrencyRef.value, customer_code = CustomerRef.value (links the partner with that remote_id), exchange_rate = ExchangeRate, text = PrivateNote, reference = CustomerMemo.value; line items = the SalesItemLineDetail lines (description, quantity = Qty, unit_amount = UnitPrice, total_amount = Amount), replaced as a set; no early-payment discount terms (the sync does not read the invoices' SalesTermRef Terms, so synced invoices have none). Amounts are exact decimals (read from the response text, stored as NUMERIC).
+         * @description Creates one `scheduled` sync run per read-enabled model (`is_one_off: true`, one shared `batch_id`; `is_initial_sync` when the model never synced, `timerange_start` = where its last completed sync ended, `timerange_end` = now) and starts the durable sync workflow `connection-sync-<connection_id>-<batch_id>`; returns those runs at once (200) — follow them with GET .../sync-runs. Models sync one after the other (customers first). 404: not a connection of the caller's organization. 409 `conflict`: the provider has no pull adapter (only QuickBooks Online syncs today), the connection awaits authentication, its sync is disabled (`is_sync_disabled`), it has no read-enabled model, or a sync of it is already in progress. 503: the workflow could not be started (the runs are marked failed). Any user of the organization or an organization API key may start a sync. **Events**: each page's records commit with their events (`partner.*`, `invoice.*`: one per record that changed, none for a record read again unchanged, `invoice.closed` for deletions and voids), and each run's end records `connection.sync_completed` or `connection.sync_failed` with the run as GET .../sync-runs lists it. QuickBooks Online (Accounting API v3, minorversion 75). **Identity**: every record is keyed by QuickBooks' own entity `Id` (per kind for documents), so editing an invoice's DocNumber or TxnDate updates the same ledger document (same id), never a second one. **Reads**: `GET {api}/v3/company/{realmId}/query` with `SELECT * FROM <Entity> WHERE MetaData.LastUpdatedTime >= '<since>' ORDERBY MetaData.LastUpdatedTime, Id MAXRESULTS <n>`: keyset pages of 100 continuing from the last LastUpdatedTime read (records already read at exactly that time are asked for again and dropped), so records inserted, edited or deleted while a sync pages are not skipped (an edited record is read at its new place). Incremental syncs start 5 minutes before timerange_start (Intuit stamps times with its own clock; re-read records are upserted again, not duplicated). Beyond 900 records in one LastUpdatedTime second (QuickBooks answers at most 1,000 rows), the rest of that second is read with `MetaData.LastUpdatedTime = '<since>' AND Id > '<last Id>' ORDERBY Id` (state `after_id`), then the read continues strictly after it (`strict`). **Deletions and voids**: an incremental sync of invoices and credit memos first calls change data capture (`GET {api}/v3/company/{realmId}/cdc?entities=<Entity>&changedSince=<start − 5 min>`); entries with `status: "Deleted"` close their documents. A deleted document stays in the ledger (its id may be referenced) but leaves open AR: amount_open 0, status_open false, and it is marked deleted (remote_deleted_at). CDC looks back 30 days and answers at most 1,000 objects: an initial sync, a window starting more than 29 days ago, or a CDC answer at that maximum makes the run a full read instead, whose last page closes the connection's documents of that kind it did not read. A voided invoice (QuickBooks keeps it with TotalAmt and Balance 0, PrivateNote "Voided") is read as closed. Customers are never deleted in QuickBooks (made inactive instead). Mapping: **Customer → partner** (origin `connection:<connection_id>`): remote_id = Id, name = DisplayName, legal_name = CompanyName, email = PrimaryEmailAddr.Address, phone = PrimaryPhone.FreeFormNumber, currency = CurrencyRef.value, address = BillAddr (line1..line5, city, region = CountrySubDivisionCode, postal_code, country). QuickBooks Online customers carry no bank accounts in its API, so a synced customer has none of the master-data bank accounts the middleware customer push can give (cash application still learns its accounts from approved payments). **Invoice → invoice, CreditMemo → credit memo**: company_code = realmId (credit memos: `<realmId>:credit_memo`, so an invoice and a credit memo with the same DocNumber never overwrite each other), fiscal_year = year of TxnDate, document_number = DocNumber (Id when absent), remote_id = Id, document_date = posting_date = TxnDate, net_due_date = DueDate (credit memos: TxnDate), amount_in_document_currency = TotalAmt, amount_open = Balance, status_open = Balance > 0, currency = CurrencyRef.value, customer_code = CustomerRef.value (links the partner with that remote_id), exchange_rate = ExchangeRate, text = PrivateNote, reference = CustomerMemo.value; line items = the SalesItemLineDetail lines (description, quantity = Qty, unit_amount = UnitPrice, total_amount = Amount), replaced as a set; no early-payment discount terms (the sync does not read the invoices' SalesTermRef Terms, so synced invoices have none). Amounts are exact decimals (read from the response text, stored as NUMERIC).
          *
          *     Requires: user access token or organization API key.
          */
@@ -1697,7 +1699,7 @@ export interface paths {
         put?: never;
         /**
          * Push customers (integration middleware)
-         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as `\ud800`, which is not text): such a record gets `invalid_field` naming the field(s), the others are stored. Every string field has a maximum length (the records' `maxLength`: codes and keys 100 characters, names and address parts 255, free text 1000, `smtp_addr` 254, phone numbers 64; SAP's own fields are shorter, the room is for other ERPs); a longer one gets `invalid_field` for that record only. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
+         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as `\ud800`, which is not text): such a record gets `invalid_field` naming the field(s), the others are stored. Every string field has a maximum length (the records' `maxLength`: codes and keys 100 characters, names and address parts 255, free text 1000, `smtp_addr` 254, phone numbers 64; SAP's own fields are shorter, the room is for other ERPs); a longer one gets `invalid_field` for that record only. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization. **Events**: the good records and their events are written in one transaction, one event per record whose representation changed (invoices: `invoice.created`, `invoice.updated` with `previous_attributes`, `invoice.closed` when `status_open` turns false, credit memos included; customers: `partner.created`, `partner.updated`, and `invoice.updated` for the documents a new customer links). An identical re-push records none. A request whose write fails stores nothing and records nothing.
          *
          *     **Records** (spec rule 17), all strings: required `customer_code` and `name1`; optional `name2`, `name3`, `street`, `house_num1`, `house_num2`, `post_code1`, `city1`, `city2`, `region`, `country`, `accounting_clerk`, `accounting_clerk_name`, `smtp_addr` (an email address when not empty), `tel_number`, `telnr_long`, `tax_jurisdiction`, `payment_method`, `search_term`, `vendor_account_number`, `company_code`.
          *
@@ -1727,7 +1729,7 @@ export interface paths {
         put?: never;
         /**
          * Push invoices and credit memos (integration middleware)
-         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as `\ud800`, which is not text): such a record gets `invalid_field` naming the field(s), the others are stored. Every string field has a maximum length (the records' `maxLength`: codes and keys 100 characters, names and address parts 255, free text 1000, `smtp_addr` 254, phone numbers 64; SAP's own fields are shorter, the room is for other ERPs); a longer one gets `invalid_field` for that record only. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization.
+         * @description Authenticated with an organization API key (the tenant is the key's organization; user access tokens get 403). At most 100 records per request; a body that is not a JSON array, or a longer one, gets 422 `request-validation` and nothing is written. Each record is then validated on its own: a bad record gets `success: false` with an `error_code` and a `message` naming the field(s) (the code is that of the first problem found; the message lists every problem), and the good records of the same request are stored all together in one SQL statement (set-based upserts: atomic, never a query per record). Fields not listed here are ignored. Optional text fields may be absent, null or "" (all stored as null). No string of a record, nor any of its keys, may contain the NUL character (U+0000) or a lone surrogate (an unpaired UTF-16 escape such as `\ud800`, which is not text): such a record gets `invalid_field` naming the field(s), the others are stored. Every string field has a maximum length (the records' `maxLength`: codes and keys 100 characters, names and address parts 255, free text 1000, `smtp_addr` 254, phone numbers 64; SAP's own fields are shorter, the room is for other ERPs); a longer one gets `invalid_field` for that record only. The same key twice in one request: the later record wins (as if the records had been pushed one after the other) and both results carry the same `service_id`. Optional extension field `business_unit_id`: a business unit of the organization. **Events**: the good records and their events are written in one transaction, one event per record whose representation changed (invoices: `invoice.created`, `invoice.updated` with `previous_attributes`, `invoice.closed` when `status_open` turns false, credit memos included; customers: `partner.created`, `partner.updated`, and `invoice.updated` for the documents a new customer links). An identical re-push records none. A request whose write fails stores nothing and records nothing.
          *
          *     **Records** (spec rule 16). Required: `document_number`, `company_code`, `fiscal_year` (four digits), `customer_code` (strings); `currency`; `document_date`, `net_due_date`; `amount_in_document_currency`; `status_open` (boolean); `debit_credit_indicator` (`S` stores an invoice, `H` a credit memo). Optional: `document_type`, `invoice_doc_type`, `exchange_rate`, `reference`, `assignment`, `text`, `reason_code`, `clearing_document_number` (strings), `posting_date`, `clearing_date` (dates or null), `amount_in_local_currency` (in the organization's base currency), `line_items` (array of `line_number` (integer ≥ 0, unique within the record), `description`, `quantity`, `unit_amount`, `total_amount`; absent or null = no line items).
          *
@@ -1911,7 +1913,7 @@ export interface paths {
         head?: never;
         /**
          * Assign a partner
-         * @description Only the fields sent change; null clears. `assignee_id` must be an active user of the organization, `business_unit_id` a unit of it (for a member: one of theirs); otherwise 422 naming the field. Later middleware pushes keep both. Answers the partner as GET does.
+         * @description Only the fields sent change; null clears. `assignee_id` must be an active user of the organization, `business_unit_id` a unit of it (for a member: one of theirs); otherwise 422 naming the field. Later middleware pushes keep both. Answers the partner as GET does. A change records `partner.updated` (with `previous_attributes`); sending the values the partner already has records nothing.
          *
          *     Requires: user access token.
          */
@@ -1927,7 +1929,7 @@ export interface paths {
         };
         /**
          * List payments
-         * @description Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, `statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency's minor units (JPY "1190", EUR "1190.00", KWD "1190.000"). Business units: a member sees only payments whose payer and allocated invoices are of their units or of none (others answer 404 and are absent from lists; an invoice or payer of another unit in a body is 422, as for another organization's).
+         * @description Payments proposed from bank deposits by automatic matching (status `unapproved`) or approved, newest first, each with its allocations, match score and reasons and a summary of its bank transaction. Filters: `status`, `bank_transaction_id`, `statement_id`, `partner_id`, and `start_date`/`end_date` (inclusive) on `payment_date`. Amounts are strings with the currency's minor units (JPY "1190", EUR "1190.00", KWD "1190.000"). Business units: a member sees only payments whose payer and allocated invoices are of their units or of none (others answer 404 and are absent from lists; an invoice or payer of another unit in a body is 422, as for another organization's). Events (`payment.proposed`, `payment.approved`, `payment.posted`, `payment.posting_failed`; `data.object` is the payment as GET /v2/payments/{payment_id} answered it then) are read by a member under the same rule, judged when the event was recorded: a payment whose payer and invoices belong to several units is in the event log only for callers who see every unit.
          *
          *     Requires: user access token.
          */
@@ -1935,7 +1937,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment for a deposit
-         * @description Creates an unapproved payment for a deposit that has none (typically one automatic matching could not match), with optional allocations under the same rules as PATCH (422 with loc naming the allocation index and field). The transaction must be a deposit (amount > 0) of the organization (422 otherwise); one that already has a payment → 409. `match_score` is null and `match_reasons` empty: the payment was not proposed by matching.
+         * @description Creates an unapproved payment for a deposit that has none (typically one automatic matching could not match), with optional allocations under the same rules as PATCH (422 with loc naming the allocation index and field). The transaction must be a deposit (amount > 0) of the organization (422 otherwise); one that already has a payment → 409. `match_score` is null and `match_reasons` empty: the payment was not proposed by matching. Records the event `payment.proposed` (GET /v2/events, webhooks), as a payment proposed by matching does.
          *
          *     Requires: user access token of an organization admin or of a member granted the `payments:write` permission (others: 403).
          */
@@ -1985,7 +1987,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a payment
-         * @description Approves an unapproved payment with at least one allocation. The allocations are re-checked against the invoices' open amounts (ledger amount_open minus approved payments), since another payment may have been approved meanwhile: 409 when an invoice is no longer open or would be over-allocated. Approving records the transaction's IBAN (or account number) as an account of the payer, so later deposits from it are matched to that partner first. Already approved → 409. Approval starts the posting to the ERP the invoices came from (workflow `payment-posting-<payment_id>`, `posting_status` `pending` → `posted` or `failed`; see POST /v2/payments/{payment_id}/post). An unallocated remainder is posted on account of the payer where the provider allows it (`cash_app_features.can_post_on_account_payment`); `{"on_account": true}` approves a payment without allocations that has a payer (`partner_id`), to post the whole deposit on account (unapplied cash); without it, or without a payer, a payment without allocations → 409. Open amounts here and in PATCH: an approved payment's allocations are subtracted from the ledger amount_open until the ERP's own figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice.
+         * @description Approves an unapproved payment with at least one allocation. The allocations are re-checked against the invoices' open amounts (ledger amount_open minus approved payments), since another payment may have been approved meanwhile: 409 when an invoice is no longer open or would be over-allocated. Approving records the transaction's IBAN (or account number) as an account of the payer, so later deposits from it are matched to that partner first. Already approved → 409. Approval starts the posting to the ERP the invoices came from (workflow `payment-posting-<payment_id>`, `posting_status` `pending` → `posted` or `failed`; see POST /v2/payments/{payment_id}/post). An unallocated remainder is posted on account of the payer where the provider allows it (`cash_app_features.can_post_on_account_payment`); `{"on_account": true}` approves a payment without allocations that has a payer (`partner_id`), to post the whole deposit on account (unapplied cash); without it, or without a payer, a payment without allocations → 409. Open amounts here and in PATCH: an approved payment's allocations are subtracted from the ledger amount_open until the ERP's own figure includes them (posted, and the invoice reported by the ERP after `posted_at`), never twice. Records the event `payment.approved` with the payment as this call answers it (automatic approval records it too, with `auto_approved`); when the posting cannot even start, also `payment.posting_failed`.
          *
          *     Requires: user access token of an organization admin or of a member granted the `payments:approve` permission (others: 403).
          */
@@ -2007,7 +2009,7 @@ export interface paths {
         put?: never;
         /**
          * Post (or retry posting) a payment to the ERP
-         * @description Posts an approved payment to the ERP its invoices came from (approval does this by itself; this call retries after a `posting_error`, or after a posting that could not start). The Temporal workflow `payment-posting-<payment_id>` (integrations task queue) records the intent first (a posting record whose id is the idempotency key), then: QuickBooks Online — creates a Payment (`POST /v3/company/<realm>/payment?requestid=<key>`, `CustomerRef`, `TotalAmt` = the deposit, one `Line` per allocation with `LinkedTxn` `{TxnId: <Invoice Id>, TxnType: "Invoice"}` and `Amount` = amount_paid; an unallocated remainder stays unapplied credit on the customer, i.e. on account); a repeated call with the same key returns the same Payment, so a retry never posts twice. `middleware` — the payment is queued for the middleware (GET /v2/integrations/providers/middleware/payments?status=ready_to_post), which answers `posted` or `failed`. The answer shows `posting_status` `pending`; later `posted` (`posted_at`, `erp_payment_id`, `erp_document_number`) or `failed` (`posting_error`, counted by the metrics' `posting_errors_count`). Not approved, already posted or being unposted, or a posting in progress → 409. Open amounts: an allocation reduces its invoice's ledger `amount_open` until the ERP's own figure includes it, i.e. while the payment is not posted, and after posting until the ERP reports the invoice again (a push, or a sync that read it) later than `posted_at`; from then on the ledger figure alone is the open amount, so a payment is never subtracted twice.
+         * @description Posts an approved payment to the ERP its invoices came from (approval does this by itself; this call retries after a `posting_error`, or after a posting that could not start). The Temporal workflow `payment-posting-<payment_id>` (integrations task queue) records the intent first (a posting record whose id is the idempotency key), then: QuickBooks Online — creates a Payment (`POST /v3/company/<realm>/payment?requestid=<key>`, `CustomerRef`, `TotalAmt` = the deposit, one `Line` per allocation with `LinkedTxn` `{TxnId: <Invoice Id>, TxnType: "Invoice"}` and `Amount` = amount_paid; an unallocated remainder stays unapplied credit on the customer, i.e. on account); a repeated call with the same key returns the same Payment, so a retry never posts twice. `middleware` — the payment is queued for the middleware (GET /v2/integrations/providers/middleware/payments?status=ready_to_post), which answers `posted` or `failed`. The answer shows `posting_status` `pending`; later `posted` (`posted_at`, `erp_payment_id`, `erp_document_number`) or `failed` (`posting_error`, counted by the metrics' `posting_errors_count`), recorded as the event `payment.posted` or `payment.posting_failed` once per outcome (a repeated ERP answer records nothing). Not approved, already posted or being unposted, or a posting in progress → 409. Open amounts: an allocation reduces its invoice's ledger `amount_open` until the ERP's own figure includes it, i.e. while the payment is not posted, and after posting until the ERP reports the invoice again (a push, or a sync that read it) later than `posted_at`; from then on the ledger figure alone is the open amount, so a payment is never subtracted twice.
          *
          *     Requires: user access token of an organization admin or of a member granted the `erp-postings:write` permission (others: 403).
          */
@@ -2322,8 +2324,735 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The organization's endpoints, oldest first. Secrets are never listed.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Events of the subscribed types are POSTed to `url`, signed per the Standard Webhooks specification with the endpoint's secret (returned in `secret` by this call only). An organization has at most 16 endpoints; one more is 409 `conflict`. Only events recorded after the endpoint exists are delivered to it (earlier ones are in GET /v2/events).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description The endpoint, without its secret. Another organization's endpoint is indistinguishable from a missing one (404).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its deliveries for good and answers it as it was (200). Pending deliveries stop: none is attempted after the delete (an attempt already in flight may still arrive). Another organization's endpoint is indistinguishable from a missing one (404).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Only the fields present change, with the rules of creation. A new `events` list applies to events recorded from then on. `is_enabled: false` pauses delivery (queued deliveries stay pending; nothing new is queued meanwhile); `is_enabled: true` clears `disabled_reason` and resumes the pending deliveries at once. Another organization's endpoint is indistinguishable from a missing one (404).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description Newest first. Deliveries are kept as long as their endpoint; the events they carry as long as the event log keeps them.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again now
+         * @description Makes the delivery pending and due now, whatever its status (a succeeded one is sent again, with the same `webhook-id`). Its `attempts` are kept: the retry schedule continues from them, so a failure after the last scheduled attempt marks it failed again (retry it again by hand). Answers 202 with the delivery. A disabled endpoint, or a delivery whose event the log no longer keeps (events are kept 30 days by default, deliveries as long as their endpoint), is 409 `conflict`. If the delivery worker cannot be reached (503 with Retry-After), what was recorded stays and sending the request again wakes delivery.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Issues a new secret, shown in this answer only. For 24 hours deliveries carry two signatures (new and previous secret, space-separated in `webhook-signature`), so receivers can switch without losing events. Rotating again within those 24 hours makes the secret current until now the previous one (the older one stops signing at once). Another organization's endpoint is indistinguishable from a missing one (404).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{webhook_endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Records a `webhook.test` event (its `data.object` is the endpoint, without secret; it is in GET /v2/events) addressed to this endpoint only, whatever it subscribes to, and queues its delivery. Answers 202 with the queued delivery; follow it in the deliveries list. A disabled endpoint is 409 `conflict`. If the delivery worker cannot be reached (503 with Retry-After), what was recorded stays and sending the request again wakes delivery.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "bank_statement.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every payment of a bank statement was approved.
+         * @description `data.object` is the bank statement exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["bankStatementApprovedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "bank_statement.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A bank statement could not be processed.
+         * @description `data.object` is the bank statement exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["bankStatementFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "bank_statement.processed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A bank statement was read and matched; its lines are ready for review.
+         * @description `data.object` is the bank statement exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["bankStatementProcessedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "connection.health_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A connection's health changed (e.g. its credentials stopped working).
+         * @description `data.object` is the connection exactly as the API returned it when the event was recorded; `previous_attributes` holds the changed fields' earlier values.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["connectionHealthChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "connection.sync_completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A connection sync finished.
+         * @description `data.object` is the connection exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["connectionSyncCompletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "connection.sync_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A connection sync failed.
+         * @description `data.object` is the connection exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["connectionSyncFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "extraction.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A playbook extraction job finished.
+         * @description `data.object` is the extraction exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["extractionCompletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "extraction.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A playbook extraction job failed.
+         * @description `data.object` is the extraction exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["extractionFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An invoice was closed (fully paid or closed in the ERP).
+         * @description `data.object` is the invoice exactly as the API returned it when the event was recorded; `previous_attributes` holds the changed fields' earlier values.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["invoiceClosedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An invoice arrived (push or sync).
+         * @description `data.object` is the invoice exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["invoiceCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An invoice changed (push or sync); `previous_attributes` holds the fields that changed.
+         * @description `data.object` is the invoice exactly as the API returned it when the event was recorded; `previous_attributes` holds the changed fields' earlier values.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["invoiceUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "outreach.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An outreach email could not be sent.
+         * @description `data.object` is the outreach exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["outreachFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "outreach.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An outreach email (e.g. a payment receipt) was accepted by the mail server.
+         * @description `data.object` is the outreach exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["outreachSentWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "partner.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A partner (customer) arrived (push or sync).
+         * @description `data.object` is the partner exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["partnerCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "partner.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A partner changed; `previous_attributes` holds the fields that changed.
+         * @description `data.object` is the partner exactly as the API returned it when the event was recorded; `previous_attributes` holds the changed fields' earlier values.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["partnerUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment was approved (by a user or by automatic approval).
+         * @description `data.object` is the payment exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["paymentApprovedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.posted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment was posted to the ERP.
+         * @description `data.object` is the payment exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["paymentPostedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.posting_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Posting a payment to the ERP failed.
+         * @description `data.object` is the payment exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["paymentPostingFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.proposed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cash application proposed a payment (customer and allocations) for a bank line.
+         * @description `data.object` is the payment exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["paymentProposedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "proposal.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A knowledge proposal was created for review.
+         * @description `data.object` is the proposal exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["proposalCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "remittance.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A remittance advice was recorded.
+         * @description `data.object` is the remittance exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["remittanceCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "report.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A scheduled report could not be sent.
+         * @description `data.object` is the report run exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["reportFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "report.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A scheduled report was sent.
+         * @description `data.object` is the report run exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["reportSentWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event, sent to one endpoint on request.
+         * @description `data.object` is the webhook endpoint exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         AcceptUserInviteRequest: {
@@ -2528,6 +3257,23 @@ export interface components {
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
+        /** @description The `bank_statement.approved` event: Every payment of a bank statement was approved. */
+        BankStatementApprovedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["BankStatement"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "bank_statement.approved";
+        };
         BankStatementDetail: {
             /** @description IBAN or account number of the bank account. */
             account_identifier: string | null;
@@ -2611,12 +3357,46 @@ export interface components {
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
+        /** @description The `bank_statement.failed` event: A bank statement could not be processed. */
+        BankStatementFailedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["BankStatement"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "bank_statement.failed";
+        };
         /** @description A page of BankStatement records. */
         BankStatementPage: {
             current_page: number;
             data: components["schemas"]["BankStatement"][];
             next_page: number | null;
             total_records: number;
+        };
+        /** @description The `bank_statement.processed` event: A bank statement was read and matched; its lines are ready for review. */
+        BankStatementProcessedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["BankStatement"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "bank_statement.processed";
         };
         BankStatementUpload: {
             /** @description IBAN or account number of the bank account. */
@@ -2920,6 +3700,27 @@ export interface components {
             /** @description ISO 8601 UTC: when the check ran */
             timestamp: string;
         };
+        /** @description The `connection.health_changed` event: A connection's health changed (e.g. its credentials stopped working). */
+        ConnectionHealthChangedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Connection"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /** @description For `*.updated` and `*.health_changed` events: the fields that changed, with their values before the change. */
+            previous_attributes?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "connection.health_changed";
+        };
         ConnectionModel: {
             connection_id: string;
             created_at: string;
@@ -2948,6 +3749,40 @@ export interface components {
             data: components["schemas"]["Connection"][];
             next_page: number | null;
             total_records: number;
+        };
+        /** @description The `connection.sync_completed` event: A connection sync finished. */
+        ConnectionSyncCompletedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["SyncRun"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "connection.sync_completed";
+        };
+        /** @description The `connection.sync_failed` event: A connection sync failed. */
+        ConnectionSyncFailedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["SyncRun"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "connection.sync_failed";
         };
         CreateAdjustmentRequest: {
             /**
@@ -3264,6 +4099,16 @@ export interface components {
              */
             role?: "admin" | "member";
         };
+        CreateWebhookEndpointRequest: {
+            /** @description A note for people (at most 500 characters); null to clear it. */
+            description?: string | null;
+            /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
+            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+            /** @description Default true; false creates it paused. */
+            is_enabled?: boolean;
+            /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
+            url: string;
+        };
         CustomerSegment: {
             /** @description Condition tree (see the condition language). */
             conditions: {
@@ -3437,7 +4282,172 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        /** @description The `extraction.completed` event: A playbook extraction job finished. */
+        ExtractionCompletedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["PlaybookExtraction"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "extraction.completed";
+        };
+        /** @description The `extraction.failed` event: A playbook extraction job failed. */
+        ExtractionFailedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["PlaybookExtraction"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "extraction.failed";
+        };
         GetMailboxSettingsResponse: components["schemas"]["MailboxSettings"] | null;
+        /** @description An invoice or credit memo of the AR ledger as the `invoice.*` events carry it. No route returns a single invoice; this is the document as the middleware push (POST /v2/integrations/providers/middleware/invoices, whose result's `service_id` is its `id`) or a connection sync stored it. */
+        Invoice: {
+            /** @description Exact decimal string with the currency's ISO minor units ("1190.50" EUR, "1000" JPY). */
+            amount_in_document_currency: string;
+            /** @description In the organization's base currency; exact decimal string without trailing zeros. */
+            amount_in_local_currency: string | null;
+            /** @description What is still open, as `amount_in_document_currency`; "0.00" once closed. */
+            amount_open: string;
+            assignment: string | null;
+            business_unit_id: string | null;
+            /** @description YYYY-MM-DD */
+            clearing_date: string | null;
+            clearing_document_number: string | null;
+            company_code: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description ISO 4217 code. */
+            currency: string;
+            /** @description The customer's code in the source system. */
+            customer_code: string | null;
+            /** @description Early-payment discounts, earliest first. */
+            discount_terms: {
+                due_date: string;
+                percent: string;
+            }[];
+            /** @description YYYY-MM-DD */
+            document_date: string | null;
+            document_number: string;
+            document_type: string | null;
+            exchange_rate: string | null;
+            fiscal_year: string;
+            /** @description UUIDv7; the push result's `service_id`. */
+            id: string;
+            invoice_doc_type: string | null;
+            /**
+             * @description `credit_memo` for a document pushed with `debit_credit_indicator` H (or a synced credit memo): credit memos are reported by the same `invoice.*` events.
+             * @enum {string}
+             */
+            kind: "invoice" | "credit_memo";
+            /** @description By line number. */
+            line_items: {
+                description: string | null;
+                line_number: number;
+                /** @description Exact decimal string. */
+                quantity: string | null;
+                /** @description Exact decimal string with the currency's minor units. */
+                total_amount: string | null;
+                /** @description Exact decimal string. */
+                unit_amount: string | null;
+            }[];
+            /** @description ISO 8601 UTC: the last write by a push or sync (also one that changed nothing). */
+            modified_at: string;
+            /** @description YYYY-MM-DD */
+            net_due_date: string | null;
+            /** @constant */
+            object: "invoice";
+            /** @description Where it comes from: `middleware` (the push endpoints) or `connection:<connection_id>` (a pull sync). */
+            origin: string;
+            /** @description The partner (customer) it is linked to; null until that customer arrives. */
+            partner_id: string | null;
+            /** @description YYYY-MM-DD */
+            posting_date: string | null;
+            reason_code: string | null;
+            reference: string | null;
+            /** @description When the source reported the document deleted (ISO 8601 UTC); it is then closed. Null otherwise. */
+            remote_deleted_at: string | null;
+            /** @description Its id in the source system (the synced record's id; the document number for a push). */
+            remote_id: string | null;
+            /** @description Open AR. `invoice.closed` is recorded when this turns from true to false. */
+            status_open: boolean;
+            text: string | null;
+        };
+        /** @description The `invoice.closed` event: An invoice was closed (fully paid or closed in the ERP). */
+        InvoiceClosedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Invoice"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /** @description For `*.updated` and `*.health_changed` events: the fields that changed, with their values before the change. */
+            previous_attributes?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "invoice.closed";
+        };
+        /** @description The `invoice.created` event: An invoice arrived (push or sync). */
+        InvoiceCreatedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Invoice"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "invoice.created";
+        };
+        /** @description The `invoice.updated` event: An invoice changed (push or sync); `previous_attributes` holds the fields that changed. */
+        InvoiceUpdatedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Invoice"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /** @description For `*.updated` and `*.health_changed` events: the fields that changed, with their values before the change. */
+            previous_attributes?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "invoice.updated";
+        };
         KnowledgeArticle: {
             archived_at: string | null;
             /** @enum {string} */
@@ -3810,6 +4820,23 @@ export interface components {
             /** @description IANA timezone: the organization's dates (aging, out-of-office days) and report schedules. */
             timezone: string;
         };
+        /** @description The `outreach.failed` event: An outreach email could not be sent. */
+        OutreachFailedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["OutreachRecord"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "outreach.failed";
+        };
         OutreachRecord: {
             bank_transaction_id: string | null;
             /** @description ISO 8601 UTC */
@@ -3842,6 +4869,23 @@ export interface components {
             data: components["schemas"]["OutreachRecord"][];
             next_page: number | null;
             total_records: number;
+        };
+        /** @description The `outreach.sent` event: An outreach email (e.g. a payment receipt) was accepted by the mail server. */
+        OutreachSentEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["OutreachRecord"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "outreach.sent";
         };
         Partner: {
             account_number: string | null;
@@ -3879,6 +4923,23 @@ export interface components {
             }[];
             /** @description open invoices, base currency (decimal string) */
             total_open_lc: string;
+        };
+        /** @description The `partner.created` event: A partner (customer) arrived (push or sync). */
+        PartnerCreatedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["ListedPartner"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "partner.created";
         };
         PartnerDeductionKnowledge: {
             /** @description The effective entry of each operation that has one, in the order of the operation enum. */
@@ -3918,6 +4979,27 @@ export interface components {
             data: components["schemas"]["PartnerSummary"][];
             next_page: number | null;
             total_records: number;
+        };
+        /** @description The `partner.updated` event: A partner changed; `previous_attributes` holds the fields that changed. */
+        PartnerUpdatedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["ListedPartner"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /** @description For `*.updated` and `*.health_changed` events: the fields that changed, with their values before the change. */
+            previous_attributes?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "partner.updated";
         };
         Payment: {
             /** @description The cash the allocations apply: the invoices' amount_paid less the credit memos' amount_paid (their credit applied). */
@@ -4009,6 +5091,23 @@ export interface components {
             /** @constant */
             object: "payment_allocation";
         };
+        /** @description The `payment.approved` event: A payment was approved (by a user or by automatic approval). */
+        PaymentApprovedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Payment"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "payment.approved";
+        };
         PaymentBankTransaction: {
             /** @description Decimal string with the currency's minor units: JPY "1190", EUR "1190.00", KWD "1190.000". */
             amount: string;
@@ -4030,6 +5129,57 @@ export interface components {
             data: components["schemas"]["Payment"][];
             next_page: number | null;
             total_records: number;
+        };
+        /** @description The `payment.posted` event: A payment was posted to the ERP. */
+        PaymentPostedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Payment"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "payment.posted";
+        };
+        /** @description The `payment.posting_failed` event: Posting a payment to the ERP failed. */
+        PaymentPostingFailedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Payment"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "payment.posting_failed";
+        };
+        /** @description The `payment.proposed` event: Cash application proposed a payment (customer and allocations) for a bank line. */
+        PaymentProposedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Payment"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "payment.proposed";
         };
         PlaybookExtraction: {
             /** @description Target collection; inferred during `enriching` when the request gave none. */
@@ -4177,6 +5327,23 @@ export interface components {
             title: string;
             /** @example entity-not-found */
             type: string;
+        };
+        /** @description The `proposal.created` event: A knowledge proposal was created for review. */
+        ProposalCreatedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["KnowledgeProposal"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "proposal.created";
         };
         Provider: {
             /** @enum {string} */
@@ -4574,6 +5741,23 @@ export interface components {
             iban: string | null;
             type: string | null;
         } | null;
+        /** @description The `remittance.created` event: A remittance advice was recorded. */
+        RemittanceCreatedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Remittance"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "remittance.created";
+        };
         /** @description A page of Remittance records. */
         RemittancePage: {
             current_page: number;
@@ -4610,6 +5794,23 @@ export interface components {
             data: components["schemas"]["ReportConfig"][];
             next_page: number | null;
             total_records: number;
+        };
+        /** @description The `report.failed` event: A scheduled report could not be sent. */
+        ReportFailedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["ReportRun"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "report.failed";
         };
         ReportMiddlewarePaymentFailedRequest: {
             error: string;
@@ -4667,6 +5868,23 @@ export interface components {
             data: components["schemas"]["ReportRun"][];
             next_page: number | null;
             total_records: number;
+        };
+        /** @description The `report.sent` event: A scheduled report was sent. */
+        ReportSentEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["ReportRun"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "report.sent";
         };
         SendPaymentReceiptRequest: {
             /** Format: uuid */
@@ -4940,6 +6158,16 @@ export interface components {
             /** @enum {string} */
             role?: "admin" | "member";
         };
+        UpdateWebhookEndpointRequest: {
+            /** @description A note for people (at most 500 characters); null to clear it. */
+            description?: string | null;
+            /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
+            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+            /** @description false pauses delivery; true resumes it (and clears `disabled_reason`). */
+            is_enabled?: boolean;
+            /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
+            url?: string;
+        };
         UploadBankStatementForm: {
             /** @description The file's character encoding (e.g. `windows-1250`, `cp852`), overriding detection. Omitted: detected (BOM, XML declaration, valid UTF-8, else the best of windows-1252, windows-1250, iso-8859-2, cp852). */
             charset?: string;
@@ -5152,6 +6380,111 @@ export interface components {
                 };
             };
             message: string;
+        };
+        /** @description One event's delivery to one endpoint, with its attempts. */
+        WebhookDelivery: {
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            endpoint_id: string;
+            /** @description The event delivered (GET /v2/events/{event_id}); also the `webhook-id` header of every attempt. */
+            event_id: string;
+            event_type: string;
+            id: string;
+            last_attempt_at: string | null;
+            /** @description What went wrong on the last attempt. */
+            last_error: string | null;
+            /** @description HTTP status of the last attempt; null when it got no answer. */
+            last_status_code: number | null;
+            /** @description When the next attempt is due (pending only). */
+            next_attempt_at: string | null;
+            /** @constant */
+            object: "webhook_delivery";
+            /**
+             * @description pending: queued or waiting for its next attempt; succeeded: a 2xx answer; failed: every scheduled attempt failed (retry it by hand).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+        };
+        /** @description A page of WebhookDelivery records. */
+        WebhookDeliveryPage: {
+            current_page: number;
+            data: components["schemas"]["WebhookDelivery"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description A receiver of the organization's events. The signing secret is never shown here. */
+        WebhookEndpoint: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            /** @description Why the platform disabled the endpoint (it answered 410 Gone, or every delivery failed for 3 days); null when an admin disabled it or it is enabled. Enabling clears it. */
+            disabled_reason: string | null;
+            /** @description Subscribed event types, or `["*"]`. */
+            events: string[];
+            id: string;
+            /** @description false: delivery is paused. Deliveries already queued stay pending and no new ones are queued while disabled (events recorded meanwhile are not delivered later; catch up from GET /v2/events). Enabling again resumes the pending ones. */
+            is_enabled: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            url: string;
+        };
+        /** @description A page of WebhookEndpoint records. */
+        WebhookEndpointPage: {
+            current_page: number;
+            data: components["schemas"]["WebhookEndpoint"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description The answer of a secret rotation. */
+        WebhookEndpointSecret: {
+            endpoint_id: string;
+            /** @constant */
+            object: "webhook_endpoint_secret";
+            /** @description Until then (24 hours) deliveries carry signatures with both the new and the previous secret, space-separated in `webhook-signature`. */
+            previous_secret_expires_at: string | null;
+            /** @description The new signing secret (`whsec_` + base64 of 32 random bytes), shown this once. */
+            secret: string;
+        };
+        /** @description A new endpoint, with its signing secret. */
+        WebhookEndpointWithSecret: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            /** @description Why the platform disabled the endpoint (it answered 410 Gone, or every delivery failed for 3 days); null when an admin disabled it or it is enabled. Enabling clears it. */
+            disabled_reason: string | null;
+            /** @description Subscribed event types, or `["*"]`. */
+            events: string[];
+            id: string;
+            /** @description false: delivery is paused. Deliveries already queued stay pending and no new ones are queued while disabled (events recorded meanwhile are not delivered later; catch up from GET /v2/events). Enabling again resumes the pending ones. */
+            is_enabled: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            /** @description The signing secret (`whsec_` + base64 of 32 random bytes; Standard Webhooks). Returned by this call only: store it safely; it is stored encrypted and shown never again (rotate to get a new one). */
+            secret: string;
+            url: string;
+        };
+        /** @description The `webhook.test` event: A test event, sent to one endpoint on request. */
+        WebhookTestEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["WebhookEndpoint"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "webhook.test";
         };
     };
     responses: never;
@@ -14606,9 +15939,9 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Only events recorded after this instant (ISO 8601 with offset). */
+                /** @description Only events recorded after this instant (ISO 8601 with offset; exclusive, compared to the millisecond as `created_at` is shown, so the `created_at` of the last event seen returns only later ones). */
                 created_after?: string;
-                /** @description Only events recorded before this instant (ISO 8601 with offset). */
+                /** @description Only events recorded before this instant (ISO 8601 with offset; exclusive, compared to the millisecond as `created_at` is shown, so the `created_at` of the last event seen returns only later ones). */
                 created_before?: string;
                 /** @description Page number, 0-indexed (default 0). */
                 page?: number;
@@ -20924,6 +22257,2067 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..100 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                /** @description Only deliveries in this status. */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointSecret"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    bankStatementApprovedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankStatementApprovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bankStatementFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankStatementFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bankStatementProcessedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankStatementProcessedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    connectionHealthChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectionHealthChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    connectionSyncCompletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectionSyncCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    connectionSyncFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectionSyncFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    extractionCompletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExtractionCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    extractionFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExtractionFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    invoiceClosedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    invoiceCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    invoiceUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    outreachFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OutreachFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    outreachSentWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OutreachSentEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    partnerCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PartnerCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    partnerUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PartnerUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentApprovedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentApprovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentPostedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentPostedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentPostingFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentPostingFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentProposedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentProposedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    proposalCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProposalCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    remittanceCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemittanceCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reportFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reportSentWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportSentEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
