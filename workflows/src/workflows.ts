@@ -10,3 +10,5 @@ export { userInvite } from './admin/user-invite.js';
 export { playbookExtraction } from './knowledge/playbook-extraction.js';
 export { scheduledReport } from './admin/scheduled-report.js';
 export { organizationSchedules } from './admin/organization-schedules.js';
+export { webhookDispatcher } from './admin/webhook-dispatcher.js';
+export { webhookEndpointDelivery } from './admin/webhook-endpoint-delivery.js';

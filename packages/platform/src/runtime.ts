@@ -27,6 +27,11 @@ export interface ServiceModule<C extends CommonConfig, D> {
   deps(base: BaseDeps<C>): D | Promise<D>;
   activities(base: BaseDeps<C>): object | Promise<object>;
   /**
+   * Runs once the service's worker polls (e.g. ensures a long-running workflow the service needs).
+   * A failure is logged, never fatal: the worker serves its queue regardless.
+   */
+  workerStarted?(base: BaseDeps<C>): Promise<void>;
+  /**
    * Worker options of the service's worker. Heartbeat throttling: the SDK sends an activity's
    * heartbeats at most every 0.8 × heartbeatTimeout (defaultHeartbeatThrottleInterval when the
    * activity has none), capped at maxHeartbeatThrottleInterval, and a cancellation reaches the
@@ -143,6 +148,7 @@ export async function startServiceWorker<C extends CommonConfig, D>(
     await connection.close().catch(() => {});
   });
   b.log.info({ taskQueue: mod.taskQueue }, `${mod.name} worker polling`);
+  if (mod.workerStarted) await mod.workerStarted(b).catch((err: unknown) => b.log.error({ err }, `${mod.name} worker start hook failed`));
   const health = config.WORKER_HEALTH_PORT ? await startWorkerHealth(config.WORKER_HEALTH_PORT, worker, b, `${mod.name}-worker`) : null;
   return {
     worker,

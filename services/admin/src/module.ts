@@ -29,6 +29,10 @@ import { organizationRoutes } from './routes/organization.js';
 import { eventRoutes } from './routes/events.js';
 import { createScheduledReportActivities } from './activities/scheduled-report.js';
 import { createOrganizationScheduleActivities } from './activities/organization-schedules.js';
+import { createWebhookDispatchActivities } from './activities/webhooks-dispatch.js';
+import { createWebhookDeliverActivities } from './activities/webhooks-deliver.js';
+import { webhookDisabledEmailHandler } from './activities/webhook-disabled-email.js';
+import { ensureWebhookDispatcher } from './domain/webhooks/dispatcher.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -65,7 +69,11 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     const invite = { ...welcome, mailer: createMailer(config.SMTP_URL), tokenKey: inviteTokenKey(config.IDENTITY_SECRET) };
     return {
       // The recorded emails of the admin task queue (the family's names; cash-app's worker serves `receipt` on its own queue)
-      ...recordedEmailActivities({ welcome: welcomeEmailHandler(welcome), invite: userInviteHandler(invite) }),
+      ...recordedEmailActivities({
+        welcome: welcomeEmailHandler(welcome),
+        invite: userInviteHandler(invite),
+        'webhook-disabled': webhookDisabledEmailHandler({ ...welcome, mailer: createMailer(config.SMTP_URL) }),
+      }),
       // The names of welcome and invite workflows started before the family, while recorded or running ones may call them
       ...createWelcomeEmailActivities(welcome),
       ...createUserInviteActivities(invite),
@@ -80,6 +88,19 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
         storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
         linkTtlSeconds: config.REPORT_LINK_TTL_SECONDS,
       }),
+      ...createWebhookDispatchActivities({ db, log, temporal: temporal.client, databaseUrl: config.DATABASE_URL }),
+      ...createWebhookDeliverActivities({
+        db,
+        log,
+        policy: config.OUTBOUND_ALLOWLIST,
+        secrets: config,
+        retryDelaysSeconds: config.WEBHOOK_RETRY_DELAYS_SECONDS,
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        disableAfterHours: config.WEBHOOK_DISABLE_AFTER_HOURS,
+        concurrency: config.WEBHOOK_CONCURRENCY,
+      }),
     };
   },
+  // Webhook delivery needs its dispatcher running: every admin worker ensures it when it starts.
+  workerStarted: async ({ temporal }) => ensureWebhookDispatcher(temporal.client),
 };
