@@ -41,6 +41,8 @@ export interface Receiver {
   received: Received[];
   /** decides the answer of each request (default 200) */
   answer: (req: { id: string; body: any; nth: number }) => Answer;
+  /** milliseconds each answer is held back (a receiver doing some work) */
+  delayMs: number;
   close(): Promise<void>;
   /** resolves once `predicate` holds of the requests received (polls; bounded by `timeoutMs`) */
   waitFor(predicate: (received: Received[]) => boolean, timeoutMs?: number): Promise<Received[]>;
@@ -59,6 +61,7 @@ export async function startReceiver(secrets: () => string[], host = '127.0.0.1')
     port: 0,
     received: [],
     answer: () => 200,
+    delayMs: 0,
     async close() {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
@@ -102,7 +105,9 @@ export async function startReceiver(secrets: () => string[], host = '127.0.0.1')
         hanging.add(res);
         return;
       }
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'no');
+      const send = () => res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'no');
+      if (receiver.delayMs > 0) setTimeout(send, receiver.delayMs);
+      else send();
     });
   });
   await new Promise<void>((r) => server.listen(0, host, r));

@@ -4,7 +4,7 @@
  * templates, tags, segments). Wires its routes, dependencies and Temporal activities into the kit.
  */
 import { createMailer, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
-import { recordedEmailActivities, TASK_QUEUES } from '@rp/workflows';
+import { recordedEmailActivities, TASK_QUEUES, WEBHOOK_ACTIVITY_TASK_QUEUE } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
 import type { AdminDeps } from './deps.js';
@@ -88,19 +88,27 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
         storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
         linkTtlSeconds: config.REPORT_LINK_TTL_SECONDS,
       }),
-      ...createWebhookDispatchActivities({ db, log, temporal: temporal.client, databaseUrl: config.DATABASE_URL }),
-      ...createWebhookDeliverActivities({
-        db,
-        log,
-        policy: config.OUTBOUND_ALLOWLIST,
-        secrets: config,
-        retryDelaysSeconds: config.WEBHOOK_RETRY_DELAYS_SECONDS,
-        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-        disableAfterHours: config.WEBHOOK_DISABLE_AFTER_HOURS,
-        concurrency: config.WEBHOOK_CONCURRENCY,
-      }),
     };
   },
+  // Webhook dispatch and delivery run for minutes: on a queue of their own, beside admin's.
+  activityQueues: ({ db, log, config, temporal }) => [
+    {
+      taskQueue: WEBHOOK_ACTIVITY_TASK_QUEUE,
+      activities: {
+        ...createWebhookDispatchActivities({ db, log, temporal: temporal.client, databaseUrl: config.DATABASE_URL }),
+        ...createWebhookDeliverActivities({
+          db,
+          log,
+          policy: config.OUTBOUND_ALLOWLIST,
+          secrets: config,
+          retryDelaysSeconds: config.WEBHOOK_RETRY_DELAYS_SECONDS,
+          timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+          disableAfterHours: config.WEBHOOK_DISABLE_AFTER_HOURS,
+          concurrency: config.WEBHOOK_CONCURRENCY,
+        }),
+      },
+    },
+  ],
   // Webhook delivery needs its dispatcher running: every admin worker ensures it when it starts.
   workerStarted: async ({ temporal }) => ensureWebhookDispatcher(temporal.client),
 };

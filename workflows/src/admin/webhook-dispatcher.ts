@@ -5,6 +5,14 @@
  * Its activity never gives up on an outage (no schedule-to-close bound): the dispatcher must not stop.
  */
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { TASK_QUEUES } from '../task-queues.js';
+
+/**
+ * The task queue of the webhook activities (dispatch and delivery), served by the admin worker
+ * process beside its own queue: these activities run for minutes and must never take the slots of
+ * admin's other activities (emails, reports), nor wait for them.
+ */
+export const WEBHOOK_ACTIVITY_TASK_QUEUE = `${TASK_QUEUES.admin}-webhooks`;
 
 export interface WebhookDispatcherInput {
   /** How long one activity run dispatches before the workflow continues as new (default 3 minutes). */
@@ -21,6 +29,7 @@ const DEFAULT_RUN_MS = 180_000;
 export async function webhookDispatcher(input: WebhookDispatcherInput = {}): Promise<void> {
   const runForMs = input.runForMs ?? DEFAULT_RUN_MS;
   const { dispatchWebhookEvents } = proxyActivities<WebhookDispatchActivities>({
+    taskQueue: WEBHOOK_ACTIVITY_TASK_QUEUE,
     startToCloseTimeout: runForMs + 120_000,
     heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },

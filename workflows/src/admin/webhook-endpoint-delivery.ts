@@ -13,6 +13,7 @@ import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } f
 import { activityOptions } from '../activity-options.js';
 import { recordedEmail } from '../recorded-email.js';
 import { webhookWake, type WebhookEndpointDeliveryInput } from './webhooks-contract.js';
+import { WEBHOOK_ACTIVITY_TASK_QUEUE } from './webhook-dispatcher.js';
 
 export type DeliverDueWebhooksResult =
   | { status: 'gone' }
@@ -43,6 +44,7 @@ export async function webhookEndpointDelivery(input: WebhookEndpointDeliveryInpu
     woken = true;
   });
   const { deliverDueWebhooks } = proxyActivities<WebhookDeliveryActivities>({
+    taskQueue: WEBHOOK_ACTIVITY_TASK_QUEUE,
     startToCloseTimeout: '15 minutes',
     heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
