@@ -26,12 +26,13 @@ export const adminConfigSchema = z.object({
   TEMPLATE_RENDER_QUEUE: env.int(32, 0).pipe(z.number().max(10_000)),
   /**
    * Seconds between a webhook delivery's attempts, one per retry (spec: first retry within 10 s, the
-   * second within 60 s of it, then backoff over at least 24 h): 8 attempts in all by default. From the
-   * third on, each delay varies by ±20 % so retries of many deliveries spread out.
+   * second within 60 s of it, then backoff over at least 24 h): 8 attempts in all by default, after
+   * 5 s, 30 s, 30 min, 2 h, 5 h, 12 h and 12 h. From the third on, each delay varies by ±20 % so the
+   * retries of many deliveries spread out; even all at -20 % the attempts span more than 24 hours.
    */
   WEBHOOK_RETRY_DELAYS_SECONDS: z
     .string()
-    .default('5,30,1800,7200,18000,36000,36000')
+    .default('5,30,1800,7200,18000,43200,43200')
     .transform((v) => v.split(',').map((s) => Number(s.trim())))
     .pipe(z.array(z.number().positive().max(7 * 86_400)).min(1).max(20)),
   /** Milliseconds a webhook receiver has to answer 2xx (default 10 s); longer counts as a failed attempt. */
