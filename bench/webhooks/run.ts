@@ -8,6 +8,8 @@
  * Events are recorded through the kernel's recordEvents in batches of 500 (one transaction each, as
  * a service's batch path records them); each event's commit time is the moment its transaction's
  * COMMIT returned. 4 events per resource, so per-resource order is exercised under load (checked).
+ * Then a steady phase below capacity (200 events/s to the 3 endpoints for 10 s): the lag of traffic
+ * the engine keeps up with, where a burst's lag is its queue (deliveries ahead / deliveries per second).
  * The reference figure: plain keep-alive POSTs of the same body from one process to the same
  * receiver, as many in flight as the engine uses (3 endpoints × WEBHOOK_CONCURRENCY).
  */
@@ -17,7 +19,7 @@ import { createInterface } from 'node:readline';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { createDb, newId, recordEvents, sealSecret, startServiceWorker, type NewEvent } from '@rp/platform';
+import { createDb, newId, recordEvents, sealSecret, startServiceWorker, type Db, type NewEvent } from '@rp/platform';
 import { adminModule, loadAdminConfig } from '@rp/admin';
 import { workflowsPath } from '@rp/workflows/paths';
 import { endpointSecretAad } from '../../services/admin/src/store/webhooks/rows.js';
@@ -28,6 +30,76 @@ const EVENTS = 10_000;
 const BATCH = 500;
 const ENDPOINTS = 3;
 const PER_RESOURCE = 4;
+const STEADY_EVENTS = 2000;
+
+type Receipts = [string, string, number, boolean][];
+type BenchReceiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/**
+ * Records `events` in transactions of `batch` (a pause between them), waits until every endpoint
+ * received every event, and measures: recording rate, delivery rate, lag commit → first receipt,
+ * duplicates, signature failures, loss and per-resource order.
+ */
+async function phase(db: Db, receiver: BenchReceiver, orgId: string, o: { events: number; batch: number; pauseMs: number }) {
+  const committedAt = new Map<string, number>();
+  const order = new Map<string, string[]>();
+  const tag = newId();
+  const recordStart = Date.now();
+  for (let b = 0; b < o.events / o.batch; b++) {
+    const events: NewEvent[] = Array.from({ length: o.batch }, (_, i) => {
+      const n = b * o.batch + i;
+      const resourceId = `run-${tag}-${n % Math.ceil(o.events / PER_RESOURCE)}`;
+      return { organizationId: orgId, type: 'report.sent', resourceId, object: { object: 'report_run', id: resourceId, status: 'sent', sequence: n, note: 'x'.repeat(200) } };
+    });
+    const ids = await db.transaction((trx) => recordEvents(trx, events));
+    const at = Date.now();
+    ids.forEach((r, i) => {
+      committedAt.set(r.id, at);
+      const key = events[i].resourceId;
+      order.set(key, [...(order.get(key) ?? []), r.id]);
+    });
+    if (o.pauseMs) await new Promise((r) => setTimeout(r, o.pauseMs));
+  }
+  const recordEnd = Date.now();
+  let received: Receipts = [];
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    received = (await receiver.report()).filter(([, id]) => committedAt.has(id));
+    if (new Set(received.map(([path, id]) => `${path} ${id}`)).size >= o.events * ENDPOINTS || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const first = new Map<string, number>();
+  const sequence = new Map<string, string[]>();
+  for (const [path, id, at] of received) {
+    const key = `${path} ${id}`;
+    if (first.has(key)) continue;
+    first.set(key, at);
+    sequence.set(path, [...(sequence.get(path) ?? []), id]);
+  }
+  const lags = [...first.entries()].map(([key, at]) => at - committedAt.get(key.split(' ')[1])!).sort((a, b) => a - b);
+  let outOfOrder = 0;
+  for (const ids of sequence.values()) {
+    const position = new Map(ids.map((id, i) => [id, i]));
+    for (const chain of order.values()) for (let i = 1; i < chain.length; i++) if ((position.get(chain[i]) ?? -1) < (position.get(chain[i - 1]) ?? -1)) outOfOrder++;
+  }
+  const seconds = (Math.max(...first.values()) - recordStart) / 1000;
+  return {
+    events: o.events,
+    recorded: { seconds: (recordEnd - recordStart) / 1000, events_per_s: Math.round(o.events / ((recordEnd - recordStart) / 1000)) },
+    delivered: {
+      deliveries: first.size,
+      requests: received.length,
+      duplicates: received.length - first.size,
+      signature_failures: received.filter((r) => !r[3]).length,
+      lost: o.events * ENDPOINTS - first.size,
+      out_of_order_per_resource: outOfOrder,
+      seconds_from_first_commit: seconds,
+      deliveries_per_s: Math.round(first.size / seconds),
+      events_per_s: Math.round(o.events / seconds),
+    },
+    lag_ms: { p50: pct(lags, 50), p90: pct(lags, 90), p99: pct(lags, 99), max: lags[lags.length - 1] },
+  };
+}
 
 function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -40,7 +112,7 @@ async function startReceiver(secret: string) {
   const port = Number(/^LISTENING (\d+)$/.exec((await next()).trim())![1]);
   return {
     port,
-    async report(): Promise<[string, string, number, boolean][]> {
+    async report(): Promise<Receipts> {
       child.stdin!.write('report\n');
       return JSON.parse(await next());
     },
@@ -79,7 +151,7 @@ export async function run(): Promise<void> {
   const environment = await startBenchEnvironment('webhooks');
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   const receiver = await startReceiver(secret);
-  const env: Record<string, string> = { ...environment.env, OUTBOUND_ALLOWLIST: `127.0.0.1:${receiver.port}` };
+  const env: Record<string, string> = { ...environment.env, OUTBOUND_ALLOWLIST: `127.0.0.1:${receiver.port}`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent' };
   const config = loadAdminConfig(env);
   const worker = await startServiceWorker(adminModule, config, { workflowsPath });
   const db = createDb({ url: env.DATABASE_URL, schema: 'admin', poolMax: 2 });
@@ -96,69 +168,20 @@ export async function run(): Promise<void> {
     const bare = await bareReference(receiver.port, sample, 20_000, ENDPOINTS * config.WEBHOOK_CONCURRENCY);
     receiver.reset();
 
-    const committedAt = new Map<string, number>();
-    const order = new Map<string, string[]>();
-    const recordStart = Date.now();
-    for (let b = 0; b < EVENTS / BATCH; b++) {
-      const events: NewEvent[] = Array.from({ length: BATCH }, (_, i) => {
-        const n = b * BATCH + i;
-        const resourceId = `run-${n % (EVENTS / PER_RESOURCE)}`;
-        return { organizationId: orgId, type: 'report.sent', resourceId, object: { object: 'report_run', id: resourceId, status: 'sent', sequence: n, note: 'x'.repeat(200) } };
-      });
-      const ids = await db.transaction((trx) => recordEvents(trx, events));
-      const at = Date.now();
-      ids.forEach((r, i) => {
-        committedAt.set(r.id, at);
-        const key = events[i].resourceId;
-        order.set(key, [...(order.get(key) ?? []), r.id]);
-      });
-    }
-    const recordEnd = Date.now();
-
-    let received: [string, string, number, boolean][] = [];
-    const deadline = Date.now() + 10 * 60_000;
-    for (;;) {
-      received = await receiver.report();
-      const distinct = new Set(received.map(([path, id]) => `${path} ${id}`));
-      if (distinct.size >= EVENTS * ENDPOINTS || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    const first = new Map<string, number>();
-    const sequence = new Map<string, string[]>();
-    for (const [path, id, at] of received) {
-      const key = `${path} ${id}`;
-      if (first.has(key)) continue;
-      first.set(key, at);
-      sequence.set(path, [...(sequence.get(path) ?? []), id]);
-    }
-    const lags = [...first.entries()].map(([key, at]) => at - committedAt.get(key.split(' ')[1])!).sort((a, b) => a - b);
-    const lastReceipt = Math.max(...first.values());
-    let outOfOrder = 0;
-    for (const ids of sequence.values()) {
-      const position = new Map(ids.map((id, i) => [id, i]));
-      for (const chain of order.values()) for (let i = 1; i < chain.length; i++) if ((position.get(chain[i]) ?? -1) < (position.get(chain[i - 1]) ?? -1)) outOfOrder++;
-    }
-    const deliverySeconds = (lastReceipt - recordStart) / 1000;
+    const burst = await phase(db, receiver, orgId, { events: EVENTS, batch: BATCH, pauseMs: 0 });
+    receiver.reset();
+    // Steady traffic below capacity: 10 events every 50 ms (200 events/s, 600 deliveries/s) for 10 s.
+    const steady = await phase(db, receiver, orgId, { events: STEADY_EVENTS, batch: 10, pauseMs: 50 });
     const report = {
       bench: 'webhooks',
       measured_at: new Date().toISOString(),
       machine: { cpus: os.cpus().length, load_average_1m: os.loadavg()[0] },
       setup: { events: EVENTS, endpoints: ENDPOINTS, batch: BATCH, events_per_resource: PER_RESOURCE, concurrency_per_endpoint: config.WEBHOOK_CONCURRENCY },
-      recorded: { seconds: (recordEnd - recordStart) / 1000, events_per_s: Math.round(EVENTS / ((recordEnd - recordStart) / 1000)) },
-      delivered: {
-        deliveries: first.size,
-        requests: received.length,
-        duplicates: received.length - first.size,
-        signature_failures: received.filter((r) => !r[3]).length,
-        lost: EVENTS * ENDPOINTS - first.size,
-        out_of_order_per_resource: outOfOrder,
-        seconds_from_first_commit: deliverySeconds,
-        deliveries_per_s: Math.round(first.size / deliverySeconds),
-        events_per_s: Math.round(EVENTS / deliverySeconds),
-      },
-      lag_ms: { p50: pct(lags, 50), p90: pct(lags, 90), p99: pct(lags, 99), max: lags[lags.length - 1] },
+      burst,
+      steady_200_events_per_s: steady,
       reference_bare_keep_alive_posts: bare,
       targets: { deliveries_per_s: 500, lag_p99_ms: 2000, lost: 0 },
+      note: 'A burst is delivered at the engine\'s throughput, so its lag grows to about (deliveries queued ahead) / (deliveries per second); the steady phase shows the lag of traffic the engine keeps up with.',
     };
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/webhooks.json', JSON.stringify(report, null, 2) + '\n');

@@ -37,6 +37,23 @@ export interface WebhookDeliverDeps {
 /** One activity run delivers for at most this long, then answers (the workflow loops at once). */
 const RUN_BUDGET_MS = 5 * 60_000;
 const MAX_ERROR = 500;
+/** A batch holds this many deliveries per request slot: its database round trips are shared by more requests. */
+const BATCH_PER_SLOT = 4;
+
+/** `fn` over `items` with at most `limit` running at once; results in input order. */
+async function inPool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
+  return out;
+}
 
 function describeError(err: unknown, timeoutMs: number): string {
   if (err instanceof OutboundBlockedError) return err.message;
@@ -111,17 +128,21 @@ export function createWebhookDeliverActivities(deps: WebhookDeliverDeps): Webhoo
           if (!endpoint) return { status: 'gone' };
           if (!endpoint.is_enabled) return await disabled(endpoint);
           if (ctx.cancellationSignal.aborted || Date.now() - started > RUN_BUDGET_MS) return { status: 'idle', nextDueInMs: 0 };
-          const due = await dueDeliveries(deps.db, endpointId, deps.concurrency);
+          const t0 = performance.now();
+          const due = await dueDeliveries(deps.db, endpointId, deps.concurrency * BATCH_PER_SLOT);
+          const t1 = performance.now();
           if (!due.length) return { status: 'idle', nextDueInMs: await msUntilNextDue(deps.db, endpointId) };
           const secrets = secretsOf(endpoint, deps.secrets, new Date());
           const bodies = await bodiesOf(due);
-          const outcomes = await Promise.all(due.map((d) => attempt(endpoint, secrets, d, bodies.get(d.event_id))));
+          const t2 = performance.now();
+          const outcomes = await inPool(due, deps.concurrency, (d) => attempt(endpoint, secrets, d, bodies.get(d.event_id)));
           const gone = outcomes.find((o) => o.gone);
           const result = await recordAttempts(deps.db, endpointId, outcomes, {
             disable: gone ? { reason: `The endpoint answered 410 Gone at ${gone.attemptedAt.toISOString()}.` } : undefined,
             disableAfterHours: deps.disableAfterHours,
             onDisabled: (trx, row) => recordDisabledNotice(trx, row),
           });
+          deps.log.debug({ endpoint_id: endpointId, batch: due.length, due_ms: t1 - t0, bodies_ms: t2 - t1, send_and_record_ms: performance.now() - t2 }, 'webhook batch');
           if (result.disabledAt) {
             deps.log.warn({ organization_id: endpoint.organization_id, endpoint_id: endpointId }, 'webhook endpoint disabled by delivery');
           }

@@ -104,14 +104,16 @@ export interface DueDelivery {
 const HEAD = `NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.status = 'pending' AND p.resource_key = d.resource_key AND p.seq < d.seq)`;
 
 /**
- * Deliveries of the endpoint due now, oldest first, at most one per resource: a resource's next
- * delivery waits until the one before it succeeded or failed for good (per-resource order).
+ * Deliveries of the endpoint due now, longest due first, at most one per resource: a resource's next
+ * delivery waits until the one before it succeeded or failed for good (per-resource order; the head
+ * test, not the sort, keeps it). Walks the due index (endpoint, next_attempt_at) and stops at
+ * `limit`, so a backlog of thousands costs a batch only the rows it takes, not a scan of the backlog.
  */
 export async function dueDeliveries(db: Db, endpointId: string, limit: number): Promise<DueDelivery[]> {
   const { rows } = await db.raw<{ rows: DueDelivery[] }>(
     `SELECT d.id, d.event_id, d.event_source, d.attempts FROM webhook_deliveries d
       WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.next_attempt_at <= now() AND ${HEAD}
-      ORDER BY d.seq LIMIT ?`,
+      ORDER BY d.next_attempt_at LIMIT ?`,
     [endpointId, limit],
   );
   return rows;
