@@ -17,6 +17,8 @@
  *   matching  the labelled cash-matching benchmark (bench/matching/): a seeded AR world and a month's
  *             statement with the truth of every line, scored exact / settled / partial / wrong / missed
  *             per scenario, with score calibration. Options: --size small|full, --seed N, --direct
+ *   webhooks  a burst of 10,000 events to 3 endpoints through the delivery engine to a loopback receiver:
+ *             events/s recorded and delivered, deliveries/s, lag p50/p99 commit → receipt, loss, order
  */
 const benches: Record<string, () => Promise<unknown>> = {
   gateway: async () => (await import('./gateway.js')).run(),
@@ -30,6 +32,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'knowledge-search': async () => (await import('./knowledge-search.js')).run(),
   reports: async () => (await import('./reports.js')).run(),
   matching: async () => (await import('./matching/run.js')).run(process.argv.slice(3)),
+  webhooks: async () => (await import('./webhooks/run.js')).run(),
 };
 
 const name = process.argv[2];

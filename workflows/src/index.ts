@@ -20,3 +20,5 @@ export * from './admin/scheduled-report.js';
 export * from './admin/event-retention.js';
 export * from './admin/organization-schedules.js';
 export * from './admin/webhooks-contract.js';
+export * from './admin/webhook-dispatcher.js';
+export * from './admin/webhook-endpoint-delivery.js';

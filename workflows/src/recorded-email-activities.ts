@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { WelcomeEmailInput } from './admin/welcome-email.js';
 import type { UserInviteInput } from './admin/user-invite.js';
 import type { PaymentReceiptInput } from './cash-app/payment-receipt.js';
+import type { WebhookDisabledEmailInput } from './admin/webhook-endpoint-delivery.js';
 import type { DeliverRecordedEmailResult, PrepareRecordedEmailResult, RecordedEmailActivities, RecordedEmailKind } from './recorded-email.js';
 
 /** The workflow input each kind's activities receive. */
@@ -14,6 +15,7 @@ export interface RecordedEmailInputs {
   welcome: WelcomeEmailInput;
   invite: UserInviteInput;
   receipt: PaymentReceiptInput;
+  'webhook-disabled': WebhookDisabledEmailInput;
 }
 
 /** What a service implements for one kind: the three steps of the family (see RecordedEmailActivities). */

@@ -11,3 +11,5 @@ export { playbookExtraction } from './knowledge/playbook-extraction.js';
 export { scheduledReport } from './admin/scheduled-report.js';
 export { eventRetention } from './admin/event-retention.js';
 export { organizationSchedules } from './admin/organization-schedules.js';
+export { webhookDispatcher } from './admin/webhook-dispatcher.js';
+export { webhookEndpointDelivery } from './admin/webhook-endpoint-delivery.js';

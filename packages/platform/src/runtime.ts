@@ -32,6 +32,12 @@ export interface ServiceModule<C extends CommonConfig, D> {
   deps(base: BaseDeps<C>): D | Promise<D>;
   activities(base: BaseDeps<C>): object | Promise<object>;
   /**
+   * Activities served on task queues of their own by the same worker process (no workflows there):
+   * long-running activities (e.g. webhook delivery) then never take the slots the service's other
+   * activities need, nor the other way round.
+   */
+  activityQueues?(base: BaseDeps<C>): { taskQueue: string; activities: object }[];
+  /**
    * Worker options of the service's worker. Heartbeat throttling: the SDK sends an activity's
    * heartbeats at most every 0.8 × heartbeatTimeout (defaultHeartbeatThrottleInterval when the
    * activity has none), capped at maxHeartbeatThrottleInterval, and a cancellation reaches the
@@ -150,9 +156,20 @@ export async function startServiceWorker<C extends CommonConfig, D>(
     interceptors: { activity: [classifyActivityErrors] },
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: opts.workflowsPath }),
   });
-  const done = worker.run().finally(async () => {
-    await connection.close().catch(() => {});
-  });
+  const queues = await Promise.all(
+    (mod.activityQueues?.(b) ?? []).map((q) =>
+      Worker.create({ connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: q.taskQueue, activities: q.activities, interceptors: { activity: [classifyActivityErrors] } }),
+    ),
+  );
+  // The service's queue and its activity queues run and stop together.
+  const stopAll = () => {
+    for (const w of [worker, ...queues]) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  const done = Promise.all([worker, ...queues].map((w) => w.run().finally(stopAll)))
+    .then(() => undefined)
+    .finally(async () => {
+      await connection.close().catch(() => {});
+    });
   b.log.info({ taskQueue: mod.taskQueue }, `${mod.name} worker polling`);
   const health = config.WORKER_HEALTH_PORT ? await startWorkerHealth(config.WORKER_HEALTH_PORT, worker, b, `${mod.name}-worker`) : null;
   return {
@@ -161,7 +178,7 @@ export async function startServiceWorker<C extends CommonConfig, D>(
     healthPort: health ? (health.address() as AddressInfo).port : null,
     close: async () => {
       if (health) await closeServer(health);
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopAll();
       await done.catch(() => {});
       await b.temporal.close();
       await b.db.destroy();

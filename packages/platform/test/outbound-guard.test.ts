@@ -167,6 +167,40 @@ describe('guardedFetch', () => {
     expect((await (await guardedFetch(`http://127.0.0.1:${a}/big`, { policy })).text()).length).toBe(128 * 1024);
   });
 
+  it('reuses connections through a keep-alive agent, and checks every new connection the agent opens', async () => {
+    const answers = ['127.0.0.1', '169.254.169.254'];
+    const asked: string[] = [];
+    const original = dns.lookup;
+    dns.lookup = ((hostname: string, options: unknown, callback: (err: Error | null, addresses: dns.LookupAddress[]) => void) => {
+      if (hostname !== 'pooled.example') return (original as (...args: unknown[]) => void)(hostname, options, callback);
+      asked.push(hostname);
+      callback(null, [{ address: answers[Math.min(asked.length - 1, answers.length - 1)], family: 4 }]);
+    }) as unknown as typeof dns.lookup;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const server = servers.find((s) => (s.address() as AddressInfo).port === a)!;
+    let connections = 0;
+    const count = () => connections++;
+    server.on('connection', count);
+    try {
+      const policy = OutboundPolicy.parse(`127.0.0.1:${a}`);
+      for (let i = 0; i < 3; i++) {
+        const res = await guardedFetch(`http://pooled.example:${a}/`, { policy, agents: { http: agent } });
+        expect(await res.text()).toBe('a');
+      }
+      expect(connections).toBe(1);
+      expect(asked).toHaveLength(1);
+      // A new connection of the pool resolves and is checked again: the next answer is refused.
+      agent.destroy();
+      await expect(guardedFetch(`http://pooled.example:${a}/`, { policy, agents: { http: agent } })).rejects.toThrow(/169\.254\.169\.254, a metadata address/);
+      expect(asked).toHaveLength(2);
+      expect(connections).toBe(1);
+    } finally {
+      server.off('connection', count);
+      agent.destroy();
+      dns.lookup = original;
+    }
+  });
+
   it('connects to the very address it checked: one DNS answer per connection (no rebinding window)', async () => {
     // A name whose answers change between look-ups, as a rebinding DNS server would answer.
     const answers = ['127.0.0.1', '169.254.169.254'];

@@ -24,6 +24,23 @@ export const adminConfigSchema = z.object({
   TEMPLATE_RENDER_THREADS: env.int(defaultTemplateThreads(), 1).pipe(z.number().max(16)),
   /** Renders that may wait for a thread; one more is answered 503 with Retry-After (default 32). */
   TEMPLATE_RENDER_QUEUE: env.int(32, 0).pipe(z.number().max(10_000)),
+  /**
+   * Seconds between a webhook delivery's attempts, one per retry (spec: first retry within 10 s, the
+   * second within 60 s of it, then backoff over at least 24 h): 8 attempts in all by default, after
+   * 5 s, 30 s, 30 min, 2 h, 5 h, 12 h and 12 h. From the third on, each delay varies by ±20 % so the
+   * retries of many deliveries spread out; even all at -20 % the attempts span more than 24 hours.
+   */
+  WEBHOOK_RETRY_DELAYS_SECONDS: z
+    .string()
+    .default('5,30,1800,7200,18000,43200,43200')
+    .transform((v) => v.split(',').map((s) => Number(s.trim())))
+    .pipe(z.array(z.number().positive().max(7 * 86_400)).min(1).max(20)),
+  /** Milliseconds a webhook receiver has to answer 2xx (default 10 s); longer counts as a failed attempt. */
+  WEBHOOK_TIMEOUT_MS: env.int(10_000, 100).pipe(z.number().max(60_000)),
+  /** Hours an endpoint may fail every attempt before it is disabled and its organization's admins are told (default 72). */
+  WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().max(8760).default(72),
+  /** Requests in flight to one webhook endpoint at a time (default 32). */
+  WEBHOOK_CONCURRENCY: env.int(32, 1).pipe(z.number().max(256)),
 });
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
 

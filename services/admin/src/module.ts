@@ -4,7 +4,7 @@
  * templates, tags, segments). Wires its routes, dependencies and Temporal activities into the kit.
  */
 import { createMailer, ensureEventRetentionSchedule, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
-import { EVENT_RETENTION_SCHEDULE, recordedEmailActivities, TASK_QUEUES } from '@rp/workflows';
+import { EVENT_RETENTION_SCHEDULE, recordedEmailActivities, TASK_QUEUES, WEBHOOK_ACTIVITY_TASK_QUEUE } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
 import type { AdminDeps } from './deps.js';
@@ -33,6 +33,10 @@ import { webhookEndpointSchema } from './routes/webhooks/schemas.js';
 import { createScheduledReportActivities } from './activities/scheduled-report.js';
 import { createOrganizationScheduleActivities } from './activities/organization-schedules.js';
 import { pruneWebhookDeliveries } from './store/webhooks/retention.js';
+import { createWebhookDispatchActivities } from './activities/webhooks-dispatch.js';
+import { createWebhookDeliverActivities } from './activities/webhooks-deliver.js';
+import { webhookDisabledEmailHandler } from './activities/webhook-disabled-email.js';
+import { ensureWebhookDispatcher } from './domain/webhooks/dispatcher.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -66,7 +70,11 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   ],
   // Webhook deliveries go with their events at the event retention; the admin worker owns its daily Schedule.
   retained: [{ name: 'webhook_deliveries', prune: pruneWebhookDeliveries }],
-  onWorkerStart: ({ temporal }) => ensureEventRetentionSchedule(temporal.client, EVENT_RETENTION_SCHEDULE),
+  // The worker owns the daily event-retention Schedule and the one webhook dispatcher (both idempotent).
+  onWorkerStart: async ({ temporal }) => {
+    await ensureEventRetentionSchedule(temporal.client, EVENT_RETENTION_SCHEDULE);
+    await ensureWebhookDispatcher(temporal.client);
+  },
   deps: ({ db, temporal, config }) => ({
     db,
     temporal: temporal.client,
@@ -80,7 +88,11 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     const invite = { ...welcome, mailer: createMailer(config.SMTP_URL), tokenKey: inviteTokenKey(config.IDENTITY_SECRET) };
     return {
       // The recorded emails of the admin task queue (the family's names; cash-app's worker serves `receipt` on its own queue)
-      ...recordedEmailActivities({ welcome: welcomeEmailHandler(welcome), invite: userInviteHandler(invite) }),
+      ...recordedEmailActivities({
+        welcome: welcomeEmailHandler(welcome),
+        invite: userInviteHandler(invite),
+        'webhook-disabled': webhookDisabledEmailHandler({ ...welcome, mailer: createMailer(config.SMTP_URL) }),
+      }),
       // The names of welcome and invite workflows started before the family, while recorded or running ones may call them
       ...createWelcomeEmailActivities(welcome),
       ...createUserInviteActivities(invite),
@@ -97,4 +109,24 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
       }),
     };
   },
+  // Webhook dispatch and delivery run for minutes: on a queue of their own, beside admin's.
+  activityQueues: ({ db, log, config, temporal }) => [
+    {
+      taskQueue: WEBHOOK_ACTIVITY_TASK_QUEUE,
+      activities: {
+        ...createWebhookDispatchActivities({ db, log, temporal: temporal.client, databaseUrl: config.DATABASE_URL }),
+        ...createWebhookDeliverActivities({
+          db,
+          log,
+          policy: config.OUTBOUND_ALLOWLIST,
+          secrets: config,
+          retryDelaysSeconds: config.WEBHOOK_RETRY_DELAYS_SECONDS,
+          timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+          disableAfterHours: config.WEBHOOK_DISABLE_AFTER_HOURS,
+          concurrency: config.WEBHOOK_CONCURRENCY,
+        }),
+      },
+    },
+  ],
+  // Webhook delivery needs its dispatcher running: every admin worker ensures it when it starts.
 };

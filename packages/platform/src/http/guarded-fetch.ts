@@ -156,6 +156,14 @@ export interface GuardedFetchInit {
   maxRedirects?: number;
   /** Largest response body read (default 64 MiB). */
   maxBytes?: number;
+  /**
+   * Connection pools to reuse (keep-alive), per scheme; default none (one connection per request).
+   * A pool only ever holds sockets this function opened, and the agent opens each new socket with
+   * the request's `lookup`, so every new connection is checked as without a pool; a reused socket
+   * stays connected to the address checked when it opened. A pool serves one policy: sockets are
+   * pooled by host and port only, so callers with different policies must not share one.
+   */
+  agents?: { http?: http.Agent; https?: https.Agent };
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -231,7 +239,7 @@ function requestOnce(url: URL, method: string, headers: Record<string, string>, 
       path: `${url.pathname}${url.search}`,
       method,
       headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      agent: false,
+      agent: (url.protocol === 'https:' ? init.agents?.https : init.agents?.http) ?? false,
       lookup: literal ? undefined : lookup,
       servername: literal ? undefined : host,
     });
