@@ -24,6 +24,7 @@ import {
 import { endpointSecretAad, type WebhookEndpointRow } from '../../store/webhooks/rows.js';
 import { checkEndpointUrl } from './url.js';
 import { wakeWebhookEndpoint } from './wake.js';
+import { ensureWebhookDispatcher } from './dispatcher.js';
 
 /** Endpoints one organization may have (Stripe's limit too): deliveries fan out per endpoint. */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 16;
@@ -78,6 +79,8 @@ export async function createEndpoint(deps: WebhookDeps, organizationId: string, 
       secret_enc: sealSecret(deps.config, endpointSecretAad(id), secret),
     });
   });
+  // The dispatcher queues this endpoint's events; the worker ensures it at start, and so does this.
+  if (row.is_enabled) await ensureWebhookDispatcher(deps.temporal);
   return { row, secret };
 }
 
@@ -98,7 +101,10 @@ export async function patchEndpoint(deps: WebhookDeps, organizationId: string, i
     if (!current) throw new NotFoundError(`No webhook endpoint ${id}.`);
     return Object.keys(fields).length ? updateEndpoint(trx, organizationId, id, fields) : current;
   });
-  if (input.is_enabled === true) await wakeWebhookEndpoint(deps.temporal, { organizationId, endpointId: id });
+  if (input.is_enabled === true) {
+    await ensureWebhookDispatcher(deps.temporal);
+    await wakeWebhookEndpoint(deps.temporal, { organizationId, endpointId: id });
+  }
   return row;
 }
 
