@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { eventComponentName, isEventType } from '@rp/platform';
+import { EVENT_TYPES, eventComponentName, isEventType } from '@rp/platform';
 import { startStack, type TestStack } from './support/stack.js';
 
 type Json = Record<string, any>;
@@ -135,6 +135,10 @@ describe('merged OpenAPI document', () => {
       const object = doc.components.schemas[eventComponentName(type)].properties.data.properties.object;
       expect(object.$ref, `${type}: data.object is a named component`).toMatch(/^#\/components\/schemas\/\w+$/);
     }
+  });
+
+  it('declares every type of the event catalogue as a webhook', () => {
+    expect(Object.keys(doc.webhooks ?? {}).sort()).toEqual([...EVENT_TYPES].sort());
   });
 
   it('documents every error status a route can return', () => {

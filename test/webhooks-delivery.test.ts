@@ -4,13 +4,20 @@
  * package unchanged; retries keep the webhook-id; per-resource order; the rotation window; one
  * dead endpoint never delays another endpoint or another organization.
  *
- * SQL set-up (no endpoint API on this branch yet): endpoint rows with sealed secrets
- * (test/support/webhooks.ts). Events are recorded with the kernel's recordEvents in the cash_app
- * schema, as a service records them with its change.
+ * Endpoints are made, rotated and read through the webhook-endpoint API as the org's admin
+ * (test/support/webhooks.ts); the receivers verify with the secrets the API answered. Deliveries are
+ * read with GET …/deliveries, endpoints with GET …/{id}. Where any event will do, the event is the
+ * endpoint's test event (POST …/test); events of a chosen type, resource and organization are
+ * recorded with the kernel's recordEvents in the cash_app schema, as a service records them with its
+ * change (no API call of this admin-only stack emits them).
+ * SQL, for what no endpoint can produce or show: a rotation window that has already ended
+ * (`previous_secret_expires_at` an hour back; the API keeps it 24 hours), a URL stored while the
+ * allowlist named its address (the API checks the URL against this stack's allowlist, which does
+ * not), and reads of `failing_since`, which the API does not show.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Org, type TestStack } from './support/stack.js';
-import { createEndpointRow, deliveriesOf, dispatcherReady, newSecret, paymentEvent, recordTestEvents, startReceiver, type Receiver } from './support/webhooks.js';
+import { createEndpoint, deliveriesOf, dispatcherReady, getEndpoint, paymentEvent, recordTestEvents, rotateSecret, sendTestEvent, startReceiver, type Receiver } from './support/webhooks.js';
 
 let stack: TestStack;
 let org: Org;
@@ -21,6 +28,21 @@ async function receiver(secrets: () => string[], host?: string): Promise<Receive
   const r = await startReceiver(secrets, host);
   receivers.push(r);
   return r;
+}
+
+/** A receiver and an endpoint of `o` made for it through the API; the receiver verifies with the secret the API answered. */
+async function endpointWithReceiver(o: Org, events?: string[]) {
+  const secrets: string[] = [];
+  const rx = await receiver(() => secrets);
+  const endpoint = await createEndpoint(stack, o, { url: rx.url, events });
+  secrets.push(endpoint.secret);
+  return { rx, endpointId: endpoint.id, secrets };
+}
+
+/** What the API does not show: whether the endpoint is failing (SQL read, see the header). */
+async function failingSince(endpointId: string): Promise<Date | null> {
+  const [row] = await stack.sql(`SELECT failing_since FROM admin.webhook_endpoints WHERE id = $1`, [endpointId]);
+  return row.failing_since;
 }
 
 beforeAll(async () => {
@@ -35,9 +57,7 @@ afterAll(async () => {
 
 describe('webhook delivery', () => {
   it('delivers each event as the event log shows it, signed so that standardwebhooks verifies it unchanged', async () => {
-    const secret = newSecret();
-    const rx = await receiver(() => [secret]);
-    const endpointId = await createEndpointRow(stack, org.organizationId, { url: rx.url, secret, events: ['payment.approved'] });
+    const { rx, endpointId } = await endpointWithReceiver(org, ['payment.approved']);
     const [id] = await recordTestEvents(stack, [paymentEvent(org.organizationId, 'pay-1', 'first')]);
     // another type and another organization's event: not for this endpoint
     await recordTestEvents(stack, [{ ...paymentEvent(org.organizationId, 'pay-1', 'x'), type: 'payment.posted' }, paymentEvent(other.organizationId, 'pay-9', 'theirs')]);
@@ -53,58 +73,55 @@ describe('webhook delivery', () => {
     expect(got.body).toEqual(logged.body);
     expect(got.body).toMatchObject({ id, object: 'event', type: 'payment.approved', data: { object: { id: 'pay-1', note: 'first' } } });
 
-    const rows = await deliveriesOf(stack, endpointId);
+    await expect.poll(async () => (await deliveriesOf(stack, org, endpointId))[0]?.status, { timeout: 20_000 }).toBe('succeeded');
+    const rows = await deliveriesOf(stack, org, endpointId);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ event_id: id, status: 'succeeded', attempts: 1, last_status_code: 200, last_error: null });
+    expect(rows[0]).toMatchObject({ event_id: id, event_type: 'payment.approved', status: 'succeeded', attempts: 1, last_status_code: 200, last_error: null });
     expect(rx.received.map((r) => r.id)).toEqual([id]);
   });
 
   it('retries after a 500 and after a timeout with the same webhook-id and a fresh timestamp, each signed', async () => {
-    const secret = newSecret();
-    const rx = await receiver(() => [secret]);
+    const { rx, endpointId } = await endpointWithReceiver(org);
     rx.answer = ({ nth }) => (nth === 1 ? 500 : nth === 2 ? 'hang' : 204);
-    const endpointId = await createEndpointRow(stack, org.organizationId, { url: rx.url, secret });
-    const [id] = await recordTestEvents(stack, [paymentEvent(org.organizationId, 'pay-2', 'retried')]);
+    const { id: deliveryId, event_id: id } = await sendTestEvent(stack, org, endpointId);
 
     // (events recorded by earlier tests may still arrive at this `*` endpoint: only this event's requests count)
     const got = (await rx.waitFor((r) => r.some((x) => x.id === id && x.ok))).filter((x) => x.id === id);
     expect(got).toHaveLength(3);
     expect(got.every((r) => r.verified)).toBe(true);
     expect(new Set(got.map((r) => r.raw)).size).toBe(1);
+    expect(got[0].body).toMatchObject({ id, type: 'webhook.test' });
     // retries are at least a second apart (the test's schedule): each attempt signs its own timestamp
     expect(got[1].timestamp).toBeGreaterThan(got[0].timestamp);
     expect(got[2].timestamp).toBeGreaterThan(got[1].timestamp);
     expect(got[0].signature).not.toBe(got[1].signature);
 
-    const delivery = async () => (await deliveriesOf(stack, endpointId)).find((d) => d.event_id === id);
+    const delivery = async () => (await deliveriesOf(stack, org, endpointId)).find((d) => d.id === deliveryId);
     await expect.poll(async () => (await delivery())?.status, { timeout: 20_000 }).toBe('succeeded');
     const row = await delivery();
-    expect(row).toMatchObject({ attempts: 3, last_status_code: 204, last_error: null, next_attempt_at: null });
-    const [endpoint] = await stack.sql(`SELECT failing_since, is_enabled FROM admin.webhook_endpoints WHERE id = $1`, [endpointId]);
-    expect(endpoint).toEqual({ failing_since: null, is_enabled: true });
+    expect(row).toMatchObject({ event_id: id, attempts: 3, last_status_code: 204, last_error: null, next_attempt_at: null });
+    expect((await getEndpoint(stack, org, endpointId)).is_enabled).toBe(true);
+    expect(await failingSince(endpointId)).toBeNull();
   });
 
   it('records a failed attempt and gives up after the last one of the schedule', async () => {
-    const secret = newSecret();
-    const rx = await receiver(() => [secret]);
+    const { rx, endpointId } = await endpointWithReceiver(org);
     rx.answer = () => 503;
-    const endpointId = await createEndpointRow(stack, org.organizationId, { url: rx.url, secret });
-    const [id] = await recordTestEvents(stack, [paymentEvent(org.organizationId, 'pay-3', 'never')]);
-    const delivery = async () => (await deliveriesOf(stack, endpointId)).find((d) => d.event_id === id);
+    const { id: deliveryId, event_id: id } = await sendTestEvent(stack, org, endpointId);
+    const delivery = async () => (await deliveriesOf(stack, org, endpointId)).find((d) => d.id === deliveryId);
     await expect.poll(async () => (await delivery())?.status, { timeout: 30_000 }).toBe('failed');
     const row = await delivery();
     // 1 + 4 retries (WEBHOOK_RETRY_DELAYS_SECONDS has four delays)
     expect(row).toMatchObject({ attempts: 5, last_status_code: 503, last_error: 'The endpoint answered 503 Service Unavailable.', next_attempt_at: null });
+    const failed = await stack.request('GET', `/v2/webhook-endpoints/${endpointId}/deliveries?status=failed`, { token: org.token });
+    expect(failed.body.data.map((d: any) => d.id)).toContain(deliveryId);
     expect(rx.received.filter((r) => r.id === id)).toHaveLength(5);
-    const [endpoint] = await stack.sql(`SELECT failing_since, is_enabled FROM admin.webhook_endpoints WHERE id = $1`, [endpointId]);
-    expect(endpoint.failing_since).toBeInstanceOf(Date);
-    expect(endpoint.is_enabled).toBe(true);
+    expect(await failingSince(endpointId)).toBeInstanceOf(Date);
+    expect((await getEndpoint(stack, org, endpointId)).is_enabled).toBe(true);
   });
 
   it('delivers the events of one resource in the order recorded, without holding back other resources', async () => {
-    const secret = newSecret();
-    const rx = await receiver(() => [secret]);
-    const endpointId = await createEndpointRow(stack, org.organizationId, { url: rx.url, secret });
+    const { rx, endpointId } = await endpointWithReceiver(org);
     const [a1, a2, a3, b1] = await recordTestEvents(stack, [
       paymentEvent(org.organizationId, 'pay-A', 'A1'),
       paymentEvent(org.organizationId, 'pay-A', 'A2'),
@@ -121,54 +138,66 @@ describe('webhook delivery', () => {
     // B1 went out while A1 was still failing
     expect(firstOk(b1)).toBeLessThan(firstOk(a1));
     expect(got.filter((x) => x.id === a1)).toHaveLength(3);
-    const mine = (await deliveriesOf(stack, endpointId)).filter((d) => [a1, a2, a3, b1].includes(d.event_id));
-    expect(mine.map((d) => d.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    const mine = async () => (await deliveriesOf(stack, org, endpointId)).filter((d) => [a1, a2, a3, b1].includes(d.event_id));
+    await expect.poll(async () => (await mine()).map((d) => d.status), { timeout: 20_000 }).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
   });
 
   it('signs with both secrets during the rotation window, each signature verifying with its own secret', async () => {
-    const [oldSecret, newer] = [newSecret(), newSecret()];
-    const rx = await receiver(() => [oldSecret, newer]);
-    await createEndpointRow(stack, org.organizationId, { url: rx.url, secret: newer, previousSecret: { secret: oldSecret, expiresAt: new Date(Date.now() + 86_400_000) } });
-    const rxExpired = await receiver(() => [newer]);
-    await createEndpointRow(stack, org.organizationId, { url: rxExpired.url, secret: newer, previousSecret: { secret: oldSecret, expiresAt: new Date(Date.now() - 1000) } });
-    await recordTestEvents(stack, [paymentEvent(org.organizationId, 'pay-R', 'rotated')]);
+    // rotated through the API: the previous secret signs 24 hours more
+    const inWindow = await endpointWithReceiver(org, ['payment.posted']);
+    const rotated = await rotateSecret(stack, org, inWindow.endpointId);
+    expect(new Date(rotated.previous_secret_expires_at!).getTime()).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    inWindow.secrets.push(rotated.secret);
+    // rotated, and the window over (SQL, see the header): the new secret alone signs
+    const expired = await endpointWithReceiver(org, ['payment.posted']);
+    const newer = (await rotateSecret(stack, org, expired.endpointId)).secret;
+    await stack.sql(`UPDATE admin.webhook_endpoints SET previous_secret_expires_at = now() - interval '1 hour' WHERE id = $1`, [expired.endpointId]);
+    expired.secrets.splice(0, expired.secrets.length, newer);
+    await sendTestEvent(stack, org, inWindow.endpointId);
+    await sendTestEvent(stack, org, expired.endpointId);
 
-    const [got] = await rx.waitFor((r) => r.length >= 1);
+    const [got] = await inWindow.rx.waitFor((r) => r.length >= 1);
+    expect(inWindow.secrets).toHaveLength(2);
     expect(got.verified).toBe(true);
     expect(got.signature.split(' ')).toHaveLength(2);
-    const [expired] = await rxExpired.waitFor((r) => r.length >= 1);
-    expect(expired.verified).toBe(true);
-    expect(expired.signature.split(' ')).toHaveLength(1);
+    const [single] = await expired.rx.waitFor((r) => r.length >= 1);
+    expect(single.verified).toBe(true);
+    expect(single.signature.split(' ')).toHaveLength(1);
   });
 
   it('never lets a dead endpoint delay another endpoint of the organization or another organization', async () => {
-    const secret = newSecret();
-    const dead = await receiver(() => [secret]);
-    dead.answer = () => 'hang';
-    const alive = await receiver(() => [secret]);
-    const theirs = await receiver(() => [secret]);
-    const deadId = await createEndpointRow(stack, org.organizationId, { url: dead.url, secret, events: ['payment.approved'] });
-    await createEndpointRow(stack, org.organizationId, { url: alive.url, secret, events: ['payment.approved'] });
-    await createEndpointRow(stack, other.organizationId, { url: theirs.url, secret, events: ['payment.approved'] });
+    const dead = await endpointWithReceiver(org, ['payment.approved']);
+    dead.rx.answer = () => 'hang';
+    const alive = await endpointWithReceiver(org, ['payment.approved']);
+    const theirs = await endpointWithReceiver(other, ['payment.approved']);
     await recordTestEvents(stack, [paymentEvent(org.organizationId, 'pay-D', 'dead?')]);
-    await dead.waitFor((r) => r.length >= 1);
+    await dead.rx.waitFor((r) => r.length >= 1);
     await recordTestEvents(stack, [paymentEvent(org.organizationId, 'pay-E', 'alive'), paymentEvent(other.organizationId, 'pay-F', 'theirs')]);
 
-    await alive.waitFor((r) => r.filter((x) => x.ok).length >= 2);
-    await theirs.waitFor((r) => r.some((x) => x.ok));
+    await alive.rx.waitFor((r) => r.filter((x) => x.ok).length >= 2);
+    await theirs.rx.waitFor((r) => r.some((x) => x.ok));
     // both arrived while the dead endpoint's first request was still unanswered
-    const deadRows = await deliveriesOf(stack, deadId);
+    const deadRows = await deliveriesOf(stack, org, dead.endpointId);
+    expect(deadRows.length).toBeGreaterThan(0);
     expect(deadRows.every((d) => d.attempts === 0)).toBe(true);
   });
 
   it('checks the URL again at delivery time: an address the allowlist does not name fails the attempt, unsent', async () => {
-    const secret = newSecret();
+    const secrets: string[] = [];
     // A receiver that is reachable (127.0.0.2, loopback) but not named by this stack's allowlist (127.0.0.1 only).
-    const rx = await receiver(() => [secret], '127.0.0.2');
-    const endpointId = await createEndpointRow(stack, org.organizationId, { url: rx.url, secret });
-    await recordTestEvents(stack, [paymentEvent(org.organizationId, 'pay-G', 'guarded')]);
-    await expect.poll(async () => (await deliveriesOf(stack, endpointId))[0]?.attempts ?? 0, { timeout: 20_000 }).toBeGreaterThan(0);
-    const [row] = await deliveriesOf(stack, endpointId);
+    const rx = await receiver(() => secrets, '127.0.0.2');
+    // The API refuses that URL (this stack's allowlist); the endpoint is made at 127.0.0.1 and its URL
+    // set as one stored while the allowlist named 127.0.0.2 would be (SQL, see the header).
+    const refused = await stack.request('POST', '/v2/webhook-endpoints', { token: org.token, body: { url: rx.url, events: ['*'] } });
+    expect(refused.status).toBe(422);
+    const { id: endpointId, secret } = await createEndpoint(stack, org, { url: rx.url.replace('127.0.0.2', '127.0.0.1'), events: ['*'] });
+    secrets.push(secret);
+    await stack.sql(`UPDATE admin.webhook_endpoints SET url = $2 WHERE id = $1`, [endpointId, rx.url]);
+    expect((await getEndpoint(stack, org, endpointId)).url).toBe(rx.url);
+    const { id: deliveryId } = await sendTestEvent(stack, org, endpointId);
+    const delivery = async () => (await deliveriesOf(stack, org, endpointId)).find((d) => d.id === deliveryId);
+    await expect.poll(async () => (await delivery())?.attempts ?? 0, { timeout: 20_000 }).toBeGreaterThan(0);
+    const row = await delivery();
     expect(row.status).not.toBe('succeeded');
     expect(row.last_error).toMatch(/127\.0\.0\.2, a loopback address \(not in OUTBOUND_ALLOWLIST\)/);
     expect(rx.received).toHaveLength(0);

@@ -1,21 +1,20 @@
 /**
  * Webhook delivery in end-to-end tests: a real HTTP receiver on loopback that verifies every request
- * with the `standardwebhooks` package exactly as a customer's receiver would, endpoint rows, and
+ * with the `standardwebhooks` package exactly as a customer's receiver would, endpoints made, read,
+ * tested and rotated through the webhook-endpoint API (through the gateway, as an org admin), and
  * events recorded through the kernel in a service's own schema.
  *
- * Endpoints are created as rows (sealed secret, admin's migration 011 tables) until the endpoint API
- * is on this branch; events with the kernel's recordEvents on a connection whose search_path is a
- * service schema, as every service records them.
+ * Events of a chosen type, resource and organization (`payment.approved` of `pay-1`, a burst of two
+ * thousand) are recorded with the kernel's recordEvents on a connection whose search_path is a
+ * service schema, as every service records them: no API call of the stacks these tests start emits
+ * them. Where any event will do, tests send the endpoint's test event (POST …/test) instead.
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { createDb, newId, recordEvents, sealSecret, type NewEvent } from '@rp/platform';
-import { connectTemporal } from '@rp/platform';
-import { endpointSecretAad } from '../../services/admin/src/store/webhooks/rows.js';
-import { wakeWebhookEndpoint } from '../../services/admin/src/domain/webhooks/wake.js';
-import type { TestStack } from './stack.js';
+import { createDb, recordEvents, type NewEvent } from '@rp/platform';
+import type { Org, TestStack } from './stack.js';
 
 export interface Received {
   id: string;
@@ -116,22 +115,66 @@ export async function startReceiver(secrets: () => string[], host = '127.0.0.1')
   return receiver;
 }
 
-export interface EndpointOptions {
-  url: string;
-  secret: string;
-  events?: string[];
-  previousSecret?: { secret: string; expiresAt: Date };
+const BASE = '/v2/webhook-endpoints';
+
+/** Calls the webhook-endpoint API as the organization's admin; throws unless the answer is `expected`. */
+async function call(stack: TestStack, org: Org, method: string, path: string, body?: unknown, expected = 200): Promise<any> {
+  const res = await stack.request(method, `${BASE}${path}`, { token: org.token, body });
+  if (res.status !== expected) throw new Error(`${method} ${BASE}${path}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
 }
 
-/** An endpoint row of the organization (sealed secret, as the endpoint API stores it). */
-export async function createEndpointRow(stack: TestStack, organizationId: string, o: EndpointOptions): Promise<string> {
-  const id = newId();
-  const keys = { CONNECTION_SECRETS_KEY: stack.env.CONNECTION_SECRETS_KEY };
-  await stack.sql(
-    `INSERT INTO admin.webhook_endpoints (id, organization_id, url, events, secret_enc, previous_secret_enc, previous_secret_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [id, organizationId, o.url, o.events ?? ['*'], sealSecret(keys, endpointSecretAad(id), o.secret), o.previousSecret ? sealSecret(keys, endpointSecretAad(id), o.previousSecret.secret) : null, o.previousSecret?.expiresAt ?? null],
-  );
-  return id;
+export interface Endpoint {
+  id: string;
+  /** the signing secret, answered once by the create call */
+  secret: string;
+}
+
+/** Creates an endpoint (POST /v2/webhook-endpoints; events default `["*"]`). */
+export async function createEndpoint(stack: TestStack, org: Org, o: { url: string; events?: string[] }): Promise<Endpoint> {
+  const made = await call(stack, org, 'POST', '', { url: o.url, events: o.events ?? ['*'] });
+  return { id: made.id, secret: made.secret };
+}
+
+/** The endpoint as GET /v2/webhook-endpoints/{id} shows it. */
+export async function getEndpoint(stack: TestStack, org: Org, id: string): Promise<any> {
+  return call(stack, org, 'GET', `/${id}`);
+}
+
+/** PATCH /v2/webhook-endpoints/{id} {is_enabled}; answers the endpoint. */
+export async function setEnabled(stack: TestStack, org: Org, id: string, isEnabled: boolean): Promise<any> {
+  return call(stack, org, 'PATCH', `/${id}`, { is_enabled: isEnabled });
+}
+
+/** DELETE /v2/webhook-endpoints/{id}. */
+export async function deleteEndpoint(stack: TestStack, org: Org, id: string): Promise<void> {
+  await call(stack, org, 'DELETE', `/${id}`);
+}
+
+/** POST /v2/webhook-endpoints/{id}/rotate-secret; answers `{ secret, previous_secret_expires_at }`. */
+export async function rotateSecret(stack: TestStack, org: Org, id: string): Promise<{ secret: string; previous_secret_expires_at: string | null }> {
+  return call(stack, org, 'POST', `/${id}/rotate-secret`);
+}
+
+/** Sends the endpoint's test event (POST …/test, 202); answers its (pending) delivery. */
+export async function sendTestEvent(stack: TestStack, org: Org, id: string): Promise<any> {
+  return call(stack, org, 'POST', `/${id}/test`, undefined, 202);
+}
+
+/** The endpoint's deliveries as GET …/deliveries lists them (every page), oldest first. */
+export async function deliveriesOf(stack: TestStack, org: Org, endpointId: string): Promise<any[]> {
+  const all: any[] = [];
+  for (let page = 0; ; page++) {
+    const body = await call(stack, org, 'GET', `/${endpointId}/deliveries?page=${page}&page_size=200`);
+    all.push(...body.data);
+    if (body.next_page === null || body.next_page === undefined || body.data.length === 0) break;
+  }
+  return all.reverse();
+}
+
+/** How many of the endpoint's deliveries are in `status` (GET …/deliveries?status=, total_records). */
+export async function deliveryCount(stack: TestStack, org: Org, endpointId: string, status: 'pending' | 'succeeded' | 'failed'): Promise<number> {
+  return (await call(stack, org, 'GET', `/${endpointId}/deliveries?status=${status}&page_size=1`)).total_records;
 }
 
 /** Records events in one transaction of `schema` (as a service does with its change); returns their ids. */
@@ -148,21 +191,6 @@ export async function recordTestEvents(stack: TestStack, events: NewEvent[], sch
 /** A `payment.approved` event of payment `resourceId` with a small object. */
 export function paymentEvent(organizationId: string, resourceId: string, note: string): NewEvent {
   return { organizationId, type: 'payment.approved', resourceId, object: { object: 'payment', id: resourceId, note } };
-}
-
-/** Wakes an endpoint's delivery workflow as the endpoint API does after re-enabling it. */
-export async function wakeEndpoint(stack: TestStack, organizationId: string, endpointId: string): Promise<void> {
-  const t = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
-  try {
-    await wakeWebhookEndpoint(t.client, { organizationId, endpointId });
-  } finally {
-    await t.close();
-  }
-}
-
-/** The delivery rows of an endpoint, oldest first. */
-export async function deliveriesOf(stack: TestStack, endpointId: string): Promise<any[]> {
-  return stack.sql(`SELECT * FROM admin.webhook_deliveries WHERE endpoint_id = $1 ORDER BY seq`, [endpointId]);
 }
 
 /** Waits until the dispatcher has taken its starting position in every source (events recorded before it would not be queued). */

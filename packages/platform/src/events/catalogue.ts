@@ -6,7 +6,7 @@
 export const EVENT_CATALOGUE = {
   'bank_statement.processed': { service: 'cash-app', resource: 'bank_statement', summary: 'A bank statement was read and matched; its lines are ready for review.' },
   'bank_statement.failed': { service: 'cash-app', resource: 'bank_statement', summary: 'A bank statement could not be processed.' },
-  'bank_statement.approved': { service: 'cash-app', resource: 'bank_statement', summary: 'Every payment of a bank statement was approved.' },
+  'bank_statement.approved': { service: 'cash-app', resource: 'bank_statement', summary: 'A processed bank statement was approved (its review is closed; it can no longer be deleted).' },
   'payment.proposed': { service: 'cash-app', resource: 'payment', summary: 'Cash application proposed a payment (customer and allocations) for a bank line.' },
   'payment.approved': { service: 'cash-app', resource: 'payment', summary: 'A payment was approved (by a user or by automatic approval).' },
   'payment.posted': { service: 'cash-app', resource: 'payment', summary: 'A payment was posted to the ERP.' },

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
-import type { EventType } from './catalogue.js';
+import { EVENT_CATALOGUE, type EventType } from './catalogue.js';
 
 /** The channel a commit that recorded events notifies (delivery listens; it also polls). */
 export const EVENTS_CHANNEL = 'rp_events';
@@ -41,7 +41,7 @@ export async function recordEvents(trx: Knex | Knex.Transaction, events: readonl
     organization_id: e.organizationId,
     business_unit_id: e.businessUnitId ?? null,
     type: e.type,
-    resource_type: e.type.slice(0, e.type.indexOf('.')),
+    resource_type: EVENT_CATALOGUE[e.type].resource,
     resource_id: e.resourceId,
     data: JSON.stringify(e.object),
     previous_attributes: e.previousAttributes ? JSON.stringify(e.previousAttributes) : null,
