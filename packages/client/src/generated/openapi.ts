@@ -2486,7 +2486,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Every payment of a bank statement was approved.
+         * A processed bank statement was approved (its review is closed; it can no longer be deleted).
          * @description `data.object` is the bank statement exactly as the API returned it when the event was recorded.
          *
          *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
@@ -3257,7 +3257,7 @@ export interface components {
             /** @description Temporal workflow processing the statement (`bank-statement-<id>`). */
             workflow_id: string | null;
         };
-        /** @description The `bank_statement.approved` event: Every payment of a bank statement was approved. */
+        /** @description The `bank_statement.approved` event: A processed bank statement was approved (its review is closed; it can no longer be deleted). */
         BankStatementApprovedEvent: {
             /** @description When the change was recorded (ISO 8601 UTC). */
             created_at: string;
