@@ -4,12 +4,16 @@
  * sees every event at least once (a request sent but not yet recorded is sent again, with the same
  * webhook-id), and every delivery ends succeeded.
  *
- * SQL set-up (no endpoint API on this branch yet): the endpoint row (test/support/webhooks.ts).
+ * The endpoint is made through the webhook-endpoint API as the org's admin and its deliveries are
+ * counted with GET …/deliveries?status=succeeded (test/support/webhooks.ts). The burst of two
+ * thousand `payment.approved` events is recorded with the kernel's recordEvents in the cash_app
+ * schema, as a service records them (no API call of this stack emits them). No SQL set-up; the one
+ * SQL read is the dispatcher's start (test/support/webhooks.ts dispatcherReady), which no API shows.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startStack, type Org, type TestStack } from './support/stack.js';
-import { createEndpointRow, deliveriesOf, dispatcherReady, newSecret, paymentEvent, recordTestEvents, startReceiver, type Receiver } from './support/webhooks.js';
+import { createEndpoint, deliveryCount, dispatcherReady, paymentEvent, recordTestEvents, startReceiver, type Receiver } from './support/webhooks.js';
 
 let stack: TestStack;
 let org: Org;
@@ -38,10 +42,11 @@ afterAll(async () => {
 it('delivers every event of a burst at least once although the worker is killed mid-burst', { timeout: 180_000 }, async () => {
   const first = startWorkerProcess();
   await dispatcherReady(stack, 90_000);
-  const secret = newSecret();
-  rx = await startReceiver(() => [secret]);
+  const secrets: string[] = [];
+  rx = await startReceiver(() => secrets);
   rx.delayMs = 50;
-  const endpointId = await createEndpointRow(stack, org.organizationId, { url: rx.url, secret });
+  const { id: endpointId, secret } = await createEndpoint(stack, org, { url: rx.url });
+  secrets.push(secret);
   const ids: string[] = [];
   for (let batch = 0; batch < 4; batch++) {
     ids.push(...(await recordTestEvents(stack, Array.from({ length: 500 }, (_, i) => paymentEvent(org.organizationId, `pay-${batch}-${i}`, 'burst')))));
@@ -56,5 +61,5 @@ it('delivers every event of a burst at least once although the worker is killed 
   const wanted = new Set(ids);
   await rx.waitFor((r) => new Set(r.filter((x) => wanted.has(x.id)).map((x) => x.id)).size === ids.length, 150_000);
   expect(rx.received.every((r) => r.verified)).toBe(true);
-  await expect.poll(async () => (await deliveriesOf(stack, endpointId)).filter((d) => d.status === 'succeeded').length, { timeout: 30_000 }).toBe(ids.length);
+  await expect.poll(async () => deliveryCount(stack, org, endpointId, 'succeeded'), { timeout: 30_000 }).toBe(ids.length);
 });
