@@ -6,7 +6,7 @@
  * committed result as its "before"), and the same rows again after the write. One statement per
  * batch each way, whatever its size.
  */
-import { PARTNER_COLUMNS } from '@rp/platform';
+import { PARTNER_COLUMNS, type LedgerPartner } from '@rp/platform';
 import type { DocumentUpsert } from '../types.js';
 import { query, REMOTE_KEY_PREDICATE, type Db } from './ledger-sql.js';
 import type { DocumentKey } from './ledger.js';
@@ -175,25 +175,8 @@ export async function closeDocuments(trx: Db, organizationId: string, ids: reado
   );
 }
 
-/** A partner row as the partner summary view needs it. */
-export interface PartnerViewRow {
-  id: string;
-  organization_id: string;
-  business_unit_id: string | null;
-  origin: string;
-  remote_id: string;
-  account_number: string | null;
-  name: string;
-  legal_name: string | null;
-  email: string | null;
-  phone: string | null;
-  currency: string | null;
-  company_code: string | null;
-  parent_id: string | null;
-  assignee_id: string | null;
-  created_at: Date;
-  modified_at: Date;
-}
+/** A partner row as the partner summary view needs it: the ledger's partner row (kernel ledger/tables.ts). */
+export type PartnerViewRow = LedgerPartner;
 
 const PARTNER_VIEW_COLUMNS = PARTNER_COLUMNS.map((c) => `p.${c}`).join(', ');
 
