@@ -152,6 +152,15 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 [[operations]]
 include-operation-id = "updateUser"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# A webhook endpoint's URL must be an http(s) URL whose host is not (and does not resolve to) a
+# loopback, private, link-local or metadata address unless OUTBOUND_ALLOWLIST allows it: the outbound
+# policy and DNS decide, which JSON Schema cannot state (a generated "" or "ftp://…" is rightly 422).
+[[operations]]
+include-operation-id = "createWebhookEndpoint"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateWebhookEndpoint"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 # The same for a query reference: business_unit_id__in must name units of the organization.
 [[operations]]
 include-operation-id = "predictedOverdue"
