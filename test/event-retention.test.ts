@@ -79,7 +79,8 @@ describe('event retention', () => {
     const aged: Record<string, { old: string; young: string }> = {};
     for (const source of EVENT_SOURCES) aged[source] = { old: await eventAged(source, 11), young: await eventAged(source, 9) };
     const endpoint = newId();
-    await stack.sql(`INSERT INTO admin.webhook_endpoints (id, organization_id, url, events, secret_enc) VALUES ($1, $2, 'https://example.com/hook', '{*}', 'sealed')`, [endpoint, org.organizationId]);
+    // Disabled, so the running webhook dispatcher queues none of this test's events for it: the only deliveries are the three below.
+    await stack.sql(`INSERT INTO admin.webhook_endpoints (id, organization_id, url, events, secret_enc, is_enabled) VALUES ($1, $2, 'https://example.com/hook', '{*}', 'sealed', false)`, [endpoint, org.organizationId]);
     const delivery = (daysAgo: number, status: string) =>
       stack.sql(
         `INSERT INTO admin.webhook_deliveries (id, organization_id, endpoint_id, event_id, event_source, event_type, resource_key, status, next_attempt_at, created_at)
