@@ -15,6 +15,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { connectTemporal, createDb, ObjectStorage } from '@rp/platform';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { customerRecord, pushCustomers } from './support/ledger.js';
+import { failInserts } from './support/faults.js';
 import { createPlaybookExtractionActivities } from '../services/knowledge/src/activities/playbook-extraction.js';
 
 let stack: TestStack;
@@ -163,27 +164,18 @@ describe('knowledge events', () => {
   }, 60_000);
 
   it('a completion that rolls back after its event was written records nothing; its retry records one', async () => {
-    await stack.sql(`CREATE SEQUENCE knowledge.fail_completed_seq`);
-    await stack.sql(`CREATE FUNCTION knowledge.fail_completed() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF nextval('knowledge.fail_completed_seq') <= 1 THEN RAISE EXCEPTION 'injected failure after the event was written'; END IF;
-        RETURN NEW;
-      END $$`);
-    await stack.sql(`CREATE TRIGGER fail_completed AFTER INSERT ON knowledge.events FOR EACH ROW WHEN (NEW.type = 'extraction.completed') EXECUTE FUNCTION knowledge.fail_completed()`);
+    const fault = await failInserts(stack, { table: 'knowledge.events', when: `NEW.type = 'extraction.completed'`, name: 'fail_completed' });
     try {
       const file = await upload(org.token, 'rollback.md', 'text/markdown', Buffer.from(playbook('rollback')));
       const id = await extract(org.token, file.id);
       const job = await waitEnded(org.token, id);
       expect(job.status).toBe('complete');
-      const [{ n }] = await stack.sql(`SELECT last_value::int AS n FROM knowledge.fail_completed_seq`);
-      expect(n).toBe(2); // the first transaction wrote its event and rolled back; the retry committed
+      expect(await fault.attempts()).toBe(2); // the first transaction wrote its event and rolled back; the retry committed
       const completed = ofJob(await events(org.token, 'extraction.completed'), id);
       expect(completed).toHaveLength(1);
       expect(completed[0].data.object).toEqual(job);
     } finally {
-      await stack.sql(`DROP TRIGGER IF EXISTS fail_completed ON knowledge.events`);
-      await stack.sql(`DROP FUNCTION IF EXISTS knowledge.fail_completed()`);
-      await stack.sql(`DROP SEQUENCE IF EXISTS knowledge.fail_completed_seq`);
+      await fault.restore();
     }
   }, 90_000);
 

@@ -22,7 +22,7 @@ import { waitForStatement } from './support/cash.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
 import { failUpdates } from './support/faults.js';
-import { failRunningAttempt, smtpGate, startOneSlotWorker } from './support/smtp-gate.js';
+import { failRunningAttempt, rejectingSmtp, smtpGate, startOneSlotWorker } from './support/smtp-gate.js';
 
 let stack: TestStack;
 let org: Org;
@@ -91,30 +91,6 @@ async function deadSmtpPort(): Promise<number> {
   const port = (probe.address() as { port: number }).port;
   await new Promise<void>((r) => probe.close(() => r()));
   return port;
-}
-
-/** A loopback SMTP server that refuses every recipient (550), as a real server does for an unknown mailbox. */
-async function rejectingSmtp(): Promise<{ port: number; close: () => Promise<void> }> {
-  const server = net.createServer((socket) => {
-    socket.write('220 reject.test ESMTP\r\n');
-    let buffer = '';
-    socket.on('data', (chunk) => {
-      buffer += chunk.toString();
-      let i: number;
-      while ((i = buffer.indexOf('\r\n')) >= 0) {
-        const cmd = buffer.slice(0, i).toUpperCase();
-        buffer = buffer.slice(i + 2);
-        if (cmd.startsWith('EHLO') || cmd.startsWith('HELO')) socket.write('250 reject.test\r\n');
-        else if (cmd.startsWith('MAIL FROM')) socket.write('250 OK\r\n');
-        else if (cmd.startsWith('RCPT TO')) socket.write('550 5.1.1 Mailbox unavailable\r\n');
-        else if (cmd.startsWith('QUIT')) socket.end('221 Bye\r\n');
-        else socket.write('250 OK\r\n');
-      }
-    });
-    socket.on('error', () => {});
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { port: (server.address() as { port: number }).port, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 describe('payment-receipt email with the organization\'s template', () => {

@@ -10,43 +10,20 @@
  * change and its event were written; the activity's retry then commits). SQL also reads the trigger's
  * counter and the run's email id (which a direct re-run of the recording activity needs).
  */
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { connectTemporal, createDb, createLogger, createMailer, type TemporalHandle } from '@rp/platform';
 import { scheduledReportWorkflowId } from '@rp/workflows';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
-import { startOneSlotWorker } from './support/smtp-gate.js';
+import { rejectingSmtp, startOneSlotWorker } from './support/smtp-gate.js';
+import { failInserts } from './support/faults.js';
 import { createScheduledReportActivities } from '../services/admin/src/activities/scheduled-report.js';
 
 let stack: TestStack;
 let org: Org;
 let other: Org;
 let temporal: TemporalHandle;
-
-/** A loopback SMTP server that refuses every recipient (550), as a real server does for an unknown mailbox. */
-async function rejectingSmtp(): Promise<{ port: number; close: () => Promise<void> }> {
-  const server = net.createServer((socket) => {
-    socket.write('220 reject.test ESMTP\r\n');
-    let buffer = '';
-    socket.on('data', (chunk) => {
-      buffer += chunk.toString();
-      let i: number;
-      while ((i = buffer.indexOf('\r\n')) >= 0) {
-        const cmd = buffer.slice(0, i).toUpperCase();
-        buffer = buffer.slice(i + 2);
-        if (cmd.startsWith('EHLO') || cmd.startsWith('HELO')) socket.write('250 reject.test\r\n');
-        else if (cmd.startsWith('RCPT TO')) socket.write('550 5.1.1 Mailbox unavailable\r\n');
-        else if (cmd.startsWith('QUIT')) socket.end('221 Bye\r\n');
-        else socket.write('250 OK\r\n');
-      }
-    });
-    socket.on('error', () => {});
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { port: (server.address() as { port: number }).port, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 async function events(token: string, type: string): Promise<any[]> {
   const res = await stack.request('GET', `/v2/events?type=${type}&page_size=200`, { token });
@@ -93,21 +70,14 @@ describe('report events', () => {
   let sentRun: { configId: string; runId: string };
 
   it('records report.sent once with the run as the API shows it; a recording that rolled back after its event left nothing', async () => {
-    await stack.sql(`CREATE SEQUENCE admin.fail_report_sent_seq`);
-    await stack.sql(`CREATE FUNCTION admin.fail_report_sent() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF nextval('admin.fail_report_sent_seq') <= 1 THEN RAISE EXCEPTION 'injected failure after the event was written'; END IF;
-        RETURN NEW;
-      END $$`);
-    await stack.sql(`CREATE TRIGGER fail_report_sent AFTER INSERT ON admin.events FOR EACH ROW WHEN (NEW.type = 'report.sent') EXECUTE FUNCTION admin.fail_report_sent()`);
+    const fault = await failInserts(stack, { table: 'admin.events', when: `NEW.type = 'report.sent'`, name: 'fail_report_sent' });
     try {
       const to = `events.${randomBytes(4).toString('hex')}@example.com`;
       const { configId, runId, result } = await sendNow(org, to);
       sentRun = { configId, runId };
       expect(result).toMatchObject({ status: 'sent', runId });
       expect(await waitForMail(to)).toHaveLength(1);
-      const [{ n }] = await stack.sql(`SELECT last_value::int AS n FROM admin.fail_report_sent_seq`);
-      expect(n).toBe(2); // the first recording wrote its event and rolled back; the retry committed
+      expect(await fault.attempts()).toBe(2); // the first recording wrote its event and rolled back; the retry committed
       const sent = ofRun(await events(org.token, 'report.sent'), runId);
       expect(sent).toHaveLength(1);
       expect(sent[0]).toMatchObject({ object: 'event', type: 'report.sent' });
@@ -117,9 +87,7 @@ describe('report events', () => {
       expect((await stack.request('GET', `/v2/events/${sent[0].id}`, { token: org.token })).body).toEqual(sent[0]);
       expect(ofRun(await events(org.token, 'report.failed'), runId)).toHaveLength(0);
     } finally {
-      await stack.sql(`DROP TRIGGER IF EXISTS fail_report_sent ON admin.events`);
-      await stack.sql(`DROP FUNCTION IF EXISTS admin.fail_report_sent()`);
-      await stack.sql(`DROP SEQUENCE IF EXISTS admin.fail_report_sent_seq`);
+      await fault.restore();
     }
   }, 120_000);
 

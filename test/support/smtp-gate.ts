@@ -104,3 +104,27 @@ export async function failRunningAttempt(temporal: TemporalHandle, namespace: st
   });
   return pending.attempt ?? 0;
 }
+
+/** A loopback SMTP server that refuses every recipient (550), as a real server does for an unknown mailbox. */
+export async function rejectingSmtp(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = net.createServer((socket) => {
+    socket.write('220 reject.test ESMTP\r\n');
+    let buffer = '';
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      let i: number;
+      while ((i = buffer.indexOf('\r\n')) >= 0) {
+        const cmd = buffer.slice(0, i).toUpperCase();
+        buffer = buffer.slice(i + 2);
+        if (cmd.startsWith('EHLO') || cmd.startsWith('HELO')) socket.write('250 reject.test\r\n');
+        else if (cmd.startsWith('MAIL FROM')) socket.write('250 OK\r\n');
+        else if (cmd.startsWith('RCPT TO')) socket.write('550 5.1.1 Mailbox unavailable\r\n');
+        else if (cmd.startsWith('QUIT')) socket.end('221 Bye\r\n');
+        else socket.write('250 OK\r\n');
+      }
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { port: (server.address() as { port: number }).port, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
