@@ -56,7 +56,7 @@ async function queueDeliveries(trx: Knex.Transaction, source: EventSource, event
   for (const e of broadcast) {
     for (const w of endpoints) {
       if (w.organization_id !== e.organization_id || !(w.events.includes('*') || w.events.includes(e.type))) continue;
-      rows.push({ id: newId(), organization_id: e.organization_id, endpoint_id: w.id, event_id: e.id, event_source: source, event_type: e.type, resource_key: `${e.resource_type}:${e.resource_id}` });
+      rows.push({ ord: rows.length, id: newId(), organization_id: e.organization_id, endpoint_id: w.id, event_id: e.id, event_source: source, event_type: e.type, resource_key: `${e.resource_type}:${e.resource_id}` });
     }
   }
   const woken = new Map<string, EndpointRef>();
@@ -64,8 +64,9 @@ async function queueDeliveries(trx: Knex.Transaction, source: EventSource, event
     const { rows: inserted } = await trx.raw<{ rows: { endpoint_id: string; organization_id: string }[] }>(
       `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_source, event_type, resource_key, next_attempt_at)
        SELECT x.id, x.organization_id, x.endpoint_id, x.event_id, x.event_source, x.event_type, x.resource_key, now()
-         FROM json_to_recordset(?::json) AS x(id uuid, organization_id uuid, endpoint_id uuid, event_id uuid, event_source text, event_type text, resource_key text)
-        ORDER BY x.event_id
+         FROM json_to_recordset(?::json) AS x(ord integer, id uuid, organization_id uuid, endpoint_id uuid, event_id uuid, event_source text, event_type text, resource_key text)
+        -- recording order (the events' txid, seq), never id order: ids of different processes' clocks may sort the other way
+        ORDER BY x.ord
        ON CONFLICT (endpoint_id, event_id) DO NOTHING
        RETURNING endpoint_id, organization_id`,
       [JSON.stringify(rows.slice(i, i + 1000))],
