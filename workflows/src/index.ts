@@ -22,3 +22,4 @@ export * from './admin/organization-schedules.js';
 export * from './admin/webhooks-contract.js';
 export * from './admin/webhook-dispatcher.js';
 export * from './admin/webhook-endpoint-delivery.js';
+export * from './admin/collections-contract.js';
