@@ -177,6 +177,8 @@ export async function up(knex: Knex): Promise<void> {
       currency char(3) NOT NULL,
       promised_date date NOT NULL,
       status text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'kept', 'broken', 'cancelled')),
+      -- each invoice's open amount when the promise was made ({invoice id: decimal text}): what ledger closings reduce
+      open_amounts_at_creation jsonb NOT NULL DEFAULT '{}'::jsonb,
       covered_amount numeric(20, 4),
       note text,
       created_by uuid,
