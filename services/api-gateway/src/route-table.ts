@@ -34,6 +34,12 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   // collections outreach: tags and customer segments (spec 2.9, 2.13); partners stay with the ledger owner
   { prefix: '/v2/customer-segments', service: 'admin' },
   { prefix: '/v1/tags', service: 'admin' },
+  // collections engine: policies, runs and actions, follow-up tasks, promises to pay, disputes
+  { prefix: '/v2/collection-policies', service: 'admin' },
+  { prefix: '/v2/collections', service: 'admin' },
+  { prefix: '/v2/tasks', service: 'admin' },
+  { prefix: '/v2/promises-to-pay', service: 'admin' },
+  { prefix: '/v2/disputes', service: 'admin' },
   // scheduled reports (spec 2.3) and the organization's own settings (its timezone moves the report Schedules)
   { prefix: '/v2/report-configs', service: 'admin' },
   { prefix: '/v2/organization', service: 'admin' },
@@ -57,6 +63,11 @@ export const CREDENTIAL_NEUTRAL_ADMIN_PREFIXES: readonly string[] = [
   '/v2/customer-segments',
   '/v1/tags',
   '/v2/webhook-endpoints',
+  '/v2/collection-policies',
+  '/v2/collections',
+  '/v2/tasks',
+  '/v2/promises-to-pay',
+  '/v2/disputes',
 ];
 
 /** Whether a successful non-GET request to this admin path may have changed credentials (see above). */
