@@ -39,6 +39,7 @@ import { webhookDisabledEmailHandler } from './activities/webhook-disabled-email
 import { ensureWebhookDispatcher } from './domain/webhooks/dispatcher.js';
 // collections engine: policies and tasks
 import { policyRoutes } from './routes/collections/policies.js';
+import { taskRoutes } from './routes/collections/tasks.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -65,6 +66,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...webhookDeliveryRoutes,
     // collections engine: policies and tasks
     ...policyRoutes,
+    ...taskRoutes,
   ],
   // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
   events: [
