@@ -45,7 +45,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
   schema: 'admin',
   taskQueue: TASK_QUEUES.admin,
-  info: { title: 'Admin service', version: '2.0.0', description: 'The organization (users, business units, credentials, out-of-office cover, invites, mailbox, CNAM) and its collections outreach (email and SMS templates, tags, segments, report configs).' },
+  info: { title: 'Admin service', version: '2.0.0', description: 'The organization (users, business units, credentials, out-of-office cover, invites, mailbox, CNAM) and its collections outreach (email and SMS templates, tags, segments, collection policies, follow-up tasks, report configs).' },
   migrations,
   routes: [
     ...businessUnitRoutes,
