@@ -7,9 +7,9 @@
  *   paused (with a note) while all are disabled, deleted when the last policy is deleted.
  * - Daylight saving: the calendar is local time, so 08:00 stays 08:00 on both sides of a change. A run
  *   time clocks skip on the day they go forward runs at the first valid minute after the gap (dated
- *   entries, as report Schedules carry: reportCalendars); on the day they go back, a time in the repeated
- *   hour occurs twice and the run workflow is what keeps one run per local date (the engine's
- *   exactly-once step marks make a second one send nothing either way).
+ *   entries for last year to two years ahead, as report Schedules carry: reportCalendars; every reconcile
+ *   renews them); on the day they go back Temporal starts a repeated local time once. Either way one run
+ *   per local date, and the engine's exactly-once step marks make any second run send nothing.
  * - Consistency: the database is the source of truth. Policy writes and PATCH /v2/organization commit first
  *   and then signal-with-start the organization's reconcile workflow (organization-schedules), whose
  *   `reconcileCollectionsSchedule` step writes this Schedule from the committed state, retried until it
