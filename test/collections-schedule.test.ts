@@ -4,28 +4,45 @@
  * organization's timezone, starting `scheduledCollectionRun` ({organizationId}) on admin's task queue with
  * overlap SKIP; it follows PATCHes of the run time and the timezone, is paused while no policy is enabled and
  * removed with the last policy. Each change is written by the organization-schedules reconcile workflow, run by
- * the stack's admin worker; its history replays against today's workflow code. No SQL.
+ * the stack's admin worker; its history replays against today's workflow code. The admin API reaches Temporal
+ * through a TCP proxy (test/support/outage.ts) that one test stops: a policy written while Temporal is away is
+ * kept (200) and the Schedule converges at the next change. No SQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
-import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { connectTemporal, startServiceApi, type CommonConfig, type ServiceModule, type TemporalHandle } from '@rp/platform';
 import { collectionsScheduleId, organizationSchedulesWorkflowId } from '@rp/workflows';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
+import { tcpProxy, type TcpOutage } from './support/outage.js';
+import { SERVICE_MODULES } from '../scripts/local/services.js';
 
 let stack: TestStack;
 let temporal: TemporalHandle;
 let org: Org;
 let other: Org;
+/** The admin API reaches Temporal through this proxy (the worker connects directly). */
+let outage: TcpOutage;
 
 beforeAll(async () => {
   stack = await startStack({ workers: ['admin'] });
   temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
+  const [host, port] = stack.env.TEMPORAL_ADDRESS.split(':');
+  outage = await tcpProxy({ host: host!, port: Number(port) });
+  const apiPort = stack.apis.admin.port;
+  await stack.apis.admin.close();
+  stack.apis.admin = await startServiceApi(
+    SERVICE_MODULES.admin.module as ServiceModule<CommonConfig, unknown>,
+    SERVICE_MODULES.admin.config({ ...stack.env, TEMPORAL_ADDRESS: `127.0.0.1:${outage.port}` }),
+    { port: apiPort },
+  );
   [org, other] = await Promise.all([stack.onboard(), stack.onboard()]);
 }, 180_000);
 afterAll(async () => {
   await temporal?.close();
+  await outage?.start().catch(() => {});
   await stack?.close();
+  await outage?.close();
 });
 
 const req = (o: Org, method: string, path: string, body?: unknown) => stack.request(method, path, { token: o.token, body });
@@ -143,5 +160,24 @@ describe('the daily collections Schedule', () => {
 
     const handle = temporal.client.workflow.getHandle(organizationSchedulesWorkflowId(org.organizationId));
     await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'organization-schedules-collections.json');
+  });
+
+  it('keeps a policy written while Temporal is away (200), and the Schedule converges at the next change', async () => {
+    await outage.stop();
+    let created;
+    try {
+      created = await req(other, 'POST', '/v2/collection-policies', { name: 'During the outage', segment_id: null, is_enabled: true, steps: taskStep });
+    } finally {
+      await outage.start();
+    }
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect((await ok(req(other, 'GET', `/v2/collection-policies/${created.body.id}`))).is_enabled).toBe(true);
+    await expect(schedule(other).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    // the next change (here the run time) starts the reconcile, which writes the Schedule from the committed state
+    await ok(req(other, 'PATCH', '/v2/organization', { collections_run_time: '09:30' }));
+    await reconciled(other);
+    const d = await schedule(other).describe();
+    expect(d.state.paused).toBe(false);
+    expect(d.spec.calendars![0]).toMatchObject(at(9, 30));
   });
 });
