@@ -19,8 +19,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
+import { replayHistory } from './support/histories.js';
+import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { promiseToPayWorkflowId } from '@rp/workflows';
 
 let stack: TestStack;
+let temporal: TemporalHandle;
 let orgA: Org;
 let orgB: Org;
 let north: string;
@@ -71,6 +75,7 @@ async function eventsOf(type: string, resourceId: string) {
 
 beforeAll(async () => {
   stack = await startStack({ workers: ['admin', 'cash-app'], env: { PROMISE_RECHECK_SECONDS: '1' } });
+  temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
   orgA = await stack.onboard('Promises A');
   orgB = await stack.onboard('Promises B');
   north = (await req('POST', '/v2/business-units', orgA.token, { name: 'North' })).body.id;
@@ -109,6 +114,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await temporal?.close();
   await stack?.close();
 });
 
@@ -171,6 +177,9 @@ describe('recording a promise to pay', () => {
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ id: res.body.id, status: 'cancelled' });
     expect((await req('POST', `/v2/promises-to-pay/${res.body.id}/cancel`, orgA.token)).status).toBe(409);
+    const handle = temporal.client.workflow.getHandle(promiseToPayWorkflowId(res.body.id));
+    await expect(handle.result()).rejects.toThrow();
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
     const fresh = await promise(orgA.token, { partner_id: partner.acme, invoice_ids: [inv['7100002']], amount: '10.00' });
     expect(fresh.status).toBe(200);
 
@@ -232,6 +241,9 @@ describe('the promise-to-pay workflow', () => {
 
     const after = await settled(p.body.id);
     expect(after.status).toBe('kept');
+    const handle = temporal.client.workflow.getHandle(promiseToPayWorkflowId(p.body.id));
+    expect(await handle.result()).toBe('kept');
+    await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'promise-to-pay-kept.json');
     const events = await eventsOf('promise_to_pay.kept', p.body.id);
     expect(events).toHaveLength(1);
     expect(events[0]!.data.object).toMatchObject({ id: p.body.id, status: 'kept' });
@@ -263,6 +275,9 @@ describe('the promise-to-pay workflow', () => {
     await stack.sql(`UPDATE admin.promises_to_pay SET promised_date = promised_date - 11 WHERE id = $1`, [p.body.id]);
     const after = await settled(p.body.id);
     expect(after.status).toBe('broken');
+    const handle = temporal.client.workflow.getHandle(promiseToPayWorkflowId(p.body.id));
+    expect(await handle.result()).toBe('broken');
+    await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'promise-to-pay-broken.json');
     const events = await eventsOf('promise_to_pay.broken', p.body.id);
     expect(events).toHaveLength(1);
     expect(events[0]!.data.object).toMatchObject({ id: p.body.id, status: 'broken' });

@@ -11,7 +11,7 @@
  * A cancelled promise ends the workflow: its cancellation request does, or, if that request was
  * lost, the next check finds the status changed.
  */
-import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, isCancellation, log, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import { activityOptions, type RetryWindowInput } from '../activity-options.js';
 import { TASK_QUEUES } from '../task-queues.js';
 
@@ -62,24 +62,35 @@ export interface PromiseCoverageActivities {
   paymentsAppliedToInvoices(input: PaymentsAppliedInput): Promise<Record<string, string>>;
 }
 
+/** Pause after a check that could not run (e.g. a worker down beyond the activities' retry window) before the next try. */
+const CHECK_FAILED_PAUSE_MS = 10 * 60_000;
+
 export async function promiseToPay(input: PromiseToPayInput): Promise<PromiseToPayStatus | 'missing'> {
   const options = { startToCloseTimeout: '1 minute', retryWindowMinutes: input.retryWindowMinutes } as const;
   const admin = proxyActivities<PromiseToPayActivities>(activityOptions(options));
   const cash = proxyActivities<PromiseCoverageActivities>(activityOptions({ ...options, taskQueue: TASK_QUEUES.cashApp }));
   for (;;) {
-    const state = await admin.promiseToPayState(input);
-    if (state.status !== 'open') return state.status;
-    const paidByInvoice = await cash.paymentsAppliedToInvoices({
-      organizationId: input.organizationId,
-      invoiceIds: state.invoiceIds,
-      since: state.createdAt,
-      until: state.deadline,
-    });
-    const settled = await admin.settlePromiseToPay({ ...input, paidByInvoice });
-    if (settled.status !== 'open') return settled.status;
-    // workflow time: replays compute the same wait
-    const untilDeadline = Date.parse(state.deadline) - Date.now();
-    await sleep(Math.max(1000, Math.min(untilDeadline, state.recheckSeconds * 1000)));
+    let wait = CHECK_FAILED_PAUSE_MS;
+    try {
+      const state = await admin.promiseToPayState(input);
+      if (state.status !== 'open') return state.status;
+      const paidByInvoice = await cash.paymentsAppliedToInvoices({
+        organizationId: input.organizationId,
+        invoiceIds: state.invoiceIds,
+        since: state.createdAt,
+        until: state.deadline,
+      });
+      const settled = await admin.settlePromiseToPay({ ...input, paidByInvoice });
+      if (settled.status !== 'open') return settled.status;
+      // workflow time: replays compute the same wait
+      wait = Math.max(1000, Math.min(Date.parse(state.deadline) - Date.now(), state.recheckSeconds * 1000));
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      // A promise must still be judged after a long outage: the check is tried again later, and
+      // payments approved after the deadline never count, however late the judgement.
+      log.warn('promise check failed; trying again later', { promiseId: input.promiseId, error: (err as Error).message });
+    }
+    await sleep(wait);
     if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof promiseToPay>(input);
   }
 }
