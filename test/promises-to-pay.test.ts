@@ -163,6 +163,8 @@ describe('recording a promise to pay', () => {
       modified_at: expect.stringMatching(/Z$/),
     });
     expect((await req('GET', `/v2/promises-to-pay/${res.body.id}`, orgA.token)).body).toEqual(res.body);
+    // the database holds the amount to the open total stored at creation, too (admin migration 015)
+    await expect(stack.sql(`UPDATE admin.promises_to_pay SET amount = 1500.01 WHERE id = $1`, [res.body.id])).rejects.toThrow(/promises_to_pay_amount_within_open/);
     const events = await eventsOf('promise_to_pay.created', res.body.id);
     expect(events).toHaveLength(1);
     expect(events[0]!.data.object).toEqual(res.body);
