@@ -9,6 +9,9 @@
  * The stack runs with PROMISE_RECHECK_SECONDS=1, so an open promise's workflow checks its coverage
  * every second instead of daily (the same timer and activities as in production, only closer).
  *
+ * Read-only SQL cross-check: the coverage a check measured (`covered_amount`, not in the API) shows
+ * that a check saw the partial closing and left the promise open.
+ *
  * SQL set-up, one state no endpoint can produce: a promise whose promised date lies days in the past
  * (time has to pass for that; the API refuses a date before today). The broken test records a promise
  * through the API, then moves its `promised_date` back ten days, so its grace period is over at the
@@ -64,6 +67,20 @@ async function settled(id: string): Promise<any> {
     expect(res.status).toBe(200);
     if (res.body.status !== 'open' || Date.now() > deadline) return res.body;
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * Waits until a check of the promise's workflow measured `amount` as covered (read-only SQL cross-check:
+ * the API does not show the coverage of an open promise), so what follows sees that check's outcome.
+ */
+async function coverageMeasured(id: string, amount: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const [row] = await stack.sql(`SELECT covered_amount::numeric = $2::numeric AS measured FROM admin.promises_to_pay WHERE id = $1`, [id, amount]);
+    if (row?.measured) return;
+    if (Date.now() > deadline) throw new Error(`promise ${id}: coverage ${amount} never measured`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -259,7 +276,7 @@ describe('the promise-to-pay workflow', () => {
     // one invoice closed covers 700 of 800: still open
     const first = await pushInvoices(stack, orgA.apiKey, [invoiceRecord({ document_number: '7200002', reference: 'INV-7200002', customer_code: 'BETA', amount_in_document_currency: 700, status_open: false, clearing_date: berlinDate(0) })]);
     expect(first.body.results[0]!.success).toBe(true);
-    await new Promise((r) => setTimeout(r, 2500));
+    await coverageMeasured(p.body.id, '700');
     expect((await req('GET', `/v2/promises-to-pay/${p.body.id}`, orgA.token)).body.status).toBe('open');
     // the second reduced by 100 (250 → 150 open): 800 covered
     const second = await pushInvoices(stack, orgA.apiKey, [invoiceRecord({ document_number: '7200004', reference: 'INV-7200004', customer_code: 'BETA', amount_in_document_currency: 250, amount_open: 150 })]);
