@@ -197,8 +197,9 @@ describe('recording a promise to pay', () => {
     expect(cancelled.body).toMatchObject({ id: res.body.id, status: 'cancelled' });
     expect((await req('POST', `/v2/promises-to-pay/${res.body.id}/cancel`, orgA.token)).status).toBe(409);
     const handle = temporal.client.workflow.getHandle(promiseToPayWorkflowId(res.body.id));
-    await expect(handle.result()).rejects.toThrow();
-    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    // the workflow ends: by the cancellation request, or by its own check seeing the promise cancelled first
+    const ended = await handle.result().then((r) => r, () => 'CANCELLED');
+    expect(ended === 'cancelled' ? 'COMPLETED' : 'CANCELLED').toBe((await handle.describe()).status.name);
     const fresh = await promise(orgA.token, { partner_id: partner.acme, invoice_ids: [inv['7100002']], amount: '10.00' });
     expect(fresh.status).toBe(200);
 
