@@ -40,6 +40,10 @@ import { ensureWebhookDispatcher } from './domain/webhooks/dispatcher.js';
 // collections engine: policies and tasks
 import { policyRoutes } from './routes/collections/policies.js';
 import { taskRoutes } from './routes/collections/tasks.js';
+// Collections engine: promises to pay and disputes
+import { promiseRoutes, promiseSchema } from './routes/collections/promises.js';
+import { disputeRoutes, disputeSchema } from './routes/collections/disputes.js';
+import { createPromiseToPayActivities } from './activities/collections/promise-to-pay.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -67,12 +71,21 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     // collections engine: policies and tasks
     ...policyRoutes,
     ...taskRoutes,
+    // Collections engine: promises to pay and disputes
+    ...promiseRoutes,
+    ...disputeRoutes,
   ],
   // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
   events: [
     { type: 'webhook.test', object: webhookEndpointSchema },
     { type: 'report.sent', object: reportRunSchema },
     { type: 'report.failed', object: reportRunSchema },
+    // Collections engine: promises to pay and disputes (data.object as their GET answers them)
+    { type: 'promise_to_pay.created', object: promiseSchema },
+    { type: 'promise_to_pay.kept', object: promiseSchema },
+    { type: 'promise_to_pay.broken', object: promiseSchema },
+    { type: 'dispute.created', object: disputeSchema },
+    { type: 'dispute.resolved', object: disputeSchema },
   ],
   // Webhook deliveries go with their events at the event retention; the admin worker owns its daily Schedule.
   retained: [{ name: 'webhook_deliveries', prune: pruneWebhookDeliveries }],
@@ -113,6 +126,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
         storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
         linkTtlSeconds: config.REPORT_LINK_TTL_SECONDS,
       }),
+      // Collections engine: the promise-to-pay workflow's checks
+      ...createPromiseToPayActivities({ db, log, config }),
     };
   },
   // Webhook dispatch and delivery run for minutes: on a queue of their own, beside admin's.

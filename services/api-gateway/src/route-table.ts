@@ -46,6 +46,9 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   // events and outbound webhooks (recorded by every service, read and delivered by admin)
   { prefix: '/v2/events', service: 'admin' },
   { prefix: '/v2/webhook-endpoints', service: 'admin' },
+  // collections engine: promises to pay and disputes
+  { prefix: '/v2/promises-to-pay', service: 'admin' },
+  { prefix: '/v2/disputes', service: 'admin' },
   { prefix: '/v2/partners', service: 'integrations' },
 ];
 
