@@ -42,7 +42,7 @@ describe('SMS provider client ↔ local SMS sink', () => {
     expect(sent.sid).toMatch(/^SM[0-9a-f]{32}$/);
     expect(sent.status).toBe('queued');
     expect(sent.segments).toBe(2);
-    const [stored] = (await (await fetch(`${sink.url}/messages?to=%2B14155552671`)).json()).messages;
+    const [stored] = ((await (await fetch(`${sink.url}/messages?to=%2B14155552671`)).json()) as { messages: unknown[] }).messages;
     expect(stored).toMatchObject({ sid: sent.sid, to: '+14155552671', from: FROM, body, num_segments: 2, encoding: 'GSM-7' });
   });
 
@@ -105,7 +105,7 @@ describe('SMS provider client ↔ local SMS sink', () => {
     const provider = createSmsProvider({ url: sink.url, accountSid: SID, authToken: TOKEN });
     await provider.send({ from: FROM, to: '+14155552671', body: 'before clearing' });
     expect((await fetch(`${sink.url}/messages`, { method: 'DELETE' })).status).toBe(204);
-    expect((await (await fetch(`${sink.url}/messages`)).json()).messages).toEqual([]);
+    expect(((await (await fetch(`${sink.url}/messages`)).json()) as { messages: unknown[] }).messages).toEqual([]);
   });
 });
 

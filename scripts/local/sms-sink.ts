@@ -60,8 +60,8 @@ export interface SmsSink {
   /** Base URL: SMS_PROVIDER_URL of the services. */
   url: string;
   port: number;
-  messages(): SinkMessage[];
-  stop(): Promise<void>;
+  messages: () => SinkMessage[];
+  stop: () => Promise<void>;
 }
 
 const E164 = /^\+[1-9]\d{7,14}$/;
