@@ -40,3 +40,4 @@ export * from './template-pool.js';
 export * from './parsed-templates.js';
 export * from './events/index.js';
 export * from './sms.js';
+export * from './partner-activity.js';

@@ -37,6 +37,8 @@ import { createWebhookDispatchActivities } from './activities/webhooks-dispatch.
 import { createWebhookDeliverActivities } from './activities/webhooks-deliver.js';
 import { webhookDisabledEmailHandler } from './activities/webhook-disabled-email.js';
 import { ensureWebhookDispatcher } from './domain/webhooks/dispatcher.js';
+// collections engine: the customer timeline
+import { partnerActivityRoutes } from './routes/collections/activity.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -61,6 +63,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...eventRoutes,
     ...webhookEndpointRoutes,
     ...webhookDeliveryRoutes,
+    // collections engine: the customer timeline
+    ...partnerActivityRoutes,
   ],
   // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
   events: [
