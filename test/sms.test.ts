@@ -7,7 +7,8 @@
  * files' texts); the page test reads the run's sink, the one the services are configured with.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createSmsProvider, quietHoursEnd, SmsProviderError, smsMetrics, toE164 } from '@rp/platform';
+import { loadAdminConfig } from '@rp/admin';
+import { createSmsProvider, quietHoursEnd, SmsProviderError, smsMetrics, smsProviderFromConfig, toE164 } from '@rp/platform';
 import { freePorts } from '../scripts/local/components.js';
 import { startSmsSink, type SmsSink } from '../scripts/local/sms-sink.js';
 import { CHROMIUM, openPage } from './support/chromium.js';
@@ -99,6 +100,25 @@ describe('SMS provider client ↔ local SMS sink', () => {
     const [port] = await freePorts(1);
     const err = await failureOf(createSmsProvider({ url: `http://127.0.0.1:${port}`, accountSid: SID, authToken: TOKEN }).send({ from: FROM, to: '+14155552671', body: 'hi' }));
     expect(err).toMatchObject({ retryable: true, httpStatus: null });
+  });
+
+  it('from admin\'s configuration: sends with SMS_*; without SMS_AUTH_TOKEN every send fails permanently, saying so', async () => {
+    const base = {
+      DATABASE_URL: 'postgres://x@127.0.0.1/x',
+      IDENTITY_SECRET: 'i'.repeat(32),
+      CONNECTION_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+      SMS_PROVIDER_URL: sink.url,
+      SMS_ACCOUNT_SID: SID,
+    };
+    const configured = loadAdminConfig({ ...base, SMS_AUTH_TOKEN: TOKEN });
+    const sent = await smsProviderFromConfig(configured).send({ from: configured.SMS_FROM, to: '+14155552671', body: 'from config' });
+    expect(sink.messages()[0]).toMatchObject({ sid: sent.sid, from: '+15005550006', body: 'from config' });
+    const before = sink.messages().length;
+    const err = await failureOf(smsProviderFromConfig(loadAdminConfig(base)).send({ from: FROM, to: '+14155552671', body: 'nothing' }));
+    expect(err).toMatchObject({ retryable: false, message: 'SMS is not configured: SMS_AUTH_TOKEN is not set' });
+    expect(sink.messages()).toHaveLength(before);
+    // the token is a secret: a bad one is not echoed by the configuration error
+    expect(() => loadAdminConfig({ ...base, SMS_AUTH_TOKEN: 'short-secret' })).toThrow(/SMS_AUTH_TOKEN: .*\(got "\*\*\*"\)/);
   });
 
   it('DELETE /messages clears the sink', async () => {

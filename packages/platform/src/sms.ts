@@ -129,6 +129,26 @@ export function createSmsProvider(opts: SmsProviderOptions): SmsProvider {
   };
 }
 
+/** The SMS settings of a service's configuration (admin's SMS_* variables). */
+export interface SmsConfig {
+  SMS_PROVIDER_URL: string;
+  SMS_ACCOUNT_SID: string;
+  SMS_AUTH_TOKEN?: string;
+}
+
+/**
+ * The provider the configuration names. Without SMS_AUTH_TOKEN every send fails permanently, saying
+ * which variable is missing: a service without SMS configured runs everything else.
+ */
+export function smsProviderFromConfig(config: SmsConfig, opts: { timeoutMs?: number } = {}): SmsProvider {
+  if (!config.SMS_AUTH_TOKEN) {
+    return {
+      send: () => Promise.reject(new SmsProviderError('SMS is not configured: SMS_AUTH_TOKEN is not set', false, null)),
+    };
+  }
+  return createSmsProvider({ url: config.SMS_PROVIDER_URL, accountSid: config.SMS_ACCOUNT_SID, authToken: config.SMS_AUTH_TOKEN, timeoutMs: opts.timeoutMs });
+}
+
 function retryAfterMs(value: string | null): number | null {
   if (!value) return null;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
