@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadAdminConfig } from '@rp/admin';
-import { createSmsProvider, quietHoursEnd, SmsProviderError, smsMetrics, smsProviderFromConfig, toE164 } from '@rp/platform';
+import { createSmsProvider, quietHoursEnd, SmsProviderError, smsMetrics, smsActivityFailure, smsProviderFromConfig, toE164 } from '@rp/platform';
 import { freePorts } from '../scripts/local/components.js';
 import { startSmsSink, type SmsSink } from '../scripts/local/sms-sink.js';
 import { CHROMIUM, openPage } from './support/chromium.js';
@@ -92,6 +92,12 @@ describe('SMS provider client ↔ local SMS sink', () => {
     expect((await fault({ status: 429, retry_after_seconds: 7 })).status).toBe(204);
     expect(await failureOf(provider.send({ from: FROM, to, body: 'two' }))).toMatchObject({ retryable: true, httpStatus: 429, retryAfterMs: 7000 });
     expect(sink.messages().filter((m) => m.to === to)).toHaveLength(0);
+    // as an activity throws them: retried after the provider's Retry-After, a rejection never
+    expect(await fault({ status: 503, retry_after_seconds: 2 })).toHaveProperty('status', 204);
+    const outage = smsActivityFailure(await failureOf(provider.send({ from: FROM, to, body: 'four' })));
+    expect(outage).toMatchObject({ type: 'SmsUnavailable', nonRetryable: false, nextRetryDelay: 2000 });
+    const rejected = smsActivityFailure(await failureOf(provider.send({ from: FROM, to: '123', body: 'five' })));
+    expect(rejected).toMatchObject({ type: 'SmsRejected', nonRetryable: true, details: [{ http_status: 400, provider_code: 21211 }] });
     await provider.send({ from: FROM, to, body: 'three' });
     expect(sink.messages().filter((m) => m.to === to).map((m) => m.body)).toEqual(['three']);
   });

@@ -19,6 +19,7 @@
  * - `smsMetrics`: sms-segments-calculator, the same rules the SMS templates report (GSM-7: 160
  *   septets in one segment, 153 per part; anything outside GSM-7 switches to UCS-2: 70 / 67).
  */
+import { ApplicationFailure } from '@temporalio/client';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { SegmentedMessage } from 'sms-segments-calculator';
 
@@ -147,6 +148,22 @@ export function smsProviderFromConfig(config: SmsConfig, opts: { timeoutMs?: num
     };
   }
   return createSmsProvider({ url: config.SMS_PROVIDER_URL, accountSid: config.SMS_ACCOUNT_SID, authToken: config.SMS_AUTH_TOKEN, timeoutMs: opts.timeoutMs });
+}
+
+/**
+ * How an activity throws a failed send to Temporal: `SmsRejected`, non-retryable, for a permanent
+ * failure; `SmsUnavailable`, retryable, for the provider's outage, with its Retry-After as the next
+ * retry's delay. Callers cap the attempts of the latter with `capExternalFailure` like SMTP's.
+ */
+export function smsActivityFailure(err: SmsProviderError): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: err.retryable ? 'SmsUnavailable' : 'SmsRejected',
+    message: err.message,
+    nonRetryable: !err.retryable,
+    nextRetryDelay: err.retryable && err.retryAfterMs !== null ? err.retryAfterMs : undefined,
+    details: [{ http_status: err.httpStatus, provider_code: err.providerCode }],
+    cause: err,
+  });
 }
 
 function retryAfterMs(value: string | null): number | null {
