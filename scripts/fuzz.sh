@@ -230,6 +230,16 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 include-operation-id = "authenticateConnection"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
+# Promises to pay and disputes: the partner, invoices and invoice must be the organization's (422 at
+# their loc; generated UUIDs name none), the amount within the invoices' open total or the invoice
+# amount, the promised date from today to a year ahead in the organization's timezone.
+[[operations]]
+include-operation-id = "createPromiseToPay"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "createDispute"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+
 # Date ranges: end_date may not be before start_date (a rule between two parameters).
 [[operations]]
 include-operation-id = "getBankTransactionMetrics"

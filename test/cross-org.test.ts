@@ -60,6 +60,10 @@ beforeAll(async () => {
   bIds.partner_id = customers.body.results[0]!.service_id!;
   const invoices = await pushInvoices(stack, b.apiKey, [invoiceRecord({ document_number: 'V-9001', reference: 'V-9001', customer_code: 'V-1', amount_in_document_currency: 500 })]);
   bIds.invoice_id = invoices.body.results[0]!.service_id!;
+  // a promise to pay and a dispute of B's customer (the promise's workflow waits: no admin worker runs here)
+  const inAMonth = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+  bIds.promise_id = (await post('/v2/promises-to-pay', { partner_id: bIds.partner_id, invoice_ids: [bIds.invoice_id], amount: '100.00', promised_date: inAMonth })).id;
+  bIds.dispute_id = (await post('/v2/disputes', { invoice_id: bIds.invoice_id, reason_code: 'pricing', amount: '20.00' })).id;
   bIds.tag_id = (await post('/v1/tags', { name: 'Victim tag', color: '#112233', rule_condition: { field: 'country', op: 'eq', value: 'DE' } })).id;
   await ok(stack.request('POST', `/v1/tags/${bIds.tag_id}/partners`, { token: b.token, body: { partner_ids: [bIds.partner_id] } }), 204);
   bIds.segment_id = (await post('/v2/customer-segments', { name: 'Victim segment', priority: 1, conditions: { field: 'tag', op: 'eq', value: bIds.tag_id } })).id;

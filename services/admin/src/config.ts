@@ -53,6 +53,10 @@ export const adminConfigSchema = z.object({
   WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().max(8760).default(72),
   /** Requests in flight to one webhook endpoint at a time (default 32). */
   WEBHOOK_CONCURRENCY: env.int(32, 1).pipe(z.number().max(256)),
+  /** Days after its promised date a promise to pay has to be covered before it is broken (default 3; 0: by the end of the promised date). */
+  PROMISE_GRACE_DAYS: env.int(3, 0).pipe(z.number().max(30)),
+  /** Seconds between a promise's checks before its deadline, which mark it kept once covered (default a day). */
+  PROMISE_RECHECK_SECONDS: env.int(86_400, 1).pipe(z.number().max(7 * 86_400)),
 });
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
 

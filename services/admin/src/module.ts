@@ -37,6 +37,10 @@ import { createWebhookDispatchActivities } from './activities/webhooks-dispatch.
 import { createWebhookDeliverActivities } from './activities/webhooks-deliver.js';
 import { webhookDisabledEmailHandler } from './activities/webhook-disabled-email.js';
 import { ensureWebhookDispatcher } from './domain/webhooks/dispatcher.js';
+// Collections engine: promises to pay and disputes
+import { promiseRoutes, promiseSchema } from './routes/collections/promises.js';
+import { disputeRoutes, disputeSchema } from './routes/collections/disputes.js';
+import { createPromiseToPayActivities } from './activities/collections/promise-to-pay.js';
 // collections engine: the customer timeline
 import { partnerActivityRoutes } from './routes/collections/activity.js';
 
@@ -63,6 +67,9 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...eventRoutes,
     ...webhookEndpointRoutes,
     ...webhookDeliveryRoutes,
+    // Collections engine: promises to pay and disputes
+    ...promiseRoutes,
+    ...disputeRoutes,
     // collections engine: the customer timeline
     ...partnerActivityRoutes,
   ],
@@ -71,6 +78,12 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     { type: 'webhook.test', object: webhookEndpointSchema },
     { type: 'report.sent', object: reportRunSchema },
     { type: 'report.failed', object: reportRunSchema },
+    // Collections engine: promises to pay and disputes (data.object as their GET answers them)
+    { type: 'promise_to_pay.created', object: promiseSchema },
+    { type: 'promise_to_pay.kept', object: promiseSchema },
+    { type: 'promise_to_pay.broken', object: promiseSchema },
+    { type: 'dispute.created', object: disputeSchema },
+    { type: 'dispute.resolved', object: disputeSchema },
   ],
   // Webhook deliveries go with their events at the event retention; the admin worker owns its daily Schedule.
   retained: [{ name: 'webhook_deliveries', prune: pruneWebhookDeliveries }],
@@ -111,6 +124,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
         storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
         linkTtlSeconds: config.REPORT_LINK_TTL_SECONDS,
       }),
+      // Collections engine: the promise-to-pay workflow's checks
+      ...createPromiseToPayActivities({ db, log, config }),
     };
   },
   // Webhook dispatch and delivery run for minutes: on a queue of their own, beside admin's.

@@ -40,6 +40,9 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   // events and outbound webhooks (recorded by every service, read and delivered by admin)
   { prefix: '/v2/events', service: 'admin' },
   { prefix: '/v2/webhook-endpoints', service: 'admin' },
+  // collections engine: promises to pay and disputes
+  { prefix: '/v2/promises-to-pay', service: 'admin' },
+  { prefix: '/v2/disputes', service: 'admin' },
   { prefix: '/v2/partners', service: 'integrations' },
 ];
 
@@ -57,6 +60,8 @@ export const CREDENTIAL_NEUTRAL_ADMIN_PREFIXES: readonly string[] = [
   '/v2/customer-segments',
   '/v1/tags',
   '/v2/webhook-endpoints',
+  '/v2/promises-to-pay',
+  '/v2/disputes',
 ];
 
 /** Whether a successful non-GET request to this admin path may have changed credentials (see above). */

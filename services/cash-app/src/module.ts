@@ -25,6 +25,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
 import { createReportActivities } from './activities/reports.js';
 import { createCustomerHabitsActivities } from './activities/customer-habits.js';
+import { createPromiseCoverageActivities } from './activities/promise-coverage.js';
 
 export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
@@ -73,6 +74,8 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
       ...createReportActivities({ db, log, storage }),
       // The onboarding extraction's per-customer cash-app figures (the knowledge workflow calls it on this queue)
       ...createCustomerHabitsActivities({ db, log, storage }),
+      // What approved payments applied to a promise to pay's invoices (admin's promise-to-pay workflow calls it on this queue)
+      ...createPromiseCoverageActivities({ db, log }),
     };
   },
 };

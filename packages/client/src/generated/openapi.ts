@@ -1422,6 +1422,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List disputes
+         * @description Newest first. Filters (combined with AND): `partner_id`, `invoice_id`, `status`, `reason_code`. Paginated: `page` (0-based), `page_size` 1..500. Members: only invoices of customers of their business units or of none (others: 404, absent from lists, 422 as a reference).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listDisputes"];
+        put?: never;
+        /**
+         * Open a dispute on an invoice
+         * @description The invoice (open or already closed: a customer may contest a paid invoice) must be an invoice of a customer of the organization (422 at `invoice_id`). `amount` (optional; absent or null: the whole invoice) is in the invoice's currency and minor units, > 0 and at most the invoice's amount (422). One open dispute per invoice: 409 while it has one, also when two requests race. While open, the collections engine never chases the invoice. Records the event `dispute.created`. Members: only invoices of customers of their business units or of none (others: 404, absent from lists, 422 as a reference).
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/disputes/{dispute_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a dispute
+         * @description Members: only invoices of customers of their business units or of none (others: 404, absent from lists, 422 as a reference).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getDispute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/disputes/{dispute_id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve or reject a dispute
+         * @description Closes an `open` dispute (409 otherwise) as `resolved` (e.g. a credit note was agreed) or `rejected` (the invoice stands), with the `resolution` text. Either way the invoice is chased again from the next run, at the step it was on. Records the event `dispute.resolved` (its status says which). Members: only invoices of customers of their business units or of none (others: 404, absent from lists, 422 as a reference).
+         *
+         *     Requires: user access token.
+         */
+        post: operations["resolveDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/events": {
         parameters: {
             query?: never;
@@ -2064,6 +2136,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/promises-to-pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List promises to pay
+         * @description Newest first. Filters: `partner_id`, `status`. Paginated: `page` (0-based), `page_size` 1..500. Members: only customers of their business units or of none (others: 404, absent from lists, 422 as a reference).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listPromisesToPay"];
+        put?: never;
+        /**
+         * Record a promise to pay
+         * @description A customer's promise to pay `amount` on some of its open invoices by `promised_date`. 422 at the field's loc when: the partner is not one of the organization (or not of the caller's business units); an invoice is listed twice or is not an open invoice of that partner; the invoices are in more than one currency (the promise's currency is theirs); the amount is not > 0, has more decimals than the currency's minor units or exceeds the invoices' open total; `promised_date` is before today or more than 365 days after it (today in the organization's timezone). 409 when an invoice is under another open promise (one open promise per invoice: cancel it first). Records the event `promise_to_pay.created`. Kept when the payments approved on its invoices since it was recorded (what their allocations take off the invoices: paid, discount, withheld, adjustment) or the ledger's reductions of those invoices since then (a closed invoice counts 0 open), whichever is larger per invoice, cover `amount` by the end of `promised_date` + the grace period (3 days by default, the deployment's PROMISE_GRACE_DAYS; midnight in the organization's timezone; a payment approved after it does not count). A workflow timer judges it then: covered → `kept`, else `broken` (events `promise_to_pay.kept` / `promise_to_pay.broken`); before that, a daily check (PROMISE_RECHECK_SECONDS) marks it `kept` as soon as it is covered. While `open`, the collections engine does not chase its invoices; once broken, chasing resumes at the step it was on. Members: only customers of their business units or of none (others: 404, absent from lists, 422 as a reference).
+         *
+         *     Requires: user access token.
+         */
+        post: operations["createPromiseToPay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/promises-to-pay/{promise_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a promise to pay
+         * @description Kept when the payments approved on its invoices since it was recorded (what their allocations take off the invoices: paid, discount, withheld, adjustment) or the ledger's reductions of those invoices since then (a closed invoice counts 0 open), whichever is larger per invoice, cover `amount` by the end of `promised_date` + the grace period (3 days by default, the deployment's PROMISE_GRACE_DAYS; midnight in the organization's timezone; a payment approved after it does not count). A workflow timer judges it then: covered → `kept`, else `broken` (events `promise_to_pay.kept` / `promise_to_pay.broken`); before that, a daily check (PROMISE_RECHECK_SECONDS) marks it `kept` as soon as it is covered. While `open`, the collections engine does not chase its invoices; once broken, chasing resumes at the step it was on. Members: only customers of their business units or of none (others: 404, absent from lists, 422 as a reference).
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getPromiseToPay"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/promises-to-pay/{promise_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a promise to pay
+         * @description Only an `open` promise (409 otherwise). Its invoices are chased again from the next run, at the step they were on; it is never judged kept or broken. Members: only customers of their business units or of none (others: 404, absent from lists, 422 as a reference).
+         *
+         *     Requires: user access token.
+         */
+        post: operations["cancelPromiseToPay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/report-configs": {
         parameters: {
             query?: never;
@@ -2642,6 +2786,54 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "dispute.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A dispute was opened on an invoice; the invoice is not chased while it is open.
+         * @description `data.object` is the dispute exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["disputeCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A dispute was closed, resolved or rejected (its `status` says which).
+         * @description `data.object` is the dispute exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["disputeResolvedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "extraction.completed": {
         parameters: {
             query?: never;
@@ -2948,6 +3140,78 @@ export interface webhooks {
          *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
          */
         post: operations["paymentProposedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "promise_to_pay.broken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A promise to pay was broken: its grace period ended without its amount covered; chasing resumes.
+         * @description `data.object` is the promise to pay exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["promiseToPayBrokenWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "promise_to_pay.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A customer's promise to pay was recorded; chasing of its invoices holds while it is open.
+         * @description `data.object` is the promise to pay exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["promiseToPayCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "promise_to_pay.kept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A promise to pay was kept: approved payments or ledger closings covered its amount in time.
+         * @description `data.object` is the promise to pay exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["promiseToPayKeptWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3893,6 +4157,15 @@ export interface components {
             /** @description 1 is the highest; unique per organization (409 when taken). */
             priority: number;
         };
+        CreateDisputeRequest: {
+            amount?: (string | number) | null;
+            /** Format: uuid */
+            invoice_id: string;
+            /** @description Free text, at most 2000 characters; null: none. */
+            note?: string | null;
+            /** @enum {string} */
+            reason_code: "pricing" | "quantity" | "quality" | "damaged" | "not_received" | "duplicate_billing" | "tax" | "other";
+        };
         CreateEmailTemplateAttachmentRequest: {
             mime_type: string;
             name: string;
@@ -4007,6 +4280,24 @@ export interface components {
             extraction_type?: "file" | "onboarding" | "synthesis";
             /** @description The uploaded, verified file; required for `file` extractions, omitted for the others. */
             file_id?: string | null;
+        };
+        CreatePromiseToPayRequest: {
+            /** @description Decimal string of at most 40 characters (or a number) in the currency's minor units (JPY none, EUR 2, KWD 3 decimals; more → 422 `value_error.decimal_places`). */
+            amount: string | number;
+            /** @description 1..100 distinct open invoices of the partner, in one currency. */
+            invoice_ids: string[];
+            /** @description Free text, at most 2000 characters; null: none. */
+            note?: string | null;
+            /**
+             * Format: uuid
+             * @description The customer (ledger partner).
+             */
+            partner_id: string;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD: today .. today + 365 days in the organization's timezone.
+             */
+            promised_date: string;
         };
         CreateRemittanceRequest: {
             allocations: {
@@ -4125,7 +4416,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
             /** @description Default true; false creates it paused. */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -4172,6 +4463,73 @@ export interface components {
             partner_name: string | null;
             /** @enum {string} */
             scope: "global" | "customer";
+        };
+        Dispute: {
+            /** @description The contested part, a decimal string with the currency's minor units; null: the whole invoice. */
+            amount: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description ISO 4217: the invoice's currency. */
+            currency: string;
+            id: string;
+            invoice_id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            note: string | null;
+            /** @constant */
+            object: "dispute";
+            /** @description The invoice's customer. */
+            partner_id: string;
+            /** @enum {string} */
+            reason_code: "pricing" | "quantity" | "quality" | "damaged" | "not_received" | "duplicate_billing" | "tax" | "other";
+            /** @description How it was closed; null while open. */
+            resolution: string | null;
+            /**
+             * @description `open` (the invoice is not chased), `resolved` or `rejected`.
+             * @enum {string}
+             */
+            status: "open" | "resolved" | "rejected";
+        };
+        /** @description The `dispute.created` event: A dispute was opened on an invoice; the invoice is not chased while it is open. */
+        DisputeCreatedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Dispute"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "dispute.created";
+        };
+        /** @description A page of Dispute records. */
+        DisputePage: {
+            current_page: number;
+            data: components["schemas"]["Dispute"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description The `dispute.resolved` event: A dispute was closed, resolved or rejected (its `status` says which). */
+        DisputeResolvedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Dispute"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "dispute.resolved";
         };
         EmailTemplate: {
             attachments: components["schemas"]["EmailTemplateAttachment"][];
@@ -4282,7 +4640,7 @@ export interface components {
             total_records: number;
         };
         /** @enum {string} */
-        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test";
+        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved";
         ExchangeRate: {
             base_currency: string;
             /** @description ISO 8601 UTC */
@@ -5374,6 +5732,89 @@ export interface components {
             /** @example entity-not-found */
             type: string;
         };
+        PromiseToPay: {
+            /** @description Decimal string with the currency's minor units. */
+            amount: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description The user who recorded it. */
+            created_by: string | null;
+            /** @description ISO 4217: the invoices' currency. */
+            currency: string;
+            id: string;
+            invoice_ids: string[];
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            note: string | null;
+            /** @constant */
+            object: "promise_to_pay";
+            partner_id: string;
+            /** @description YYYY-MM-DD */
+            promised_date: string;
+            /**
+             * @description `open` (holds the chasing of its invoices), `kept` (covered in time), `broken` (its grace period ended uncovered; chasing resumes at the step it was on), `cancelled`.
+             * @enum {string}
+             */
+            status: "open" | "kept" | "broken" | "cancelled";
+        };
+        /** @description The `promise_to_pay.broken` event: A promise to pay was broken: its grace period ended without its amount covered; chasing resumes. */
+        PromiseToPayBrokenEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["PromiseToPay"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "promise_to_pay.broken";
+        };
+        /** @description The `promise_to_pay.created` event: A customer's promise to pay was recorded; chasing of its invoices holds while it is open. */
+        PromiseToPayCreatedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["PromiseToPay"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "promise_to_pay.created";
+        };
+        /** @description The `promise_to_pay.kept` event: A promise to pay was kept: approved payments or ledger closings covered its amount in time. */
+        PromiseToPayKeptEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["PromiseToPay"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "promise_to_pay.kept";
+        };
+        /** @description A page of PromiseToPay records. */
+        PromiseToPayPage: {
+            current_page: number;
+            data: components["schemas"]["PromiseToPay"][];
+            next_page: number | null;
+            total_records: number;
+        };
         /** @description The `proposal.created` event: A knowledge proposal was created for review. */
         ProposalCreatedEvent: {
             /** @description When the change was recorded (ISO 8601 UTC). */
@@ -5932,6 +6373,12 @@ export interface components {
              */
             type: "report.sent";
         };
+        ResolveDisputeRequest: {
+            /** @description How it was settled, 1..2000 characters. */
+            resolution: string;
+            /** @enum {string} */
+            status: "resolved" | "rejected";
+        };
         SendPaymentReceiptRequest: {
             /** Format: uuid */
             payment_id: string;
@@ -6208,7 +6655,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
             /** @description false pauses delivery; true resumes it (and clears `disabled_reason`). */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -15982,6 +16429,485 @@ export interface operations {
             };
         };
     };
+    listDisputes: {
+        parameters: {
+            query?: {
+                invoice_id?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                partner_id?: string;
+                reason_code?: "pricing" | "quantity" | "quality" | "damaged" | "not_received" | "duplicate_billing" | "tax" | "other";
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+                status?: "open" | "resolved" | "rejected";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputePage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDisputeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dispute_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    resolveDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dispute_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveDisputeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -15996,7 +16922,7 @@ export interface operations {
                 /** @description Alias of page_size, 1..200. */
                 size?: number;
                 /** @description Event types, the parameter repeated (`type=payment.posted&type=payment.approved`) or comma-separated; an unknown type is 422. */
-                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test")[];
+                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
             };
             header?: never;
             path?: never;
@@ -20027,6 +20953,461 @@ export interface operations {
             };
         };
     };
+    listPromisesToPay: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                partner_id?: string;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+                status?: "open" | "kept" | "broken" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromiseToPayPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createPromiseToPay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePromiseToPayRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromiseToPay"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getPromiseToPay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                promise_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromiseToPay"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    cancelPromiseToPay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                promise_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromiseToPay"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listReportConfigs: {
         parameters: {
             query?: {
@@ -23709,6 +25090,92 @@ export interface operations {
             };
         };
     };
+    disputeCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeResolvedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeResolvedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     extractionCompletedWebhook: {
         parameters: {
             query?: never;
@@ -24242,6 +25709,135 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentProposedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    promiseToPayBrokenWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PromiseToPayBrokenEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    promiseToPayCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PromiseToPayCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    promiseToPayKeptWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PromiseToPayKeptEvent"];
             };
         };
         responses: {

@@ -28,6 +28,11 @@ export const EVENT_CATALOGUE = {
   'report.sent': { service: 'admin', resource: 'report_run', summary: 'A scheduled report was sent.' },
   'report.failed': { service: 'admin', resource: 'report_run', summary: 'A scheduled report could not be sent.' },
   'webhook.test': { service: 'admin', resource: 'webhook_endpoint', summary: 'A test event, sent to one endpoint on request.' },
+  'promise_to_pay.created': { service: 'admin', resource: 'promise_to_pay', summary: 'A customer\'s promise to pay was recorded; chasing of its invoices holds while it is open.' },
+  'promise_to_pay.kept': { service: 'admin', resource: 'promise_to_pay', summary: 'A promise to pay was kept: approved payments or ledger closings covered its amount in time.' },
+  'promise_to_pay.broken': { service: 'admin', resource: 'promise_to_pay', summary: 'A promise to pay was broken: its grace period ended without its amount covered; chasing resumes.' },
+  'dispute.created': { service: 'admin', resource: 'dispute', summary: 'A dispute was opened on an invoice; the invoice is not chased while it is open.' },
+  'dispute.resolved': { service: 'admin', resource: 'dispute', summary: 'A dispute was closed, resolved or rejected (its `status` says which).' },
 } as const;
 
 export type EventType = keyof typeof EVENT_CATALOGUE;
