@@ -6,12 +6,13 @@
  * business units.
  *
  * Reached through the API: business units, the member, customers and invoices (middleware push),
- * the bank statement, its matched payment, the payment's approval and its receipt (sent by the
- * payment-receipt workflow through MailDev).
- * SQL set-up: admin's collection runs, actions, messages, tasks, promises to pay and disputes are
- * inserted as the collections engine, the task routes and the promise and dispute routes write them
- * (migration 012's tables); those endpoints are not part of this service's code yet, so no call can
- * produce these rows here.
+ * a promise to pay and its cancellation, a dispute and its resolution, the bank statement, its
+ * matched payment, the payment's approval and its receipt (sent by the payment-receipt workflow
+ * through MailDev).
+ * SQL set-up: collection runs, actions, messages and tasks are inserted as the collections engine
+ * writes them (migration 012's tables; the engine is not part of this branch, so no call produces
+ * them here), and one broken promise to pay as its workflow records it (broken needs its promised
+ * date plus the grace days to pass, which a test cannot wait for).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +32,7 @@ let paymentId: string;
 let receiptId: string;
 /** admin-side rows of the customer without a unit */
 const row = {} as Record<'email' | 'sms' | 'task' | 'promise' | 'promiseJpy' | 'dispute', string>;
+let promisedDate: string;
 
 const req = (method: string, path: string, token: string, body?: unknown) => stack.request(method, path, { token, body });
 const activity = (partnerId: string, token: string, query = '') => req('GET', `/v2/partners/${partnerId}/activity${query}`, token);
@@ -104,8 +106,25 @@ beforeAll(async () => {
   const invoices = await pushInvoices(stack, org.apiKey, [
     invoiceRecord({ document_number: '7100001', reference: 'INV-7100001', customer_code: 'TL-U', amount_in_document_currency: 1190 }),
     invoiceRecord({ document_number: '7100002', reference: 'INV-7100002', customer_code: 'TL-U', amount_in_document_currency: 595 }),
+    invoiceRecord({ document_number: '7100003', reference: 'INV-7100003', customer_code: 'TL-U', amount_in_document_currency: 300 }),
+    invoiceRecord({ document_number: '7100004', reference: 'INV-7100004', customer_code: 'TL-U', amount_in_document_currency: 50000, amount_in_local_currency: 310, currency: 'JPY' }),
   ]);
   expect(invoices.body.results.every((r) => r.success), invoices.text).toBe(true);
+  const [, inv2, inv3, inv4] = invoices.body.results.map((r) => r.service_id!) as [string, string, string, string];
+
+  // admin through its API: a promise to pay made and cancelled, a dispute opened and resolved
+  const berlinToday = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin' }).format(new Date());
+  promisedDate = new Date(Date.parse(`${berlinToday}T00:00:00Z`) + 7 * 86_400_000).toISOString().slice(0, 10);
+  const promise = await req('POST', '/v2/promises-to-pay', org.token, { partner_id: cust.none, invoice_ids: [inv3], amount: '300', promised_date: promisedDate });
+  expect(promise.status, promise.text).toBe(200);
+  row.promise = promise.body.id;
+  const cancelled = await req('POST', `/v2/promises-to-pay/${row.promise}/cancel`, org.token);
+  expect(cancelled.status, cancelled.text).toBe(200);
+  const dispute = await req('POST', '/v2/disputes', org.token, { invoice_id: inv2, reason_code: 'not_received', amount: '95.50' });
+  expect(dispute.status, dispute.text).toBe(200);
+  row.dispute = dispute.body.id;
+  const resolved = await req('POST', `/v2/disputes/${row.dispute}/resolve`, org.token, { status: 'resolved', resolution: 'Proof of delivery sent' });
+  expect(resolved.status, resolved.text).toBe(200);
 
   // cash-app: a deposit matched to both invoices, approved, and its receipt emailed
   const st = await req('POST', '/v2/bank-statements', org.token, {
@@ -143,24 +162,12 @@ beforeAll(async () => {
   row.sms = await message(cust.none, { channel: 'sms', to: '+4930901820', body: `Invoice INV-7100001 is overdue. ${'Please pay. '.repeat(12)}`, status: 'sent', at: '2026-11-03T08:00:00Z' });
   await message(cust.none, { channel: 'email', to: 'ap@ohne.example', subject: 'Still sending', body: 'x', status: 'sending', at: '2026-11-04T08:00:00Z' });
   row.task = await task(cust.none, 'Call the customer', '2026-11-05T09:00:00Z', '2026-11-06T10:00:00Z');
-  const [p] = await stack.sql(
-    `INSERT INTO admin.promises_to_pay (id, organization_id, partner_id, invoice_ids, amount, currency, promised_date, created_at)
-     VALUES ($1, $2, $3, $4::uuid[], 500, 'EUR', '2026-11-20', '2026-11-07T09:00:00Z') RETURNING id`,
-    [randomUUID(), org.organizationId, cust.none, invoices.body.results.map((r) => r.service_id)],
-  );
-  row.promise = p.id;
   const [pj] = await stack.sql(
-    `INSERT INTO admin.promises_to_pay (id, organization_id, partner_id, invoice_ids, amount, currency, promised_date, status, resolved_at, created_at)
-     VALUES ($1, $2, $3, ARRAY[$4]::uuid[], 50000, 'JPY', '2026-11-01', 'broken', '2026-11-04T23:00:00Z', '2026-10-20T09:00:00Z') RETURNING id`,
-    [randomUUID(), org.organizationId, cust.none, invoices.body.results[0]!.service_id],
+    `INSERT INTO admin.promises_to_pay (id, organization_id, partner_id, invoice_ids, amount, currency, promised_date, status, open_amounts_at_creation, covered_amount, resolved_at, created_at)
+     VALUES ($1, $2, $3, ARRAY[$4]::uuid[], 50000, 'JPY', '2026-11-01', 'broken', jsonb_build_object($4::text, '50000'), 0, '2026-11-04T23:00:00Z', '2026-10-20T09:00:00Z') RETURNING id`,
+    [randomUUID(), org.organizationId, cust.none, inv4],
   );
   row.promiseJpy = pj.id;
-  const [d] = await stack.sql(
-    `INSERT INTO admin.disputes (id, organization_id, invoice_id, partner_id, reason_code, amount, currency, status, resolution, resolved_at, created_at)
-     VALUES ($1, $2, $3, $4, 'not_received', 95.5, 'EUR', 'resolved', 'Proof of delivery sent', '2026-11-09T12:00:00Z', '2026-11-08T12:00:00Z') RETURNING id`,
-    [randomUUID(), org.organizationId, invoices.body.results[1]!.service_id, cust.none],
-  );
-  row.dispute = d.id;
   await task(cust.north, 'Call Nord', '2026-11-05T09:00:00Z');
   await task(cust.south, 'Call Sued', '2026-11-05T09:00:00Z');
 });
@@ -187,14 +194,17 @@ describe('GET /v2/partners/{partner_id}/activity', () => {
     expect(res.body.total_records).toBe(items.length);
     const times = items.map((i) => i.occurred_at);
     expect([...times].sort().reverse()).toEqual(times);
-    // cash-app's items (today) come first, then admin's (November), newest first
-    expect(items.slice(0, 2).map((i) => i.type).sort()).toEqual(['payment_applied', 'receipt']);
-    expect(items.find((i) => i.type === 'payment_applied')).toMatchObject({ summary: 'Payment of 1785.00 EUR applied to 2 invoices', ref: { object: 'payment', id: paymentId } });
-    expect(items.find((i) => i.type === 'receipt')).toMatchObject({ summary: 'Payment receipt for 1785.00 EUR emailed to ap@ohne.example', ref: { object: 'outreach_record', id: receiptId } });
-    expect(items.slice(2)).toEqual([
-      { type: 'dispute', occurred_at: '2026-11-09T12:00:00.000Z', summary: 'Dispute resolved (not received): Proof of delivery sent', ref: { object: 'dispute', id: row.dispute } },
-      { type: 'dispute', occurred_at: '2026-11-08T12:00:00.000Z', summary: 'Dispute opened (not received) for 95.50 EUR', ref: { object: 'dispute', id: row.dispute } },
-      { type: 'promise_to_pay', occurred_at: '2026-11-07T09:00:00.000Z', summary: 'Promise to pay 500.00 EUR by 2026-11-20 for 2 invoices', ref: { object: 'promise_to_pay', id: row.promise } },
+    // what happened today through the API, newest first: the receipt after the payment's approval,
+    // both after the dispute and the promise; then the November rows
+    expect(items.slice(0, 6).map(({ type, summary, ref }) => ({ type, summary, ref }))).toEqual([
+      { type: 'receipt', summary: 'Payment receipt for 1785.00 EUR emailed to ap@ohne.example', ref: { object: 'outreach_record', id: receiptId } },
+      { type: 'payment_applied', summary: 'Payment of 1785.00 EUR applied to 2 invoices', ref: { object: 'payment', id: paymentId } },
+      { type: 'dispute', summary: 'Dispute resolved (not received): Proof of delivery sent', ref: { object: 'dispute', id: row.dispute } },
+      { type: 'dispute', summary: 'Dispute opened (not received) for 95.50 EUR', ref: { object: 'dispute', id: row.dispute } },
+      { type: 'promise_to_pay', summary: `Promise to pay 300.00 EUR by ${promisedDate} cancelled`, ref: { object: 'promise_to_pay', id: row.promise } },
+      { type: 'promise_to_pay', summary: `Promise to pay 300.00 EUR by ${promisedDate} for 1 invoice`, ref: { object: 'promise_to_pay', id: row.promise } },
+    ]);
+    expect(items.slice(6)).toEqual([
       { type: 'task', occurred_at: '2026-11-06T10:00:00.000Z', summary: 'Task done: Call the customer (Called, payment next week)', ref: { object: 'task', id: row.task } },
       { type: 'task', occurred_at: '2026-11-05T09:00:00.000Z', summary: 'Task created: Call the customer', ref: { object: 'task', id: row.task } },
       { type: 'promise_to_pay', occurred_at: '2026-11-04T23:00:00.000Z', summary: 'Promise to pay 50000 JPY by 2026-11-01 broken', ref: { object: 'promise_to_pay', id: row.promiseJpy } },
@@ -223,8 +233,8 @@ describe('GET /v2/partners/{partner_id}/activity', () => {
     expect(pages).toEqual(all);
 
     const promises = await activity(cust.none, org.token, '?type=promise_to_pay');
-    expect((promises.body.data as { type: string }[]).map((i) => i.type)).toEqual(['promise_to_pay', 'promise_to_pay', 'promise_to_pay']);
-    expect(promises.body.total_records).toBe(3);
+    expect((promises.body.data as { type: string }[]).map((i) => i.type)).toEqual(['promise_to_pay', 'promise_to_pay', 'promise_to_pay', 'promise_to_pay']);
+    expect(promises.body.total_records).toBe(4);
     const receipts = await activity(cust.none, org.token, '?type=receipt');
     expect(receipts.body.data).toHaveLength(1);
     expect(receipts.body.data[0].ref.id).toBe(receiptId);
