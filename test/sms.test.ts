@@ -6,6 +6,9 @@
  * The adapter tests start a sink of their own (its provider faults would otherwise reach other
  * files' texts); the page test reads the run's sink, the one the services are configured with.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadAdminConfig } from '@rp/admin';
 import { createSmsProvider, quietHoursEnd, SmsProviderError, smsMetrics, smsActivityFailure, smsProviderFromConfig, toE164 } from '@rp/platform';
@@ -125,6 +128,24 @@ describe('SMS provider client ↔ local SMS sink', () => {
     expect(sink.messages()).toHaveLength(before);
     // the token is a secret: a bad one is not echoed by the configuration error
     expect(() => loadAdminConfig({ ...base, SMS_AUTH_TOKEN: 'short-secret' })).toThrow(/SMS_AUTH_TOKEN: .*\(got "\*\*\*"\)/);
+  });
+
+  it('keeps its texts in its file across a restart (npm start: var/sms/messages.json)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'sms-sink-'));
+    const file = path.join(dir, 'sms', 'messages.json');
+    try {
+      const first = await startSmsSink({ accountSid: SID, authToken: TOKEN, file });
+      const sent = await createSmsProvider({ url: first.url, accountSid: SID, authToken: TOKEN }).send({ from: FROM, to: '+14155552671', body: 'kept' });
+      await first.stop();
+      const again = await startSmsSink({ accountSid: SID, authToken: TOKEN, file });
+      try {
+        expect(again.messages()).toEqual([expect.objectContaining({ sid: sent.sid, body: 'kept' })]);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('DELETE /messages clears the sink', async () => {
