@@ -44,6 +44,8 @@ import { taskRoutes } from './routes/collections/tasks.js';
 import { promiseRoutes, promiseSchema } from './routes/collections/promises.js';
 import { disputeRoutes, disputeSchema } from './routes/collections/disputes.js';
 import { createPromiseToPayActivities } from './activities/collections/promise-to-pay.js';
+// collections engine: the customer timeline
+import { partnerActivityRoutes } from './routes/collections/activity.js';
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -74,6 +76,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     // Collections engine: promises to pay and disputes
     ...promiseRoutes,
     ...disputeRoutes,
+    // collections engine: the customer timeline
+    ...partnerActivityRoutes,
   ],
   // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
   events: [

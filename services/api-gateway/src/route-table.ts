@@ -46,9 +46,6 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   // events and outbound webhooks (recorded by every service, read and delivered by admin)
   { prefix: '/v2/events', service: 'admin' },
   { prefix: '/v2/webhook-endpoints', service: 'admin' },
-  // collections engine: promises to pay and disputes
-  { prefix: '/v2/promises-to-pay', service: 'admin' },
-  { prefix: '/v2/disputes', service: 'admin' },
   { prefix: '/v2/partners', service: 'integrations' },
 ];
 
@@ -90,9 +87,19 @@ export function isPublicRoute(method: string, path: string): boolean {
   return PUBLIC_ROUTES.some((r) => r.method === method && r.path === path);
 }
 
+/**
+ * Exact path shapes owned by another service than their prefix's, checked before the prefixes: a
+ * customer's timeline lives under the ledger owner's `/v2/partners` but is served by admin, which
+ * owns collections and merges cash-app's part of it.
+ */
+export const ROUTE_PATTERNS: ReadonlyArray<{ pattern: RegExp; service: ServiceName }> = [
+  { pattern: /^\/v2\/partners\/[^/]+\/activity$/, service: 'admin' },
+];
+
 const SORTED = [...ROUTE_TABLE].sort((a, b) => b.prefix.length - a.prefix.length);
 
 export function serviceFor(path: string): ServiceName | null {
+  for (const { pattern, service } of ROUTE_PATTERNS) if (pattern.test(path)) return service;
   for (const { prefix, service } of SORTED) {
     if (path === prefix || path.startsWith(prefix + '/')) return service;
   }

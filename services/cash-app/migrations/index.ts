@@ -14,6 +14,7 @@ import * as m014PaymentPostingAdoption from './014_payment_posting_adoption.js';
 import * as m015MatchStatusShortfallAutoApproval from './015_match_status_shortfall_auto_approval.js';
 import * as m016CreditMemoAllocations from './016_credit_memo_allocations.js';
 import * as m017Events from './017_events.js';
+import * as m018PartnerActivity from './018_partner_activity.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -31,4 +32,5 @@ export const migrations: Migration[] = [
   m015MatchStatusShortfallAutoApproval,
   m016CreditMemoAllocations,
   m017Events,
+  m018PartnerActivity,
 ];

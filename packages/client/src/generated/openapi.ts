@@ -1992,6 +1992,28 @@ export interface paths {
         patch: operations["updatePartner"];
         trace?: never;
     };
+    "/v2/partners/{partner_id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's activity timeline
+         * @description Everything that happened with one customer across collections and cash application, newest first (ties: by type, then reference). Types: `collection_email` / `collection_sms`: an email or text of a collection action, once sent or failed (at its sending; ref `collection_action`, see GET /v2/collections/actions); `task`: a follow-up task, when created and when done (ref `task`, see GET /v2/tasks); `receipt`: a payment receipt emailed to the customer (ref `outreach_record`, see GET /v2/cash-app/outreach/{outreach_id}); `promise_to_pay`: a promise when made and when kept, broken or cancelled (ref `promise_to_pay`); `dispute`: a dispute when opened and when resolved or rejected (ref `dispute`); `payment_applied`: an approved payment of the customer with the number of invoices it was allocated to, at its approval (ref `payment`, see GET /v2/payments/{payment_id}); `reply`: reserved for replies received in the collections inbox (none yet). Filter `type` (one type). Paginated (`page`, `page_size` 1..200). A member reads the timeline of customers that belong to no business unit or to one of theirs; an unknown customer, another organization's or one outside the member's units answers 404. Every item of a visible customer is shown, whoever created it.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listPartnerActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/payments": {
         parameters: {
             query?: never;
@@ -5281,6 +5303,30 @@ export interface components {
             }[];
             /** @description open invoices, base currency (decimal string) */
             total_open_lc: string;
+        };
+        PartnerActivity: {
+            /** @description When it happened (UTC). */
+            occurred_at: string;
+            /** @description The resource the item is about; one resource may have several items (a task created, then done). */
+            ref: {
+                id: string;
+                /** @description The `object` of the resource the item is about. */
+                object: string;
+            };
+            /** @description One line for people, in English; amounts in the currency's minor units with the ISO code ("500.00 EUR"); free text (a text message, a note, a resolution) quoted to 100 characters. */
+            summary: string;
+            /**
+             * @description `collection_email` / `collection_sms`: an email or text of a collection action, once sent or failed (at its sending; ref `collection_action`, see GET /v2/collections/actions); `task`: a follow-up task, when created and when done (ref `task`, see GET /v2/tasks); `receipt`: a payment receipt emailed to the customer (ref `outreach_record`, see GET /v2/cash-app/outreach/{outreach_id}); `promise_to_pay`: a promise when made and when kept, broken or cancelled (ref `promise_to_pay`); `dispute`: a dispute when opened and when resolved or rejected (ref `dispute`); `payment_applied`: an approved payment of the customer with the number of invoices it was allocated to, at its approval (ref `payment`, see GET /v2/payments/{payment_id}); `reply`: reserved for replies received in the collections inbox (none yet).
+             * @enum {string}
+             */
+            type: "collection_email" | "collection_sms" | "task" | "receipt" | "promise_to_pay" | "dispute" | "payment_applied" | "reply";
+        };
+        /** @description A page of PartnerActivity records. */
+        PartnerActivityPage: {
+            current_page: number;
+            data: components["schemas"]["PartnerActivity"][];
+            next_page: number | null;
+            total_records: number;
         };
         /** @description The `partner.created` event: A partner (customer) arrived (push or sync). */
         PartnerCreatedEvent: {
@@ -19871,6 +19917,122 @@ export interface operations {
             };
             /** @description Unsupported content type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listPartnerActivity: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                /** @description Only items of this type. */
+                type?: "collection_email" | "collection_sms" | "task" | "receipt" | "promise_to_pay" | "dispute" | "payment_applied" | "reply";
+            };
+            header?: never;
+            path: {
+                partner_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerActivityPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
