@@ -46,7 +46,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an email template folder
-         * @description A folder that holds templates is refused with 409 unless `cascade=true`, which deletes its templates and their attachments (stored files too). 204 on success.
+         * @description A folder that holds templates is refused with 409 unless `cascade=true`, which deletes its templates and their attachments (stored files too). A cascade over a template a collection policy step sends is refused with 409 naming the policy, and nothing is deleted. 204 on success.
          *
          *     Requires: user access token.
          */
@@ -98,7 +98,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an email template
-         * @description Deletes the template and its attachments (stored files too). 204 on success.
+         * @description Deletes the template and its attachments (stored files too). 204 on success. A template a collection policy step sends cannot be deleted: 409 naming the policy (change the step or delete the policy first).
          *
          *     Requires: user access token.
          */
@@ -1240,6 +1240,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/collection-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List collection policies
+         * @description Oldest first. Paginated: `page` (0-based), `page_size` 1..500. Members may read.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listCollectionPolicies"];
+        put?: never;
+        /**
+         * Create a collection policy
+         * @description Organization admins only (members: 403). Which policy chases a customer: the customer's highest-priority segment (priority 1 highest, segment membership as GET /v2/customer-segments/{id}/partners computes it) that has an ENABLED policy; else the enabled default policy (segment_id null); else none. The organization's daily run (a Temporal Schedule at `collections_run_time`, PATCH /v2/organization) runs while at least one policy is enabled, is paused while all are disabled, and is removed with the last policy. An invoice is due for step k on the run's date when date ≥ net_due_date + offset_days(k) and neither step k nor a later step has been done for it under this policy; each run acts on the lowest due step. Due invoices of one customer at one step are grouped into one email, SMS or task.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["createCollectionPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/collection-policies/{policy_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a collection policy
+         * @description Requires: user access token.
+         */
+        get: operations["getCollectionPolicy"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a collection policy
+         * @description Organization admins only (members: 403). Permanent; 204 with no body; 404 when unknown. Its history stays: the actions it planned and sent keep their record with `policy_id` null, while its per-invoice progress goes with it (a policy created later starts every invoice from its first due step). Its customers fall through to the next policy that applies from the next run on. Deleting the last policy removes the daily Schedule.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        delete: operations["deleteCollectionPolicy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a collection policy
+         * @description Organization admins only (members: 403). Only the fields sent change; at least one is required. `steps`, when given, replaces the steps wholesale (validated as on create). Each invoice's progress is kept per step offset: a step kept at the same offset_days is not repeated for invoices that already had it, and an invoice already past a kept offset is not chased again at an earlier new one; a step at a new offset is a new step. Moving the policy to a segment (or to default) that already has one: 409. The daily Schedule follows is_enabled.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        patch: operations["updateCollectionPolicy"];
+        trace?: never;
+    };
     "/v2/customer-segments": {
         parameters: {
             query?: never;
@@ -1284,7 +1344,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a customer segment
-         * @description Organization admins only (members: 403). Permanent; 204 with no body; 404 when unknown.
+         * @description Organization admins only (members: 403). Permanent; 204 with no body; 404 when unknown. A segment with a collection policy cannot be deleted: 409 naming the policy (delete the policy or move it to another segment first).
          *
          *     Requires: user access token of an organization admin.
          */
@@ -1935,7 +1995,7 @@ export interface paths {
         head?: never;
         /**
          * Change the organization's timezone and settings
-         * @description Organization admins only (members: 403). Each field is changed only when given; at least one is required (422 otherwise). `auto_approve_threshold` (an extension of the spec): a number 0..1 with at most 4 decimals, or null to turn automatic approval off; anything else (e.g. -1, 2, "x") is 422 and changes nothing. `timezone` must be an IANA timezone name (422 otherwise). The change is committed first; then the workflow `organization-schedules-<organization id>` moves every report config's Temporal Schedule to it (same local time of day), one by one, each step retried until it succeeds, from the committed state (a later change wins). The answer does not wait for it, and Temporal being unavailable does not refuse the change: the Schedules converge when the workflow can start — at the next PATCH (sending the same timezone again is enough) or at the next action of a Schedule still in the old timezone. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.
+         * @description Organization admins only (members: 403). Each field is changed only when given; at least one is required (422 otherwise). `auto_approve_threshold` (an extension of the spec): a number 0..1 with at most 4 decimals, or null to turn automatic approval off; anything else (e.g. -1, 2, "x") is 422 and changes nothing. `timezone` must be an IANA timezone name (422 otherwise). The change is committed first; then the workflow `organization-schedules-<organization id>` moves every report config's Temporal Schedule to it (same local time of day), one by one, each step retried until it succeeds, from the committed state (a later change wins). The answer does not wait for it, and Temporal being unavailable does not refuse the change: the Schedules converge when the workflow can start — at the next PATCH (sending the same timezone again is enough) or at the next action of a Schedule still in the old timezone. The same workflow moves the daily collections Schedule to a new `timezone` or `collections_run_time`, with the same guarantees. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.
          *
          *     Requires: user access token of an organization admin.
          */
@@ -2358,7 +2418,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an SMS template
-         * @description Permanent; 204 on success, 404 when unknown.
+         * @description Permanent; 204 on success, 404 when unknown. A template a collection policy step sends cannot be deleted: 409 naming the policy (change the step or delete the policy first).
          *
          *     Requires: user access token.
          */
@@ -2372,6 +2432,50 @@ export interface paths {
          *     Requires: user access token.
          */
         patch: operations["updateSmsTemplate"];
+        trace?: never;
+    };
+    "/v2/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List follow-up tasks
+         * @description Newest first. Paginated: `page` (0-based), `page_size` 1..500. Filters combine (AND). User access tokens only (tasks are people's work; API keys: 403). Members see and update only tasks of customers tied to no business unit or to one of theirs; other tasks are absent from lists and 404. Admins see all.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/tasks/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Complete, reopen or annotate a task
+         * @description Give `status` and/or `note` (at least one). `done` records who (the calling user) and when; marking a done task done again keeps both. `open` reopens it and clears them. `note` replaces the note (null clears it). User access tokens only (tasks are people's work; API keys: 403). Members see and update only tasks of customers tied to no business unit or to one of theirs; other tasks are absent from lists and 404. Admins see all.
+         *
+         *     Requires: user access token.
+         */
+        patch: operations["updateTask"];
         trace?: never;
     };
     "/v2/users": {
@@ -3901,6 +4005,40 @@ export interface components {
             user_id: string | null;
             website: string | null;
         };
+        CollectionPolicy: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string | null;
+            id: string;
+            is_enabled: boolean;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "collection_policy";
+            /** @description null: the organization's default policy. */
+            segment_id: string | null;
+            /** @description Sorted by offset_days. */
+            steps: components["schemas"]["CollectionPolicyStep"][];
+        };
+        /** @description A page of CollectionPolicy records. */
+        CollectionPolicyPage: {
+            current_page: number;
+            data: components["schemas"]["CollectionPolicy"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        CollectionPolicyStep: {
+            /** @enum {string} */
+            channel: "email" | "sms" | "task";
+            email_template_id: string | null;
+            /** @description 2 decimals, local currency; null: no threshold. */
+            min_overdue_lc: string | null;
+            offset_days: number;
+            sms_template_id: string | null;
+            /** @description 0-based position in offset order. */
+            step_index: number;
+        };
         CompleteEmailTemplateAttachmentResponse: {
             content_id: string | null;
             /** @description ISO 8601 UTC */
@@ -4105,6 +4243,32 @@ export interface components {
         CreateBusinessUnitRequest: {
             description?: string | null;
             name: string;
+        };
+        CreateCollectionPolicyRequest: {
+            /** @description At most 2000 characters; null: none. */
+            description?: string | null;
+            /** @description A disabled policy chases nobody: its customers fall through to the next rule (see the resolution on the create operation). */
+            is_enabled: boolean;
+            /** @description 1..256 characters (trimmed). */
+            name: string;
+            /** @description The customer segment whose customers this policy chases (422 at this loc when not a segment of this organization; a segment has at most one policy, 409). null: the organization's default policy (at most one, 409), for customers in no segment that has an enabled policy. */
+            segment_id: string | null;
+            /** @description 1..12 steps, in any order: they are stored and answered sorted by offset_days. */
+            steps: {
+                /**
+                 * @description `email` sends the step's email template, `sms` its SMS template to the customer's phone, `task` creates a follow-up task for the sender.
+                 * @enum {string}
+                 */
+                channel: "email" | "sms" | "task";
+                /** @description Required for (and only for) an `email` step: an email template of this organization (422 at this loc otherwise). */
+                email_template_id?: string | null;
+                /** @description Optional threshold in the organization's base (local) currency, at most 2 decimals, ≥ 0 (a decimal string of at most 24 characters, or a number): a customer whose overdue total in local currency is below it is skipped at this step (`below_min_overdue`). null or absent: no threshold. */
+                min_overdue_lc?: (string | number) | null;
+                /** @description Days relative to each invoice's `net_due_date` (-60..365): the step is due for an invoice once the run's date (organization timezone) is on or after net_due_date + offset_days. Negative: a reminder before the due date (not sent once the invoice is past due). Unique within a policy. */
+                offset_days: number;
+                /** @description Required for (and only for) an `sms` step: an SMS template of this organization (422 at this loc otherwise). */
+                sms_template_id?: string | null;
+            }[];
         };
         CreateConnectionRequest: {
             business_unit_id?: string | null;
@@ -5189,6 +5353,8 @@ export interface components {
             /** @description Extension of the spec. Automatic approval of matched payments: when a bank statement is processed, every payment automatic matching proposes with a `match_score` at or above this threshold is approved without a user, exactly as POST /v2/payments/{payment_id}/approve approves it (the same re-check of open amounts, the payer's account learned, the ERP posting started), with `approved_by` null and `auto_approved: true` on the payment. A proposal the re-check refuses stays unapproved for a person. Proposals already made when the threshold is set are not approved retroactively. `null` (the default) is off: nothing is approved automatically. A number 0..1 with at most 4 decimals. The measured precision of proposals at each threshold on the labelled matching benchmark is in docs/benchmarks.md (`npm run bench -- matching`). */
             auto_approve_threshold: number | null;
             base_currency: string;
+            /** @description Extension of the spec. Local time of day (HH:MM, 24-hour, in the organization's `timezone`) of the daily collections run: the Temporal Schedule `collections-<organization id>` starts it at this wall-clock time on both sides of a daylight-saving change (a time clocks skip runs at the first valid minute after the gap). Default `08:00`. The Schedule exists while the organization has a collection policy (paused while none is enabled). */
+            collections_run_time: string;
             /** @description ISO 8601 UTC */
             created_at: string;
             id: string;
@@ -6506,6 +6672,40 @@ export interface components {
             next_page: number | null;
             total_records: number;
         };
+        Task: {
+            /** @description The collection action (a task step of a policy) that created it; null once that action's run is deleted. */
+            action_id: string | null;
+            /** @description Who should do it: the customer's sender of that run (assignee, covering out-of-office backup, or the organization's default sender); null when that user was deleted. */
+            assignee_id: string | null;
+            /** @description When it was marked done; null while open. */
+            completed_at: string | null;
+            /** @description The user who marked it done; null while open. */
+            completed_by: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            /** @description YYYY-MM-DD (the run's date in the organization's timezone), or null. */
+            due_date: string | null;
+            id: string;
+            /** @description The invoices the task chases. */
+            invoice_ids: string[];
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            note: string | null;
+            /** @constant */
+            object: "task";
+            /** @description The customer the task is about. */
+            partner_id: string;
+            /** @enum {string} */
+            status: "open" | "done";
+            title: string;
+        };
+        /** @description A page of Task records. */
+        TaskPage: {
+            current_page: number;
+            data: components["schemas"]["Task"][];
+            next_page: number | null;
+            total_records: number;
+        };
         UpdateAdjustmentRequest: {
             automated?: boolean;
             description?: string | null;
@@ -6513,6 +6713,32 @@ export interface components {
             /** Format: uuid */
             ledger_account_id?: string;
             name?: string;
+        };
+        UpdateCollectionPolicyRequest: {
+            /** @description At most 2000 characters; null: none. */
+            description?: string | null;
+            /** @description A disabled policy chases nobody: its customers fall through to the next rule (see the resolution on the create operation). */
+            is_enabled?: boolean;
+            /** @description 1..256 characters (trimmed). */
+            name?: string;
+            /** @description The customer segment whose customers this policy chases (422 at this loc when not a segment of this organization; a segment has at most one policy, 409). null: the organization's default policy (at most one, 409), for customers in no segment that has an enabled policy. */
+            segment_id?: string | null;
+            /** @description 1..12 steps, in any order: they are stored and answered sorted by offset_days. */
+            steps?: {
+                /**
+                 * @description `email` sends the step's email template, `sms` its SMS template to the customer's phone, `task` creates a follow-up task for the sender.
+                 * @enum {string}
+                 */
+                channel: "email" | "sms" | "task";
+                /** @description Required for (and only for) an `email` step: an email template of this organization (422 at this loc otherwise). */
+                email_template_id?: string | null;
+                /** @description Optional threshold in the organization's base (local) currency, at most 2 decimals, ≥ 0 (a decimal string of at most 24 characters, or a number): a customer whose overdue total in local currency is below it is skipped at this step (`below_min_overdue`). null or absent: no threshold. */
+                min_overdue_lc?: (string | number) | null;
+                /** @description Days relative to each invoice's `net_due_date` (-60..365): the step is due for an invoice once the run's date (organization timezone) is on or after net_due_date + offset_days. Negative: a reminder before the due date (not sent once the invoice is past due). Unique within a policy. */
+                offset_days: number;
+                /** @description Required for (and only for) an `sms` step: an SMS template of this organization (422 at this loc otherwise). */
+                sms_template_id?: string | null;
+            }[];
         };
         UpdateConnectionRequest: {
             is_sync_disabled?: boolean;
@@ -6577,6 +6803,8 @@ export interface components {
         UpdateOrganizationRequest: {
             /** @description Extension of the spec. Automatic approval of matched payments: when a bank statement is processed, every payment automatic matching proposes with a `match_score` at or above this threshold is approved without a user, exactly as POST /v2/payments/{payment_id}/approve approves it (the same re-check of open amounts, the payer's account learned, the ERP posting started), with `approved_by` null and `auto_approved: true` on the payment. A proposal the re-check refuses stays unapproved for a person. Proposals already made when the threshold is set are not approved retroactively. `null` (the default) is off: nothing is approved automatically. A number 0..1 with at most 4 decimals. The measured precision of proposals at each threshold on the labelled matching benchmark is in docs/benchmarks.md (`npm run bench -- matching`). */
             auto_approve_threshold?: number | null;
+            /** @description Extension of the spec. Local time of day (HH:MM, 24-hour, in the organization's `timezone`) of the daily collections run: the Temporal Schedule `collections-<organization id>` starts it at this wall-clock time on both sides of a daylight-saving change (a time clocks skip runs at the first valid minute after the gap). Default `08:00`. The Schedule exists while the organization has a collection policy (paused while none is enabled). Exactly 5 characters HH:MM. */
+            collections_run_time?: string;
             /** @description IANA timezone name, e.g. Europe/Berlin (at most 64 characters). */
             timezone?: string;
         };
@@ -6631,6 +6859,12 @@ export interface components {
             rule_condition?: {
                 [key: string]: unknown;
             } | null;
+        };
+        UpdateTaskRequest: {
+            /** @description At most 2000 characters; null clears it. */
+            note?: string | null;
+            /** @enum {string} */
+            status?: "open" | "done";
         };
         UpdateUserOooRequest: {
             /** Format: uuid */
@@ -7834,6 +8068,15 @@ export interface operations {
             };
             /** @description Entity not found (also for another organization's records) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV1"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15060,6 +15303,586 @@ export interface operations {
             };
         };
     };
+    listCollectionPolicies: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionPolicyPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    createCollectionPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCollectionPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionPolicy"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getCollectionPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionPolicy"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    deleteCollectionPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateCollectionPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCollectionPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionPolicy"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listCustomerSegments: {
         parameters: {
             query?: {
@@ -15435,6 +16258,15 @@ export interface operations {
             };
             /** @description Entity not found (also for another organization's records) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22573,6 +23405,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
             /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
                 headers: {
@@ -22655,6 +23496,244 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SmsTemplate"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listTasks: {
+        parameters: {
+            query?: {
+                /** @description Only tasks assigned to this user. */
+                assignee_id?: string;
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                /** @description Only tasks about this customer. */
+                partner_id?: string;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+                /** @description Only open or only done tasks. */
+                status?: "open" | "done";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired bearer token */
