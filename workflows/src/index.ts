@@ -23,3 +23,4 @@ export * from './admin/webhooks-contract.js';
 export * from './admin/webhook-dispatcher.js';
 export * from './admin/webhook-endpoint-delivery.js';
 export * from './admin/collections-contract.js';
+export * from './admin/collection-run.js';

@@ -13,3 +13,4 @@ export { eventRetention } from './admin/event-retention.js';
 export { organizationSchedules } from './admin/organization-schedules.js';
 export { webhookDispatcher } from './admin/webhook-dispatcher.js';
 export { webhookEndpointDelivery } from './admin/webhook-endpoint-delivery.js';
+export { collectionRun, scheduledCollectionRun } from './admin/collection-run.js';

@@ -16,6 +16,11 @@ export const adminConfigSchema = z.object({
    * `inbound_parse_hostname`: `<organization id>.<MAIL_INBOUND_DOMAIN>`.
    */
   MAIL_INBOUND_DOMAIN: hostnameSchema().default('inbound.receivables.local'),
+  /** Collection runs: customers per planning page (each page is one transaction and one heartbeat). */
+  COLLECTIONS_PLAN_PAGE_SIZE: env.int(500, 1).pipe(z.number().max(10_000)),
+  /** Collection runs: planned actions per doing batch (one activity), and how many are sent at once. */
+  COLLECTIONS_ACT_BATCH_SIZE: env.int(200, 1).pipe(z.number().max(5_000)),
+  COLLECTIONS_ACT_CONCURRENCY: env.int(16, 1).pipe(z.number().max(128)),
   /** Lifetime of a user invite's token (default 7 days). */
   USER_INVITE_TTL_SECONDS: env.int(604_800, 1),
   /** Validity of the presigned link a report email carries instead of a file over 10 MB (default 7 days, the SigV4 maximum). */

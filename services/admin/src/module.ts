@@ -37,6 +37,14 @@ import { createWebhookDispatchActivities } from './activities/webhooks-dispatch.
 import { createWebhookDeliverActivities } from './activities/webhooks-deliver.js';
 import { webhookDisabledEmailHandler } from './activities/webhook-disabled-email.js';
 import { ensureWebhookDispatcher } from './domain/webhooks/dispatcher.js';
+// collections engine: runs and actions
+import { collectionActionSchema, collectionRunRoutes } from './routes/collections/runs.js';
+import { createCollectionRunActivities } from './activities/collections/run.js';
+
+/** SMTP_URL with nodemailer's connection pool switched on (unless the URL says otherwise). */
+function pooledSmtpUrl(url: string): string {
+  return /[?&]pool=/.test(url) ? url : `${url}${url.includes('?') ? '&' : '?'}pool=true&maxConnections=8`;
+}
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -61,12 +69,17 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...eventRoutes,
     ...webhookEndpointRoutes,
     ...webhookDeliveryRoutes,
+    // collections engine: runs and actions
+    ...collectionRunRoutes,
   ],
   // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
   events: [
     { type: 'webhook.test', object: webhookEndpointSchema },
     { type: 'report.sent', object: reportRunSchema },
     { type: 'report.failed', object: reportRunSchema },
+    // collections engine: runs and actions
+    { type: 'collection_action.sent', object: collectionActionSchema },
+    { type: 'collection_action.failed', object: collectionActionSchema },
   ],
   // Webhook deliveries go with their events at the event retention; the admin worker owns its daily Schedule.
   retained: [{ name: 'webhook_deliveries', prune: pruneWebhookDeliveries }],
@@ -106,6 +119,19 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
         from: config.MAIL_FROM,
         storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
         linkTtlSeconds: config.REPORT_LINK_TTL_SECONDS,
+      }),
+      // collections engine: runs and actions (a pooled SMTP transport: a run sends many emails at once)
+      ...createCollectionRunActivities({
+        db,
+        log,
+        mailer: createMailer(pooledSmtpUrl(config.SMTP_URL)),
+        // the run's renders are bounded by its concurrency, so they may all wait for a thread
+        templates: new TemplatePool({ threads: config.TEMPLATE_RENDER_THREADS, maxQueue: 1_000 }),
+        from: config.MAIL_FROM,
+        inboundDomain: config.MAIL_INBOUND_DOMAIN,
+        planPageSize: config.COLLECTIONS_PLAN_PAGE_SIZE,
+        actBatchSize: config.COLLECTIONS_ACT_BATCH_SIZE,
+        actConcurrency: config.COLLECTIONS_ACT_CONCURRENCY,
       }),
     };
   },
