@@ -10,7 +10,8 @@
  *
  * No SQL: everything goes through the gateway, except organization B's knowledge proposals: only the
  * playbook-extraction workflow makes proposals (no endpoint can), so two are inserted with SQL; one is
- * approved through the API into B's article, the other stays pending.
+ * approved through the API into B's article, the other stays pending. Likewise B's follow-up task: only
+ * a collections run's task step creates tasks, so one is inserted with SQL.
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -94,6 +95,22 @@ beforeAll(async () => {
   bIds.email_template_id = (await post('/v1/email-templates', { folder_id: bIds.folder_id, name: 'Dunning', subject: 'Hi {{ customer.name }}', body: 'Open: {{ totals.open_amount }}' })).id;
   bIds.sms_template_id = (await post('/v2/sms-templates', { name: 'Victim SMS', body: 'Hi {{ customer.name }}' })).id;
   bIds.attachment_id = (await post(`/v1/email-templates/${bIds.email_template_id}/attachments`, { name: 'terms.txt', mime_type: 'text/plain', size: 5 })).id;
+  // collections engine: a policy of B's segment sending B's templates, and a follow-up task (SQL, see the header)
+  bIds.policy_id = (
+    await post('/v2/collection-policies', {
+      name: 'Victim policy',
+      segment_id: bIds.segment_id,
+      is_enabled: false,
+      steps: [
+        { offset_days: 1, channel: 'email', email_template_id: bIds.email_template_id },
+        { offset_days: 5, channel: 'sms', sms_template_id: bIds.sms_template_id },
+      ],
+    })
+  ).id;
+  [{ id: bIds.task_id }] = await stack.sql(
+    `INSERT INTO admin.collection_tasks (id, organization_id, partner_id, assignee_id, title, invoice_ids) VALUES (gen_random_uuid(), $1, $2, $3, 'Victim task', ARRAY[$4::uuid]) RETURNING id`,
+    [b.organizationId, bIds.partner_id, bIds.user_id, bIds.invoice_id],
+  );
   // a knowledge file uploaded through its presigned URL and verified, and an extraction job of it
   const note = Buffer.from('Victim playbook: call the customer 7 days after the due date.\n');
   const file = await post('/v2/aether/files', { name: 'victim.md', mime_type: 'text/markdown', size: note.length });
@@ -288,6 +305,8 @@ async function snapshotOfB() {
     `/v2/customer-segments/${bIds.segment_id}/partners`,
     `/v2/report-configs/${bIds.report_config_id}`,
     `/v2/report-configs/${bIds.report_config_id}/runs`,
+    `/v2/collection-policies/${bIds.policy_id}`,
+    `/v2/tasks?partner_id=${bIds.partner_id}`,
     `/v2/webhook-endpoints/${bIds.webhook_endpoint_id}`,
     `/v2/webhook-endpoints/${bIds.webhook_endpoint_id}/deliveries`,
     `/v2/events/${bIds.event_id}`,

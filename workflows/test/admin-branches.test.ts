@@ -457,6 +457,9 @@ describe('organizationSchedules', () => {
           throw ApplicationFailure.create({ type: 'ServiceError', message: '14 UNAVAILABLE: Connection dropped' });
         }
       },
+      reconcileCollectionsSchedule: async () => {
+        calls.push('collections');
+      },
     };
     const result = await withWorkers(env, [{ taskQueue, activities, workflows: true }], async () => {
       const organizationId = uniqueId('org');
@@ -474,7 +477,8 @@ describe('organizationSchedules', () => {
       changed.resolve();
       return await handle.result();
     });
-    expect(result).toEqual({ passes: 2, reconciled: 3 });
-    expect(calls).toEqual(['list:cfg-a', 'reconcile:cfg-a', 'reconcile:cfg-a', 'list:cfg-a,cfg-b', 'reconcile:cfg-a', 'reconcile:cfg-b']);
+    // each pass ends with the collections Schedule, written from the state committed when it runs
+    expect(result).toEqual({ passes: 2, reconciled: 5 });
+    expect(calls).toEqual(['list:cfg-a', 'reconcile:cfg-a', 'reconcile:cfg-a', 'collections', 'list:cfg-a,cfg-b', 'reconcile:cfg-a', 'reconcile:cfg-b', 'collections']);
   });
 });

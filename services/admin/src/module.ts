@@ -37,6 +37,9 @@ import { createWebhookDispatchActivities } from './activities/webhooks-dispatch.
 import { createWebhookDeliverActivities } from './activities/webhooks-deliver.js';
 import { webhookDisabledEmailHandler } from './activities/webhook-disabled-email.js';
 import { ensureWebhookDispatcher } from './domain/webhooks/dispatcher.js';
+// collections engine: policies and tasks
+import { policyRoutes } from './routes/collections/policies.js';
+import { taskRoutes } from './routes/collections/tasks.js';
 // collections engine: runs and actions
 import { collectionActionSchema, collectionRunRoutes } from './routes/collections/runs.js';
 import { createCollectionRunActivities } from './activities/collections/run.js';
@@ -69,6 +72,9 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...eventRoutes,
     ...webhookEndpointRoutes,
     ...webhookDeliveryRoutes,
+    // collections engine: policies and tasks
+    ...policyRoutes,
+    ...taskRoutes,
     // collections engine: runs and actions
     ...collectionRunRoutes,
   ],

@@ -1,4 +1,4 @@
-import { defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { defineSignal, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import { TASK_QUEUES } from '../task-queues.js';
 
 export const ORGANIZATION_SCHEDULES_TASK_QUEUE = TASK_QUEUES.admin;
@@ -24,6 +24,12 @@ export interface OrganizationScheduleActivities {
    * timezone), create-or-replace, so a retry or a later pass is harmless; a config deleted meanwhile is skipped.
    */
   reconcileReportSchedule(input: OrganizationSchedulesInput & { configId: string }): Promise<void>;
+  /**
+   * Writes the organization's daily collections Schedule (`collections-<organization id>`) from the database as
+   * it is when the activity runs (run time, timezone, policies): create-or-replace, paused while no policy is
+   * enabled, deleted when none exists; idempotent like the report step.
+   */
+  reconcileCollectionsSchedule(input: OrganizationSchedulesInput): Promise<void>;
 }
 
 const activities = proxyActivities<OrganizationScheduleActivities>({
@@ -32,9 +38,12 @@ const activities = proxyActivities<OrganizationScheduleActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
+/** Histories recorded before the collections Schedule joined the reconcile replay without its step. */
+export const COLLECTIONS_SCHEDULE_PATCH = 'organization-schedules-collections';
+
 /**
- * Brings every report Schedule of the organization to the committed database state, one config at a time,
- * each step retried until it succeeds. A change signalled while a pass runs makes another pass, so the last
+ * Brings every report Schedule and the collections Schedule of the organization to the committed database
+ * state, one at a time, each step retried until it succeeds. A change signalled while a pass runs makes another pass, so the last
  * committed state always wins; each step reads the database when it runs, never the state at the signal.
  */
 export async function organizationSchedules(input: OrganizationSchedulesInput): Promise<{ passes: number; reconciled: number }> {
@@ -49,6 +58,10 @@ export async function organizationSchedules(input: OrganizationSchedulesInput): 
     passes++;
     for (const configId of await activities.reportConfigIdsOfOrganization(input)) {
       await activities.reconcileReportSchedule({ ...input, configId });
+      reconciled++;
+    }
+    if (patched(COLLECTIONS_SCHEDULE_PATCH)) {
+      await activities.reconcileCollectionsSchedule(input);
       reconciled++;
     }
   }

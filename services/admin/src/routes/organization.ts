@@ -15,6 +15,11 @@ const AUTO_APPROVE_DESCRIPTION =
   'The measured precision of proposals at each threshold on the labelled matching benchmark is in docs/benchmarks.md ' +
   '(`npm run bench -- matching`).';
 
+const RUN_TIME_DESCRIPTION =
+  'Extension of the spec. Local time of day (HH:MM, 24-hour, in the organization\'s `timezone`) of the daily collections run: the Temporal Schedule ' +
+  '`collections-<organization id>` starts it at this wall-clock time on both sides of a daylight-saving change (a time clocks skip runs at the first valid minute after the gap). ' +
+  'Default `08:00`. The Schedule exists while the organization has a collection policy (paused while none is enabled).';
+
 export const organizationSchema = z
   .object({
     object: z.literal('organization'),
@@ -23,6 +28,7 @@ export const organizationSchema = z
     base_currency: z.string(),
     timezone: z.string().describe('IANA timezone: the organization\'s dates (aging, out-of-office days) and report schedules.'),
     auto_approve_threshold: z.number().min(0).max(1).nullable().describe(AUTO_APPROVE_DESCRIPTION),
+    collections_run_time: z.string().describe(RUN_TIME_DESCRIPTION),
     ...timestampsShape,
   })
   .meta({ id: 'Organization' });
@@ -51,7 +57,7 @@ export const organizationRoutes = [
       '(same local time of day), one by one, each step retried until it succeeds, from the committed state (a later change wins). ' +
       'The answer does not wait for it, and Temporal being unavailable does not refuse the change: the Schedules converge when ' +
       'the workflow can start — at the next PATCH (sending the same timezone again is enough) or at the next action of a Schedule ' +
-      'still in the old timezone. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.',
+      'still in the old timezone. The same workflow moves the daily collections Schedule to a new `timezone` or `collections_run_time`, with the same guarantees. The name is stored in its canonical spelling (`europe/berlin` → `Europe/Berlin`). Dates already computed (runs, out-of-office periods) are kept.',
     tags: ['Organization'],
     auth: { role: 'admin' },
     body: z
@@ -65,11 +71,22 @@ export const organizationRoutes = [
           .nullable()
           .optional()
           .describe(AUTO_APPROVE_DESCRIPTION),
+        collections_run_time: z
+          .string()
+          .max(5)
+          .regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'must be a local time HH:MM (00:00..23:59)')
+          .optional()
+          .describe(`${RUN_TIME_DESCRIPTION} Exactly 5 characters HH:MM.`),
       })
-      .refine((b) => b.timezone !== undefined || b.auto_approve_threshold !== undefined, 'give `timezone` and/or `auto_approve_threshold`'),
+      .refine(
+        (b) => b.timezone !== undefined || b.auto_approve_threshold !== undefined || b.collections_run_time !== undefined,
+        'give `timezone`, `auto_approve_threshold` and/or `collections_run_time`',
+      ),
     response: organizationSchema,
     errors: [403],
     handler: async ({ body, identity, deps, log }) =>
-      organizationView(await changeOrganization({ ...deps, log }, identity.org, { timezone: body.timezone, autoApproveThreshold: body.auto_approve_threshold })),
+      organizationView(
+        await changeOrganization({ ...deps, log }, identity.org, { timezone: body.timezone, autoApproveThreshold: body.auto_approve_threshold, collectionsRunTime: body.collections_run_time }),
+      ),
   }),
 ];

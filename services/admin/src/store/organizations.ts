@@ -9,6 +9,8 @@ export interface OrganizationRow {
   timezone: string;
   /** numeric text 0..1 (4 decimals), or null: automatic approval off (migration 010) */
   auto_approve_threshold: string | null;
+  /** HH:MM local (organization timezone): the collections daily run's Schedule time (migration 012) */
+  collections_run_time: string;
   created_at: Date;
   modified_at: Date;
 }
@@ -37,6 +39,12 @@ export async function setAutoApproveThreshold(db: Db | Knex.Transaction, id: str
     .where({ id })
     .update({ auto_approve_threshold: threshold === null ? null : String(threshold), modified_at: db.fn.now() })
     .returning('*');
+  return row;
+}
+
+/** Sets the local time (HH:MM) of the organization's daily collections run. */
+export async function setCollectionsRunTime(db: Db | Knex.Transaction, id: string, time: string): Promise<OrganizationRow | undefined> {
+  const [row] = await db<OrganizationRow>('organizations').where({ id }).update({ collections_run_time: time, modified_at: db.fn.now() }).returning('*');
   return row;
 }
 

@@ -31,6 +31,7 @@ import {
 } from '@rp/platform';
 import * as store from '../../store/collections/email-templates.js';
 import { getUser } from '../../store/users.js';
+import { refusedWhileUsedByPolicy } from './policies.js';
 import { checkTemplate, multiCurrencySampleContext, renderSavedTemplate, sampleAction, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
 
 /** Attachments: the kernel's default bounds (MAX_OBJECT_BYTES, a 15-minute PUT, a one-hour GET in every response). */
@@ -110,15 +111,19 @@ export async function renameFolder(deps: Deps, org: string, id: string, name: st
 
 /** Delete a folder; one holding templates only with `cascade` (its templates and their stored files go too). */
 export async function deleteFolder(deps: Deps, org: string, id: string, cascade: boolean): Promise<void> {
-  const keys = await deps.db.transaction(async (trx) => {
-    const f = await store.getFolder(trx, org, id, { forUpdate: true });
-    if (!f) throw new NotFoundError(`No email template folder ${id}.`);
-    const count = await store.countTemplatesOfFolder(trx, org, id);
-    if (count > 0 && !cascade) throw new ConflictError(`The folder holds ${count} template(s); delete them first or pass ?cascade=true.`);
-    const objectKeys = await store.objectKeysOfFolder(trx, org, id);
-    await store.deleteFolder(trx, org, id);
-    return objectKeys;
-  });
+  // a template a collection policy step sends refuses the cascade (409 naming the policy): nothing goes
+  const uses = async () => ({ email: await store.templateIdsOfFolder(deps.db, org, id) });
+  const keys = await refusedWhileUsedByPolicy(deps.db, org, `A template of email template folder ${id}`, uses, () =>
+    deps.db.transaction(async (trx) => {
+      const f = await store.getFolder(trx, org, id, { forUpdate: true });
+      if (!f) throw new NotFoundError(`No email template folder ${id}.`);
+      const count = await store.countTemplatesOfFolder(trx, org, id);
+      if (count > 0 && !cascade) throw new ConflictError(`The folder holds ${count} template(s); delete them first or pass ?cascade=true.`);
+      const objectKeys = await store.objectKeysOfFolder(trx, org, id);
+      await store.deleteFolder(trx, org, id);
+      return objectKeys;
+    }),
+  );
   await removeObjects(deps, keys);
 }
 
@@ -227,9 +232,11 @@ export async function updateTemplate(deps: Deps, identity: Identity, id: string,
   return loadTemplate(deps, org, id);
 }
 
+/** Deletes a template; one a collection policy step sends is refused (409 naming the policy, nothing deleted). */
 export async function deleteTemplate(deps: Deps, org: string, id: string): Promise<void> {
   const keys = (await store.attachmentsOf(deps.db, org, [id])).map((a) => a.object_key);
-  if (!(await store.deleteTemplate(deps.db, org, id))) throw new NotFoundError(`No email template ${id}.`);
+  const deleted = await refusedWhileUsedByPolicy(deps.db, org, `Email template ${id}`, async () => ({ email: [id] }), () => store.deleteTemplate(deps.db, org, id));
+  if (!deleted) throw new NotFoundError(`No email template ${id}.`);
   await removeObjects(deps, keys);
 }
 

@@ -27,6 +27,7 @@ import {
 } from '@rp/platform';
 import { deleteSegment, getSegment, higherPrioritySegmentConditions, insertSegment, listSegments, segmentConditionsOfOrganization, updateSegment, type SegmentRow } from '../../store/collections/segments.js';
 import { nameKey } from './names.js';
+import { refusedWhileUsedByPolicy } from './policies.js';
 
 const taken = (what: 'priority' | 'name', body: { name?: string; priority?: number }) =>
   what === 'priority'
@@ -110,8 +111,10 @@ export async function segmentOrThrow({ db }: { db: Db }, identity: Identity, id:
   return row;
 }
 
+/** Deletes a segment; one a collection policy targets is refused (409 naming the policy; the foreign key decides, so a concurrent policy write cannot slip past). */
 export async function removeSegment({ db }: { db: Db }, identity: Identity, id: string): Promise<void> {
-  if (!(await deleteSegment(db, identity.org, id))) throw new NotFoundError(`No customer segment ${id}.`);
+  const deleted = await refusedWhileUsedByPolicy(db, identity.org, `Customer segment ${id}`, async () => ({ segment: id }), () => deleteSegment(db, identity.org, id));
+  if (!deleted) throw new NotFoundError(`No customer segment ${id}.`);
 }
 
 /** 409 naming the segment when its statement (with `exclude`) would compile past the bound, e.g. after a tag grew. */

@@ -13,6 +13,7 @@ import { NotFoundError, type Db, type Identity, type TemplatePool } from '@rp/pl
 import * as store from '../../store/collections/sms-templates.js';
 import { checkTemplate } from './liquid.js';
 import { samplesFor } from './email-templates.js';
+import { refusedWhileUsedByPolicy } from './policies.js';
 
 export function smsMetrics(body: string): { character_count: number; estimated_segment_count: number; encoding: 'GSM-7' | 'UCS-2' } {
   const m = new SegmentedMessage(body);
@@ -64,6 +65,8 @@ export async function updateSmsTemplate(deps: Deps, identity: Identity, id: stri
   });
 }
 
+/** Deletes an SMS template; one a collection policy step sends is refused (409 naming the policy). */
 export async function deleteSmsTemplate(deps: Deps, org: string, id: string): Promise<void> {
-  if (!(await store.deleteSmsTemplate(deps.db, org, id))) throw new NotFoundError(`No SMS template ${id}.`);
+  const deleted = await refusedWhileUsedByPolicy(deps.db, org, `SMS template ${id}`, async () => ({ sms: [id] }), () => store.deleteSmsTemplate(deps.db, org, id));
+  if (!deleted) throw new NotFoundError(`No SMS template ${id}.`);
 }

@@ -165,7 +165,9 @@ export const emailTemplateRoutes = [
     path: '/v1/email-template-folders/{folder_id}',
     operationId: 'deleteEmailTemplateFolder',
     summary: 'Delete an email template folder',
-    description: 'A folder that holds templates is refused with 409 unless `cascade=true`, which deletes its templates and their attachments (stored files too). 204 on success.',
+    description:
+      'A folder that holds templates is refused with 409 unless `cascade=true`, which deletes its templates and their attachments (stored files too). ' +
+      'A cascade over a template a collection policy step sends is refused with 409 naming the policy, and nothing is deleted. 204 on success.',
     tags: TAGS,
     params: folderParams,
     query: z.object({ cascade: z.enum(['true', 'false']).optional().describe('Also delete the folder’s templates (default false).') }),
@@ -232,10 +234,10 @@ export const emailTemplateRoutes = [
     path: '/v1/email-templates/{email_template_id}',
     operationId: 'deleteEmailTemplate',
     summary: 'Delete an email template',
-    description: 'Deletes the template and its attachments (stored files too). 204 on success.',
+    description: 'Deletes the template and its attachments (stored files too). 204 on success. A template a collection policy step sends cannot be deleted: 409 naming the policy (change the step or delete the policy first).',
     tags: TAGS,
     params: templateParams,
-    errors: [404],
+    errors: [404, 409],
     handler: async ({ params, identity, deps }) => domain.deleteTemplate(deps, identity.org, params.email_template_id),
   }),
   route({

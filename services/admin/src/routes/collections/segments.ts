@@ -74,11 +74,11 @@ export const segmentRoutes = [
     path: '/v2/customer-segments/{segment_id}',
     operationId: 'deleteCustomerSegment',
     summary: 'Delete a customer segment',
-    description: `${ADMIN_ONLY} Permanent; 204 with no body; 404 when unknown.`,
+    description: `${ADMIN_ONLY} Permanent; 204 with no body; 404 when unknown. A segment with a collection policy cannot be deleted: 409 naming the policy (delete the policy or move it to another segment first).`,
     tags: ['Collections'],
     auth: { role: 'admin' },
     params: z.object({ segment_id: idSchema() }),
-    errors: [404],
+    errors: [404, 409],
     handler: async ({ params, identity, deps }) => removeSegment(deps, identity, params.segment_id),
   }),
   route({

@@ -93,10 +93,10 @@ export const smsTemplateRoutes = [
     path: '/v2/sms-templates/{sms_template_id}',
     operationId: 'deleteSmsTemplate',
     summary: 'Delete an SMS template',
-    description: 'Permanent; 204 on success, 404 when unknown.',
+    description: 'Permanent; 204 on success, 404 when unknown. A template a collection policy step sends cannot be deleted: 409 naming the policy (change the step or delete the policy first).',
     tags: TAGS,
     params,
-    errors: [404],
+    errors: [404, 409],
     handler: async ({ params: p, identity, deps }) => domain.deleteSmsTemplate(deps, identity.org, p.sms_template_id),
   }),
 ];

@@ -111,6 +111,11 @@ export async function templateCountsOfFolders(db: Q, org: string, folderIds: str
   return new Map(rows.map((r) => [r.folder_id, Number(r.count)]));
 }
 
+/** The ids of the folder's templates. */
+export async function templateIdsOfFolder(db: Q, org: string, folderId: string): Promise<string[]> {
+  return (await db('email_templates').where({ organization_id: org, folder_id: folderId }).pluck('id')) as string[];
+}
+
 export async function countTemplatesOfFolder(db: Q, org: string, folderId: string): Promise<number> {
   const [{ count }] = await db('email_templates').where({ organization_id: org, folder_id: folderId }).count<{ count: string }[]>({ count: '*' });
   return Number(count);
