@@ -2,9 +2,8 @@
  * Collection runs: which policy applies, when a customer is skipped, who sends, exactly once under
  * simultaneous runs, tenants and business units — through the gateway, with the admin worker and a
  * real SMTP sink (MailDev). SQL set-up stands for states no endpoint of this part produces:
- * collection policies (test/support/collections.ts `policy`; the policies API is another part of
- * the engine) and an open dispute and promise to pay (their API is another part too); the rows are
- * those their APIs write.
+ * an open dispute and promise to pay (their API is another part of the engine, not merged into this
+ * branch); the rows are those their API writes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';

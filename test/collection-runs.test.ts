@@ -1,10 +1,8 @@
 /**
  * Collection runs end to end: started through the gateway, planned and done by the admin worker's
- * collection-run workflow, emails through a real SMTP sink (MailDev). SQL set-up stands for states
- * no endpoint of this part produces: collection policies (test/support/collections.ts `policy`:
- * the policies API is another part of the engine), an open dispute / promise to pay (their API
- * is another part too), and moving earlier runs one day back (a run of "yesterday": a real run is
- * always as of today); the rows are those their APIs write.
+ * collection-run workflow, emails through a real SMTP sink (MailDev). SQL set-up stands for the one
+ * state no endpoint produces: a real run of an earlier day (this test's runs are moved one day back;
+ * a real run is always as of today).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';

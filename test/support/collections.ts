@@ -1,8 +1,6 @@
 /**
  * Collections engine fixtures for end-to-end tests: customers and invoices pushed like the
- * middleware does, email templates and segments through the API, and collection policies.
- * Policies are written with SQL (`policy`): the policies API is another part of the engine; the rows
- * are exactly what it writes (migration admin 012's collection_policies / collection_policy_steps).
+ * middleware does; email templates, collection policies and runs through the API.
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
@@ -70,21 +68,14 @@ export interface StepSpec {
   min_overdue_lc?: string;
 }
 
-/** A collection policy with its steps (SQL; see the module comment). */
+/** A collection policy with its steps, through the policies API (POST /v2/collection-policies). */
 export async function policy(stack: TestStack, o: Org, p: { segmentId?: string | null; enabled?: boolean; steps: StepSpec[] }): Promise<string> {
-  const [row] = await stack.sql(
-    `INSERT INTO admin.collection_policies (id, organization_id, name, segment_id, is_enabled) VALUES (gen_random_uuid(), $1, $2, $3, $4) RETURNING id`,
-    [o.organizationId, `Policy ${randomBytes(3).toString('hex')}`, p.segmentId ?? null, p.enabled ?? true],
-  );
-  const steps = [...p.steps].sort((a, b) => a.offset_days - b.offset_days);
-  for (const [i, s] of steps.entries()) {
-    await stack.sql(
-      `INSERT INTO admin.collection_policy_steps (policy_id, organization_id, step_index, offset_days, channel, email_template_id, sms_template_id, min_overdue_lc)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [row.id, o.organizationId, i, s.offset_days, s.channel, s.email_template_id ?? null, s.sms_template_id ?? null, s.min_overdue_lc ?? null],
-    );
-  }
-  return row.id as string;
+  const res = await stack.request('POST', '/v2/collection-policies', {
+    token: o.token,
+    body: { name: `Policy ${randomBytes(3).toString('hex')}`, segment_id: p.segmentId ?? null, is_enabled: p.enabled ?? true, steps: p.steps },
+  });
+  expect(res.status, res.text).toBe(200);
+  return res.body.id as string;
 }
 
 /** Starts a run through the API and waits until it ended; answers the ended run. */
