@@ -8,7 +8,7 @@
 #
 # A second, small image holds the object storage server (S3): `--target s3` builds versitygw from its
 # Go module (the version scripts/local/versitygw.mjs installs for `npm start` and the tests) into a
-# busybox image (its wget is the healthcheck's probe).
+# busybox image (its wget is the healthcheck's probe). `--target sms-sink` is the local SMS sink.
 #
 # (`npx tsx services/<name>/src/server.ts` works as well; `node --import tsx` keeps the service as
 # the only process, so it receives SIGTERM directly.) Workers load the prebuilt workflow bundle
@@ -84,6 +84,18 @@ EXPOSE 7070
 # Root credentials come from ROOT_ACCESS_KEY_ID / ROOT_SECRET_ACCESS_KEY (environment, not argv).
 ENTRYPOINT ["versitygw"]
 CMD ["--port", ":7070", "--health", "/health", "posix", "/data"]
+
+# ---------------------------------------------------------------- sms-sink: the local SMS sink
+# The stand-in for an SMS provider (scripts/local/sms-sink.ts: Twilio's Messages API and a page of
+# the texts received), what MailDev is for email. Before `runtime`, which stays the default target.
+FROM prod-deps AS sms-sink
+ENV NODE_ENV=production \
+    SMS_SINK_HOST=0.0.0.0 \
+    SMS_SINK_PORT=1090
+COPY . .
+USER node
+EXPOSE 1090
+CMD ["node", "--import", "tsx", "scripts/local/sms-sink.ts"]
 
 # ---------------------------------------------------------------- runtime
 FROM ${NODE_IMAGE} AS runtime

@@ -1,6 +1,6 @@
 /**
  * The platform for `npm run fuzz` (scripts/fuzz.sh): a throw-away embedded PostgreSQL, a Temporal dev
- * server and MailDev on free ports, migrations, every service's API and worker and the gateway in
+ * server, MailDev and the SMS sink on free ports, migrations, every service's API and worker and the gateway in
  * this one process (services on free ports too, so it runs next to `npm start` or a test run).
  * Writes `{gateway_url, database_url, temporal_address, smtp_url}` to the file given as the first
  * argument once the gateway answers, then runs until SIGTERM/SIGINT, stopping everything.
@@ -28,6 +28,7 @@ import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gatew
 import { startEmbeddedPostgres, startMailDev, startTemporalDevServer, takeOverSignals } from './local/components.js';
 import { SERVICE_MODULES } from './local/services.js';
 import { startObjectStorage } from './local/object-storage.js';
+import { startSmsSink } from './local/sms-sink.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outFile = process.argv[2];
@@ -63,6 +64,8 @@ async function main(): Promise<void> {
   rmSync(path.join(dir, 's3'), { recursive: true, force: true });
   const s3 = await startObjectStorage({ dataDir: path.join(dir, 's3'), accessKeyId: 'fuzz-access-key', secretAccessKey: 'fuzz-secret-access-key-0123456789' });
   stops.push(s3.stop);
+  const sms = await startSmsSink({ accountSid: 'ACfuzz', authToken: 'fuzz-sms-auth-token-0123456789' });
+  stops.push(sms.stop);
 
   const namespace = 'default';
   const t = await connectTemporal({ address: temporal.address, namespace });
@@ -94,6 +97,9 @@ async function main(): Promise<void> {
     S3_ACCESS_KEY_ID: s3.accessKeyId,
     S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
     S3_REGION: s3.region,
+    SMS_PROVIDER_URL: sms.url,
+    SMS_ACCOUNT_SID: 'ACfuzz',
+    SMS_AUTH_TOKEN: 'fuzz-sms-auth-token-0123456789',
   };
   const apis = {} as Record<ServiceName, RunningApi>;
   const workers: RunningWorker[] = [];

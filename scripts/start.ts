@@ -1,7 +1,7 @@
 /**
  * `npm start`: the whole platform on this machine. Embedded PostgreSQL, the Temporal dev server
- * (with its Web UI) and MailDev start unless DATABASE_URL, TEMPORAL_ADDRESS or SMTP_URL point at
- * external ones; then migrations, a demo organization on first start, the gateway and every
+ * (with its Web UI), MailDev and the SMS sink start unless DATABASE_URL, TEMPORAL_ADDRESS, SMTP_URL
+ * or SMS_PROVIDER_URL point at external ones; then migrations, a demo organization on first start, the gateway and every
  * service's API and worker as separate processes. Ctrl-C stops everything; data lives in var/
  * (LOCAL_VAR_DIR moves it).
  *
@@ -25,6 +25,7 @@ import { npmStartPort, servicePorts } from './local/ports.js';
 import { seedDemo } from './local/demo.js';
 import { policyFromEnv, Supervisor, type ProcessStatus } from './local/supervisor.js';
 import { objectStorageForStart } from './local/object-storage.js';
+import { spawnSmsSink } from './local/sms-sink.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const varDir = path.resolve(root, process.env.LOCAL_VAR_DIR ?? 'var');
@@ -41,6 +42,7 @@ const TEMPORAL_PORT = npmStartPort('LOCAL_TEMPORAL_PORT', env);
 const TEMPORAL_UI_PORT = npmStartPort('LOCAL_TEMPORAL_UI_PORT', env);
 const SMTP_PORT = npmStartPort('LOCAL_SMTP_PORT', env);
 const MAIL_WEB_PORT = npmStartPort('LOCAL_MAIL_WEB_PORT', env);
+const SMS_PORT = npmStartPort('LOCAL_SMS_PORT', env);
 const SERVICE_PORTS = servicePorts(env);
 const policy = policyFromEnv(env);
 
@@ -179,6 +181,33 @@ async function main(): Promise<void> {
     log(`  SMTP            MailDev, port ${SMTP_PORT}`);
   } else log('  SMTP            external (SMTP_URL)');
 
+  // --- SMS: the local sink (Twilio-compatible Messages API) unless SMS_PROVIDER_URL names a provider
+  const sms: Record<string, string> = {};
+  let smsInbox: string | null = null;
+  if (!env.SMS_PROVIDER_URL) {
+    await ensurePortFree(SMS_PORT, 'SMS sink');
+    sms.SMS_ACCOUNT_SID = env.SMS_ACCOUNT_SID ?? 'AC00000000000000000000000000000000';
+    sms.SMS_AUTH_TOKEN = env.SMS_AUTH_TOKEN ?? persistentSecret('sms-auth-token');
+    await components.add({
+      name: 'sms-sink',
+      logFile: shown(path.join(logDir, 'sms-sink.log')),
+      start: async () => {
+        const sink = await spawnSmsSink({
+          port: SMS_PORT,
+          accountSid: sms.SMS_ACCOUNT_SID!,
+          authToken: sms.SMS_AUTH_TOKEN!,
+          file: path.join(varDir, 'sms', 'messages.json'),
+          logFile: path.join(logDir, 'sms-sink.log'),
+          detached: true,
+        });
+        return { child: sink.process, stop: sink.stop };
+      },
+    });
+    sms.SMS_PROVIDER_URL = `http://127.0.0.1:${SMS_PORT}`;
+    smsInbox = `http://localhost:${SMS_PORT}`;
+    log(`  SMS             local sink, port ${SMS_PORT}`);
+  } else log('  SMS             external (SMS_PROVIDER_URL)');
+
   // --- object storage (S3): versitygw unless S3_ENDPOINT points at an external one
   const s3 = await objectStorageForStart({
     env,
@@ -222,6 +251,7 @@ async function main(): Promise<void> {
     PUBLIC_BASE_URL: env.PUBLIC_BASE_URL ?? `http://localhost:${GATEWAY_PORT}`,
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',
     ...s3.env,
+    ...sms,
   };
   writeFileSync(
     path.join(varDir, 'local-env.json'),
@@ -277,6 +307,7 @@ async function main(): Promise<void> {
   log(`  Metrics         ${api}/metrics with "Authorization: Bearer <var/metrics-token>"`);
   if (temporalUi) log(`  Temporal UI     ${temporalUi}`);
   if (inbox) log(`  Mail inbox      ${inbox}`);
+  if (smsInbox) log(`  SMS inbox       ${smsInbox}`);
   log('');
   log(`Demo organization "${demo.organization_name}" (credentials in ${shown(path.join(varDir, 'demo-credentials.json'))}):`);
   log(`  access token    ${demo.access_token}`);

@@ -297,6 +297,24 @@ describe('docker-compose.yml', () => {
     });
   });
 
+  it('has the local SMS sink built from the Dockerfile\'s sms-sink stage, and admin reaches it with its credentials once it is healthy', () => {
+    const sink = services['sms-sink'];
+    expect(sink, 'docker-compose.yml has no "sms-sink" service').toBeDefined();
+    expect(builtFromRepo(sink!, 'sms-sink')).toBe(true);
+    expect(readFileSync(path.join(root, 'Dockerfile'), 'utf8')).toMatch(/^FROM \S+ AS sms-sink\n[\s\S]*?CMD \["node", "--import", "tsx", "scripts\/local\/sms-sink\.ts"\]/m);
+    expect(healthcheck(sink)).toContain('http://127.0.0.1:1090/healthz');
+    expect(publishedPorts(sink)).toContain('1090:1090');
+    const sinkEnv = env(sink!);
+    for (const container of [services['admin-api']!, services['admin-worker']!]) {
+      const e = env(container);
+      expect(new URL(e.SMS_PROVIDER_URL).host).toBe('sms-sink:1090');
+      expect(e.SMS_ACCOUNT_SID).toBe(sinkEnv.SMS_ACCOUNT_SID);
+      expect(e.SMS_AUTH_TOKEN).toBe(sinkEnv.SMS_AUTH_TOKEN);
+      expect(e.SMS_AUTH_TOKEN.length).toBeGreaterThanOrEqual(16);
+      expect(conditions(container)['sms-sink']).toBe('service_healthy');
+    }
+  });
+
   it('has the infrastructure: postgres, temporal on it, temporal-ui and an SMTP catcher', () => {
     expect(services.postgres?.image).toMatch(/^postgres(:|$)/);
     expect(JSON.stringify(services.postgres?.healthcheck?.test ?? '')).toContain('pg_isready');

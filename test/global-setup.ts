@@ -1,5 +1,6 @@
 /**
- * One real PostgreSQL, one real Temporal dev server and one real SMTP sink for the whole run,
+ * One real PostgreSQL, one real Temporal dev server, one real SMTP sink and one SMS sink (the
+ * Twilio-compatible Messages API of scripts/local/sms-sink.ts) for the whole run,
  * and one workflow bundle built once. Each test file then makes its own database and Temporal
  * namespace (see support/stack.ts), so files run in parallel without seeing each other.
  */
@@ -11,6 +12,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '@rp/workflows/paths';
 import { keepExitCode, startEmbeddedPostgres, startMailDev, startTemporalDevServer } from '../scripts/local/components.js';
 import { startObjectStorage } from '../scripts/local/object-storage.js';
+import { startSmsSink } from '../scripts/local/sms-sink.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,6 +26,9 @@ declare module 'vitest' {
     s3AccessKeyId: string;
     s3SecretAccessKey: string;
     s3Region: string;
+    smsSinkUrl: string;
+    smsAccountSid: string;
+    smsAuthToken: string;
   }
 }
 
@@ -36,7 +41,9 @@ export default async function setup(project: TestProject) {
 
   // Every component picks its own free ports, and starts again on fresh ones if one was taken
   // between the pick and the bind (they start side by side, and Temporal takes random ports too).
-  const [pg, temporal, mail, s3, bundle] = await Promise.all([
+  const smsAccountSid = `AC${randomBytes(16).toString('hex')}`;
+  const smsAuthToken = randomBytes(24).toString('base64url');
+  const [pg, temporal, mail, s3, sms, bundle] = await Promise.all([
     startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), persistent: false }),
     startTemporalDevServer({ uiPort: null, dbFile: null, logFile: path.join(root, 'temporal.log') }),
     startMailDev({}),
@@ -46,6 +53,7 @@ export default async function setup(project: TestProject) {
       secretAccessKey: randomBytes(24).toString('base64url'),
       logFile: path.join(root, 'versitygw.log'),
     }),
+    startSmsSink({ accountSid: smsAccountSid, authToken: smsAuthToken }),
     bundleWorkflowCode({ workflowsPath, logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } }),
   ]);
   const bundlePath = path.join(root, 'workflow-bundle.js');
@@ -61,9 +69,12 @@ export default async function setup(project: TestProject) {
   project.provide('s3AccessKeyId', s3.accessKeyId);
   project.provide('s3SecretAccessKey', s3.secretAccessKey);
   project.provide('s3Region', s3.region);
+  project.provide('smsSinkUrl', sms.url);
+  project.provide('smsAccountSid', smsAccountSid);
+  project.provide('smsAuthToken', smsAuthToken);
 
   return async () => {
-    await Promise.allSettled([temporal.stop(), mail.stop(), s3.stop()]);
+    await Promise.allSettled([temporal.stop(), mail.stop(), s3.stop(), sms.stop()]);
     await pg.stop().catch(() => {});
     rmSync(root, { recursive: true, force: true });
   };

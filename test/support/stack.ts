@@ -100,6 +100,10 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     S3_ACCESS_KEY_ID: inject('s3AccessKeyId'),
     S3_SECRET_ACCESS_KEY: inject('s3SecretAccessKey'),
     S3_REGION: inject('s3Region'),
+    // The run's SMS sink (Twilio-compatible Messages API).
+    SMS_PROVIDER_URL: inject('smsSinkUrl'),
+    SMS_ACCOUNT_SID: inject('smsAccountSid'),
+    SMS_AUTH_TOKEN: inject('smsAuthToken'),
     ...opts.env,
   };
   const apis = {} as Record<ServiceName, RunningApi>;
@@ -200,6 +204,17 @@ export async function waitForMail(to: string, opts: { count?: number; timeoutMs?
     const all = (await res.json()) as any[];
     const mine = all.filter((m) => (m.to ?? []).some((t: { address: string }) => t.address.toLowerCase() === to.toLowerCase()));
     if (mine.length >= (opts.count ?? 1) || Date.now() > deadline) return mine;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Texts the run's SMS sink received for `to` (E.164), newest first (polls until `count` arrive or the timeout). */
+export async function waitForSms(to: string, opts: { count?: number; timeoutMs?: number } = {}): Promise<any[]> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    const res = await fetch(`${inject('smsSinkUrl')}/messages?to=${encodeURIComponent(to)}`);
+    const { messages } = (await res.json()) as { messages: any[] };
+    if (messages.length >= (opts.count ?? 1) || Date.now() > deadline) return messages;
     await new Promise((r) => setTimeout(r, 250));
   }
 }

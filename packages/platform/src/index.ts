@@ -39,3 +39,4 @@ export * from './currency-totals.js';
 export * from './template-pool.js';
 export * from './parsed-templates.js';
 export * from './events/index.js';
+export * from './sms.js';

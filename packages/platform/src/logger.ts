@@ -35,6 +35,11 @@ const REDACT = [
   '*.client_secret',
   'authorization_code',
   '*.authorization_code',
+  // the SMS provider's auth token (HTTP Basic password), as an option or as configuration
+  'authToken',
+  '*.authToken',
+  'SMS_AUTH_TOKEN',
+  '*.SMS_AUTH_TOKEN',
 ];
 
 export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {

@@ -21,6 +21,18 @@ export const adminConfigSchema = z.object({
   /** Collection runs: planned actions per doing batch (one activity), and how many are sent at once. */
   COLLECTIONS_ACT_BATCH_SIZE: env.int(200, 1).pipe(z.number().max(5_000)),
   COLLECTIONS_ACT_CONCURRENCY: env.int(16, 1).pipe(z.number().max(128)),
+  /**
+   * SMS provider speaking Twilio's Messages API (packages/platform/src/sms.ts): its base URL, the
+   * account and the auth token of HTTP Basic. The default URL is the local SMS sink `npm start`
+   * runs (scripts/local/sms-sink.ts); without SMS_AUTH_TOKEN no text can be sent (a send fails
+   * permanently, saying so), everything else runs.
+   */
+  SMS_PROVIDER_URL: z.string().regex(/^https?:\/\/[^\s/]+/, 'must be an http:// or https:// URL').default('http://127.0.0.1:1090'),
+  SMS_ACCOUNT_SID: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -').default('AC00000000000000000000000000000000'),
+  /** Secret: redacted wherever configuration is shown. */
+  SMS_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
+  /** Sender number of texts, E.164 (`+` and 8-15 digits). */
+  SMS_FROM: z.string().regex(/^\+[1-9]\d{7,14}$/, 'must be a phone number in E.164 (+ and 8-15 digits)').default('+15005550006'),
   /** Lifetime of a user invite's token (default 7 days). */
   USER_INVITE_TTL_SECONDS: env.int(604_800, 1),
   /** Validity of the presigned link a report email carries instead of a file over 10 MB (default 7 days, the SigV4 maximum). */

@@ -1,6 +1,7 @@
 /**
  * SMS templates (spec 2.4, endpoint row 5). Bodies are Liquid, validated like email templates
- * (liquid.ts). `character_count` and `estimated_segment_count` come from sms-segments-calculator on
+ * (liquid.ts). `character_count` and `estimated_segment_count` come from the kernel's smsMetrics
+ * (sms-segments-calculator, the same count the collections engine's texts use) on
  * the body as written, before variable substitution: GSM-7 allows 160 septets in a single segment and
  * 153 per part of a longer message, extension characters (€ [ ] { } \ ^ ~ | and form feed) take two
  * septets; one character outside GSM-7 switches the whole message to UCS-2 (70 / 67 per segment).
@@ -8,17 +9,13 @@
  * At most one default per organization (set under a lock of the organization row; a partial unique
  * index backs it).
  */
-import { SegmentedMessage } from 'sms-segments-calculator';
 import { NotFoundError, type Db, type Identity, type TemplatePool } from '@rp/platform';
 import * as store from '../../store/collections/sms-templates.js';
 import { checkTemplate } from './liquid.js';
 import { samplesFor } from './email-templates.js';
 import { refusedWhileUsedByPolicy } from './policies.js';
 
-export function smsMetrics(body: string): { character_count: number; estimated_segment_count: number; encoding: 'GSM-7' | 'UCS-2' } {
-  const m = new SegmentedMessage(body);
-  return { character_count: m.numberOfCharacters, estimated_segment_count: m.segmentsCount, encoding: m.encodingName === 'GSM-7' ? 'GSM-7' : 'UCS-2' };
-}
+export { smsMetrics } from '@rp/platform';
 
 interface Deps {
   db: Db;
