@@ -3,7 +3,7 @@
  * mailbox settings, caller-ID name, report configs) and collections outreach (email and SMS
  * templates, tags, segments). Wires its routes, dependencies and Temporal activities into the kit.
  */
-import { createMailer, ensureEventRetentionSchedule, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
+import { createMailer, createSmsProvider, SmsProviderError, ensureEventRetentionSchedule, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
 import { EVENT_RETENTION_SCHEDULE, recordedEmailActivities, TASK_QUEUES, WEBHOOK_ACTIVITY_TASK_QUEUE } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
@@ -135,6 +135,10 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
         templates: new TemplatePool({ threads: config.TEMPLATE_RENDER_THREADS, maxQueue: 1_000 }),
         from: config.MAIL_FROM,
         inboundDomain: config.MAIL_INBOUND_DOMAIN,
+        sms: config.SMS_AUTH_TOKEN
+          ? createSmsProvider({ url: config.SMS_PROVIDER_URL, accountSid: config.SMS_ACCOUNT_SID, authToken: config.SMS_AUTH_TOKEN })
+          : { send: () => Promise.reject(new SmsProviderError('No SMS provider is configured (SMS_AUTH_TOKEN is not set).', false, null)) },
+        smsFrom: config.SMS_FROM,
         planPageSize: config.COLLECTIONS_PLAN_PAGE_SIZE,
         actBatchSize: config.COLLECTIONS_ACT_BATCH_SIZE,
         actConcurrency: config.COLLECTIONS_ACT_CONCURRENCY,

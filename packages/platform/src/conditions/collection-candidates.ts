@@ -37,6 +37,8 @@ export interface CollectionCandidate {
   name: string;
   email: string | null;
   phone: string | null;
+  /** the address's country (ISO code as pushed): the default country of a national phone number */
+  country: string | null;
   assignee_id: string | null;
   business_unit_id: string | null;
   policy_id: string;
@@ -92,7 +94,7 @@ export async function collectionCandidatesPage(db: Knex, organizationId: string,
   const policyCase = whens.length ? `CASE ${whens.join(' ')} ELSE ?::uuid END` : '?::uuid';
   const sql = `WITH org AS (SELECT ?::date AS today, base_currency AS base FROM ${ORGANIZATIONS_TABLE} WHERE id = ?)
     SELECT * FROM (
-      SELECT p.id, p.name, p.email, p.phone, p.assignee_id, p.business_unit_id, a.overdue_cents::text AS overdue_cents,
+      SELECT p.id, p.name, p.email, p.phone, p.address->>'country' AS country, p.assignee_id, p.business_unit_id, a.overdue_cents::text AS overdue_cents,
         ${policyCase} AS policy_id
       FROM ${LEDGER_TABLES.partners} p CROSS JOIN org
       ${OVERDUE_SQL}
@@ -121,4 +123,10 @@ export async function collectionCandidatesPage(db: Knex, organizationId: string,
   }
   const partners = rows.map((r) => ({ ...r, invoices: byPartner.get(r.id) ?? [] }));
   return { partners, next: rows.length < q.limit ? null : rows[rows.length - 1]!.id };
+}
+
+/** The address country (ISO code as pushed) of a customer: the default country of its national phone number. */
+export async function partnerCountry(db: Knex, organizationId: string, partnerId: string): Promise<string | null> {
+  const row = (await db(LEDGER_TABLES.partners).select(db.raw(`address->>'country' AS country`)).where({ organization_id: organizationId, id: partnerId }).first()) as { country: string | null } | undefined;
+  return row?.country ?? null;
 }

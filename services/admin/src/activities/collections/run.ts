@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { collectionCandidatesPage, type Db, type Mailer, type TemplatePool } from '@rp/platform';
+import { collectionCandidatesPage, type Db, type Mailer, type SmsProvider, type TemplatePool } from '@rp/platform';
 import type { CollectionRunActivities, DoActionsResult, UnrecordedSend } from '@rp/workflows';
 import type { Logger } from 'pino';
 import * as runs from '../../store/collections/runs.js';
@@ -13,6 +13,7 @@ import * as actions from '../../store/collections/actions.js';
 import { planCustomer, type PlannedAction } from '../../domain/collections/plan.js';
 import { doEmailAction, doTaskAction, recordActionSent, type DoOutcome } from '../../domain/collections/outreach.js';
 import { organizationToday } from '../../store/ooo.js';
+import { doSmsAction, quietWaitMs } from '../../domain/collections/outreach-sms.js';
 
 export interface CollectionRunDeps {
   db: Db;
@@ -21,6 +22,8 @@ export interface CollectionRunDeps {
   templates: TemplatePool;
   from: string;
   inboundDomain: string;
+  sms: SmsProvider;
+  smsFrom: string;
   /** customers per planning page */
   planPageSize?: number;
   /** planned actions per doing batch, and how many of them are in flight at once */
@@ -141,13 +144,16 @@ export function createCollectionRunActivities(deps: CollectionRunDeps): Collecti
       const ctx = Context.current();
       const run = await runOrFail(db, organizationId, runId);
       const batch = await actions.plannedActions(db, runId, after, batchSize);
+      // quiet hours hold every text of the batch (they are the organization's, so all or none)
+      const quietMs = batch.some((a) => a.channel === 'sms') ? await quietWaitMs(deps, organizationId) : 0;
       const beat = setInterval(() => ctx.heartbeat(), 5000);
       let outcomes: DoOutcome[];
       try {
         outcomes = await boundedMap(batch, concurrency, async (a): Promise<DoOutcome> => {
           if (a.channel === 'task') return doTaskAction(deps, a, run.as_of_date);
           if (a.channel === 'email') return doEmailAction(deps, a, run.as_of_date, lastPass);
-          return { status: 'retry', error: 'SMS is not available yet.' };
+          if (quietMs > 0) return { status: 'quiet', untilMs: quietMs };
+          return doSmsAction(deps, a, run.as_of_date, lastPass);
         });
       } finally {
         clearInterval(beat);
@@ -158,7 +164,10 @@ export function createCollectionRunActivities(deps: CollectionRunDeps): Collecti
       });
       if (batch.length === batchSize) return { next: batch.at(-1)!.id, unrecorded, remaining: 0, quietWaitMs: 0 };
       const remaining = Number((await db('collection_actions').where({ run_id: runId, status: 'planned' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
-      return { next: null, unrecorded, remaining: Math.max(0, remaining - unrecorded.length), quietWaitMs: 0 };
+      // texts held by quiet hours (in this batch or an earlier one of the pass): the run sleeps until they end
+      const waiting = Number((await db('collection_actions').where({ run_id: runId, status: 'planned', channel: 'sms' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
+      const quietWait = waiting > 0 ? await quietWaitMs(deps, organizationId) : 0;
+      return { next: null, unrecorded, remaining: Math.max(0, remaining - unrecorded.length), quietWaitMs: quietWait };
     },
 
     async recordCollectionActionsSent({ organizationId, sends }) {

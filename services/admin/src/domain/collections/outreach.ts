@@ -9,7 +9,7 @@
  * Headers: From is the sender's name at MAIL_FROM's address (the organization's transport sends as
  * the platform), Reply-To `ar@<the organization's inbound hostname>` so replies reach its AR inbox.
  */
-import { getDocuments, getOrganizationProfile, partnerWithOpenInvoices, recordEvent, sendRecordedEmail, ValidationError, type Db, type Mailer, type TemplatePool } from '@rp/platform';
+import { getDocuments, getOrganizationProfile, partnerCountry, toE164, partnerWithOpenInvoices, recordEvent, sendRecordedEmail, ValidationError, type Db, type Mailer, type TemplatePool } from '@rp/platform';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import * as actions from '../../store/collections/actions.js';
@@ -35,6 +35,7 @@ export interface OutreachDeps {
 export type DoOutcome =
   | { status: 'sent' | 'already-done' | 'failed' }
   | { status: 'retry'; error: string }
+  | { status: 'quiet'; untilMs: number }
   | { status: 'unrecorded'; messageId: string | null; providerMessageId: string | null; segments: number | null };
 
 /** The address of a From header (`Name <a@b>` or `a@b`). */
@@ -47,7 +48,7 @@ export function fromHeader(name: string, address: string): string {
   return `"${name.replace(/["\\]/g, (c) => `\\${c}`).replace(/[\r\n]+/g, ' ')}" <${address}>`;
 }
 
-async function endAction(db: Db, organizationId: string, id: string, outcome: { sent: true } | { error: string }, inTrx?: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
+export async function endAction(db: Db, organizationId: string, id: string, outcome: { sent: true } | { error: string }, inTrx?: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
   await db.transaction(async (trx) => {
     if (inTrx) await inTrx(trx);
     const row = 'sent' in outcome ? await actions.markActionSent(trx, id) : await actions.markActionFailed(trx, id, outcome.error);
@@ -117,7 +118,7 @@ export async function renderAction(deps: Pick<OutreachDeps, 'db' | 'templates'>,
   const senderView = sender ? { name: sender.name || sender.email, email: sender.email } : { name: org?.name ?? 'Accounts receivable', email: '' };
   const action = actionContext(a, ledger, asOf);
   const context = { ...(await customerContext(deps.db, a.organization_id, ledger, org, senderView, asOf)), action };
-  const to = a.channel === 'email' ? (ledger.partner.email ?? '').trim() : (ledger.partner.phone ?? '').trim();
+  const to = a.channel === 'email' ? (ledger.partner.email ?? '').trim() : (toE164((ledger.partner.phone ?? '').trim(), (await partnerCountry(deps.db, a.organization_id, a.partner_id)) ?? undefined) ?? '');
   const subject = a.channel === 'email' ? await renderSavedTemplate(deps.templates, template, 'subject', template.subject, context) : null;
   const body = await renderSavedTemplate(deps.templates, template, 'body', template.body, context);
   return { to, subject, body, sender: senderView, context: action };

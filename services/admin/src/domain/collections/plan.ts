@@ -14,8 +14,7 @@
  *   the step's `min_overdue_lc`), `no_email_address` / `no_phone_number` (the channel has no usable
  *   address; a task step needs none).
  */
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import type { CollectionCandidate } from '@rp/platform';
+import { toE164, type CollectionCandidate } from '@rp/platform';
 import type { PlanStep, SkipReason } from '../../domain-types/collections.js';
 
 export type { PlanStep, SkipReason };
@@ -59,13 +58,6 @@ export function dueStep(steps: readonly PlanStep[], netDueDate: string, asOf: st
   return null;
 }
 
-/** The partner's phone number in E.164, or null when it cannot be read as one (default region: none). */
-export function e164(phone: string | null): string | null {
-  if (!phone) return null;
-  const parsed = parsePhoneNumberFromString(phone.trim());
-  return parsed && parsed.isValid() ? parsed.number : null;
-}
-
 /** Whether `overdueCents` (integer text) is below `minLc` (decimal text with at most 2 decimals). */
 function belowMinimum(overdueCents: string, minLc: string | null): boolean {
   if (minLc === null) return false;
@@ -105,7 +97,7 @@ export function planCustomer(
       actions.push({ ...base, invoice_ids: free, skip_reason: 'below_min_overdue' });
     } else if (step.channel === 'email' && !customer.email?.trim()) {
       actions.push({ ...base, invoice_ids: free, skip_reason: 'no_email_address' });
-    } else if (step.channel === 'sms' && !e164(customer.phone)) {
+    } else if (step.channel === 'sms' && !toE164(customer.phone?.trim() ?? '', customer.country ?? undefined)) {
       actions.push({ ...base, invoice_ids: free, skip_reason: 'no_phone_number' });
     } else {
       actions.push({ ...base, invoice_ids: free, skip_reason: null });
