@@ -66,7 +66,8 @@ function activities(input: RetryWindowInput) {
   return {
     db: proxyActivities<CollectionRunActivities>(activityOptions({ startToCloseTimeout: '1 minute', retryWindowMinutes: window })),
     plan: proxyActivities<CollectionRunActivities>(activityOptions({ startToCloseTimeout: '2 hours', heartbeatTimeout: '30 seconds', retryWindowMinutes: window })),
-    act: proxyActivities<CollectionRunActivities>(activityOptions({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', retryWindowMinutes: window })),
+    // a worker that dies mid-batch is noticed within the heartbeat timeout (the batch heartbeats every 5 s)
+    act: proxyActivities<CollectionRunActivities>(activityOptions({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '15 seconds', retryWindowMinutes: window })),
   };
 }
 
