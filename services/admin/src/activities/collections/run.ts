@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import * as runs from '../../store/collections/runs.js';
 import * as actions from '../../store/collections/actions.js';
 import { planCustomer, type PlannedAction } from '../../domain/collections/plan.js';
-import { doEmailAction, doTaskAction, recordActionSent, type DoOutcome } from '../../domain/collections/outreach.js';
+import { batchLookups, doEmailAction, doTaskAction, recordActionSent, type DoOutcome } from '../../domain/collections/outreach.js';
 import { organizationToday } from '../../store/ooo.js';
 import { doSmsAction, quietWaitMs } from '../../domain/collections/outreach-sms.js';
 
@@ -146,14 +146,15 @@ export function createCollectionRunActivities(deps: CollectionRunDeps): Collecti
       const batch = await actions.plannedActions(db, runId, after, batchSize);
       // quiet hours hold every text of the batch (they are the organization's, so all or none)
       const quietMs = batch.some((a) => a.channel === 'sms') ? await quietWaitMs(deps, organizationId) : 0;
+      const lookups = batchLookups(db, organizationId, deps.inboundDomain);
       const beat = setInterval(() => ctx.heartbeat(), 5000);
       let outcomes: DoOutcome[];
       try {
         outcomes = await boundedMap(batch, concurrency, async (a): Promise<DoOutcome> => {
           if (a.channel === 'task') return doTaskAction(deps, a, run.as_of_date);
-          if (a.channel === 'email') return doEmailAction(deps, a, run.as_of_date, lastPass);
+          if (a.channel === 'email') return doEmailAction(deps, a, run.as_of_date, lastPass, lookups);
           if (quietMs > 0) return { status: 'quiet', untilMs: quietMs };
-          return doSmsAction(deps, a, run.as_of_date, lastPass);
+          return doSmsAction(deps, a, run.as_of_date, lastPass, lookups);
         });
       } finally {
         clearInterval(beat);

@@ -10,7 +10,7 @@
  */
 import { getOrganizationProfile, quietHoursEnd, smsMetrics, SmsProviderError, ValidationError, type SmsProvider } from '@rp/platform';
 import * as actions from '../../store/collections/actions.js';
-import { failAction, recordActionSent, renderAction, type DoOutcome, type OutreachDeps } from './outreach.js';
+import { failAction, recordActionSent, renderAction, type DoOutcome, type Lookups, type OutreachDeps } from './outreach.js';
 
 export interface SmsDeps extends Pick<OutreachDeps, 'db' | 'log' | 'templates'> {
   sms: SmsProvider;
@@ -26,12 +26,12 @@ export async function quietWaitMs(deps: Pick<OutreachDeps, 'db'>, organizationId
 }
 
 /** Does one planned SMS action outside quiet hours (the caller checks them; see the module comment). */
-export async function doSmsAction(deps: SmsDeps, a: actions.ActionRow, asOf: string, lastPass: boolean): Promise<DoOutcome> {
+export async function doSmsAction(deps: SmsDeps, a: actions.ActionRow, asOf: string, lastPass: boolean, lookups: Lookups): Promise<DoOutcome> {
   let message = await actions.messageOfAction(deps.db, a.id);
   if (!message) {
     let rendered: Awaited<ReturnType<typeof renderAction>>;
     try {
-      rendered = await renderAction(deps, a, asOf);
+      rendered = await renderAction(deps, a, asOf, lookups);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       rendered = { error: err.message };
@@ -61,7 +61,7 @@ export async function doSmsAction(deps: SmsDeps, a: actions.ActionRow, asOf: str
   const intent = message;
   const claim = await actions.beginMessageAttempt(deps.db, intent.id);
   if (claim.sent) {
-    await recordActionSent(deps.db, a.organization_id, a.id, { messageId: null, providerMessageId: claim.messageId, segments: intent.segments });
+    await recordActionSent(deps.db, a.organization_id, a.id, { messageId: null, providerMessageId: claim.messageId, segments: intent.segments }, intent.id);
     return { status: 'already-done' };
   }
   let sent: Awaited<ReturnType<SmsProvider['send']>>;
@@ -79,7 +79,7 @@ export async function doSmsAction(deps: SmsDeps, a: actions.ActionRow, asOf: str
   }
   const result = { messageId: null, providerMessageId: sent.sid, segments: sent.segments };
   try {
-    await recordActionSent(deps.db, a.organization_id, a.id, result);
+    await recordActionSent(deps.db, a.organization_id, a.id, result, intent.id);
     return { status: 'sent' };
   } catch (err) {
     // the provider accepted: never fail the send for its record; the workflow's record step writes it

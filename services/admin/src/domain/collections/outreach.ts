@@ -38,6 +38,45 @@ export type DoOutcome =
   | { status: 'quiet'; untilMs: number }
   | { status: 'unrecorded'; messageId: string | null; providerMessageId: string | null; segments: number | null };
 
+/**
+ * Per-batch memo of the rows every action of a batch shares (organization, reply-to host, policy
+ * steps, templates, senders): one query each per batch instead of one per email.
+ */
+export interface Lookups {
+  org(): Promise<Awaited<ReturnType<typeof getOrganizationProfile>>>;
+  replyHost(): Promise<string>;
+  step(policyId: string, offsetDays: number): Promise<Record<string, unknown> | undefined>;
+  template(table: 'email_templates' | 'sms_templates', id: string): Promise<TemplateRow | undefined>;
+  user(id: string): Promise<Awaited<ReturnType<typeof getUser>>>;
+}
+
+/** The columns of an email or SMS template a render reads (an SMS template has no subject). */
+export interface TemplateRow {
+  id: string;
+  modified_at: Date;
+  subject?: string;
+  body: string;
+}
+
+export function batchLookups(db: Db, organizationId: string, inboundDomain: string): Lookups {
+  const memo = new Map<string, Promise<unknown>>();
+  const once = <T>(key: string, load: () => Promise<T>): Promise<T> => {
+    if (!memo.has(key)) memo.set(key, load());
+    return memo.get(key) as Promise<T>;
+  };
+  return {
+    org: () => once('org', () => getOrganizationProfile(db, organizationId)),
+    replyHost: () =>
+      once('host', async () => {
+        const settings = await getMailboxSettings(db, organizationId);
+        return effectiveInboundHostname(settings ?? { organization_id: organizationId, inbound_parse_hostname: null }, inboundDomain);
+      }),
+    step: (policyId, offsetDays) => once(`step:${policyId}:${offsetDays}`, () => db('collection_policy_steps').where({ policy_id: policyId, offset_days: offsetDays }).first()),
+    template: (table, id) => once(`${table}:${id}`, () => db(table).where({ organization_id: organizationId, id }).first()),
+    user: (id) => once(`user:${id}`, () => getUser(db, organizationId, id)),
+  };
+}
+
 /** The address of a From header (`Name <a@b>` or `a@b`). */
 export function addressOf(from: string): string {
   return from.match(/<([^>]+)>/)?.[1] ?? from.trim();
@@ -65,10 +104,16 @@ export async function endAction(db: Db, organizationId: string, id: string, outc
 }
 
 /** Ends the action sent with its message's result (the record step; idempotent). */
-export async function recordActionSent(db: Db, organizationId: string, actionId: string, result: { messageId: string | null; providerMessageId: string | null; segments: number | null }): Promise<void> {
-  const message = await actions.messageOfAction(db, actionId);
+export async function recordActionSent(
+  db: Db,
+  organizationId: string,
+  actionId: string,
+  result: { messageId: string | null; providerMessageId: string | null; segments: number | null },
+  messageRowId?: string,
+): Promise<void> {
+  const id = messageRowId ?? (await actions.messageOfAction(db, actionId))?.id;
   await endAction(db, organizationId, actionId, { sent: true }, async (trx) => {
-    if (message && message.status !== 'sent') await actions.markMessageSent(trx, message.id, result);
+    if (id) await actions.markMessageSent(trx, id, result);
   });
 }
 
@@ -103,34 +148,34 @@ export interface RenderedAction {
 }
 
 /** The step's template of an action rendered for its customer; null when the customer is gone. Throws ValidationError when the template fails on this customer. */
-export async function renderAction(deps: Pick<OutreachDeps, 'db' | 'templates'>, a: actions.ActionRow, asOf: string): Promise<RenderedAction | { error: string }> {
+export async function renderAction(deps: Pick<OutreachDeps, 'db' | 'templates'>, a: actions.ActionRow, asOf: string, lookups: Lookups): Promise<RenderedAction | { error: string }> {
   const [ledger, org, sender, step] = await Promise.all([
     partnerWithOpenInvoices(deps.db, a.organization_id, a.partner_id),
-    getOrganizationProfile(deps.db, a.organization_id),
-    a.sender_user_id ? getUser(deps.db, a.organization_id, a.sender_user_id) : undefined,
-    a.policy_id ? deps.db('collection_policy_steps').where({ policy_id: a.policy_id, offset_days: a.offset_days }).first() : undefined,
+    lookups.org(),
+    a.sender_user_id ? lookups.user(a.sender_user_id) : undefined,
+    a.policy_id ? lookups.step(a.policy_id, a.offset_days) : undefined,
   ]);
   if (!ledger) return { error: 'The customer no longer exists.' };
   if (!step || step.channel !== a.channel) return { error: 'The policy step of this action no longer exists.' };
   const templateId = (a.channel === 'email' ? step.email_template_id : step.sms_template_id) as string;
-  const template = await deps.db(a.channel === 'email' ? 'email_templates' : 'sms_templates').where({ organization_id: a.organization_id, id: templateId }).first();
+  const template = await lookups.template(a.channel === 'email' ? 'email_templates' : 'sms_templates', templateId);
   if (!template) return { error: 'The template of this step no longer exists.' };
   const senderView = sender ? { name: sender.name || sender.email, email: sender.email } : { name: org?.name ?? 'Accounts receivable', email: '' };
   const action = actionContext(a, ledger, asOf);
   const context = { ...(await customerContext(deps.db, a.organization_id, ledger, org, senderView, asOf)), action };
   const to = a.channel === 'email' ? (ledger.partner.email ?? '').trim() : (toE164((ledger.partner.phone ?? '').trim(), (await partnerCountry(deps.db, a.organization_id, a.partner_id)) ?? undefined) ?? '');
-  const subject = a.channel === 'email' ? await renderSavedTemplate(deps.templates, template, 'subject', template.subject, context) : null;
+  const subject = a.channel === 'email' ? await renderSavedTemplate(deps.templates, template, 'subject', template.subject ?? '', context) : null;
   const body = await renderSavedTemplate(deps.templates, template, 'body', template.body, context);
   return { to, subject, body, sender: senderView, context: action };
 }
 
 /** Does one planned email action (see the module comment). */
-export async function doEmailAction(deps: OutreachDeps, a: actions.ActionRow, asOf: string, lastPass: boolean): Promise<DoOutcome> {
+export async function doEmailAction(deps: OutreachDeps, a: actions.ActionRow, asOf: string, lastPass: boolean, lookups: Lookups): Promise<DoOutcome> {
   let message = await actions.messageOfAction(deps.db, a.id);
   if (!message) {
     let rendered: RenderedAction | { error: string };
     try {
-      rendered = await renderAction(deps, a, asOf);
+      rendered = await renderAction(deps, a, asOf, lookups);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       rendered = { error: err.message };
@@ -143,8 +188,7 @@ export async function doEmailAction(deps: OutreachDeps, a: actions.ActionRow, as
       await failAction(deps.db, a.organization_id, a.id, 'The customer has no email address.');
       return { status: 'failed' };
     }
-    const settings = await getMailboxSettings(deps.db, a.organization_id);
-    const host = effectiveInboundHostname(settings ?? { organization_id: a.organization_id, inbound_parse_hostname: null }, deps.inboundDomain);
+    const host = await lookups.replyHost();
     message = await actions.messageIntent(deps.db, {
       organization_id: a.organization_id,
       action_id: a.id,
@@ -171,7 +215,7 @@ export async function doEmailAction(deps: OutreachDeps, a: actions.ActionRow, as
       store: {
         beginAttempt: () => actions.beginMessageAttempt(deps.db, intent.id),
         markSent: async (messageId) => {
-          await recordActionSent(deps.db, a.organization_id, a.id, { messageId, providerMessageId: null, segments: null });
+          await recordActionSent(deps.db, a.organization_id, a.id, { messageId, providerMessageId: null, segments: null }, intent.id);
           recorded = true;
         },
       },
@@ -181,7 +225,7 @@ export async function doEmailAction(deps: OutreachDeps, a: actions.ActionRow, as
       },
     });
     if (result.status === 'already-sent') {
-      await recordActionSent(deps.db, a.organization_id, a.id, { messageId: result.messageId, providerMessageId: null, segments: null });
+      await recordActionSent(deps.db, a.organization_id, a.id, { messageId: result.messageId, providerMessageId: null, segments: null }, intent.id);
       return { status: 'already-done' };
     }
     return recorded ? { status: 'sent' } : { status: 'unrecorded', messageId: result.messageId, providerMessageId: null, segments: null };
