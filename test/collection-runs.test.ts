@@ -5,17 +5,25 @@
  * a real run is always as of today).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectTemporal, type TemporalHandle } from '@rp/platform';
+import { collectionRunWorkflowId, collectionsScheduleId } from '@rp/workflows';
+import { replayHistory } from './support/histories.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { actionsOf, customer, emailTemplate, plusDays, policy, runCollections, todayIn } from './support/collections.js';
 
 let stack: TestStack;
+let temporal: TemporalHandle;
 const TZ = 'Europe/Berlin';
 const today = () => todayIn(TZ);
 
 beforeAll(async () => {
   stack = await startStack({ workers: ['admin'], env: { RATE_LIMIT_PER_SECOND: '10000', RATE_LIMIT_BURST: '10000' } });
+  temporal = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS, namespace: stack.namespace });
 }, 180_000);
-afterAll(async () => stack?.close());
+afterAll(async () => {
+  await temporal?.close();
+  await stack?.close();
+});
 
 const req = (o: Org, method: string, path: string, body?: unknown) => stack.request(method, path, { token: o.token, body });
 
@@ -60,6 +68,9 @@ describe('step timing and grouping', () => {
 
     const run = await runCollections(stack, o);
     expect(run).toMatchObject({ status: 'completed', dry_run: false, as_of_date: today(), planned: 2, sent: 2, skipped: 0, failed: 0 });
+    const runWorkflow = temporal.client.workflow.getHandle(collectionRunWorkflowId(run.id));
+    await runWorkflow.result();
+    await replayHistory(stack, runWorkflow.workflowId, await runWorkflow.fetchHistory(), 'collection-run.json');
     const acts = await actionsOf(stack, o.token, `run_id=${run.id}`);
     expect(acts).toHaveLength(2);
     const email = acts.find((a) => a.partner_id === c.partnerId)!;
@@ -99,6 +110,29 @@ describe('step timing and grouping', () => {
     const events = await req(o, 'GET', '/v2/events?type=collection_action.sent');
     expect(events.status, events.text).toBe(200);
     expect(events.body.data.map((e: any) => e.data.object.id).sort()).toEqual([...acts.map((a) => a.id), task.id].sort());
+  });
+});
+
+describe('the daily Schedule', () => {
+  it('an action of the organization\'s Schedule records a real run (trigger schedule) as of today and does it', async () => {
+    const o = await stack.onboard('Scheduled Org');
+    const tpl = await emailTemplate(stack, o, 'Scheduled reminder', 'Hello {{ customer.name }}');
+    await policy(stack, o, { steps: [{ offset_days: 0, channel: 'email', email_template_id: tpl }] });
+    const c = await customer(stack, o, { invoices: [{ due: plusDays(today(), -2) }] });
+    // the Schedule is written after the policy's commit by the organization's reconcile workflow
+    const schedule = temporal.client.schedule.getHandle(`${collectionsScheduleId(o.organizationId)}`);
+    await expect.poll(async () => schedule.describe().then(() => true, () => false), { timeout: 30_000, interval: 200 }).toBe(true);
+    await schedule.trigger();
+    let runs: any[] = [];
+    await expect
+      .poll(async () => (runs = (await req(o, 'GET', '/v2/collections/runs')).body.data).filter((r: any) => r.status === 'completed').length, { timeout: 60_000, interval: 200 })
+      .toBe(1);
+    expect(runs[0]).toMatchObject({ trigger: 'schedule', dry_run: false, as_of_date: today(), sent: 1 });
+    expect(await waitForMail(c.email)).toHaveLength(1);
+    const started = (await schedule.describe()).info.recentActions[0]!.action.workflow.workflowId;
+    const handle = temporal.client.workflow.getHandle(started);
+    await handle.result();
+    await replayHistory(stack, started, await handle.fetchHistory(), 'scheduled-collection-run.json');
   });
 });
 

@@ -148,13 +148,17 @@ export function createCollectionRunActivities(deps: CollectionRunDeps): Collecti
       const quietMs = batch.some((a) => a.channel === 'sms') ? await quietWaitMs(deps, organizationId) : 0;
       const lookups = batchLookups(db, organizationId, deps.inboundDomain);
       const beat = setInterval(() => ctx.heartbeat(), 5000);
-      let outcomes: DoOutcome[];
+      let outcomes: (DoOutcome | { status: 'error'; err: unknown })[];
       try {
-        outcomes = await boundedMap(batch, concurrency, async (a): Promise<DoOutcome> => {
-          if (a.channel === 'task') return doTaskAction(deps, a, run.as_of_date);
-          if (a.channel === 'email') return doEmailAction(deps, a, run.as_of_date, lastPass, lookups);
-          if (quietMs > 0) return { status: 'quiet', untilMs: quietMs };
-          return doSmsAction(deps, a, run.as_of_date, lastPass, lookups);
+        outcomes = await boundedMap(batch, concurrency, async (a) => {
+          try {
+            if (a.channel === 'task') return await doTaskAction(deps, a, run.as_of_date);
+            if (a.channel === 'email') return await doEmailAction(deps, a, run.as_of_date, lastPass, lookups);
+            if (quietMs > 0) return { status: 'quiet', untilMs: quietMs } as const;
+            return await doSmsAction(deps, a, run.as_of_date, lastPass, lookups);
+          } catch (err) {
+            return { status: 'error', err } as const;
+          }
         });
       } finally {
         clearInterval(beat);
@@ -163,6 +167,12 @@ export function createCollectionRunActivities(deps: CollectionRunDeps): Collecti
       outcomes.forEach((o, i) => {
         if (o.status === 'unrecorded') unrecorded.push({ actionId: batch[i]!.id, messageId: o.messageId, providerMessageId: o.providerMessageId, segments: o.segments });
       });
+      // An infrastructure error of one action fails the attempt (retried) — unless sends of this attempt
+      // still need their record: then they are answered first and the errored actions, still planned,
+      // are done by the next pass.
+      const failure = outcomes.find((o): o is { status: 'error'; err: unknown } => o.status === 'error');
+      if (failure && unrecorded.length === 0) throw failure.err;
+      if (failure) deps.log.warn({ err: failure.err, run_id: runId }, 'collection actions left planned after an error; the next pass does them');
       if (batch.length === batchSize) return { next: batch.at(-1)!.id, unrecorded, remaining: 0, quietWaitMs: 0 };
       const remaining = Number((await db('collection_actions').where({ run_id: runId, status: 'planned' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
       // texts held by quiet hours (in this batch or an earlier one of the pass): the run sleeps until they end
