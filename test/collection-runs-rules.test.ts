@@ -2,8 +2,9 @@
  * Collection runs: which policy applies, when a customer is skipped, who sends, exactly once under
  * simultaneous runs, tenants and business units — through the gateway, with the admin worker and a
  * real SMTP sink (MailDev). SQL set-up stands for states no endpoint of this part produces:
- * an open dispute and promise to pay (their API is another part of the engine, not merged into this
- * branch); the rows are those their API writes.
+ * an open dispute and promise to pay, and a promise turned broken (their API and workflow are
+ * another part of the engine, not merged into this branch); the rows are those they write. Runs of
+ * earlier days: this test's runs moved one day back (a real run is always as of today).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
@@ -103,6 +104,34 @@ describe('skip reasons', () => {
     expect(marks.map((m) => m.invoice_id).sort()).toEqual([...enough.invoiceIds, ...partly.invoiceIds.slice(1)].sort());
     const filtered = await actionsOf(stack, o.token, `run_id=${run.id}&status=skipped&channel=sms`);
     expect(filtered.map((a) => a.partner_id)).toEqual([noPhone.partnerId]);
+  });
+});
+
+describe('holds', () => {
+  it('an open promise to pay stops chasing; once it is broken chasing resumes at the step it was on, not at the latest due one', async () => {
+    const o = await stack.onboard('Resume Org');
+    const tpl = await emailTemplate(stack, o, 'Step {{ action.step.offset_days }}', 'Hello');
+    await policy(stack, o, { segmentId: null, steps: [0, 7, 14].map((offset_days) => ({ offset_days, channel: 'email' as const, email_template_id: tpl })) });
+    const c = await customer(stack, o, { invoices: [{ due: plusDays(today(), -20) }] });
+    const dayPasses = () => stack.sql('UPDATE admin.collection_runs SET as_of_date = as_of_date - 1 WHERE organization_id = $1', [o.organizationId]);
+    const only = async () => {
+      const run = await runCollections(stack, o);
+      const acts = await actionsOf(stack, o.token, `run_id=${run.id}`);
+      expect(acts).toHaveLength(1);
+      return acts[0];
+    };
+    expect(await only()).toMatchObject({ offset_days: 0, status: 'sent' });
+    const [promise] = await stack.sql(
+      `INSERT INTO admin.promises_to_pay (id, organization_id, partner_id, invoice_ids, amount, currency, promised_date) VALUES (gen_random_uuid(), $1, $2, $3, 1190, 'EUR', $4) RETURNING id`,
+      [o.organizationId, c.partnerId, c.invoiceIds, plusDays(today(), 3)],
+    );
+    await dayPasses();
+    expect(await only()).toMatchObject({ offset_days: 7, status: 'skipped', skip_reason: 'all_invoices_on_hold' });
+    await stack.sql(`UPDATE admin.promises_to_pay SET status = 'broken', resolved_at = now() WHERE id = $1`, [promise.id]);
+    await dayPasses();
+    expect(await only()).toMatchObject({ offset_days: 7, step_index: 1, status: 'sent' });
+    const mails = await waitForMail(c.email, { count: 2 });
+    expect(mails.map((m) => m.subject).sort()).toEqual(['Step 0', 'Step 7']);
   });
 });
 
