@@ -147,15 +147,16 @@ export function createCollectionRunActivities(deps: CollectionRunDeps): Collecti
       // quiet hours hold every text of the batch (they are the organization's, so all or none)
       const quietMs = batch.some((a) => a.channel === 'sms') ? await quietWaitMs(deps, organizationId) : 0;
       const lookups = batchLookups(db, organizationId, deps.inboundDomain);
+      const messages = await actions.messagesOfActions(db, batch.filter((a) => a.channel !== 'task').map((a) => a.id));
       const beat = setInterval(() => ctx.heartbeat(), 5000);
       let outcomes: (DoOutcome | { status: 'error'; err: unknown })[];
       try {
         outcomes = await boundedMap(batch, concurrency, async (a) => {
           try {
             if (a.channel === 'task') return await doTaskAction(deps, a, run.as_of_date);
-            if (a.channel === 'email') return await doEmailAction(deps, a, run.as_of_date, lastPass, lookups);
+            if (a.channel === 'email') return await doEmailAction(deps, a, run.as_of_date, lastPass, lookups, messages.get(a.id) ?? null);
             if (quietMs > 0) return { status: 'quiet', untilMs: quietMs } as const;
-            return await doSmsAction(deps, a, run.as_of_date, lastPass, lookups);
+            return await doSmsAction(deps, a, run.as_of_date, lastPass, lookups, messages.get(a.id) ?? null);
           } catch (err) {
             return { status: 'error', err } as const;
           }

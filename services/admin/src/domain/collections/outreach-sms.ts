@@ -26,8 +26,9 @@ export async function quietWaitMs(deps: Pick<OutreachDeps, 'db'>, organizationId
 }
 
 /** Does one planned SMS action outside quiet hours (the caller checks them; see the module comment). */
-export async function doSmsAction(deps: SmsDeps, a: actions.ActionRow, asOf: string, lastPass: boolean, lookups: Lookups): Promise<DoOutcome> {
-  let message = await actions.messageOfAction(deps.db, a.id);
+export async function doSmsAction(deps: SmsDeps, a: actions.ActionRow, asOf: string, lastPass: boolean, lookups: Lookups, known?: actions.MessageRow | null): Promise<DoOutcome> {
+  // `known`: the batch's prefetched message of this action (null: none yet); undefined: look it up
+  let message = known === undefined ? await actions.messageOfAction(deps.db, a.id) : (known ?? undefined);
   if (!message) {
     let rendered: Awaited<ReturnType<typeof renderAction>>;
     try {

@@ -170,8 +170,9 @@ export async function renderAction(deps: Pick<OutreachDeps, 'db' | 'templates'>,
 }
 
 /** Does one planned email action (see the module comment). */
-export async function doEmailAction(deps: OutreachDeps, a: actions.ActionRow, asOf: string, lastPass: boolean, lookups: Lookups): Promise<DoOutcome> {
-  let message = await actions.messageOfAction(deps.db, a.id);
+export async function doEmailAction(deps: OutreachDeps, a: actions.ActionRow, asOf: string, lastPass: boolean, lookups: Lookups, known?: actions.MessageRow | null): Promise<DoOutcome> {
+  // `known`: the batch's prefetched message of this action (null: none yet); undefined: look it up
+  let message = known === undefined ? await actions.messageOfAction(deps.db, a.id) : (known ?? undefined);
   if (!message) {
     let rendered: RenderedAction | { error: string };
     try {

@@ -141,10 +141,15 @@ export async function listActions(db: Db, organizationId: string, f: ActionFilte
 
 // ---------- doing
 
-/** Ends a planned action sent; the row when this call ended it (null when it was no longer planned). */
+/** Ends a planned action sent, in one statement answering it as the API shows it; null when it was no longer planned. */
 export async function markActionSent(trx: Knex.Transaction, id: string): Promise<ActionRow | null> {
-  const [row] = (await trx('collection_actions').where({ id, status: 'planned' }).update({ status: 'sent', sent_at: trx.fn.now(), modified_at: trx.fn.now() }).returning('id')) as { id: string }[];
-  return row ? actionForView(trx, id) : null;
+  const res = await trx.raw(
+    `WITH u AS (UPDATE collection_actions SET status = 'sent', sent_at = now(), modified_at = now() WHERE id = ? AND status = 'planned' RETURNING *)
+     SELECT u.*, m.id AS message_id_ref, t.id AS task_id FROM u
+     LEFT JOIN collection_messages m ON m.action_id = u.id LEFT JOIN collection_tasks t ON t.action_id = u.id`,
+    [id],
+  );
+  return (res.rows[0] as ActionRow | undefined) ?? null;
 }
 
 /** Ends a planned action failed and releases its step marks (the next run retries it); null when it was no longer planned. */
@@ -178,6 +183,13 @@ export async function messageIntent(db: Conn, m: Omit<MessageRow, 'id' | 'status
   return (await db('collection_messages').where({ action_id: m.action_id }).first()) as MessageRow;
 }
 
+/** The messages of the given actions (those that have one), by action id. */
+export async function messagesOfActions(db: Conn, actionIds: readonly string[]): Promise<Map<string, MessageRow>> {
+  if (actionIds.length === 0) return new Map();
+  const rows = (await db('collection_messages').whereIn('action_id', [...actionIds])) as MessageRow[];
+  return new Map(rows.map((m) => [m.action_id, m]));
+}
+
 export async function messageOfAction(db: Conn, actionId: string): Promise<MessageRow | undefined> {
   return db('collection_messages').where({ action_id: actionId }).first() as Promise<MessageRow | undefined>;
 }
@@ -193,6 +205,7 @@ export async function beginMessageAttempt(db: Conn, id: string): Promise<{ sent:
 export async function markMessageSent(trx: Conn, id: string, ids: { messageId?: string | null; providerMessageId?: string | null; segments?: number | null }): Promise<void> {
   await trx('collection_messages')
     .where({ id })
+    .whereNot({ status: 'sent' })
     .update({ status: 'sent', message_id: ids.messageId ?? null, provider_message_id: ids.providerMessageId ?? null, ...(ids.segments != null ? { segments: ids.segments } : {}), sent_at: trx.fn.now(), error: null, modified_at: trx.fn.now() });
 }
 
