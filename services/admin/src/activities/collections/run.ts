@@ -108,7 +108,7 @@ export function createCollectionRunActivities(deps: CollectionRunDeps): Collecti
       if (!today) return { skipped: 'The organization no longer exists.' };
       const existing = await runs.getRun(db, organizationId, runId);
       if (existing) return { runId };
-      await db('collection_runs').insert({ id: runId, organization_id: organizationId, as_of_date: today, dry_run: false, trigger: 'schedule' }).onConflict('id').ignore();
+      await runs.insertScheduledRun(db, { id: runId, organization_id: organizationId, as_of_date: today });
       return { runId };
     },
 
@@ -175,9 +175,9 @@ export function createCollectionRunActivities(deps: CollectionRunDeps): Collecti
       if (failure && unrecorded.length === 0) throw failure.err;
       if (failure) deps.log.warn({ err: failure.err, run_id: runId }, 'collection actions left planned after an error; the next pass does them');
       if (batch.length === batchSize) return { next: batch.at(-1)!.id, unrecorded, remaining: 0, quietWaitMs: 0 };
-      const remaining = Number((await db('collection_actions').where({ run_id: runId, status: 'planned' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
+      const remaining = await actions.countPlanned(db, runId);
       // texts held by quiet hours (in this batch or an earlier one of the pass): the run sleeps until they end
-      const waiting = Number((await db('collection_actions').where({ run_id: runId, status: 'planned', channel: 'sms' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
+      const waiting = await actions.countPlanned(db, runId, 'sms');
       const quietWait = waiting > 0 ? await quietWaitMs(deps, organizationId) : 0;
       return { next: null, unrecorded, remaining: Math.max(0, remaining - unrecorded.length), quietWaitMs: quietWait };
     },

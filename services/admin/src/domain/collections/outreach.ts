@@ -46,16 +46,8 @@ export interface Lookups {
   org(): Promise<Awaited<ReturnType<typeof getOrganizationProfile>>>;
   replyHost(): Promise<string>;
   step(policyId: string, offsetDays: number): Promise<Record<string, unknown> | undefined>;
-  template(table: 'email_templates' | 'sms_templates', id: string): Promise<TemplateRow | undefined>;
+  template(table: 'email_templates' | 'sms_templates', id: string): Promise<actions.TemplateRow | undefined>;
   user(id: string): Promise<Awaited<ReturnType<typeof getUser>>>;
-}
-
-/** The columns of an email or SMS template a render reads (an SMS template has no subject). */
-export interface TemplateRow {
-  id: string;
-  modified_at: Date;
-  subject?: string;
-  body: string;
 }
 
 export function batchLookups(db: Db, organizationId: string, inboundDomain: string): Lookups {
@@ -71,8 +63,8 @@ export function batchLookups(db: Db, organizationId: string, inboundDomain: stri
         const settings = await getMailboxSettings(db, organizationId);
         return effectiveInboundHostname(settings ?? { organization_id: organizationId, inbound_parse_hostname: null }, inboundDomain);
       }),
-    step: (policyId, offsetDays) => once(`step:${policyId}:${offsetDays}`, () => db('collection_policy_steps').where({ policy_id: policyId, offset_days: offsetDays }).first()),
-    template: (table, id) => once(`${table}:${id}`, () => db(table).where({ organization_id: organizationId, id }).first()),
+    step: (policyId, offsetDays) => once(`step:${policyId}:${offsetDays}`, () => actions.policyStep(db, policyId, offsetDays)),
+    template: (table, id) => once(`${table}:${id}`, () => actions.templateRow(db, table, organizationId, id)),
     user: (id) => once(`user:${id}`, () => getUser(db, organizationId, id)),
   };
 }

@@ -94,6 +94,31 @@ export async function plannedActions(db: Conn, runId: string, after: string | nu
   return (await q.orderBy('id').limit(limit)) as ActionRow[];
 }
 
+/** How many of the run's actions (of one channel) are still planned. */
+export async function countPlanned(db: Conn, runId: string, channel?: Channel): Promise<number> {
+  const q = db('collection_actions').where({ run_id: runId, status: 'planned' });
+  if (channel) q.andWhere({ channel });
+  const [{ count }] = await q.count<{ count: string }[]>({ count: '*' });
+  return Number(count);
+}
+
+/** A policy's step at an offset (the step of an action, identified by its offset across edits). */
+export async function policyStep(db: Conn, policyId: string, offsetDays: number): Promise<Record<string, unknown> | undefined> {
+  return db('collection_policy_steps').where({ policy_id: policyId, offset_days: offsetDays }).first();
+}
+
+/** The columns of an email or SMS template a render reads (an SMS template has no subject). */
+export interface TemplateRow {
+  id: string;
+  modified_at: Date;
+  subject?: string;
+  body: string;
+}
+
+export async function templateRow(db: Conn, table: 'email_templates' | 'sms_templates', organizationId: string, id: string): Promise<TemplateRow | undefined> {
+  return db(table).select('id', 'modified_at', 'body', ...(table === 'email_templates' ? ['subject'] : [])).where({ organization_id: organizationId, id }).first();
+}
+
 export async function getActionRow(db: Conn, id: string): Promise<ActionRow | undefined> {
   return db<ActionRow>('collection_actions').where({ id }).first() as Promise<ActionRow | undefined>;
 }

@@ -40,6 +40,11 @@ export async function insertRun(db: Conn, r: { organization_id: string; as_of_da
   return (await getRun(db, r.organization_id, row!.id))!;
 }
 
+/** Records a Schedule's real run with the id its workflow chose (a retried record inserts nothing). */
+export async function insertScheduledRun(db: Conn, r: { id: string; organization_id: string; as_of_date: string }): Promise<void> {
+  await db('collection_runs').insert({ ...r, dry_run: false, trigger: 'schedule' }).onConflict('id').ignore();
+}
+
 export async function getRun(db: Conn, organizationId: string, id: string): Promise<(RunRow & RunCounts) | undefined> {
   const res = await db.raw(`SELECT ${RUN_COLUMNS}, ${COUNTS} FROM collection_runs r WHERE r.organization_id = ? AND r.id = ?`, [organizationId, id]);
   return res.rows[0] as (RunRow & RunCounts) | undefined;
