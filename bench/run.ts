@@ -9,6 +9,9 @@
  *             upload to ready, and the DELETE latency while a statement is processed
  *   collections  a customer-segment page (500) over 50,000 customers / 1M open invoices vs the bare SQL,
  *             with and without exclude_higher_priority over 10 segments
+ *   collections-run  a collections run over 50,000 customers / 1M open invoices, 10 segments with 5-step
+ *             policies: dry-run plan time, a real run's emails per second to SMTP, the worker's peak memory
+ *             against a bare scan of the same ledger
  *   templates email-template previews (Liquid renders) per second through the gateway
  *   knowledge the offline extraction pipeline: quality on the labelled evaluation set, time on a 200-page PDF
  *   knowledge-search  playbook search over 10,000 articles through the gateway (p95)
@@ -27,6 +30,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'cash-app': async () => (await import('./cash-app/run.js')).run(),
   'cash-app-large-statement': async () => (await import('./cash-app/large-statement.js')).runLargeStatement(),
   collections: async () => (await import('./collections.js')).run(),
+  'collections-run': async () => (await import('./collections-run.js')).run(),
   templates: async () => (await import('./templates.js')).run(),
   knowledge: async () => (await import('./knowledge/run.js')).run(),
   'knowledge-search': async () => (await import('./knowledge-search.js')).run(),

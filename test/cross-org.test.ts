@@ -111,6 +111,8 @@ beforeAll(async () => {
       ],
     })
   ).id;
+  // a collection run of B (a dry run; its planning needs no worker to exist as a record)
+  bIds.run_id = (await ok(stack.request('POST', '/v2/collections/runs', { token: b.token, body: { dry_run: true } }), 202)).id;
   [{ id: bIds.task_id }] = await stack.sql(
     `INSERT INTO admin.collection_tasks (id, organization_id, partner_id, assignee_id, title, invoice_ids) VALUES (gen_random_uuid(), $1, $2, $3, 'Victim task', ARRAY[$4::uuid]) RETURNING id`,
     [b.organizationId, bIds.partner_id, bIds.user_id, bIds.invoice_id],

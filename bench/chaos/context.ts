@@ -14,8 +14,8 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const CI = process.env.CHAOS_PROFILE === 'ci' || process.argv.includes('--ci');
 export const PROFILE = CI ? 'ci' : 'full';
 export const P = CI
-  ? { statementLines: 1500, customers: 40, receipts: 5, welcomes: 5, invites: 5, pushBatches: 18, pushBatchSize: 50, pushConcurrency: 3, qboCustomers: 150, qboInvoices: 300, outageMs: 12_000, outageLines: 300, backMs: 90_000, jobMs: 150_000, only: (process.env.CHAOS_SCENARIOS ?? '').split(',').filter(Boolean) }
-  : { statementLines: 5000, customers: 100, receipts: 20, welcomes: 20, invites: 20, pushBatches: 60, pushBatchSize: 100, pushConcurrency: 4, qboCustomers: 600, qboInvoices: 1500, outageMs: 30_000, outageLines: 1000, backMs: 120_000, jobMs: 360_000, only: (process.env.CHAOS_SCENARIOS ?? '').split(',').filter(Boolean) };
+  ? { statementLines: 1500, customers: 40, receipts: 5, collectionCustomers: 60, welcomes: 5, invites: 5, pushBatches: 18, pushBatchSize: 50, pushConcurrency: 3, qboCustomers: 150, qboInvoices: 300, outageMs: 12_000, outageLines: 300, backMs: 90_000, jobMs: 150_000, only: (process.env.CHAOS_SCENARIOS ?? '').split(',').filter(Boolean) }
+  : { statementLines: 5000, customers: 100, receipts: 20, collectionCustomers: 300, welcomes: 20, invites: 20, pushBatches: 60, pushBatchSize: 100, pushConcurrency: 4, qboCustomers: 600, qboInvoices: 1500, outageMs: 30_000, outageLines: 1000, backMs: 120_000, jobMs: 360_000, only: (process.env.CHAOS_SCENARIOS ?? '').split(',').filter(Boolean) };
 
 export const started = Date.now();
 export const log = (m: string) => process.stdout.write(`[chaos ${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);

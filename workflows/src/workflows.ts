@@ -14,3 +14,4 @@ export { organizationSchedules } from './admin/organization-schedules.js';
 export { webhookDispatcher } from './admin/webhook-dispatcher.js';
 export { webhookEndpointDelivery } from './admin/webhook-endpoint-delivery.js';
 export { promiseToPay } from './admin/promise-to-pay.js';
+export { collectionRun, scheduledCollectionRun } from './admin/collection-run.js';

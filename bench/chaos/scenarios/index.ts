@@ -7,6 +7,7 @@ import { workerReceipt } from './receipt.js';
 import { workerStatement } from './statement.js';
 import { workerSync } from './sync.js';
 import { workerWelcome } from './welcome.js';
+import { workerCollections } from './collections.js';
 
 /**
  * `stopStack`: run on the stack started again with SUPERVISE_BACKOFF_INITIAL_MS = the outage, so a
@@ -18,6 +19,7 @@ export const SCENARIOS: { key: string; name: string; fault: string; run: (sc: Sc
   { key: 'sync', name: 'integrations worker killed during a QuickBooks connection sync', fault: 'kill -9 integrations-worker', run: workerSync, ci: false },
   { key: 'welcome', name: 'admin worker killed while welcome emails are sent', fault: 'kill -9 admin-worker', run: workerWelcome, ci: false, ledger: false },
   { key: 'invites', name: 'admin worker killed during invitations (and a CNAM submission)', fault: 'kill -9 admin-worker', run: workerInvites, ci: false, ledger: false },
+  { key: 'collections', name: 'admin worker killed while a collection run\'s emails go out', fault: 'kill -9 admin-worker', run: workerCollections, ci: false, ledger: false },
   { key: 'push', name: 'integrations API killed under invoice push load', fault: 'kill -9 integrations-api', run: apiPush, ci: true },
   { key: 'postgres-outage', name: `PostgreSQL unreachable ${P.outageMs / 1000} s during processing (frozen)`, fault: `PostgreSQL frozen ${P.outageMs / 1000} s (SIGSTOP/SIGCONT)`, run: (sc) => outage(sc, 'postgres', 'freeze'), ci: false },
   { key: 'temporal-outage', name: `Temporal unreachable ${P.outageMs / 1000} s during processing (frozen)`, fault: `Temporal frozen ${P.outageMs / 1000} s (SIGSTOP/SIGCONT)`, run: (sc) => outage(sc, 'temporal', 'freeze'), ci: false },

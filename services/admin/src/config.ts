@@ -16,6 +16,11 @@ export const adminConfigSchema = z.object({
    * `inbound_parse_hostname`: `<organization id>.<MAIL_INBOUND_DOMAIN>`.
    */
   MAIL_INBOUND_DOMAIN: hostnameSchema().default('inbound.receivables.local'),
+  /** Collection runs: customers per planning page (each page is one transaction and one heartbeat). */
+  COLLECTIONS_PLAN_PAGE_SIZE: env.int(500, 1).pipe(z.number().max(10_000)),
+  /** Collection runs: planned actions per doing batch (one activity), and how many are sent at once. */
+  COLLECTIONS_ACT_BATCH_SIZE: env.int(200, 1).pipe(z.number().max(5_000)),
+  COLLECTIONS_ACT_CONCURRENCY: env.int(16, 1).pipe(z.number().max(128)),
   /**
    * SMS provider speaking Twilio's Messages API (packages/platform/src/sms.ts): its base URL, the
    * account and the auth token of HTTP Basic. The default URL is the local SMS sink `npm start`

@@ -3,7 +3,7 @@
  * mailbox settings, caller-ID name, report configs) and collections outreach (email and SMS
  * templates, tags, segments). Wires its routes, dependencies and Temporal activities into the kit.
  */
-import { createMailer, ensureEventRetentionSchedule, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
+import { createMailer, createSmsProvider, SmsProviderError, ensureEventRetentionSchedule, ObjectStorage, storageConfigFrom, TemplatePool, type ServiceModule } from '@rp/platform';
 import { EVENT_RETENTION_SCHEDULE, recordedEmailActivities, TASK_QUEUES, WEBHOOK_ACTIVITY_TASK_QUEUE } from '@rp/workflows';
 import { migrations } from '../migrations/index.js';
 import type { AdminConfig } from './config.js';
@@ -46,6 +46,14 @@ import { disputeRoutes, disputeSchema } from './routes/collections/disputes.js';
 import { createPromiseToPayActivities } from './activities/collections/promise-to-pay.js';
 // collections engine: the customer timeline
 import { partnerActivityRoutes } from './routes/collections/activity.js';
+// collections engine: runs and actions
+import { collectionActionSchema, collectionRunRoutes } from './routes/collections/runs.js';
+import { createCollectionRunActivities } from './activities/collections/run.js';
+
+/** SMTP_URL with nodemailer's connection pool switched on (unless the URL says otherwise). */
+function pooledSmtpUrl(url: string): string {
+  return /[?&]pool=/.test(url) ? url : `${url}${url.includes('?') ? '&' : '?'}pool=true&maxConnections=8`;
+}
 
 export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
   name: 'admin',
@@ -78,6 +86,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...disputeRoutes,
     // collections engine: the customer timeline
     ...partnerActivityRoutes,
+    // collections engine: runs and actions
+    ...collectionRunRoutes,
   ],
   // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
   events: [
@@ -90,6 +100,9 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     { type: 'promise_to_pay.broken', object: promiseSchema },
     { type: 'dispute.created', object: disputeSchema },
     { type: 'dispute.resolved', object: disputeSchema },
+    // collections engine: runs and actions
+    { type: 'collection_action.sent', object: collectionActionSchema },
+    { type: 'collection_action.failed', object: collectionActionSchema },
   ],
   // Webhook deliveries go with their events at the event retention; the admin worker owns its daily Schedule.
   retained: [{ name: 'webhook_deliveries', prune: pruneWebhookDeliveries }],
@@ -132,6 +145,23 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
       }),
       // Collections engine: the promise-to-pay workflow's checks
       ...createPromiseToPayActivities({ db, log, config }),
+      // collections engine: runs and actions (a pooled SMTP transport: a run sends many emails at once)
+      ...createCollectionRunActivities({
+        db,
+        log,
+        mailer: createMailer(pooledSmtpUrl(config.SMTP_URL)),
+        // the run's renders are bounded by its concurrency, so they may all wait for a thread
+        templates: new TemplatePool({ threads: config.TEMPLATE_RENDER_THREADS, maxQueue: 1_000 }),
+        from: config.MAIL_FROM,
+        inboundDomain: config.MAIL_INBOUND_DOMAIN,
+        sms: config.SMS_AUTH_TOKEN
+          ? createSmsProvider({ url: config.SMS_PROVIDER_URL, accountSid: config.SMS_ACCOUNT_SID, authToken: config.SMS_AUTH_TOKEN })
+          : { send: () => Promise.reject(new SmsProviderError('No SMS provider is configured (SMS_AUTH_TOKEN is not set).', false, null)) },
+        smsFrom: config.SMS_FROM,
+        planPageSize: config.COLLECTIONS_PLAN_PAGE_SIZE,
+        actBatchSize: config.COLLECTIONS_ACT_BATCH_SIZE,
+        actConcurrency: config.COLLECTIONS_ACT_CONCURRENCY,
+      }),
     };
   },
   // Webhook dispatch and delivery run for minutes: on a queue of their own, beside admin's.

@@ -8,3 +8,4 @@ export * from './tags.js';
 export * from './compiler.js';
 export * from './admin-reads.js';
 export * from './partner-summary.js';
+export * from './collection-candidates.js';

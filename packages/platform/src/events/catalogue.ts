@@ -27,6 +27,8 @@ export const EVENT_CATALOGUE = {
   'proposal.created': { service: 'knowledge', resource: 'proposal', summary: 'A knowledge proposal was created for review.' },
   'report.sent': { service: 'admin', resource: 'report_run', summary: 'A scheduled report was sent.' },
   'report.failed': { service: 'admin', resource: 'report_run', summary: 'A scheduled report could not be sent.' },
+  'collection_action.sent': { service: 'admin', resource: 'collection_action', summary: 'A collection action was done: its email or SMS accepted by the transport, or its task created.' },
+  'collection_action.failed': { service: 'admin', resource: 'collection_action', summary: 'A collection action failed; the next run retries its invoices.' },
   'webhook.test': { service: 'admin', resource: 'webhook_endpoint', summary: 'A test event, sent to one endpoint on request.' },
   'promise_to_pay.created': { service: 'admin', resource: 'promise_to_pay', summary: 'A customer\'s promise to pay was recorded; chasing of its invoices holds while it is open.' },
   'promise_to_pay.kept': { service: 'admin', resource: 'promise_to_pay', summary: 'A promise to pay was kept: approved payments or ledger closings covered its amount in time.' },

@@ -32,7 +32,7 @@ import {
 import * as store from '../../store/collections/email-templates.js';
 import { getUser } from '../../store/users.js';
 import { refusedWhileUsedByPolicy } from './policies.js';
-import { checkTemplate, multiCurrencySampleContext, renderSavedTemplate, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
+import { checkTemplate, multiCurrencySampleContext, renderSavedTemplate, sampleAction, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
 
 /** Attachments: the kernel's default bounds (MAX_OBJECT_BYTES, a 15-minute PUT, a one-hour GET in every response). */
 export const ATTACHMENT_UPLOADS = uploadPolicy();
@@ -242,7 +242,7 @@ export async function deleteTemplate(deps: Deps, org: string, id: string): Promi
 
 // ---------- preview
 
-function invoiceOf(d: LedgerDocument, today: string): TemplateInvoice {
+export function invoiceOf(d: LedgerDocument, today: string): TemplateInvoice {
   const due = d.net_due_date;
   const days = due && due < today ? Math.round((Date.parse(today) - Date.parse(due)) / 86_400_000) : 0;
   const currency = d.currency.trim();
@@ -258,7 +258,7 @@ function invoiceOf(d: LedgerDocument, today: string): TemplateInvoice {
   };
 }
 
-type Ledger = NonNullable<Awaited<ReturnType<typeof partnerWithOpenInvoices>>>;
+export type Ledger = NonNullable<Awaited<ReturnType<typeof partnerWithOpenInvoices>>>;
 
 /**
  * The template context of a live customer (its partner row and open invoices from the kernel read
@@ -266,8 +266,16 @@ type Ledger = NonNullable<Awaited<ReturnType<typeof partnerWithOpenInvoices>>>;
  * before today (kernel currency-totals.ts), one query more only when a currency other than the base one is open.
  */
 async function liveContext(db: Db, organizationId: string, ledger: Ledger, org: OrgProfile, sender: { name: string; email: string }): Promise<TemplateContext> {
+  const context = await customerContext(db, organizationId, ledger, org, sender, todayIn(org?.timezone ?? 'UTC'));
+  return { ...context, action: sampleAction(context.invoices) };
+}
+
+/**
+ * The live customer's context as of `today` (a collection run's date), without the action: the
+ * caller adds the action it renders for.
+ */
+export async function customerContext(db: Db, organizationId: string, ledger: Ledger, org: OrgProfile, sender: { name: string; email: string }, today: string): Promise<Omit<TemplateContext, 'action'>> {
   const { partner } = ledger;
-  const today = todayIn(org?.timezone ?? 'UTC');
   const invoices = ledger.invoices.map((d) => invoiceOf(d, today));
   const overdue = invoices.filter((i) => i.is_overdue);
   const base = org?.base_currency ?? 'EUR';

@@ -27,6 +27,10 @@
  *     the payment a receipt confirms (cash-app's payment receipt, whose `invoices` are the invoices
  *     the payment paid); previews carry a sample payment
  *   today               YYYY-MM-DD in the organization's timezone
+ *   action              the collection action an email or SMS of a run belongs to (previews and
+ *                       other emails carry a sample): action.step {index (0-based), offset_days,
+ *                       channel}, action.invoices[] the invoices it chases {number, document_date,
+ *                       due_date, currency, amount_open, days_overdue} (days past due on the run's date)
  * Inside `{% for invoice in invoices %}` the loop variable has the invoice fields. Invoice amounts are
  * decimal strings with their currency's minor units (JPY "1190", EUR "1190.00").
  *
@@ -35,6 +39,7 @@
 import type { Template } from 'liquidjs';
 import { createTemplateEngine, customerTotals, liquidErrorPosition, formatInMinorUnits, ValidationError, type CustomerTotals, type RateToBase, type TemplatePool, type TemplateRenderOutcome, type ValidationIssue } from '@rp/platform';
 
+const ACTION_INVOICE_FIELDS = ['number', 'document_date', 'due_date', 'currency', 'amount_open', 'days_overdue'] as const;
 const INVOICE_FIELDS = ['number', 'document_date', 'due_date', 'currency', 'amount', 'amount_open', 'days_overdue', 'is_overdue'] as const;
 
 /** The shape of a variable: a scalar, an object with named fields, or an array of items. */
@@ -63,6 +68,10 @@ export const VARIABLE_CATALOGUE: Readonly<Record<string, Shape>> = {
   organization: scalars(['name', 'base_currency']),
   payment: scalars(['amount', 'currency', 'date', 'reference']),
   today: scalar,
+  action: objectOf({
+    step: scalars(['index', 'offset_days', 'channel']),
+    invoices: arrayOf(scalars(ACTION_INVOICE_FIELDS)),
+  }),
 };
 
 export interface TemplateInvoice {
@@ -86,6 +95,21 @@ export interface TemplateContext {
   /** the payment a receipt confirms; previews and collection emails carry the sample payment */
   payment: { amount: string; currency: string; date: string | null; reference: string | null };
   today: string;
+  /** the collection action (a run's email or SMS); a sample elsewhere */
+  action: ActionContext;
+}
+
+export interface ActionContext {
+  step: { index: number; offset_days: number; channel: 'email' | 'sms' | 'task' };
+  invoices: { number: string; document_date: string | null; due_date: string | null; currency: string; amount_open: string; days_overdue: number }[];
+}
+
+/** The sample action of previews and of emails that are not a run's: the first step, chasing the given invoices. */
+export function sampleAction(invoices: readonly TemplateInvoice[]): ActionContext {
+  return {
+    step: { index: 0, offset_days: 7, channel: 'email' },
+    invoices: invoices.filter((i) => i.is_overdue).map((i) => ({ number: i.number, document_date: i.document_date, due_date: i.due_date, currency: i.currency, amount_open: i.amount_open, days_overdue: i.days_overdue })),
+  };
 }
 
 /** Limits of the kernel's engine (packages/platform/src/email-templates.ts), shared with cash-app's receipts. */
@@ -114,6 +138,7 @@ export function sampleContext(org: { name: string; base_currency: string }, send
     organization: org,
     payment: samplePayment(org.base_currency, today),
     today,
+    action: sampleAction(invoices),
   };
 }
 
