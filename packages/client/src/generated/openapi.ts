@@ -1300,6 +1300,76 @@ export interface paths {
         patch: operations["updateCollectionPolicy"];
         trace?: never;
     };
+    "/v2/collections/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List collection actions
+         * @description Newest first. Paginated: `page` (0-based), `page_size` 1..500. Filters combine with AND. Members see only actions of customers of their business units or of none. `email_id`/`sms_id` name the recorded message of the action, `task_id` the task it created.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listCollectionActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/collections/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List collection runs
+         * @description Newest first. Paginated: `page` (0-based), `page_size` 1..500. Counters are counted from the run's actions.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listCollectionRuns"];
+        put?: never;
+        /**
+         * Start a collection run now
+         * @description Organization admins only (members: 403). Starts a collection run now and answers 202 with it (`status: running`); poll GET /v2/collections/runs/{run_id}. A real run is always as of today in the organization's timezone (`as_of_date` other than today: 422); a dry run may take any `as_of_date` within 366 days of today and plans what would go out on that date without sending or recording anything as done. Per open invoice with a net due date of every customer with a policy (the customer's highest-priority segment, 1 first, with an enabled policy; else the enabled default policy): the LOWEST step k with `as_of_date ≥ net_due_date + offset_days(k)` that neither k nor a later step was done for is due (one step per invoice per run, so chasing paused by a promise or dispute resumes where it was); a reminder step (negative offset) is not due once the invoice is past due; an invoice a run of the same date acted on waits for the next day (a re-run of the day never chases it again). The due invoices of a customer at one step make ONE action (one email, SMS or task). Exactly once: an (invoice, policy step) is acted on at most once whatever retries, crashes, re-runs or simultaneous runs happen (a real run takes each invoice's step mark with its action; a failed action releases them). Emails go from the sender's name at the platform's address with Reply-To `ar@<the organization's inbound hostname>`; SMS wait for the end of quiet hours (20:00–08:00 local).
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["startCollectionRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/collections/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a collection run
+         * @description Requires: user access token.
+         */
+        get: operations["getCollectionRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/customer-segments": {
         parameters: {
             query?: never;
@@ -2818,6 +2888,54 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "collection_action.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A collection action failed; the next run retries its invoices.
+         * @description `data.object` is the collection action exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["collectionActionFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection_action.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A collection action was done: its email or SMS accepted by the transport, or its task created.
+         * @description `data.object` is the collection action exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["collectionActionSentWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "connection.health_changed": {
         parameters: {
             query?: never;
@@ -4005,6 +4123,76 @@ export interface components {
             user_id: string | null;
             website: string | null;
         };
+        CollectionAction: {
+            /** @enum {string} */
+            channel: "email" | "sms" | "task";
+            created_at: string;
+            email_id: string | null;
+            error: string | null;
+            id: string;
+            /** @description The invoices this one action chases (all of the customer's invoices due for this step, invoices on hold left out). */
+            invoice_ids: string[];
+            /** @constant */
+            object: "collection_action";
+            /** @description The step's offset from each invoice's net due date; identifies the step across edits of the policy. */
+            offset_days: number;
+            partner_id: string;
+            /** @description Null once the policy was deleted. */
+            policy_id: string | null;
+            run_id: string;
+            /** @description The customer's assignee; while the assignee is out of office on the run's date, the covering backup; else the organization's default sender (its earliest-created active admin). */
+            sender_user_id: string | null;
+            sent_at: string | null;
+            /** @description Checked in this order: every due invoice disputed or under an open promise; the customer's overdue total in local currency below the step's `min_overdue_lc`; no email address / no E.164 phone number for the channel. A skipped action is re-evaluated by the next run. */
+            skip_reason: ("below_min_overdue" | "no_email_address" | "no_phone_number" | "all_invoices_on_hold") | null;
+            sms_id: string | null;
+            /** @enum {string} */
+            status: "planned" | "sent" | "skipped" | "failed";
+            /** @description 0-based index of the step in its policy (steps by offset). */
+            step_index: number;
+            task_id: string | null;
+        };
+        /** @description The `collection_action.failed` event: A collection action failed; the next run retries its invoices. */
+        CollectionActionFailedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["CollectionAction"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "collection_action.failed";
+        };
+        /** @description A page of CollectionAction records. */
+        CollectionActionPage: {
+            current_page: number;
+            data: components["schemas"]["CollectionAction"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description The `collection_action.sent` event: A collection action was done: its email or SMS accepted by the transport, or its task created. */
+        CollectionActionSentEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["CollectionAction"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "collection_action.sent";
+        };
         CollectionPolicy: {
             /** @description ISO 8601 UTC */
             created_at: string;
@@ -4038,6 +4226,41 @@ export interface components {
             sms_template_id: string | null;
             /** @description 0-based position in offset order. */
             step_index: number;
+        };
+        CollectionRun: {
+            /** @description The date (YYYY-MM-DD, the organization's timezone) the run evaluates invoices as of. */
+            as_of_date: string;
+            completed_at: string | null;
+            /** @description A dry run plans only: its actions stay `planned` and take no step marks (a forecast). */
+            dry_run: boolean;
+            /** @description Why a failed run failed, written for users. */
+            error: string | null;
+            /** @description Actions that failed (their step marks are released: the next run retries them). */
+            failed: number;
+            id: string;
+            /** @constant */
+            object: "collection_run";
+            /** @description Actions the run planned to do (every action not skipped, whatever became of it). */
+            planned: number;
+            /** @description Actions done: email or SMS accepted by the transport, task created. */
+            sent: number;
+            /** @description Actions skipped (see `skip_reason` of each). */
+            skipped: number;
+            started_at: string;
+            /** @enum {string} */
+            status: "running" | "completed" | "failed";
+            /**
+             * @description `schedule`: the daily Schedule; `api`: POST /v2/collections/runs.
+             * @enum {string}
+             */
+            trigger: "schedule" | "api";
+        };
+        /** @description A page of CollectionRun records. */
+        CollectionRunPage: {
+            current_page: number;
+            data: components["schemas"]["CollectionRun"][];
+            next_page: number | null;
+            total_records: number;
         };
         CompleteEmailTemplateAttachmentResponse: {
             content_id: string | null;
@@ -4580,7 +4803,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
             /** @description Default true; false creates it paused. */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -4804,7 +5027,7 @@ export interface components {
             total_records: number;
         };
         /** @enum {string} */
-        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved";
+        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved";
         ExchangeRate: {
             base_currency: string;
             /** @description ISO 8601 UTC */
@@ -6584,6 +6807,15 @@ export interface components {
             page: number;
             text: string;
         };
+        StartCollectionRunRequest: {
+            /**
+             * Format: date
+             * @description Default today (organization's timezone). A real run: today only. A dry run: within 366 days of today.
+             */
+            as_of_date?: string;
+            /** @description Default false. */
+            dry_run?: boolean;
+        };
         SyncRun: {
             /** @description The attempt of the page activity that last ran this run (0 while scheduled; 2 after one retry). */
             attempt: number;
@@ -6889,7 +7121,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
             /** @description false pauses delivery; true resumes it (and clears `disabled_reason`). */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -15883,6 +16115,442 @@ export interface operations {
             };
         };
     };
+    listCollectionActions: {
+        parameters: {
+            query?: {
+                channel?: "email" | "sms" | "task";
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                partner_id?: string;
+                policy_id?: string;
+                run_id?: string;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+                status?: "planned" | "sent" | "skipped" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionActionPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    listCollectionRuns: {
+        parameters: {
+            query?: {
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..500 (default 50). */
+                page_size?: number;
+                /** @description Alias of page_size, 1..500. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionRunPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    startCollectionRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartCollectionRunRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionRun"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getCollectionRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionRun"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listCustomerSegments: {
         parameters: {
             query?: {
@@ -17754,7 +18422,7 @@ export interface operations {
                 /** @description Alias of page_size, 1..200. */
                 size?: number;
                 /** @description Event types, the parameter repeated (`type=payment.posted&type=payment.approved`) or comma-separated; an unknown type is 422. */
-                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
             };
             header?: never;
             path?: never;
@@ -26014,6 +26682,92 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BankStatementProcessedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    collectionActionFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionActionFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    collectionActionSentWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionActionSentEvent"];
             };
         };
         responses: {
