@@ -1,10 +1,10 @@
 /**
  * Collection runs: which policy applies, when a customer is skipped, who sends, exactly once under
  * simultaneous runs, tenants and business units — through the gateway, with the admin worker and a
- * real SMTP sink (MailDev). SQL set-up stands for states no endpoint of this part produces:
- * an open dispute and promise to pay, and a promise turned broken (their API and workflow are
- * another part of the engine, not merged into this branch); the rows are those they write. Runs of
- * earlier days: this test's runs moved one day back (a real run is always as of today).
+ * real SMTP sink (MailDev). Disputes and promises to pay are made through their API. SQL set-up
+ * stands for states no endpoint produces at once: a promise turned broken (its workflow breaks it
+ * only after the promised date and grace days have passed) and runs of earlier days (this test's
+ * runs moved one day back; a real run is always as of today).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
@@ -80,14 +80,12 @@ describe('skip reasons', () => {
     const noPhone = await customer(stack, o, { name: 'Texting Co', phone: '12', invoices: [{ due }] });
     const held = await customer(stack, o, { name: 'Held Co', invoices: [{ due }, { due }] });
     const partly = await customer(stack, o, { name: 'Partly Co', invoices: [{ due }, { due }, { due }] });
-    await stack.sql(
-      `INSERT INTO admin.disputes (id, organization_id, invoice_id, partner_id, reason_code, currency) VALUES (gen_random_uuid(), $1, $2, $3, 'pricing', 'EUR'), (gen_random_uuid(), $1, $4, $5, 'quality', 'EUR')`,
-      [o.organizationId, held.invoiceIds[0], held.partnerId, partly.invoiceIds[0], partly.partnerId],
-    );
-    await stack.sql(
-      `INSERT INTO admin.promises_to_pay (id, organization_id, partner_id, invoice_ids, amount, currency, promised_date) VALUES (gen_random_uuid(), $1, $2, $3, 100, 'EUR', $4)`,
-      [o.organizationId, held.partnerId, [held.invoiceIds[1]], plusDays(today(), 5)],
-    );
+    for (const [invoice_id, reason_code] of [[held.invoiceIds[0], 'pricing'], [partly.invoiceIds[0], 'quality']]) {
+      const dispute = await req(o.token, 'POST', '/v2/disputes', { invoice_id, reason_code });
+      expect(dispute.status, dispute.text).toBe(200);
+    }
+    const promise = await req(o.token, 'POST', '/v2/promises-to-pay', { partner_id: held.partnerId, invoice_ids: [held.invoiceIds[1]], amount: 100, promised_date: plusDays(today(), 5) });
+    expect(promise.status, promise.text).toBe(200);
 
     const run = await runCollections(stack, o);
     expect(run).toMatchObject({ status: 'completed', skipped: 4, planned: 2, sent: 2 });
@@ -121,10 +119,9 @@ describe('holds', () => {
       return acts[0];
     };
     expect(await only()).toMatchObject({ offset_days: 0, status: 'sent' });
-    const [promise] = await stack.sql(
-      `INSERT INTO admin.promises_to_pay (id, organization_id, partner_id, invoice_ids, amount, currency, promised_date) VALUES (gen_random_uuid(), $1, $2, $3, 1190, 'EUR', $4) RETURNING id`,
-      [o.organizationId, c.partnerId, c.invoiceIds, plusDays(today(), 3)],
-    );
+    const made = await req(o.token, 'POST', '/v2/promises-to-pay', { partner_id: c.partnerId, invoice_ids: c.invoiceIds, amount: 1190, promised_date: plusDays(today(), 3) });
+    expect(made.status, made.text).toBe(200);
+    const promise = made.body as { id: string };
     await dayPasses();
     expect(await only()).toMatchObject({ offset_days: 7, status: 'skipped', skip_reason: 'all_invoices_on_hold' });
     await stack.sql(`UPDATE admin.promises_to_pay SET status = 'broken', resolved_at = now() WHERE id = $1`, [promise.id]);
