@@ -12,7 +12,7 @@
  */
 import type { Knex } from 'knex';
 import { LEDGER_TABLES, ORGANIZATIONS_TABLE } from '../ledger/index.js';
-import { compileCondition } from './compiler.js';
+import { AGGREGATE_SQL, compileCondition } from './compiler.js';
 import { type Condition } from './language.js';
 import { resolveTags, tagIdsOf } from './tags.js';
 
@@ -57,18 +57,6 @@ export interface CandidatePageQuery {
   earliestOffsetDays: number;
 }
 
-/** Per customer, over its open invoices: the open amount past due as of `org.today`, in local cents. */
-const OVERDUE_SQL = `LEFT JOIN LATERAL (
-    SELECT count(*)::int AS open_invoice_count,
-      coalesce(sum(d.cents), 0) AS open_cents,
-      coalesce(sum(d.cents) FILTER (WHERE d.net_due_date < org.today), 0) AS overdue_cents,
-      coalesce(max(org.today - d.net_due_date) FILTER (WHERE d.net_due_date < org.today), 0)::int AS max_days_overdue
-    FROM (SELECT net_due_date, coalesce(open_lc_cents,
-                   CASE WHEN open_unconverted_currency = org.base THEN round(open_unconverted_amount * 100)::bigint END) AS cents
-          FROM ${LEDGER_TABLES.documents}
-          WHERE organization_id = p.organization_id AND partner_id = p.id AND kind = 'invoice' AND status_open) d
-  ) a ON true`;
-
 /**
  * One page of customers that have a policy (ids after `after`, ascending) with their open invoices
  * that have a net due date on or before `asOfDate - earliestOffsetDays` (oldest due first). A page
@@ -97,7 +85,7 @@ export async function collectionCandidatesPage(db: Knex, organizationId: string,
       SELECT p.id, p.name, p.email, p.phone, p.address->>'country' AS country, p.assignee_id, p.business_unit_id, a.overdue_cents::text AS overdue_cents,
         ${policyCase} AS policy_id
       FROM ${LEDGER_TABLES.partners} p CROSS JOIN org
-      ${OVERDUE_SQL}
+      ${AGGREGATE_SQL}
       WHERE p.organization_id = ? AND (?::uuid IS NULL OR p.id > ?::uuid)
       ORDER BY p.id
     ) c WHERE c.policy_id IS NOT NULL

@@ -93,8 +93,9 @@ export function compileCondition(c: Condition, tags: Map<string, ResolvedTag>): 
 /**
  * Per partner (p), over its open invoices: count, open and overdue sums in local-currency cents,
  * and the days past due of the oldest overdue one, as of `org.today`. Reads the covering aging index.
+ * Also the collections engine's overdue figure (collection-candidates.ts), with `org.today` its run's date.
  */
-const AGGREGATE_SQL = `LEFT JOIN LATERAL (
+export const AGGREGATE_SQL = `LEFT JOIN LATERAL (
     SELECT count(*)::int AS open_invoice_count,
       coalesce(sum(d.cents), 0) AS open_cents,
       coalesce(sum(d.cents) FILTER (WHERE d.net_due_date < org.today), 0) AS overdue_cents,

@@ -178,7 +178,14 @@ function scheduleOptions(config: ReportConfigRow, zone: string): ScheduleOptions
 
 /** Creates the config's Schedule, or replaces the existing one's spec, action, policies and paused state. */
 export async function upsertReportSchedule(temporal: Client, config: ReportConfigRow, timezone: string): Promise<void> {
-  const opts = scheduleOptions(config, timezone);
+  await upsertSchedule(temporal, scheduleOptions(config, timezone));
+}
+
+/**
+ * Creates a Schedule, or replaces an existing one's spec, action, policies and paused state (its
+ * running workflows and history stay): the write of every Schedule admin owns, under the Temporal deadline.
+ */
+export async function upsertSchedule(temporal: Client, opts: ScheduleOptions): Promise<void> {
   await withTemporalDeadline(temporal, async () => {
     try {
       await temporal.schedule.create(opts);
@@ -188,7 +195,7 @@ export async function upsertReportSchedule(temporal: Client, config: ReportConfi
     }
     await temporal.schedule
       .getHandle(opts.scheduleId)
-      .update(() => ({ spec: opts.spec, action: opts.action, policies: opts.policies, state: { paused: opts.state!.paused ?? false, note: opts.state!.note } }));
+      .update(() => ({ spec: opts.spec, action: opts.action, policies: opts.policies, state: { paused: opts.state?.paused ?? false, note: opts.state?.note } }));
   });
 }
 

@@ -5,25 +5,16 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { collectionCandidatesPage, type Db, type Mailer, type SmsProvider, type TemplatePool } from '@rp/platform';
+import { collectionCandidatesPage, type Db } from '@rp/platform';
 import type { CollectionRunActivities, DoActionsResult, UnrecordedSend } from '@rp/workflows';
-import type { Logger } from 'pino';
 import * as runs from '../../store/collections/runs.js';
 import * as actions from '../../store/collections/actions.js';
 import { planCustomer, type PlannedAction } from '../../domain/collections/plan.js';
-import { batchLookups, doEmailAction, doTaskAction, recordActionSent, type DoOutcome } from '../../domain/collections/outreach.js';
+import { batchLookups, doEmailAction, doTaskAction, recordActionSent, type DoOutcome, type OutreachDeps } from '../../domain/collections/outreach.js';
 import { organizationToday } from '../../store/ooo.js';
-import { doSmsAction, quietWaitMs } from '../../domain/collections/outreach-sms.js';
+import { doSmsAction, quietWaitMs, type SmsDeps } from '../../domain/collections/outreach-sms.js';
 
-export interface CollectionRunDeps {
-  db: Db;
-  log: Logger;
-  mailer: Mailer;
-  templates: TemplatePool;
-  from: string;
-  inboundDomain: string;
-  sms: SmsProvider;
-  smsFrom: string;
+export interface CollectionRunDeps extends OutreachDeps, Pick<SmsDeps, 'sms' | 'smsFrom'> {
   /** customers per planning page */
   planPageSize?: number;
   /** planned actions per doing batch, and how many of them are in flight at once */

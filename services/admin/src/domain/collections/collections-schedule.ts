@@ -15,11 +15,11 @@
  *   `reconcileCollectionsSchedule` step writes this Schedule from the committed state, retried until it
  *   succeeds. Temporal away at the change does not refuse it: the next change converges.
  */
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { withTemporalDeadline } from '@rp/platform';
 import { businessSearchAttributes, collectionsScheduleId, COLLECTIONS_TASK_QUEUE, SCHEDULED_COLLECTION_RUN_WORKFLOW, type ScheduledCollectionRunInput } from '@rp/workflows';
-import { canonicalTimezone, reconcileOrganizationSchedules, reportCalendars } from '../report-schedules.js';
+import { canonicalTimezone, reconcileOrganizationSchedules, reportCalendars, upsertSchedule } from '../report-schedules.js';
 
 /** Workers or Temporal down for up to 6 hours: the day's run still starts when they are back; a longer outage skips it. */
 export const COLLECTIONS_CATCHUP_WINDOW = '6 hours';
@@ -71,18 +71,7 @@ export async function writeCollectionsSchedule(temporal: Client, s: CollectionsS
     });
     return 'deleted';
   }
-  const opts = scheduleOptions(s);
-  await withTemporalDeadline(temporal, async () => {
-    try {
-      await temporal.schedule.create(opts);
-      return;
-    } catch (err) {
-      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    }
-    await temporal.schedule
-      .getHandle(scheduleId)
-      .update(() => ({ spec: opts.spec, action: opts.action, policies: opts.policies, state: { paused: opts.state!.paused ?? false, note: opts.state!.note } }));
-  });
+  await upsertSchedule(temporal, scheduleOptions(s));
   return 'written';
 }
 

@@ -8,9 +8,9 @@
  * Quiet hours: no text goes out from 20:00 to 08:00 in the organization's timezone; a text due then
  * waits (the run's workflow sleeps on a durable timer until 08:00), it is not skipped.
  */
-import { getOrganizationProfile, quietHoursEnd, smsMetrics, SmsProviderError, ValidationError, type SmsProvider } from '@rp/platform';
+import { getOrganizationProfile, quietHoursEnd, smsMetrics, SmsProviderError, type SmsProvider } from '@rp/platform';
 import * as actions from '../../store/collections/actions.js';
-import { failAction, recordActionSent, renderAction, type DoOutcome, type Lookups, type OutreachDeps } from './outreach.js';
+import { failAction, recordActionSent, renderOrFail, type DoOutcome, type Lookups, type OutreachDeps } from './outreach.js';
 
 export interface SmsDeps extends Pick<OutreachDeps, 'db' | 'log' | 'templates'> {
   sms: SmsProvider;
@@ -30,21 +30,8 @@ export async function doSmsAction(deps: SmsDeps, a: actions.ActionRow, asOf: str
   // `known`: the batch's prefetched message of this action (null: none yet); undefined: look it up
   let message = known === undefined ? await actions.messageOfAction(deps.db, a.id) : (known ?? undefined);
   if (!message) {
-    let rendered: Awaited<ReturnType<typeof renderAction>>;
-    try {
-      rendered = await renderAction(deps, a, asOf, lookups);
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      rendered = { error: err.message };
-    }
-    if ('error' in rendered) {
-      await failAction(deps.db, a.organization_id, a.id, rendered.error);
-      return { status: 'failed' };
-    }
-    if (!rendered.to) {
-      await failAction(deps.db, a.organization_id, a.id, 'The customer has no phone number in E.164.');
-      return { status: 'failed' };
-    }
+    const rendered = await renderOrFail(deps, a, asOf, lookups, 'The customer has no phone number in E.164.');
+    if (!rendered) return { status: 'failed' };
     message = await actions.messageIntent(deps.db, {
       organization_id: a.organization_id,
       action_id: a.id,

@@ -161,26 +161,31 @@ export async function renderAction(deps: Pick<OutreachDeps, 'db' | 'templates'>,
   return { to, subject, body, sender: senderView, context: action };
 }
 
+/**
+ * The action's message rendered, or null once the action is recorded failed: its template fails on
+ * this customer, the customer or the step is gone, or the customer has no address (`noAddress`).
+ */
+export async function renderOrFail(deps: Pick<OutreachDeps, 'db' | 'templates'>, a: actions.ActionRow, asOf: string, lookups: Lookups, noAddress: string): Promise<RenderedAction | null> {
+  let rendered: RenderedAction | { error: string };
+  try {
+    rendered = await renderAction(deps, a, asOf, lookups);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    rendered = { error: err.message };
+  }
+  const error = 'error' in rendered ? rendered.error : rendered.to ? null : noAddress;
+  if (error === null) return rendered as RenderedAction;
+  await failAction(deps.db, a.organization_id, a.id, error);
+  return null;
+}
+
 /** Does one planned email action (see the module comment). */
 export async function doEmailAction(deps: OutreachDeps, a: actions.ActionRow, asOf: string, lastPass: boolean, lookups: Lookups, known?: actions.MessageRow | null): Promise<DoOutcome> {
   // `known`: the batch's prefetched message of this action (null: none yet); undefined: look it up
   let message = known === undefined ? await actions.messageOfAction(deps.db, a.id) : (known ?? undefined);
   if (!message) {
-    let rendered: RenderedAction | { error: string };
-    try {
-      rendered = await renderAction(deps, a, asOf, lookups);
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      rendered = { error: err.message };
-    }
-    if ('error' in rendered) {
-      await failAction(deps.db, a.organization_id, a.id, rendered.error);
-      return { status: 'failed' };
-    }
-    if (!rendered.to) {
-      await failAction(deps.db, a.organization_id, a.id, 'The customer has no email address.');
-      return { status: 'failed' };
-    }
+    const rendered = await renderOrFail(deps, a, asOf, lookups, 'The customer has no email address.');
+    if (!rendered) return { status: 'failed' };
     const host = await lookups.replyHost();
     message = await actions.messageIntent(deps.db, {
       organization_id: a.organization_id,

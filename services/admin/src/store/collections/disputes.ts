@@ -3,7 +3,7 @@
  * `disputes_one_open_per_invoice`); every statement is per organization. Business-unit scope uses
  * the partner's unit copied onto the dispute.
  */
-import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
+import { newId, whereInScope, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 
 type Q = Db | Knex.Transaction;
@@ -31,12 +31,6 @@ export interface DisputeRow {
   modified_at: Date;
 }
 
-function scoped(q: Knex.QueryBuilder, scope: BusinessUnitScope): Knex.QueryBuilder {
-  if (scope === '*') return q;
-  return q.andWhere((w) => {
-    void w.whereNull('business_unit_id').orWhereIn('business_unit_id', [...scope]);
-  });
-}
 
 const isOpenDisputeClash = (e: unknown) => (e as { code?: string }).code === '23505' && (e as { constraint?: string }).constraint === 'disputes_one_open_per_invoice';
 
@@ -59,7 +53,7 @@ export async function openDisputeOf(db: Q, org: string, invoiceId: string): Prom
 }
 
 export async function getDispute(db: Q, org: string, id: string, scope: BusinessUnitScope = '*', forUpdate = false): Promise<DisputeRow | undefined> {
-  const q = scoped(db('disputes').where({ organization_id: org, id }), scope);
+  const q = whereInScope(db('disputes').where({ organization_id: org, id }), scope);
   if (forUpdate) q.forUpdate();
   return (await q.first()) as DisputeRow | undefined;
 }
@@ -73,7 +67,7 @@ export interface DisputeFilters {
 
 export async function listDisputes(db: Q, org: string, scope: BusinessUnitScope, filters: DisputeFilters, offset: number, limit: number): Promise<{ rows: DisputeRow[]; total: number }> {
   const base = () => {
-    const q = scoped(db('disputes').where({ organization_id: org }), scope);
+    const q = whereInScope(db('disputes').where({ organization_id: org }), scope);
     for (const key of ['partner_id', 'invoice_id', 'status', 'reason_code'] as const) {
       if (filters[key]) q.andWhere(key, filters[key]);
     }

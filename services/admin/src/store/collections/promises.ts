@@ -2,7 +2,7 @@
  * SQL of promises to pay (admin schema, migrations 012 and 015); every statement is per organization.
  * Business-unit scope uses the partner's unit copied onto the promise.
  */
-import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
+import { newId, whereInScope, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { Knex } from 'knex';
 
 type Q = Db | Knex.Transaction;
@@ -28,12 +28,6 @@ export interface PromiseRow {
   modified_at: Date;
 }
 
-function scoped(q: Knex.QueryBuilder, scope: BusinessUnitScope): Knex.QueryBuilder {
-  if (scope === '*') return q;
-  return q.andWhere((w) => {
-    void w.whereNull('business_unit_id').orWhereIn('business_unit_id', [...scope]);
-  });
-}
 
 /** Serializes promise-making for one partner (its invoices' open promises are checked under it). */
 export async function lockPartnerPromises(trx: Knex.Transaction, partnerId: string): Promise<void> {
@@ -61,7 +55,7 @@ export async function insertPromise(
 }
 
 export async function getPromise(db: Q, org: string, id: string, scope: BusinessUnitScope = '*', forUpdate = false): Promise<PromiseRow | undefined> {
-  const q = scoped(db('promises_to_pay').where({ organization_id: org, id }), scope);
+  const q = whereInScope(db('promises_to_pay').where({ organization_id: org, id }), scope);
   if (forUpdate) q.forUpdate();
   return (await q.first()) as PromiseRow | undefined;
 }
@@ -75,7 +69,7 @@ export async function listPromises(
   limit: number,
 ): Promise<{ rows: PromiseRow[]; total: number }> {
   const base = () => {
-    const q = scoped(db('promises_to_pay').where({ organization_id: org }), scope);
+    const q = whereInScope(db('promises_to_pay').where({ organization_id: org }), scope);
     if (filters.partner_id) q.andWhere({ partner_id: filters.partner_id });
     if (filters.status) q.andWhere({ status: filters.status });
     return q;
