@@ -2,17 +2,17 @@
  * Follow-up tasks through the gateway (GET /v2/tasks, PATCH /v2/tasks/{task_id}): filters, newest first,
  * completing and reopening, notes, business-unit scope for members, tenant isolation.
  *
- * Set-up outside the API: tasks are made only by the collections engine's task steps, so this file creates
- * them with the engine's own store function (insertTask, services/admin/src/store/collections/tasks.ts) on
- * the test database; the one task tied to a collection action gets its run and action rows with SQL (no
- * endpoint creates an action without running the engine). Customers, business units and users come
- * through the API.
+ * Reached through the API: customers, their invoices (middleware push), business units, assignees and
+ * users; the tasks are made the only way they are made, by real collection runs (admin worker) of a
+ * policy whose step is a `task`, one run per task so that "newest first" has a known order. No SQL.
+ * The last test calls the engine's store function (insertTask, services/admin/src/store/collections/tasks.ts)
+ * directly for a real task action, as a redelivered activity would.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '@rp/platform';
-import { insertTask, type NewTask } from '../services/admin/src/store/collections/tasks.js';
-import { customerRecord, pushCustomers } from './support/ledger.js';
+import { insertTask } from '../services/admin/src/store/collections/tasks.js';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { actionsOf, policy, runCollections, todayIn } from './support/collections.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -21,9 +21,15 @@ let org: Org;
 let other: Org;
 let member: { id: string; token: string };
 const P: Record<string, string> = {};
+/** the customers' invoice ids */
+const I: Record<string, string> = {};
 const T: Record<string, string> = {};
+/** the task actions, by task key */
+const A: Record<string, string> = {};
 let bu1: string;
 let bu2: string;
+/** the organizations' timezone (the onboarding default) */
+const TZ = 'Europe/Berlin';
 
 const req = (token: string, method: string, path: string, body?: unknown) => stack.request(method, path, { token, body });
 async function ok(p: Promise<{ status: number; body: any }>, status = 200) {
@@ -31,18 +37,24 @@ async function ok(p: Promise<{ status: number; body: any }>, status = 200) {
   expect(r.status, JSON.stringify(r.body)).toBe(status);
   return r.body;
 }
-const task = (over: Partial<NewTask> & Pick<NewTask, 'organization_id' | 'partner_id'>): NewTask => ({
-  business_unit_id: null,
-  action_id: null,
-  assignee_id: null,
-  title: 'Call the customer about overdue invoices',
-  invoice_ids: [randomUUID()],
-  due_date: '2026-12-01',
-  ...over,
-});
+
+/** An overdue invoice of the customer, then a real run of its organization: answers the run's task and action. */
+async function taskFor(o: Org, customerCode: string, documentNumber: string): Promise<{ task: string; action: string }> {
+  const pushed = await pushInvoices(stack, o.apiKey, [
+    invoiceRecord({ customer_code: customerCode, document_number: documentNumber, reference: `INV-${documentNumber}`, net_due_date: todayIn(TZ, -5) }),
+  ]);
+  expect(pushed.body.results[0]?.success, JSON.stringify(pushed.body)).toBe(true);
+  I[documentNumber] = pushed.body.results[0]!.service_id!;
+  const run = await runCollections(stack, o);
+  expect(run).toMatchObject({ status: 'completed', planned: 1, sent: 1 });
+  const [action, ...more] = await actionsOf(stack, o.token, `run_id=${run.id}`);
+  expect(more).toEqual([]);
+  expect(action).toMatchObject({ channel: 'task', status: 'sent', invoice_ids: [I[documentNumber]] });
+  return { task: action.task_id, action: action.id };
+}
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ workers: ['admin'], env: { RATE_LIMIT_PER_SECOND: '10000', RATE_LIMIT_BURST: '10000' } });
   db = createDb({ url: stack.databaseUrl, schema: 'admin', poolMax: 2 });
   [org, other] = await Promise.all([stack.onboard('Tasks A'), stack.onboard('Tasks B')]);
   bu1 = (await ok(req(org.token, 'POST', '/v2/business-units', { name: 'North' }))).id;
@@ -50,21 +62,25 @@ beforeAll(async () => {
   const pushed = await pushCustomers(stack, org.apiKey, ['C1', 'C2', 'C3'].map((code) => customerRecord({ customer_code: code, name1: `Customer ${code}` })));
   expect(pushed.status, JSON.stringify(pushed.body)).toBe(200);
   pushed.body.results.forEach((r, i) => (P[`C${i + 1}`] = r.service_id!));
-  await ok(req(org.token, 'PATCH', `/v2/partners/${P.C1}`, { business_unit_id: bu1 }));
-  await ok(req(org.token, 'PATCH', `/v2/partners/${P.C2}`, { business_unit_id: bu2 }));
   const theirs = await pushCustomers(stack, other.apiKey, [customerRecord({ customer_code: 'C1', name1: 'Theirs' })]);
   P.theirs = theirs.body.results[0]!.service_id!;
 
   const m = await ok(req(org.token, 'POST', '/v2/users', { email: 'member@tasks.example', name: 'Mia Member', role: 'member', business_unit_ids: [bu1], permissions: [] }));
   const { runCli } = await import('@rp/admin/cli');
   member = { id: m.id, token: ((await runCli(['token', 'issue', '--org', org.organizationId, '--user', m.id], stack.env)) as { token: string }).token };
+  await ok(req(org.token, 'PATCH', `/v2/partners/${P.C1}`, { business_unit_id: bu1 }));
+  // C2's assignee is the member: the run's task goes to them (the sender); the others' to the default sender, the admin
+  await ok(req(org.token, 'PATCH', `/v2/partners/${P.C2}`, { business_unit_id: bu2, assignee_id: member.id }));
 
+  // a task on the due date
+  await policy(stack, org, { steps: [{ offset_days: 0, channel: 'task' }] });
+  await policy(stack, other, { steps: [{ offset_days: 0, channel: 'task' }] });
   // oldest first: T3 (no unit), T2 (South, the member's), T1 (North, the admin's)
-  T.T3 = (await insertTask(db, task({ organization_id: org.organizationId, partner_id: P.C3!, due_date: null }))).id;
-  T.T2 = (await insertTask(db, task({ organization_id: org.organizationId, partner_id: P.C2!, business_unit_id: bu2, assignee_id: member.id }))).id;
-  T.T1 = (await insertTask(db, task({ organization_id: org.organizationId, partner_id: P.C1!, business_unit_id: bu1, assignee_id: org.userId, title: 'Chase C1' }))).id;
-  T.theirs = (await insertTask(db, task({ organization_id: other.organizationId, partner_id: P.theirs! }))).id;
-}, 120_000);
+  ({ task: T.T3, action: A.T3 } = await taskFor(org, 'C3', '7300003'));
+  ({ task: T.T2, action: A.T2 } = await taskFor(org, 'C2', '7300002'));
+  ({ task: T.T1, action: A.T1 } = await taskFor(org, 'C1', '7300001'));
+  ({ task: T.theirs, action: A.theirs } = await taskFor(other, 'C1', '7300009'));
+}, 180_000);
 afterAll(async () => {
   await db?.destroy();
   await stack?.close();
@@ -81,13 +97,13 @@ describe('tasks', () => {
       object: 'task',
       id: T.T1,
       partner_id: P.C1,
-      action_id: null,
+      action_id: A.T1,
       assignee_id: org.userId,
-      title: 'Chase C1',
-      invoice_ids: [expect.any(String)],
+      title: 'Follow up on 1 invoice(s): 7300001',
+      invoice_ids: [I['7300001']],
       status: 'open',
       note: null,
-      due_date: '2026-12-01',
+      due_date: todayIn(TZ),
       completed_at: null,
       completed_by: null,
       created_at: expect.stringMatching(/Z$/),
@@ -149,18 +165,20 @@ describe('tasks', () => {
   });
 
   it('insertTask makes one task per collection action, however often the engine calls it', async () => {
-    const runId = randomUUID();
-    const actionId = randomUUID();
-    await stack.sql(`INSERT INTO admin.collection_runs (id, organization_id, as_of_date, dry_run, trigger) VALUES ($1, $2, '2026-12-01', false, 'api')`, [runId, org.organizationId]);
-    await stack.sql(
-      `INSERT INTO admin.collection_actions (id, organization_id, run_id, partner_id, business_unit_id, step_index, offset_days, channel, invoice_ids, status)
-       VALUES ($1, $2, $3, $4, $5, 0, 10, 'task', ARRAY[gen_random_uuid()], 'planned')`,
-      [actionId, org.organizationId, runId, P.C1, bu1],
-    );
-    const row = task({ organization_id: org.organizationId, partner_id: P.C1!, business_unit_id: bu1, action_id: actionId, assignee_id: org.userId });
-    const [a, b] = await Promise.all([insertTask(db, row), insertTask(db, { ...row, title: 'A retry' })]);
-    expect(b.id).toBe(a.id);
+    // the run made T1 for its action; the engine's activity delivered again, twice at once, finds it
+    const again = {
+      organization_id: org.organizationId,
+      partner_id: P.C1!,
+      business_unit_id: bu1,
+      action_id: A.T1!,
+      assignee_id: org.userId,
+      title: 'A retry',
+      invoice_ids: [I['7300001']!],
+      due_date: todayIn(TZ),
+    };
+    const [a, b] = await Promise.all([insertTask(db, again), insertTask(db, again)]);
+    expect([a.id, b.id]).toEqual([T.T1, T.T1]);
     const listed = await ok(req(org.token, 'GET', `/v2/tasks?partner_id=${P.C1}`));
-    expect(listed.data.filter((t: { action_id: string | null }) => t.action_id === actionId)).toHaveLength(1);
+    expect(listed.data).toEqual([expect.objectContaining({ id: T.T1, action_id: A.T1, title: 'Follow up on 1 invoice(s): 7300001' })]);
   });
 });

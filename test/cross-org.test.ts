@@ -10,8 +10,9 @@
  *
  * No SQL: everything goes through the gateway, except organization B's knowledge proposals: only the
  * playbook-extraction workflow makes proposals (no endpoint can), so two are inserted with SQL; one is
- * approved through the API into B's article, the other stays pending. Likewise B's follow-up task: only
- * a collections run's task step creates tasks, so one is inserted with SQL.
+ * approved through the API into B's article, the other stays pending. B's collection run and follow-up
+ * task come from a real run of B's task policy, done by an admin worker that runs for that run only (so
+ * nothing else of B, such as its promise's workflow or its webhook delivery, moves during the walk).
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -61,7 +62,24 @@ beforeAll(async () => {
   bIds.partner_id = customers.body.results[0]!.service_id!;
   const invoices = await pushInvoices(stack, b.apiKey, [invoiceRecord({ document_number: 'V-9001', reference: 'V-9001', customer_code: 'V-1', amount_in_document_currency: 500 })]);
   bIds.invoice_id = invoices.body.results[0]!.service_id!;
-  // a promise to pay and a dispute of B's customer (the promise's workflow waits: no admin worker runs here)
+  // a collection run of B whose task step makes B's follow-up task (before the promise and the dispute,
+  // which put the invoice on hold); the admin worker runs for this run only (see the header)
+  await post('/v2/collection-policies', { name: 'Victim calls', segment_id: null, is_enabled: true, steps: [{ offset_days: 0, channel: 'task' }] });
+  const admin = await stack.startWorker('admin');
+  try {
+    bIds.run_id = (await ok(stack.request('POST', '/v2/collections/runs', { token: b.token, body: {} }), 202)).id;
+    for (let i = 0; i < 300; i++) {
+      if ((await ok(stack.request('GET', `/v2/collections/runs/${bIds.run_id}`, { token: b.token }))).status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await admin.close();
+    delete stack.workers.admin;
+  }
+  const [taskAction] = (await ok(stack.request('GET', `/v2/collections/actions?run_id=${bIds.run_id}`, { token: b.token }))).data;
+  expect(taskAction, 'the run of B made its task').toMatchObject({ channel: 'task', status: 'sent', partner_id: bIds.partner_id });
+  bIds.task_id = taskAction.task_id;
+  // a promise to pay and a dispute of B's customer (the promise's workflow waits: no admin worker runs any more)
   const inAMonth = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
   bIds.promise_id = (await post('/v2/promises-to-pay', { partner_id: bIds.partner_id, invoice_ids: [bIds.invoice_id], amount: '100.00', promised_date: inAMonth })).id;
   bIds.dispute_id = (await post('/v2/disputes', { invoice_id: bIds.invoice_id, reason_code: 'pricing', amount: '20.00' })).id;
@@ -99,7 +117,7 @@ beforeAll(async () => {
   bIds.email_template_id = (await post('/v1/email-templates', { folder_id: bIds.folder_id, name: 'Dunning', subject: 'Hi {{ customer.name }}', body: 'Open: {{ totals.open_amount }}' })).id;
   bIds.sms_template_id = (await post('/v2/sms-templates', { name: 'Victim SMS', body: 'Hi {{ customer.name }}' })).id;
   bIds.attachment_id = (await post(`/v1/email-templates/${bIds.email_template_id}/attachments`, { name: 'terms.txt', mime_type: 'text/plain', size: 5 })).id;
-  // collections engine: a policy of B's segment sending B's templates, and a follow-up task (SQL, see the header)
+  // collections engine: a policy of B's segment sending B's templates
   bIds.policy_id = (
     await post('/v2/collection-policies', {
       name: 'Victim policy',
@@ -111,12 +129,6 @@ beforeAll(async () => {
       ],
     })
   ).id;
-  // a collection run of B (a dry run; its planning needs no worker to exist as a record)
-  bIds.run_id = (await ok(stack.request('POST', '/v2/collections/runs', { token: b.token, body: { dry_run: true } }), 202)).id;
-  [{ id: bIds.task_id }] = await stack.sql(
-    `INSERT INTO admin.collection_tasks (id, organization_id, partner_id, assignee_id, title, invoice_ids) VALUES (gen_random_uuid(), $1, $2, $3, 'Victim task', ARRAY[$4::uuid]) RETURNING id`,
-    [b.organizationId, bIds.partner_id, bIds.user_id, bIds.invoice_id],
-  );
   // a knowledge file uploaded through its presigned URL and verified, and an extraction job of it
   const note = Buffer.from('Victim playbook: call the customer 7 days after the due date.\n');
   const file = await post('/v2/aether/files', { name: 'victim.md', mime_type: 'text/markdown', size: note.length });

@@ -12,6 +12,20 @@ export function todayIn(timeZone: string, offsetDays = 0): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(d);
 }
 
+/**
+ * A timezone whose wall clock now shows an hour in [from, to] (wrapping past midnight when from > to):
+ * an organization set to it is inside or outside SMS quiet hours (20:00–08:00) whatever the hour here.
+ */
+export function zoneWithHour(from: number, to: number): string {
+  const now = new Date();
+  const ok = (h: number) => (from <= to ? h >= from && h <= to : h >= from || h <= to);
+  for (const zone of Intl.supportedValuesOf('timeZone')) {
+    const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', hourCycle: 'h23' }).format(now));
+    if (ok(hour)) return zone;
+  }
+  throw new Error(`no timezone at an hour in ${from}..${to}`);
+}
+
 /** `date` plus `days` days (YYYY-MM-DD). */
 export function plusDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
