@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTemporal, type TemporalHandle } from '@rp/platform';
 import { collectionRunWorkflowId } from '@rp/workflows';
 import { startStack, waitForMail, waitForSms, type Org, type TestStack } from './support/stack.js';
-import { actionsOf, customer, emailTemplate, plusDays, policy, runCollections, todayIn } from './support/collections.js';
+import { actionsOf, customer, emailTemplate, plusDays, policy, runCollections, todayIn, zoneWithHour } from './support/collections.js';
 
 let stack: TestStack;
 let temporal: TemporalHandle;
@@ -23,17 +23,6 @@ afterAll(async () => {
   await temporal?.close();
   await stack?.close();
 });
-
-/** A timezone whose wall clock now shows an hour in [from, to] (wrapping past midnight when from > to), an hour away from the edges. */
-function zoneWithHour(from: number, to: number): string {
-  const now = new Date();
-  const ok = (h: number) => (from <= to ? h >= from && h <= to : h >= from || h <= to);
-  for (const zone of Intl.supportedValuesOf('timeZone')) {
-    const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', hourCycle: 'h23' }).format(now));
-    if (ok(hour)) return zone;
-  }
-  throw new Error(`no timezone at an hour in ${from}..${to}`);
-}
 
 async function orgIn(name: string, timezone: string): Promise<Org> {
   const o = await stack.onboard(name);
