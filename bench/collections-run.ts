@@ -10,7 +10,10 @@
  *       actions planned. Target ≤ 60 s.
  *   (b) a real run: the time from the first to the last email accepted by the SMTP server (each
  *       message's recorded sent_at) and the emails per second over it. Target ≥ 200/s. MailDev's count
- *       is checked to be the number of emails recorded sent.
+ *       is checked to be the number of emails recorded sent. Bare reference in the same run: this
+ *       process sending BARE_EMAILS (default 5,000) emails of the same size straight to the same
+ *       MailDev through nodemailer with the worker's pool (8 connections), 32 in flight: what the SMTP
+ *       sink itself takes on this machine now.
  *   (c) the worker's memory: its resident size idle (started, prebuilt workflow bundle) and its peak
  *       (VmHWM) after each run, against a bare reference measured in the same run: a child process
  *       that reads the same open invoices in one query (what loading the ledger would cost), its peak
@@ -22,6 +25,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import nodemailer from 'nodemailer';
 import pg from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '@rp/workflows/paths';
@@ -46,6 +50,25 @@ function memoryOf(pid: number): { peak_rss_mb: number; rss_mb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key: string) => Number(status.match(new RegExp(`${key}:\\s+(\\d+) kB`))?.[1] ?? 0);
   return { peak_rss_mb: round1(kb('VmHWM') / 1024), rss_mb: round1(kb('VmRSS') / 1024) };
+}
+
+/** The bare SMTP reference: `n` emails of `bodyChars` characters straight to the sink, pooled as the worker's transport is. */
+async function bareSmtp(smtpUrl: string, n: number, bodyChars: number): Promise<{ emails: number; s: number; emails_per_s: number }> {
+  const transport = nodemailer.createTransport(`${smtpUrl}${smtpUrl.includes('?') ? '&' : '?'}pool=true&maxConnections=8`);
+  const body = 'x'.repeat(bodyChars);
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < n) {
+        const i = next++;
+        await transport.sendMail({ from: '"Bare" <bare@bench.example>', to: `bare.${i}@bare.example`, subject: `bare ${i}`, text: body });
+      }
+    }),
+  );
+  const s = (performance.now() - t) / 1000;
+  transport.close();
+  return { emails: n, s: round1(s), emails_per_s: round1(n / s) };
 }
 
 /** The bare reference: one process reading every open invoice of the organization in one query; its peak memory and time. */
@@ -146,6 +169,12 @@ export async function run(): Promise<void> {
     log(`real run ${real.status}: ${real.sent} sent (${emails} emails), ${real.failed} failed, ${real.skipped} skipped; emails over ${sendS.toFixed(1)} s = ${perSecond.toFixed(0)}/s; run ${runS.toFixed(1)} s`);
     const afterReal = memoryOf(worker.pid!);
     const mailCount = ((await (await fetch(`${mail.webUrl}/email`)).json()) as { to?: { address: string }[] }[]).filter((m) => m.to?.[0]?.address.endsWith('@bench.example')).length;
+    const { rows: [avg] } = await client.query<{ chars: number }>(
+      `SELECT coalesce(round(avg(length(m.body))), 500)::int AS chars FROM admin.collection_messages m JOIN admin.collection_actions a ON a.id = m.action_id WHERE a.run_id = $1`,
+      [real.id],
+    );
+    const bareMail = await bareSmtp(mail.smtpUrl, Number(process.env.BARE_EMAILS ?? 5000), avg!.chars);
+    log(`bare SMTP: ${bareMail.emails} emails in ${bareMail.s} s = ${bareMail.emails_per_s}/s`);
     const bare = await bareScan(e.DATABASE_URL!, orgId);
     log(`bare scan: ${bare.rows} invoices in ${bare.ms.toFixed(0)} ms, peak ${bare.peak_rss_mb} MB; worker peak ${afterReal.peak_rss_mb} MB`);
     await client.end();
@@ -155,7 +184,7 @@ export async function run(): Promise<void> {
       machine: { cpus: os.cpus().length, load_average_1m: Number(os.loadavg()[0]!.toFixed(2)), node: process.version },
       volume: { customers: VOLUME.customers, open_invoices: VOLUME.open, segments: 10, steps_per_policy: STEPS.length },
       generation_s: round1(generationS),
-      dry_run: { status: dry.status, planned: dry.planned, skipped: dry.skipped, plan_s: round1(planS), targets: { max_s: 60, met: planS <= 60 } },
+      dry_run: { status: dry.status, planned: dry.planned, skipped: dry.skipped, plan_s: round1(planS), bare_scan_s: round1(bare.ms / 1000), targets: { max_s: 60, met: planS <= 60 } },
       real_run: {
         status: real.status,
         sent: real.sent,
@@ -167,6 +196,7 @@ export async function run(): Promise<void> {
         emails_per_s: round1(perSecond),
         run_s: round1(runS),
         targets: { min_emails_per_s: 200, met: perSecond >= 200 },
+        bare_reference: { what: 'emails of the same average size straight to the same SMTP sink, nodemailer pooled (8 connections), 32 in flight', ...bareMail },
       },
       worker_memory: {
         idle,

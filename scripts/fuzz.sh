@@ -230,6 +230,24 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 include-operation-id = "authenticateConnection"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
+# Collection policies: segment_id and each step's template must be the organization's (422 at their loc;
+# generated UUIDs name none), and a step's template must fit its channel (email_template_id for an email
+# step, sms_template_id for an sms step, neither for a task: a rule between fields). A PATCH of a policy
+# or a task must change something (at least one field). A real collection run is as of today in the
+# organization's timezone: another as_of_date is only for dry runs (a rule between fields and the date).
+[[operations]]
+include-operation-id = "createCollectionPolicy"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateCollectionPolicy"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "updateTask"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+[[operations]]
+include-operation-id = "startCollectionRun"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+
 # Promises to pay and disputes: the partner, invoices and invoice must be the organization's (422 at
 # their loc; generated UUIDs name none), the amount within the invoices' open total or the invoice
 # amount, the promised date from today to a year ahead in the organization's timezone.
