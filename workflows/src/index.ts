@@ -25,3 +25,4 @@ export * from './admin/webhook-endpoint-delivery.js';
 export * from './admin/collections-contract.js';
 export * from './admin/promise-to-pay.js';
 export * from './admin/collection-run.js';
+export * from './admin/inbox-contract.js';

@@ -41,3 +41,5 @@ export * from './parsed-templates.js';
 export * from './events/index.js';
 export * from './sms.js';
 export * from './partner-activity.js';
+export * from './outbound-messages.js';
+export * from './attachment-text.js';

@@ -15,6 +15,7 @@ import * as m015MatchStatusShortfallAutoApproval from './015_match_status_shortf
 import * as m016CreditMemoAllocations from './016_credit_memo_allocations.js';
 import * as m017Events from './017_events.js';
 import * as m018PartnerActivity from './018_partner_activity.js';
+import * as m019InboundRemittances from './019_inbound_remittances.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   m016CreditMemoAllocations,
   m017Events,
   m018PartnerActivity,
+  m019InboundRemittances,
 ];

@@ -34,6 +34,8 @@ export const EVENT_CATALOGUE = {
   'promise_to_pay.kept': { service: 'admin', resource: 'promise_to_pay', summary: 'A promise to pay was kept: approved payments or ledger closings covered its amount in time.' },
   'promise_to_pay.broken': { service: 'admin', resource: 'promise_to_pay', summary: 'A promise to pay was broken: its grace period ended without its amount covered; chasing resumes.' },
   'dispute.created': { service: 'admin', resource: 'dispute', summary: 'A dispute was opened on an invoice; the invoice is not chased while it is open.' },
+  'inbox_message.received': { service: 'admin', resource: 'inbox_message', summary: 'An email arrived in the AR inbox and was read: matched to a customer (or not) and categorized.' },
+  'inbox_message.assigned': { service: 'admin', resource: 'inbox_message', summary: 'An inbox message was assigned to a customer and collector, automatically (confidence at or above the threshold) or by a user.' },
   'dispute.resolved': { service: 'admin', resource: 'dispute', summary: 'A dispute was closed, resolved or rejected (its `status` says which).' },
 } as const;
 
