@@ -10,7 +10,9 @@
  *      open invoice of the labelled customer in full (paid + discount + withheld), no invoice is paid
  *      twice, promised and disputed invoices are the customer's and never paid;
  *  (d) a rendered message says what its label says: every labelled invoice number is in the text
- *      the platform's own attachment reader (kernel attachmentText) gets from its body or attachments.
+ *      the platform's own attachment reader (kernel attachmentText) gets from its body or attachments;
+ *  (e) the scorer counts hand-made observations as its definitions say (precision and recall at the
+ *      threshold, exact lines, extra allocations, categories, per style).
  * Pure: no database, no services.
  */
 import PostalMime from 'postal-mime';
@@ -19,7 +21,8 @@ import { attachmentText } from '@rp/platform';
 import { DEFAULT_SEED, generateCorpus } from '../bench/inbox/corpus.js';
 import { dec } from '../bench/inbox/format.js';
 import { renderMessage } from '../bench/inbox/render.js';
-import { reminderPlaceholder } from '../bench/inbox/types.js';
+import { scoreInbox, type ObservedMessage, type ObservedRemittance } from '../bench/inbox/score.js';
+import { reminderPlaceholder, type MessageLabel } from '../bench/inbox/types.js';
 
 const corpus = generateCorpus();
 const labels = corpus.messages.map((m) => m.label);
@@ -120,5 +123,48 @@ describe('the inbox corpus generator', () => {
       const numbers = [...(m.label.remittance?.lines.map((l) => l.invoice_number) ?? []), ...(m.label.promise?.invoice_numbers ?? []), ...(m.label.dispute?.invoice_numbers ?? [])];
       for (const n of numbers) expect(text, `${m.label.id} (${m.label.style}) ${n}`).toContain(n);
     }
+  });
+});
+
+describe('the inbox scorer', () => {
+  const label = (id: string, customer: string | null, category: MessageLabel['category'], lines: [string, string, string?][] = []): MessageLabel => ({
+    id,
+    message_id: `<${id}@x>`,
+    style: category === 'remittance' ? 'advice' : 'talk',
+    language: 'en',
+    category,
+    customer,
+    reply_to_reminder: null,
+    remittance: lines.length ? { currency: 'EUR', payment_date: '2026-11-20', total: '0.00', lines: lines.map(([n, paid, discount]) => ({ invoice_number: n, amount_paid: paid, amount_discount: discount ?? '0.00', amount_withheld: '0.00' })) } : null,
+    promise: null,
+    dispute: null,
+    bounce: null,
+  });
+  const seen = (id: string, partner: string | null, confidence: number, category: string): [string, ObservedMessage] => [`<${id}@x>`, { id, message_id: `<${id}@x>`, partner_code: partner, match_confidence: confidence, status: 'assigned', category, processing_state: 'processed' }];
+  const alloc = (n: string, paid: string, discount = '0.00', resolved: string | null = null) => ({ invoice_number: n, resolved_number: resolved, amount_paid: paid, amount_discount: discount, amount_withheld: '0.00' });
+
+  it('counts precision and recall at the threshold, exact lines and categories', () => {
+    const labels = [
+      label('a', 'C1', 'remittance', [['RE-2026-01', '100.00', '2.00'], ['EU/2026/002', '50.00']]),
+      label('b', 'C2', 'question'),
+      label('c', null, 'other'),
+      label('d', 'C3', 'dispute'),
+    ];
+    const observed = new Map([seen('a', 'C1', 95, 'remittance'), seen('b', 'C2', 79, 'question'), seen('c', 'C9', 85, 'remittance'), seen('d', 'C3', 80, 'dispute')]);
+    const remittances = new Map<string, ObservedRemittance[]>([
+      // the first line by its number written another way and its deductions; the second with a wrong amount; one extra
+      ['<a@x>', [{ id: 'r1', transaction_amount: '148.00', agent_error_code: null, allocations: [alloc('re 2026 01', '100.00', '2.00'), alloc('X', '50.01', '0.00', 'EU/2026/002'), alloc('4711', '1.00')] }]],
+    ]);
+    const s = scoreInbox(labels, observed, remittances, 80);
+    expect(s.overall).toMatchObject({ messages: 4, with_customer: 3, assigned: 3, assigned_correct: 2, precision: 0.6667, recall: 0.6667, category_correct: 3, category_accuracy: 0.75, lines: 2, lines_exact: 1, lines_exact_share: 0.5, lines_exact_with_deductions: 1, extra_allocations: 1, remittances_read: 1 });
+    expect(s.per_style.talk).toMatchObject({ messages: 3, assigned: 2, assigned_correct: 1 });
+    expect(s.thresholds.find((t) => t.threshold === 70)).toEqual({ threshold: 70, precision: 0.75, recall: 1 });
+    expect(s.misses.map((m) => `${m.id}:${m.kind}`).sort()).toEqual(['a:line', 'b:customer', 'c:category', 'c:customer']);
+  });
+
+  it('counts a message never received or still unprocessed as missed, not as assigned', () => {
+    const s = scoreInbox([label('a', 'C1', 'remittance', [['1', '1.00']])], new Map(), new Map(), 80);
+    expect(s.overall).toMatchObject({ processed: 0, assigned: 0, recall: 0, precision: null, lines_exact: 0, category_correct: 0 });
+    expect(s.misses.map((m) => m.kind).sort()).toEqual(['category', 'customer', 'line', 'unprocessed']);
   });
 });

@@ -107,6 +107,8 @@ export function addDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }
 
+const minDate = (a: string, b: string) => (a < b ? a : b);
+
 function grossCents(r: Rng): number {
   if (r.chance(0.2)) return r.pick([250, 480, 500, 750, 1000, 1250, 2000, 2500, 5000]) * 100 * r.int(1, 3);
   return Math.round(Math.exp(Math.log(60) + r.float() * Math.log(800)) * 100 * r.pick([1.19, 1.2, 1.21, 1.07, 1]));
@@ -183,7 +185,8 @@ export function generateLedger(seed: number, customers = 96, openPerCustomer = 1
         currency: cust.currency,
         amount: grossCents(r),
         documentDate,
-        netDueDate: addDays(documentDate, r.pick([14, 30, 30, 45, 60])),
+        // every customer has an invoice overdue by the corpus's days, so our reminder reaches each one
+        netDueDate: k === 0 ? minDate(addDays(documentDate, r.pick([14, 30, 30, 45, 60])), '2026-11-10') : addDays(documentDate, r.pick([14, 30, 30, 45, 60])),
         statusOpen: k < open,
         po: r.chance(0.5) ? `45000${r.digits(5)}` : null,
       });
