@@ -81,6 +81,8 @@ describe('the inbox corpus generator', () => {
 
   it('has consistent labels: totals, open invoices of the customer paid in full, none twice', () => {
     const customers = new Set(corpus.ledger.customers.map((c) => c.code));
+    // one ledger address per customer: our reminder to an address is that customer's
+    expect(new Set(corpus.ledger.customers.map((c) => c.email.toLowerCase())).size).toBe(customers.size);
     const invoices = new Map(corpus.ledger.invoices.map((i) => [i.number, i]));
     expect(invoices.size).toBe(corpus.ledger.invoices.length);
     expect(new Set(labels.map((l) => l.id)).size).toBe(labels.length);

@@ -150,7 +150,7 @@ export function generateLedger(seed: number, customers = 96, openPerCustomer = 1
   c.twin = d.code;
   d.twin = c.code;
   const e = add('Dupont Emballages SAS', 'FR');
-  const f = add('Emballages Dupont SA', 'BE', { email: `compta@${slug('Dupont Emballages SAS')}.fr`, mailDomain: `${slug('Dupont Emballages SAS')}.fr` });
+  const f = add('Emballages Dupont SA', 'BE', { email: `compta.be@${slug('Dupont Emballages SAS')}.fr`, mailDomain: `${slug('Dupont Emballages SAS')}.fr` });
   e.twin = f.code;
   f.twin = e.code;
   // sole traders and small firms on free mail: the domain is shared by thousands
@@ -165,7 +165,8 @@ export function generateLedger(seed: number, customers = 96, openPerCustomer = 1
   while (out.length < customers) {
     const country = r.weighted(COUNTRIES);
     const { name } = companyName(r, country);
-    if (names.has(name)) continue;
+    // one company per domain, beyond the group and free-mail domains shared on purpose above
+    if (names.has(name) || out.some((c) => c.mailDomain === `${slug(name)}.${TLD[country] ?? 'com'}`)) continue;
     const cust = add(name, country);
     // some AP teams write from another domain than the ledger's address (a group's shared service centre)
     if (r.chance(0.08)) cust.mailDomain = `ssc.${slug(name)}-group.com`;
