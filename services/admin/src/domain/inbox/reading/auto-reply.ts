@@ -23,7 +23,7 @@ const OOO_PHRASES: RegExp[] = [
   /\b(i will|i'll) (be back|return|respond|reply)\b.{0,60}\b(on|when|upon|after)\b/,
   /\bback in the office\b/,
   /\b(limited|no) access to (my )?e-?mail/,
-  /\bthis is an automat(ic|ed)(ally generated)? (reply|response|message|e-?mail)/,
+  /\bthis is an automat(ic|ed)(ally generated)? (reply|response)/,
   /\bduring my absence\b/,
   // German
   /\b(ich bin|bin ich)\b.{0,60}\b(nicht im (buro|haus)|abwesend|im urlaub|ausser haus|nicht erreichbar|auf dienstreise)/,
@@ -63,47 +63,56 @@ const AUTO_REPLY_HEADERS: [string, string][] = [
   ['x-auto-reply', 'X-Auto-Reply'],
 ];
 
-/** The message's auto-reply signals, or null when none. */
+/** Automated notices that are no reply (an ERP's advice, a newsletter): they only make an automatic message more likely. */
+const AUTOMATED_NOTICE =
+  /\b(this is an automat(ic|ed)(ally generated)? (message|e-?mail|notification)|do not reply|please do not respond|nicht auf diese (e-?mail|nachricht) antworten|automatisch (erstellt|generiert)e?|ne pas repondre|no responda|niet beantwoorden|unsubscribe|abmelden|se desabonner|afmelden)\b/;
+
+/**
+ * The message's auto-reply signals, or null when none. A reply signal (Auto-Submitted:
+ * auto-replied, X-Autoreply, Precedence: auto_reply, an out-of-office subject or wording) makes it an
+ * auto-reply; only "generated" signals (Auto-Submitted: auto-generated, bulk/list precedence, "do not
+ * reply" notices) leave the decision to the content (`generatedOnly`).
+ */
 export function readAutoReply(msg: ParsedInboundMessage, own: string): AutoReplyReading | null {
   const reasons: string[] = [];
-  let score = 0;
-  let generatedOnly = false;
+  let reply = 0;
+  let generated = 0;
   const autoSubmitted = (msg.headers['auto-submitted'] ?? '').trim().toLowerCase();
   if (autoSubmitted && !autoSubmitted.startsWith('no')) {
-    score = Math.max(score, autoSubmitted.startsWith('auto-replied') ? 97 : 90);
-    generatedOnly = !autoSubmitted.startsWith('auto-replied');
+    if (autoSubmitted.startsWith('auto-replied')) reply = Math.max(reply, 97);
+    else generated = Math.max(generated, 85);
     reasons.push(`Auto-Submitted: ${autoSubmitted}`);
   }
   for (const [name, display] of AUTO_REPLY_HEADERS) {
     if (msg.headers[name] !== undefined) {
-      score = Math.max(score, 95);
-      generatedOnly = false;
+      reply = Math.max(reply, 95);
       reasons.push(`${display}: ${msg.headers[name]}`);
     }
   }
   const precedence = (msg.headers.precedence ?? '').trim().toLowerCase();
   if (precedence === 'auto_reply') {
-    score = Math.max(score, 95);
-    generatedOnly = false;
+    reply = Math.max(reply, 95);
     reasons.push('Precedence: auto_reply');
   } else if (['bulk', 'junk', 'list'].includes(precedence)) {
-    score = Math.max(score, 45);
+    generated = Math.max(generated, 45);
     reasons.push(`Precedence: ${precedence}`);
   }
   const subject = fold(msg.subject ?? '');
   if (OOO_SUBJECT.test(subject)) {
-    score = Math.max(score, 88);
-    generatedOnly = false;
+    reply = Math.max(reply, 88);
     reasons.push(`Subject reads as an automatic reply: "${msg.subject}"`);
   }
   const body = fold(own.slice(0, 4000));
   const phrases = OOO_PHRASES.filter((p) => p.test(body));
   if (phrases.length > 0) {
-    const phraseScore = phrases.length >= 2 ? 85 : 62;
-    if (phraseScore > score) generatedOnly = false;
-    score = Math.max(score, phraseScore) + (score > 0 ? 5 : 0);
+    reply = Math.max(reply, phrases.length >= 2 ? 85 : 62) + (reply > 0 ? 5 : 0);
     reasons.push(`Out-of-office wording in the text (${phrases.length} phrase${phrases.length > 1 ? 's' : ''})`);
   }
-  if (score === 0) return null;
-  return { confidence: Math.min(99, score), reasons, generatedOnly };
+  if (AUTOMATED_NOTICE.test(body)) {
+    generated = Math.max(generated, 40) + (generated > 0 ? 5 : 0);
+    reasons.push('The text says it is automated');
+  }
+  if (reply > 0) return { confidence: Math.min(99, reply + (generated > 0 ? 3 : 0)), reasons, generatedOnly: false };
+  if (generated > 0) return { confidence: Math.min(95, generated), reasons, generatedOnly: true };
+  return null;
 }

@@ -38,7 +38,7 @@ function referencedNumbers(subject: string, own: string, full: string, attachmen
 export function readMessage(msg: ParsedInboundMessage, ctx: ReadingContext): MessageReading {
   const subject = normalize(msg.subject ?? '');
   const full = normalize(msg.text ?? '');
-  const own = ownWords(full);
+  const own = ownWords(full, subject);
   const attachmentsText = normalize(
     msg.attachments
       .map((a) => a.text ?? '')

@@ -12,7 +12,8 @@ const CUSTOMER_KEYWORD =
   '(?:customer\\s+(?:no|number|id|account)|account\\s+(?:no|number)|kundennummer|kunden-nr|kundennr|debitorennummer|numero client|n[o°º] client|code client|numero de cliente|n[o°º] de cliente|klantnummer|klantnr|debiteurnummer)';
 const NUMBER_WORD = "(?:\\s*(?:no|nr|nos|nrs|number|numbers|nummer|numero|numeros|#|n[o°º]|ref)\\.?)?\\s*[:#]?\\s*";
 const TOKEN = '([a-z0-9][a-z0-9\\-/_.]{1,30}[a-z0-9]|\\d{3,})';
-const JOIN = '\\s*(?:,|;|&|\\+|/|\\band\\b|\\bund\\b|\\bet\\b|\\by\\b|\\be\\b|\\ben\\b|\\bsowie\\b|\\bas well as\\b)\\s*';
+// no slash: invoice numbers such as EU/2026/002236 carry them
+const JOIN = '\\s*(?:,|;|&|\\+|\\band\\b|\\bund\\b|\\bet\\b|\\by\\b|\\be\\b|\\ben\\b|\\bsowie\\b|\\bas well as\\b)\\s*';
 
 const ONE = `(?:${TOKEN.slice(1, -1)})`;
 const KEYWORD_LIST = (keyword: string) => new RegExp(`\\b${keyword}${NUMBER_WORD}(${ONE}(?:${JOIN}${ONE})*)`, 'gi');

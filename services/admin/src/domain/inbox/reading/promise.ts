@@ -16,10 +16,10 @@ export const PROMISE_PHRASES: RegExp[] = [
   /\bpayment (will|shall|is going to) be (made|sent|released|processed|executed|initiated|transferred|scheduled|effected)\b/,
   /\b(will|shall) be (paid|settled|transferred|remitted|cleared|processed)\b/,
   /\b(is|are|has been|have been) scheduled (for payment|to be paid)\b|\bpayment (is |has been )?(scheduled|planned|booked) (for|on)\b|\bscheduled (the |a )?payment\b/,
-  /\bpromise to pay\b|\bincluded in (our|the) (next )?payment run\b|\bnext payment run\b/,
+  /\bpromise to pay\b|\b(be |is |are )?included in (our|the) (next )?payment run\b/,
   // German
-  /\b(wir|ich) (werden|werde)\b.{0,80}\b(zahlen|bezahlen|uberweisen|begleichen|anweisen|ausgleichen|freigeben)\b/,
-  /\b(wird|werden)\b.{0,80}\b(bezahlt|uberwiesen|beglichen|angewiesen|ausgeglichen|freigegeben)\b(?!\s+worden)/,
+  /\b(wir|ich) (werden|werde)\b.{0,140}\b(zahlen|bezahlen|uberweisen|begleichen|anweisen|ausgleichen|freigeben)\b/,
+  /\b(wird|werden)\b.{0,140}\b(bezahlt|uberwiesen|beglichen|angewiesen|ausgeglichen|freigegeben)\b(?!\s+worden)/,
   /\b(zahlung|uberweisung|begleichung) (erfolgt|wird\b.{0,40}\berfolgen|ist\b.{0,30}\bgeplant|veranlassen wir|ist\b.{0,20}\bvorgesehen)/,
   /\b(uberweisen|zahlen|begleichen|bezahlen) (wir|ich)\b(?!.{0,40}\b(nicht|keine)\b)/,
   /\bzahlungslauf\b/,
@@ -34,7 +34,7 @@ export const PROMISE_PHRASES: RegExp[] = [
   /\b(el )?(pago|abono|transferencia) se (realizara|efectuara|hara|enviara|ejecutara)\b|\b(pago|transferencia) (esta )?(programad[oa]|previst[oa]) para\b/,
   /\bsera (pagada|abonada|transferida|liquidada)s?\b|\bseran (pagadas|abonadas|liquidadas)\b/,
   // Dutch
-  /\b(wij|we|ik) (zullen|gaan|zal|ga)\b.{0,80}\b(betalen|overmaken|voldoen|overboeken)\b/,
+  /\b(wij|we|ik) (zullen|gaan|zal|ga)\b.{0,140}\b(betalen|overmaken|voldoen|overboeken)\b/,
   /\b(wij|we|ik) (betalen|maken|voldoen)\b.{0,80}\b(op|voor|uiterlijk|volgende|eind|binnen|over|morgen)\b/,
   /\b(zal|zullen|wordt|worden)\b.{0,60}\b(betaald|overgemaakt|voldaan|overgeboekt)\b(?!\s+(is|zijn))/,
   /\b(betaling|overboeking) (wordt|zal)\b.{0,40}\b(uitgevoerd|gedaan|verricht|plaatsvinden|verwerkt)\b|\bbetaling (is )?gepland\b/,
