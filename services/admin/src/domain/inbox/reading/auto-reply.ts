@@ -16,44 +16,43 @@ export interface AutoReplyReading {
 
 const OOO_SUBJECT =
   /^\s*(\[?(automatic reply|auto(matic)?[- ]?(reply|response)|autoreply|auto-response|out of (the )?office|ooo|abwesenheit(snotiz)?|automatische antwort|abwesend|reponse automatique|absence|absent(e)?|message d'absence|respuesta automatica|fuera de la oficina|ausente|automatisch antwoord|afwezig(heid)?|niet aanwezig|out of office reply)\b)/;
-const OOO_PHRASES: RegExp[] = [
-  // English
-  /\b(i am|i'm|i will be)\s+(currently\s+)?(out of (the )?office|away|on (annual |parental |sick )?leave|on (holiday|vacation)|out until|travell?ing)/,
+/** First-person statements of absence and automatic-reply notices: one is enough. */
+const OOO_STRONG: RegExp[] = [
+  /\b(i am|i'm|i will be)\s+(currently\s+)?(out of (the )?office|away from (the )?office|on (annual |parental |sick )?leave|on (holiday|vacation)|out until|away until)/,
+  /\bthis is an automat(ic|ed)(ally generated)? (reply|response)/,
+  /\b(ich bin|bin ich)\b.{0,60}\b(nicht im (buro|haus)|abwesend|im urlaub|ausser haus|nicht erreichbar|auf dienstreise)/,
+  /\bdies ist eine automatische (antwort|abwesenheitsnotiz)/,
+  /\b(je suis|je serai)\s+(actuellement\s+)?(absente?|en conges?|en vacances|hors du bureau|en deplacement)/,
+  /\bceci est une reponse automatique/,
+  /\b(estoy|estare)\s+(actualmente\s+)?(fuera de la oficina|de vacaciones|ausente)/,
+  /\besta es una respuesta automatica\b/,
+  /\b(ik ben|ben ik)\b.{0,60}\b(afwezig|niet op kantoor|met vakantie|niet bereikbaar|op vakantie)/,
+  /\bdit is een automatisch (antwoord|gegenereerd antwoord)/,
+];
+/** Wording that goes with an absence but also appears in ordinary mail: two are needed. */
+const OOO_WEAK: RegExp[] = [
   /\bout of (the )?office\b/,
   /\b(i will|i'll) (be back|return|respond|reply)\b.{0,60}\b(on|when|upon|after)\b/,
   /\bback in the office\b/,
   /\b(limited|no) access to (my )?e-?mail/,
-  /\bthis is an automat(ic|ed)(ally generated)? (reply|response)/,
-  /\bduring my absence\b/,
-  // German
-  /\b(ich bin|bin ich)\b.{0,60}\b(nicht im (buro|haus)|abwesend|im urlaub|ausser haus|nicht erreichbar|auf dienstreise)/,
+  /\bduring my absence\b|\bfor urgent matters\b/,
   /\b(nicht im buro|ausser haus|im urlaub|abwesenheit)\b/,
-  /\b(wieder (im buro|erreichbar|da|zuruck|verfugbar))\b/,
+  /\b(wieder (im buro|erreichbar|zuruck|verfugbar))\b/,
   /\b(keinen|eingeschrankten) zugriff auf (meine )?e-?mails?/,
-  /\bdies ist eine automatische (antwort|nachricht|abwesenheitsnotiz)/,
-  /\bin dringenden fallen wenden sie sich\b/,
+  /\bin dringenden fallen\b/,
   /\bihre (e-?mail|nachricht) wird nicht weitergeleitet\b/,
-  // French
-  /\b(je suis|je serai)\s+(actuellement\s+)?(absente?|en conges?|en vacances|hors du bureau|en deplacement)/,
   /\b(absente? du bureau|hors du bureau|en conges?)\b/,
-  /\bje serai de retour\b|\bde retour (le|au bureau)\b/,
+  /\bje serai de retour\b|\bde retour (le|au bureau)\b|\ba mon retour\b/,
   /\bacces (limite|restreint) a (mes )?e-?mails?/,
-  /\bceci est (une reponse|un message) automatique/,
   /\ben cas d'urgence\b/,
-  // Spanish
-  /\b(estoy|estare)\s+(actualmente\s+)?(fuera de la oficina|de vacaciones|ausente|fuera)/,
   /\bfuera de la oficina\b|\bde vacaciones\b/,
-  /\b(estare de vuelta|regresare el|volvere el|de regreso el)\b/,
+  /\b(estare de vuelta|regresare el|volvere el|de regreso el|a mi regreso)\b/,
   /\bacceso limitado al correo\b/,
-  /\besta es una respuesta automatica\b/,
   /\ben caso de urgencia\b/,
-  // Dutch
-  /\b(ik ben|ben ik)\b.{0,60}\b(afwezig|niet op kantoor|met vakantie|niet bereikbaar|op vakantie)/,
   /\b(afwezig|niet op kantoor|met vakantie|op vakantie)\b/,
   /\b(ben ik|ik ben) (weer|vanaf) .{0,40}(aanwezig|bereikbaar|terug)|\bweer terug op\b/,
   /\bbeperkte? toegang tot (mijn )?e-?mail/,
-  /\bdit is een automatisch (antwoord|bericht|gegenereerd)/,
-  /\bin dringende gevallen\b/,
+  /\b(in dringende gevallen|voor dringende zaken)\b/,
 ];
 
 const AUTO_REPLY_HEADERS: [string, string][] = [
@@ -103,10 +102,12 @@ export function readAutoReply(msg: ParsedInboundMessage, own: string): AutoReply
     reasons.push(`Subject reads as an automatic reply: "${msg.subject}"`);
   }
   const body = fold(own.slice(0, 4000));
-  const phrases = OOO_PHRASES.filter((p) => p.test(body));
-  if (phrases.length > 0) {
-    reply = Math.max(reply, phrases.length >= 2 ? 85 : 62) + (reply > 0 ? 5 : 0);
-    reasons.push(`Out-of-office wording in the text (${phrases.length} phrase${phrases.length > 1 ? 's' : ''})`);
+  const strong = OOO_STRONG.filter((p) => p.test(body)).length;
+  const weak = OOO_WEAK.filter((p) => p.test(body)).length;
+  if (strong > 0 || weak >= 2 || (weak === 1 && reply > 0)) {
+    const phraseScore = strong > 0 ? 75 + Math.min(2, strong + weak - 1) * 5 : weak >= 2 ? 70 : 0;
+    reply = Math.max(reply, phraseScore) + (reply > 0 ? 5 : 0);
+    reasons.push(`Out-of-office wording in the text (${strong + weak} phrase${strong + weak > 1 ? 's' : ''})`);
   }
   if (AUTOMATED_NOTICE.test(body)) {
     generated = Math.max(generated, 40) + (generated > 0 ? 5 : 0);

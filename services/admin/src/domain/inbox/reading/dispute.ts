@@ -12,7 +12,7 @@ const GOODS = '(goods|items?|delivery|order|shipment|parcel|package|service|prod
 
 /** reason code → its wording in the five languages (folded text) */
 const REASONS: [DisputeReasonCode, RegExp][] = [
-  ['damaged', /\b(damaged|broken|arrived broken|smashed|dented|beschadigt|beschaedigt|kaputt|zerbrochen|transportschaden|endommage(e|es|s)?|abime(e|es|s)?|casse(e|es|s)?|danad[oa]s?|rot[oa]s?|roto|kapot)\b/],
+  ['damaged', /\b(damaged|broken|arrived broken|smashed|dented|beschadigt|beschaedigt|beschadigd|kaputt|zerbrochen|transportschaden|endommage(e|es|s)?|abime(e|es|s)?|casse(e|es|s)?|danad[oa]s?|rot[oa]s?|roto|kapot)\b/],
   [
     'not_received',
     new RegExp(

@@ -34,7 +34,9 @@ export function companyInLine(line: string): string | null {
   // a capitalized "De", "Van", "La" opens a name; a lower-case connector does not
   while (taken.length && CONNECTOR.test(taken[0]!) && taken[0] === taken[0]!.toLowerCase()) taken.shift();
   if (!taken.length) return null;
-  return `${taken.join(' ')} ${form}`.trim();
+  // the full stop ending a sentence is not part of "Ltd" or "Inc"
+  const sentence = words.length >= 5 && line.trimEnd().endsWith(form) && /^(Ltd|Inc|Corp)\.$/.test(form);
+  return `${taken.join(' ')} ${sentence ? form.slice(0, -1) : form}`.trim();
 }
 
 function fromDisplayName(from: MailAddress | null): string | null {
