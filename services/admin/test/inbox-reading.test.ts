@@ -250,3 +250,20 @@ describe('more remittances and questions', () => {
     expect(readMessage(message('Re: Receipt', 'Thanks, noted.'), ctx).category).toBe('other');
   });
 });
+
+describe('odd input', () => {
+  it.each([
+    ['empty', ''],
+    ['NUL and control characters', 'invoice\u0000 4711\u0007 will pay\u0000'],
+    ['a long digit run', '1'.repeat(300_000)],
+    ['a long list', '4711, '.repeat(50_000)],
+    ['dots and digits', '1.'.repeat(100_000)],
+    ['only quotes', '> > >\n>'.repeat(1000)],
+  ])('%s: a reading, never an error', (_what, text) => {
+    const r = readMessage(message('', text, { subject: null, from: null }), ctx);
+    expect(r.category).toMatch(/^(remittance|promise_to_pay|dispute|question|auto_reply|bounce|other)$/);
+    expect(r.category_confidence).toBeGreaterThanOrEqual(0);
+    expect(r.category_confidence).toBeLessThanOrEqual(100);
+    expect(r.referenced_numbers.length).toBeLessThanOrEqual(50);
+  });
+});

@@ -52,7 +52,9 @@ const QUESTION_WORDS = [
   /\b(podrian|podria|pueden|puede) (enviar|confirmar|indicar|mandar|explicar)\b|\bpor favor (envien|enviar|confirmen|indiquen|manden)\b|\bcopia de la factura\b|\buna pregunta\b|\bes posible\b|\bdatos bancarios\b|\bcual es\b/,
   /\b(kunt u|kunnen jullie|zou u|zouden jullie|wilt u|willen jullie)\b|\bgraag (ontvangen|een kopie)\b|\bkopie van (de|deze) factuur\b|\been vraag\b|\bis het mogelijk\b|\bbankgegevens\b|\bwat is\b/,
 ];
-const LINE_WITH_AMOUNT = /\d[\d.,' ]*[.,]\d{2}\b/;
+/** an amount with two decimals (1,234.56 / 1.234,56 / 1 234,56 / 1'234.56 / 99,28); it starts where a number starts (linear time) */
+const LINE_WITH_AMOUNT = /(?<![\d.,'])(?:\d{1,3}(?:[.,' ]\d{3})+|\d+)[.,]\d{2}(?!\d)/;
+const AMOUNTS_IN_LINE = new RegExp(LINE_WITH_AMOUNT.source, 'g');
 const INVOICE_TOKEN = /\b([A-Z]{0,6}[-/]?\d{3,}[-/\d]*)\b/i;
 
 /** lines that look like an advice's table: an invoice-like token and an amount on the same line */
@@ -60,7 +62,7 @@ function tableLines(text: string): number {
   let count = 0;
   for (const line of text.split('\n')) {
     if (!LINE_WITH_AMOUNT.test(line)) continue;
-    const withoutAmounts = line.replace(/\d[\d.,' ]*[.,]\d{2}\b/g, ' ');
+    const withoutAmounts = line.replace(AMOUNTS_IN_LINE, ' ');
     if (INVOICE_TOKEN.test(withoutAmounts)) count += 1;
   }
   return count;
