@@ -160,6 +160,7 @@ describe('the inbox scorer', () => {
       label('e', 'C4', 'auto_reply'),
     ];
     const observed = new Map([seen('a', 'C1', 95, 'remittance'), seen('b', 'C2', 79, 'question'), seen('c', 'C9', 85, 'remittance'), seen('d', 'C3', 80, 'dispute'), seen('e', 'C4', 70, 'auto_reply')]);
+    observed.get('<d@x>')!.results = ['dispute'];
     const remittances = new Map<string, ObservedRemittance[]>([
       // the first line by its number written another way and its deductions; the second with a wrong amount; one extra
       ['<a@x>', [{ id: 'r1', transaction_amount: '148.00', agent_error_code: null, allocations: [alloc('re 2026 01', '100.00', '2.00'), alloc('X', '50.01', '0.00', 'EU/2026/002'), alloc('4711', '1.00')] }]],
@@ -167,6 +168,7 @@ describe('the inbox scorer', () => {
     const s = scoreInbox(labels, observed, remittances, 80);
     expect(s.overall).toMatchObject({ messages: 5, with_customer: 4, assigned: 3, assigned_correct: 2, precision: 0.6667, recall: 0.5, category_correct: 4, category_accuracy: 0.8, lines: 2, lines_exact: 1, lines_exact_share: 0.5, lines_exact_with_deductions: 1, extra_allocations: 1, remittances_read: 1 });
     expect(s.per_style.talk).toMatchObject({ messages: 4, assigned: 2, assigned_correct: 1 });
+    expect(s.recorded).toEqual({ promises: { labelled: 0, recorded: 0 }, disputes: { labelled: 1, recorded: 1 } });
     // the auto-reply is left out of the recall over answers
     expect(s.answers).toEqual({ with_customer: 3, assigned_correct: 2, recall: 0.6667 });
     expect(s.thresholds.find((t) => t.threshold === 70)).toEqual({ threshold: 70, precision: 0.8, recall: 1 });

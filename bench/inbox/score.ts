@@ -23,6 +23,8 @@ export interface ObservedMessage {
   processing_state: string;
   /** the matcher's reasons (`rule: detail`), shown with a miss */
   reasons?: string[];
+  /** the kinds of record the message led to (promise_to_pay, dispute, remittance) */
+  results?: string[];
 }
 
 export interface ObservedAllocation {
@@ -73,6 +75,8 @@ export interface InboxScore {
   overall: Counts;
   per_style: Record<string, Counts>;
   per_category: Record<string, Counts>;
+  /** promises and disputes recorded from their messages (not only suggested) */
+  recorded: { promises: { labelled: number; recorded: number }; disputes: { labelled: number; recorded: number } };
   /** recall over the customers' own answers only (auto-replies and bounces left out: no person wrote them) */
   answers: { with_customer: number; assigned_correct: number; recall: number | null };
   /** precision and recall at other thresholds, for calibration */
@@ -150,10 +154,15 @@ export function scoreInbox(labels: MessageLabel[], observed: ReadonlyMap<string,
     const o = observed.get(l.message_id);
     return assignedAt(o, threshold) && o!.partner_code === l.customer;
   }).length;
+  const recordedOf = (category: string, object: string) => {
+    const of = labels.filter((l) => l.category === category);
+    return { labelled: of.length, recorded: of.filter((l) => observed.get(l.message_id)?.results?.includes(object)).length };
+  };
   const sorted = (m: Map<string, Counts>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, finish(v)]));
   return {
     threshold,
     overall: finish(overall),
+    recorded: { promises: recordedOf('promise_to_pay', 'promise_to_pay'), disputes: recordedOf('dispute', 'dispute') },
     answers: { with_customer: answers.length, assigned_correct: answersCorrect, recall: ratio(answersCorrect, answers.length) },
     per_style: sorted(perStyle),
     per_category: sorted(perCategory),
