@@ -9,7 +9,7 @@
  *  (c) its labels are consistent: the lines of every advice add up to its total, each line pays an
  *      open invoice of the labelled customer in full (paid + discount + withheld), no invoice is paid
  *      twice, promised and disputed invoices are the customer's and never paid;
- *  (d) a rendered message says what its label says: every labelled invoice number is in the text
+ *  (d) a rendered message says what its label says: every labelled invoice number and amount paid is in the text
  *      the platform's own attachment reader (kernel attachmentText) gets from its body or attachments;
  *  (e) the scorer counts hand-made observations as its definitions say (precision and recall at the
  *      threshold, exact lines, extra allocations, categories, per style).
@@ -19,7 +19,7 @@ import PostalMime from 'postal-mime';
 import { describe, expect, it } from 'vitest';
 import { attachmentText } from '@rp/platform';
 import { DEFAULT_SEED, generateCorpus } from '../bench/inbox/corpus.js';
-import { dec } from '../bench/inbox/format.js';
+import { amount, dec } from '../bench/inbox/format.js';
 import { renderMessage } from '../bench/inbox/render.js';
 import { scoreInbox, type ObservedMessage, type ObservedRemittance } from '../bench/inbox/score.js';
 import { reminderPlaceholder, type MessageLabel } from '../bench/inbox/types.js';
@@ -124,6 +124,12 @@ describe('the inbox corpus generator', () => {
       const text = await readable(raw);
       const numbers = [...(m.label.remittance?.lines.map((l) => l.invoice_number) ?? []), ...(m.label.promise?.invoice_numbers ?? []), ...(m.label.dispute?.invoice_numbers ?? [])];
       for (const n of numbers) expect(text, `${m.label.id} (${m.label.style}) ${n}`).toContain(n);
+      // and every line's amount paid, in one of the ways payers write it
+      for (const l of m.label.remittance?.lines ?? []) {
+        // (a spreadsheet's numeric cell reads as the number itself: 712.5)
+        const written = [...(['en', 'de', 'fr', 'ch', 'plain'] as const).map((style) => amount(cents(l.amount_paid), style)), String(cents(l.amount_paid) / 100)];
+        expect(written.some((w) => text.includes(w)), `${m.label.id} (${m.label.style}) ${l.invoice_number} ${l.amount_paid}`).toBe(true);
+      }
     }
   });
 });
@@ -151,17 +157,22 @@ describe('the inbox scorer', () => {
       label('b', 'C2', 'question'),
       label('c', null, 'other'),
       label('d', 'C3', 'dispute'),
+      label('e', 'C4', 'auto_reply'),
     ];
-    const observed = new Map([seen('a', 'C1', 95, 'remittance'), seen('b', 'C2', 79, 'question'), seen('c', 'C9', 85, 'remittance'), seen('d', 'C3', 80, 'dispute')]);
+    const observed = new Map([seen('a', 'C1', 95, 'remittance'), seen('b', 'C2', 79, 'question'), seen('c', 'C9', 85, 'remittance'), seen('d', 'C3', 80, 'dispute'), seen('e', 'C4', 70, 'auto_reply')]);
+    observed.get('<d@x>')!.results = ['dispute'];
     const remittances = new Map<string, ObservedRemittance[]>([
       // the first line by its number written another way and its deductions; the second with a wrong amount; one extra
       ['<a@x>', [{ id: 'r1', transaction_amount: '148.00', agent_error_code: null, allocations: [alloc('re 2026 01', '100.00', '2.00'), alloc('X', '50.01', '0.00', 'EU/2026/002'), alloc('4711', '1.00')] }]],
     ]);
     const s = scoreInbox(labels, observed, remittances, 80);
-    expect(s.overall).toMatchObject({ messages: 4, with_customer: 3, assigned: 3, assigned_correct: 2, precision: 0.6667, recall: 0.6667, category_correct: 3, category_accuracy: 0.75, lines: 2, lines_exact: 1, lines_exact_share: 0.5, lines_exact_with_deductions: 1, extra_allocations: 1, remittances_read: 1 });
-    expect(s.per_style.talk).toMatchObject({ messages: 3, assigned: 2, assigned_correct: 1 });
-    expect(s.thresholds.find((t) => t.threshold === 70)).toEqual({ threshold: 70, precision: 0.75, recall: 1 });
-    expect(s.misses.map((m) => `${m.id}:${m.kind}`).sort()).toEqual(['a:line', 'b:customer', 'c:category', 'c:customer']);
+    expect(s.overall).toMatchObject({ messages: 5, with_customer: 4, assigned: 3, assigned_correct: 2, precision: 0.6667, recall: 0.5, category_correct: 4, category_accuracy: 0.8, lines: 2, lines_exact: 1, lines_exact_share: 0.5, lines_exact_with_deductions: 1, extra_allocations: 1, remittances_read: 1 });
+    expect(s.per_style.talk).toMatchObject({ messages: 4, assigned: 2, assigned_correct: 1 });
+    expect(s.recorded).toEqual({ promises: { labelled: 0, recorded: 0 }, disputes: { labelled: 1, recorded: 1 } });
+    // the auto-reply is left out of the recall over answers
+    expect(s.answers).toEqual({ with_customer: 3, assigned_correct: 2, recall: 0.6667 });
+    expect(s.thresholds.find((t) => t.threshold === 70)).toEqual({ threshold: 70, precision: 0.8, recall: 1 });
+    expect(s.misses.map((m) => `${m.id}:${m.kind}`).sort()).toEqual(['a:line', 'b:customer', 'c:category', 'c:customer', 'e:customer']);
   });
 
   it('counts a message never received or still unprocessed as missed, not as assigned', () => {

@@ -102,6 +102,8 @@ interface ApiInboxMessage {
   status: string;
   category: string | null;
   processing_state: string;
+  match_reasons: { rule: string; detail: string }[];
+  results: { object: string; id: string }[];
   modified_at: string;
 }
 
@@ -111,7 +113,7 @@ export async function readInbox(t: Target, codeOf: ReadonlyMap<string, string>):
   const messages = new Map<string, ObservedMessage>();
   let lastModified = 0;
   for (const m of rows) {
-    messages.set(m.message_id, { id: m.id, message_id: m.message_id, partner_code: m.partner_id ? (codeOf.get(m.partner_id) ?? `unknown:${m.partner_id}`) : null, match_confidence: m.match_confidence, status: m.status, category: m.category, processing_state: m.processing_state });
+    messages.set(m.message_id, { id: m.id, message_id: m.message_id, partner_code: m.partner_id ? (codeOf.get(m.partner_id) ?? `unknown:${m.partner_id}`) : null, match_confidence: m.match_confidence, status: m.status, category: m.category, processing_state: m.processing_state, reasons: m.match_reasons.map((r) => `${r.rule}: ${r.detail}`), results: m.results.map((r) => r.object) });
     lastModified = Math.max(lastModified, Date.parse(m.modified_at));
   }
   return { messages, lastModified };

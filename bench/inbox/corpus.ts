@@ -84,11 +84,9 @@ export function generateCorpus(seed = DEFAULT_SEED, options: CorpusOptions = FUL
   let seq = 0;
   const messageId = (domain: string) => `<${(++seq).toString(36)}.${r.digits(8)}@${domain}>`;
   const pickCustomer = (fits: (c: InboxCustomer) => boolean, need: number) => {
-    for (let tries = 0; tries < 500; tries++) {
-      const c = r.pick(ledger.customers);
-      if (fits(c) && (unused.get(c.code)?.length ?? 0) >= need) return c;
-    }
-    throw new Error('no customer left with open invoices');
+    const eligible = ledger.customers.filter((c) => fits(c) && (unused.get(c.code)?.length ?? 0) >= need);
+    if (!eligible.length) throw new Error('no customer left with open invoices');
+    return r.pick(eligible);
   };
 
   for (const style of HOUSE_STYLES) {
@@ -120,12 +118,15 @@ export function generateCorpus(seed = DEFAULT_SEED, options: CorpusOptions = FUL
     }
   }
 
-  const talk = (n: number, build: (c: TalkContext, i: number) => { parts: ReturnType<typeof promiseParts>; label: (l: MessageLabel) => void; style: string; language?: string }, invoices = 1, category: MessageLabel['category']) => {
+  const talk = (n: number, build: (c: TalkContext, i: number) => { parts: ReturnType<typeof promiseParts>; label: (l: MessageLabel) => void; style: string; language?: string }, invoices: number, category: MessageLabel['category'], exclusive: boolean) => {
     for (let i = 0; i < n; i++) {
-      const customer = pickCustomer(() => true, invoices);
+      // the languages in turn, so each kind is read in each language
+      const turn = (['en', 'de', 'fr', 'nl'] as const)[i % 4]!;
+      // promises and disputes take invoices no advice pays; questions and auto-replies may name any open one
+      const customer = pickCustomer((c) => c.language === turn, exclusive ? 1 : 0);
       const sentAt = at(r, addDays('2026-11-16', r.int(0, 10)));
       const replyTo = r.chance(0.4) ? reminderPlaceholder(customer.code) : null;
-      const ctx: TalkContext = { r, customer, sender: senderOf(r, customer), invoices: take(customer, r.int(1, invoices)), sentAt, replyTo };
+      const ctx: TalkContext = { r, customer, sender: senderOf(r, customer), invoices: exclusive ? take(customer, r.int(1, invoices)) : [r.pick(ledger.invoices.filter((x) => x.customer === customer.code && x.statusOpen))], sentAt, replyTo };
       const { parts, label: fill, style, language } = build(ctx, i);
       const spec: MessageSpec = { messageId: messageId(parts.from.address.split('@')[1]!), date: sentAt, to: [us], ...parts, ...(replyTo ? { inReplyTo: replyTo, references: [replyTo] } : {}) };
       const label = emptyLabel('', spec, style, language ?? customer.language, category, customer.code);
@@ -143,21 +144,21 @@ export function generateCorpus(seed = DEFAULT_SEED, options: CorpusOptions = FUL
       style: `promise_${c.customer.language}`,
       label: (l) => (l.promise = { invoice_numbers: c.invoices.map((i) => i.number), amount: amount === null ? null : dec(amount), date: promised }),
     };
-  }, 3, 'promise_to_pay');
+  }, 3, 'promise_to_pay', true);
   const reasons = Object.keys(DISPUTE_TEXTS);
   talk(options.disputes, (c, i) => {
     const reason = reasons[i % reasons.length]!;
     c.invoices = c.invoices.slice(0, 1);
     return { parts: disputeParts(c, reason), style: `dispute_${c.customer.language}`, label: (l) => (l.dispute = { invoice_numbers: [c.invoices[0]!.number], reason_code: reason }) };
-  }, 1, 'dispute');
-  talk(options.questions, (c, i) => ({ parts: questionParts(c, (['copy', 'balance', 'bank'] as const)[i % 3]!), style: `question_${c.customer.language}`, label: () => {} }), 1, 'question');
+  }, 1, 'dispute', true);
+  talk(options.questions, (c, i) => ({ parts: questionParts(c, (['copy', 'balance', 'bank'] as const)[i % 3]!), style: `question_${c.customer.language}`, label: () => {} }), 1, 'question', false);
   const langs = ['en', 'de', 'fr', 'es', 'nl'];
   const signals = ['auto-submitted', 'phrasing', 'x-autoreply', 'phrasing', 'precedence', 'auto-submitted'] as const;
   talk(options.autoReplies, (c, i) => {
     const lang = langs[i % langs.length]!;
     const signal = signals[Math.floor(i / langs.length) % signals.length]!;
     return { parts: autoReplyParts(c, lang, signal), style: signal === 'phrasing' ? 'auto_reply_phrasing' : 'auto_reply_header', language: lang, label: () => {} };
-  }, 1, 'auto_reply');
+  }, 1, 'auto_reply', false);
 
   const bounceKinds = ['dsn', 'postfix_text', 'exchange_ndr', 'gmail'] as const;
   for (let i = 0; i < options.bounces; i++) {

@@ -91,7 +91,7 @@ export async function bareParse(messages: Outgoing[]): Promise<{ messages: numbe
 }
 
 /** Bare reference 2: the same delivery to an in-process smtp-server that only reads and discards each message. */
-export async function bareSmtp(messages: Outgoing[]): Promise<{ messages: number; s: number; messages_per_s: number }> {
+export async function bareSmtp(messages: Outgoing[], connections = 4, inFlight = 8): Promise<{ messages: number; s: number; messages_per_s: number }> {
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -104,7 +104,7 @@ export async function bareSmtp(messages: Outgoing[]): Promise<{ messages: number
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as { port: number }).port;
   try {
-    const r = await deliver('127.0.0.1', port, 'ar@bare.example', messages);
+    const r = await deliver('127.0.0.1', port, 'ar@bare.example', messages, connections, inFlight);
     if (r.refused.length) throw new Error(`bare SMTP refused ${r.refused.length}: ${r.refused[0]!.error}`);
     const s = (r.finished_at - r.started_at) / 1000;
     return { messages: messages.length, s: round1(s), messages_per_s: round1(messages.length / s) };

@@ -21,6 +21,10 @@ export interface ObservedMessage {
   status: string;
   category: string | null;
   processing_state: string;
+  /** the matcher's reasons (`rule: detail`), shown with a miss */
+  reasons?: string[];
+  /** the kinds of record the message led to (promise_to_pay, dispute, remittance) */
+  results?: string[];
 }
 
 export interface ObservedAllocation {
@@ -71,6 +75,10 @@ export interface InboxScore {
   overall: Counts;
   per_style: Record<string, Counts>;
   per_category: Record<string, Counts>;
+  /** promises and disputes recorded from their messages (not only suggested) */
+  recorded: { promises: { labelled: number; recorded: number }; disputes: { labelled: number; recorded: number } };
+  /** recall over the customers' own answers only (auto-replies and bounces left out: no person wrote them) */
+  answers: { with_customer: number; assigned_correct: number; recall: number | null };
   /** precision and recall at other thresholds, for calibration */
   thresholds: { threshold: number; precision: number | null; recall: number | null }[];
   misses: Miss[];
@@ -108,7 +116,7 @@ export function scoreInbox(labels: MessageLabel[], observed: ReadonlyMap<string,
       if (o!.partner_code === l.customer) add('assigned_correct');
     }
     if (assignedAt(o, threshold) ? o!.partner_code !== l.customer : l.customer !== null)
-      misses.push({ id: l.id, style: l.style, kind: 'customer', expected: l.customer, got: o ? { partner: o.partner_code, confidence: o.match_confidence } : null });
+      misses.push({ id: l.id, style: l.style, kind: 'customer', expected: l.customer, got: o ? { partner: o.partner_code, confidence: o.match_confidence, reasons: o.reasons ?? [] } : null });
     if (o?.category === l.category) add('category_correct');
     else misses.push({ id: l.id, style: l.style, kind: 'category', expected: l.category, got: o?.category ?? null });
     if (!l.remittance) continue;
@@ -141,8 +149,26 @@ export function scoreInbox(labels: MessageLabel[], observed: ReadonlyMap<string,
     }
     return { threshold: t, precision: ratio(correct, assigned), recall: ratio(correct, labels.filter((l) => l.customer).length) };
   });
+  const answers = labels.filter((l) => l.customer && l.category !== 'auto_reply' && l.category !== 'bounce');
+  const answersCorrect = answers.filter((l) => {
+    const o = observed.get(l.message_id);
+    return assignedAt(o, threshold) && o!.partner_code === l.customer;
+  }).length;
+  const recordedOf = (category: string, object: string) => {
+    const of = labels.filter((l) => l.category === category);
+    return { labelled: of.length, recorded: of.filter((l) => observed.get(l.message_id)?.results?.includes(object)).length };
+  };
   const sorted = (m: Map<string, Counts>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, finish(v)]));
-  return { threshold, overall: finish(overall), per_style: sorted(perStyle), per_category: sorted(perCategory), thresholds, misses };
+  return {
+    threshold,
+    overall: finish(overall),
+    recorded: { promises: recordedOf('promise_to_pay', 'promise_to_pay'), disputes: recordedOf('dispute', 'dispute') },
+    answers: { with_customer: answers.length, assigned_correct: answersCorrect, recall: ratio(answersCorrect, answers.length) },
+    per_style: sorted(perStyle),
+    per_category: sorted(perCategory),
+    thresholds,
+    misses,
+  };
 }
 
 /** The styles scoring worst: by exact-line share (advice styles) and category accuracy, then match recall. */

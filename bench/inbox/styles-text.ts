@@ -232,18 +232,24 @@ export const TEXT_STYLES: HouseStyle[] = [
     name: 'inline_sentence',
     language: 'en',
     deductions: 'none',
-    maxLines: 2,
+    maxLines: 3,
     build: (ctx) => {
-      const nums = ctx.lines.map((l) => l.invoice.number);
       const l = ctx.customer.language;
+      const style = l === 'en' ? 'en' : l === 'fr' ? 'fr' : 'de';
+      // each invoice with its amount when there are several, so every line is in the sentence
+      const each = (word: string, and: string) => {
+        if (ctx.lines.length === 1) return `${word} ${ctx.lines[0]!.invoice.number}`;
+        const items = ctx.lines.map((x) => `${x.invoice.number} (${money(x.paid, ctx.currency, style, 'code-after')})`);
+        return `${items.slice(0, -1).join('; ')} ${and} ${items.at(-1)}`;
+      };
       const text =
         l === 'de'
-          ? `Hallo,\n\nwir haben heute ${nums.length > 1 ? `die Rechnungen ${nums.join(' und ')}` : `die Rechnung ${nums[0]}`} über ${money(ctx.total, ctx.currency, 'de', 'code-after')} überwiesen.\n\nGruß\n${ctx.customer.clerk}`
+          ? `Hallo,\n\nwir haben heute ${ctx.lines.length > 1 ? `die Rechnungen ${each('', 'und')}` : each('die Rechnung', 'und')} über insgesamt ${money(ctx.total, ctx.currency, 'de', 'code-after')} überwiesen.\n\nGruß\n${ctx.customer.clerk}`
           : l === 'fr'
-            ? `Bonjour,\n\nNous avons réglé ce jour ${nums.length > 1 ? `les factures ${nums.join(' et ')}` : `la facture ${nums[0]}`} pour un montant de ${money(ctx.total, ctx.currency, 'fr', 'code-after')}.\n\nCordialement\n${ctx.customer.clerk}`
+            ? `Bonjour,\n\nNous avons réglé ce jour ${ctx.lines.length > 1 ? `les factures ${each('', 'et')}` : each('la facture', 'et')}, soit ${money(ctx.total, ctx.currency, 'fr', 'code-after')} au total.\n\nCordialement\n${ctx.customer.clerk}`
             : l === 'nl'
-              ? `Goedemiddag,\n\nVandaag hebben wij ${nums.length > 1 ? `de facturen ${nums.join(' en ')}` : `factuur ${nums[0]}`} ad ${money(ctx.total, ctx.currency, 'de', 'code-before')} voldaan.\n\nGroet,\n${ctx.customer.clerk}`
-              : `Hi,\n\nJust to let you know we paid ${nums.length > 1 ? `invoices ${nums.join(' and ')}` : `invoice ${nums[0]}`} today, ${money(ctx.total, ctx.currency, 'en', 'code-before')} in total.\n\nThanks,\n${ctx.customer.clerk}`;
+              ? `Goedemiddag,\n\nVandaag hebben wij ${ctx.lines.length > 1 ? `de facturen ${each('', 'en')}` : each('factuur', 'en')} voldaan, totaal ${money(ctx.total, ctx.currency, 'de', 'code-before')}.\n\nGroet,\n${ctx.customer.clerk}`
+              : `Hi,\n\nJust to let you know we paid ${ctx.lines.length > 1 ? `invoices ${each('', 'and')}` : each('invoice', 'and')} today, ${money(ctx.total, ctx.currency, 'en', 'code-before')} in total.\n\nThanks,\n${ctx.customer.clerk}`;
       return { from: ctx.sender, subject: l === 'de' ? 'Zahlung' : l === 'fr' ? 'Paiement' : l === 'nl' ? 'Betaling' : 'Payment sent', text };
     },
   },
