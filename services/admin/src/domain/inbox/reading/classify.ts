@@ -38,10 +38,10 @@ const PAID_WORDS: RegExp[] = [
   /\b(has|have) (now )?been (paid|settled|transferred|remitted|processed|released|wired|initiated)\b|\bpayment (has been|was) (made|sent|released|executed|initiated|processed|transferred)\b/,
   /\b(was|were) (paid|settled|transferred|remitted|wired)\b|\bpaid the following\b|\b(heute|gestern|soeben|bereits) (bezahlt|uberwiesen|beglichen)\b|\b(vandaag|gisteren) (betaald|overgemaakt)\b|\b(paye|regle|vire) (aujourd'hui|hier)\b/,
   /\bplease find (attached |below |enclosed )?(our |the )?(payment|remittance)\b|\bthe following (invoices|items) (have been|were|are being) paid\b|\bpaid (today|yesterday|on)\b/,
-  /\b(haben|hatten) (wir|ich)?\b.{0,80}\b(uberwiesen|bezahlt|beglichen|angewiesen|ausgeglichen|uberwiesen)\b|\b(wurde|wurden|ist|sind) .{0,60}\b(uberwiesen|bezahlt|beglichen|angewiesen|ausgeglichen)( worden)?\b(?! werden)|\bfolgende (rechnungen|posten|belege) (wurden )?(bezahlt|beglichen|ausgeglichen)|\bwir zahlten\b/,
-  /\b(nous avons|j'ai) .{0,60}\b(paye|regle|effectue|procede|vire|verse|solde)\b|\b(a|ont) ete (payee?s?|reglee?s?|viree?s?|versee?s?|soldee?s?)\b|\b(paiement|virement|reglement) (a ete|est) (effectue|emis|execute|realise)\b/,
+  /\b(haben|hatten) (wir|ich)?\b.{0,200}\b(uberwiesen|bezahlt|beglichen|angewiesen|ausgeglichen|uberwiesen)\b|\b(wurde|wurden|ist|sind) .{0,200}\b(uberwiesen|bezahlt|beglichen|angewiesen|ausgeglichen)( worden)?\b(?! werden)|\bfolgende (rechnungen|posten|belege) (wurden )?(bezahlt|beglichen|ausgeglichen)|\bwir zahlten\b/,
+  /\b(nous avons|j'ai) .{0,200}\b(paye|regle|effectue|procede|vire|verse|solde)\b|\b(a|ont) ete (payee?s?|reglee?s?|viree?s?|versee?s?|soldee?s?)\b|\b(paiement|virement|reglement) (a ete|est) (effectue|emis|execute|realise)\b/,
   /\b(hemos|he) (pagado|abonado|realizado|efectuado|transferido|liquidado)\b|\b(ha|han) sido (pagad[oa]s?|abonad[oa]s?|transferid[oa]s?|liquidad[oa]s?)\b|\b(se ha|se han) (realizado|efectuado) (el|los) pagos?\b/,
-  /\b(wij hebben|we hebben|ik heb|hebben wij|hebben we|heb ik)\b.{0,80}\b(betaald|overgemaakt|voldaan|overgeboekt)\b|\b(is|zijn|werd|werden) .{0,40}\b(betaald|overgemaakt|voldaan|overgeboekt)\b(?! worden)/,
+  /\b(wij hebben|we hebben|ik heb|hebben wij|hebben we|heb ik)\b.{0,200}\b(betaald|overgemaakt|voldaan|overgeboekt)\b|\b(is|zijn|werd|werden) .{0,40}\b(betaald|overgemaakt|voldaan|overgeboekt)\b(?! worden)/,
 ];
 const ADVICE_ATTACHMENT = /(remit|advice|avis|payment|zahlung|paiement|virement|betaling|pago|transfer|uberweisung|overboeking|settlement)/;
 const TOTAL_WORDS = /\b(total paid|payment total|amount paid|total amount|gesamtbetrag|zahlbetrag|summe|montant (total|regle|paye)|total (regle|paye)|importe (total|pagado)|total pagado|totaalbedrag|betaald bedrag|totaal|insgesamt|total)\b/;

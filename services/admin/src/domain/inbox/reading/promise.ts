@@ -19,8 +19,8 @@ export const PROMISE_PHRASES: RegExp[] = [
   /\b(is|are|has been|have been) scheduled (for payment|to be paid)\b|\bpayment (is |has been )?(scheduled|planned|booked) (for|on)\b|\bscheduled (the |a )?payment\b/,
   /\bpromise to pay\b|\b(be |is |are )?included in (our|the) (next )?payment run\b/,
   // German
-  /\b(wir|ich) (werden|werde)\b.{0,140}\b(zahlen|bezahlen|uberweisen|begleichen|anweisen|ausgleichen|freigeben)\b/,
-  /\b(wird|werden)\b.{0,140}\b(bezahlt|uberwiesen|beglichen|angewiesen|ausgeglichen|freigegeben)\b(?!\s+worden)/,
+  /\b(wir|ich) (werden|werde)\b.{0,200}\b(zahlen|bezahlen|uberweisen|begleichen|anweisen|ausgleichen|freigeben)\b/,
+  /\b(wird|werden)\b.{0,200}\b(bezahlt|uberwiesen|beglichen|angewiesen|ausgeglichen|freigegeben)\b(?!\s+worden)/,
   /\b(zahlung|uberweisung|begleichung) (erfolgt|wird\b.{0,40}\berfolgen|ist\b.{0,30}\bgeplant|veranlassen wir|ist\b.{0,20}\bvorgesehen)/,
   /\b(uberweisen|zahlen|begleichen|bezahlen) (wir|ich)\b(?!.{0,40}\b(nicht|keine)\b)/,
   /\b(wir|ich) (uberweisen|zahlen|bezahlen|begleichen)\b/,
@@ -36,7 +36,7 @@ export const PROMISE_PHRASES: RegExp[] = [
   /\b(pago|abono|transferencia)\b.{0,60}\bse (realizara|efectuara|hara|enviara|ejecutara)\b|\b(pago|transferencia) (esta )?(programad[oa]|previst[oa]) para\b/,
   /\bsera (pagada|abonada|transferida|liquidada)s?\b|\bseran (pagadas|abonadas|liquidadas)\b/,
   // Dutch
-  /\b(wij|we|ik) (zullen|gaan|zal|ga)\b.{0,140}\b(betalen|overmaken|voldoen|overboeken)\b/,
+  /\b(wij|we|ik) (zullen|gaan|zal|ga)\b.{0,200}\b(betalen|overmaken|voldoen|overboeken)\b/,
   /\b(wij|we|ik) (betalen|maken|voldoen)\b.{0,80}\b(op|voor|uiterlijk|volgende|eind|binnen|over|morgen)\b/,
   /\b(zal|zullen|wordt|worden)\b.{0,60}\b(betaald|overgemaakt|voldaan|overgeboekt)\b(?!\s+(is|zijn))/,
   /\b(betaling|overboeking)\b.{0,60}\b(wordt|zal|zullen)\b.{0,40}\b(uitgevoerd|gedaan|verricht|plaatsvinden|verwerkt)\b|\bbetaling (is )?gepland\b/,
