@@ -228,6 +228,8 @@ describe('more remittances and questions', () => {
     ['fr', 'Paiement', 'Bonjour,\nnous avons effectué le virement pour les factures F-12 (1 200,00 EUR) et F-13 (300,00 EUR).\nCordialement'],
     ['es', 'Pago', 'Hola,\nhemos realizado la transferencia de la factura 2026-77 por 450,00 EUR.\nSaludos'],
     ['nl', 'Betaling', 'Beste,\nwij hebben vandaag de volgende facturen betaald:\n4711  1.190,00\n4712  500,00\nMet vriendelijke groet'],
+    ['de, a long sentence', 'Zahlung', 'Hallo,\nwir haben heute die Rechnungen 9000010952 (161,86 CHF); 9000010955 (2.500,00 CHF) und 9000010948 (74,07 CHF) über insgesamt 2.735,93 CHF überwiesen.\nGruß'],
+    ['nl, a long sentence', 'Betaling', 'Goedemiddag,\nVandaag hebben wij de facturen 9000010205 (90,65 EUR); 9000010223 (21.454,35 EUR) en 9000010219 (2.985,54 EUR) voldaan, totaal EUR 24.530,54.\nGroet'],
   ])('%s advice', (_lang, subject, text) => {
     expect(readMessage(message(subject, text), ctx).category).toBe('remittance');
   });
