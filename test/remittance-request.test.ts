@@ -16,6 +16,7 @@ import { ENTITY_ID, ORGANIZATION_ID, remittanceRequestWorkflowId, TASK_QUEUES } 
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
+import { replayHistory } from './support/histories.js';
 
 let stack: TestStack;
 let org: Org;
@@ -102,6 +103,8 @@ describe('remittance request', () => {
     expect(described.taskQueue).toBe(TASK_QUEUES.cashApp);
     expect(described.typedSearchAttributes.get(ORGANIZATION_ID)).toBe(org.organizationId);
     expect(described.typedSearchAttributes.get(ENTITY_ID)).toBe(tx.id);
+    const handle = temporal.client.workflow.getHandle(remittanceRequestWorkflowId(id));
+    await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'remittance-request.json');
 
     const mails = await waitForMail(email);
     expect(mails).toHaveLength(1);
@@ -294,6 +297,8 @@ describe('remittance request', () => {
       expect(res.status, res.text).toBe(200);
       failedId = res.body.id;
       expect(await result(failedId)).toEqual({ status: 'failed', error: 'The email server could not be reached or did not accept the message.' });
+      const handle = temporal.client.workflow.getHandle(remittanceRequestWorkflowId(failedId));
+      await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'remittance-request-failed.json');
     } finally {
       await broken.close();
       await stack.startWorker('cash-app');

@@ -54,10 +54,11 @@ async function likelyPayer(db: Db, org: string, deposit: RequestDeposit, scope: 
   let payerId: string | null = proposed.length === 1 ? proposed[0]! : null;
   if (!payerId) {
     const [partners, learned, masterData] = await Promise.all([listPartnersForMatching(db, org), knownAccounts(db, org), listMasterDataBankAccounts(db, org)]);
-    const index = new PartnerIndex(partners, [
+    // built in slices between which other requests run: an organization may have tens of thousands of customers
+    const index = await PartnerIndex.paced(partners, [
       ...learned.map((a) => ({ account_identifier: a.account_identifier, partner_id: a.partner_id, source: 'learned' as const })),
       ...masterData.map((a) => ({ account_identifier: a.account_identifier, partner_id: a.partner_id, source: 'master_data' as const })),
-    ]);
+    ], () => new Promise((resolve) => setImmediate(resolve)));
     const found = payerCandidates(deposit, index, DEFAULT_MATCH_CONFIG);
     if (found.payer) payerId = found.payer.partner_id;
     else if (found.twins.length > 0) {
