@@ -17,6 +17,7 @@ import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './su
 import { waitForStatement } from './support/cash.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
+import { rejectingSmtp } from './support/smtp-gate.js';
 
 let stack: TestStack;
 let org: Org;
@@ -183,6 +184,17 @@ describe('remittance request', () => {
     expect(noEmail.body.errors[0]).toMatchObject({ loc: ['body', 'partner_id'], type: 'value_error.no_email' });
     const stranger = await ask(org, { bank_transaction_id: nameless.id, partner_id: randomUUID() });
     expect(stranger.body.errors[0]).toMatchObject({ loc: ['body', 'partner_id'], type: 'value_error.not_found' });
+    expect((await ask(org, { bank_transaction_id: nameless.id, partner_id: 'not-a-uuid' })).body.errors[0].loc).toEqual(['body', 'partner_id']);
+
+    // two customers whose names fit equally (legal-form twins, none written on the line): matching names neither
+    await customer(org, 'Zwilling Zange AG', []);
+    await customer(org, 'Zwilling Zange GmbH', []);
+    const twins = await deposit(org, { amount: '57.00', counterparty_name: 'ZWILLING ZANGE' });
+    const tie = await ask(org, { bank_transaction_id: twins.id });
+    expect(tie.status).toBe(422);
+    expect(tie.body.errors[0]).toMatchObject({ loc: ['body', 'partner_id'], type: 'value_error.payer_ambiguous' });
+    expect(tie.body.errors[0].msg).toContain('"Zwilling Zange AG"');
+    expect(tie.body.errors[0].msg).toContain('"Zwilling Zange GmbH"');
   });
 
   it('renders the default template of the "Remittance requests" folder, and Reply-To the custom inbound host', async () => {
@@ -317,5 +329,27 @@ describe('remittance request', () => {
     expect(retry.body.id).not.toBe(failedId);
     expect((await result(retry.body.id)).status).toBe('sent');
     expect(await waitForMail(email)).toHaveLength(1);
+  });
+
+  it('fails at once, without retries, when the SMTP server permanently rejects the recipient', async () => {
+    const { email } = await customer(org, 'Abgelehnt Anker GmbH', [{ number: '8700001', amount: 30 }]);
+    const tx = await deposit(org, { amount: '31.00', counterparty_name: 'Abgelehnt Anker GmbH' });
+    const smtp = await rejectingSmtp();
+    await stack.workers['cash-app']!.close();
+    const rejecting = await startServiceWorker(cashAppModule, loadCashAppConfig({ ...stack.env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}` }), {
+      workflowsPath,
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+    try {
+      const res = await ask(org, { bank_transaction_id: tx.id });
+      expect(await result(res.body.id)).toMatchObject({ status: 'failed', error: expect.stringMatching(/550/) });
+      const [row] = await stack.sql('SELECT status, attempts, error, recipient FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
+      // PAYMENT_RECEIPT_MAX_ATTEMPTS is 2 here: a 5xx answer is not retried
+      expect(row).toMatchObject({ status: 'failed', attempts: 1, error: expect.stringMatching(/Mailbox unavailable/), recipient: email });
+    } finally {
+      await rejecting.close();
+      await smtp.close();
+      await stack.startWorker('cash-app');
+    }
   });
 });
