@@ -3,8 +3,9 @@
  * could not apply, sent by the remittance-request workflow through a real SMTP sink (MailDev), and
  * threaded by the view cash_app.outbound_messages. Every state is reached through the API (ledger
  * pushes, bank statements, approvals, mailbox settings, email templates, business units and users);
- * the only set-ups outside it are a worker whose SMTP server does not answer (a failed send) and the
- * CLI that issues a member's token.
+ * the only set-ups outside it are a worker whose SMTP server does not answer or rejects (a failed
+ * send), a trigger that refuses the "sent" write (a database outage right after the SMTP server
+ * accepted) and the CLI that issues a member's token.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
@@ -18,6 +19,7 @@ import { waitForStatement } from './support/cash.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 import { replayHistory } from './support/histories.js';
 import { rejectingSmtp } from './support/smtp-gate.js';
+import { failUpdates } from './support/faults.js';
 
 let stack: TestStack;
 let org: Org;
@@ -329,6 +331,29 @@ describe('remittance request', () => {
     expect(retry.body.id).not.toBe(failedId);
     expect((await result(retry.body.id)).status).toBe('sent');
     expect(await waitForMail(email)).toHaveLength(1);
+  });
+
+  it('sends once when recording "sent" fails after the SMTP server accepted: only the recording is retried', async () => {
+    const { email } = await customer(org, 'Schreib Fehler KG', [{ number: '8800001', amount: 40 }]);
+    const tx = await deposit(org, { amount: '41.00', counterparty_name: 'Schreib Fehler KG' });
+    const fault = await failUpdates(stack, {
+      table: 'cash_app.outreach_records',
+      when: `NEW.status = 'sent' AND OLD.status <> 'sent' AND NEW.bank_transaction_id = '${tx.id}'`,
+      name: `fail_${tx.id.replace(/-/g, '_')}`,
+      times: 2,
+    });
+    try {
+      const res = await ask(org, { bank_transaction_id: tx.id });
+      expect(res.status).toBe(200);
+      expect(await result(res.body.id)).toMatchObject({ status: 'sent', messageId: `<${res.body.id}@receivables.local>` });
+      expect(await fault.attempts()).toBeGreaterThanOrEqual(3);
+      const [row] = await stack.sql('SELECT status, attempts FROM cash_app.outreach_records WHERE id = $1', [res.body.id]);
+      expect(row).toMatchObject({ status: 'sent', attempts: 1 });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await waitForMail(email, { count: 2, timeoutMs: 1500 })).toHaveLength(1);
+    } finally {
+      await fault.restore();
+    }
   });
 
   it('fails at once, without retries, when the SMTP server permanently rejects the recipient', async () => {
