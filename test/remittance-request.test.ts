@@ -169,6 +169,7 @@ describe('remittance request', () => {
     const unknown = await ask(org, { bank_transaction_id: anon.id });
     expect(unknown.status).toBe(422);
     expect(unknown.body.errors).toEqual([{ loc: ['body', 'partner_id'], msg: expect.stringContaining('"QXZ Unbekannt" is no customer\'s name'), type: 'value_error.payer_unknown' }]);
+    expect(unknown.body).toMatchObject({ type: 'request-validation', status: 422, detail: expect.stringMatching(/^partner_id is required: matching cannot tell who sent the deposit/) });
     const nameless = await deposit(org, { amount: '56.00', counterparty_name: null });
     const none = await ask(org, { bank_transaction_id: nameless.id });
     expect(none.body.errors[0].msg).toContain('it carries no account and it carries no counterparty name');

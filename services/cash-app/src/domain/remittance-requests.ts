@@ -28,11 +28,10 @@ import {
 } from '@rp/platform';
 import { businessSearchAttributes, remittanceRequest, remittanceRequestWorkflowId, TASK_QUEUES, type RemittanceRequestInput } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
-import type { OutreachRow } from '../store/outreach.js';
+import { getOutreach, type OutreachRow } from '../store/outreach.js';
 import { knownAccounts } from '../store/matching.js';
 import { approvedPaymentOf, claimRemittanceRequestRecord, getRequestDeposit, liveRemittanceRequest, proposedPayersOf, type RequestDeposit } from '../store/remittance-requests.js';
 import { DEFAULT_MATCH_CONFIG, PartnerIndex, payerCandidates } from './matching/index.js';
-import { getOutreach } from '../store/outreach.js';
 import { recordReceiptFailed } from './outreach.js';
 
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
@@ -46,7 +45,8 @@ export function requestAddress(partner: Pick<LedgerPartner, 'email'>): string | 
 /** Stored on a request whose sending could not be started (the workflow engine was unavailable). */
 export const REQUEST_NOT_STARTED = 'Sending the remittance request could not be started because a service of the platform was unavailable. Request it again.';
 
-const payerIssue = (msg: string, type: string) => new ValidationError([{ loc: ['body', 'partner_id'], msg, type }], msg.charAt(0).toUpperCase() + msg.slice(1) + '.');
+/** A 422 on `body.partner_id` whose detail repeats its message (`partner_id is required: …`). */
+const payerIssue = (msg: string, type: string) => new ValidationError([{ loc: ['body', 'partner_id'], msg, type }], `partner_id ${msg}.`);
 
 /** Which customer the deposit came from, as matching reads the bank line; the 422 says why when nobody can be named. */
 async function likelyPayer(db: Db, org: string, deposit: RequestDeposit, scope: BusinessUnitScope): Promise<LedgerPartner> {
