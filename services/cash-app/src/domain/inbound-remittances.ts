@@ -61,10 +61,8 @@ async function readParts(deps: InboundRemittanceDeps, input: InboundRemittanceIn
   const parts: PartText[] = [bodyPart(input.text, input.html)];
   const problems: PartProblem[] = [];
   for (const a of input.attachments) {
-    if (!readableAttachment(a)) {
-      if (/tnef|winmail/i.test(`${a.mime_type} ${a.name}`)) problems.push({ part: `attachment:${a.position}`, code: 'unsupported_attachment', detail: `${a.name}: TNEF (winmail.dat) is not supported` });
-      continue;
-    }
+    // images, archives…: not advice (TNEF is read, to be reported unsupported)
+    if (!readableAttachment(a)) continue;
     if (a.size > MAX_ATTACHMENT_BYTES) {
       problems.push({ part: `attachment:${a.position}`, code: 'unreadable_attachment', detail: `${a.name}: larger than ${MAX_ATTACHMENT_BYTES} bytes` });
       continue;

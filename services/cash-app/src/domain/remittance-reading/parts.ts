@@ -23,7 +23,7 @@ export interface PartProblem {
   detail: string;
 }
 
-/** The attachments whose type is read as text (others: images, archives… are not advice). */
+/** The attachments whose type is read as text, or reported unsupported (TNEF); others (images, archives…) are not advice. */
 export function readableAttachment(a: { mime_type: string; name: string }): boolean {
   const kind = attachmentKind(a.mime_type, a.name);
   return kind !== null;
