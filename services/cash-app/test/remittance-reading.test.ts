@@ -162,6 +162,27 @@ describe('readAdvice', () => {
     expect(adviceParts([body], new Map()).map((p) => p.part)).toEqual(['body']);
   });
 
+  it('records written down the page, and a forwarded advice quoted with ">"', () => {
+    const r = readAdvice({
+      text: [
+        'Payment notification',
+        'Invoice no.: 9000001',
+        'Invoice amount: 1,190.00',
+        'Discount: 23.80',
+        'Paid: 1,166.20',
+        '',
+        'Invoice no.: 9000002',
+        'Paid: 595.00',
+        '',
+        'Payment amount: 1,761.20',
+      ].join('\n'),
+    });
+    expect(r.lines).toEqual([line('9000001', '1166.2', '23.8'), line('9000002', '595')]);
+    expect(r.fields.amount).toBe('1761.2');
+    const fwd = readAdvice({ text: '---------- Forwarded message ---------\nFrom: AP <ap@globex.example>\n\n> We have paid the following invoices:\n> Invoice 9000003 EUR 300,00\n> 9000004 EUR 1.500,00\n' });
+    expect(fwd.lines).toEqual([line('9000003', '300'), line('9000004', '1500')]);
+  });
+
   it('reads nothing from a message without invoice lines', () => {
     const r = readAdvice({ text: 'Thanks for your reminder, we will look into it next week.' });
     expect(r.lines).toEqual([]);

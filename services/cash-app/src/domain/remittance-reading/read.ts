@@ -73,7 +73,7 @@ function rowLine(row: Row, header: Header | null, hint: DecimalMark, ctx: ReadCo
   } else {
     // outside a table: only a line that names an invoice or a number the ledger knows
     const named = invoiceToken && (INVOICE_LEAD.test(row.text.slice(0, invoiceToken.index)) || knownNumber(invoiceToken.text, known) !== null);
-    const listed = invoiceToken && /^\s*(?:[-*•·]\s*)?$/.test(row.text.slice(0, invoiceToken.index)) && invoiceToken.text.length >= 4;
+    const listed = invoiceToken && /^[\s>]*(?:[-*•·]\s*)?$/.test(row.text.slice(0, invoiceToken.index)) && invoiceToken.text.length >= 4;
     if (!named && !listed) return null;
     amountsRead = inlineAmounts(row.text, own);
   }
@@ -100,6 +100,19 @@ function totalOf(row: Row, header: Header | null, hint: DecimalMark, ctx: ReadCo
   return amounts[amounts.length - 1]!.value;
 }
 
+/** The invoice a line names without amounts (`Invoice no.: 4711`, `Rechnung 4711`), starting a record written down the page; null otherwise. */
+function recordStart(row: Row, hint: DecimalMark, ctx: ReadContext): string | null {
+  const { amounts, numbers } = rowTokens(row.text, hint, ctx.usDates ?? false);
+  if (amounts.length > 0) return null;
+  const known = ctx.known ?? new Map<string, string>();
+  for (const t of numbers) {
+    const k = knownNumber(t.text, known);
+    if (k) return k;
+    if (INVOICE_LEAD.test(row.text.slice(0, t.index))) return t.text.replace(/[.:,;]+$/, '');
+  }
+  return null;
+}
+
 /** Reads one part: `text`, and `rows` when the part is a spreadsheet (CSV, XLSX). */
 export function readAdvice(part: { text: string; rows?: string[][] | null }, ctx: ReadContext = {}): AdviceReading {
   const rows: Row[] = part.rows ? part.rows.map(structuredRow) : part.text.split('\n').map(textRow);
@@ -111,9 +124,33 @@ export function readAdvice(part: { text: string; rows?: string[][] | null }, ctx
   let header: Header | null = null;
   let paidColumn = false;
   let statedTotal: string | null = null;
+  // a record written down the page (`Invoice: 4711` / `Amount: 1.190,00` / `Discount: 23,80`), gathered until a blank line or the next invoice
+  let pending: { invoice: string; rows: number[]; text: string } | null = null;
+  const flush = () => {
+    if (!pending) return;
+    const { invoice, rows: at, text } = pending;
+    pending = null;
+    const amounts = rowTokens(text, hint, ctx.usDates ?? false).amounts;
+    const read = amounts.length ? inlineAmounts(text, amounts) : null;
+    if (!read) return;
+    lines.push({ invoice_number: invoice, amount_paid: read.paid, amount_discount: read.discount, amount_withheld: read.withheld });
+    for (const r of at) tableRows.add(r);
+  };
 
   rows.forEach((row, i) => {
-    if (!row.text.trim()) return;
+    if (!row.text.trim()) {
+      flush();
+      return;
+    }
+    if (pending && header === null) {
+      const t = rowTokens(row.text, hint, ctx.usDates ?? false);
+      if (t.amounts.length > 0 && !t.numbers.some((n) => INVOICE_LEAD.test(row.text.slice(0, n.index))) && pending.rows.length < 6) {
+        pending.rows.push(i);
+        pending.text += `\n${row.text}`;
+        return;
+      }
+      flush();
+    }
     const h = headerOf(row, hint);
     if (h) {
       header = h;
@@ -127,16 +164,23 @@ export function readAdvice(part: { text: string; rows?: string[][] | null }, ctx
         // a subtotal per page is followed by the grand total: the last one stands
         statedTotal = total;
         tableRows.add(i);
+        // the table ends at its total: later lines are the payment's own fields, not rows
+        header = null;
       }
       return;
     }
     const read = rowLine(row, header, hint, ctx);
-    if (!read) return;
+    if (!read) {
+      const invoice = header === null ? recordStart(row, hint, ctx) : null;
+      if (invoice) pending = { invoice, rows: [i], text: row.text.slice(row.text.indexOf(invoice) + invoice.length) };
+      return;
+    }
     tableRows.add(i);
     lines.push(read.line);
     if (read.unclear) uncertainties.push(`line_amounts_unclear: ${read.line.invoice_number}`);
   });
 
+  flush();
   const fields = paymentFields(texts, tableRows, hint, ctx.usDates ?? false);
   if (statedTotal !== null && lines.length > 0) {
     const sum = sumMoney(lines.map((l) => l.amount_paid));

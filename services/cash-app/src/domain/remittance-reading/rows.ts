@@ -125,8 +125,8 @@ export function knownNumber(token: string, known: KnownNumbers): string | null {
 
 /**
  * The invoice number of a row: a number the ledger knows; else the cell of the invoice column;
- * else the number after an invoice word (`Rechnung Nr. 4711`); else (in a table) the first
- * number-like word. Null when none.
+ * else the number after an invoice word (`Rechnung Nr. 4711`); else the first number-like word (in
+ * a table: the one in the invoice column's place among the number columns). Null when none.
  */
 export function invoiceNumberOf(row: Row, header: Header | null, tokens: Token[], known: KnownNumbers): string | null {
   for (const t of tokens) {
@@ -144,7 +144,8 @@ export function invoiceNumberOf(row: Row, header: Header | null, tokens: Token[]
     const place = Math.max(0, idRoles.indexOf('invoice'));
     return tokens[place]?.text ?? tokens[0]?.text ?? null;
   }
-  return null;
+  // outside a table the caller keeps it only when it opens a list item (`- 4711 …`)
+  return tokens[0]?.text ?? null;
 }
 
 export interface RowAmounts {
