@@ -41,9 +41,16 @@ export interface InboundRemittanceDeps {
   storage: ObjectStorage;
 }
 
-/** The ledger's invoice numbers among `candidates`, by key and by key without a letter prefix (a key two numbers share is dropped). */
-async function knownNumbers(db: Db, org: string, candidates: string[]): Promise<Map<string, string>> {
+/**
+ * The ledger's invoice numbers among `candidates`, by key and by key without a letter prefix (a key
+ * two numbers share is dropped), and the open amount of each (when one number is one invoice).
+ */
+async function knownNumbers(db: Db, org: string, candidates: string[]): Promise<{ known: Map<string, string>; open: Map<string, string> }> {
   const docs = await findInvoicesByNumbers(db, org, candidates);
+  const open = new Map<string, string>();
+  const count = new Map<string, number>();
+  for (const d of docs) count.set(d.document_number, (count.get(d.document_number) ?? 0) + 1);
+  for (const d of docs) if (count.get(d.document_number) === 1 && d.status_open) open.set(d.document_number, d.amount_open);
   const known = new Map<string, string>();
   const clash = new Set<string>();
   for (const d of docs) {
@@ -54,7 +61,7 @@ async function knownNumbers(db: Db, org: string, candidates: string[]): Promise<
     }
   }
   for (const k of clash) known.delete(k);
-  return known;
+  return { known, open };
 }
 
 async function readParts(deps: InboundRemittanceDeps, input: InboundRemittanceInput): Promise<{ parts: PartText[]; problems: PartProblem[] }> {
@@ -193,8 +200,8 @@ export async function recordInboundRemittances(deps: InboundRemittanceDeps, inpu
   const email: RemittanceEmail = { object: 'inbox_message', ...input.email };
   const bankTransactionId = input.bankTransactionId && (await depositExists(deps.db, org, input.bankTransactionId)) ? input.bankTransactionId : null;
   const { parts, problems } = await readParts(deps, input);
-  const known = await knownNumbers(deps.db, org, candidateNumbers(parts));
-  const advice = adviceParts(parts, known);
+  const { known, open } = await knownNumbers(deps.db, org, candidateNumbers(parts));
+  const advice = adviceParts(parts, known, open);
   if (advice.length === 0) {
     const { id, code } = await recordUnread(deps, input, email, problems, bankTransactionId);
     return { remittanceIds: [id], errorCode: code };

@@ -41,8 +41,21 @@ export async function attachmentPart(
   return { part, text: t.text, rows: t.rows, kind: t.kind, attachment: a };
 }
 
+/**
+ * Where the quoted history of a reply starts (`On … wrote:`, `Am … schrieb …:`, `Le … a écrit :`,
+ * `Op … schreef …:`, `El … escribió:`, `-----Original Message-----`): what follows is what the
+ * sender answered (often our own reminder listing the open invoices), not their advice. Forwarded
+ * messages are kept: their text is the advice passed on.
+ */
+const REPLY_QUOTE = /^[ \t>]*(?:(?:On|Am|Le|Op|El)\b.{3,200}(?:wrote|schrieb|a écrit|schreef|escribió)\s*:?|-{2,}\s*(?:Original Message|Ursprüngliche Nachricht|Message d'origine|Oorspronkelijk bericht|Mensaje original)\s*-{2,})[ \t]*$/im;
+
+export function withoutReplyQuote(text: string): string {
+  const m = REPLY_QUOTE.exec(text);
+  return m && m.index > 0 ? text.slice(0, m.index) : text;
+}
+
 export function bodyPart(text: string, html: string | null): PartText {
-  return { part: 'body', text: html ? htmlToText(html) : text, rows: null, kind: html ? 'html' : 'text', attachment: null };
+  return { part: 'body', text: withoutReplyQuote(html ? htmlToText(html) : text), rows: null, kind: html ? 'html' : 'text', attachment: null };
 }
 
 /** Most number-like words of a message looked up in the ledger. */
@@ -76,8 +89,8 @@ export interface PartReading extends PartText {
  * say advice or its numbers are the ledger's. The body is dropped when an attachment holds the
  * advice and the body names no invoice the attachments do not (a covering note repeating them).
  */
-export function adviceParts(parts: readonly PartText[], known: KnownNumbers): PartReading[] {
-  const read = parts.map((p) => ({ ...p, reading: readAdvice({ text: p.text, rows: p.rows }, { known }) }));
+export function adviceParts(parts: readonly PartText[], known: KnownNumbers, openAmounts?: ReadonlyMap<string, string>): PartReading[] {
+  const read = parts.map((p) => ({ ...p, reading: readAdvice({ text: p.text, rows: p.rows }, { known, openAmounts }) }));
   const knownValues = new Set(known.values());
   const advice = read.filter((p) => p.reading.lines.length > 0 && (p.reading.is_advice || p.reading.lines.some((l) => knownValues.has(l.invoice_number))));
   const fromFiles = advice.filter((p) => p.part !== 'body');
