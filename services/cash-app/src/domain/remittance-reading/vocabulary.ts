@@ -69,12 +69,29 @@ const ENTRIES: { phrase: string; role: ColumnRole; words: number }[] = Object.en
   .flatMap(([role, phrases]) => phrases.map((p) => ({ phrase: fold(p), role: role as ColumnRole, words: fold(p).split(' ').length })))
   .sort((a, b) => b.phrase.length - a.phrase.length);
 
+/** Each phrase's role (the first role listing it). */
+const BY_PHRASE = new Map<string, ColumnRole>();
+for (const e of ENTRIES) if (!BY_PHRASE.has(e.phrase)) BY_PHRASE.set(e.phrase, e.role);
+
+/** Roles of texts already looked up (words repeat across the lines of a message); bounded. */
+const ROLE_CACHE = new Map<string, ColumnRole | null>();
+const ROLE_CACHE_SIZE = 20_000;
+
 /** The role of a header cell (its whole text), or null. */
 export function cellRole(cell: string): ColumnRole | null {
+  const cached = ROLE_CACHE.get(cell);
+  if (cached !== undefined) return cached;
+  const role = lookupRole(cell);
+  if (ROLE_CACHE.size >= ROLE_CACHE_SIZE) ROLE_CACHE.clear();
+  ROLE_CACHE.set(cell, role);
+  return role;
+}
+
+function lookupRole(cell: string): ColumnRole | null {
   const f = fold(cell);
   if (!f || f.length > 60) return null;
-  const exact = ENTRIES.find((e) => e.phrase === f);
-  if (exact) return exact.role;
+  const exact = BY_PHRASE.get(f);
+  if (exact) return exact;
   // the longest phrase the cell contains as whole words (`Zahlbetrag EUR`, `Amount paid (USD)`)
   const padded = ` ${f} `;
   const hit = ENTRIES.find((e) => padded.includes(` ${e.phrase} `));
@@ -104,7 +121,7 @@ export function rolesInLine(line: string): RoleSpan[] {
     for (let n = Math.min(5, words.length - i); n >= 1; n--) {
       const text = words.slice(i, i + n).map((w) => w.f).join(' ').trim();
       if (!text) continue;
-      const role = n === 1 ? cellRole(text) : ENTRIES.find((e) => e.phrase === text)?.role ?? null;
+      const role = n === 1 ? cellRole(text) : (BY_PHRASE.get(text) ?? null);
       if (role) {
         spans.push({ role, index: words[i]!.index, end: words[i + n - 1]!.end });
         i += n;
