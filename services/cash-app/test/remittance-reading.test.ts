@@ -210,6 +210,11 @@ describe('readAdvice', () => {
     expect(adviceParts([bodyPart(text, null)], new Map()).flatMap((p) => p.reading.lines)).toEqual([line('9000010750', '11513.63')]);
   });
 
+  it('reads the plain text of a body when it holds more than its HTML (a forwarded advice the HTML lacks)', () => {
+    const text = 'FYI\n\n---------- Forwarded message ---------\nRemittance advice\nInvoice 9000001: EUR 100,00\n';
+    expect(adviceParts([bodyPart(text, '<p>FYI</p>')], new Map()).flatMap((p) => p.reading.lines)).toEqual([line('9000001', '100')]);
+  });
+
   it('reads nothing from a message without invoice lines', () => {
     const r = readAdvice({ text: 'Thanks for your reminder, we will look into it next week.' });
     expect(r.lines).toEqual([]);

@@ -14,6 +14,8 @@ export interface PartText {
   rows: string[][] | null;
   kind: string;
   attachment: { position: number; name: string; mime_type: string; size: number; object_key: string } | null;
+  /** the body's other rendering (its plain text beside its HTML): read too, the one giving more lines kept */
+  alternative?: string;
 }
 
 /** A part that could not be read, and why (`unsupported_attachment`: TNEF, or a type not read as text; `unreadable_attachment`). */
@@ -54,8 +56,13 @@ export function withoutReplyQuote(text: string): string {
   return m && m.index > 0 ? text.slice(0, m.index) : text;
 }
 
+/**
+ * The body: its HTML as text when it has HTML (tables keep their columns), with its plain text as
+ * the alternative (the inbox's text also holds forwarded messages the HTML may lack).
+ */
 export function bodyPart(text: string, html: string | null): PartText {
-  return { part: 'body', text: withoutReplyQuote(html ? htmlToText(html) : text), rows: null, kind: html ? 'html' : 'text', attachment: null };
+  if (!html) return { part: 'body', text: withoutReplyQuote(text), rows: null, kind: 'text', attachment: null };
+  return { part: 'body', text: withoutReplyQuote(htmlToText(html)), rows: null, kind: 'html', attachment: null, alternative: withoutReplyQuote(text) };
 }
 
 /** Most number-like words of a message looked up in the ledger. */
@@ -90,7 +97,12 @@ export interface PartReading extends PartText {
  * advice and the body names no invoice the attachments do not (a covering note repeating them).
  */
 export function adviceParts(parts: readonly PartText[], known: KnownNumbers, openAmounts?: ReadonlyMap<string, string>): PartReading[] {
-  const read = parts.map((p) => ({ ...p, reading: readAdvice({ text: p.text, rows: p.rows }, { known, openAmounts }) }));
+  const read = parts.map((p) => {
+    const reading = readAdvice({ text: p.text, rows: p.rows }, { known, openAmounts });
+    if (!p.alternative) return { ...p, reading };
+    const other = readAdvice({ text: p.alternative }, { known, openAmounts });
+    return other.lines.length > reading.lines.length ? { ...p, text: p.alternative, kind: 'text', reading: other } : { ...p, reading };
+  });
   const knownValues = new Set(known.values());
   const advice = read.filter((p) => p.reading.lines.length > 0 && (p.reading.is_advice || p.reading.lines.some((l) => knownValues.has(l.invoice_number))));
   const fromFiles = advice.filter((p) => p.part !== 'body');
