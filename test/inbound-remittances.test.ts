@@ -248,4 +248,12 @@ describe('remittance advice from email', () => {
     expect(r.agent_uncertainties).toContain('invoice_not_found: 9000002');
     expect((await stack.request('GET', `/v1/remittances/${result.remittanceIds[0]}`, { token: org.token })).status).toBe(404);
   });
+
+  it('lines naming no ledger invoice keep the customer the inbox matched the email to, and say so', async () => {
+    const messageId = randomUUID();
+    const result = await record(input(messageId, { partnerId: ids.muster!, text: 'Remittance advice\nInvoice 7777777: EUR 120,00' }));
+    const r = (await stack.request('GET', `/v1/remittances/${result.remittanceIds[0]}`, { token: org.token })).body;
+    expect(r).toMatchObject({ partner: { id: ids.muster }, agent_error_code: 'no_invoice_matched', agent_uncertainties: ['invoice_not_found: 7777777', 'partner_not_identified'] });
+    expect(r.agent_confidence_reason).toBe('Read 1 line from the email body. None of the 1 invoice number matched a ledger invoice; no customer could be identified. The customer is the one the email was matched to.');
+  });
 });
