@@ -4803,7 +4803,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             /** @description Default true; false creates it paused. */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -5027,7 +5027,7 @@ export interface components {
             total_records: number;
         };
         /** @enum {string} */
-        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved";
+        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved";
         ExchangeRate: {
             base_currency: string;
             /** @description ISO 8601 UTC */
@@ -6539,27 +6539,34 @@ export interface components {
             reviewed_by?: string;
         };
         Remittance: {
+            /** @description The score in words; for an advice read from email it starts with where the lines were read (`Read 2 lines from the attachment avis.pdf.`). */
             agent_confidence_reason: string;
-            /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt. */
+            /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt (see createRemittance); an advice read from email loses a further ×0.9 when the reader had to guess which column an amount stood in, and is 0 when nothing could be read. */
             agent_confidence_score: number;
+            /** @description `no_invoice_matched` when no line linked to a ledger invoice. An advice read from email where no line could be read at all is still recorded (without allocations, so a clerk sees it arrived) with `no_remittance_lines`, `unsupported_attachment` (TNEF/winmail.dat), `unreadable_attachment` (a file that fails to parse or is over 25 MiB) or `attachment_missing`. */
             agent_error_code: string | null;
+            /** @description Each doubt as `code` or `code: detail` (codes in createRemittance). Advice read from email adds the reader's own: `total_differs: total <t>, lines <s>` (the stated total is not the sum of the lines paid), `line_amounts_unclear: <invoice>` (an amount's column guessed), `amount_not_split: <amount> for <invoices>` (one amount for several invoices that their open amounts do not add up to), and per unreadable part its error code with the file. */
             agent_uncertainties: string[];
             allocations: components["schemas"]["RemittanceAllocation"][];
-            /** @description The CSV remittance advice the remittance was created from; null for JSON. */
+            /** @description The file the remittance was read from: the CSV advice posted to the API, or the email attachment (PDF, CSV, XLSX…) the advice was read from; null for JSON and for advice read from an email body. */
             attachment: {
                 content_type: string;
                 file_name: string | null;
                 /** @constant */
                 object: "attachment";
+                /** @description A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API and when the service has no object storage. */
+                presigned_url: string | null;
+                /** @description When presigned_url stops working (ISO 8601 UTC); null with it. */
+                presigned_url_expires_at: string | null;
                 size: number;
             } | null;
-            /** @description The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`. */
+            /** @description The bank deposit a payment applied this remittance to (status `applied`); while `submitted`, the deposit an emailed advice was sent for (a reply to that deposit's remittance request), else null. */
             bank_transaction_id: string | null;
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
-            /** @description The email the advice arrived in; remittances created through the API have none. */
-            email: null;
+            /** @description The email the advice arrived in (`source` email: read from the AR inbox); null for remittances created through the API. */
+            email: components["schemas"]["RemittanceEmail"];
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -6578,6 +6585,11 @@ export interface components {
             payer_email: string | null;
             payer_name: string | null;
             payment_method: string | null;
+            /**
+             * @description How the advice came in: `json` or `csv` through this API, `email` read from a message of the AR inbox (see `email`).
+             * @enum {string}
+             */
+            source: "json" | "csv" | "email";
             /** @enum {string} */
             status: "submitted" | "applied";
             transaction_amount: number | null;
@@ -6634,6 +6646,19 @@ export interface components {
              */
             type: "remittance.created";
         };
+        RemittanceEmail: {
+            /** @description Sender address. */
+            from: string | null;
+            from_name: string | null;
+            /** @description The inbox message (GET /v2/inbox/messages/{id}). */
+            id: string;
+            /** @description Its Message-ID header. */
+            message_id: string;
+            /** @constant */
+            object: "inbox_message";
+            received_at: string;
+            subject: string | null;
+        } | null;
         /** @description A page of Remittance records. */
         RemittancePage: {
             current_page: number;
@@ -7121,7 +7146,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             /** @description false pauses delivery; true resumes it (and clears `disabled_reason`). */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -18422,7 +18447,7 @@ export interface operations {
                 /** @description Alias of page_size, 1..200. */
                 size?: number;
                 /** @description Event types, the parameter repeated (`type=payment.posted&type=payment.approved`) or comma-separated; an unknown type is 422. */
-                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             };
             header?: never;
             path?: never;
