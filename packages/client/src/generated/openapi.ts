@@ -6554,7 +6554,7 @@ export interface components {
                 file_name: string | null;
                 /** @constant */
                 object: "attachment";
-                /** @description A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API and when the service has no object storage. */
+                /** @description A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API, when the service has no object storage, and in the `remittance.created` event (a link would expire before the event is read). */
                 presigned_url: string | null;
                 /** @description When presigned_url stops working (ISO 8601 UTC); null with it. */
                 presigned_url_expires_at: string | null;

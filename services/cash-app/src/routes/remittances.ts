@@ -78,7 +78,7 @@ export const remittanceSchema = z.object({
       presigned_url: z
         .string()
         .nullable()
-        .describe('A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API and when the service has no object storage.'),
+        .describe('A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API, when the service has no object storage, and in the `remittance.created` event (a link would expire before the event is read).'),
       presigned_url_expires_at: z.string().nullable().describe('When presigned_url stops working (ISO 8601 UTC); null with it.'),
     })
     .nullable()
