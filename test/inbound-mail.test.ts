@@ -331,3 +331,53 @@ describe('provider endpoint POST /v2/inbound/email/{organization_id}', () => {
     expect(res.status).toBe(415);
   });
 });
+
+describe('the gateway on the inbound route', () => {
+  it('needs no bearer token, limits each organization on its own, and counts refused secrets against the address', async () => {
+    const { startGateway, loadGatewayConfig } = await import('@rp/api-gateway');
+    const gw = await startGateway(
+      loadGatewayConfig({
+        ...stack.env,
+        ADMIN_URL: `http://127.0.0.1:${stack.apis.admin.port}`,
+        INTEGRATIONS_URL: `http://127.0.0.1:${stack.apis.integrations.port}`,
+        CASH_APP_URL: `http://127.0.0.1:${stack.apis['cash-app'].port}`,
+        KNOWLEDGE_URL: `http://127.0.0.1:${stack.apis.knowledge.port}`,
+        INBOUND_RATE_LIMIT_BURST: '2',
+        INBOUND_RATE_LIMIT_PER_MINUTE: '1',
+        AUTH_FAILURE_BURST: '3',
+        AUTH_FAILURE_PER_MINUTE: '1',
+      }),
+      { port: 0 },
+    );
+    const to = (org: Org, headers: Record<string, string>, body: Buffer) =>
+      fetch(`http://127.0.0.1:${gw.port}/v2/inbound/email/${org.organizationId}`, { method: 'POST', body, headers: { 'content-type': 'message/rfc822', ...headers } });
+    try {
+      const a = await rotate(orgA);
+      const b = await rotate(orgB);
+      for (let i = 0; i < 2; i++) {
+        const res = await to(orgA, { 'x-inbound-secret': a.secret }, await rawMessage({ messageId: `<${randomUUID()}@customer.example>` }));
+        expect(res.status).toBe(200);
+      }
+      const limited = await to(orgA, { 'x-inbound-secret': a.secret }, await rawMessage({ messageId: `<${randomUUID()}@customer.example>` }));
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(((await limited.json()) as { type: string }).type).toBe('rate-limited');
+      // another organization has its own budget
+      expect((await to(orgB, { 'x-inbound-secret': b.secret }, await rawMessage({ messageId: `<${randomUUID()}@customer.example>` }))).status).toBe(200);
+
+      // refused secrets spend the address's failed-authentication budget, not the organization's inbound budget:
+      // after two of them B still has the one message left of its two
+      for (let i = 0; i < 2; i++) expect((await to(orgB, { 'x-inbound-secret': 'rpin_wrong' }, Buffer.from('Subject: x\r\n\r\nx'))).status).toBe(401);
+      expect((await to(orgB, { 'x-inbound-secret': b.secret }, await rawMessage({ messageId: `<${randomUUID()}@customer.example>` }))).status).toBe(200);
+      // past the address's budget (3) even the right secret of an organization with budget left waits
+      const orgC = await stack.onboard('Inbound C');
+      const c = await rotate(orgC);
+      expect((await to(orgC, { authorization: basic('rpin_wrong') }, Buffer.from('Subject: x\r\n\r\nx'))).status).toBe(401);
+      const locked = await to(orgC, { 'x-inbound-secret': c.secret }, await rawMessage({ messageId: `<${randomUUID()}@customer.example>` }));
+      expect(locked.status).toBe(429);
+      expect(((await locked.json()) as { type: string }).type).toBe('rate-limited');
+    } finally {
+      await gw.close();
+    }
+  });
+});

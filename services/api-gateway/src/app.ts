@@ -199,8 +199,11 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
           }
         : {}),
     });
-    // A refused invite token or inbound secret is a failed authentication of this address.
+    // A refused invite token or inbound secret is a failed authentication of this address. A refused
+    // secret does not spend the organization's inbound budget: whoever knows an organization's id
+    // could otherwise block its mail; the address's failed-authentication budget bounds them instead.
     if (open && ctx.status === 401) failures.take(client);
+    if (inboundOrg !== null && ctx.status === 401) inboundLimiter.refund(inboundOrg);
   });
 
   const { server, port } = await listen(app, opts.port ?? config.PORT, opts.host ?? process.env.HOST ?? '127.0.0.1');

@@ -60,7 +60,11 @@ export function createInboundSmtpServer(deps: InboundSmtpDeps, opts: { name?: st
     banner: 'Receivables Platform inbound mail',
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
+    // Advertised in EHLO (SIZE); a client that declares more in MAIL FROM is refused there with 552, before
+    // any recipient names an organization to record it for.
     size: MAX_INBOUND_MESSAGE_BYTES,
+    // Each connection may hold a 25 MiB message in memory: a bound on how many at once.
+    maxClients: 64,
     logger: false,
     onRcptTo(address, _session, callback) {
       organizationForRecipient(deps, address.address).then(

@@ -78,7 +78,8 @@ export const inboundRoutes = [
       '`POST /v2/mailbox-settings/inbound-secret`) as the password of HTTP Basic (any user name; e.g. SendGrid\'s destination URL ' +
       `\`https://inbound:<secret>@<host>/v2/inbound/email/<organization id>\`) or in the \`${INBOUND_SECRET_HEADER}\` header; never in the ` +
       'query string. A missing, wrong or rotated-away secret, or an unknown organization, is 401. The gateway rate-limits this route ' +
-      'per organization and counts its 401 answers against the client address\'s failed-authentication budget.\n\n' +
+      'per organization (429 with Retry-After beyond it); a refused secret does not spend the organization\'s budget but the client ' +
+      'address\'s failed-authentication budget, past which the address gets 429 for a while.\n\n' +
       'Body: the raw message as `message/rfc822`, or SendGrid Inbound Parse\'s `multipart/form-data` in raw mode (its `email` field; ' +
       `without it 422). Limits: ${MAX_INBOUND_MESSAGE_BYTES} bytes (25 MiB) per message and ${MAX_INBOUND_ATTACHMENTS} attachments ` +
       '(every MIME part the parser reports as an attachment, inline images included); beyond either the answer is 413 ' +
