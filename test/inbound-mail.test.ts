@@ -325,6 +325,23 @@ describe('provider endpoint POST /v2/inbound/email/{organization_id}', () => {
     expect((await stack.sql(`SELECT 1 FROM admin.inbox_messages WHERE message_id = $1`, [many])).length).toBe(0);
   });
 
+  it('a message without a Message-ID is keyed by its bytes\' SHA-256 (the same bytes again are the same message); a bare id is bracketed', async () => {
+    const { secret } = await rotate(orgB);
+    const headers = { 'content-type': 'message/rfc822', 'x-inbound-secret': secret };
+    const noId = Buffer.from(`From: a@customer.example\r\nTo: ar@replies.b.example\r\nSubject: no id ${randomUUID()}\r\n\r\nPaid.\r\n`);
+    const first = await post(orgB, noId, headers);
+    const second = await post(orgB, noId, headers);
+    expect(second.body).toEqual({ ...first.body, duplicate: true });
+    const [row] = await stack.sql(`SELECT message_id, thread_id, raw_sha256 FROM admin.inbox_messages WHERE id = $1`, [first.body.inbox_message_id]);
+    expect(row.message_id).toBe(`<${row.raw_sha256}@inbound.invalid>`);
+    expect(row.thread_id).toBe(row.message_id);
+
+    const bare = `${randomUUID()}@legacy.example`;
+    const res = await post(orgB, Buffer.from(`From: a@customer.example\r\nMessage-ID: ${bare}\r\nIn-Reply-To: root@legacy.example\r\nSubject: bare\r\n\r\nPaid.\r\n`), headers);
+    const [bareRow] = await stack.sql(`SELECT message_id, in_reply_to_header, thread_id FROM admin.inbox_messages WHERE id = $1`, [res.body.inbox_message_id]);
+    expect(bareRow).toEqual({ message_id: `<${bare}>`, in_reply_to_header: '<root@legacy.example>', thread_id: '<root@legacy.example>' });
+  });
+
   it('refuses other media types with 415', async () => {
     const { secret } = await rotate(orgA);
     const res = await post(orgA, Buffer.from('{"email":"x"}'), { 'content-type': 'application/json', 'x-inbound-secret': secret });

@@ -67,6 +67,14 @@ export function messageIds(header: string | null | undefined): string[] {
   return [...(header ?? '').replaceAll('\u0000', '').matchAll(MSG_ID)].map((m) => m[0]);
 }
 
+/** A Message-ID header's id with angle brackets; a bare `id@host` (no brackets, as some mailers write it) is bracketed. */
+export function normalizeMessageId(header: string | null | undefined): string | null {
+  const bracketed = messageIds(header)[0];
+  if (bracketed) return bracketed;
+  const bare = (header ?? '').trim();
+  return /^[^\s<>]{1,900}@[^\s<>]{1,255}$/.test(bare) ? `<${bare}>` : null;
+}
+
 function mailboxes(list: Address[] | Address | undefined): MailAddress[] {
   const all = list === undefined ? [] : Array.isArray(list) ? list : [list];
   return all
@@ -99,9 +107,9 @@ export async function inspectMessage(raw: Buffer): Promise<InspectedMessage> {
   } catch {
     // Unparseable structure (nesting or header limits): still accepted and stored; the parse stage reports it.
   }
-  const messageId = messageIds(email?.messageId)[0] ?? `<${sha256}@inbound.invalid>`;
+  const messageId = normalizeMessageId(email?.messageId) ?? `<${sha256}@inbound.invalid>`;
   const references = messageIds(email?.references).slice(0, 100);
-  const inReplyTo = messageIds(email?.inReplyTo)[0] ?? null;
+  const inReplyTo = normalizeMessageId(email?.inReplyTo);
   const date = email?.date ? new Date(email.date) : null;
   return {
     messageId,
@@ -124,7 +132,7 @@ export function messageIdFromHead(head: Buffer): string | null {
   const end = text.search(/\r?\n\r?\n/);
   const unfolded = (end < 0 ? text : text.slice(0, end)).replace(/\r?\n[ \t]+/g, ' ');
   const line = /^message-id:(.*)$/im.exec(unfolded);
-  return line ? (messageIds(line[1])[0] ?? null) : null;
+  return line ? normalizeMessageId(line[1]) : null;
 }
 
 export interface RefusalInput {
@@ -146,7 +154,7 @@ export async function recordRefusal(deps: Pick<IntakeDeps, 'db'>, r: RefusalInpu
     organization_id: r.organizationId,
     transport: r.transport,
     reason: r.reason,
-    envelope_from: clean(r.envelopeFrom, 320),
+    envelope_from: clean(r.envelopeFrom, 320)?.toLowerCase() ?? null,
     envelope_to: (r.envelopeTo ?? []).map((a) => a.slice(0, 320)),
     message_id: r.messageId,
     size: r.size,
