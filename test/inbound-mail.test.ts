@@ -342,6 +342,21 @@ describe('provider endpoint POST /v2/inbound/email/{organization_id}', () => {
     expect(bareRow).toEqual({ message_id: `<${bare}>`, in_reply_to_header: '<root@legacy.example>', thread_id: '<root@legacy.example>' });
   });
 
+  it('stores hostile header and envelope values without failing: NUL characters dropped, an impossible Date left unread', async () => {
+    const { secret } = await rotate(orgB);
+    const messageId = `<${randomUUID()}@customer.example>`;
+    const raw = Buffer.from(`From: "Nul\u0000Name" <a@customer.example>\r\nMessage-ID: ${messageId}\r\nDate: Tue, 1 Jan 275000 00:00:00 +0000\r\nSubject: =?utf-8?B?${Buffer.from('pay\u0000ment').toString('base64')}?=\r\n\r\nPaid.\r\n`);
+    const boundary = `----rp${randomUUID()}`;
+    const part = (name: string, value: Buffer | string) =>
+      Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`), Buffer.isBuffer(value) ? value : Buffer.from(value), Buffer.from('\r\n')]);
+    const envelope = JSON.stringify({ to: ['ar\u0000@replies.b.example'], from: 'x\u0000@kunde.example' });
+    const body = Buffer.concat([part('email', raw), part('envelope', envelope), Buffer.from(`--${boundary}--\r\n`)]);
+    const res = await post(orgB, body, { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: basic(secret) });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [row] = await stack.sql(`SELECT from_name, subject, sent_at, envelope_from, envelope_to FROM admin.inbox_messages WHERE id = $1`, [res.body.inbox_message_id]);
+    expect(row).toEqual({ from_name: 'NulName', subject: 'payment', sent_at: null, envelope_from: 'x@kunde.example', envelope_to: ['ar@replies.b.example'] });
+  });
+
   it('refuses other media types with 415', async () => {
     const { secret } = await rotate(orgA);
     const res = await post(orgA, Buffer.from('{"email":"x"}'), { 'content-type': 'application/json', 'x-inbound-secret': secret });

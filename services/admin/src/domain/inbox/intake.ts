@@ -71,7 +71,7 @@ export function messageIds(header: string | null | undefined): string[] {
 export function normalizeMessageId(header: string | null | undefined): string | null {
   const bracketed = messageIds(header)[0];
   if (bracketed) return bracketed;
-  const bare = (header ?? '').trim();
+  const bare = (header ?? '').replaceAll('\u0000', '').trim();
   return /^[^\s<>]{1,900}@[^\s<>]{1,255}$/.test(bare) ? `<${bare}>` : null;
 }
 
@@ -111,6 +111,8 @@ export async function inspectMessage(raw: Buffer): Promise<InspectedMessage> {
   const references = messageIds(email?.references).slice(0, 100);
   const inReplyTo = normalizeMessageId(email?.inReplyTo);
   const date = email?.date ? new Date(email.date) : null;
+  // PostgreSQL's timestamptz spans fewer years than a JS Date: a Date header outside 1..9999 is unreadable, not an error
+  const year = date && !Number.isNaN(date.getTime()) ? date.getUTCFullYear() : null;
   return {
     messageId,
     threadId: references[0] ?? inReplyTo ?? messageId,
@@ -120,7 +122,7 @@ export async function inspectMessage(raw: Buffer): Promise<InspectedMessage> {
     to: mailboxes(email?.to),
     cc: mailboxes(email?.cc),
     subject: clean(email?.subject, 2000),
-    sentAt: date && !Number.isNaN(date.getTime()) ? date.toISOString() : null,
+    sentAt: date && year !== null && year >= 1 && year <= 9999 ? date.toISOString() : null,
     attachmentCount: email?.attachments.length ?? 0,
     sha256,
   };
@@ -203,7 +205,7 @@ export async function startInboxWorkflow(temporal: Client, input: InboxMessageIn
  */
 export async function acceptInboundMessage(deps: IntakeDeps, input: InboundMessageInput): Promise<{ id: string; duplicate: boolean }> {
   const { organizationId, raw, transport } = input;
-  const envelopeTo = (input.envelopeTo ?? []).map((a) => a.toLowerCase().slice(0, 320));
+  const envelopeTo = (input.envelopeTo ?? []).map((a) => clean(a, 320)?.toLowerCase()).filter((a): a is string => Boolean(a));
   const refusal = { organizationId, transport, envelopeFrom: input.envelopeFrom ?? null, envelopeTo };
   if (raw.length > MAX_INBOUND_MESSAGE_BYTES) {
     await recordRefusal(deps, { ...refusal, reason: 'too_large', messageId: messageIdFromHead(raw.subarray(0, 65_536)), size: raw.length, attachmentCount: null, detail: TOO_LARGE_DETAIL });
