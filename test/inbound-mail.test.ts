@@ -9,6 +9,7 @@
  * with SQL.
  */
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
@@ -355,6 +356,29 @@ describe('provider endpoint POST /v2/inbound/email/{organization_id}', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const [row] = await stack.sql(`SELECT from_name, subject, sent_at, envelope_from, envelope_to FROM admin.inbox_messages WHERE id = $1`, [res.body.inbox_message_id]);
     expect(row).toEqual({ from_name: 'NulName', subject: 'payment', sent_at: null, envelope_from: 'x@kunde.example', envelope_to: ['ar@replies.b.example'] });
+  });
+
+  it('decodes a compressed body (Content-Encoding gzip): the message is stored decoded, and its limit counts the decoded bytes', async () => {
+    const { secret } = await rotate(orgB);
+    const messageId = `<${randomUUID()}@customer.example>`;
+    const raw = await rawMessage({ messageId });
+    const res = await post(orgB, gzipSync(raw), { 'content-type': 'message/rfc822', 'content-encoding': 'gzip', 'x-inbound-secret': secret });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [row] = await stack.sql(`SELECT raw_object_key, message_id FROM admin.inbox_messages WHERE id = $1`, [res.body.inbox_message_id]);
+    expect(row.message_id).toBe(messageId);
+    expect(Buffer.from((await storage.getObjectBytes(row.raw_object_key))!).equals(raw)).toBe(true);
+
+    // some 30 kB that inflate beyond 25 MiB
+    const bomb = gzipSync(Buffer.concat([Buffer.from('Subject: bomb\r\n\r\n'), Buffer.alloc(26 * 1024 * 1024, 0x41)]));
+    const before = (await refusals(orgB)).length;
+    const refused = await post(orgB, bomb, { 'content-type': 'message/rfc822', 'content-encoding': 'gzip', 'x-inbound-secret': secret });
+    expect(refused.status).toBe(413);
+    expect((await refusals(orgB)).length).toBe(before + 1);
+
+    const unknown = await post(orgB, raw, { 'content-type': 'message/rfc822', 'content-encoding': 'compress', 'x-inbound-secret': secret });
+    expect(unknown.status).toBe(415);
+    const broken = await post(orgB, Buffer.from('not gzip at all'), { 'content-type': 'message/rfc822', 'content-encoding': 'gzip', 'x-inbound-secret': secret });
+    expect(broken.status).toBe(422);
   });
 
   it('refuses other media types with 415', async () => {

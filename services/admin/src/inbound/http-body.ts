@@ -5,9 +5,10 @@
  * sent: form fields are decoded as latin1 ('binary'), which maps every byte to one character and back.
  */
 import { Readable, Writable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { IncomingMessage } from 'node:http';
 import formidable from 'formidable';
-import { ValidationError } from '@rp/platform';
+import { UnsupportedMediaTypeError, ValidationError } from '@rp/platform';
 import { MAX_INBOUND_MESSAGE_BYTES } from '../domain-types/inbox.js';
 
 /** Room for the provider's other form fields beside the message (SendGrid's raw mode sends a few short ones). */
@@ -23,9 +24,22 @@ export interface InboundBody {
   envelopeTo: string[];
 }
 
+const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = { gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate, br: createBrotliDecompress };
+
+/** The body as sent, decompressed when the request names a Content-Encoding (the limits count the decoded bytes). */
+function decodedBody(req: IncomingMessage): { stream: NodeJS.ReadableStream; declared: number } {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity' || encoding === '') return { stream: req, declared: Number(req.headers['content-length'] ?? 0) || 0 };
+  const decoder = DECODERS[encoding];
+  if (!decoder) throw new UnsupportedMediaTypeError(`Content-Encoding ${encoding.slice(0, 40)} is not supported; send the body as it is, gzip, deflate or br.`);
+  const inflate = decoder();
+  req.pipe(inflate);
+  return { stream: inflate, declared: 0 };
+}
+
 /** Reads at most `cap` bytes; beyond it stops reading (the answer closes the connection) and reports the size seen or declared. */
 function readCapped(req: IncomingMessage, cap: number): Promise<{ bytes: Buffer | null; size: number }> {
-  const declared = Number(req.headers['content-length'] ?? 0) || 0;
+  const { stream, declared } = decodedBody(req);
   if (declared > cap) return Promise.resolve({ bytes: null, size: declared });
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -33,16 +47,18 @@ function readCapped(req: IncomingMessage, cap: number): Promise<{ bytes: Buffer 
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > cap) {
-        req.off('data', onData).off('end', onEnd).off('error', onError);
-        req.pause();
+        stream.off('data', onData).off('end', onEnd).off('error', onError);
+        stream.pause();
         resolve({ bytes: null, size: Math.max(size, declared) });
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = () => resolve({ bytes: Buffer.concat(chunks), size });
-    const onError = (err: Error) => reject(err);
-    req.on('data', onData).on('end', onEnd).on('error', onError);
+    // A body that does not decompress is the client's error, not ours.
+    const onError = (err: Error) =>
+      reject(stream === req ? err : new ValidationError([{ loc: ['body'], msg: `does not decode as its Content-Encoding: ${err.message}`, type: 'body_invalid' }]));
+    stream.on('data', onData).on('end', onEnd).on('error', onError);
   });
 }
 

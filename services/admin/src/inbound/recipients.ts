@@ -6,6 +6,7 @@
  * (refused at RCPT time).
  */
 import type { Db } from '@rp/platform';
+import { isHostname } from '../domain/hostnames.js';
 import { organizationByInboundHost, organizationExists } from '../store/inbound.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -15,6 +16,7 @@ export async function organizationForRecipient(deps: { db: Db; inboundDomain: st
   const at = address.lastIndexOf('@');
   if (at <= 0 || address.length > 320) return null;
   const host = address.slice(at + 1).toLowerCase().replace(/\.$/, '');
+  if (!isHostname(host)) return null;
   const domain = deps.inboundDomain.toLowerCase();
   if (host.endsWith(`.${domain}`)) {
     const label = host.slice(0, -domain.length - 1);
