@@ -368,6 +368,14 @@ describe('provider endpoint POST /v2/inbound/email/{organization_id}', () => {
     expect(row.message_id).toBe(messageId);
     expect(Buffer.from((await storage.getObjectBytes(row.raw_object_key))!).equals(raw)).toBe(true);
 
+    // the SendGrid form compressed as a whole
+    const formId = `<${randomUUID()}@customer.example>`;
+    const boundary = `----rp${randomUUID()}`;
+    const form = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="email"\r\n\r\n`), await rawMessage({ messageId: formId }), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const viaForm = await post(orgB, gzipSync(form), { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-encoding': 'gzip', 'x-inbound-secret': secret });
+    expect(viaForm.status, JSON.stringify(viaForm.body)).toBe(200);
+    expect((await stack.sql(`SELECT message_id FROM admin.inbox_messages WHERE id = $1`, [viaForm.body.inbox_message_id]))[0].message_id).toBe(formId);
+
     // some 30 kB that inflate beyond 25 MiB
     const bomb = gzipSync(Buffer.concat([Buffer.from('Subject: bomb\r\n\r\n'), Buffer.alloc(26 * 1024 * 1024, 0x41)]));
     const before = (await refusals(orgB)).length;

@@ -100,7 +100,8 @@ async function parseForm(body: Buffer, headers: IncomingMessage['headers']): Pro
       });
     },
   });
-  const req = Object.assign(Readable.from([body]), { headers });
+  // The decoded body: its own length, whatever the request's Content-Length and Content-Encoding said.
+  const req = Object.assign(Readable.from([body]), { headers: { 'content-type': headers['content-type'], 'content-length': String(body.length) } });
   let fields: formidable.Fields;
   try {
     [fields] = await form.parse(req as unknown as IncomingMessage);

@@ -81,7 +81,8 @@ export const inboundRoutes = [
       'per organization (429 with Retry-After beyond it); a refused secret does not spend the organization\'s budget but the client ' +
       'address\'s failed-authentication budget, past which the address gets 429 for a while.\n\n' +
       'Body: the raw message as `message/rfc822`, or SendGrid Inbound Parse\'s `multipart/form-data` in raw mode (its `email` field; ' +
-      `without it 422). Limits: ${MAX_INBOUND_MESSAGE_BYTES} bytes (25 MiB) per message and ${MAX_INBOUND_ATTACHMENTS} attachments ` +
+      'without it 422), as sent or with `Content-Encoding` gzip, deflate or br (decoded before anything else; other encodings 415). ' +
+      `Limits (of the decoded message): ${MAX_INBOUND_MESSAGE_BYTES} bytes (25 MiB) per message and ${MAX_INBOUND_ATTACHMENTS} attachments ` +
       '(every MIME part the parser reports as an attachment, inline images included); beyond either the answer is 413 ' +
       '`payload-too-large` and the refusal is recorded (without the content). The message is stored in object storage first, then ' +
       'recorded in the inbox and processed in the background (parsing, matching to a customer, acting on it). The same Message-ID ' +
