@@ -52,6 +52,8 @@ import { createCollectionRunActivities } from './activities/collections/run.js';
 // AR inbox: messages (list, read, correct) and the inbox workflow's activities
 import { inboxMessageSchema, inboxRoutes } from './routes/inbox/messages.js';
 import { createInboxMessageActivities } from './activities/inbox/message.js';
+// AR inbox: mail in (the provider endpoint and the inbound secret)
+import { inboundRoutes } from './routes/inbound.js';
 
 /** SMTP_URL with nodemailer's connection pool switched on (unless the URL says otherwise). */
 function pooledSmtpUrl(url: string): string {
@@ -93,6 +95,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...collectionRunRoutes,
     // AR inbox: messages
     ...inboxRoutes,
+    // AR inbox: mail in (the provider endpoint and the inbound secret)
+    ...inboundRoutes,
   ],
   // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
   events: [
