@@ -8,10 +8,9 @@
  *
  * Reached through the API: customers and invoices (middleware push), their assignee (PATCH
  * /v2/partners), units, a member, OOO, mailbox settings, a collection policy and run (MailDev
- * receives the email), a bank statement, its payment, approval and receipt.
- * Set-up outside the API: messages are delivered the way intake accepts them (test/support/inbox.ts:
- * raw bytes to object storage, the inbox_messages row, the workflow start); the receiving endpoints
- * are exercised by their own tests.
+ * receives the email), a bank statement, its payment, approval and receipt. Every message is
+ * delivered over SMTP (nodemailer) to the stack's inbound listener, addressed to the organization's
+ * inbound host.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

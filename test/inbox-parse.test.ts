@@ -3,11 +3,8 @@
  * the inbox workflow (admin worker) and shown by GET /v2/inbox/messages/{id} through the gateway —
  * charsets and quoted-printable, base64 bodies, HTML-only bodies as text, nested multiparts with an
  * attachment stored as its own object (fetched back through its presigned URL), messages forwarded
- * as attachments and inline, TNEF reported unsupported, and a delivery-status notification.
- *
- * Set-up outside the API: messages are delivered the way intake accepts them (test/support/inbox.ts:
- * raw bytes to object storage, the inbox_messages row, the workflow start) — the receiving
- * endpoints are exercised by their own tests; this file is about what happens after acceptance.
+ * as attachments and inline, TNEF reported unsupported, and a delivery-status notification. Every
+ * message is delivered over SMTP (nodemailer) to the stack's inbound listener.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compose, rawMessage, receive } from './support/inbox.js';

@@ -1,20 +1,17 @@
 /**
  * Inbox messages for tests: raw messages composed with nodemailer's MailComposer (the MIME a real
- * client sends) or written by hand (charsets, DSNs), and their delivery into an organization's
- * inbox the way intake accepts a message: the raw bytes stored in object storage first
- * (`inbox/<org>/<id>/raw.eml`), then the inbox_messages row, then the inbox workflow started with
- * its business id. Reading goes through the gateway (GET /v2/inbox/messages/{id}).
+ * client sends) or written by hand (charsets, DSNs), delivered as real mail arrives — over SMTP
+ * (nodemailer as the sending client) to the stack's inbound SMTP listener, addressed to the
+ * organization's inbound host — and read back through the gateway (GET /v2/inbox/messages).
  */
-import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import PostalMime from 'postal-mime';
-import { connectTemporal, newId, ObjectStorage, storageConfigFrom } from '@rp/platform';
-import { INBOX_MESSAGE_WORKFLOW, INBOX_TASK_QUEUE, inboxMessageWorkflowId } from '@rp/workflows';
 import type { Org, TestStack } from './stack.js';
+
+/** The platform's default inbound host of an organization (`<org id>.<MAIL_INBOUND_DOMAIN>`). */
+export const inboundAddress = (org: Org) => `ar@${org.organizationId}.inbound.receivables.local`;
 
 /** A raw RFC 5322 message as nodemailer builds it. */
 export function compose(mail: Mail.Options): Promise<Buffer> {
@@ -26,42 +23,25 @@ export function rawMessage(headers: string[], body: string): Buffer {
   return Buffer.from([...headers, '', body].join('\r\n').replace(/\r?\n/g, '\r\n'), 'latin1');
 }
 
-/** Stores and records a received message as intake does, and starts its workflow; answers the inbox message id. */
-export async function deliver(stack: TestStack, org: Org, raw: Buffer): Promise<string> {
-  const email = await PostalMime.parse(raw);
-  const sha = createHash('sha256').update(raw).digest('hex');
-  const messageId = email.messageId ?? `<${sha}@inbound.invalid>`;
-  const refs = (email.references ?? '').match(/<[^<>\s]+>/g) ?? [];
-  const inReplyTo = (email.inReplyTo ?? '').match(/<[^<>\s]+>/)?.[0] ?? null;
-  const id = newId();
-  const key = `inbox/${org.organizationId}/${id}/raw.eml`;
-  const storage = new ObjectStorage(storageConfigFrom(stack.env as never));
-  const dir = await mkdtemp(join(tmpdir(), 'inbox-test-'));
+/** Sends the raw message over SMTP to the organization's inbound host; answers the inbox message id once listed. */
+export async function deliver(stack: TestStack, org: Org, raw: Buffer, timeoutMs = 30_000): Promise<string> {
+  const messageId = (await PostalMime.parse(raw)).messageId;
+  if (!messageId) throw new Error('test messages carry a Message-ID (it finds them in the inbox)');
+  const transport = nodemailer.createTransport({ host: stack.inboundSmtp.host, port: stack.inboundSmtp.port, secure: false, ignoreTLS: true });
   try {
-    await writeFile(join(dir, 'raw.eml'), raw);
-    await storage.putFile({ key, path: join(dir, 'raw.eml'), contentType: 'message/rfc822' });
+    const info = await transport.sendMail({ envelope: { from: 'sender@customer.example', to: [inboundAddress(org)] }, raw });
+    if (!/^250 /.test(info.response)) throw new Error(`inbound SMTP answered ${info.response}`);
   } finally {
-    await rm(dir, { recursive: true, force: true });
-    storage.close();
+    transport.close();
   }
-  const from = email.from && !email.from.group ? email.from : null;
-  await stack.sql(
-    `INSERT INTO admin.inbox_messages (id, organization_id, message_id, thread_id, transport, envelope_to, raw_object_key, raw_size, raw_sha256,
-       in_reply_to_header, references_header, from_address, from_name, subject)
-     VALUES ($1, $2, $3, $4, 'smtp', $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-    [id, org.organizationId, messageId, refs[0] ?? inReplyTo ?? messageId, ['ar@inbound.example'], key, raw.length, sha, inReplyTo, refs, from?.address?.toLowerCase() ?? null, from?.name || null, email.subject ?? null],
-  );
-  const t = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS!, namespace: stack.namespace });
-  try {
-    await t.client.workflow.start(INBOX_MESSAGE_WORKFLOW, {
-      taskQueue: INBOX_TASK_QUEUE,
-      workflowId: inboxMessageWorkflowId(id),
-      args: [{ organizationId: org.organizationId, inboxMessageId: id }],
-    });
-  } finally {
-    await t.close();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await stack.request('GET', '/v2/inbox/messages?page_size=200', { token: org.token });
+    const found = (r.body?.data ?? []).find((m: { message_id: string }) => m.message_id === messageId);
+    if (found) return found.id as string;
+    if (Date.now() > deadline) throw new Error(`message ${messageId} not in the inbox: ${r.text}`);
+    await new Promise((res) => setTimeout(res, 100));
   }
-  return id;
 }
 
 /** The message once the inbox workflow has read it (processed or failed). */
