@@ -26,6 +26,7 @@ import { exchangeRateRoutes } from './routes/exchange-rates.js';
 import { createReportActivities } from './activities/reports.js';
 import { createCustomerHabitsActivities } from './activities/customer-habits.js';
 import { createPromiseCoverageActivities } from './activities/promise-coverage.js';
+import { createInboundRemittanceActivities } from './activities/inbound-remittance.js';
 
 export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
@@ -53,7 +54,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
     { type: 'outreach.failed', object: outreachSchema },
   ],
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
+  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
   activities: ({ db, log, config, temporal }) => {
     const storage = config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null;
     // Receipt templates render on worker threads, as admin's previews do; the queue is bounded by the
@@ -76,6 +77,8 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
       ...createCustomerHabitsActivities({ db, log, storage }),
       // What approved payments applied to a promise to pay's invoices (admin's promise-to-pay workflow calls it on this queue)
       ...createPromiseCoverageActivities({ db, log }),
+      // Remittance advice read from the AR inbox (admin's inbox workflow calls it on this queue)
+      ...createInboundRemittanceActivities({ db, log, storage, config }),
     };
   },
 };
