@@ -56,6 +56,6 @@ export async function processed(stack: TestStack, token: string, id: string, tim
 }
 
 /** Delivers and waits until read. */
-export async function receive(stack: TestStack, org: Org, raw: Buffer): Promise<any> {
-  return processed(stack, org.token, await deliver(stack, org, raw));
+export async function receive(stack: TestStack, org: Org, raw: Buffer, timeoutMs = 60_000): Promise<any> {
+  return processed(stack, org.token, await deliver(stack, org, raw), timeoutMs);
 }

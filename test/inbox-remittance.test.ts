@@ -1,0 +1,109 @@
+/**
+ * Remittance advice arriving in the AR inbox, end to end: a customer emails a PDF advice over SMTP
+ * (nodemailer) to the organization's inbound host; the inbox workflow (admin worker) parses it,
+ * stores the PDF as its own object, matches the customer, and hands the message to cash-app's
+ * recordInboundRemittances on cash-app's task queue (cash-app worker); the remittance is a result of
+ * the message, carries the message summary, and the deposit that was waiting for it is matched.
+ * Everything is reached and read through the gateway (ledger by the middleware push, the deposit by
+ * a bank statement upload).
+ */
+import { randomUUID } from 'node:crypto';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForStatement } from './support/cash.js';
+import { compose, receive } from './support/inbox.js';
+import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
+import { startStack, type Org, type TestStack } from './support/stack.js';
+
+let stack: TestStack;
+let org: Org;
+let partnerId: string;
+const invoiceIds: Record<string, string> = {};
+
+async function advicePdf(): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([595, 842]);
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const rows: [number, string][][] = [
+    [[40, 'Nordlicht Handel GmbH - Zahlungsavis']],
+    [[40, 'Zahlungsdatum: 14.10.2026'], [300, 'Zahlungsreferenz: AV-NL-7781']],
+    [[40, 'Rechnungsnr.'], [160, 'Rechnungsbetrag'], [300, 'Zahlbetrag']],
+    [[40, '7781001'], [160, '1.190,00'], [300, '1.190,00']],
+    [[40, '7781002'], [160, '595,00'], [300, '595,00']],
+    [[40, 'Summe'], [300, '1.785,00']],
+  ];
+  rows.forEach((row, i) => row.forEach(([x, text]) => page.drawText(text, { x, y: 800 - i * 16, size: 9, font })));
+  return doc.save();
+}
+
+beforeAll(async () => {
+  stack = await startStack({ workers: ['admin', 'cash-app'] });
+  org = await stack.onboard('Inbox Remittance Org');
+  const customers = await pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: 'NL-1', name1: 'Nordlicht Handel GmbH', smtp_addr: 'buchhaltung@nordlicht.example' })]);
+  expect(customers.body.results[0]?.success, customers.text).toBe(true);
+  partnerId = customers.body.results[0]!.service_id!;
+  const invoices = await pushInvoices(stack, org.apiKey, [
+    invoiceRecord({ document_number: '7781001', reference: 'INV-7781001', customer_code: 'NL-1', amount_in_document_currency: 1190 }),
+    invoiceRecord({ document_number: '7781002', reference: 'INV-7781002', customer_code: 'NL-1', amount_in_document_currency: 595 }),
+  ]);
+  expect(invoices.body.results.every((r) => r.success), invoices.text).toBe(true);
+  for (const r of invoices.body.results) invoiceIds[r.remote_id!] = r.service_id!;
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('remittance advice in the inbox', () => {
+  it('a PDF advice emailed by the customer becomes a remittance of the message and lets the waiting deposit match', async () => {
+    // the deposit arrives first, with nothing the matching engine can tie to an invoice or payer
+    const st = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: {
+        account: 'DE44500105175407324931',
+        currency: 'EUR',
+        statement_number: `S-${randomUUID()}`,
+        transactions: [{ amount: '1785.00', booking_date: '2026-10-15', value_date: '2026-10-15', counterparty_name: 'NL Zahlungsdienst', remittance_information: 'Sammelzahlung AV-NL-7781' }],
+      },
+    });
+    expect(st.status, st.text).toBe(200);
+    const ready = await waitForStatement(stack, org.token, st.body.id as string);
+    const txId = (ready.transactions as { id: string }[])[0]!.id;
+    expect((await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token })).body.data).toEqual([]);
+
+    const pdf = await advicePdf();
+    const raw = await compose({
+      from: 'Buchhaltung Nordlicht <buchhaltung@nordlicht.example>',
+      to: 'ar@inbound.example',
+      subject: 'Zahlungsavis AV-NL-7781',
+      messageId: `<avis-${randomUUID()}@nordlicht.example>`,
+      text: 'Sehr geehrte Damen und Herren,\n\nanbei unser Zahlungsavis.\n\nMit freundlichen Grüßen\nNordlicht Handel GmbH',
+      attachments: [{ filename: 'Zahlungsavis.pdf', content: Buffer.from(pdf), contentType: 'application/pdf' }],
+    });
+    const m = await receive(stack, org, raw, 120_000);
+    expect(m).toMatchObject({ processing_state: 'processed', partner_id: partnerId, category: 'remittance' });
+    expect(m.attachments.map((a: any) => [a.name, a.mime_type, a.size])).toEqual([['Zahlungsavis.pdf', 'application/pdf', pdf.length]]);
+    const remittances = m.results.filter((r: any) => r.object === 'remittance');
+    expect(remittances).toHaveLength(1);
+
+    const got = await stack.request('GET', `/v1/remittances/${remittances[0].id}`, { token: org.token });
+    expect(got.status, got.text).toBe(200);
+    expect(got.body).toMatchObject({
+      source: 'email',
+      bank_transaction_id: txId,
+      email: { object: 'inbox_message', id: m.id, message_id: m.message_id, from: 'buchhaltung@nordlicht.example', from_name: 'Buchhaltung Nordlicht', subject: 'Zahlungsavis AV-NL-7781', received_at: m.received_at },
+      attachment: { file_name: 'Zahlungsavis.pdf', content_type: 'application/pdf', size: pdf.length },
+    });
+    expect(got.body.allocations.map((a: any) => [a.invoice_number, a.invoice_id, a.amount_paid])).toEqual([
+      ['7781001', invoiceIds['7781001'], 1190],
+      ['7781002', invoiceIds['7781002'], 595],
+    ]);
+    const payment = (await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token })).body.data[0];
+    expect(payment).toMatchObject({ remittance_id: remittances[0].id, partner_id: partnerId, allocated_amount: '1785.00' });
+
+    const events = await stack.request('GET', '/v2/events?type=inbox_message.received', { token: org.token });
+    const ours = events.body.data.filter((e: any) => e.data.object.id === m.id);
+    expect(ours).toHaveLength(1);
+    expect(ours[0].data.object.results).toEqual(m.results);
+  }, 180_000);
+});
