@@ -280,3 +280,36 @@ describe('the inbox API', () => {
     expect(others.body.data.some((i: any) => i.ref.id === m.id)).toBe(false);
   });
 });
+
+describe('what a message leads to', () => {
+  const spelled = (date: string) => {
+    const d = new Date(`${date}T12:00:00Z`);
+    return `${d.getUTCDate()} ${d.toLocaleString('en-GB', { month: 'long', timeZone: 'UTC' })} ${d.getUTCFullYear()}`;
+  };
+
+  it('a promise to pay from the customer is recorded with the message as its source; a dispute likewise', async () => {
+    const date = plusDays(todayIn('Europe/Berlin'), 7);
+    const p = await receive(stack, org, await mail({ from: 'ap@beta.example', subject: `Invoice ${num.beta1}`, text: `Hello,\n\nwe will pay invoice ${num.beta1} on ${spelled(date)}.\n\nKind regards\nBeta Supplies Ltd` }));
+    expect(p).toMatchObject({ category: 'promise_to_pay', partner_id: c.beta.partnerId });
+    const promiseRef = p.results.find((r: any) => r.object === 'promise_to_pay');
+    expect(promiseRef, JSON.stringify(p)).toBeTruthy();
+    const promise = await req('GET', `/v2/promises-to-pay/${promiseRef.id}`, org.token);
+    expect(promise.body).toMatchObject({ partner_id: c.beta.partnerId, invoice_ids: [c.beta.invoiceIds[0]], promised_date: date, status: 'open', source: { object: 'inbox_message', id: p.id } });
+
+    const d = await receive(stack, org, await mail({ from: 'payables@gamma.example', subject: `Invoice ${num.gamma1}`, text: `Hello,\n\ninvoice ${num.gamma1} is wrong, the goods arrived damaged.\n\nRegards\nGamma Foods BV` }));
+    expect(d).toMatchObject({ category: 'dispute', partner_id: c.gamma.partnerId });
+    const disputeRef = d.results.find((r: any) => r.object === 'dispute');
+    expect(disputeRef, JSON.stringify(d)).toBeTruthy();
+    const dispute = await req('GET', `/v2/disputes/${disputeRef.id}`, org.token);
+    expect(dispute.body).toMatchObject({ invoice_id: c.gamma.invoiceIds[0], reason_code: 'damaged', status: 'open', source: { object: 'inbox_message', id: d.id } });
+  });
+
+  it('a promise from a sender matched below the threshold is only a suggestion', async () => {
+    const date = plusDays(todayIn('Europe/Berlin'), 7);
+    // only the invoice number names the customer: 75, below the default threshold 80
+    const m = await receive(stack, org, await mail({ from: 'a.stranger@gmail.com', subject: `Invoice ${num.alpha2}`, text: `We will pay invoice ${num.alpha2} on ${spelled(date)}.` }));
+    expect(m).toMatchObject({ category: 'promise_to_pay', partner_id: c.alpha.partnerId, results: [] });
+    expect(m.match_confidence).toBe(75);
+    expect(m.suggestions).toEqual([expect.objectContaining({ type: 'promise_to_pay', promised_date: date })]);
+  });
+});

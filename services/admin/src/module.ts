@@ -175,7 +175,7 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
         actConcurrency: config.COLLECTIONS_ACT_CONCURRENCY,
       }),
       // AR inbox: the inbox workflow's activities (parse, read, match, assign, act; finish)
-      ...createInboxMessageActivities({ db, log, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
+      ...createInboxMessageActivities({ db, log, temporal: temporal.client, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
     };
   },
   // Webhook dispatch and delivery run for minutes: on a queue of their own, beside admin's.

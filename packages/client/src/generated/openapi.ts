@@ -4143,8 +4143,8 @@ export interface components {
             /** @description The customer's assignee; while the assignee is out of office on the run's date, the covering backup; else the organization's default sender (its earliest-created active admin). */
             sender_user_id: string | null;
             sent_at: string | null;
-            /** @description Checked in this order: every due invoice disputed or under an open promise; the customer's overdue total in local currency below the step's `min_overdue_lc`; no email address / no E.164 phone number for the channel. A skipped action is re-evaluated by the next run. */
-            skip_reason: ("below_min_overdue" | "no_email_address" | "no_phone_number" | "all_invoices_on_hold") | null;
+            /** @description Checked in this order: every due invoice disputed or under an open promise; the customer's overdue total in local currency below the step's `min_overdue_lc`; no email address / `email_bouncing`: every address of the customer's email bounced (the inbox received a failed delivery-status notification for it; the customer's email has to change for chasing by email to resume) / no E.164 phone number for the channel. A skipped action is re-evaluated by the next run. */
+            skip_reason: ("below_min_overdue" | "no_email_address" | "email_bouncing" | "no_phone_number" | "all_invoices_on_hold") | null;
             sms_id: string | null;
             /** @enum {string} */
             status: "planned" | "sent" | "skipped" | "failed";
@@ -4803,7 +4803,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             /** @description Default true; false creates it paused. */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -4871,6 +4871,12 @@ export interface components {
             reason_code: "pricing" | "quantity" | "quality" | "damaged" | "not_received" | "duplicate_billing" | "tax" | "other";
             /** @description How it was closed; null while open. */
             resolution: string | null;
+            /** @description The inbox message it was read from (the inbox records a promise or dispute by itself when it reads the customer, the invoices and, for a promise, the date with enough confidence; else it leaves a suggestion on the message); null when recorded through the API. */
+            source: {
+                id: string;
+                /** @constant */
+                object: "inbox_message";
+            } | null;
             /**
              * @description `open` (the invoice is not chased), `resolved` or `rejected`.
              * @enum {string}
@@ -5027,7 +5033,7 @@ export interface components {
             total_records: number;
         };
         /** @enum {string} */
-        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved";
+        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved";
         ExchangeRate: {
             base_currency: string;
             /** @description ISO 8601 UTC */
@@ -6126,7 +6132,7 @@ export interface components {
             amount: string;
             /** @description ISO 8601 UTC */
             created_at: string;
-            /** @description The user who recorded it. */
+            /** @description The user who recorded it; null when it was read from a customer's email (see `source`) or recorded with an API key. */
             created_by: string | null;
             /** @description ISO 4217: the invoices' currency. */
             currency: string;
@@ -6140,6 +6146,12 @@ export interface components {
             partner_id: string;
             /** @description YYYY-MM-DD */
             promised_date: string;
+            /** @description The inbox message it was read from (the inbox records a promise or dispute by itself when it reads the customer, the invoices and, for a promise, the date with enough confidence; else it leaves a suggestion on the message); null when recorded through the API. */
+            source: {
+                id: string;
+                /** @constant */
+                object: "inbox_message";
+            } | null;
             /**
              * @description `open` (holds the chasing of its invoices), `kept` (covered in time), `broken` (its grace period ended uncovered; chasing resumes at the step it was on), `cancelled`.
              * @enum {string}
@@ -7121,7 +7133,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             /** @description false pauses delivery; true resumes it (and clears `disabled_reason`). */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -18422,7 +18434,7 @@ export interface operations {
                 /** @description Alias of page_size, 1..200. */
                 size?: number;
                 /** @description Event types, the parameter repeated (`type=payment.posted&type=payment.approved`) or comma-separated; an unknown type is 422. */
-                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             };
             header?: never;
             path?: never;

@@ -1,6 +1,7 @@
 /**
  * Ledger lookups of the AR inbox (admin matches a received email to a customer): partners by the
- * sender's address or email domain, partners by customer number, documents by invoice number.
+ * sender's email domain, partners by customer number, documents by invoice number (partners by the
+ * exact address: partner-emails.ts).
  * Read-only, one organization at a time, bounded inputs.
  */
 import type { Knex } from 'knex';
@@ -9,8 +10,8 @@ import { LEDGER_TABLES } from './tables.js';
 /** Most values one lookup takes (a message quoting more numbers is read by its first ones). */
 export const INBOX_LOOKUP_LIMIT = 200;
 
-/** A partner's `email` may list several addresses (`a@x.com; b@y.com`): each of them, lower case. */
-const PARTNER_ADDRESSES_SQL = `regexp_split_to_table(lower(coalesce(email, '')), '\\s*[,;]\\s*')`;
+/** A partner's `email` may list several addresses (`a@x.com; b@y.com`): each of them, lower case (as partner-emails.ts splits them). */
+const PARTNER_ADDRESSES_SQL = `regexp_split_to_table(lower(coalesce(email, '')), '[,;[:space:]]+')`;
 
 export interface PartnerBrief {
   id: string;
@@ -20,16 +21,6 @@ export interface PartnerBrief {
 }
 
 const BRIEF = ['id', 'name', 'business_unit_id', 'assignee_id'];
-
-/** Partners one of whose email addresses is exactly `address` (case-insensitive). */
-export async function partnersByEmailAddress(db: Knex, organizationId: string, address: string): Promise<PartnerBrief[]> {
-  return db(LEDGER_TABLES.partners)
-    .select(BRIEF)
-    .where({ organization_id: organizationId })
-    .whereRaw(`? IN (SELECT ${PARTNER_ADDRESSES_SQL})`, [address.toLowerCase()])
-    .orderBy('id')
-    .limit(INBOX_LOOKUP_LIMIT) as Promise<PartnerBrief[]>;
-}
 
 /** Partners with an email address at `domain` (case-insensitive; the part after the last `@`). */
 export async function partnersByEmailDomain(db: Knex, organizationId: string, domain: string): Promise<PartnerBrief[]> {

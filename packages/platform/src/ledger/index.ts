@@ -13,3 +13,4 @@ export * from './open-items.js';
 export * from './predicted-overdue.js';
 export * from './aging.js';
 export * from './inbox-lookups.js';
+export * from './partner-emails.js';

@@ -1,4 +1,5 @@
 /** Activities of the inbox workflow (contract workflows/src/admin/inbox-message.ts): process, finish, fail. */
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db, Logger, ObjectStorage } from '@rp/platform';
 import type { InboxMessageActivities } from '@rp/workflows';
@@ -8,6 +9,7 @@ export interface InboxMessageDeps {
   db: Db;
   storage: ObjectStorage | null;
   log: Logger;
+  temporal: Client;
 }
 
 /** postal-mime's refusals of a message's structure (nesting or header limits): retrying reads the same bytes. */

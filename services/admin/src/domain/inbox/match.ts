@@ -22,10 +22,10 @@
  */
 import {
   cashAppOutboundMessages,
+  findPartnersByEmail,
   findPartnersByName,
   invoicesByNumbers,
   partnersByCustomerNumbers,
-  partnersByEmailAddress,
   partnersByEmailDomain,
   type Db,
 } from '@rp/platform';
@@ -95,7 +95,7 @@ async function senderEvidence(db: Db, organizationId: string, address: string): 
   const out: Evidence[] = [];
   const known = await knownContact(db, organizationId, address);
   if (known) out.push({ partnerId: known.partner_id, rule: 'known_contact', detail: `${address} is a known contact of this customer (${known.source === 'manual' ? 'taught by a correction' : 'from an earlier reply'}).`, weight: MATCH_WEIGHTS.known_contact });
-  const exact = await partnersByEmailAddress(db, organizationId, address);
+  const exact = await findPartnersByEmail(db, organizationId, address);
   if (exact.length === 1) out.push({ partnerId: exact[0]!.id, rule: 'customer_email', detail: `${address} is the customer's email address in the ledger.`, weight: MATCH_WEIGHTS.customer_email });
   const domain = address.split('@').pop()!.toLowerCase();
   if (!exact.length && domain && !FREE_MAIL_DOMAINS.has(domain)) {

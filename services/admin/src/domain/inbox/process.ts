@@ -3,7 +3,8 @@
  *
  * 1. `processMessage`: the raw message from object storage → parse (parse.ts; attachments stored
  *    one object each) → the deterministic readers (category, promise, dispute, numbers, signature)
- *    → the customer match (match.ts) → assignment — all written on the row while it is `received`.
+ *    → the customer match (match.ts) → assignment → the collections actor (promises to pay,
+ *    disputes, bounces; idempotent per message) — all written on the row while it is `received`.
  *    Answers what cash-app is to read when the message carries remittance advice.
  * 2. cash-app's recordInboundRemittances (its own task queue), when asked.
  * 3. `finishMessage`: the remittances join the message's results, the message becomes `processed`,
@@ -17,11 +18,13 @@
  * partner_id and the confidence that fell short.
  */
 import { attachmentKind, customerHandlerToday, getPartner, recordEvents, requireStorage, type Db, type Logger, type NewEvent, type ObjectStorage } from '@rp/platform';
+import type { Client } from '@temporalio/client';
 import type { InboundRemittanceInput, InboundRemittanceResult, InboxMessageInput } from '@rp/workflows';
 import { MAX_INBOUND_MESSAGE_BYTES, type InboxRef, type ParsedInboundMessage } from '../../domain-types/inbox.js';
 import { organizationToday } from '../../store/collections/promises.js';
 import { attachmentsOf, getInboxMessage, inboxSettings, updateInboxMessage, type InboxMessageRow } from '../../store/inbox/messages.js';
 import { inboxMessageView } from '../../views/inbox/messages.js';
+import { actOnReading } from './act.js';
 import { storeAttachments } from './attachments.js';
 import { matchMessage } from './match.js';
 import { parseMime } from './parse.js';
@@ -34,6 +37,8 @@ export interface InboxProcessDeps {
   db: Db;
   storage: ObjectStorage | null;
   log: Logger;
+  /** the actor starts a recorded promise's workflow */
+  temporal: Client;
 }
 
 export type ProcessOutcome = { state: 'missing' } | { state: 'done' } | { state: 'processing'; remittance: InboundRemittanceInput | null; autoAssigned: boolean };
@@ -82,6 +87,13 @@ export async function processMessage(deps: InboxProcessDeps, input: InboxMessage
   const autoAssign = Boolean(settings?.auto_assign) && confident;
   const handler = autoAssign ? await customerHandlerToday(deps.db, row.organization_id, partner!.id) : null;
 
+  const acted = await actOnReading(deps, {
+    organizationId: row.organization_id,
+    message: { id: row.id, partner_id: partner?.id ?? null, from_address: msg.from?.address ?? null },
+    reading,
+    partnerConfident: confident,
+  });
+
   await updateInboxMessage(deps.db, row.organization_id, row.id, {
     from_address: msg.from?.address ?? row.from_address,
     from_name: msg.from?.name ?? row.from_name,
@@ -102,6 +114,8 @@ export async function processMessage(deps: InboxProcessDeps, input: InboxMessage
     category_reasons: reading.category_reasons,
     in_reply_to_object: match.in_reply_to?.object ?? null,
     in_reply_to_id: match.in_reply_to?.id ?? null,
+    suggestions: acted.suggestions,
+    results: acted.results,
   });
   const advice = carriesAdvice(reading.category, msg.attachments, reading.referenced_numbers);
   deps.log.info({ organization_id: row.organization_id, inbox_message_id: row.id, category: reading.category, partner_id: partner?.id ?? null, confidence: match.confidence, assigned: autoAssign }, 'inbox message read');

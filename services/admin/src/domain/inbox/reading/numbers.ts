@@ -14,7 +14,8 @@ const NUMBER_WORD = "(?:\\s*(?:no|nr|nos|nrs|number|numbers|nummer|numero|numero
 const TOKEN = '([a-z0-9][a-z0-9\\-/_.]{1,30}[a-z0-9]|\\d{3,})';
 const JOIN = '\\s*(?:,|;|&|\\+|/|\\band\\b|\\bund\\b|\\bet\\b|\\by\\b|\\be\\b|\\ben\\b|\\bsowie\\b|\\bas well as\\b)\\s*';
 
-const KEYWORD_LIST = (keyword: string) => new RegExp(`\\b${keyword}${NUMBER_WORD}(${TOKEN.slice(1, -1)}(?:${JOIN}${TOKEN.slice(1, -1)})*)`, 'gi');
+const ONE = `(?:${TOKEN.slice(1, -1)})`;
+const KEYWORD_LIST = (keyword: string) => new RegExp(`\\b${keyword}${NUMBER_WORD}(${ONE}(?:${JOIN}${ONE})*)`, 'gi');
 const INVOICE_LIST = KEYWORD_LIST(INVOICE_KEYWORD);
 const CUSTOMER_LIST = KEYWORD_LIST(CUSTOMER_KEYWORD);
 const PREFIXED = /\b([A-Z]{1,6}[-/_]?\d{3,}(?:[-/]\d{1,8})*|\d{2,4}[-/]\d{3,8})\b/g;

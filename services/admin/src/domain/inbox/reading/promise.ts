@@ -19,7 +19,7 @@ export const PROMISE_PHRASES: RegExp[] = [
   /\bpromise to pay\b|\bincluded in (our|the) (next )?payment run\b|\bnext payment run\b/,
   // German
   /\b(wir|ich) (werden|werde)\b.{0,80}\b(zahlen|bezahlen|uberweisen|begleichen|anweisen|ausgleichen|freigeben)\b/,
-  /\bwird\b.{0,80}\b(bezahlt|uberwiesen|beglichen|angewiesen|ausgeglichen|freigegeben)\b(?!\s+worden)/,
+  /\b(wird|werden)\b.{0,80}\b(bezahlt|uberwiesen|beglichen|angewiesen|ausgeglichen|freigegeben)\b(?!\s+worden)/,
   /\b(zahlung|uberweisung|begleichung) (erfolgt|wird\b.{0,40}\berfolgen|ist\b.{0,30}\bgeplant|veranlassen wir|ist\b.{0,20}\bvorgesehen)/,
   /\b(uberweisen|zahlen|begleichen|bezahlen) (wir|ich)\b(?!.{0,40}\b(nicht|keine)\b)/,
   /\bzahlungslauf\b/,
