@@ -89,6 +89,10 @@ describe('threading to our own outbound emails', () => {
     expect(rules(m)).toEqual(['reply_to_outbound']);
     expect(m.match_confidence).toBe(97);
     expect(m.thread_id).toBe(`<${sent.messageId}>`);
+    // the reply taught its sender: a later message of theirs, in no thread, is Alpha's by that
+    const later = await receive(stack, org, await mail({ from: 'Someone.Private@gmail.com', text: 'One more question.' }));
+    expect([later.partner_id, rules(later), later.in_reply_to]).toEqual([c.alpha.partnerId, ['known_contact'], null]);
+    expect(later.match_reasons[0].detail).toContain('from an earlier reply');
   });
 
   it('a reply to a payment receipt is the paying customer\'s, in reply to the receipt', async () => {

@@ -5,8 +5,8 @@
  * - `reply_to_outbound` (0.97): In-Reply-To/References name one of our own emails — a collection
  *   action's (collection_messages) or cash-app's receipt or remittance request (kernel
  *   cashAppOutboundMessages) — about that customer. Also gives `in_reply_to`.
- * - `known_contact` (0.92): the sender address was taught to belong to the customer (a user's
- *   correction of an earlier message's customer).
+ * - `known_contact` (0.92): the sender address was taught to belong to the customer: a user's
+ *   correction of an earlier message's customer, or an earlier confident reply to our own email.
  * - `customer_email` (0.9): the sender address is one of the customer's email addresses in the ledger.
  * - `sender_domain` (0.7): the sender's domain is the email domain of exactly one customer; shared
  *   domains (several customers) and free-mail providers give nothing.

@@ -16,13 +16,17 @@
  * customer's assignee — or to that assignee's out-of-office backup of the day (organization's
  * timezone). Otherwise it stays `unassigned` without an assignee, keeping its best guess in
  * partner_id and the confidence that fell short.
+ *
+ * A reply to our own email matched at or above the threshold makes its sender a known contact of
+ * the customer (source `reply`), unless the address is known already; a user's correction
+ * (source `manual`) always replaces it.
  */
 import { attachmentKind, customerHandlerToday, getPartner, recordEvents, requireStorage, type Db, type Logger, type NewEvent, type ObjectStorage } from '@rp/platform';
 import type { Client } from '@temporalio/client';
 import type { InboundRemittanceInput, InboundRemittanceResult, InboxMessageInput } from '@rp/workflows';
 import { MAX_INBOUND_MESSAGE_BYTES, type InboxRef, type ParsedInboundMessage } from '../../domain-types/inbox.js';
 import { organizationToday } from '../../store/collections/promises.js';
-import { attachmentsOf, getInboxMessage, inboxSettings, updateInboxMessage, type InboxMessageRow } from '../../store/inbox/messages.js';
+import { addKnownContactFromReply, attachmentsOf, getInboxMessage, inboxSettings, updateInboxMessage, type InboxMessageRow } from '../../store/inbox/messages.js';
 import { inboxMessageView } from '../../views/inbox/messages.js';
 import { actOnReading } from './act.js';
 import { storeAttachments } from './attachments.js';
@@ -86,6 +90,9 @@ export async function processMessage(deps: InboxProcessDeps, input: InboxMessage
   const confident = partner !== null && match.confidence >= threshold;
   const autoAssign = Boolean(settings?.auto_assign) && confident;
   const handler = autoAssign ? await customerHandlerToday(deps.db, row.organization_id, partner!.id) : null;
+
+  // a confident reply to our own email teaches its sender (a colleague of the addressee, a shared mailbox)
+  if (confident && msg.from && match.reasons.some((r) => r.rule === 'reply_to_outbound')) await addKnownContactFromReply(deps.db, row.organization_id, msg.from.address, partner!.id);
 
   const acted = await actOnReading(deps, {
     organizationId: row.organization_id,

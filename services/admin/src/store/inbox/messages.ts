@@ -159,6 +159,11 @@ export async function upsertKnownContact(db: Q, organizationId: string, address:
     .merge({ partner_id: partnerId, source, created_by: createdBy, modified_at: db.fn.now() });
 }
 
+/** Learns an address from a reply to our own email, unless the address is known already (a correction always wins). */
+export async function addKnownContactFromReply(db: Q, organizationId: string, address: string, partnerId: string): Promise<void> {
+  await db('inbox_known_contacts').insert({ organization_id: organizationId, address: address.toLowerCase(), partner_id: partnerId, source: 'reply', created_by: null }).onConflict(['organization_id', 'address']).ignore();
+}
+
 /** Our own collection emails with these Message-IDs (sent ones), with the action and customer they were about. */
 export async function collectionMessagesByMessageIds(db: Q, organizationId: string, messageIds: readonly string[]): Promise<{ message_id: string; action_id: string; partner_id: string }[]> {
   const ids = [...new Set(messageIds)].slice(0, 100);
