@@ -178,6 +178,9 @@ describe('assignment', () => {
     expect((await settings(true, 60)).status).toBe(200);
     const above = await receive(stack, org, await domainMail());
     expect(above).toMatchObject({ match_confidence: 70, status: 'assigned', assignee_id: collector });
+    // a confident match to a customer nobody is assigned to: its customer, unassigned
+    const noCollector = await receive(stack, org, await mail({ from: 'payables@gamma.example', text: 'Hello.' }));
+    expect(noCollector).toMatchObject({ match_confidence: 90, partner_id: c.gamma.partnerId, status: 'unassigned', assignee_id: null });
     // auto_assign off: the best guess stays, unassigned
     expect((await settings(false, 60)).status).toBe(200);
     const off = await receive(stack, org, await domainMail());

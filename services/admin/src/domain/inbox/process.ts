@@ -14,7 +14,7 @@
  * Assignment (mailbox settings → centralized_inbox; never configured: auto_assign off): with
  * auto_assign on and a confidence at or above auto_assign_threshold the message is `assigned` to its
  * customer's assignee — or to that assignee's out-of-office backup of the day (organization's
- * timezone). Otherwise it stays `unassigned` without an assignee, keeping its best guess in
+ * timezone); a customer without an assignee leaves it `unassigned` with its customer. Otherwise it stays `unassigned` without an assignee, keeping its best guess in
  * partner_id and the confidence that fell short.
  *
  * A reply to our own email matched at or above the threshold makes its sender a known contact of
@@ -88,8 +88,9 @@ export async function processMessage(deps: InboxProcessDeps, input: InboxMessage
   const threshold = settings?.auto_assign_threshold ?? DEFAULT_AUTO_ASSIGN_THRESHOLD;
   const partner = match.partner_id ? await getPartner(deps.db, row.organization_id, match.partner_id) : null;
   const confident = partner !== null && match.confidence >= threshold;
-  const autoAssign = Boolean(settings?.auto_assign) && confident;
-  const handler = autoAssign ? await customerHandlerToday(deps.db, row.organization_id, partner!.id) : null;
+  const handler = settings?.auto_assign && confident ? await customerHandlerToday(deps.db, row.organization_id, partner!.id) : null;
+  // a customer nobody is assigned to keeps the message unassigned (with its customer) for a collector to take
+  const autoAssign = Boolean(handler?.handler_id);
 
   // a confident reply to our own email teaches its sender (a colleague of the addressee, a shared mailbox)
   if (confident && msg.from && match.reasons.some((r) => r.rule === 'reply_to_outbound')) await addKnownContactFromReply(deps.db, row.organization_id, msg.from.address, partner!.id);
@@ -132,14 +133,14 @@ export async function processMessage(deps: InboxProcessDeps, input: InboxMessage
 /** Marks the message processed with the remittances cash-app recorded, and records its events (once: a retry finds it processed). */
 export async function finishMessage(
   deps: { db: Db },
-  input: InboxMessageInput & { remittance: InboundRemittanceResult | null; autoAssigned: boolean },
+  input: InboxMessageInput & { remittance: InboundRemittanceResult | null; remittanceError: string | null; autoAssigned: boolean },
 ): Promise<void> {
   await deps.db.transaction(async (trx) => {
     const row = await getInboxMessage(trx, input.organizationId, input.inboxMessageId, '*', true);
     if (!row || row.processing_state !== 'received') return;
     const remittances: InboxRef[] = (input.remittance?.remittanceIds ?? []).map((id) => ({ object: 'remittance', id }));
     const results = [...row.results, ...remittances.filter((r) => !row.results.some((x) => x.object === r.object && x.id === r.id))];
-    const done = (await updateInboxMessage(trx, row.organization_id, row.id, { processing_state: 'processed', processing_error: null, results }))!;
+    const done = (await updateInboxMessage(trx, row.organization_id, row.id, { processing_state: 'processed', processing_error: input.remittanceError ? `The remittance advice could not be recorded: ${input.remittanceError}`.slice(0, 2000) : null, results }))!;
     // the event shows the message as the API does, without presigned URLs (they would expire in the log)
     const object = await inboxMessageView(null, done, (await attachmentsOf(trx, row.organization_id, [row.id])).get(row.id) ?? []);
     const base = { organizationId: row.organization_id, resourceId: row.id, object, businessUnitId: done.business_unit_id };

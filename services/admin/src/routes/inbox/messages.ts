@@ -21,7 +21,7 @@ const MATCHING =
   'names the customer); `conflict` when another customer also fits (half its confidence is taken off). `match_confidence` (0..100) combines the ' +
   'rules\' weights as independent signals. With mailbox settings `centralized_inbox.auto_assign` on and a confidence at or above ' +
   '`auto_assign_threshold`, the message is `assigned` to the customer\'s assignee (their out-of-office backup while they are out, the organization\'s ' +
-  'timezone); otherwise it stays `unassigned` with its best guess in `partner_id`. Settings never configured: no automatic assignment. ' +
+  'timezone; a customer without an assignee leaves it `unassigned` with its customer); otherwise it stays `unassigned` with its best guess in `partner_id`. Settings never configured: no automatic assignment. ' +
   '`matching_guidelines` is read only by the optional language-model path; the deterministic rules ignore it.';
 
 const addressSchema = z.object({ address: z.string(), name: z.string().nullable() });
@@ -73,7 +73,7 @@ export const inboxMessageSchema = z
     in_reply_to: refSchema.nullable().describe('Our own email this message answers: `collection_action` or `outreach_record` (payment receipt, remittance request).'),
     status: STATUS,
     processing_state: z.enum(['received', 'processed', 'failed']).describe('`received` until the inbox workflow has read it.'),
-    processing_error: z.string().nullable(),
+    processing_error: z.string().nullable().describe('Why a `failed` message could not be read, or why a processed one\'s remittance advice could not be recorded.'),
     suggestions: z.array(z.record(z.string(), z.unknown())).describe('Promises to pay or disputes read with too little confidence to record.'),
     results: z.array(refSchema).describe('Records the message led to: `promise_to_pay`, `dispute`, `remittance`.'),
     unsupported: z.array(z.object({ kind: z.string(), detail: z.string() })).describe('Parts the parser met but does not read (e.g. `tnef`: winmail.dat).'),
