@@ -6,6 +6,7 @@ export * from './recorded-email.js';
 export * from './recorded-email-activities.js';
 export * from './admin/welcome-email.js';
 export * from './cash-app/payment-receipt.js';
+export * from './cash-app/remittance-request.js';
 export * from './cash-app/matching.js';
 export * from './cash-app/auto-approval.js';
 export * from './cash-app/bank-statement.js';

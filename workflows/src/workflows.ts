@@ -3,6 +3,7 @@
 export { welcomeEmail } from './admin/welcome-email.js';
 export { connectionSync } from './integrations/connection-sync.js';
 export { paymentReceipt } from './cash-app/payment-receipt.js';
+export { remittanceRequest } from './cash-app/remittance-request.js';
 export { bankStatement } from './cash-app/bank-statement.js';
 export { paymentPosting } from './integrations/payment-posting.js';
 export { cnamRegistration } from './admin/cnam-registration.js';

@@ -13,6 +13,7 @@ import { predictedOverdueRoutes } from './routes/predicted-overdue.js';
 import { remittanceRoutes, remittanceSchema } from './routes/remittances.js';
 import { outreachRoutes, outreachSchema } from './routes/outreach.js';
 import { createPaymentReceiptActivities, paymentReceiptHandler } from './activities/payment-receipt.js';
+import { createRemittanceRequestActivities, remittanceRequestHandler } from './activities/remittance-request.js';
 import { createMatchingActivities } from './activities/matching.js';
 import { createAutoApprovalActivities } from './activities/auto-approval.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
@@ -61,9 +62,12 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
     // worker's activity slots, and a full one fails the attempt as retryable (TemplateRenderBusy).
     const receiptTemplates = new TemplatePool({ threads: defaultTemplateThreads(), maxQueue: 1_000 });
     const receipt = { db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER, templates: receiptTemplates };
+    // Remittance requests: the same mailer and render threads, their own template folder, Reply-To the AR inbox
+    const remittanceRequest = { ...receipt, templateFolder: config.REMITTANCE_REQUEST_TEMPLATE_FOLDER, inboundDomain: config.MAIL_INBOUND_DOMAIN };
     return {
-      // The recorded email of the cash-app task queue (the family's names; admin's worker serves `welcome` and `invite` on its own queue)
-      ...recordedEmailActivities({ receipt: paymentReceiptHandler(receipt) }),
+      // The recorded emails of the cash-app task queue (the family's names; admin's worker serves `welcome` and `invite` on its own queue)
+      ...recordedEmailActivities({ receipt: paymentReceiptHandler(receipt), 'remittance-request': remittanceRequestHandler(remittanceRequest) }),
+      ...createRemittanceRequestActivities(remittanceRequest),
       // The receipt's failure record, and the names of receipt workflows started before the family while recorded or running ones may call them
       ...createPaymentReceiptActivities(receipt),
       ...createMatchingActivities({ db, log, config }),
