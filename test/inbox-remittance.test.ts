@@ -4,8 +4,9 @@
  * stores the PDF as its own object, matches the customer, and hands the message to cash-app's
  * recordInboundRemittances on cash-app's task queue (cash-app worker); the remittance is a result of
  * the message, carries the message summary, and the deposit that was waiting for it is matched.
+ * A reply to a remittance request threads back to its deposit: the advice in it pays that deposit.
  * Everything is reached and read through the gateway (ledger by the middleware push, the deposit by
- * a bank statement upload).
+ * a bank statement upload, the remittance request by its route; its email arrives in MailDev).
  */
 import { randomUUID } from 'node:crypto';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
@@ -19,6 +20,23 @@ let stack: TestStack;
 let org: Org;
 let partnerId: string;
 const invoiceIds: Record<string, string> = {};
+
+async function deposit(amount: string, name: string, info: string | null): Promise<string> {
+  const st = await stack.request('POST', '/v2/bank-statements', {
+    token: org.token,
+    body: {
+      account: 'DE44500105175407324931',
+      currency: 'EUR',
+      statement_number: `S-${randomUUID()}`,
+      transactions: [{ amount, booking_date: '2026-10-15', value_date: '2026-10-15', counterparty_name: name, remittance_information: info }],
+    },
+  });
+  expect(st.status, st.text).toBe(200);
+  const ready = await waitForStatement(stack, org.token, st.body.id as string);
+  const txId = (ready.transactions as { id: string }[])[0]!.id;
+  expect((await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token })).body.data).toEqual([]);
+  return txId;
+}
 
 async function advicePdf(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
@@ -45,6 +63,7 @@ beforeAll(async () => {
   const invoices = await pushInvoices(stack, org.apiKey, [
     invoiceRecord({ document_number: '7781001', reference: 'INV-7781001', customer_code: 'NL-1', amount_in_document_currency: 1190 }),
     invoiceRecord({ document_number: '7781002', reference: 'INV-7781002', customer_code: 'NL-1', amount_in_document_currency: 595 }),
+    invoiceRecord({ document_number: '7781003', reference: 'INV-7781003', customer_code: 'NL-1', amount_in_document_currency: 500 }),
   ]);
   expect(invoices.body.results.every((r) => r.success), invoices.text).toBe(true);
   for (const r of invoices.body.results) invoiceIds[r.remote_id!] = r.service_id!;
@@ -57,19 +76,7 @@ afterAll(async () => {
 describe('remittance advice in the inbox', () => {
   it('a PDF advice emailed by the customer becomes a remittance of the message and lets the waiting deposit match', async () => {
     // the deposit arrives first, with nothing the matching engine can tie to an invoice or payer
-    const st = await stack.request('POST', '/v2/bank-statements', {
-      token: org.token,
-      body: {
-        account: 'DE44500105175407324931',
-        currency: 'EUR',
-        statement_number: `S-${randomUUID()}`,
-        transactions: [{ amount: '1785.00', booking_date: '2026-10-15', value_date: '2026-10-15', counterparty_name: 'NL Zahlungsdienst', remittance_information: 'Sammelzahlung AV-NL-7781' }],
-      },
-    });
-    expect(st.status, st.text).toBe(200);
-    const ready = await waitForStatement(stack, org.token, st.body.id as string);
-    const txId = (ready.transactions as { id: string }[])[0]!.id;
-    expect((await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token })).body.data).toEqual([]);
+    const txId = await deposit('1785.00', 'NL Zahlungsdienst', 'Sammelzahlung AV-NL-7781');
 
     const pdf = await advicePdf();
     const raw = await compose({
@@ -105,5 +112,38 @@ describe('remittance advice in the inbox', () => {
     const ours = events.body.data.filter((e: any) => e.data.object.id === m.id);
     expect(ours).toHaveLength(1);
     expect(ours[0].data.object.results).toEqual(m.results);
+  }, 180_000);
+
+  it('a reply to a remittance request threads to it, and its advice pays the deposit the request was about', async () => {
+    const txId = await deposit('500.00', 'Sender Unbekannt', null);
+    const asked = await stack.request('POST', '/v2/cash-app/outreach/remittance-request', { token: org.token, body: { bank_transaction_id: txId, partner_id: partnerId } });
+    expect(asked.status, asked.text).toBe(200);
+    let record: any;
+    for (const deadline = Date.now() + 60_000; ; ) {
+      record = (await stack.request('GET', `/v2/cash-app/outreach/${asked.body.id}`, { token: org.token })).body;
+      if (record.status !== 'pending' || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(record, JSON.stringify(record)).toMatchObject({ status: 'sent', email_id: expect.stringMatching(/^<.+>$/) });
+
+    const raw = await compose({
+      from: 'buchhaltung@nordlicht.example',
+      to: 'ar@inbound.example',
+      subject: 'Re: Which invoices does your payment pay?',
+      messageId: `<reply-${randomUUID()}@nordlicht.example>`,
+      inReplyTo: record.email_id,
+      references: [record.email_id],
+      text: 'Here is the remittance you asked for.',
+      attachments: [{ filename: 'advice.csv', content: 'Invoice;Paid\n7781003;500,00\n', contentType: 'text/csv' }],
+    });
+    const m = await receive(stack, org, raw, 120_000);
+    expect(m).toMatchObject({ processing_state: 'processed', partner_id: partnerId, in_reply_to: { object: 'outreach_record', id: asked.body.id } });
+    expect(m.match_reasons[0]).toMatchObject({ rule: 'reply_to_outbound' });
+    const remittance = m.results.find((r: any) => r.object === 'remittance');
+    expect(remittance, JSON.stringify(m)).toBeTruthy();
+    const payment = (await stack.request('GET', `/v2/payments?bank_transaction_id=${txId}`, { token: org.token })).body.data[0];
+    expect(payment).toMatchObject({ remittance_id: remittance.id, partner_id: partnerId, allocated_amount: '500.00' });
+    expect(payment.match_reasons[0]).toMatchObject({ rule: 'remittance', matched_by: 'bank_transaction' });
+    expect(payment.allocations).toEqual([expect.objectContaining({ invoice_number: '7781003', amount_paid: '500.00' })]);
   }, 180_000);
 });
