@@ -7,6 +7,9 @@
  * message is delivered over SMTP (nodemailer) to the stack's inbound listener.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectTemporal } from '@rp/platform';
+import { inboxMessageWorkflowId } from '@rp/workflows';
+import { replayHistory } from './support/histories.js';
 import { compose, rawMessage, receive } from './support/inbox.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
@@ -43,6 +46,15 @@ describe('parsing received mail', () => {
     expect(m.subject).toBe('Zahlung für Rechnung 4711');
     expect(m.from).toEqual({ address: 'juergen@kunde.example', name: 'Jürgen Müller' });
     expect(m.text).toContain('die Zahlung für Rechnung 4711 ändert sich nicht. Grüße');
+    // the workflow's history replays against today's code (RECORD_HISTORIES=1 records it)
+    const t = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS!, namespace: stack.namespace });
+    try {
+      const handle = t.client.workflow.getHandle(inboxMessageWorkflowId(m.id));
+      expect(await handle.result()).toBe('processed');
+      await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'inbox-message.json');
+    } finally {
+      await t.close();
+    }
   });
 
   it('decodes base64 UTF-8 bodies', async () => {

@@ -11,7 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectTemporal } from '@rp/platform';
+import { inboxMessageWorkflowId } from '@rp/workflows';
 import { waitForStatement } from './support/cash.js';
+import { replayHistory } from './support/histories.js';
 import { compose, receive } from './support/inbox.js';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -112,6 +115,16 @@ describe('remittance advice in the inbox', () => {
     const ours = events.body.data.filter((e: any) => e.data.object.id === m.id);
     expect(ours).toHaveLength(1);
     expect(ours[0].data.object.results).toEqual(m.results);
+
+    // the workflow's history replays against today's code (RECORD_HISTORIES=1 records it)
+    const t = await connectTemporal({ address: stack.env.TEMPORAL_ADDRESS!, namespace: stack.namespace });
+    try {
+      const handle = t.client.workflow.getHandle(inboxMessageWorkflowId(m.id));
+      expect(await handle.result()).toBe('processed');
+      await replayHistory(stack, handle.workflowId, await handle.fetchHistory(), 'inbox-message-remittance.json');
+    } finally {
+      await t.close();
+    }
   }, 180_000);
 
   it('a reply to a remittance request threads to it, and its advice pays the deposit the request was about', async () => {
