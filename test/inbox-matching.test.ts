@@ -132,6 +132,9 @@ describe('matching by sender and content', () => {
     expect(next.partner_id).toBe(c.beta.partnerId);
     expect(rules(next)).toEqual(['known_contact']);
     expect(next.match_confidence).toBe(92);
+    // a colleague replying in that thread from another free-mail address: the thread's customer
+    const colleague = await receive(stack, org, await mail({ from: 'pat.colleague@gmail.com', text: 'Adding to what Pat wrote.', inReplyTo: first.message_id, references: [first.message_id] }));
+    expect([colleague.partner_id, rules(colleague), colleague.match_confidence, colleague.in_reply_to]).toEqual([c.beta.partnerId, ['same_thread'], 85, null]);
   });
 
   it('the customer\'s own address, then its email domain', async () => {

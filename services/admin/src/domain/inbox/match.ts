@@ -5,6 +5,8 @@
  * - `reply_to_outbound` (0.97): In-Reply-To/References name one of our own emails — a collection
  *   action's (collection_messages) or cash-app's receipt or remittance request (kernel
  *   cashAppOutboundMessages) — about that customer. Also gives `in_reply_to`.
+ * - `same_thread` (0.85): no email of ours is in the thread, but an earlier message of it was matched
+ *   to the customer with a confidence of at least SAME_THREAD_MIN_CONFIDENCE (or by a user).
  * - `known_contact` (0.92): the sender address was taught to belong to the customer: a user's
  *   correction of an earlier message's customer, or an earlier confident reply to our own email.
  * - `customer_email` (0.9): the sender address is one of the customer's email addresses in the ledger.
@@ -30,11 +32,12 @@ import {
   type Db,
 } from '@rp/platform';
 import type { InboxRef, MessageReading, ParsedInboundMessage } from '../../domain-types/inbox.js';
-import { collectionMessagesByMessageIds, knownContact, type MatchReason } from '../../store/inbox/messages.js';
+import { collectionMessagesByMessageIds, knownContact, matchedInboxMessagesByMessageIds, type MatchReason } from '../../store/inbox/messages.js';
 
 export const MATCH_WEIGHTS = {
   reply_to_outbound: 0.97,
   known_contact: 0.92,
+  same_thread: 0.85,
   customer_email: 0.9,
   sender_domain: 0.7,
   invoice_number: 0.75,
@@ -42,6 +45,9 @@ export const MATCH_WEIGHTS = {
   customer_number: 0.7,
   signature_company: 0.55,
 } as const;
+
+/** How sure the match of an earlier message of the thread must have been to count for its replies. */
+export const SAME_THREAD_MIN_CONFIDENCE = 80;
 
 /** Mail providers whose domain says nothing about the company behind an address. */
 const FREE_MAIL_DOMAINS = new Set([
@@ -84,11 +90,19 @@ async function threadEvidence(db: Db, organizationId: string, msg: ParsedInbound
     })),
   ].sort((a, b) => rank(a.messageId) - rank(b.messageId));
   const first = found[0];
-  if (!first) return { evidence: [], inReplyTo: null, bankTransactionId: null };
+  if (!first) return { evidence: await earlierInThread(db, organizationId, ids), inReplyTo: null, bankTransactionId: null };
   const evidence = first.partnerId
     ? [{ partnerId: first.partnerId, rule: 'reply_to_outbound', detail: `Replies to ${first.what} we sent (${first.messageId}).`, weight: MATCH_WEIGHTS.reply_to_outbound }]
     : [];
   return { evidence, inReplyTo: first.ref, bankTransactionId: first.bank };
+}
+
+/** The nearest earlier message of the thread that was confidently matched (see `same_thread`). */
+async function earlierInThread(db: Db, organizationId: string, ids: readonly string[]): Promise<Evidence[]> {
+  const earlier = (await matchedInboxMessagesByMessageIds(db, organizationId, ids))
+    .filter((m) => m.match_confidence >= SAME_THREAD_MIN_CONFIDENCE)
+    .sort((a, b) => ids.indexOf(a.message_id) - ids.indexOf(b.message_id))[0];
+  return earlier ? [{ partnerId: earlier.partner_id, rule: 'same_thread', detail: `Continues a thread whose earlier message ${earlier.message_id} is this customer's.`, weight: MATCH_WEIGHTS.same_thread }] : [];
 }
 
 async function senderEvidence(db: Db, organizationId: string, address: string): Promise<Evidence[]> {

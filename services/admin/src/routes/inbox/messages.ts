@@ -15,7 +15,8 @@ const SCOPE =
 
 const MATCHING =
   'Matching (deterministic; `match_reasons[].rule`): `reply_to_outbound` (In-Reply-To/References name a collection email, payment receipt or ' +
-  'remittance request we sent; also sets `in_reply_to`), `known_contact` (the sender was taught by a correction, or by an earlier reply to our own email matched at or above the threshold), `customer_email` (the sender is the ' +
+  'remittance request we sent; also sets `in_reply_to`), `same_thread` (else: an earlier message of the thread was matched to the customer with ' +
+  'confidence 80 or more, or by a user), `known_contact` (the sender was taught by a correction, or by an earlier reply to our own email matched at or above the threshold), `customer_email` (the sender is the ' +
   'customer\'s address in the ledger), `sender_domain` (the domain of exactly one customer\'s email; free-mail domains never count), `invoice_number` ' +
   '(invoice numbers read in subject, body and attachments resolve to the customer\'s invoices), `customer_number`, `signature_company` (the signature ' +
   'names the customer); `conflict` when another customer also fits (half its confidence is taken off). `match_confidence` (0..100) combines the ' +

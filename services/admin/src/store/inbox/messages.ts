@@ -164,6 +164,13 @@ export async function addKnownContactFromReply(db: Q, organizationId: string, ad
   await db('inbox_known_contacts').insert({ organization_id: organizationId, address: address.toLowerCase(), partner_id: partnerId, source: 'reply', created_by: null }).onConflict(['organization_id', 'address']).ignore();
 }
 
+/** Earlier inbox messages with these Message-IDs that were matched to a customer (a thread the customer continues). */
+export async function matchedInboxMessagesByMessageIds(db: Q, organizationId: string, messageIds: readonly string[]): Promise<{ id: string; message_id: string; partner_id: string; match_confidence: number }[]> {
+  const ids = [...new Set(messageIds)].slice(0, 100);
+  if (!ids.length) return [];
+  return db('inbox_messages').select('id', 'message_id', 'partner_id', 'match_confidence').where({ organization_id: organizationId }).whereNotNull('partner_id').whereIn('message_id', ids);
+}
+
 /** Our own collection emails with these Message-IDs (sent ones), with the action and customer they were about. */
 export async function collectionMessagesByMessageIds(db: Q, organizationId: string, messageIds: readonly string[]): Promise<{ message_id: string; action_id: string; partner_id: string }[]> {
   const ids = [...new Set(messageIds)].slice(0, 100);
