@@ -4,7 +4,8 @@
  * receipt workflow; known contacts taught by a PATCH correction; the customer's email address and
  * domain; invoice numbers; the signature's company), auto-assignment at, below and above the
  * threshold and to the OOO backup, business units and tenant isolation, the customer timeline's
- * `reply` items, the events, and PATCH's rules.
+ * `reply` items, the events, PATCH's rules, and what a message leads to (a promise to pay, a dispute,
+ * a suggestion; a bounce that stops the collection emails to the address).
  *
  * Reached through the API: customers and invoices (middleware push), their assignee (PATCH
  * /v2/partners), units, a member, OOO, mailbox settings, a collection policy and run (MailDev
@@ -15,8 +16,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForStatement } from './support/cash.js';
-import { customer, emailTemplate, plusDays, policy, runCollections, todayIn } from './support/collections.js';
-import { compose, receive } from './support/inbox.js';
+import { actionsOf, customer, emailTemplate, plusDays, policy, runCollections, todayIn } from './support/collections.js';
+import { compose, rawMessage, receive } from './support/inbox.js';
 import { startStack, waitForMail, type Org, type TestStack } from './support/stack.js';
 
 let stack: TestStack;
@@ -321,5 +322,43 @@ describe('what a message leads to', () => {
     expect(m).toMatchObject({ category: 'promise_to_pay', partner_id: c.alpha.partnerId, results: [] });
     expect(m.match_confidence).toBe(75);
     expect(m.suggestions).toEqual([expect.objectContaining({ type: 'promise_to_pay', promised_date: date })]);
+  });
+
+  it('a delivery-status notification for a customer\'s address stops the collection emails to it', async () => {
+    const delta = await customer(stack, org, { name: 'Delta Logistik GmbH', email: 'ap@delta-logistik.example', invoices: [{ due: todayIn('Europe/Berlin') }] });
+    const dsn = rawMessage(
+      [
+        'From: Mail Delivery System <MAILER-DAEMON@mx.delta-logistik.example>',
+        'To: no-reply@receivables.local',
+        'Subject: Undelivered Mail Returned to Sender',
+        `Message-ID: <dsn-${Date.now()}@mx.delta-logistik.example>`,
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="R"',
+      ],
+      [
+        '--R',
+        'Content-Type: text/plain',
+        '',
+        'This is the mail system. Your message could not be delivered to ap@delta-logistik.example.',
+        '--R',
+        'Content-Type: message/delivery-status',
+        '',
+        'Reporting-MTA: dns; mx.delta-logistik.example',
+        '',
+        'Final-Recipient: rfc822; ap@delta-logistik.example',
+        'Action: failed',
+        'Status: 5.1.1',
+        'Diagnostic-Code: smtp; 550 5.1.1 mailbox unavailable',
+        '',
+        '--R--',
+        '',
+      ].join('\n'),
+    );
+    const m = await receive(stack, org, dsn);
+    expect(m).toMatchObject({ category: 'bounce', processing_state: 'processed' });
+    const run = await runCollections(stack, org);
+    expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed', sent: 0 });
+    const actions = await actionsOf(stack, org.token, `run_id=${run.id}&partner_id=${delta.partnerId}`);
+    expect(actions).toEqual([expect.objectContaining({ channel: 'email', status: 'skipped', skip_reason: 'email_bouncing' })]);
   });
 });
