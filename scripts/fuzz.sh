@@ -327,6 +327,11 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 [[operations]]
 include-operation-id = "acceptUserInvite"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# Inbox messages: partner_id and assignee_id must name a partner / an active user of the organization,
+# and `status: assigned` needs an assignee (given or already on the message): rules between fields and records.
+[[operations]]
+include-operation-id = "updateInboxMessage"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 TOML
 
 # Two runs: the middleware routes with the API key first, then every other route with the user token.

@@ -27,3 +27,4 @@ export * from './admin/collections-contract.js';
 export * from './admin/promise-to-pay.js';
 export * from './admin/collection-run.js';
 export * from './admin/inbox-contract.js';
+export * from './admin/inbox-message.js';

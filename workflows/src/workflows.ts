@@ -16,3 +16,4 @@ export { webhookDispatcher } from './admin/webhook-dispatcher.js';
 export { webhookEndpointDelivery } from './admin/webhook-endpoint-delivery.js';
 export { promiseToPay } from './admin/promise-to-pay.js';
 export { collectionRun, scheduledCollectionRun } from './admin/collection-run.js';
+export { inboxMessage } from './admin/inbox-message.js';

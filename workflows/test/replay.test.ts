@@ -37,6 +37,8 @@ describe('workflow replay', () => {
       'payment-receipt-failed-recorded-email.json': 'deliverRecordedEmail',
       'remittance-request.json': 'deliverRecordedEmail',
       'remittance-request-failed.json': 'markRemittanceRequestFailed',
+      'inbox-message.json': 'finishInboxMessage',
+      'inbox-message-remittance.json': 'recordInboundRemittances',
     };
     for (const [file, sends] of Object.entries(shapes)) {
       expect(files, file).toContain(file);
