@@ -1742,6 +1742,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/inbox/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List inbox messages
+         * @description Newest received first. Filters: `status`, `partner_id`, `category`, `assignee_id`. Paginated: `page` (0-based), `page_size` 1..200. Members see messages whose customer belongs to one of their business units or to none; a message matched to no customer only when they have access to every business unit of the organization (admins and API keys see all). Others answer 404 and are absent from lists.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["listInboxMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/inbox/messages/{inbox_message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an inbox message
+         * @description Matching (deterministic; `match_reasons[].rule`): `reply_to_outbound` (In-Reply-To/References name a collection email, payment receipt or remittance request we sent; also sets `in_reply_to`), `same_thread` (else: an earlier message of the thread was matched to the customer with confidence 80 or more, or by a user), `known_contact` (the sender was taught by a correction, or by an earlier reply to our own email matched at or above the threshold), `customer_email` (the sender is the customer's address in the ledger), `sender_domain` (the domain of exactly one customer's email; free-mail domains never count), `invoice_number` (invoice numbers read in subject, body and attachments resolve to the customer's invoices), `customer_number`, `signature_company` (the signature names the customer); `conflict` when another customer also fits (half its confidence is taken off). `match_confidence` (0..100) combines the rules' weights as independent signals. With mailbox settings `centralized_inbox.auto_assign` on and a confidence at or above `auto_assign_threshold`, the message is `assigned` to the customer's assignee (their out-of-office backup while they are out, the organization's timezone; a customer without an assignee leaves it `unassigned` with its customer); otherwise it stays `unassigned` with its best guess in `partner_id`. Settings never configured: no automatic assignment. `matching_guidelines` is read only by the optional language-model path; the deterministic rules ignore it. Members see messages whose customer belongs to one of their business units or to none; a message matched to no customer only when they have access to every business unit of the organization (admins and API keys see all). Others answer 404 and are absent from lists.
+         *
+         *     Requires: user access token.
+         */
+        get: operations["getInboxMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Correct or assign an inbox message
+         * @description At least one field. `partner_id` sets the customer (confidence 100, rule `manual`; null removes it) and teaches the matcher: the sender's address becomes a known contact of that customer, so its next messages match by `known_contact` (the latest correction of an address wins); 422 when the partner is not the organization's or outside the caller's units. `assignee_id` (an active user; 422 otherwise) assigns the message (`assigned`; null → `unassigned`); `status: unassigned` clears the assignee, `assigned` needs one (422), `archived` keeps it. `category` overrides the classifier (confidence 100). A message that ends up `assigned` with a changed customer, assignee or status records `inbox_message.assigned`. The assignee is not changed by a customer correction alone. Members see messages whose customer belongs to one of their business units or to none; a message matched to no customer only when they have access to every business unit of the organization (admins and API keys see all). Others answer 404 and are absent from lists.
+         *
+         *     Requires: user access token.
+         */
+        patch: operations["updateInboxMessage"];
+        trace?: never;
+    };
     "/v2/integrations/connections": {
         parameters: {
             query?: never;
@@ -2199,7 +2249,7 @@ export interface paths {
         };
         /**
          * A customer's activity timeline
-         * @description Everything that happened with one customer across collections and cash application, newest first (ties: by type, then reference). Types: `collection_email` / `collection_sms`: an email or text of a collection action, once sent or failed (at its sending; ref `collection_action`, see GET /v2/collections/actions); `task`: a follow-up task, when created and when done (ref `task`, see GET /v2/tasks); `receipt`: a payment receipt emailed to the customer (ref `outreach_record`, see GET /v2/cash-app/outreach/{outreach_id}); `promise_to_pay`: a promise when made and when kept, broken or cancelled (ref `promise_to_pay`); `dispute`: a dispute when opened and when resolved or rejected (ref `dispute`); `payment_applied`: an approved payment of the customer with the number of invoices it was allocated to, at its approval (ref `payment`, see GET /v2/payments/{payment_id}); `reply`: reserved for replies received in the collections inbox (none yet). Filter `type` (one type). Paginated (`page`, `page_size` 1..200). A member reads the timeline of customers that belong to no business unit or to one of theirs; an unknown customer, another organization's or one outside the member's units answers 404. Every item of a visible customer is shown, whoever created it.
+         * @description Everything that happened with one customer across collections and cash application, newest first (ties: by type, then reference). Types: `collection_email` / `collection_sms`: an email or text of a collection action, once sent or failed (at its sending; ref `collection_action`, see GET /v2/collections/actions); `task`: a follow-up task, when created and when done (ref `task`, see GET /v2/tasks); `receipt`: a payment receipt emailed to the customer (ref `outreach_record`, see GET /v2/cash-app/outreach/{outreach_id}); `promise_to_pay`: a promise when made and when kept, broken or cancelled (ref `promise_to_pay`); `dispute`: a dispute when opened and when resolved or rejected (ref `dispute`); `payment_applied`: an approved payment of the customer with the number of invoices it was allocated to, at its approval (ref `payment`, see GET /v2/payments/{payment_id}); `reply`: an email received in the AR inbox and matched to the customer (automatically or by a correction), at its receipt: "Email from <sender> — <subject>" (ref `inbox_message`, see GET /v2/inbox/messages/{inbox_message_id}). Filter `type` (one type). Paginated (`page`, `page_size` 1..200). A member reads the timeline of customers that belong to no business unit or to one of theirs; an unknown customer, another organization's or one outside the member's units answers 404. Every item of a visible customer is shown, whoever created it.
          *
          *     Requires: user access token.
          */
@@ -3166,6 +3216,54 @@ export interface webhooks {
          *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
          */
         post: operations["extractionFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "inbox_message.assigned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An inbox message was assigned to a customer and collector, automatically (confidence at or above the threshold) or by a user.
+         * @description `data.object` is the inbox message exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["inboxMessageAssignedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "inbox_message.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An email arrived in the AR inbox and was read: matched to a customer (or not) and categorized.
+         * @description `data.object` is the inbox message exactly as the API returned it when the event was recorded.
+         *
+         *     Delivered to every enabled webhook endpoint of the organization subscribed to this type (`events` lists it or is `["*"]`), as `POST <endpoint url>` with a JSON body, following the Standard Webhooks specification: the headers `webhook-id` (the event id, the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">` keyed with the endpoint secret's bytes after `whsec_`; during the 24 hours after a secret rotation, two space-separated signatures, one per secret). Verify the signature over the raw body before parsing it (`verifyWebhook` of @rp/client, or any Standard Webhooks library) and refuse timestamps more than 5 minutes off.
+         *
+         *     At least once: any 2xx answer within 10 seconds is success; anything else (another status, a timeout, a refused connection) is retried with the same body and `webhook-id` after about 5 s, 30 s, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over about 27.5 hours, with jitter), and then marked failed (`POST /v2/webhook-endpoints/{id}/deliveries/{delivery_id}/retry` sends it again). 410 Gone disables the endpoint at once; an endpoint failing continuously for 3 days is disabled and the organization's admins get an email. Per endpoint, the events of one resource arrive in the order they were recorded (a `payment.posted` never before its `payment.approved`); events of different resources may overtake each other. A consumer that missed deliveries catches up from `GET /v2/events`.
+         */
+        post: operations["inboxMessageReceivedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5177,6 +5275,150 @@ export interface components {
             /** @description The new secret (`rpin_…`). Shown only in this answer: it is stored as a hash and cannot be read again. */
             secret: string;
         };
+        InboxAttachment: {
+            content_id: string | null;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            disposition: string | null;
+            /**
+             * @description Category of mime_type.
+             * @enum {string}
+             */
+            file_type: "audio" | "image" | "video" | "text" | "document" | "archive" | "other";
+            id: string;
+            /** @description Always true: the bytes are the ones received, stored by the platform itself. */
+            is_verified: boolean;
+            mime_type: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            name: string;
+            /** @constant */
+            object: "attachment";
+            organization_id: string;
+            /** @description A fresh presigned GET of the stored bytes (null when object storage is not configured, and in event payloads). */
+            presigned_url: string | null;
+            /** @description When presigned_url stops working (one hour after the response). */
+            presigned_url_expires_at: string | null;
+            /** @description `inbox_message`. */
+            purpose: string;
+            remote_id: string | null;
+            size: number;
+            src: string | null;
+            user_id: string | null;
+        };
+        InboxMessage: {
+            assignee_id: string | null;
+            /** @description Every attachment in message order (spec 2.5 Attachment shape). */
+            attachments: components["schemas"]["InboxAttachment"][];
+            category: ("remittance" | "promise_to_pay" | "dispute" | "question" | "auto_reply" | "bounce" | "other") | null;
+            category_confidence: number | null;
+            category_reasons: string[];
+            cc: {
+                address: string;
+                name: string | null;
+            }[];
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            from: {
+                address: string;
+                name: string | null;
+            } | null;
+            id: string;
+            /** @description Our own email this message answers: `collection_action` or `outreach_record` (payment receipt, remittance request). */
+            in_reply_to: {
+                id: string;
+                object: string;
+            } | null;
+            match_confidence: number | null;
+            /** @description Matching (deterministic; `match_reasons[].rule`): `reply_to_outbound` (In-Reply-To/References name a collection email, payment receipt or remittance request we sent; also sets `in_reply_to`), `same_thread` (else: an earlier message of the thread was matched to the customer with confidence 80 or more, or by a user), `known_contact` (the sender was taught by a correction, or by an earlier reply to our own email matched at or above the threshold), `customer_email` (the sender is the customer's address in the ledger), `sender_domain` (the domain of exactly one customer's email; free-mail domains never count), `invoice_number` (invoice numbers read in subject, body and attachments resolve to the customer's invoices), `customer_number`, `signature_company` (the signature names the customer); `conflict` when another customer also fits (half its confidence is taken off). `match_confidence` (0..100) combines the rules' weights as independent signals. With mailbox settings `centralized_inbox.auto_assign` on and a confidence at or above `auto_assign_threshold`, the message is `assigned` to the customer's assignee (their out-of-office backup while they are out, the organization's timezone; a customer without an assignee leaves it `unassigned` with its customer); otherwise it stays `unassigned` with its best guess in `partner_id`. Settings never configured: no automatic assignment. `matching_guidelines` is read only by the optional language-model path; the deterministic rules ignore it. */
+            match_reasons: {
+                detail: string;
+                rule: string;
+                weight?: number;
+            }[];
+            /** @description The Message-ID header (angle brackets included), or `<sha256 of the message@inbound.invalid>` when it had none. */
+            message_id: string;
+            /** @description ISO 8601 UTC */
+            modified_at: string;
+            /** @constant */
+            object: "inbox_message";
+            /** @description The matched customer, or the best guess that fell short of the threshold. */
+            partner_id: string | null;
+            /** @description Why a `failed` message could not be read, or why a processed one's remittance advice could not be recorded. */
+            processing_error: string | null;
+            /**
+             * @description `received` until the inbox workflow has read it.
+             * @enum {string}
+             */
+            processing_state: "received" | "processed" | "failed";
+            received_at: string;
+            /** @description Records the message led to: `promise_to_pay`, `dispute`, `remittance`. */
+            results: {
+                id: string;
+                object: string;
+            }[];
+            /** @enum {string} */
+            status: "unassigned" | "assigned" | "archived";
+            subject: string | null;
+            /** @description Promises to pay or disputes read with too little confidence to record. */
+            suggestions: {
+                [key: string]: unknown;
+            }[];
+            /** @description The plain-text body (an HTML-only body as text; forwarded messages included); null until processed. */
+            text: string | null;
+            /** @description The first id of References, else In-Reply-To, else its own Message-ID. */
+            thread_id: string;
+            to: {
+                address: string;
+                name: string | null;
+            }[];
+            /** @description Parts the parser met but does not read (e.g. `tnef`: winmail.dat). */
+            unsupported: {
+                detail: string;
+                kind: string;
+            }[];
+        };
+        /** @description The `inbox_message.assigned` event: An inbox message was assigned to a customer and collector, automatically (confidence at or above the threshold) or by a user. */
+        InboxMessageAssignedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["InboxMessage"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "inbox_message.assigned";
+        };
+        /** @description A page of InboxMessage records. */
+        InboxMessagePage: {
+            current_page: number;
+            data: components["schemas"]["InboxMessage"][];
+            next_page: number | null;
+            total_records: number;
+        };
+        /** @description The `inbox_message.received` event: An email arrived in the AR inbox and was read: matched to a customer (or not) and categorized. */
+        InboxMessageReceivedEvent: {
+            /** @description When the change was recorded (ISO 8601 UTC). */
+            created_at: string;
+            data: {
+                object: components["schemas"]["InboxMessage"];
+            };
+            /** @description Event id (UUIDv7); also the `webhook-id` header of every delivery attempt. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "inbox_message.received";
+        };
         /** @description An invoice or credit memo of the AR ledger as the `invoice.*` events carry it. No route returns a single invoice; this is the document as the middleware push (POST /v2/integrations/providers/middleware/invoices, whose result's `service_id` is its `id`) or a connection sync stored it. */
         Invoice: {
             /** @description Exact decimal string with the currency's ISO minor units ("1190.50" EUR, "1000" JPY). */
@@ -5799,7 +6041,7 @@ export interface components {
             /** @description One line for people, in English; amounts in the currency's minor units with the ISO code ("500.00 EUR"); free text (a text message, a note, a resolution) quoted to 100 characters. */
             summary: string;
             /**
-             * @description `collection_email` / `collection_sms`: an email or text of a collection action, once sent or failed (at its sending; ref `collection_action`, see GET /v2/collections/actions); `task`: a follow-up task, when created and when done (ref `task`, see GET /v2/tasks); `receipt`: a payment receipt emailed to the customer (ref `outreach_record`, see GET /v2/cash-app/outreach/{outreach_id}); `promise_to_pay`: a promise when made and when kept, broken or cancelled (ref `promise_to_pay`); `dispute`: a dispute when opened and when resolved or rejected (ref `dispute`); `payment_applied`: an approved payment of the customer with the number of invoices it was allocated to, at its approval (ref `payment`, see GET /v2/payments/{payment_id}); `reply`: reserved for replies received in the collections inbox (none yet).
+             * @description `collection_email` / `collection_sms`: an email or text of a collection action, once sent or failed (at its sending; ref `collection_action`, see GET /v2/collections/actions); `task`: a follow-up task, when created and when done (ref `task`, see GET /v2/tasks); `receipt`: a payment receipt emailed to the customer (ref `outreach_record`, see GET /v2/cash-app/outreach/{outreach_id}); `promise_to_pay`: a promise when made and when kept, broken or cancelled (ref `promise_to_pay`); `dispute`: a dispute when opened and when resolved or rejected (ref `dispute`); `payment_applied`: an approved payment of the customer with the number of invoices it was allocated to, at its approval (ref `payment`, see GET /v2/payments/{payment_id}); `reply`: an email received in the AR inbox and matched to the customer (automatically or by a correction), at its receipt: "Email from <sender> — <subject>" (ref `inbox_message`, see GET /v2/inbox/messages/{inbox_message_id}).
              * @enum {string}
              */
             type: "collection_email" | "collection_sms" | "task" | "receipt" | "promise_to_pay" | "dispute" | "payment_applied" | "reply";
@@ -7183,6 +7425,16 @@ export interface components {
             is_default?: boolean;
             name?: string;
             subject?: string;
+        };
+        UpdateInboxMessageRequest: {
+            /** @description The user handling the message; null: nobody. */
+            assignee_id?: string | null;
+            /** @enum {string} */
+            category?: "remittance" | "promise_to_pay" | "dispute" | "question" | "auto_reply" | "bounce" | "other";
+            /** @description The customer (ledger partner); null: none. */
+            partner_id?: string | null;
+            /** @enum {string} */
+            status?: "unassigned" | "assigned" | "archived";
         };
         UpdateOrganizationRequest: {
             /** @description Extension of the spec. Automatic approval of matched payments: when a bank statement is processed, every payment automatic matching proposes with a `match_score` at or above this threshold is approved without a user, exactly as POST /v2/payments/{payment_id}/approve approves it (the same re-check of open amounts, the payer's account learned, the ERP posting started), with `approved_by` null and `auto_approved: true` on the payment. A proposal the re-check refuses stays unapproved for a person. Proposals already made when the threshold is set are not approved retroactively. `null` (the default) is off: nothing is approved automatically. A number 0..1 with at most 4 decimals. The measured precision of proposals at each threshold on the labelled matching benchmark is in docs/benchmarks.md (`npm run bench -- matching`). */
@@ -19269,6 +19521,349 @@ export interface operations {
             };
         };
     };
+    listInboxMessages: {
+        parameters: {
+            query?: {
+                assignee_id?: string;
+                category?: "remittance" | "promise_to_pay" | "dispute" | "question" | "auto_reply" | "bounce" | "other";
+                /** @description Page number, 0-indexed (default 0). */
+                page?: number;
+                /** @description Page size, 1..200 (default 50). */
+                page_size?: number;
+                partner_id?: string;
+                /** @description Alias of page_size, 1..200. */
+                size?: number;
+                status?: "unassigned" | "assigned" | "archived";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxMessagePage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    getInboxMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inbox_message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxMessage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    updateInboxMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inbox_message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateInboxMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxMessage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
     listConnections: {
         parameters: {
             query?: {
@@ -27576,6 +28171,92 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ExtractionFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    inboxMessageAssignedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InboxMessageAssignedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 10 seconds ends this event's delivery to the endpoint; the answer's body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once (`disabled_reason`), and nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout after 10 seconds or a failed connection: the delivery is retried later with the same `webhook-id` and body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    inboxMessageReceivedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (UUIDv7, the body's `id`): the same on every attempt of this event to this endpoint. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`; one per endpoint secret in use (two during the 24 hours after a rotation). The request is authentic when one of them matches. */
+                "webhook-signature": string;
+                /** @description When this attempt was sent, in Unix seconds (signed with the body: refuse values more than 5 minutes off). */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InboxMessageReceivedEvent"];
             };
         };
         responses: {
