@@ -242,6 +242,14 @@ describe('the inbox API', () => {
     expect((await req('GET', `/v2/inbox/messages/${g.id}`, memberToken)).status).toBe(404);
     expect((await req('GET', `/v2/inbox/messages/${u.id}`, memberToken)).status).toBe(404);
     expect((await req('PATCH', `/v2/inbox/messages/${b.id}`, memberToken, { partner_id: c.gamma.partnerId })).status).toBe(422);
+    // the event log honours the same rule: a member never reads an unmatched message through its events
+    const eventIds = async (token: string) =>
+      ((await req('GET', '/v2/events?type=inbox_message.received&page_size=200', token)).body.data as any[]).map((e) => e.data.object.id);
+    expect(await eventIds(org.token)).toEqual(expect.arrayContaining([b.id, g.id, u.id]));
+    const memberEvents = await eventIds(memberToken);
+    expect(memberEvents).toContain(b.id);
+    expect(memberEvents).not.toContain(g.id);
+    expect(memberEvents).not.toContain(u.id);
 
     expect((await req('GET', `/v2/inbox/messages/${b.id}`, other.token)).status).toBe(404);
     expect((await req('PATCH', `/v2/inbox/messages/${b.id}`, other.token, { status: 'archived' })).status).toBe(404);

@@ -11,6 +11,13 @@ import { EVENT_CATALOGUE, type EventType } from './catalogue.js';
 /** The channel a commit that recorded events notifies (delivery listens; it also polls). */
 export const EVENTS_CHANNEL = 'rp_events';
 
+/**
+ * The business unit of an event no member may read (the nil UUID, never a unit's id): its resource
+ * spans several units, or is visible to admins and to members of every unit only (an inbox message
+ * matched to no customer). Members with unit restrictions never match it; unrestricted readers do.
+ */
+export const MEMBERS_EXCLUDED_BUSINESS_UNIT = '00000000-0000-0000-0000-000000000000';
+
 export interface NewEvent {
   organizationId: string;
   type: EventType;

@@ -12,7 +12,7 @@
  * event of a payment that GET would hide from them.
  */
 import type { Knex } from 'knex';
-import { getDocuments, getPartners, recordEvent, recordEvents, type EventType, type NewEvent } from '@rp/platform';
+import { getDocuments, getPartners, MEMBERS_EXCLUDED_BUSINESS_UNIT, recordEvent, recordEvents, type EventType, type NewEvent } from '@rp/platform';
 import { getOutreach, getReceiptPayment, type OutreachRow } from '../store/outreach.js';
 import { getStatement } from '../store/bank-statements.js';
 import { paymentsByIds } from '../store/payments.js';
@@ -22,7 +22,7 @@ import { statementView } from '../views/bank-statements.js';
 import { paymentRecordsOf } from './payment-record-reads.js';
 
 /** The business unit of an event whose resource spans several units (the nil UUID: never a unit's id). */
-export const SEVERAL_BUSINESS_UNITS = '00000000-0000-0000-0000-000000000000';
+export const SEVERAL_BUSINESS_UNITS = MEMBERS_EXCLUDED_BUSINESS_UNIT;
 
 /** The one unit among `units` (nulls: tied to none), null when there is none, SEVERAL_BUSINESS_UNITS when several. */
 export function businessUnitOf(units: Iterable<string | null | undefined>): string | null {

@@ -8,11 +8,20 @@
  * of that customer (inbox_known_contacts, one customer per address; the latest correction wins), so
  * the sender's next message matches by rule `known_contact`.
  */
-import { getPartner, NotFoundError, recordEvent, ValidationError, type Db, type Identity, type ObjectStorage, type PageRequest } from '@rp/platform';
+import { getPartner, MEMBERS_EXCLUDED_BUSINESS_UNIT, NotFoundError, recordEvent, ValidationError, type Db, type Identity, type ObjectStorage, type PageRequest } from '@rp/platform';
 import type { InboxCategory, InboxStatus } from '../../domain-types/inbox.js';
 import { attachmentsOf, getInboxMessage, listInboxMessages, updateInboxMessage, upsertKnownContact, type InboxFilter, type InboxMessageRow } from '../../store/inbox/messages.js';
 import { getUser } from '../../store/users.js';
 import { inboxMessageView } from '../../views/inbox/messages.js';
+
+/**
+ * The business unit an inbox event is recorded with: the customer's (null: a customer of no unit,
+ * readable by every member), and for a message matched to no customer the unit no member matches,
+ * since only admins and members of every unit may read such a message (its route says so).
+ */
+export function inboxEventUnit(row: { partner_id: string | null; business_unit_id: string | null }): string | null {
+  return row.partner_id ? row.business_unit_id : MEMBERS_EXCLUDED_BUSINESS_UNIT;
+}
 
 interface Deps {
   db: Db;
@@ -79,7 +88,7 @@ export async function patchMessage(deps: Deps, identity: Identity, id: string, p
     const assignedNow = done.status === 'assigned' && (done.assignee_id !== row.assignee_id || done.status !== row.status || done.partner_id !== row.partner_id);
     if (assignedNow) {
       const object = await inboxMessageView(null, done, (await attachmentsOf(trx, identity.org, [row.id])).get(row.id) ?? []);
-      await recordEvent(trx, { organizationId: identity.org, type: 'inbox_message.assigned', resourceId: row.id, object, businessUnitId: done.business_unit_id });
+      await recordEvent(trx, { organizationId: identity.org, type: 'inbox_message.assigned', resourceId: row.id, object, businessUnitId: inboxEventUnit(done) });
     }
     return done;
   });

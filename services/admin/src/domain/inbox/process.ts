@@ -29,6 +29,7 @@ import { organizationToday } from '../../store/collections/promises.js';
 import { addKnownContactFromReply, attachmentsOf, getInboxMessage, inboxSettings, updateInboxMessage, type InboxMessageRow } from '../../store/inbox/messages.js';
 import { inboxMessageView } from '../../views/inbox/messages.js';
 import { actOnReading } from './act.js';
+import { inboxEventUnit } from './messages.js';
 import { storeAttachments } from './attachments.js';
 import { matchMessage } from './match.js';
 import { parseMime } from './parse.js';
@@ -143,7 +144,7 @@ export async function finishMessage(
     const done = (await updateInboxMessage(trx, row.organization_id, row.id, { processing_state: 'processed', processing_error: input.remittanceError ? `The remittance advice could not be recorded: ${input.remittanceError}`.slice(0, 2000) : null, results }))!;
     // the event shows the message as the API does, without presigned URLs (they would expire in the log)
     const object = await inboxMessageView(null, done, (await attachmentsOf(trx, row.organization_id, [row.id])).get(row.id) ?? []);
-    const base = { organizationId: row.organization_id, resourceId: row.id, object, businessUnitId: done.business_unit_id };
+    const base = { organizationId: row.organization_id, resourceId: row.id, object, businessUnitId: inboxEventUnit(done) };
     const events: NewEvent[] = [{ ...base, type: 'inbox_message.received' }];
     if (input.autoAssigned && done.status === 'assigned') events.push({ ...base, type: 'inbox_message.assigned' });
     await recordEvents(trx, events);
