@@ -12,13 +12,15 @@
  * playbook-extraction workflow makes proposals (no endpoint can), so two are inserted with SQL; one is
  * approved through the API into B's article, the other stays pending. B's collection run and follow-up
  * task come from a real run of B's task policy, done by an admin worker that runs for that run only (so
- * nothing else of B, such as its promise's workflow or its webhook delivery, moves during the walk).
+ * nothing else of B, such as its promise's workflow or its webhook delivery, moves during the walk);
+ * B's inbox message is an email delivered over SMTP to B's inbound host and read while that worker runs.
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { customerRecord, invoiceRecord, pushCustomers, pushInvoices } from './support/ledger.js';
 import { waitForStatement } from './support/cash.js';
+import { compose, deliver, processed } from './support/inbox.js';
 import { startStack, type Org, type TestStack } from './support/stack.js';
 
 type Schema = Record<string, any>;
@@ -72,6 +74,9 @@ beforeAll(async () => {
       if ((await ok(stack.request('GET', `/v2/collections/runs/${bIds.run_id}`, { token: b.token }))).status !== 'running') break;
       await new Promise((r) => setTimeout(r, 200));
     }
+    // an email to B's inbound host, read by B's inbox workflow while the admin worker runs
+    const raw = await compose({ from: 'ap@victim-customer.example', to: 'ar@victim.example', subject: 'Victim mail', messageId: `<victim-${randomUUID()}@victim-customer.example>`, text: 'Hello' });
+    bIds.inbox_message_id = (await processed(stack, b.token, await deliver(stack, b, raw))).id;
   } finally {
     await admin.close();
     delete stack.workers.admin;
