@@ -1,6 +1,7 @@
 /** SQL of mail intake (admin schema): inbound secrets, recipient hosts, refusals and the intake row of inbox_messages. */
 import type { Knex } from 'knex';
 import type { Db } from '@rp/platform';
+import type { InboxMessageRow } from './inbox/messages.js';
 
 type Conn = Db | Knex.Transaction;
 
@@ -46,26 +47,27 @@ export async function insertRefusal(db: Conn, row: RefusalWrite): Promise<void> 
   await db('inbound_refusals').insert(row);
 }
 
-export interface IntakeRowWrite {
-  id: string;
-  organization_id: string;
-  message_id: string;
-  thread_id: string;
-  transport: 'smtp' | 'http';
-  envelope_from: string | null;
-  envelope_to: string[];
-  raw_object_key: string;
-  raw_size: number;
-  raw_sha256: string;
-  in_reply_to_header: string | null;
-  references_header: string[];
-  from_address: string | null;
-  from_name: string | null;
-  to_addresses: { address: string; name: string | null }[];
-  cc_addresses: { address: string; name: string | null }[];
-  subject: string | null;
-  sent_at: string | null;
-}
+/** What intake writes of an inbox message: the row's header fields, before the inbox workflow reads it (`sent_at` as an ISO instant). */
+export type IntakeRowWrite = Pick<
+  InboxMessageRow,
+  | 'id'
+  | 'organization_id'
+  | 'message_id'
+  | 'thread_id'
+  | 'transport'
+  | 'envelope_from'
+  | 'envelope_to'
+  | 'raw_object_key'
+  | 'raw_size'
+  | 'raw_sha256'
+  | 'in_reply_to_header'
+  | 'references_header'
+  | 'from_address'
+  | 'from_name'
+  | 'to_addresses'
+  | 'cc_addresses'
+  | 'subject'
+> & { sent_at: string | null };
 
 /** The id of the organization's message with this Message-ID, if one was received. */
 export async function findInboxMessageId(db: Conn, organizationId: string, messageId: string): Promise<string | null> {

@@ -7,10 +7,11 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { capExternalFailure, sendRecordedEmail, type Db, type Mailer } from '@rp/platform';
+import { capExternalFailure, sendRecordedEmail, TemplatePoolBusyError, type Db, type Mailer, type TemplatePool } from '@rp/platform';
 import { SMTP_UNAVAILABLE } from '@rp/workflows';
 import type { Logger } from 'pino';
 import { recordReceiptSent } from '../domain/outreach.js';
+import { renderReceiptTemplate } from '../domain/receipts.js';
 import { beginReceiptAttempt, getOutreach, markAttemptError, type OutreachRow } from '../store/outreach.js';
 
 export interface OutreachEmailDeps {
@@ -74,5 +75,24 @@ export async function smtpCapped<T>(maximumAttempts: number, run: () => Promise<
     return await run();
   } catch (err) {
     throw capExternalFailure(err, Context.current().info.attempt, maximumAttempts);
+  }
+}
+
+/**
+ * Renders an organization's outreach template with real data: a busy render pool is retried; a
+ * template that does not render (admin validated it against its catalogue, but real data can still
+ * exceed a limit) fails for good, naming the folder it came from.
+ */
+export async function renderOutreachTemplate(
+  templates: TemplatePool,
+  template: Parameters<typeof renderReceiptTemplate>[1],
+  context: Parameters<typeof renderReceiptTemplate>[2],
+  what: { label: string; folder: string; failureType: string },
+): ReturnType<typeof renderReceiptTemplate> {
+  try {
+    return await renderReceiptTemplate(templates, template, context);
+  } catch (err) {
+    if (err instanceof TemplatePoolBusyError) throw ApplicationFailure.retryable(err.detail ?? err.message, 'TemplateRenderBusy');
+    throw ApplicationFailure.nonRetryable(`The ${what.label} template (folder ${JSON.stringify(what.folder)}) does not render: ${(err as Error).message}`, what.failureType);
   }
 }

@@ -1,7 +1,6 @@
 /** The payment receipt email, recorded on its outreach record before it is sent and sent once: the `receipt` kind of the recorded-email family, the receipt's failure record, and the activity names of receipt workflows started before the family. */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
-import { defaultEmailTemplate, exchangeRatesToBase, getDocuments, getOrganizationProfile, getPartner, TemplatePoolBusyError, type Db, type Mailer, type TemplatePool } from '@rp/platform';
+import { defaultEmailTemplate, exchangeRatesToBase, getDocuments, getOrganizationProfile, getPartner, type Db, type Mailer, type TemplatePool } from '@rp/platform';
 import type { Logger } from 'pino';
 import {
   type DeliverRecordedEmailResult,
@@ -12,10 +11,10 @@ import {
   type RecordedEmailResult,
   type SendPaymentReceiptResult,
 } from '@rp/workflows';
-import { receiptTemplateContext, renderPaymentReceipt, renderReceiptTemplate } from '../domain/receipts.js';
+import { receiptTemplateContext, renderPaymentReceipt } from '../domain/receipts.js';
 import { recordReceiptFailed, recordReceiptSent } from '../domain/outreach.js';
 import { getReceiptPayment, markIntent, markSkipped, type OutreachRow, type ReceiptPayment } from '../store/outreach.js';
-import { pendingOutreach, sendOutreachEmail, smtpCapped as smtpCappedTo } from './outreach-email.js';
+import { pendingOutreach, renderOutreachTemplate, sendOutreachEmail, smtpCapped as smtpCappedTo } from './outreach-email.js';
 
 export interface PaymentReceiptDeps {
   db: Db;
@@ -124,13 +123,7 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
         today,
         rates,
       });
-      try {
-        return await renderReceiptTemplate(deps.templates, template, context);
-      } catch (err) {
-        if (err instanceof TemplatePoolBusyError) throw ApplicationFailure.retryable(err.detail ?? err.message, 'TemplateRenderBusy');
-        // admin validated the template against its catalogue; real data can still exceed a limit
-        throw ApplicationFailure.nonRetryable(`The payment-receipt template (folder ${JSON.stringify(deps.templateFolder)}) does not render: ${(err as Error).message}`, 'ReceiptTemplateInvalid');
-      }
+      return renderOutreachTemplate(deps.templates, template, context, { label: 'payment-receipt', folder: deps.templateFolder, failureType: 'ReceiptTemplateInvalid' });
     }
     return renderPaymentReceipt({
       organizationName,

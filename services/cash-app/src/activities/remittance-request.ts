@@ -9,7 +9,6 @@
  * (`outreach_records.email_id`, view `outbound_messages`).
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import {
   arReplyAddress,
   defaultEmailTemplate,
@@ -17,7 +16,6 @@ import {
   getOrganizationProfile,
   getPartner,
   openInvoicesOfPartner,
-  TemplatePoolBusyError,
   type Db,
   type LedgerPartner,
   type Mailer,
@@ -26,12 +24,12 @@ import {
 import type { DeliverRecordedEmailResult, PrepareRecordedEmailResult, RecordedEmailHandler, RemittanceRequestActivities, RemittanceRequestInput } from '@rp/workflows';
 import type { Logger } from 'pino';
 import { recordReceiptFailed, recordReceiptSent } from '../domain/outreach.js';
-import { receiptTemplateContext, renderReceiptTemplate } from '../domain/receipts.js';
+import { receiptTemplateContext } from '../domain/receipts.js';
 import { renderRemittanceRequest, type RemittanceRequestDeposit } from '../domain/remittance-request-email.js';
 import { requestAddress } from '../domain/remittance-requests.js';
 import { markIntent, markSkipped, type OutreachRow } from '../store/outreach.js';
 import { approvedPaymentOf, getRequestDeposit } from '../store/remittance-requests.js';
-import { pendingOutreach, sendOutreachEmail, smtpCapped, type OutreachNotPending } from './outreach-email.js';
+import { pendingOutreach, renderOutreachTemplate, sendOutreachEmail, smtpCapped, type OutreachNotPending } from './outreach-email.js';
 
 export interface RemittanceRequestDeps {
   db: Db;
@@ -127,12 +125,7 @@ function remittanceRequestParts(deps: RemittanceRequestDeps) {
       today,
       rates,
     });
-    try {
-      return await renderReceiptTemplate(deps.templates, template, context);
-    } catch (err) {
-      if (err instanceof TemplatePoolBusyError) throw ApplicationFailure.retryable(err.detail ?? err.message, 'TemplateRenderBusy');
-      throw ApplicationFailure.nonRetryable(`The remittance-request template (folder ${JSON.stringify(deps.templateFolder)}) does not render: ${(err as Error).message}`, 'RemittanceRequestTemplateInvalid');
-    }
+    return renderOutreachTemplate(deps.templates, template, context, { label: 'remittance-request', folder: deps.templateFolder, failureType: 'RemittanceRequestTemplateInvalid' });
   }
 
   const handler: RecordedEmailHandler<RemittanceRequestInput> = {

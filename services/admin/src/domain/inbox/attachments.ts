@@ -33,28 +33,12 @@ export async function storeAttachments(
       const path = join(dir, String(a.position));
       await writeFile(path, a.bytes);
       await deps.storage.putFile({ key, path, contentType: a.mime_type || 'application/octet-stream' });
-      await upsertAttachment(deps.db, {
-        organization_id: organizationId,
-        inbox_message_id: inboxMessageId,
-        position: a.position,
-        name: a.name,
-        mime_type: a.mime_type,
-        size: a.bytes.byteLength,
-        object_key: key,
-        content_id: a.content_id,
-        disposition: a.disposition,
-        sha256: a.sha256,
-      });
+      const stored = { position: a.position, name: a.name, mime_type: a.mime_type, size: a.bytes.byteLength, object_key: key, content_id: a.content_id, disposition: a.disposition };
+      await upsertAttachment(deps.db, { organization_id: organizationId, inbox_message_id: inboxMessageId, ...stored, sha256: a.sha256 });
       const read = await attachmentText(a.bytes, a.mime_type, a.name);
       if (read.kind === null && read.unsupported !== 'type') unsupported.push({ kind: read.unsupported, detail: `${a.name}: ${read.detail}` });
       parsed.push({
-        position: a.position,
-        name: a.name,
-        mime_type: a.mime_type,
-        size: a.bytes.byteLength,
-        object_key: key,
-        content_id: a.content_id,
-        disposition: a.disposition,
+        ...stored,
         text: read.kind === null ? null : read.text,
         rows: read.kind === null ? null : read.rows,
       });
