@@ -43,6 +43,8 @@ const TEMPORAL_UI_PORT = npmStartPort('LOCAL_TEMPORAL_UI_PORT', env);
 const SMTP_PORT = npmStartPort('LOCAL_SMTP_PORT', env);
 const MAIL_WEB_PORT = npmStartPort('LOCAL_MAIL_WEB_PORT', env);
 const SMS_PORT = npmStartPort('LOCAL_SMS_PORT', env);
+// The inbound SMTP listener runs in the admin API process (services/admin/src/server.ts).
+const INBOUND_SMTP_PORT = npmStartPort('LOCAL_INBOUND_SMTP_PORT', env);
 const SERVICE_PORTS = servicePorts(env);
 const policy = policyFromEnv(env);
 
@@ -220,6 +222,7 @@ async function main(): Promise<void> {
 
   await ensurePortFree(GATEWAY_PORT, 'gateway');
   for (const [name, port] of Object.entries(SERVICE_PORTS)) await ensurePortFree(port, `${name} service`);
+  await ensurePortFree(INBOUND_SMTP_PORT, 'inbound SMTP');
 
   const temporalConn = await connectTemporal({ address: temporalAddress, namespace });
   await ensureNamespace(temporalConn.connection, namespace);
@@ -284,7 +287,7 @@ async function main(): Promise<void> {
       },
     });
   for (const [name, port] of Object.entries(SERVICE_PORTS)) {
-    await spawnTs(`${name}-api`, `services/${name}/src/server.ts`, { PORT: String(port) });
+    await spawnTs(`${name}-api`, `services/${name}/src/server.ts`, { PORT: String(port), ...(name === 'admin' ? { INBOUND_SMTP_PORT: String(INBOUND_SMTP_PORT) } : {}) });
     await spawnTs(`${name}-worker`, `services/${name}/src/worker.ts`, {});
   }
   const serviceUrls = Object.fromEntries(
@@ -307,6 +310,7 @@ async function main(): Promise<void> {
   log(`  Metrics         ${api}/metrics with "Authorization: Bearer <var/metrics-token>"`);
   if (temporalUi) log(`  Temporal UI     ${temporalUi}`);
   if (inbox) log(`  Mail inbox      ${inbox}`);
+  log(`  Inbound SMTP    smtp://localhost:${INBOUND_SMTP_PORT}   (mail to anything@<organization id>.${env.MAIL_INBOUND_DOMAIN ?? 'inbound.receivables.local'})`);
   if (smsInbox) log(`  SMS inbox       ${smsInbox}`);
   log('');
   log(`Demo organization "${demo.organization_name}" (credentials in ${shown(path.join(varDir, 'demo-credentials.json'))}):`);

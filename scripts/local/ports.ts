@@ -40,6 +40,7 @@ export const NPM_START_PORTS: readonly { variable: string; port: number; what: s
   { variable: 'LOCAL_MAIL_WEB_PORT', port: 1080, what: 'mail inbox (MailDev)' },
   { variable: 'LOCAL_S3_PORT', port: 7070, what: 'object storage' },
   { variable: 'LOCAL_SMS_PORT', port: 1090, what: 'SMS sink' },
+  { variable: 'LOCAL_INBOUND_SMTP_PORT', port: 2525, what: 'inbound SMTP (admin API process)' },
   ...Object.entries(SERVICE_PORTS).map(([name, port]) => ({ variable: servicePortVariable(name), port, what: `${name} API` })),
 ];
 

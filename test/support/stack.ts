@@ -18,7 +18,7 @@ import {
   type CommonConfig,
 } from '@rp/platform';
 import { workflowsPath } from '@rp/workflows/paths';
-import { onboardOrganization } from '@rp/admin';
+import { loadAdminConfig, onboardOrganization, startInboundSmtp, type RunningInboundSmtp } from '@rp/admin';
 import { startGateway, loadGatewayConfig, type Gateway, type ServiceName } from '@rp/api-gateway';
 import { SERVICE_MODULES } from '../../scripts/local/services.js';
 
@@ -57,6 +57,8 @@ export interface TestStack {
   apis: Record<ServiceName, RunningApi>;
   workers: Partial<Record<ServiceName, RunningWorker>>;
   gateway: Gateway;
+  /** The inbound SMTP listener (admin's mail intake) on a free loopback port: deliver mail for an organization's inbound host here. */
+  inboundSmtp: { host: string; port: number };
   request<T = any>(method: string, path: string, opts?: { token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<HttpResult<T>>;
   onboard(name?: string): Promise<Org>;
   sql<T = any>(text: string, params?: unknown[]): Promise<T[]>;
@@ -104,6 +106,8 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     SMS_PROVIDER_URL: inject('smsSinkUrl'),
     SMS_ACCOUNT_SID: inject('smsAccountSid'),
     SMS_AUTH_TOKEN: inject('smsAuthToken'),
+    // Processes spawned with this env (server.ts) run no SMTP listener; the stack starts its own below.
+    INBOUND_SMTP_PORT: '0',
     ...opts.env,
   };
   const apis = {} as Record<ServiceName, RunningApi>;
@@ -121,6 +125,7 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     { port: 0 },
   );
   const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
+  const smtp: RunningInboundSmtp = await startInboundSmtp(loadAdminConfig(env), { port: 0, host: '127.0.0.1' });
   const workers: Partial<Record<ServiceName, RunningWorker>> = {};
   const startWorker = async (name: ServiceName) => {
     const entry = SERVICE_MODULES[name];
@@ -143,6 +148,7 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     apis,
     workers,
     gateway,
+    inboundSmtp: { host: '127.0.0.1', port: smtp.port },
     startWorker,
     async request(method, path, o = {}) {
       const headers: Record<string, string> = { ...(o.headers ?? {}) };
@@ -189,6 +195,7 @@ export async function startStack(opts: { workers?: ServiceName[]; env?: Record<s
     async close() {
       await Promise.allSettled(Object.values(workers).map((w) => w!.close()));
       await gateway.close();
+      await smtp.close();
       await Promise.allSettled(Object.values(apis).map((a) => a.close()));
       await pool.end();
     },

@@ -86,6 +86,21 @@ const routes = [
       throw new Error('relation "secret_table" does not exist at /srv/app.ts:12');
     },
   }),
+  // A route reading its own body, unparsed (rawBody): it answers the bytes it got.
+  route({
+    method: 'post',
+    path: '/v2/raw',
+    operationId: 'rawThing',
+    summary: 'raw',
+    tags: ['t'],
+    rawBody: { mediaTypes: { 'message/rfc822': z.string().max(10).meta({ format: 'binary' }) } },
+    response: z.object({ hex: z.string() }),
+    handler: async ({ koa }) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of koa.req) chunks.push(chunk as Buffer);
+      return { hex: Buffer.concat(chunks).toString('hex') };
+    },
+  }),
   route({
     method: 'delete',
     path: '/v2/admin-only',
@@ -280,5 +295,29 @@ describe('OpenAPI', () => {
     expect(doc.paths['/v2/things/{thing_id}'].get.parameters[0]).toMatchObject({ name: 'thing_id', in: 'path', required: true });
     expect(doc.paths['/v1/things'].post.responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/ValidationProblemV1');
     expect(doc.paths['/v2/admin-only'].delete['x-rp-auth']).toEqual({ role: 'admin', credentials: ['user'] });
+  });
+});
+
+describe('routes reading their raw body (rawBody)', () => {
+  it('get the bytes as sent (even past the JSON body limit), refuse other media types with 415, and are documented per media type', async () => {
+    const bytes = Buffer.concat([Buffer.from('Subject: x\r\n\r\n'), Buffer.from([0xfc, 0xdf, 0xff]), Buffer.alloc(4096, 0x41)]);
+    const res = await fetch(base + '/v2/raw', {
+      method: 'POST',
+      body: bytes,
+      headers: { 'content-type': 'message/rfc822', 'x-rp-identity': signIdentity(identity(), KEY, { method: 'POST', target: '/v2/raw' }) },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { hex: string }).hex).toBe(bytes.toString('hex'));
+
+    const json = await call('POST', '/v2/raw', { body: '{}' });
+    expect(json.status).toBe(415);
+    expect(json.body).toMatchObject({ type: 'unsupported-media-type', status: 415 });
+
+    const { openapi } = createServiceApp({ name: 'doc', info: { title: 'doc', version: '1' }, routes, deps, log: createLogger('doc', 'silent'), identitySecret: SECRET, identityMaxAgeSeconds: 60, bodyLimitBytes: 1, readiness: [] });
+    const op = openapi.paths['/v2/raw']!.post as { requestBody: { required: boolean; content: Record<string, { schema: { $ref: string } }> }; responses: Record<string, unknown> };
+    expect(op.requestBody.required).toBe(true);
+    const schema = openapi.components.schemas![op.requestBody.content['message/rfc822']!.schema.$ref.split('/').pop()!];
+    expect(schema).toMatchObject({ type: 'string', format: 'binary', maxLength: 10 });
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['413', '415', '422']));
   });
 });

@@ -16,6 +16,13 @@ export const adminConfigSchema = z.object({
    * `inbound_parse_hostname`: `<organization id>.<MAIL_INBOUND_DOMAIN>`.
    */
   MAIL_INBOUND_DOMAIN: hostnameSchema().default('inbound.receivables.local'),
+  /**
+   * Port of the inbound SMTP listener the admin API process runs beside its HTTP API (mail to the
+   * organizations' inbound hosts; services/admin/src/inbound/smtp.ts); 0: no listener in this process.
+   */
+  INBOUND_SMTP_PORT: env.port(2525),
+  /** Address the inbound SMTP listener binds (default all interfaces: it is the MX's next hop). */
+  INBOUND_SMTP_HOST: z.string().min(1).max(253).default('0.0.0.0'),
   /** Collection runs: customers per planning page (each page is one transaction and one heartbeat). */
   COLLECTIONS_PLAN_PAGE_SIZE: env.int(500, 1).pipe(z.number().max(10_000)),
   /** Collection runs: planned actions per doing batch (one activity), and how many are sent at once. */

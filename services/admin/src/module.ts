@@ -49,6 +49,8 @@ import { partnerActivityRoutes } from './routes/collections/activity.js';
 // collections engine: runs and actions
 import { collectionActionSchema, collectionRunRoutes } from './routes/collections/runs.js';
 import { createCollectionRunActivities } from './activities/collections/run.js';
+// AR inbox: mail in (the provider endpoint and the inbound secret)
+import { inboundRoutes } from './routes/inbound.js';
 
 /** SMTP_URL with nodemailer's connection pool switched on (unless the URL says otherwise). */
 function pooledSmtpUrl(url: string): string {
@@ -88,6 +90,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...partnerActivityRoutes,
     // collections engine: runs and actions
     ...collectionRunRoutes,
+    // AR inbox: mail in (the provider endpoint and the inbound secret)
+    ...inboundRoutes,
   ],
   // Scheduled reports' events: data.object is the run as GET /v2/report-configs/{id}/runs shows it (domain/report-run-events.ts)
   events: [

@@ -26,7 +26,7 @@ import { createAgent, proxyRequest } from './proxy.js';
 import { RateLimiter } from './rate-limit.js';
 import { UpstreamReadiness } from './readiness.js';
 
-import { adminWriteMayChangeCredentials, isPublicRoute, serviceFor, upstreams, type ServiceName } from './route-table.js';
+import { adminWriteMayChangeCredentials, inboundOrganization, isPublicRoute, serviceFor, upstreams, type ServiceName } from './route-table.js';
 import { serveDocs } from './docs.js';
 import { gatewayOpenApi, UPLOAD_PATHS } from './openapi.js';
 
@@ -53,6 +53,8 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
   const failures = new RateLimiter(config.AUTH_FAILURE_PER_MINUTE / 60, config.AUTH_FAILURE_BURST);
   // Public routes (no bearer token: accepting an invite) per client address.
   const publicLimiter = new RateLimiter(config.PUBLIC_RATE_LIMIT_PER_MINUTE / 60, config.PUBLIC_RATE_LIMIT_BURST);
+  // The inbound mail endpoint, per organization (providers post from shared address pools).
+  const inboundLimiter = new RateLimiter(config.INBOUND_RATE_LIMIT_PER_MINUTE / 60, config.INBOUND_RATE_LIMIT_BURST);
   const clientAddress = new ClientAddress(config.TRUSTED_PROXIES);
   const targets = upstreams(config);
   const readiness = new UpstreamReadiness({ targets, cacheMs: config.READYZ_CACHE_MS, timeoutMs: config.READYZ_UPSTREAM_TIMEOUT_MS });
@@ -137,9 +139,16 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
     const client = clientAddress.of(ctx.req);
     const authorization = ctx.get('authorization') || undefined;
     let identity;
-    const open = isPublicRoute(ctx.method, ctx.path);
+    const inboundOrg = inboundOrganization(ctx.method, ctx.path);
+    const open = inboundOrg !== null || isPublicRoute(ctx.method, ctx.path);
     const locked = failures.wait(client);
-    if (open) {
+    if (inboundOrg !== null) {
+      // No bearer token: the inbound secret (HTTP Basic or X-Inbound-Secret) is forwarded and
+      // verified by admin. An address over its failed-authentication budget is refused first.
+      const wait = Math.max(locked, inboundLimiter.take(inboundOrg));
+      if (wait > 0) throw new RateLimitedError(wait, `Too many inbound messages for this organization or failed authentications from this address; retry after ${wait} s.`);
+      identity = anonymousIdentity();
+    } else if (open) {
       // No bearer token on this route (any Authorization header is ignored, never looked up): the
       // address's budget of public requests and of failed authentications applies instead.
       const wait = Math.max(locked, publicLimiter.take(client));
@@ -173,7 +182,9 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
       headers: { [IDENTITY_HEADER]: signer.sign(identity, service, { method: ctx.method, target: ctx.originalUrl }), [REQUEST_ID_HEADER]: ctx.state.requestId },
       clientAddress: client,
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
-      bodyLimitBytes: ctx.method === 'POST' && UPLOAD_PATHS.has(ctx.path) ? config.UPLOAD_LIMIT_BYTES : config.BODY_LIMIT_BYTES,
+      bodyLimitBytes:
+        inboundOrg !== null ? config.INBOUND_BODY_LIMIT_BYTES : ctx.method === 'POST' && UPLOAD_PATHS.has(ctx.path) ? config.UPLOAD_LIMIT_BYTES : config.BODY_LIMIT_BYTES,
+      keepAuthorization: inboundOrg !== null,
       // A successful write to admin may revoke or change credentials (deactivation, key revocation,
       // role and access changes): this gateway applies the invalidation before answering, so the
       // caller's next request already sees it. Writes of the collections configuration cannot
@@ -188,8 +199,11 @@ export async function startGateway(config: GatewayConfig, opts: { port?: number;
           }
         : {}),
     });
-    // A refused invite token is a failed authentication of this address.
+    // A refused invite token or inbound secret is a failed authentication of this address. A refused
+    // secret does not spend the organization's inbound budget: whoever knows an organization's id
+    // could otherwise block its mail; the address's failed-authentication budget bounds them instead.
     if (open && ctx.status === 401) failures.take(client);
+    if (inboundOrg !== null && ctx.status === 401) inboundLimiter.refund(inboundOrg);
   });
 
   const { server, port } = await listen(app, opts.port ?? config.PORT, opts.host ?? process.env.HOST ?? '127.0.0.1');

@@ -37,6 +37,17 @@ export const gatewayConfigSchema = z.object({
   PUBLIC_RATE_LIMIT_BURST: env.int(10, 1),
   PUBLIC_RATE_LIMIT_PER_MINUTE: env.int(10, 0),
   /**
+   * The inbound mail endpoint (POST /v2/inbound/email/{organization_id}): messages one organization
+   * may be posted in a burst, and how many it regains per minute (token bucket; 0 per minute disables).
+   */
+  INBOUND_RATE_LIMIT_BURST: env.int(60, 1),
+  INBOUND_RATE_LIMIT_PER_MINUTE: env.int(600, 0),
+  /**
+   * Body limit of the inbound mail endpoint: a 25 MiB message with the provider's form around it
+   * (admin refuses and records messages over 25 MiB itself, up to its 27 MiB form limit).
+   */
+  INBOUND_BODY_LIMIT_BYTES: env.int(33_554_432, 1024),
+  /**
    * Reverse proxies (addresses or CIDRs) whose X-Forwarded-For is believed. Empty (the default):
    * the client address is the socket's peer and X-Forwarded-For is ignored.
    */

@@ -21,7 +21,8 @@ export function gatewayOpenApi(
       version: '2.0.0',
       description:
         'Accounts receivable, cash application, collections and knowledge, behind one gateway. Every endpoint requires ' +
-        '`Authorization: Bearer <token>`. Errors of /v2 endpoints use `{type, status, title, detail, errors?}`; /v1 endpoints use ' +
+        '`Authorization: Bearer <token>`, except the public ones marked so and the inbound mail endpoint ' +
+        '(`POST /v2/inbound/email/{organization_id}`, authenticated by the organization\'s inbound secret). Errors of /v2 endpoints use `{type, status, title, detail, errors?}`; /v1 endpoints use ' +
         '`{data, error, message}` (validation: `{detail, message}`). Pagination: `page` (0-indexed) and `page_size` (alias `size`), ' +
         'envelope `{data, current_page, total_records, next_page}`. Rate limit: per credential, ' +
         `${config.RATE_LIMIT_PER_SECOND}/s sustained with bursts of ${config.RATE_LIMIT_BURST}; 429 with Retry-After beyond it. ` +

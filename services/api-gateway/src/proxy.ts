@@ -28,6 +28,8 @@ export interface ProxyOptions {
   clientAddress: string;
   timeoutMs: number;
   bodyLimitBytes: number;
+  /** pass the client's Authorization header on (the inbound mail endpoint's HTTP Basic secret); every other route drops it */
+  keepAuthorization?: boolean;
   /** awaited before the service's answer is passed on (its status given), e.g. a credential-cache sync after an admin write */
   beforeRespond?: (status: number) => Promise<void>;
 }
@@ -43,7 +45,7 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
 
   const headers: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(ctx.req.headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name === 'authorization' || name.startsWith('x-rp-')) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || (name === 'authorization' && !opts.keepAuthorization) || name.startsWith('x-rp-')) continue;
     headers[name] = value;
   }
   headers['x-forwarded-for'] = opts.clientAddress;

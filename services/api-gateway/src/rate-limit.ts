@@ -29,6 +29,12 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((1 - b.tokens) / this.ratePerSecond));
   }
 
+  /** Gives back a token taken for a request that turned out not to count (never beyond the burst). */
+  refund(key: string): void {
+    const b = this.buckets.get(key);
+    if (b) b.tokens = Math.min(this.burst, b.tokens + 1);
+  }
+
   /** Like `take`, without taking: 0 while a token is left, else the whole seconds to wait. */
   wait(key: string, now = Date.now()): number {
     if (this.ratePerSecond <= 0) return 0;

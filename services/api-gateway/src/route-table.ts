@@ -47,6 +47,8 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   { prefix: '/v2/events', service: 'admin' },
   { prefix: '/v2/webhook-endpoints', service: 'admin' },
   { prefix: '/v2/partners', service: 'integrations' },
+  // the AR inbox: mail in from providers (authenticated by the organization's inbound secret, not a bearer token)
+  { prefix: '/v2/inbound', service: 'admin' },
 ];
 
 /**
@@ -68,6 +70,7 @@ export const CREDENTIAL_NEUTRAL_ADMIN_PREFIXES: readonly string[] = [
   '/v2/tasks',
   '/v2/promises-to-pay',
   '/v2/disputes',
+  '/v2/inbound',
 ];
 
 /** Whether a successful non-GET request to this admin path may have changed credentials (see above). */
@@ -85,6 +88,20 @@ export const PUBLIC_ROUTES: ReadonlyArray<{ method: string; path: string }> = [{
 
 export function isPublicRoute(method: string, path: string): boolean {
   return PUBLIC_ROUTES.some((r) => r.method === method && r.path === path);
+}
+
+const INBOUND_EMAIL = /^\/v2\/inbound\/email\/([^/]{1,64})$/;
+
+/**
+ * The inbound mail endpoint `POST /v2/inbound/email/{organization_id}`: the organization id it names,
+ * or null for any other request. No bearer token there: the provider presents the organization's
+ * inbound secret (HTTP Basic or X-Inbound-Secret), which the gateway forwards and admin verifies.
+ * Its own limits apply (INBOUND_RATE_LIMIT_* per organization, INBOUND_BODY_LIMIT_BYTES), and its
+ * 401 answers count against the client address's failed-authentication budget.
+ */
+export function inboundOrganization(method: string, path: string): string | null {
+  if (method !== 'POST') return null;
+  return INBOUND_EMAIL.exec(path)?.[1] ?? null;
 }
 
 /**

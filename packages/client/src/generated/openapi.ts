@@ -1696,6 +1696,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/inbound/email/{organization_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive an email for the organization (inbound-parse providers)
+         * @description The production path for mail providers. No bearer token: the request presents the organization's inbound secret (issued by `POST /v2/mailbox-settings/inbound-secret`) as the password of HTTP Basic (any user name; e.g. SendGrid's destination URL `https://inbound:<secret>@<host>/v2/inbound/email/<organization id>`) or in the `x-inbound-secret` header; never in the query string. A missing, wrong or rotated-away secret, or an unknown organization, is 401. The gateway rate-limits this route per organization (429 with Retry-After beyond it); a refused secret does not spend the organization's budget but the client address's failed-authentication budget, past which the address gets 429 for a while.
+         *
+         *     Body: the raw message as `message/rfc822`, or SendGrid Inbound Parse's `multipart/form-data` in raw mode (its `email` field; without it 422), as sent or with `Content-Encoding` gzip, deflate or br (decoded before anything else; other encodings 415). Limits (of the decoded message): 26214400 bytes (25 MiB) per message and 20 attachments (every MIME part the parser reports as an attachment, inline images included); beyond either the answer is 413 `payload-too-large` and the refusal is recorded (without the content). The message is stored in object storage first, then recorded in the inbox and processed in the background (parsing, matching to a customer, acting on it). The same Message-ID received twice is one message: the second answer names the first with `duplicate: true`. Every answer to an accepted message is 200, so providers do not retry it; 503 (storage or a dependency down) stores nothing and is worth retrying.
+         *
+         *     Requires: no bearer token (a public route: the gateway lets it through unauthenticated and rate-limits it per client address).
+         */
+        post: operations["receiveInboundEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/integrations/connections": {
         parameters: {
             query?: never;
@@ -2040,6 +2064,28 @@ export interface paths {
          */
         put: operations["putMailboxSettings"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/mailbox-settings/inbound-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue (or rotate) the organization's inbound secret
+         * @description Admins only. Issues a new secret for the provider endpoint `POST /v2/inbound/email/{organization_id}` and answers it ONCE: only its SHA-256 hash is stored. The previous secret stops working at once, so update the provider with the new one. Mail over SMTP to the inbound host needs no secret.
+         *
+         *     Requires: user access token of an organization admin.
+         */
+        post: operations["rotateInboundSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4803,7 +4849,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+            events: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             /** @description Default true; false creates it paused. */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -5027,7 +5073,7 @@ export interface components {
             total_records: number;
         };
         /** @enum {string} */
-        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved";
+        EventType: "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved";
         ExchangeRate: {
             base_currency: string;
             /** @description ISO 8601 UTC */
@@ -5084,6 +5130,25 @@ export interface components {
             type: "extraction.failed";
         };
         GetMailboxSettingsResponse: components["schemas"]["MailboxSettings"] | null;
+        InboundEmailReceipt: {
+            /** @description true when this organization had already received a message with the same Message-ID: nothing new was stored. */
+            duplicate: boolean;
+            /** @description The inbox message the mail is (or already was) stored as. */
+            inbox_message_id: string;
+            /** @constant */
+            object: "inbound_email";
+        };
+        InboundSecret: {
+            /** @description The provider endpoint of this organization: POST the mail here with the secret. */
+            endpoint: string;
+            /** @constant */
+            object: "inbound_secret";
+            organization_id: string;
+            /** @description When this secret replaced the previous one (ISO 8601 UTC); the previous one stopped working then. */
+            rotated_at: string;
+            /** @description The new secret (`rpin_…`). Shown only in this answer: it is stored as a hash and cannot be read again. */
+            secret: string;
+        };
         /** @description An invoice or credit memo of the AR ledger as the `invoice.*` events carry it. No route returns a single invoice; this is the document as the middleware push (POST /v2/integrations/providers/middleware/invoices, whose result's `service_id` is its `id`) or a connection sync stored it. */
         Invoice: {
             /** @description Exact decimal string with the currency's ISO minor units ("1190.50" EUR, "1000" JPY). */
@@ -6532,6 +6597,21 @@ export interface components {
             /** @description The saved content, at most 100000 characters; omitted or null saves an entry without content. */
             content?: string | null;
         };
+        /**
+         * Format: binary
+         * @description The raw MIME message (RFC 5322), at most 26214400 bytes.
+         */
+        ReceiveInboundEmailBody: string;
+        /** @description Other fields SendGrid sends (to, from, subject, dkim, SPF, charsets, …) are ignored: the message itself is read. At most 28311552 bytes in all. */
+        ReceiveInboundEmailBody2: {
+            /**
+             * Format: binary
+             * @description The raw MIME message (SendGrid Inbound Parse with "POST the raw, full MIME message" ticked); a text field or a file part.
+             */
+            email: string;
+            /** @description The SMTP envelope as JSON `{"to": [...], "from": "..."}`; recorded with the message when readable. */
+            envelope?: string;
+        };
         RejectKnowledgeProposalRequest: {
             /** @description Why the proposal is rejected (required), at most 10000 characters. */
             review_notes: string;
@@ -7121,7 +7201,7 @@ export interface components {
             /** @description A note for people (at most 500 characters); null to clear it. */
             description?: string | null;
             /** @description Event types the endpoint receives (the catalogue is the `webhooks` section), or exactly `["*"]` for all, including types added later. Duplicates are dropped; an unknown type is 422 at its index. `webhook.test` events reach an endpoint only when asked for it (POST …/test), whatever it subscribes to. */
-            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+            events?: ("*" | "bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             /** @description false pauses delivery; true resumes it (and clears `disabled_reason`). */
             is_enabled?: boolean;
             /** @description Where events are POSTed (http or https, at most 2048 characters, no credentials in it). Loopback, private, link-local and metadata addresses are refused (422 at `body.url`) unless the operator's OUTBOUND_ALLOWLIST allows them, whether the URL names the address or a host name that resolves to one now. A name that does not resolve yet is accepted: every delivery resolves and checks it again. */
@@ -18422,7 +18502,7 @@ export interface operations {
                 /** @description Alias of page_size, 1..200. */
                 size?: number;
                 /** @description Event types, the parameter repeated (`type=payment.posted&type=payment.approved`) or comma-separated; an unknown type is 422. */
-                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "dispute.resolved")[];
+                type?: ("bank_statement.processed" | "bank_statement.failed" | "bank_statement.approved" | "payment.proposed" | "payment.approved" | "payment.posted" | "payment.posting_failed" | "remittance.created" | "outreach.sent" | "outreach.failed" | "connection.sync_completed" | "connection.sync_failed" | "connection.health_changed" | "invoice.created" | "invoice.updated" | "invoice.closed" | "partner.created" | "partner.updated" | "extraction.completed" | "extraction.failed" | "proposal.created" | "report.sent" | "report.failed" | "collection_action.sent" | "collection_action.failed" | "webhook.test" | "promise_to_pay.created" | "promise_to_pay.kept" | "promise_to_pay.broken" | "dispute.created" | "inbox_message.received" | "inbox_message.assigned" | "dispute.resolved")[];
             };
             header?: never;
             path?: never;
@@ -18764,6 +18844,137 @@ export interface operations {
             };
             /** @description Authenticated, but the credential or role may not call this endpoint */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    receiveInboundEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization the mail is for. */
+                organization_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "message/rfc822": components["schemas"]["ReceiveInboundEmailBody"];
+                "multipart/form-data": components["schemas"]["ReceiveInboundEmailBody2"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundEmailReceipt"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20876,6 +21087,93 @@ export interface operations {
             };
             /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    rotateInboundSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundSecret"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -264,9 +264,9 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
     };
     // 503: every operation reads or writes PostgreSQL (and some start Temporal workflows); an outage is 503 + Retry-After
     const errorStatuses = new Set<number>([401, 403, 429, 500, 503, ...(r.errors ?? [])]);
-    if (r.params || r.query || r.body) errorStatuses.add(422);
+    if (r.params || r.query || r.body || r.rawBody) errorStatuses.add(422);
     if (r.params) errorStatuses.add(404); // an id of no record (or of another organization's)
-    if (r.body) {
+    if (r.body || r.rawBody) {
       errorStatuses.add(413);
       errorStatuses.add(415);
     }
@@ -300,6 +300,12 @@ export function buildOpenApi(info: OpenApiInfo, routes: ReadonlyArray<RouteDef<n
       }
       // a body schema that accepts no body at all (an optional object) documents the body as optional
       operation.requestBody = { required: !r.body.safeParse(undefined).success, content };
+    }
+    if (r.rawBody) {
+      const content = Object.fromEntries(
+        Object.entries(r.rawBody.mediaTypes).map(([type, schema], n) => [type, { schema: components.ref(schema, 'input', { name: `${pascal(r.operationId)}Body${n ? n + 1 : ''}` }) }]),
+      );
+      operation.requestBody = { required: true, content };
     }
     (paths[r.path] ??= {})[r.method] = operation;
   });

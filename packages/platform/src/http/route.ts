@@ -75,6 +75,12 @@ export interface RouteDef<D = unknown, PS extends z.ZodType = z.ZodType, QS exte
    */
   multipart?: { maxBytes: number; schema?: z.ZodType; json?: z.ZodType };
   /**
+   * The handler reads the request body itself from `koa.req`, unparsed (e.g. a raw MIME message, whose
+   * bytes must reach storage exactly as sent): the kit only refuses other media types (415) and
+   * documents each listed one with its schema in OpenAPI. Exclusive with `body`.
+   */
+  rawBody?: { mediaTypes: Record<string, z.ZodType> };
+  /**
    * The body is a JSON array of records that the handler validates one by one, answering a result per
    * record (the middleware pushes): the kernel's no-NUL rule is then not applied to the array's items
    * (a bad record must not fail its batch); the handler applies it per record with `findNul`.

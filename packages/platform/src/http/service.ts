@@ -207,6 +207,9 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
       } else if (route.body && route.textBody) {
         if (hasBody(ctx) && !ctx.is(route.textBody)) throw new UnsupportedMediaTypeError(`Send the request body as ${route.textBody}.`);
         await parseText(ctx, async () => {});
+      } else if (route.rawBody) {
+        const types = Object.keys(route.rawBody.mediaTypes);
+        if (hasBody(ctx) && !ctx.is(types)) throw new UnsupportedMediaTypeError(`Send the request body as ${types.join(' or ')}.`);
       } else if (route.body) {
         if (hasBody(ctx) && !ctx.is('application/json', '+json')) {
           throw new UnsupportedMediaTypeError('Send the request body as application/json.');
