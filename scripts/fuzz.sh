@@ -140,6 +140,11 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 [[operations]]
 include-operation-id = "approvePayment"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# A remittance request's partner_id must name a customer of the organization with an email address, and
+# without one the deposit's payer must be identifiable; a debit is no deposit (each a 422 saying why).
+[[operations]]
+include-operation-id = "sendRemittanceRequest"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 [[operations]]
 include-operation-id = "createAdjustment"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
@@ -321,6 +326,11 @@ include-operation-id = "createUserInvite"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 [[operations]]
 include-operation-id = "acceptUserInvite"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
+# Inbox messages: partner_id and assignee_id must name a partner / an active user of the organization,
+# and `status: assigned` needs an assignee (given or already on the message): rules between fields and records.
+[[operations]]
+include-operation-id = "updateInboxMessage"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 TOML
 

@@ -103,6 +103,8 @@ describe('opening a dispute', () => {
       status: 'open',
       resolution: null,
       note: 'Pallet 3 broken',
+      // opened through the API: no inbox message is its source
+      source: null,
       created_at: expect.stringMatching(/Z$/),
       modified_at: expect.stringMatching(/Z$/),
     });

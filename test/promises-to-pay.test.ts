@@ -176,6 +176,8 @@ describe('recording a promise to pay', () => {
       status: 'open',
       note: 'Call on Friday',
       created_by: orgA.userId,
+      // recorded through the API: no inbox message is its source
+      source: null,
       created_at: expect.stringMatching(/Z$/),
       modified_at: expect.stringMatching(/Z$/),
     });

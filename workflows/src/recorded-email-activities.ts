@@ -1,12 +1,13 @@
 /**
  * The recorded-email activity family built from per-kind handlers, for the services' workers (never
- * imported by workflow code): admin's worker serves `welcome` and `invite`, cash-app's `receipt`,
+ * imported by workflow code): admin's worker serves `welcome` and `invite`, cash-app's `receipt` and `remittance-request`,
  * each on its own task queue under the family's one set of names (recorded-email.ts).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { WelcomeEmailInput } from './admin/welcome-email.js';
 import type { UserInviteInput } from './admin/user-invite.js';
 import type { PaymentReceiptInput } from './cash-app/payment-receipt.js';
+import type { RemittanceRequestInput } from './cash-app/remittance-request.js';
 import type { WebhookDisabledEmailInput } from './admin/webhook-endpoint-delivery.js';
 import type { DeliverRecordedEmailResult, PrepareRecordedEmailResult, RecordedEmailActivities, RecordedEmailKind } from './recorded-email.js';
 
@@ -15,6 +16,7 @@ export interface RecordedEmailInputs {
   welcome: WelcomeEmailInput;
   invite: UserInviteInput;
   receipt: PaymentReceiptInput;
+  'remittance-request': RemittanceRequestInput;
   'webhook-disabled': WebhookDisabledEmailInput;
 }
 

@@ -6,8 +6,8 @@
  */
 import { ActivityFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 
-/** The emails sent through the family; each kind runs on the task queue of the service that owns it (welcome, invite, webhook-disabled: admin; receipt: cash-app). */
-export type RecordedEmailKind = 'welcome' | 'invite' | 'receipt' | 'webhook-disabled';
+/** The emails sent through the family; each kind runs on the task queue of the service that owns it (welcome, invite, webhook-disabled: admin; receipt, remittance-request: cash-app). */
+export type RecordedEmailKind = 'welcome' | 'invite' | 'receipt' | 'webhook-disabled' | 'remittance-request';
 
 export type RecordedEmailResult =
   | { status: 'sent'; emailId: string; messageId: string }

@@ -3,6 +3,7 @@
 export { welcomeEmail } from './admin/welcome-email.js';
 export { connectionSync } from './integrations/connection-sync.js';
 export { paymentReceipt } from './cash-app/payment-receipt.js';
+export { remittanceRequest } from './cash-app/remittance-request.js';
 export { bankStatement } from './cash-app/bank-statement.js';
 export { paymentPosting } from './integrations/payment-posting.js';
 export { cnamRegistration } from './admin/cnam-registration.js';
@@ -15,3 +16,4 @@ export { webhookDispatcher } from './admin/webhook-dispatcher.js';
 export { webhookEndpointDelivery } from './admin/webhook-endpoint-delivery.js';
 export { promiseToPay } from './admin/promise-to-pay.js';
 export { collectionRun, scheduledCollectionRun } from './admin/collection-run.js';
+export { inboxMessage } from './admin/inbox-message.js';

@@ -35,6 +35,10 @@ describe('workflow replay', () => {
       'payment-receipt-failed.json': 'sendPaymentReceipt',
       'payment-receipt-failed-send-then-record.json': 'deliverPaymentReceipt',
       'payment-receipt-failed-recorded-email.json': 'deliverRecordedEmail',
+      'remittance-request.json': 'deliverRecordedEmail',
+      'remittance-request-failed.json': 'markRemittanceRequestFailed',
+      'inbox-message.json': 'finishInboxMessage',
+      'inbox-message-remittance.json': 'recordInboundRemittances',
     };
     for (const [file, sends] of Object.entries(shapes)) {
       expect(files, file).toContain(file);

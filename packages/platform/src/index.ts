@@ -42,4 +42,5 @@ export * from './events/index.js';
 export * from './sms.js';
 export * from './partner-activity.js';
 export * from './outbound-messages.js';
+export * from './inbound-host.js';
 export * from './attachment-text.js';

@@ -49,6 +49,9 @@ import { partnerActivityRoutes } from './routes/collections/activity.js';
 // collections engine: runs and actions
 import { collectionActionSchema, collectionRunRoutes } from './routes/collections/runs.js';
 import { createCollectionRunActivities } from './activities/collections/run.js';
+// AR inbox: messages (list, read, correct) and the inbox workflow's activities
+import { inboxMessageSchema, inboxRoutes } from './routes/inbox/messages.js';
+import { createInboxMessageActivities } from './activities/inbox/message.js';
 // AR inbox: mail in (the provider endpoint and the inbound secret)
 import { inboundRoutes } from './routes/inbound.js';
 
@@ -90,6 +93,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     ...partnerActivityRoutes,
     // collections engine: runs and actions
     ...collectionRunRoutes,
+    // AR inbox: messages
+    ...inboxRoutes,
     // AR inbox: mail in (the provider endpoint and the inbound secret)
     ...inboundRoutes,
   ],
@@ -107,6 +112,9 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     // collections engine: runs and actions
     { type: 'collection_action.sent', object: collectionActionSchema },
     { type: 'collection_action.failed', object: collectionActionSchema },
+    // AR inbox: messages (data.object as GET /v2/inbox/messages/{id} answers it, presigned URLs null)
+    { type: 'inbox_message.received', object: inboxMessageSchema },
+    { type: 'inbox_message.assigned', object: inboxMessageSchema },
   ],
   // Webhook deliveries go with their events at the event retention; the admin worker owns its daily Schedule.
   retained: [{ name: 'webhook_deliveries', prune: pruneWebhookDeliveries }],
@@ -166,6 +174,8 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
         actBatchSize: config.COLLECTIONS_ACT_BATCH_SIZE,
         actConcurrency: config.COLLECTIONS_ACT_CONCURRENCY,
       }),
+      // AR inbox: the inbox workflow's activities (parse, read, match, assign, act; finish)
+      ...createInboxMessageActivities({ db, log, temporal: temporal.client, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
     };
   },
   // Webhook dispatch and delivery run for minutes: on a queue of their own, beside admin's.

@@ -40,6 +40,8 @@ export const ROUTE_TABLE: ReadonlyArray<{ prefix: string; service: ServiceName }
   { prefix: '/v2/tasks', service: 'admin' },
   { prefix: '/v2/promises-to-pay', service: 'admin' },
   { prefix: '/v2/disputes', service: 'admin' },
+  // the AR inbox (received messages)
+  { prefix: '/v2/inbox', service: 'admin' },
   // scheduled reports (spec 2.3) and the organization's own settings (its timezone moves the report Schedules)
   { prefix: '/v2/report-configs', service: 'admin' },
   { prefix: '/v2/organization', service: 'admin' },
@@ -70,6 +72,7 @@ export const CREDENTIAL_NEUTRAL_ADMIN_PREFIXES: readonly string[] = [
   '/v2/tasks',
   '/v2/promises-to-pay',
   '/v2/disputes',
+  '/v2/inbox',
   '/v2/inbound',
 ];
 

@@ -12,6 +12,20 @@ export const cashAppConfigSchema = z.object({
   PAYMENT_RECEIPT_RETRY_SECONDS: env.int(5, 1),
   /** Payment-receipt emails: the email-template folder (admin, by exact name) whose default template renders the receipt; none → the built-in receipt. */
   PAYMENT_RECEIPT_TEMPLATE_FOLDER: z.string().min(1).max(256).default('Payment receipts'),
+  /**
+   * Remittance requests: the email-template folder (admin, by exact name) whose default template renders the request;
+   * none → the built-in request.
+   */
+  REMITTANCE_REQUEST_TEMPLATE_FOLDER: z.string().min(1).max(256).default('Remittance requests'),
+  /**
+   * The platform's inbound mail domain, as admin's: an organization without a custom `inbound_parse_hostname`
+   * receives mail at `<organization id>.<MAIL_INBOUND_DOMAIN>`, which remittance requests name in their Reply-To.
+   */
+  MAIL_INBOUND_DOMAIN: z
+    .string()
+    .max(253)
+    .regex(/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/, 'must be a host name such as inbound.example.com')
+    .default('inbound.receivables.local'),
   /** Matching: a shortfall up to this amount (or MATCH_TOLERANCE_PERCENT of the invoices' open total, whichever is larger) is proposed as an adjustment. */
   MATCH_TOLERANCE_AMOUNT: z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a non-negative decimal amount').default('5.00'),
   MATCH_TOLERANCE_PERCENT: z.string().regex(/^\d{1,3}(\.\d{1,4})?$/, 'must be a non-negative percentage').default('0'),

@@ -13,6 +13,7 @@ import { predictedOverdueRoutes } from './routes/predicted-overdue.js';
 import { remittanceRoutes, remittanceSchema } from './routes/remittances.js';
 import { outreachRoutes, outreachSchema } from './routes/outreach.js';
 import { createPaymentReceiptActivities, paymentReceiptHandler } from './activities/payment-receipt.js';
+import { createRemittanceRequestActivities, remittanceRequestHandler } from './activities/remittance-request.js';
 import { createMatchingActivities } from './activities/matching.js';
 import { createAutoApprovalActivities } from './activities/auto-approval.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
@@ -26,6 +27,7 @@ import { exchangeRateRoutes } from './routes/exchange-rates.js';
 import { createReportActivities } from './activities/reports.js';
 import { createCustomerHabitsActivities } from './activities/customer-habits.js';
 import { createPromiseCoverageActivities } from './activities/promise-coverage.js';
+import { createInboundRemittanceActivities } from './activities/inbound-remittance.js';
 
 export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
   name: 'cash-app',
@@ -53,16 +55,19 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
     { type: 'outreach.failed', object: outreachSchema },
   ],
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
+  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
   activities: ({ db, log, config, temporal }) => {
     const storage = config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null;
     // Receipt templates render on worker threads, as admin's previews do; the queue is bounded by the
     // worker's activity slots, and a full one fails the attempt as retryable (TemplateRenderBusy).
     const receiptTemplates = new TemplatePool({ threads: defaultTemplateThreads(), maxQueue: 1_000 });
     const receipt = { db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, templateFolder: config.PAYMENT_RECEIPT_TEMPLATE_FOLDER, templates: receiptTemplates };
+    // Remittance requests: the same mailer and render threads, their own template folder, Reply-To the AR inbox
+    const remittanceRequest = { ...receipt, templateFolder: config.REMITTANCE_REQUEST_TEMPLATE_FOLDER, inboundDomain: config.MAIL_INBOUND_DOMAIN };
     return {
-      // The recorded email of the cash-app task queue (the family's names; admin's worker serves `welcome` and `invite` on its own queue)
-      ...recordedEmailActivities({ receipt: paymentReceiptHandler(receipt) }),
+      // The recorded emails of the cash-app task queue (the family's names; admin's worker serves `welcome` and `invite` on its own queue)
+      ...recordedEmailActivities({ receipt: paymentReceiptHandler(receipt), 'remittance-request': remittanceRequestHandler(remittanceRequest) }),
+      ...createRemittanceRequestActivities(remittanceRequest),
       // The receipt's failure record, and the names of receipt workflows started before the family while recorded or running ones may call them
       ...createPaymentReceiptActivities(receipt),
       ...createMatchingActivities({ db, log, config }),
@@ -76,6 +81,8 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
       ...createCustomerHabitsActivities({ db, log, storage }),
       // What approved payments applied to a promise to pay's invoices (admin's promise-to-pay workflow calls it on this queue)
       ...createPromiseCoverageActivities({ db, log }),
+      // Remittance advice read from the AR inbox (admin's inbox workflow calls it on this queue)
+      ...createInboundRemittanceActivities({ db, log, storage, config }),
     };
   },
 };

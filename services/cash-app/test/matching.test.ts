@@ -311,6 +311,28 @@ describe('matching engine', () => {
     expect(decided).toBeGreaterThan(0);
   });
 
+  it('builds the same index in paced slices as at once, yielding between the slices', async () => {
+    const words = ['nord', 'sued', 'handel', 'logistik', 'foods', 'metall', 'bau', 'tech', 'trading', 'systems'];
+    const partners: MatchPartner[] = [];
+    for (let i = 0; i < 300; i++) partners.push({ id: `s${String(i).padStart(3, '0')}`, name: `${words[i % 10]} ${words[(i * 7) % 10]} ${i % 40} ${i % 2 ? 'GmbH' : 'AG'}`, legal_name: i % 4 ? null : `${words[(i * 3) % 10]} Holding ${i}` });
+    const accounts = [{ account_identifier: 'DE02100100100006820101', partner_id: 's007', source: 'master_data' as const }];
+    let paces = 0;
+    const paced = await PartnerIndex.paced(partners, accounts, async () => void paces++, 50);
+    expect(paces).toBe(5);
+    const whole = new PartnerIndex(partners, accounts);
+    for (let i = 0; i < 60; i++) {
+      const name = i % 3 === 0 ? `${words[(i * 3) % 10]} Holding ${i * 4}` : `${words[i % 10]} ${words[(i * 7) % 10]} ${i % 40} GmbH`;
+      expect(paced.ranked(name, DEFAULT_MATCH_CONFIG.nameThreshold, DEFAULT_MATCH_CONFIG.nameTieMargin), name).toEqual(whole.ranked(name, DEFAULT_MATCH_CONFIG.nameThreshold, DEFAULT_MATCH_CONFIG.nameTieMargin));
+      expect(paced.legalFormsOf(partners[i]!.id)).toEqual(whole.legalFormsOf(partners[i]!.id));
+    }
+    expect(identifyPayer({ counterparty_name: null, counterparty_iban: 'DE02 1001 0010 0006 8201 01', counterparty_account: null }, paced, [], DEFAULT_MATCH_CONFIG)).toEqual({
+      partner_id: 's007',
+      rule: 'iban',
+      value: 'DE02100100100006820101',
+      source: 'master_data',
+    });
+  });
+
   it('rejects a name below the threshold', () => {
     const c = ctx({ invoices: [inv('i1', ACME, 'A1', '10.00')] });
     expect(run(tx({ amount: '10.00', counterparty_name: 'Zenith Partners' }), c)).toBeNull();

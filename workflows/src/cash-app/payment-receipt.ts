@@ -78,8 +78,12 @@ function smtpBudgetMinutes(retry: PaymentReceiptInput['retry']): number {
   return Math.ceil(seconds / 60);
 }
 
-/** The database steps under the platform's policy; the delivery under the SMTP server's: the configured first interval, backoff up to 5 minutes. */
-function paymentReceiptOptions(input: PaymentReceiptInput): RecordedEmailOptions {
+/**
+ * The database steps under the platform's policy; the delivery under the SMTP server's: the configured
+ * first interval, backoff up to 5 minutes. Shared by cash-app's outreach emails (receipts and
+ * remittance requests), whose inputs carry the same retry settings.
+ */
+export function outreachEmailOptions(input: Pick<PaymentReceiptInput, 'retry' | 'retryWindowMinutes'>): RecordedEmailOptions {
   const db = activityOptions({ startToCloseTimeout: '30 seconds', retryWindowMinutes: input.retryWindowMinutes });
   const smtp = activityOptions({
     startToCloseTimeout: '1 minute',
@@ -126,7 +130,7 @@ function receiptResult(result: RecordedEmailResult | { status: 'failed'; error: 
  * retries only the recording and is never a failed receipt.
  */
 export async function paymentReceipt(input: PaymentReceiptInput): Promise<PaymentReceiptResult> {
-  const options = paymentReceiptOptions(input);
+  const options = outreachEmailOptions(input);
   const { markPaymentReceiptFailed } = proxyActivities<PaymentReceiptActivities>(options.prepare);
   const failed = async (err: ActivityFailure): Promise<{ status: 'failed'; error: string }> => {
     // Users read `error`: the email server's answer, or a message they can act on (never an outage's technical text)

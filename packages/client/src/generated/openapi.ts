@@ -1155,7 +1155,7 @@ export interface paths {
         };
         /**
          * List outreach records
-         * @description Outreach records, newest first. Filters: `outreach_type`, `status`, `payment_id`. Paginated (`page`, `page_size` 1..500). A member sees only records whose customer and payment are within their business units (see GET /v2/payments); others answer 404.
+         * @description Outreach records, newest first. Filters: `outreach_type` (`payment_receipt`, `remittance_request`), `status`, `payment_id`, `bank_transaction_id`. Paginated (`page`, `page_size` 1..500). A member sees only records whose customer and payment are within their business units (see GET /v2/payments); others answer 404.
          *
          *     Requires: user access token.
          */
@@ -1206,6 +1206,28 @@ export interface paths {
          *     Requires: user access token.
          */
         post: operations["sendPaymentReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/cash-app/outreach/remittance-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the payer of a deposit which invoices it pays
+         * @description Emails the likely payer of a deposit that cannot be applied (no payment yet, or only proposals) and asks which invoices it pays, and returns the outreach record (`outreach_type` `remittance_request`, `bank_transaction_id` = the deposit) that tracks it, `pending` at first. Who is asked: the customer named by `partner_id`; else the customer of the deposit's proposals when they all name one; else the payer matching identifies from the bank line (a known account of exactly one customer, else the counterparty name, ties rejected); else nobody: 422 on `body.partner_id` saying why (`value_error.payer_unknown`, `value_error.payer_ambiguous` naming the tied customers). A customer without a valid email address: 422 (`value_error.no_email`). The email is sent by the Temporal workflow `remittance-request-<record id>` over SMTP from MAIL_FROM with Reply-To `ar@<the organization's inbound host>` (the mailbox setting's `inbound_parse_hostname`, else `<organization id>.<MAIL_INBOUND_DOMAIN>`), so the answer reaches the AR inbox and threads back to this record by its Message-ID (`email_id`, `<record id@sender domain>`). Its text: the organization's default template of the email-template folder named by cash-app's `REMITTANCE_REQUEST_TEMPLATE_FOLDER` (default "Remittance requests"), rendered with the template variables where `payment` is the deposit (amount, currency, date, reference) and `invoices` the customer's open invoices; else the built-in request listing the deposit's date, amount, currency, reference and payment details and the customer's open invoices. Once only: while the deposit has a `pending` or `sent` request, asking again answers that record (200) and sends nothing; naming a different customer then is 409 (as is a live request to a customer outside the caller's business units). After a `failed` or `skipped` request a new one creates a new record and tries again. A debit: 422 on `body.bank_transaction_id` (`value_error.not_a_deposit`); a deposit classified as not a customer payment, or already applied by an approved payment: 409, nothing recorded or sent. Unknown or another organization's bank transaction: 404. A member names and is answered only customers of their business units (others are as if unknown: 422). The record becomes `sent`, `skipped` (`skip_reason`: the deposit was applied meanwhile, the customer has no address any more) or `failed` after the SMTP retries of a payment receipt (PAYMENT_RECEIPT_MAX_ATTEMPTS; `error`); events `outreach.sent` / `outreach.failed` as for a receipt. Temporal unavailable: 503 with `Retry-After`, the new record left `failed` (it does not block the next request).
+         *
+         *     Requires: user access token.
+         */
+        post: operations["sendRemittanceRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4189,8 +4211,8 @@ export interface components {
             /** @description The customer's assignee; while the assignee is out of office on the run's date, the covering backup; else the organization's default sender (its earliest-created active admin). */
             sender_user_id: string | null;
             sent_at: string | null;
-            /** @description Checked in this order: every due invoice disputed or under an open promise; the customer's overdue total in local currency below the step's `min_overdue_lc`; no email address / no E.164 phone number for the channel. A skipped action is re-evaluated by the next run. */
-            skip_reason: ("below_min_overdue" | "no_email_address" | "no_phone_number" | "all_invoices_on_hold") | null;
+            /** @description Checked in this order: every due invoice disputed or under an open promise; the customer's overdue total in local currency below the step's `min_overdue_lc`; no email address / `email_bouncing`: every address of the customer's email bounced (the inbox received a failed delivery-status notification for it; the customer's email has to change for chasing by email to resume) / no E.164 phone number for the channel. A skipped action is re-evaluated by the next run. */
+            skip_reason: ("below_min_overdue" | "no_email_address" | "email_bouncing" | "no_phone_number" | "all_invoices_on_hold") | null;
             sms_id: string | null;
             /** @enum {string} */
             status: "planned" | "sent" | "skipped" | "failed";
@@ -4917,6 +4939,12 @@ export interface components {
             reason_code: "pricing" | "quantity" | "quality" | "damaged" | "not_received" | "duplicate_billing" | "tax" | "other";
             /** @description How it was closed; null while open. */
             resolution: string | null;
+            /** @description The inbox message it was read from (the inbox records a promise or dispute by itself when it reads the customer, the invoices and, for a promise, the date with enough confidence; else it leaves a suggestion on the message); null when recorded through the API. */
+            source: {
+                id: string;
+                /** @constant */
+                object: "inbox_message";
+            } | null;
             /**
              * @description `open` (the invoice is not chased), `resolved` or `rejected`.
              * @enum {string}
@@ -5672,6 +5700,7 @@ export interface components {
             type: "outreach.failed";
         };
         OutreachRecord: {
+            /** @description The deposit a remittance request asks about (a receipt: its payment's bank transaction). */
             bank_transaction_id: string | null;
             /** @description ISO 8601 UTC */
             created_at: string;
@@ -6191,7 +6220,7 @@ export interface components {
             amount: string;
             /** @description ISO 8601 UTC */
             created_at: string;
-            /** @description The user who recorded it. */
+            /** @description The user who recorded it; null when it was read from a customer's email (see `source`) or recorded with an API key. */
             created_by: string | null;
             /** @description ISO 4217: the invoices' currency. */
             currency: string;
@@ -6205,6 +6234,12 @@ export interface components {
             partner_id: string;
             /** @description YYYY-MM-DD */
             promised_date: string;
+            /** @description The inbox message it was read from (the inbox records a promise or dispute by itself when it reads the customer, the invoices and, for a promise, the date with enough confidence; else it leaves a suggestion on the message); null when recorded through the API. */
+            source: {
+                id: string;
+                /** @constant */
+                object: "inbox_message";
+            } | null;
             /**
              * @description `open` (holds the chasing of its invoices), `kept` (covered in time), `broken` (its grace period ended uncovered; chasing resumes at the step it was on), `cancelled`.
              * @enum {string}
@@ -6851,6 +6886,18 @@ export interface components {
         SendPaymentReceiptRequest: {
             /** Format: uuid */
             payment_id: string;
+        };
+        SendRemittanceRequestRequest: {
+            /**
+             * Format: uuid
+             * @description The deposit (a bank transaction with a positive amount).
+             */
+            bank_transaction_id: string;
+            /**
+             * Format: uuid
+             * @description The customer to ask; absent: the payer matching identifies for the deposit.
+             */
+            partner_id?: string;
         };
         SmsTemplate: {
             body: string;
@@ -15046,6 +15093,7 @@ export interface operations {
     listOutreachRecords: {
         parameters: {
             query?: {
+                bank_transaction_id?: string;
                 outreach_type?: "payment_receipt" | "remittance_request";
                 /** @description Page number, 0-indexed (default 0). */
                 page?: number;
@@ -15266,6 +15314,142 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SendPaymentReceiptRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutreachRecord"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Authenticated, but the credential or role may not call this endpoint */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Entity not found (also for another organization's records) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description A service this operation needs (database, workflow engine) is temporarily unavailable; nothing was changed. Retry after the seconds in Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+            /** @description The owning service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemV2"];
+                };
+            };
+        };
+    };
+    sendRemittanceRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendRemittanceRequestRequest"];
             };
         };
         responses: {

@@ -12,3 +12,5 @@ export * from './partners.js';
 export * from './open-items.js';
 export * from './predicted-overdue.js';
 export * from './aging.js';
+export * from './inbox-lookups.js';
+export * from './partner-emails.js';

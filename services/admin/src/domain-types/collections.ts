@@ -10,4 +10,4 @@ export interface PlanStep {
   min_overdue_lc: string | null;
 }
 
-export type SkipReason = 'below_min_overdue' | 'no_email_address' | 'no_phone_number' | 'all_invoices_on_hold';
+export type SkipReason = 'below_min_overdue' | 'no_email_address' | 'email_bouncing' | 'no_phone_number' | 'all_invoices_on_hold';

@@ -1,10 +1,9 @@
 /** The payment receipt email, recorded on its outreach record before it is sent and sent once: the `receipt` kind of the recorded-email family, the receipt's failure record, and the activity names of receipt workflows started before the family. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { capExternalFailure, defaultEmailTemplate, exchangeRatesToBase, getDocuments, getOrganizationProfile, getPartner, sendRecordedEmail, TemplatePoolBusyError, type Db, type Mailer, type TemplatePool } from '@rp/platform';
+import { defaultEmailTemplate, exchangeRatesToBase, getDocuments, getOrganizationProfile, getPartner, TemplatePoolBusyError, type Db, type Mailer, type TemplatePool } from '@rp/platform';
 import type { Logger } from 'pino';
 import {
-  SMTP_UNAVAILABLE,
   type DeliverRecordedEmailResult,
   type PaymentReceiptActivities,
   type PaymentReceiptInput,
@@ -15,16 +14,8 @@ import {
 } from '@rp/workflows';
 import { receiptTemplateContext, renderPaymentReceipt, renderReceiptTemplate } from '../domain/receipts.js';
 import { recordReceiptFailed, recordReceiptSent } from '../domain/outreach.js';
-import {
-  beginReceiptAttempt,
-  getOutreach,
-  getReceiptPayment,
-  markAttemptError,
-  markIntent,
-  markSkipped,
-  type OutreachRow,
-  type ReceiptPayment,
-} from '../store/outreach.js';
+import { getReceiptPayment, markIntent, markSkipped, type OutreachRow, type ReceiptPayment } from '../store/outreach.js';
+import { pendingOutreach, sendOutreachEmail, smtpCapped as smtpCappedTo } from './outreach-email.js';
 
 export interface PaymentReceiptDeps {
   db: Db;
@@ -62,12 +53,8 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
 
   /** The record, or the final answer when it is no longer pending. */
   async function pendingRecord(input: PaymentReceiptInput): Promise<OutreachRow | Exclude<SendPaymentReceiptResult, { status: 'sent' }>> {
-    const record = await getOutreach(deps.db, input.organizationId, input.outreachId);
-    if (!record) return { status: 'skipped', reason: 'the outreach record no longer exists' };
-    if (record.status === 'sent') return { status: 'already-sent', emailId: record.email_id };
-    if (record.status === 'skipped') return { status: 'skipped', reason: record.skip_reason ?? 'skipped' };
-    if (record.status === 'failed') throw ApplicationFailure.nonRetryable(record.error ?? 'the receipt already failed', 'ReceiptFailed');
-    return record;
+    const record = await pendingOutreach(deps.db, input.organizationId, input.outreachId);
+    return 'id' in record ? record : record.status === 'already-sent' ? { status: 'already-sent', emailId: record.messageId } : record;
   }
 
   async function recipientOf(input: PaymentReceiptInput): Promise<Recipient> {
@@ -166,14 +153,7 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
     });
   }
 
-  /**
-   * The send (the kernel's sendRecordedEmail: record checked and attempt counted before the SMTP
-   * call, "sent" written at once after it, best effort, `sentWriteTries` tries). An SMTP failure is
-   * kept on the record (still pending, in words for users) and rethrown: a permanent rejection (5xx)
-   * as non-retryable `SmtpRejected` with the server's answer, anything else as `SmtpUnavailable`
-   * (retried up to the configured attempts; its technical cause, such as the server's address, goes
-   * to the log only).
-   */
+  /** The send (see sendOutreachEmail). */
   function smtp(
     record: OutreachRow,
     to: string,
@@ -181,32 +161,10 @@ function paymentReceiptParts(deps: PaymentReceiptDeps) {
     log: Logger,
     opts: { sentWriteTries: number; recipient?: { to: string; partnerId: string } },
   ) {
-    return sendRecordedEmail({
-      mailer: deps.mailer,
-      log,
-      intentId: record.id,
-      message: { from: deps.from, to, subject: message.subject, text: message.text, html: message.html },
-      store: { beginAttempt: () => beginReceiptAttempt(deps.db, record.id, opts.recipient), markSent: (messageId) => recordReceiptSent(deps.db, record.id, messageId) },
-      sentWriteTries: opts.sentWriteTries,
-      smtpFailure: async (e) => {
-        log.warn({ err: e }, 'payment receipt not sent');
-        const rejected = e.responseCode !== undefined && e.responseCode >= 500 && e.responseCode < 600;
-        const userMessage = rejected ? e.message : `The email server could not be reached or did not accept the message${e.responseCode ? ` (SMTP ${e.responseCode})` : ''}.`;
-        await markAttemptError(deps.db, record.id, userMessage);
-        if (rejected) return ApplicationFailure.nonRetryable(e.message, 'SmtpRejected');
-        return ApplicationFailure.create({ type: SMTP_UNAVAILABLE, message: userMessage, cause: e });
-      },
-    });
+    return sendOutreachEmail(deps, record, to, message, log, { ...opts, what: 'payment receipt' });
   }
 
-  /** The configured SMTP attempts, counted by Temporal's attempt number (see capExternalFailure). */
-  async function smtpCapped<T>(input: PaymentReceiptInput, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      throw capExternalFailure(err, Context.current().info.attempt, input.retry.maximumAttempts);
-    }
-  }
+  const smtpCapped = <T>(input: PaymentReceiptInput, run: () => Promise<T>): Promise<T> => smtpCappedTo(input.retry.maximumAttempts, run);
 
   /** The family's answer for a record that is no longer pending or has nobody to send to (the outreach record is the intent). */
   function notSent(input: PaymentReceiptInput, r: Exclude<SendPaymentReceiptResult, { status: 'sent' }>): Exclude<RecordedEmailResult, { status: 'sent' }> {

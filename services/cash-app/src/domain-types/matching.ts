@@ -61,6 +61,8 @@ export interface MatchRemittance {
   currency: string | null;
   payer_iban: string | null;
   payer_account: string | null;
+  /** the deposit the advice was sent for (a reply to a remittance request): it applies to that deposit only */
+  bank_transaction_id?: string | null;
   allocations: { invoice_id: string | null; amount_paid: string; amount_discount: string; amount_withheld: string }[];
 }
 

@@ -10,14 +10,18 @@ import {
   getDocuments,
   getOrganizationProfile,
   getPartners,
+  downloadUrl,
   NotFoundError,
   recordEvent,
+  uploadPolicy,
   ValidationError,
   type BusinessUnitScope,
   type Db,
   type LedgerDocument,
   type LedgerPartner,
+  type ObjectStorage,
   type PageRequest,
+  type PresignedUrl,
 } from '@rp/platform';
 import type { CashAppDeps } from '../deps.js';
 import {
@@ -43,7 +47,12 @@ export interface RemittanceRecord {
   allocations: RemittanceAllocationRow[];
   invoices: Map<string, LedgerDocument>;
   partners: Map<string, LedgerPartner>;
+  /** a fresh presigned GET of the attachment kept in object storage (advice read from email); null when none or no storage */
+  link?: PresignedUrl | null;
 }
+
+/** What reading remittances needs: the database, and object storage to link attachments kept there. */
+type ReadDeps = Pick<CashAppDeps, 'db'> & { storage?: ObjectStorage | null };
 
 /** The advice's own fields (the JSON body, or the CSV route's query parameters); amounts exact decimal strings. */
 export interface RemittanceHeader {
@@ -126,7 +135,7 @@ async function insertAssessed(
  * remittance.created, in the insert's transaction: the remittance as GET answers it, tied to the
  * business unit of its customer and linked invoices (see domain/events.ts).
  */
-async function recordRemittanceCreated(trx: Knex.Transaction, org: string, id: string): Promise<void> {
+export async function recordRemittanceCreated(trx: Knex.Transaction, org: string, id: string): Promise<void> {
   const row = await getRemittance(trx, org, id);
   if (!row) return;
   const [record] = await recordsOf(trx, org, [row]);
@@ -134,7 +143,7 @@ async function recordRemittanceCreated(trx: Knex.Transaction, org: string, id: s
   await recordEvent(trx, { organizationId: org, type: 'remittance.created', resourceId: id, object: remittanceView(record), businessUnitId: businessUnitOf(units) });
 }
 
-async function recordsOf(db: Db, org: string, rows: RemittanceRow[]): Promise<RemittanceRecord[]> {
+async function recordsOf(db: Db, org: string, rows: RemittanceRow[], storage: ObjectStorage | null = null): Promise<RemittanceRecord[]> {
   const allocations = await allocationsOf(db, org, rows.map((r) => r.id));
   const [invoices, partners] = await Promise.all([
     getDocuments(db, org, allocations.map((a) => a.invoice_id).filter((id): id is string => Boolean(id))),
@@ -142,20 +151,23 @@ async function recordsOf(db: Db, org: string, rows: RemittanceRow[]): Promise<Re
   ]);
   const byRemittance = new Map<string, RemittanceAllocationRow[]>();
   for (const a of allocations) byRemittance.set(a.remittance_id, [...(byRemittance.get(a.remittance_id) ?? []), a]);
-  return rows.map((row) => ({ row, allocations: byRemittance.get(row.id) ?? [], invoices, partners }));
+  const links = await Promise.all(
+    rows.map(async (row) => (row.attachment_object_key ? downloadUrl(storage, uploadPolicy(), { key: row.attachment_object_key, name: row.attachment_file_name ?? undefined }) : null)),
+  );
+  return rows.map((row, i) => ({ row, allocations: byRemittance.get(row.id) ?? [], invoices, partners, link: links[i] }));
 }
 
 /** The remittance within the caller's business units, or 404. */
-export async function remittanceRecord(deps: Pick<CashAppDeps, 'db'>, org: string, id: string, scope: BusinessUnitScope = '*'): Promise<RemittanceRecord> {
+export async function remittanceRecord(deps: ReadDeps, org: string, id: string, scope: BusinessUnitScope = '*'): Promise<RemittanceRecord> {
   const row = await getRemittance(deps.db, org, id, scope);
   if (!row) throw new NotFoundError(`No remittance ${id}.`);
-  return (await recordsOf(deps.db, org, [row]))[0];
+  return (await recordsOf(deps.db, org, [row], deps.storage ?? null))[0];
 }
 
 /** A page of the organization's remittances (newest first) and how many match the filter. */
-export async function remittancePage(deps: Pick<CashAppDeps, 'db'>, org: string, filter: RemittanceFilter, page: Pick<PageRequest, 'offset' | 'pageSize'>) {
+export async function remittancePage(deps: ReadDeps, org: string, filter: RemittanceFilter, page: Pick<PageRequest, 'offset' | 'pageSize'>) {
   const { rows, total } = await listRemittances(deps.db, org, filter, page.offset, page.pageSize);
-  return { records: await recordsOf(deps.db, org, rows), total };
+  return { records: await recordsOf(deps.db, org, rows, deps.storage ?? null), total };
 }
 
 /** Records an advice given as JSON lines and answers it as stored. */

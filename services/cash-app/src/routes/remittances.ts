@@ -57,11 +57,33 @@ export const remittanceSchema = z.object({
   agent_uncertainties: z.array(z.string()),
   allocations: z.array(allocationSchema),
   attachment: z
-    .object({ object: z.literal('attachment'), file_name: z.string().nullable(), content_type: z.string(), size: z.number().int() })
+    .object({
+      object: z.literal('attachment'),
+      file_name: z.string().nullable(),
+      content_type: z.string(),
+      size: z.number().int(),
+      presigned_url: z
+        .string()
+        .nullable()
+        .describe('A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API and when the service has no object storage.'),
+      presigned_url_expires_at: z.string().nullable().describe('When presigned_url stops working (ISO 8601 UTC); null with it.'),
+    })
     .nullable()
-    .describe('The CSV remittance advice the remittance was created from; null for JSON.'),
+    .describe('The file the remittance was read from: the CSV advice posted to the API, or the email attachment (PDF, CSV, XLSX…) the advice was read from; null for JSON and for advice read from an email body.'),
   currency: z.string().nullable(),
-  email: z.null().describe('The email the advice arrived in; remittances created through the API have none.'),
+  email: z
+    .object({
+      object: z.literal('inbox_message'),
+      id: z.string().describe('The inbox message (GET /v2/inbox/messages/{id}).'),
+      message_id: z.string().describe('Its Message-ID header.'),
+      from: z.string().nullable().describe('Sender address.'),
+      from_name: z.string().nullable(),
+      subject: z.string().nullable(),
+      received_at: z.string(),
+    })
+    .nullable()
+    .meta({ id: 'RemittanceEmail' })
+    .describe('The email the advice arrived in (`source` email: read from the AR inbox); null for remittances created through the API.'),
   partner: z
     .object({ object: z.literal('partner'), id: z.string(), name: z.string(), account_number: z.string().nullable(), email: z.string().nullable() })
     .nullable(),
@@ -73,7 +95,15 @@ export const remittanceSchema = z.object({
   transaction_amount: z.number().nullable(),
   transaction_date: z.string().nullable(),
   transaction_number: z.string().nullable(),
-  bank_transaction_id: z.string().nullable().describe('The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`.'),
+  source: z
+    .enum(['json', 'csv', 'email'])
+    .describe('How the advice came in: `json` or `csv` through this API, `email` read from a message of the AR inbox (see `email`).'),
+  bank_transaction_id: z
+    .string()
+    .nullable()
+    .describe(
+      'The bank deposit a payment applied this remittance to (status `applied`); while `submitted`, the deposit an emailed advice was sent for (a reply to that deposit\'s remittance request), else null.',
+    ),
   ...timestampsShape,
 })
   .meta({ id: 'Remittance' });

@@ -69,15 +69,18 @@ export async function knownAccounts(db: Db, organizationId: string): Promise<Kno
 }
 
 /**
- * Remittances not tied to a bank transaction or a payment, with their allocations: `submitted` ones,
- * and `applied` ones whose payment has since been deleted (with its statement).
+ * Remittances not used by a payment, with their allocations: `submitted` ones (with the deposit
+ * they were sent for, if any: a reply to that deposit's remittance request), and `applied` ones
+ * whose payment has since been deleted (with its statement).
  */
 export async function unusedRemittances(db: Db, organizationId: string): Promise<MatchRemittance[]> {
   const rows = (await db('remittances as r')
-    .select('r.id', 'r.partner_id', 'r.transaction_amount', 'r.transaction_number', 'r.currency', 'r.payer_bank_details')
+    .select('r.id', 'r.partner_id', 'r.transaction_amount', 'r.transaction_number', 'r.currency', 'r.payer_bank_details', 'r.bank_transaction_id')
     .where({ 'r.organization_id': organizationId })
     .whereIn('r.status', ['submitted', 'applied'])
-    .whereNull('r.bank_transaction_id')
+    .andWhere((q) => {
+      void q.whereNull('r.bank_transaction_id').orWhere('r.status', 'submitted');
+    })
     .whereNotExists(db('payments as p').select(db.raw('1')).whereRaw('p.remittance_id = r.id'))
     .orderBy('r.id')) as {
     id: string;
@@ -86,6 +89,7 @@ export async function unusedRemittances(db: Db, organizationId: string): Promise
     transaction_number: string | null;
     currency: string | null;
     payer_bank_details: { iban?: string | null; account_number?: string | null } | null;
+    bank_transaction_id: string | null;
   }[];
   if (rows.length === 0) return [];
   const allocs = (await db('remittance_allocations')
@@ -101,6 +105,7 @@ export async function unusedRemittances(db: Db, organizationId: string): Promise
     currency: r.currency ? r.currency.trim() : null,
     payer_iban: r.payer_bank_details?.iban ?? null,
     payer_account: r.payer_bank_details?.account_number ?? null,
+    bank_transaction_id: r.bank_transaction_id,
     allocations: allocs
       .filter((a) => a.remittance_id === r.id)
       .map((a) => ({ invoice_id: a.invoice_id, amount_paid: a.amount_paid, amount_discount: a.amount_discount, amount_withheld: a.amount_withheld })),
@@ -187,9 +192,44 @@ export async function insertProposals(
     }
     const withRemittance = todo.filter((p) => p.remittance_id);
     for (const p of withRemittance) {
-      await trx('remittances').where({ organization_id: organizationId, id: p.remittance_id! }).whereNull('bank_transaction_id').update({ bank_transaction_id: p.transaction_id, status: 'applied', modified_at: trx.fn.now() });
+      await trx('remittances')
+        .where({ organization_id: organizationId, id: p.remittance_id! })
+        .andWhere((q) => {
+          void q.whereNull('bank_transaction_id').orWhere('bank_transaction_id', p.transaction_id);
+        })
+        .update({ bank_transaction_id: p.transaction_id, status: 'applied', modified_at: trx.fn.now() });
     }
     await onInserted?.(trx, payments.map((p) => p.id));
     return payments.length;
   });
+}
+
+/**
+ * Open deposits (amount > 0, not marked as no payment, no payment yet, of a processed statement)
+ * that the given remittances may explain: the deposit a remittance was sent for, one of its
+ * amount in its currency, or one whose texts quote its transaction number. At most `limit`, most
+ * recent first.
+ */
+export async function depositsForRemittances(db: Db, organizationId: string, remittanceIds: readonly string[], limit: number): Promise<DepositRow[]> {
+  if (remittanceIds.length === 0) return [];
+  const { rows } = await db.raw(
+    `SELECT ${TX_MATCH_COLUMNS.join(', ')}
+       FROM bank_transactions t
+       JOIN bank_statements s ON s.id = t.statement_id AND s.organization_id = t.organization_id
+      WHERE t.organization_id = ? AND s.status IN ('ready', 'approved', 'synced')
+        AND t.amount > 0 AND t.is_payment IS DISTINCT FROM false
+        AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.bank_transaction_id = t.id)
+        AND EXISTS (
+          SELECT 1 FROM remittances r
+           WHERE r.organization_id = t.organization_id AND r.id = ANY(?::uuid[])
+             AND (r.bank_transaction_id = t.id
+                  OR (r.bank_transaction_id IS NULL AND (r.currency IS NULL OR btrim(r.currency) = btrim(t.currency))
+                      AND (r.transaction_amount = t.amount
+                           OR (length(r.transaction_number) >= 3
+                               AND strpos(lower(concat_ws(' ', t.remittance_information, t.bank_reference, t.end_to_end_id)), lower(r.transaction_number)) > 0)))))
+      ORDER BY t.booking_date DESC NULLS LAST, t.id
+      LIMIT ?`,
+    [organizationId, [...remittanceIds], limit],
+  );
+  return rows as DepositRow[];
 }

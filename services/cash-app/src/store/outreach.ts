@@ -112,6 +112,7 @@ export interface OutreachFilter {
   outreachType?: string;
   status?: string;
   paymentId?: string;
+  bankTransactionId?: string;
 }
 
 export async function listOutreach(db: Db, organizationId: string, filter: OutreachFilter, offset: number, limit: number) {
@@ -120,6 +121,7 @@ export async function listOutreach(db: Db, organizationId: string, filter: Outre
     if (filter.outreachType) q.andWhere('o.outreach_type', filter.outreachType);
     if (filter.status) q.andWhere('o.status', filter.status);
     if (filter.paymentId) q.andWhere('o.payment_id', filter.paymentId);
+    if (filter.bankTransactionId) q.andWhere('o.bank_transaction_id', filter.bankTransactionId);
     return whereSqlFragment(q, outreachInScopeSql('o', filter.scope ?? '*'));
   };
   const [rows, [{ count }]] = await Promise.all([

@@ -44,8 +44,23 @@ export interface RemittanceRow {
   attachment_file_name: string | null;
   attachment_content_type: string | null;
   attachment_size: number | null;
+  inbox_message_id: string | null;
+  source_part: string | null;
+  email: RemittanceEmail | null;
+  attachment_object_key: string | null;
   created_at: Date;
   modified_at: Date;
+}
+
+/** The inbox message an advice arrived in, as the remittance shows it (spec 2.17 `email`). */
+export interface RemittanceEmail {
+  object: 'inbox_message';
+  id: string;
+  message_id: string;
+  from: string | null;
+  from_name: string | null;
+  subject: string | null;
+  received_at: string;
 }
 
 export interface RemittanceAllocationRow {
@@ -66,12 +81,12 @@ const REMITTANCE_COLUMNS = [
   'id', 'organization_id', 'partner_id', 'status', 'source', 'currency', 'transaction_amount', 'transaction_date', 'transaction_number',
   'payment_method', 'payer_name', 'payer_email', 'payer_bank_details', 'payee_bank_details', 'agent_confidence_score',
   'agent_confidence_reason', 'agent_error_code', 'agent_uncertainties', 'bank_transaction_id', 'attachment_file_name',
-  'attachment_content_type', 'attachment_size', 'created_at', 'modified_at',
+  'attachment_content_type', 'attachment_size', 'inbox_message_id', 'source_part', 'email', 'attachment_object_key', 'created_at', 'modified_at',
 ];
 
 export interface NewRemittance {
   partner_id: string | null;
-  source: 'json' | 'csv';
+  source: 'json' | 'csv' | 'email';
   currency: string | null;
   transaction_amount: string | null;
   transaction_date: string | null;
@@ -86,6 +101,15 @@ export interface NewRemittance {
   agent_error_code: string | null;
   agent_uncertainties: string[];
   attachment?: { file_name: string | null; content_type: string; content: Buffer };
+  /** an advice read from an inbox message: the message, the part, its summary and the attachment's object (the file stays in object storage) */
+  inbound?: {
+    inbox_message_id: string;
+    source_part: string;
+    email: RemittanceEmail;
+    attachment: { object_key: string; file_name: string; content_type: string; size: number } | null;
+    /** the deposit the advice was sent for (a reply to its remittance request) */
+    bank_transaction_id: string | null;
+  };
 }
 
 /**
@@ -100,7 +124,7 @@ export async function insertRemittance(
   onInserted?: (trx: Knex.Transaction, id: string) => Promise<void>,
 ): Promise<string> {
   const id = newId();
-  const { attachment, ...fields } = r;
+  const { attachment, inbound, ...fields } = r;
   await db.transaction(async (trx) => {
     await trx('remittances').insert({
       id,
@@ -110,10 +134,19 @@ export async function insertRemittance(
       payer_bank_details: fields.payer_bank_details ? JSON.stringify(fields.payer_bank_details) : null,
       payee_bank_details: fields.payee_bank_details ? JSON.stringify(fields.payee_bank_details) : null,
       agent_uncertainties: JSON.stringify(fields.agent_uncertainties),
-      attachment_file_name: attachment?.file_name ?? null,
-      attachment_content_type: attachment?.content_type ?? null,
-      attachment_size: attachment ? attachment.content.length : null,
+      attachment_file_name: attachment?.file_name ?? inbound?.attachment?.file_name ?? null,
+      attachment_content_type: attachment?.content_type ?? inbound?.attachment?.content_type ?? null,
+      attachment_size: attachment ? attachment.content.length : (inbound?.attachment?.size ?? null),
       attachment_content: attachment?.content ?? null,
+      ...(inbound
+        ? {
+            inbox_message_id: inbound.inbox_message_id,
+            source_part: inbound.source_part,
+            email: JSON.stringify(inbound.email),
+            attachment_object_key: inbound.attachment?.object_key ?? null,
+            bank_transaction_id: inbound.bank_transaction_id,
+          }
+        : {}),
     });
     if (lines.length) {
       await trx('remittance_allocations').insert(
@@ -171,4 +204,15 @@ export async function allocationsOf(db: Db, organizationId: string, remittanceId
     .where({ organization_id: organizationId })
     .whereIn('remittance_id', remittanceIds)
     .orderBy('id');
+}
+
+/** The remittance recorded for one part of an inbox message, if any (a retried activity finds it). */
+export async function remittanceOfInboxPart(db: Db, organizationId: string, inboxMessageId: string, sourcePart: string): Promise<string | null> {
+  const row = (await db('remittances').select('id').where({ organization_id: organizationId, inbox_message_id: inboxMessageId, source_part: sourcePart }).first()) as { id: string } | undefined;
+  return row?.id ?? null;
+}
+
+/** The deposit with this id in the organization, if it exists. */
+export async function depositExists(db: Db, organizationId: string, id: string): Promise<boolean> {
+  return !!(await db('bank_transactions').select('id').where({ organization_id: organizationId, id }).first());
 }

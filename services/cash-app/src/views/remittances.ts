@@ -16,7 +16,7 @@ function invoiceView(d: LedgerDocument) {
 }
 
 /** The v1 remittance answer of a record (amounts as JSON numbers, as the v1 contract has them). */
-export function remittanceView({ row: r, allocations, invoices, partners }: RemittanceRecord) {
+export function remittanceView({ row: r, allocations, invoices, partners, link }: RemittanceRecord) {
   const partner = r.partner_id ? partners.get(r.partner_id) : undefined;
   return {
     object: 'remittance' as const,
@@ -43,10 +43,17 @@ export function remittanceView({ row: r, allocations, invoices, partners }: Remi
       };
     }),
     attachment: r.attachment_content_type
-      ? { object: 'attachment' as const, file_name: r.attachment_file_name, content_type: r.attachment_content_type, size: r.attachment_size ?? 0 }
+      ? {
+          object: 'attachment' as const,
+          file_name: r.attachment_file_name,
+          content_type: r.attachment_content_type,
+          size: r.attachment_size ?? 0,
+          presigned_url: link?.url ?? null,
+          presigned_url_expires_at: link ? isoTime(link.expires_at)! : null,
+        }
       : null,
     currency: r.currency,
-    email: null,
+    email: r.email ?? null,
     partner: partner ? { object: 'partner' as const, id: partner.id, name: partner.name, account_number: partner.account_number, email: partner.email } : null,
     payee_bank_details: r.payee_bank_details,
     payer_bank_details: r.payer_bank_details,
@@ -56,6 +63,7 @@ export function remittanceView({ row: r, allocations, invoices, partners }: Remi
     transaction_amount: num(r.transaction_amount),
     transaction_date: r.transaction_date,
     transaction_number: r.transaction_number,
+    source: r.source as 'json' | 'csv' | 'email',
     bank_transaction_id: r.bank_transaction_id,
     created_at: isoTime(r.created_at)!,
     modified_at: isoTime(r.modified_at)!,

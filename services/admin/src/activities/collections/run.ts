@@ -5,10 +5,11 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { collectionCandidatesPage, type Db } from '@rp/platform';
+import { collectionCandidatesPage, partnerEmailAddresses, type Db } from '@rp/platform';
 import type { CollectionRunActivities, DoActionsResult, UnrecordedSend } from '@rp/workflows';
 import * as runs from '../../store/collections/runs.js';
 import * as actions from '../../store/collections/actions.js';
+import { bouncingAmong } from '../../store/inbox/bounces.js';
 import { planCustomer, type PlannedAction } from '../../domain/collections/plan.js';
 import { batchLookups, doEmailAction, doTaskAction, recordActionSent, type DoOutcome, type OutreachDeps } from '../../domain/collections/outreach.js';
 import { organizationToday } from '../../store/ooo.js';
@@ -50,11 +51,12 @@ async function planPage(deps: CollectionRunDeps, run: runs.RunRow, policies: run
   const org = run.organization_id;
   const invoiceIds = page.partners.flatMap((p) => p.invoices.map((i) => i.id));
   const assignees = page.partners.map((p) => p.assignee_id).filter((a): a is string => a !== null);
-  const [{ marks, actedOn }, onHold, backups, active] = await Promise.all([
+  const [{ marks, actedOn }, onHold, backups, active, bouncing] = await Promise.all([
     runs.stepMarks(db, org, invoiceIds, run.as_of_date),
     runs.invoicesOnHold(db, org, invoiceIds),
     runs.backupsOn(db, org, assignees, run.as_of_date),
     runs.activeUserIds(db, org, assignees),
+    bouncingAmong(db, org, page.partners.flatMap((p) => partnerEmailAddresses(p.email))),
   ]);
   const stepsOf = new Map(policies.map((p) => [p.id, p.steps]));
   const rows: actions.NewAction[] = [];
@@ -63,7 +65,7 @@ async function planPage(deps: CollectionRunDeps, run: runs.RunRow, policies: run
     const customerMarks = new Map(customer.invoices.map((i) => [i.id, marks.get(`${customer.policy_id}:${i.id}`) ?? new Set<number>()]));
     // one step per invoice per day: an invoice a run of this date acted on waits for the next day
     const fresh = { ...customer, invoices: customer.invoices.filter((i) => !actedOn.has(i.id)) };
-    const planned: PlannedAction[] = planCustomer(fresh, steps, run.as_of_date, customerMarks, onHold);
+    const planned: PlannedAction[] = planCustomer(fresh, steps, run.as_of_date, customerMarks, onHold, bouncing);
     // the assignee; while out of office that day, the backup covering them; else the default sender
     const assignee = customer.assignee_id && active.has(customer.assignee_id) ? customer.assignee_id : null;
     const sender = assignee ? (backups.get(assignee) ?? assignee) : defaultSender;

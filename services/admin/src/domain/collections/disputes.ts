@@ -4,7 +4,7 @@
  * dispute per invoice, backed by the partial unique index so two requests at once get one 409.
  */
 import { ConflictError, getDocuments, getPartner, Money, NotFoundError, recordEvent, ValidationError, type Db, type Identity } from '@rp/platform';
-import { closeDispute, getDispute, insertDispute, listDisputes, openDisputeOf, type DisputeFilters, type DisputeReason, type DisputeRow } from '../../store/collections/disputes.js';
+import { closeDispute, disputeFromInboxMessage, getDispute, insertDispute, listDisputes, openDisputeOf, type DisputeFilters, type DisputeReason, type DisputeRow } from '../../store/collections/disputes.js';
 import { disputeView } from '../../views/collections/promises.js';
 import { amountIssue } from './promises.js';
 
@@ -16,6 +16,8 @@ export interface NewDispute {
   /** decimal string; null/absent: the whole invoice */
   amount?: string | null;
   note?: string | null;
+  /** the inbox message the dispute was read from (not settable through the API) */
+  source_inbox_message_id?: string | null;
 }
 
 /**
@@ -37,6 +39,11 @@ export async function createDispute({ db }: { db: Db }, identity: Identity, inpu
     }
   }
   return db.transaction(async (trx) => {
+    // a dispute read from a message is opened once per invoice, however often the reading is acted on
+    if (input.source_inbox_message_id) {
+      const existing = await disputeFromInboxMessage(trx, identity.org, input.source_inbox_message_id, doc.id);
+      if (existing) return existing;
+    }
     const open = await openDisputeOf(trx, identity.org, doc.id);
     if (open) throw new ConflictError(`Invoice ${doc.id} has an open dispute (${open.id}); resolve or reject it first.`);
     const row = await insertDispute(trx, {
@@ -49,6 +56,7 @@ export async function createDispute({ db }: { db: Db }, identity: Identity, inpu
       currency,
       note: input.note ?? null,
       created_by: identity.sub,
+      source_inbox_message_id: input.source_inbox_message_id ?? null,
     });
     if (row === 'conflict') throw new ConflictError(`Invoice ${doc.id} has an open dispute; resolve or reject it first.`);
     await recordEvent(trx, { organizationId: identity.org, type: 'dispute.created', resourceId: row.id, object: disputeView(row), businessUnitId: row.business_unit_id });

@@ -12,9 +12,10 @@
  *   every due invoice of a step is on hold the action is skipped `all_invoices_on_hold`.
  * - Then, in this order: `below_min_overdue` (the customer's overdue total in local currency is below
  *   the step's `min_overdue_lc`), `no_email_address` / `no_phone_number` (the channel has no usable
- *   address; a task step needs none).
+ *   address; a task step needs none), `email_bouncing` (every address of the customer's email
+ *   bounced: the inbox received a failed delivery-status notification for it).
  */
-import { toE164, type CollectionCandidate } from '@rp/platform';
+import { partnerEmailAddresses, toE164, type CollectionCandidate } from '@rp/platform';
 import type { PlanStep, SkipReason } from '../../domain-types/collections.js';
 
 export type { PlanStep, SkipReason };
@@ -69,7 +70,7 @@ function belowMinimum(overdueCents: string, minLc: string | null): boolean {
 /**
  * The actions of one customer: `steps` are its policy's steps (sorted by offset), `marks` maps an
  * invoice id to the offsets done for it under that policy, `onHold` the ids of invoices under an open
- * promise or dispute.
+ * promise or dispute, `bouncing` the lower-case addresses known to bounce.
  */
 export function planCustomer(
   customer: CollectionCandidate,
@@ -77,7 +78,10 @@ export function planCustomer(
   asOf: string,
   marks: ReadonlyMap<string, ReadonlySet<number>>,
   onHold: ReadonlySet<string>,
+  bouncing: ReadonlySet<string> = new Set(),
 ): PlannedAction[] {
+  const addresses = partnerEmailAddresses(customer.email);
+  const allBounce = addresses.length > 0 && addresses.every((a) => bouncing.has(a));
   const byStep = new Map<number, string[]>();
   for (const inv of customer.invoices) {
     const k = dueStep(steps, inv.net_due_date, asOf, marks.get(inv.id) ?? new Set());
@@ -97,6 +101,8 @@ export function planCustomer(
       actions.push({ ...base, invoice_ids: free, skip_reason: 'below_min_overdue' });
     } else if (step.channel === 'email' && !customer.email?.trim()) {
       actions.push({ ...base, invoice_ids: free, skip_reason: 'no_email_address' });
+    } else if (step.channel === 'email' && allBounce) {
+      actions.push({ ...base, invoice_ids: free, skip_reason: 'email_bouncing' });
     } else if (step.channel === 'sms' && !toE164(customer.phone?.trim() ?? '', customer.country ?? undefined)) {
       actions.push({ ...base, invoice_ids: free, skip_reason: 'no_phone_number' });
     } else {

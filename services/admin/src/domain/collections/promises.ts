@@ -26,6 +26,7 @@ import { businessSearchAttributes, promiseToPay, promiseToPayWorkflowId, TASK_QU
 import {
   getPromise,
   insertPromise,
+  promiseFromInboxMessage,
   invoicesUnderOpenPromise,
   listPromises,
   lockPartnerPromises,
@@ -53,6 +54,8 @@ export interface NewPromise {
   amount: string;
   promised_date: string;
   note?: string | null;
+  /** the inbox message the promise was read from (not settable through the API) */
+  source_inbox_message_id?: string | null;
 }
 
 function addDays(date: string, days: number): string {
@@ -122,6 +125,11 @@ export async function createPromise(deps: PromiseDeps, identity: Identity, input
   const { partner, currency, openAmounts } = await checkNewPromise(deps.db, identity, input);
   return deps.db.transaction(async (trx) => {
     await lockPartnerPromises(trx, partner.id);
+    // a promise read from a message is recorded once, however often the reading is acted on
+    if (input.source_inbox_message_id) {
+      const existing = await promiseFromInboxMessage(trx, identity.org, input.source_inbox_message_id);
+      if (existing) return existing;
+    }
     const held = await invoicesUnderOpenPromise(trx, identity.org, input.invoice_ids);
     if (held.size) throw new ConflictError(`Invoice(s) ${[...held].join(', ')} are under an open promise to pay already; cancel it first.`);
     const row = await insertPromise(trx, {
@@ -135,6 +143,7 @@ export async function createPromise(deps: PromiseDeps, identity: Identity, input
       open_amounts_at_creation: openAmounts,
       note: input.note ?? null,
       created_by: identity.sub,
+      source_inbox_message_id: input.source_inbox_message_id ?? null,
     });
     await recordEvent(trx, { organizationId: identity.org, type: 'promise_to_pay.created', resourceId: row.id, object: promiseView(row), businessUnitId: row.business_unit_id });
     await withTemporalDeadline(deps.temporal, () =>

@@ -14,7 +14,8 @@ const TYPES_DOC =
   '/v2/cash-app/outreach/{outreach_id}); `promise_to_pay`: a promise when made and when kept, broken or cancelled (ref ' +
   '`promise_to_pay`); `dispute`: a dispute when opened and when resolved or rejected (ref `dispute`); `payment_applied`: an ' +
   'approved payment of the customer with the number of invoices it was allocated to, at its approval (ref `payment`, see GET ' +
-  '/v2/payments/{payment_id}); `reply`: reserved for replies received in the collections inbox (none yet).';
+  '/v2/payments/{payment_id}); `reply`: an email received in the AR inbox and matched to the customer (automatically or by a correction), at its receipt: ' +
+  '"Email from <sender> — <subject>" (ref `inbox_message`, see GET /v2/inbox/messages/{inbox_message_id}).';
 
 export const partnerActivitySchema = z
   .object({

@@ -4,7 +4,7 @@ import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape
 import { route } from '../../deps.js';
 import { createDispute, DISPUTE_REASONS, disputeOrThrow, disputesOf, resolveDispute } from '../../domain/collections/disputes.js';
 import { disputeView } from '../../views/collections/promises.js';
-import { amountInput, noteInput } from './promises.js';
+import { amountInput, noteInput, sourceSchema } from './promises.js';
 
 const MAX_PAGE = 500;
 const STATUS = z.enum(['open', 'resolved', 'rejected']);
@@ -23,6 +23,7 @@ export const disputeSchema = z
     status: STATUS.describe('`open` (the invoice is not chased), `resolved` or `rejected`.'),
     resolution: z.string().nullable().describe('How it was closed; null while open.'),
     note: z.string().nullable(),
+    source: sourceSchema(),
     ...timestampsShape,
   })
   .meta({ id: 'Dispute' });

@@ -19,6 +19,16 @@ export const amountInput = () =>
 
 export const noteInput = () => z.string().max(2000).nullable().optional().describe('Free text, at most 2000 characters; null: none.');
 
+/** Where a promise or dispute came from: the inbox message it was read from. */
+export const sourceSchema = () =>
+  z
+    .object({ object: z.literal('inbox_message'), id: z.string() })
+    .nullable()
+    .describe(
+      'The inbox message it was read from (the inbox records a promise or dispute by itself when it reads the customer, the invoices and, for a promise, the date with enough confidence; ' +
+        'else it leaves a suggestion on the message); null when recorded through the API.',
+    );
+
 export const promiseSchema = z
   .object({
     object: z.literal('promise_to_pay'),
@@ -32,7 +42,8 @@ export const promiseSchema = z
       '`open` (holds the chasing of its invoices), `kept` (covered in time), `broken` (its grace period ended uncovered; chasing resumes at the step it was on), `cancelled`.',
     ),
     note: z.string().nullable(),
-    created_by: z.string().nullable().describe('The user who recorded it.'),
+    created_by: z.string().nullable().describe('The user who recorded it; null when it was read from a customer\'s email (see `source`) or recorded with an API key.'),
+    source: sourceSchema(),
     ...timestampsShape,
   })
   .meta({ id: 'PromiseToPay' });

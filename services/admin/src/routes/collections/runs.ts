@@ -38,9 +38,13 @@ export const collectionActionSchema = z
     invoice_ids: z.array(z.string()).describe('The invoices this one action chases (all of the customer\'s invoices due for this step, invoices on hold left out).'),
     status: z.enum(['planned', 'sent', 'skipped', 'failed']),
     skip_reason: z
-      .enum(['below_min_overdue', 'no_email_address', 'no_phone_number', 'all_invoices_on_hold'])
+      .enum(['below_min_overdue', 'no_email_address', 'email_bouncing', 'no_phone_number', 'all_invoices_on_hold'])
       .nullable()
-      .describe('Checked in this order: every due invoice disputed or under an open promise; the customer\'s overdue total in local currency below the step\'s `min_overdue_lc`; no email address / no E.164 phone number for the channel. A skipped action is re-evaluated by the next run.'),
+      .describe(
+        'Checked in this order: every due invoice disputed or under an open promise; the customer\'s overdue total in local currency below the step\'s `min_overdue_lc`; no email address / ' +
+          '`email_bouncing`: every address of the customer\'s email bounced (the inbox received a failed delivery-status notification for it; the customer\'s email has to change for chasing by email to resume) / ' +
+          'no E.164 phone number for the channel. A skipped action is re-evaluated by the next run.',
+      ),
     sender_user_id: z.string().nullable().describe('The customer\'s assignee; while the assignee is out of office on the run\'s date, the covering backup; else the organization\'s default sender (its earliest-created active admin).'),
     email_id: z.string().nullable(),
     sms_id: z.string().nullable(),

@@ -1,6 +1,6 @@
 /**
  * A customer's timeline (GET /v2/partners/{partner_id}/activity): admin's own rows (collection
- * messages, tasks, promises to pay, disputes; migration 012) and cash-app's (receipts, payments
+ * messages, tasks, promises to pay, disputes; migration 012; inbox messages, migration 016) and cash-app's (receipts, payments
  * applied; through the kernel's partner-activity.ts) merged in one query, newest first.
  *
  * Each side selects PARTNER_ACTIVITY_COLUMNS in order. Items: an email or text once sent or failed
@@ -9,6 +9,7 @@
  * rejected. Ties on `occurred_at` are broken by type, reference and summary so pages never overlap.
  */
 import { cashAppPartnerActivity, type Db, type PartnerActivityRow, type PartnerActivityType } from '@rp/platform';
+import { INBOX_TIMELINE_SQL } from '../inbox/messages.js';
 
 interface Branch {
   types: readonly PartnerActivityType[];
@@ -62,6 +63,8 @@ const BRANCHES: Branch[] = [
             d.amount::text, d.currency::text, 'dispute', d.id::text
           FROM disputes d WHERE d.organization_id = ? AND d.partner_id = ? AND d.status <> 'open'`,
   },
+  // every message of the AR inbox matched to the customer, at its receipt
+  { types: ['reply'], sql: INBOX_TIMELINE_SQL },
 ];
 
 function admins(organizationId: string, partnerId: string, types: readonly PartnerActivityType[] | undefined): { sql: string; bindings: unknown[] }[] {

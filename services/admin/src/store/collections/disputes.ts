@@ -25,6 +25,8 @@ export interface DisputeRow {
   resolution: string | null;
   note: string | null;
   created_by: string | null;
+  /** the inbox message it was read from; null when opened through the API */
+  source_inbox_message_id: string | null;
   resolved_by: string | null;
   resolved_at: Date | null;
   created_at: Date;
@@ -37,7 +39,7 @@ const isOpenDisputeClash = (e: unknown) => (e as { code?: string }).code === '23
 /** Inserts an open dispute; 'conflict' when the invoice has an open one (the unique index decides under a race). */
 export async function insertDispute(
   db: Q,
-  d: Pick<DisputeRow, 'organization_id' | 'invoice_id' | 'partner_id' | 'business_unit_id' | 'reason_code' | 'amount' | 'currency' | 'note' | 'created_by'>,
+  d: Pick<DisputeRow, 'organization_id' | 'invoice_id' | 'partner_id' | 'business_unit_id' | 'reason_code' | 'amount' | 'currency' | 'note' | 'created_by' | 'source_inbox_message_id'>,
 ): Promise<DisputeRow | 'conflict'> {
   try {
     const [row] = await db('disputes').insert({ id: newId(), ...d }).returning('*');
@@ -46,6 +48,11 @@ export async function insertDispute(
     if (isOpenDisputeClash(e)) return 'conflict';
     throw e;
   }
+}
+
+/** The dispute an inbox message opened on an invoice, if any. */
+export async function disputeFromInboxMessage(db: Q, org: string, inboxMessageId: string, invoiceId: string): Promise<DisputeRow | undefined> {
+  return (await db('disputes').where({ organization_id: org, source_inbox_message_id: inboxMessageId, invoice_id: invoiceId }).orderBy('id').first()) as DisputeRow | undefined;
 }
 
 export async function openDisputeOf(db: Q, org: string, invoiceId: string): Promise<DisputeRow | undefined> {

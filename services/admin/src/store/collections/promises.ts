@@ -23,6 +23,8 @@ export interface PromiseRow {
   covered_amount: string | null;
   note: string | null;
   created_by: string | null;
+  /** the inbox message it was read from; null when recorded through the API */
+  source_inbox_message_id: string | null;
   resolved_at: Date | null;
   created_at: Date;
   modified_at: Date;
@@ -79,6 +81,11 @@ export async function listPromises(
     base().count<{ count: string }[]>({ count: '*' }),
   ]);
   return { rows: rows as PromiseRow[], total: Number(count) };
+}
+
+/** The promise read from an inbox message (at most one per message: the actor looks before it records, under the partner lock). */
+export async function promiseFromInboxMessage(db: Q, org: string, inboxMessageId: string): Promise<PromiseRow | undefined> {
+  return (await db('promises_to_pay').where({ organization_id: org, source_inbox_message_id: inboxMessageId }).orderBy('id').first()) as PromiseRow | undefined;
 }
 
 /** Ends an open promise (kept, broken or cancelled); undefined when it was not open any more. */

@@ -3,6 +3,11 @@ import { formatInMinorUnits, isoTime } from '@rp/platform';
 import type { PromiseRow } from '../../store/collections/promises.js';
 import type { DisputeRow } from '../../store/collections/disputes.js';
 
+/** The inbox message a promise or dispute was read from, as a reference; null when recorded through the API. */
+function sourceOf(inboxMessageId: string | null | undefined): { object: 'inbox_message'; id: string } | null {
+  return inboxMessageId ? { object: 'inbox_message', id: inboxMessageId } : null;
+}
+
 export function promiseView(r: PromiseRow) {
   const currency = r.currency.trim();
   return {
@@ -16,6 +21,7 @@ export function promiseView(r: PromiseRow) {
     status: r.status,
     note: r.note,
     created_by: r.created_by,
+    source: sourceOf(r.source_inbox_message_id),
     created_at: isoTime(r.created_at)!,
     modified_at: isoTime(r.modified_at)!,
   };
@@ -34,6 +40,7 @@ export function disputeView(r: DisputeRow) {
     status: r.status,
     resolution: r.resolution,
     note: r.note,
+    source: sourceOf(r.source_inbox_message_id),
     created_at: isoTime(r.created_at)!,
     modified_at: isoTime(r.modified_at)!,
   };

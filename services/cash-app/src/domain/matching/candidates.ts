@@ -69,9 +69,13 @@ function remittanceKeys(tx: MatchTransaction, tokens: readonly string[]): Set<st
   return new Set([...texts.flatMap((v) => [normalizeKey(v), ...v.split(/\s+/).map(normalizeKey)]), ...tokens]);
 }
 
-function remittanceFor(tx: MatchTransaction, texts: Set<string>, payer: PayerMatch | null, ctx: MatchContext, state: MatchState): { r: MatchRemittance; by: 'transaction_number' | 'amount_payer' } | null {
+type RemittanceHit = { r: MatchRemittance; by: 'bank_transaction' | 'transaction_number' | 'amount_payer' };
+
+function remittanceFor(tx: MatchTransaction, texts: Set<string>, payer: PayerMatch | null, ctx: MatchContext, state: MatchState): RemittanceHit | null {
   const index = state.remittancesOf(ctx);
   const usable = (r: MatchRemittance) => !state.usedRemittances.has(r.id) && (!r.currency || r.currency === tx.currency);
+  // an advice sent for this very deposit (the reply to its remittance request) comes first
+  for (const r of index.byDeposit.get(tx.id) ?? []) if (usable(r)) return { r, by: 'bank_transaction' };
   for (const key of texts) for (const r of index.byNumber.get(key) ?? []) if (usable(r)) return { r, by: 'transaction_number' };
   const txAccounts = new Set([normalizeAccount(tx.counterparty_iban), normalizeAccount(tx.counterparty_account)].filter((x): x is string => !!x));
   for (const r of index.byAmount.get(new Money(tx.amount).toFixed(4)) ?? []) {
@@ -86,7 +90,7 @@ function remittanceFor(tx: MatchTransaction, texts: Set<string>, payer: PayerMat
   return null;
 }
 
-function fromRemittance(tx: MatchTransaction, rem: { r: MatchRemittance; by: 'transaction_number' | 'amount_payer' }, payer: PayerMatch | null, state: MatchState): Proposal | null {
+function fromRemittance(tx: MatchTransaction, rem: RemittanceHit, payer: PayerMatch | null, state: MatchState): Proposal | null {
   const amount = new Money(tx.amount);
   const allocations: ProposedAllocation[] = [];
   let paidTotal = ZERO;
@@ -118,7 +122,7 @@ function fromRemittance(tx: MatchTransaction, rem: { r: MatchRemittance; by: 'tr
     transaction_id: tx.id,
     partner_id: partnerId,
     remittance_id: rem.r.id,
-    score: score([rem.by === 'transaction_number' ? 0.6 : 0.4, payerScore(payer, partnerId), exact ? 0.3 : 0, -(conflict?.penalty ?? 0)]),
+    score: score([rem.by === 'amount_payer' ? 0.4 : 0.6, payerScore(payer, partnerId), exact ? 0.3 : 0, -(conflict?.penalty ?? 0)]),
     reasons,
     allocations,
     shortfall: short.gt(0) ? { amount: fmt(short), reason: withheld.gt(0) ? 'deduction' : discount.gt(0) ? 'discount' : 'partial' } : null,

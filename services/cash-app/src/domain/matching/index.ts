@@ -11,7 +11,7 @@
  * the engine never picks one of several equal invoices, combinations or twins).
  *
  * Score = sum of the evidence, capped at 1:
- *   remittance by transaction number 0.6 (by amount and payer 0.4) · invoice number as written 0.5,
+ *   remittance by transaction number or sent for the deposit 0.6 (by amount and payer 0.4) · invoice number as written 0.5,
  *   in a looser spelling (zero-dropped, prefix dropped or glued, other separators) 0.45, a one-digit
  *   typo 0.3 (only with the exact amount and never against the payer) · payer by known account 0.3,
  *   by name 0.25 × similarity (a legal-form twin told apart by its amounts 0.15 × similarity) ·

@@ -38,7 +38,7 @@ interface NameEntry {
  * names sharing something with it, and learned accounts by normalized identifier.
  */
 export class PartnerIndex {
-  private readonly ids: string[];
+  private readonly ids: string[] = [];
   private readonly entries: NameEntry[] = [];
   private readonly entriesOf = new Map<number, number[]>();
   private readonly indexOf = new Map<string, number>();
@@ -48,21 +48,22 @@ export class PartnerIndex {
   private readonly masterData = new Set<string>();
   private readonly forms = new Map<string, Set<string>>();
 
+  /**
+   * The index built in slices of `slice` partners, awaiting `pace` between them: an API request that
+   * identifies one payer of a large organization does not hold the event loop for the whole build
+   * (the same index as the constructor's).
+   */
+  static async paced(partners: readonly MatchPartner[], knownAccounts: readonly KnownAccount[], pace: () => Promise<void>, slice = 500): Promise<PartnerIndex> {
+    const index = new PartnerIndex([], knownAccounts);
+    for (let i = 0; i < partners.length; i++) {
+      if (i > 0 && i % slice === 0) await pace();
+      index.addPartner(partners[i]!);
+    }
+    return index;
+  }
+
   constructor(partners: readonly MatchPartner[], knownAccounts: readonly KnownAccount[]) {
-    this.ids = partners.map((p) => p.id);
-    for (const p of partners) this.forms.set(p.id, new Set([...legalForms(p.name), ...(p.legal_name ? legalForms(p.legal_name) : [])]));
-    partners.forEach((p, i) => this.indexOf.set(p.id, i));
-    partners.forEach((p, i) => {
-      const names = new Set([p.name, p.legal_name].filter((n): n is string => !!n).map((n) => nameTokens(n).join(' ')));
-      for (const joined of names) {
-        if (!joined) continue;
-        const entry: NameEntry = { partner: i, tokens: new Set(joined.split(' ')), grams: trigrams(joined) };
-        const e = this.entries.push(entry) - 1;
-        push(this.entriesOf, i, e);
-        for (const t of entry.tokens) push(this.byToken, t, e);
-        for (const g of entry.grams) push(this.byGram, g, e);
-      }
-    });
+    for (const p of partners) this.addPartner(p);
     for (const k of knownAccounts) {
       const key = normalizeAccount(k.account_identifier);
       if (!key) continue;
@@ -70,6 +71,21 @@ export class PartnerIndex {
       owners.add(k.partner_id);
       this.accounts.set(key, owners);
       if (k.source === 'master_data') this.masterData.add(`${key} ${k.partner_id}`);
+    }
+  }
+
+  private addPartner(p: MatchPartner): void {
+    const i = this.ids.push(p.id) - 1;
+    this.forms.set(p.id, new Set([...legalForms(p.name), ...(p.legal_name ? legalForms(p.legal_name) : [])]));
+    this.indexOf.set(p.id, i);
+    const names = new Set([p.name, p.legal_name].filter((n): n is string => !!n).map((n) => nameTokens(n).join(' ')));
+    for (const joined of names) {
+      if (!joined) continue;
+      const entry: NameEntry = { partner: i, tokens: new Set(joined.split(' ')), grams: trigrams(joined) };
+      const e = this.entries.push(entry) - 1;
+      push(this.entriesOf, i, e);
+      for (const t of entry.tokens) push(this.byToken, t, e);
+      for (const g of entry.grams) push(this.byGram, g, e);
     }
   }
 

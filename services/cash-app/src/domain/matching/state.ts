@@ -14,6 +14,13 @@ export function isCreditMemo(inv: MatchInvoice): boolean {
   return inv.kind === 'credit_memo';
 }
 
+/** Remittances of a batch: by transaction number, by amount, and by the deposit they were sent for. */
+export interface RemittanceIndex {
+  byNumber: Map<string, MatchRemittance[]>;
+  byAmount: Map<string, MatchRemittance[]>;
+  byDeposit: Map<string, MatchRemittance[]>;
+}
+
 /** Mutable state of a batch: open amounts consumed by earlier proposals, remittances used. */
 export class MatchState {
   readonly open = new Map<string, Dec>();
@@ -28,7 +35,7 @@ export class MatchState {
   readonly memosByPartner = new Map<string, MatchInvoice[]>();
   private amountIndex: Map<string, MatchInvoice[]> | null = null;
   private partnerIndex: PartnerIndex | null = null;
-  private remittanceIndex: { byNumber: Map<string, MatchRemittance[]>; byAmount: Map<string, MatchRemittance[]> } | null = null;
+  private remittanceIndex: RemittanceIndex | null = null;
 
   constructor(invoices: readonly MatchInvoice[]) {
     for (const inv of [...invoices].sort(byDue)) {
@@ -70,17 +77,25 @@ export class MatchState {
     return this.partnerIndex;
   }
 
-  /** Remittances by normalized transaction number and by amount, built once per batch. */
-  remittancesOf(ctx: MatchContext): { byNumber: Map<string, MatchRemittance[]>; byAmount: Map<string, MatchRemittance[]> } {
+  /**
+   * Remittances by normalized transaction number and by amount, built once per batch; those sent
+   * for one deposit (a reply to its remittance request) by that deposit only.
+   */
+  remittancesOf(ctx: MatchContext): RemittanceIndex {
     if (!this.remittanceIndex) {
       const byNumber = new Map<string, MatchRemittance[]>();
       const byAmount = new Map<string, MatchRemittance[]>();
+      const byDeposit = new Map<string, MatchRemittance[]>();
       for (const r of ctx.remittances) {
+        if (r.bank_transaction_id) {
+          push(byDeposit, r.bank_transaction_id, r);
+          continue;
+        }
         const key = r.transaction_number ? normalizeKey(r.transaction_number) : '';
         if (key.length >= 3) push(byNumber, key, r);
         if (r.transaction_amount) push(byAmount, new Money(r.transaction_amount).toFixed(4), r);
       }
-      this.remittanceIndex = { byNumber, byAmount };
+      this.remittanceIndex = { byNumber, byAmount, byDeposit };
     }
     return this.remittanceIndex;
   }
