@@ -132,6 +132,11 @@ describe('promises to pay read from a message', () => {
     const manual = await stack.request('POST', '/v2/promises-to-pay', { token: o.token, body: { partner_id: c.partnerId, invoice_ids: c.invoiceIds, amount: 100, promised_date: plusDays(today(), 2) } });
     expect(manual.status, manual.text).toBe(200);
     expect(manual.body).toMatchObject({ created_by: o.userId, source: null });
+
+    // the collections rules still apply: an invoice under an open promise gets no second one
+    const held = await actOnReading(deps(), { organizationId: o.organizationId, message: { id: sure.id, partner_id: c.partnerId, from_address: c.email }, reading: sure.reading, partnerConfident: true });
+    expect(held.results).toEqual([]);
+    expect(held.suggestions).toEqual([expect.objectContaining({ type: 'promise_to_pay', reason: expect.stringMatching(/^Not recorded: .*under an open promise to pay already/) })]);
   });
 });
 

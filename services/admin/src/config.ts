@@ -23,6 +23,15 @@ export const adminConfigSchema = z.object({
   INBOUND_SMTP_PORT: env.port(2525),
   /** Address the inbound SMTP listener binds (default all interfaces: it is the MX's next hop). */
   INBOUND_SMTP_HOST: z.string().min(1).max(253).default('0.0.0.0'),
+  /**
+   * AR inbox: the optional language model refining the rules' category of a message
+   * (domain/inbox/refine.ts) — the base URL of an OpenAI-compatible API (…/v1) and the model; both
+   * unset (the default): the rules alone decide. The key is a secret: redacted wherever configuration is shown.
+   */
+  INBOX_LLM_URL: z.string().regex(/^https?:\/\/[^\s/]+/, 'must be an http:// or https:// URL').max(2000).optional(),
+  INBOX_LLM_MODEL: z.string().min(1).max(200).optional(),
+  INBOX_LLM_API_KEY: z.string().min(1).max(1000).optional(),
+  INBOX_LLM_TIMEOUT_MS: env.int(10_000, 100).pipe(z.number().max(120_000)),
   /** Collection runs: customers per planning page (each page is one transaction and one heartbeat). */
   COLLECTIONS_PLAN_PAGE_SIZE: env.int(500, 1).pipe(z.number().max(10_000)),
   /** Collection runs: planned actions per doing batch (one activity), and how many are sent at once. */

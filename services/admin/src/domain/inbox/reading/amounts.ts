@@ -13,9 +13,10 @@ export interface FoundAmount {
 
 const SYMBOLS: Record<string, string> = { '€': 'EUR', '$': 'USD', '£': 'GBP', 'chf': 'CHF', 'fr.': 'CHF', 'us$': 'USD', 'euro': 'EUR', 'euros': 'EUR', 'eur': 'EUR' };
 const CODE = '(?:[A-Z]{3}|€|\\$|£|US\\$|CHF|Fr\\.|euros?|Euros?)';
-const NUMBER = "(\\d{1,3}(?:[.,' ]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d{1,2})?)";
+// starts only where a number starts, so a long digit run costs linear time
+const NUMBER = "(?<![\\d.,'])(\\d{1,3}(?:[.,' ]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d{1,2})?)";
 /** an amount needs a currency next to it; a bare number is an invoice or a quantity */
-const AMOUNT = new RegExp(`(?:(${CODE})\\s?${NUMBER}(?:\\s?-)?|${NUMBER}\\s?(${CODE})(?![A-Za-z]))`, 'g');
+const AMOUNT = new RegExp(`(?:(${CODE})\\s?${NUMBER}(?:\\s?-)?|${NUMBER}\\s?(${CODE})(?![A-Za-z]| ?\\d))`, 'g');
 
 const KNOWN_CODES = new Set(['EUR', 'USD', 'GBP', 'CHF', 'SEK', 'NOK', 'DKK', 'PLN', 'CZK', 'HUF', 'JPY', 'CAD', 'AUD', 'NZD', 'MXN', 'BRL', 'ZAR', 'SGD', 'HKD', 'CNY', 'INR', 'RON', 'BGN', 'TRY', 'ISK', 'ARS', 'CLP', 'COP']);
 

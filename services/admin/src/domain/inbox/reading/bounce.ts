@@ -20,7 +20,7 @@ const BOUNCE_SUBJECT =
 const DELAY_SUBJECT = /(\(delay\)|delayed|verzogert|retard|retrasad|vertraagd|warning: message .* delayed)/;
 const FAILURE_TEXT =
   /(user unknown|unknown user|no such user|mailbox (unavailable|not found|does not exist|is full)|address rejected|recipient (address )?rejected|does not exist|could not be delivered|permanent(ly)? fail|delivery has failed|undeliverable|unzustellbar|n'existe pas|no existe|bestaat niet|550[ -]|5\.\d{1,3}\.\d{1,3})/;
-const EMAIL = /[a-z0-9._%+'-]+@[a-z0-9.-]+\.[a-z]{2,}/gi;
+const EMAIL = /(?<![a-z0-9._%+'-])[a-z0-9._%+'-]+@[a-z0-9.-]+\.[a-z]{2,}/gi;
 const STATUS_CODE = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
 
 function statusAction(code: string | null, delayed: boolean): string {

@@ -21,6 +21,7 @@ export interface ReadingContext {
 }
 
 const MAX_REFERENCED = 50;
+const MAX_TEXT = 200_000;
 
 function referencedNumbers(subject: string, own: string, full: string, attachments: string): string[] {
   const out: string[] = [];
@@ -36,9 +37,10 @@ function referencedNumbers(subject: string, own: string, full: string, attachmen
 }
 
 export function readMessage(msg: ParsedInboundMessage, ctx: ReadingContext): MessageReading {
-  const subject = normalize(msg.subject ?? '');
-  const full = normalize(msg.text ?? '');
-  const own = ownWords(full);
+  const subject = normalize((msg.subject ?? '').slice(0, 2000));
+  // the readers look at the first 200,000 characters: a message's meaning is at its start
+  const full = normalize((msg.text ?? '').slice(0, MAX_TEXT));
+  const own = ownWords(full, subject);
   const attachmentsText = normalize(
     msg.attachments
       .map((a) => a.text ?? '')

@@ -11,11 +11,13 @@ const INVOICE_KEYWORD =
 const CUSTOMER_KEYWORD =
   '(?:customer\\s+(?:no|number|id|account)|account\\s+(?:no|number)|kundennummer|kunden-nr|kundennr|debitorennummer|numero client|n[o°º] client|code client|numero de cliente|n[o°º] de cliente|klantnummer|klantnr|debiteurnummer)';
 const NUMBER_WORD = "(?:\\s*(?:no|nr|nos|nrs|number|numbers|nummer|numero|numeros|#|n[o°º]|ref)\\.?)?\\s*[:#]?\\s*";
-const TOKEN = '([a-z0-9][a-z0-9\\-/_.]{1,30}[a-z0-9]|\\d{3,})';
-const JOIN = '\\s*(?:,|;|&|\\+|/|\\band\\b|\\bund\\b|\\bet\\b|\\by\\b|\\be\\b|\\ben\\b|\\bsowie\\b|\\bas well as\\b)\\s*';
+// a token holds a digit, so a list ends at the next word ("4711 und Rechnungsnummer 4712")
+const TOKEN = '((?=[a-z\\-/_.]*\\d)[a-z0-9][a-z0-9\\-/_.]{1,30}[a-z0-9]|\\d{3,})';
+// no slash: invoice numbers such as EU/2026/002236 carry them
+const JOIN = '\\s*(?:,|;|&|\\+|\\band\\b|\\bund\\b|\\bet\\b|\\by\\b|\\be\\b|\\ben\\b|\\bsowie\\b|\\bas well as\\b)\\s*';
 
 const ONE = `(?:${TOKEN.slice(1, -1)})`;
-const KEYWORD_LIST = (keyword: string) => new RegExp(`\\b${keyword}${NUMBER_WORD}(${ONE}(?:${JOIN}${ONE})*)`, 'gi');
+const KEYWORD_LIST = (keyword: string) => new RegExp(`\\b${keyword}\\.?${NUMBER_WORD}(${ONE}(?:${JOIN}${ONE})*)`, 'gi');
 const INVOICE_LIST = KEYWORD_LIST(INVOICE_KEYWORD);
 const CUSTOMER_LIST = KEYWORD_LIST(CUSTOMER_KEYWORD);
 const PREFIXED = /\b([A-Z]{1,6}[-/_]?\d{3,}(?:[-/]\d{1,8})*|\d{2,4}[-/]\d{3,8})\b/g;

@@ -13,31 +13,33 @@ import { fold, sentences } from './text.js';
 export const PROMISE_PHRASES: RegExp[] = [
   // English
   /\b(we|i)\s*(will|shall|'ll|are going to|am going to|intend to|plan to|promise to|expect to|aim to|can|could)\s+(be able to\s+)?(pay|settle|transfer|remit|wire|clear|make (the |a |this )?payment|process (the )?payment|send (the |a )?payment|release (the )?payment)\b/,
-  /\bpayment (will|shall|is going to) be (made|sent|released|processed|executed|initiated|transferred|scheduled|effected)\b/,
+  /\bpayment\b.{0,60}\b(will|shall|is going to) be (made|sent|released|processed|executed|initiated|transferred|scheduled|effected)\b/,
+  /\bpay(ment)?\b.{0,60}\b(is |are )?(scheduled|planned|booked) (for|on)\b/,
   /\b(will|shall) be (paid|settled|transferred|remitted|cleared|processed)\b/,
   /\b(is|are|has been|have been) scheduled (for payment|to be paid)\b|\bpayment (is |has been )?(scheduled|planned|booked) (for|on)\b|\bscheduled (the |a )?payment\b/,
-  /\bpromise to pay\b|\bincluded in (our|the) (next )?payment run\b|\bnext payment run\b/,
+  /\bpromise to pay\b|\b(be |is |are )?included in (our|the) (next )?payment run\b/,
   // German
-  /\b(wir|ich) (werden|werde)\b.{0,80}\b(zahlen|bezahlen|uberweisen|begleichen|anweisen|ausgleichen|freigeben)\b/,
-  /\b(wird|werden)\b.{0,80}\b(bezahlt|uberwiesen|beglichen|angewiesen|ausgeglichen|freigegeben)\b(?!\s+worden)/,
+  /\b(wir|ich) (werden|werde)\b.{0,200}\b(zahlen|bezahlen|uberweisen|begleichen|anweisen|ausgleichen|freigeben)\b/,
+  /\b(wird|werden)\b.{0,200}\b(bezahlt|uberwiesen|beglichen|angewiesen|ausgeglichen|freigegeben)\b(?!\s+worden)/,
   /\b(zahlung|uberweisung|begleichung) (erfolgt|wird\b.{0,40}\berfolgen|ist\b.{0,30}\bgeplant|veranlassen wir|ist\b.{0,20}\bvorgesehen)/,
   /\b(uberweisen|zahlen|begleichen|bezahlen) (wir|ich)\b(?!.{0,40}\b(nicht|keine)\b)/,
+  /\b(wir|ich) (uberweisen|zahlen|bezahlen|begleichen)\b/,
   /\bzahlungslauf\b/,
   // French
   /\b(nous|je) (allons|vais|pourrons|pourrai)\s+(payer|regler|effectuer|proceder|virer|verser|solder)\b/,
   /\b(payerons|paierons|paierai|reglerons|reglerai|effectuerons|procederons|virerons|verserons|solderons)\b/,
-  /\b(le |la )?(paiement|reglement|virement|versement) (sera|va etre|interviendra|est prevu|est programme|se fera)\b/,
+  /\b(paiement|reglement|virement|versement)\b.{0,60}\b(sera|va etre|interviendra|est prevu|est programme|se fera)\b/,
   /\bsera (payee?s?|reglee?s?|viree?s?|soldee?s?)\b|\bseront (payees?|reglees?|virees?)\b/,
   // Spanish
   /\b(vamos a|voy a|podremos|podemos)\s+(pagar|abonar|transferir|realizar el pago|efectuar el pago|liquidar)\b/,
   /\b(pagaremos|abonaremos|transferiremos|liquidaremos|realizaremos el pago|efectuaremos el pago|haremos el pago)\b/,
-  /\b(el )?(pago|abono|transferencia) se (realizara|efectuara|hara|enviara|ejecutara)\b|\b(pago|transferencia) (esta )?(programad[oa]|previst[oa]) para\b/,
+  /\b(pago|abono|transferencia)\b.{0,60}\bse (realizara|efectuara|hara|enviara|ejecutara)\b|\b(pago|transferencia) (esta )?(programad[oa]|previst[oa]) para\b/,
   /\bsera (pagada|abonada|transferida|liquidada)s?\b|\bseran (pagadas|abonadas|liquidadas)\b/,
   // Dutch
-  /\b(wij|we|ik) (zullen|gaan|zal|ga)\b.{0,80}\b(betalen|overmaken|voldoen|overboeken)\b/,
+  /\b(wij|we|ik) (zullen|gaan|zal|ga)\b.{0,200}\b(betalen|overmaken|voldoen|overboeken)\b/,
   /\b(wij|we|ik) (betalen|maken|voldoen)\b.{0,80}\b(op|voor|uiterlijk|volgende|eind|binnen|over|morgen)\b/,
   /\b(zal|zullen|wordt|worden)\b.{0,60}\b(betaald|overgemaakt|voldaan|overgeboekt)\b(?!\s+(is|zijn))/,
-  /\b(betaling|overboeking) (wordt|zal)\b.{0,40}\b(uitgevoerd|gedaan|verricht|plaatsvinden|verwerkt)\b|\bbetaling (is )?gepland\b/,
+  /\b(betaling|overboeking)\b.{0,60}\b(wordt|zal|zullen)\b.{0,40}\b(uitgevoerd|gedaan|verricht|plaatsvinden|verwerkt)\b|\bbetaling (is )?gepland\b/,
 ];
 
 /** "invoice no. 4711" is a number, not a negation */

@@ -21,6 +21,8 @@ const QUOTE_SENT = /^\s*\*?(Sent|Date|Gesendet|Datum|Envoyé|Enviado|Fecha|Verzo
 export const FORWARD_MARKER =
   /^\s*(-{2,}\s*)?(Forwarded message|Begin forwarded message|Weitergeleitete Nachricht|Message transféré|Mensaje reenviado|Doorgestuurd bericht|Forwarded by)\b/i;
 
+export const FORWARD_SUBJECT = /^\s*(?:(?:re|aw|sv|antw)\s*:\s*)*(fwd?|fw|wg|tr|rv|doorst|enc|i)\s*:/i;
+
 /** Normalises line endings, non-breaking spaces and runs of blank lines. */
 export function normalize(text: string): string {
   return text
@@ -35,10 +37,11 @@ export function normalize(text: string): string {
  * The sender's own words: the text above the first quoted earlier message, with `>` quoted lines
  * dropped. A forwarded message's text stays (forwarding an advice is the sender's statement).
  */
-export function ownWords(text: string): string {
+export function ownWords(text: string, subject = ''): string {
   const lines = normalize(text).split('\n');
   const kept: string[] = [];
-  let forwarded = false;
+  // "Fwd:", "FW:", "WG:", "TR:", "RV:", "Doorst:": a header block below is the forwarded message, not a quote
+  let forwarded = FORWARD_SUBJECT.test(subject);
   for (let i = 0; i < lines.length; i += 1) {
     const line = lines[i];
     if (FORWARD_MARKER.test(line)) forwarded = true;
@@ -74,7 +77,7 @@ export function sentences(text: string): string[] {
     const trimmed = line.trim();
     if (!trimmed) continue;
     // split after . ! ? when followed by space + capital/digit, but not inside numbers or abbreviations like "Nr." "No."
-    const parts = trimmed.split(/(?<=[!?])\s+|(?<=(?<!\b(?:[Nn]r|[Nn]o|[Ii]nv|vs|ca|z\.B|u\.a|bzw|[Ss]t|n°|nº|approx|etc|[Aa]rt|[Rr]ef|\d))\.)\s+(?=[A-ZÄÖÜÉÈÀÁÍÓÚÑ])/);
+    const parts = trimmed.split(/(?<=[!?])\s+|(?<=(?<!\b(?:[Nn]r|[Nn]o|[Ii]nv|vs|ca|z\.B|u\.a|bzw|[Ss]t|n°|nº|approx|etc|[Aa]rt|[Rr]ef)|\d)\.)\s+(?=[A-ZÄÖÜÉÈÀÁÍÓÚÑ])/);
     for (const p of parts) if (p.trim()) out.push(p.trim());
   }
   return out;
