@@ -26,6 +26,7 @@ import { startStack, type Org, type TestStack } from './support/stack.js';
 const TEST_QUEUE = 'inbound-remittance-test';
 let stack: TestStack;
 let org: Org;
+let other: Org;
 let storage: ObjectStorage;
 let temporal: TemporalHandle;
 let testWorker: Worker;
@@ -102,6 +103,7 @@ async function germanPdf(): Promise<Uint8Array> {
 beforeAll(async () => {
   stack = await startStack({ workers: ['cash-app'] });
   org = await stack.onboard('Inbound Remit');
+  other = await stack.onboard('Inbound Remit Other');
   const customers = await pushCustomers(stack, org.apiKey, [
     customerRecord({ customer_code: 'C-100', name1: 'Muster Industrie AG', smtp_addr: 'ap@muster.example' }),
     customerRecord({ customer_code: 'C-200', name1: 'Beta Retail AG', smtp_addr: 'ap@beta.example' }),
@@ -232,5 +234,26 @@ describe('remittance advice from email', () => {
     const r = (await stack.request('GET', `/v1/remittances/${result.remittanceIds[0]}`, { token: org.token })).body;
     expect(r).toMatchObject({ source: 'email', allocations: [], agent_confidence_score: 0, agent_error_code: 'unsupported_attachment', transaction_amount: null });
     expect(r.agent_uncertainties).toEqual(['unsupported_attachment: winmail.dat: TNEF (winmail.dat) attachments are not supported; ask the sender to send the files as ordinary attachments.']);
+  });
+
+  it('an advice sent to another organization never links this organization\'s invoices', async () => {
+    const messageId = randomUUID();
+    const result = await record(
+      input(messageId, { organizationId: other.organizationId, text: 'Remittance advice\nInvoice 9000002: EUR 595,00\nPayment amount: EUR 595,00' }),
+    );
+    expect(result.errorCode).toBeNull();
+    const r = (await stack.request('GET', `/v1/remittances/${result.remittanceIds[0]}`, { token: other.token })).body;
+    expect(r.allocations.map((a: any) => [a.invoice_number, a.invoice_id, a.amount_paid])).toEqual([['9000002', null, 595]]);
+    expect(r).toMatchObject({ partner: null, agent_error_code: 'no_invoice_matched' });
+    expect(r.agent_uncertainties).toContain('invoice_not_found: 9000002');
+    expect((await stack.request('GET', `/v1/remittances/${result.remittanceIds[0]}`, { token: org.token })).status).toBe(404);
+  });
+
+  it('lines naming no ledger invoice keep the customer the inbox matched the email to, and say so', async () => {
+    const messageId = randomUUID();
+    const result = await record(input(messageId, { partnerId: ids.muster!, text: 'Remittance advice\nInvoice 7777777: EUR 120,00' }));
+    const r = (await stack.request('GET', `/v1/remittances/${result.remittanceIds[0]}`, { token: org.token })).body;
+    expect(r).toMatchObject({ partner: { id: ids.muster }, agent_error_code: 'no_invoice_matched', agent_uncertainties: ['invoice_not_found: 7777777', 'partner_not_identified'] });
+    expect(r.agent_confidence_reason).toBe('Read 1 line from the email body. None of the 1 invoice number matched a ledger invoice; no customer could be identified. The customer is the one the email was matched to.');
   });
 });

@@ -183,6 +183,38 @@ describe('readAdvice', () => {
     expect(fwd.lines).toEqual([line('9000003', '300'), line('9000004', '1500')]);
   });
 
+  it('a total paid for several named invoices is split by their open amounts, only when it equals their sum', () => {
+    const known = new Map([['9000011092', '9000011092'], ['9000011056', '9000011056']]);
+    const openAmounts = new Map([['9000011092', '1129.46'], ['9000011056', '118.12']]);
+    const text = 'Hallo,\n\nwir haben heute die Rechnungen 9000011092 und 9000011056 über 1.247,58 EUR überwiesen.\n\nGruß';
+    expect(readAdvice({ text }, { known, openAmounts }).lines).toEqual([line('9000011092', '1129.46'), line('9000011056', '118.12')]);
+    const short = readAdvice({ text: text.replace('1.247,58', '1.200,00') }, { known, openAmounts });
+    expect(short.lines).toEqual([]);
+    expect(short.uncertainties).toEqual(['amount_not_split: 1200.00 for 9000011092, 9000011056']);
+  });
+
+  it('a bank\'s payment notice forwarded: its amount for the invoice its remittance information names', () => {
+    const text =
+      'FYI, see below.\n\n---------- Forwarded message ---------\nFrom: Online Banking <noreply@bank.example>\nSubject: Payment executed\n\n' +
+      'Your payment order has been executed.\nBeneficiary: Nordlicht Vertrieb GmbH\nAmount: USD 3,000.00\nRemittance information: INV-410272\nExecution date: 2026-11-18\n';
+    const r = readAdvice({ text }, { known: new Map([['INV410272', 'INV-410272']]) });
+    expect(r.lines).toEqual([line('INV-410272', '3000')]);
+    expect(r.fields).toMatchObject({ amount: '3000', currency: 'USD', payment_date: '2026-11-18' });
+  });
+
+  it('the quoted history of a reply (our own reminder) is not the sender\'s advice', () => {
+    const text =
+      'Hello,\n\nthe following invoices were paid on 17 November 2026:\n9000010750  EUR 11,513.63\n\nPieter\n\n' +
+      '> On 12 November 2026, Nordlicht Vertrieb GmbH <ar@nordlicht.example> wrote:\n> according to our records the following invoices are overdue:\n' +
+      '> 9000010750  11,513.63 EUR  due 2026-09-16\n> 9000010721  656.93 EUR  due 2026-11-10\n';
+    expect(adviceParts([bodyPart(text, null)], new Map()).flatMap((p) => p.reading.lines)).toEqual([line('9000010750', '11513.63')]);
+  });
+
+  it('reads the plain text of a body when it holds more than its HTML (a forwarded advice the HTML lacks)', () => {
+    const text = 'FYI\n\n---------- Forwarded message ---------\nRemittance advice\nInvoice 9000001: EUR 100,00\n';
+    expect(adviceParts([bodyPart(text, '<p>FYI</p>')], new Map()).flatMap((p) => p.reading.lines)).toEqual([line('9000001', '100')]);
+  });
+
   it('reads nothing from a message without invoice lines', () => {
     const r = readAdvice({ text: 'Thanks for your reminder, we will look into it next week.' });
     expect(r.lines).toEqual([]);

@@ -6654,27 +6654,34 @@ export interface components {
             reviewed_by?: string;
         };
         Remittance: {
+            /** @description The score in words; for an advice read from email it starts with where the lines were read (`Read 2 lines from the attachment avis.pdf.`). */
             agent_confidence_reason: string;
-            /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt. */
+            /** @description 0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt (see createRemittance); an advice read from email loses a further ×0.9 when the reader had to guess which column an amount stood in, and is 0 when nothing could be read. */
             agent_confidence_score: number;
+            /** @description `no_invoice_matched` when no line linked to a ledger invoice. An advice read from email where no line could be read at all is still recorded (without allocations, so a clerk sees it arrived) with `no_remittance_lines`, `unsupported_attachment` (TNEF/winmail.dat), `unreadable_attachment` (a file that fails to parse or is over 25 MiB) or `attachment_missing`. */
             agent_error_code: string | null;
+            /** @description Each doubt as `code` or `code: detail` (codes in createRemittance). Advice read from email adds the reader's own: `total_differs: total <t>, lines <s>` (the stated total is not the sum of the lines paid), `line_amounts_unclear: <invoice>` (an amount's column guessed), `amount_not_split: <amount> for <invoices>` (one amount for several invoices that their open amounts do not add up to), and per unreadable part its error code with the file. */
             agent_uncertainties: string[];
             allocations: components["schemas"]["RemittanceAllocation"][];
-            /** @description The CSV remittance advice the remittance was created from; null for JSON. */
+            /** @description The file the remittance was read from: the CSV advice posted to the API, or the email attachment (PDF, CSV, XLSX…) the advice was read from; null for JSON and for advice read from an email body. */
             attachment: {
                 content_type: string;
                 file_name: string | null;
                 /** @constant */
                 object: "attachment";
+                /** @description A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API, when the service has no object storage, and in the `remittance.created` event (a link would expire before the event is read). */
+                presigned_url: string | null;
+                /** @description When presigned_url stops working (ISO 8601 UTC); null with it. */
+                presigned_url_expires_at: string | null;
                 size: number;
             } | null;
-            /** @description The bank deposit a payment applied this remittance to (status `applied`); null while `submitted`. */
+            /** @description The bank deposit a payment applied this remittance to (status `applied`); while `submitted`, the deposit an emailed advice was sent for (a reply to that deposit's remittance request), else null. */
             bank_transaction_id: string | null;
             /** @description ISO 8601 UTC */
             created_at: string;
             currency: string | null;
-            /** @description The email the advice arrived in; remittances created through the API have none. */
-            email: null;
+            /** @description The email the advice arrived in (`source` email: read from the AR inbox); null for remittances created through the API. */
+            email: components["schemas"]["RemittanceEmail"];
             id: string;
             /** @description ISO 8601 UTC */
             modified_at: string;
@@ -6693,6 +6700,11 @@ export interface components {
             payer_email: string | null;
             payer_name: string | null;
             payment_method: string | null;
+            /**
+             * @description How the advice came in: `json` or `csv` through this API, `email` read from a message of the AR inbox (see `email`).
+             * @enum {string}
+             */
+            source: "json" | "csv" | "email";
             /** @enum {string} */
             status: "submitted" | "applied";
             transaction_amount: number | null;
@@ -6749,6 +6761,19 @@ export interface components {
              */
             type: "remittance.created";
         };
+        RemittanceEmail: {
+            /** @description Sender address. */
+            from: string | null;
+            from_name: string | null;
+            /** @description The inbox message (GET /v2/inbox/messages/{id}). */
+            id: string;
+            /** @description Its Message-ID header. */
+            message_id: string;
+            /** @constant */
+            object: "inbox_message";
+            received_at: string;
+            subject: string | null;
+        } | null;
         /** @description A page of Remittance records. */
         RemittancePage: {
             current_page: number;

@@ -14,6 +14,8 @@
  * - Confidence: the assessment of linking (domain/remittances.ts) times 0.9 when the reader had to
  *   guess which column an amount stood in; the reader's own doubts join the uncertainties
  *   (`total_differs: total <t>, lines <s>`, `line_amounts_unclear: <no>`).
+ * - Customer: the one the linked invoices belong to, else the one the payer name names, else the
+ *   one the inbox matched the email to (the reason says so).
  */
 import {
   currencyMinorUnits,
@@ -41,9 +43,16 @@ export interface InboundRemittanceDeps {
   storage: ObjectStorage;
 }
 
-/** The ledger's invoice numbers among `candidates`, by key and by key without a letter prefix (a key two numbers share is dropped). */
-async function knownNumbers(db: Db, org: string, candidates: string[]): Promise<Map<string, string>> {
+/**
+ * The ledger's invoice numbers among `candidates`, by key and by key without a letter prefix (a key
+ * two numbers share is dropped), and the open amount of each (when one number is one invoice).
+ */
+async function knownNumbers(db: Db, org: string, candidates: string[]): Promise<{ known: Map<string, string>; open: Map<string, string> }> {
   const docs = await findInvoicesByNumbers(db, org, candidates);
+  const open = new Map<string, string>();
+  const count = new Map<string, number>();
+  for (const d of docs) count.set(d.document_number, (count.get(d.document_number) ?? 0) + 1);
+  for (const d of docs) if (count.get(d.document_number) === 1 && d.status_open) open.set(d.document_number, d.amount_open);
   const known = new Map<string, string>();
   const clash = new Set<string>();
   for (const d of docs) {
@@ -54,7 +63,7 @@ async function knownNumbers(db: Db, org: string, candidates: string[]): Promise<
     }
   }
   for (const k of clash) known.delete(k);
-  return known;
+  return { known, open };
 }
 
 async function readParts(deps: InboundRemittanceDeps, input: InboundRemittanceInput): Promise<{ parts: PartText[]; problems: PartProblem[] }> {
@@ -93,7 +102,7 @@ async function recordPart(deps: InboundRemittanceDeps, input: InboundRemittanceI
   const currency = reading.fields.currency ?? (currencies.size === 1 ? [...currencies][0]! : ((await getOrganizationProfile(deps.db, org))?.base_currency ?? null));
   const payerName = reading.fields.payer;
   const payerPartners = payerName ? await findPartnersByName(deps.db, org, payerName) : [];
-  const payerPartnerId = partnerByPayerName(payerPartners, payerName) ?? input.partnerId;
+  const payerPartnerId = partnerByPayerName(payerPartners, payerName);
   const partnerNames = new Map<string, string>();
   const partnerIds = [...new Set([...found.map((d) => d.partner_id), input.partnerId].filter((x): x is string => Boolean(x)))];
   for (const partner of (await getPartners(deps.db, org, partnerIds)).values()) partnerNames.set(partner.id, partner.name);
@@ -103,13 +112,16 @@ async function recordPart(deps: InboundRemittanceDeps, input: InboundRemittanceI
   const unclear = reading.uncertainties.some((u) => u.startsWith('line_amounts_unclear'));
   const score = Number(new Money(assessment.score).times(unclear ? 0.9 : 1).toDecimalPlaces(4).toFixed(4));
   const where = p.attachment ? `the attachment ${p.attachment.name}` : 'the email body';
-  const reason = `Read ${lines.length} line${lines.length === 1 ? '' : 's'} from ${where}. ${assessment.reason}`;
+  // no customer from the invoices or the payer name: the one the inbox matched the email to, said so
+  const partnerId = assessment.partnerId ?? input.partnerId;
+  const hinted = !assessment.partnerId && input.partnerId ? ' The customer is the one the email was matched to.' : '';
+  const reason = `Read ${lines.length} line${lines.length === 1 ? '' : 's'} from ${where}. ${assessment.reason}${hinted}`;
   try {
     return await insertRemittance(
       deps.db,
       org,
       {
-        partner_id: assessment.partnerId,
+        partner_id: partnerId,
         source: 'email',
         currency,
         transaction_amount: transactionAmount === null ? null : scale(transactionAmount, currency),
@@ -193,8 +205,8 @@ export async function recordInboundRemittances(deps: InboundRemittanceDeps, inpu
   const email: RemittanceEmail = { object: 'inbox_message', ...input.email };
   const bankTransactionId = input.bankTransactionId && (await depositExists(deps.db, org, input.bankTransactionId)) ? input.bankTransactionId : null;
   const { parts, problems } = await readParts(deps, input);
-  const known = await knownNumbers(deps.db, org, candidateNumbers(parts));
-  const advice = adviceParts(parts, known);
+  const { known, open } = await knownNumbers(deps.db, org, candidateNumbers(parts));
+  const advice = adviceParts(parts, known, open);
   if (advice.length === 0) {
     const { id, code } = await recordUnread(deps, input, email, problems, bankTransactionId);
     return { remittanceIds: [id], errorCode: code };

@@ -51,10 +51,23 @@ export const remittanceSchema = z.object({
   object: z.literal('remittance'),
   id: z.string(),
   status: z.enum(REMITTANCE_STATUSES),
-  agent_confidence_score: z.number().describe('0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt.'),
-  agent_confidence_reason: z.string(),
-  agent_error_code: z.string().nullable(),
-  agent_uncertainties: z.array(z.string()),
+  agent_confidence_score: z
+    .number()
+    .describe(
+      '0..1: how much of the advice (by amount) links cleanly to open invoices, reduced for each doubt (see createRemittance); an advice read from email loses a further ×0.9 when the reader had to guess which column an amount stood in, and is 0 when nothing could be read.',
+    ),
+  agent_confidence_reason: z.string().describe('The score in words; for an advice read from email it starts with where the lines were read (`Read 2 lines from the attachment avis.pdf.`).'),
+  agent_error_code: z
+    .string()
+    .nullable()
+    .describe(
+      '`no_invoice_matched` when no line linked to a ledger invoice. An advice read from email where no line could be read at all is still recorded (without allocations, so a clerk sees it arrived) with `no_remittance_lines`, `unsupported_attachment` (TNEF/winmail.dat), `unreadable_attachment` (a file that fails to parse or is over 25 MiB) or `attachment_missing`.',
+    ),
+  agent_uncertainties: z
+    .array(z.string())
+    .describe(
+      'Each doubt as `code` or `code: detail` (codes in createRemittance). Advice read from email adds the reader\'s own: `total_differs: total <t>, lines <s>` (the stated total is not the sum of the lines paid), `line_amounts_unclear: <invoice>` (an amount\'s column guessed), `amount_not_split: <amount> for <invoices>` (one amount for several invoices that their open amounts do not add up to), and per unreadable part its error code with the file.',
+    ),
   allocations: z.array(allocationSchema),
   attachment: z
     .object({
@@ -65,7 +78,7 @@ export const remittanceSchema = z.object({
       presigned_url: z
         .string()
         .nullable()
-        .describe('A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API and when the service has no object storage.'),
+        .describe('A GET of the file valid for one hour from the answer (spec 2.5): set for an advice read from an email attachment (the file is kept in object storage); null for a CSV posted to the API, when the service has no object storage, and in the `remittance.created` event (a link would expire before the event is read).'),
       presigned_url_expires_at: z.string().nullable().describe('When presigned_url stops working (ISO 8601 UTC); null with it.'),
     })
     .nullable()

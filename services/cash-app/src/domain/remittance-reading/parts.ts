@@ -14,6 +14,8 @@ export interface PartText {
   rows: string[][] | null;
   kind: string;
   attachment: { position: number; name: string; mime_type: string; size: number; object_key: string } | null;
+  /** the body's other rendering (its plain text beside its HTML): read too, the one giving more lines kept */
+  alternative?: string;
 }
 
 /** A part that could not be read, and why (`unsupported_attachment`: TNEF, or a type not read as text; `unreadable_attachment`). */
@@ -41,8 +43,26 @@ export async function attachmentPart(
   return { part, text: t.text, rows: t.rows, kind: t.kind, attachment: a };
 }
 
+/**
+ * Where the quoted history of a reply starts (`On … wrote:`, `Am … schrieb …:`, `Le … a écrit :`,
+ * `Op … schreef …:`, `El … escribió:`, `-----Original Message-----`): what follows is what the
+ * sender answered (often our own reminder listing the open invoices), not their advice. Forwarded
+ * messages are kept: their text is the advice passed on.
+ */
+const REPLY_QUOTE = /^[ \t>]*(?:(?:On|Am|Le|Op|El)\b.{3,200}(?:wrote|schrieb|a écrit|schreef|escribió)\s*:?|-{2,}\s*(?:Original Message|Ursprüngliche Nachricht|Message d'origine|Oorspronkelijk bericht|Mensaje original)\s*-{2,})[ \t]*$/im;
+
+export function withoutReplyQuote(text: string): string {
+  const m = REPLY_QUOTE.exec(text);
+  return m && m.index > 0 ? text.slice(0, m.index) : text;
+}
+
+/**
+ * The body: its HTML as text when it has HTML (tables keep their columns), with its plain text as
+ * the alternative (the inbox's text also holds forwarded messages the HTML may lack).
+ */
 export function bodyPart(text: string, html: string | null): PartText {
-  return { part: 'body', text: html ? htmlToText(html) : text, rows: null, kind: html ? 'html' : 'text', attachment: null };
+  if (!html) return { part: 'body', text: withoutReplyQuote(text), rows: null, kind: 'text', attachment: null };
+  return { part: 'body', text: withoutReplyQuote(htmlToText(html)), rows: null, kind: 'html', attachment: null, alternative: withoutReplyQuote(text) };
 }
 
 /** Most number-like words of a message looked up in the ledger. */
@@ -76,8 +96,13 @@ export interface PartReading extends PartText {
  * say advice or its numbers are the ledger's. The body is dropped when an attachment holds the
  * advice and the body names no invoice the attachments do not (a covering note repeating them).
  */
-export function adviceParts(parts: readonly PartText[], known: KnownNumbers): PartReading[] {
-  const read = parts.map((p) => ({ ...p, reading: readAdvice({ text: p.text, rows: p.rows }, { known }) }));
+export function adviceParts(parts: readonly PartText[], known: KnownNumbers, openAmounts?: ReadonlyMap<string, string>): PartReading[] {
+  const read = parts.map((p) => {
+    const reading = readAdvice({ text: p.text, rows: p.rows }, { known, openAmounts });
+    if (!p.alternative) return { ...p, reading };
+    const other = readAdvice({ text: p.alternative }, { known, openAmounts });
+    return other.lines.length > reading.lines.length ? { ...p, text: p.alternative, kind: 'text', reading: other } : { ...p, reading };
+  });
   const knownValues = new Set(known.values());
   const advice = read.filter((p) => p.reading.lines.length > 0 && (p.reading.is_advice || p.reading.lines.some((l) => knownValues.has(l.invoice_number))));
   const fromFiles = advice.filter((p) => p.part !== 'body');

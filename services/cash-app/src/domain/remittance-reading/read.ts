@@ -51,15 +51,42 @@ export interface AdviceReading {
 export interface ReadContext {
   /** invoice numbers the ledger knows, by numberKey / strippedKey (rows.ts) */
   known?: KnownNumbers;
+  /** open amounts of the ledger's invoices by their number: a total paid for several named invoices is split by them when it equals their sum */
+  openAmounts?: ReadonlyMap<string, string>;
   /** US English dates (month first) */
   usDates?: boolean;
 }
 
 const fmt = (v: string | Money) => new Money(v).toFixed(2);
 
-function rowLine(row: Row, header: Header | null, hint: DecimalMark, ctx: ReadContext): { line: AdviceLine; unclear: boolean } | null {
+/** Several invoices a sentence names with one amount between them (`Rechnungen 4711 und 4712 über 1.247,58 EUR`). */
+interface Group {
+  numbers: string[];
+  amount: string | null;
+}
+
+/** The invoices a text names: numbers the ledger knows, and numbers after an invoice word with those joined to them (`4711, 4712 und 4713`). */
+function namedNumbers(text: string, numbers: readonly { text: string; index: number; end: number }[], known: KnownNumbers): string[] {
+  const out: string[] = [];
+  let chained = false;
+  numbers.forEach((t, i) => {
+    const k = knownNumber(t.text, known);
+    const between = i > 0 ? text.slice(numbers[i - 1]!.end, t.index) : '';
+    chained = INVOICE_LEAD.test(text.slice(0, t.index)) || (chained && /^\s*(?:,|;|&|\/|and|und|et|en|y|sowie)?\s*$/i.test(between));
+    const n = k ?? (chained ? t.text.replace(/[.:,;]+$/, '') : null);
+    if (n && !out.includes(n)) out.push(n);
+  });
+  return out;
+}
+
+function rowLine(row: Row, header: Header | null, hint: DecimalMark, ctx: ReadContext): { line: AdviceLine; unclear: boolean } | { group: Group } | null {
   const known = ctx.known ?? new Map<string, string>();
   const { amounts, numbers } = rowTokens(row.text, hint, ctx.usDates ?? false);
+  if (!header) {
+    const named = namedNumbers(row.text, numbers, known);
+    const outside = amounts.filter((a) => !numbers.some((t) => a.index < t.end && t.index < a.end));
+    if (named.length >= 2 && outside.length <= 1) return { group: { numbers: named, amount: outside[0]?.value ?? null } };
+  }
   let invoice = invoiceNumberOf(row, header, numbers, known);
   if (!invoice) return null;
   // amounts inside the invoice number's own text are not amounts
@@ -113,6 +140,16 @@ function recordStart(row: Row, hint: DecimalMark, ctx: ReadContext): string | nu
   return null;
 }
 
+/** One invoice gets the whole amount; several get their open amounts when those add up to it exactly; else null. */
+function splitByOpenAmounts(numbers: string[], amount: string, open: ReadonlyMap<string, string> | undefined): AdviceLine[] | null {
+  const line = (n: string, paid: string): AdviceLine => ({ invoice_number: n.slice(0, 100), amount_paid: paid, amount_discount: '0', amount_withheld: '0' });
+  if (amount.startsWith('-')) return null;
+  if (numbers.length === 1) return [line(numbers[0]!, amount)];
+  if (!open || numbers.some((n) => !open.has(n))) return null;
+  if (!sumMoney(numbers.map((n) => open.get(n)!)).eq(amount)) return null;
+  return numbers.map((n) => line(n, new Money(open.get(n)!).toFixed()));
+}
+
 /** Reads one part: `text`, and `rows` when the part is a spreadsheet (CSV, XLSX). */
 export function readAdvice(part: { text: string; rows?: string[][] | null }, ctx: ReadContext = {}): AdviceReading {
   const rows: Row[] = part.rows ? part.rows.map(structuredRow) : part.text.split('\n').map(textRow);
@@ -122,6 +159,7 @@ export function readAdvice(part: { text: string; rows?: string[][] | null }, ctx
   const uncertainties: string[] = [];
   const tableRows = new Set<number>();
   let header: Header | null = null;
+  const groups: Group[] = [];
   let paidColumn = false;
   let statedTotal: string | null = null;
   // a record written down the page (`Invoice: 4711` / `Amount: 1.190,00` / `Discount: 23,80`), gathered until a blank line or the next invoice
@@ -170,6 +208,11 @@ export function readAdvice(part: { text: string; rows?: string[][] | null }, ctx
       return;
     }
     const read = rowLine(row, header, hint, ctx);
+    if (read && 'group' in read) {
+      groups.push(read.group);
+      tableRows.add(i);
+      return;
+    }
     if (!read) {
       const invoice = header === null ? recordStart(row, hint, ctx) : null;
       if (invoice) pending = { invoice, rows: [i], text: row.text.slice(row.text.indexOf(invoice) + invoice.length) };
@@ -182,6 +225,21 @@ export function readAdvice(part: { text: string; rows?: string[][] | null }, ctx
 
   flush();
   const fields = paymentFields(texts, tableRows, hint, ctx.usDates ?? false);
+  if (lines.length === 0) {
+    // no line with its own amount: a total paid for the invoices the text names (a sentence, a bank's payment notice)
+    const total = fields.amount ?? statedTotal;
+    const named = groups.length
+      ? groups
+      : [{ numbers: rows.flatMap((r, i) => (tableRows.has(i) ? [] : namedNumbers(r.text, rowTokens(r.text, hint, ctx.usDates ?? false).numbers, ctx.known ?? new Map()))), amount: null }];
+    for (const g of named) {
+      const numbers = [...new Set(g.numbers)];
+      const amount = g.amount ?? (named.length === 1 ? total : null);
+      if (numbers.length === 0 || amount === null) continue;
+      const split = splitByOpenAmounts(numbers, amount, ctx.openAmounts);
+      if (split) lines.push(...split);
+      else uncertainties.push(`amount_not_split: ${fmt(amount)} for ${numbers.join(', ')}`);
+    }
+  }
   if (statedTotal !== null && lines.length > 0) {
     const sum = sumMoney(lines.map((l) => l.amount_paid));
     if (!sum.eq(statedTotal)) uncertainties.push(`total_differs: total ${fmt(statedTotal)}, lines ${fmt(sum)}`);

@@ -37,16 +37,16 @@ const PHRASES: Record<ColumnRole, string[]> = {
     'pagado', 'importe pagado', 'importe', 'pago', 'monto pagado', 'neto pagado', 'importe neto', 'monto', 'importe del pago',
   ],
   discount: [
-    'discount', 'cash discount', 'disc', 'discount taken', 'discount amount', 'early payment discount', 'prompt payment discount',
+    'discount', 'cash discount', 'disc', 'discount taken', 'deduction', 'deductions', 'discount amount', 'early payment discount', 'prompt payment discount',
     'skonto', 'rabatt', 'skontobetrag', 'skontoabzug', 'abzug skonto',
     'escompte', 'remise', 'escompte pour paiement anticipe',
     'korting', 'betalingskorting', 'kortingsbedrag', 'betaalkorting',
     'descuento', 'pronto pago', 'descuento pronto pago', 'dto',
   ],
   withheld: [
-    'withholding', 'withheld', 'wht', 'withholding tax', 'tax withheld', 'deduction', 'deductions', 'amount withheld', 'short paid', 'short payment',
+    'withholding', 'withheld', 'wht', 'withholding tax', 'tax withheld', 'amount withheld', 'short paid', 'short payment',
     'einbehalt', 'einbehalten', 'quellensteuer', 'abzug', 'abzuge', 'einbehaltung', 'kurzung',
-    'retenue', 'retenue a la source', 'deduction', 'montant retenu', 'retenu',
+    'retenue', 'retenue a la source', 'montant retenu', 'retenu',
     'inhouding', 'ingehouden', 'bronheffing', 'inhoudingen',
     'retencion', 'deduccion', 'retenido', 'importe retenido',
   ],
@@ -69,12 +69,29 @@ const ENTRIES: { phrase: string; role: ColumnRole; words: number }[] = Object.en
   .flatMap(([role, phrases]) => phrases.map((p) => ({ phrase: fold(p), role: role as ColumnRole, words: fold(p).split(' ').length })))
   .sort((a, b) => b.phrase.length - a.phrase.length);
 
+/** Each phrase's role (the first role listing it). */
+const BY_PHRASE = new Map<string, ColumnRole>();
+for (const e of ENTRIES) if (!BY_PHRASE.has(e.phrase)) BY_PHRASE.set(e.phrase, e.role);
+
+/** Roles of texts already looked up (words repeat across the lines of a message); bounded. */
+const ROLE_CACHE = new Map<string, ColumnRole | null>();
+const ROLE_CACHE_SIZE = 20_000;
+
 /** The role of a header cell (its whole text), or null. */
 export function cellRole(cell: string): ColumnRole | null {
+  const cached = ROLE_CACHE.get(cell);
+  if (cached !== undefined) return cached;
+  const role = lookupRole(cell);
+  if (ROLE_CACHE.size >= ROLE_CACHE_SIZE) ROLE_CACHE.clear();
+  ROLE_CACHE.set(cell, role);
+  return role;
+}
+
+function lookupRole(cell: string): ColumnRole | null {
   const f = fold(cell);
   if (!f || f.length > 60) return null;
-  const exact = ENTRIES.find((e) => e.phrase === f);
-  if (exact) return exact.role;
+  const exact = BY_PHRASE.get(f);
+  if (exact) return exact;
   // the longest phrase the cell contains as whole words (`Zahlbetrag EUR`, `Amount paid (USD)`)
   const padded = ` ${f} `;
   const hit = ENTRIES.find((e) => padded.includes(` ${e.phrase} `));
@@ -104,7 +121,7 @@ export function rolesInLine(line: string): RoleSpan[] {
     for (let n = Math.min(5, words.length - i); n >= 1; n--) {
       const text = words.slice(i, i + n).map((w) => w.f).join(' ').trim();
       if (!text) continue;
-      const role = n === 1 ? cellRole(text) : ENTRIES.find((e) => e.phrase === text)?.role ?? null;
+      const role = n === 1 ? cellRole(text) : (BY_PHRASE.get(text) ?? null);
       if (role) {
         spans.push({ role, index: words[i]!.index, end: words[i + n - 1]!.end });
         i += n;
@@ -140,7 +157,7 @@ export const INVOICE_LEAD = /\b(?:invoices?|inv|rechnung(?:en)?|rechnungsnummer|
  */
 const LABELS: Record<'payment_date' | 'amount' | 'reference' | 'payer' | 'currency' | 'method', string[]> = {
   payment_date: ['payment date', 'date of payment', 'value date', 'paid on', 'transfer date', 'execution date', 'zahlungsdatum', 'valutadatum', 'valuta', 'ausfuhrungsdatum', 'uberweisungsdatum', 'buchungsdatum', 'date de paiement', 'date du paiement', 'date de valeur', 'date du virement', 'date d execution', 'betaaldatum', 'betalingsdatum', 'valutadatum', 'datum betaling', 'fecha de pago', 'fecha valor', 'fecha del pago', 'fecha de transferencia'],
-  amount: ['payment amount', 'total amount', 'amount paid', 'total paid', 'amount remitted', 'zahlbetrag', 'uberweisungsbetrag', 'zahlungsbetrag', 'gesamtbetrag', 'betrag', 'montant du paiement', 'montant total', 'montant vire', 'montant paye', 'montant regle', 'totaal bedrag', 'betaald bedrag', 'betaalbedrag', 'bedrag', 'importe total', 'importe pagado', 'importe del pago', 'monto'],
+  amount: ['payment amount', 'total amount', 'amount', 'montant', 'importe', 'amount paid', 'total paid', 'amount remitted', 'zahlbetrag', 'uberweisungsbetrag', 'zahlungsbetrag', 'gesamtbetrag', 'betrag', 'montant du paiement', 'montant total', 'montant vire', 'montant paye', 'montant regle', 'totaal bedrag', 'betaald bedrag', 'betaalbedrag', 'bedrag', 'importe total', 'importe pagado', 'importe del pago', 'monto'],
   reference: ['payment reference', 'payment ref', 'payment no', 'payment number', 'payment id', 'remittance no', 'remittance number', 'advice no', 'transaction id', 'check no', 'cheque no', 'zahlungsreferenz', 'zahlungsnummer', 'zahlungs nr', 'avis nr', 'avisnummer', 'referenz der zahlung', 'reference du paiement', 'reference paiement', 'reference de paiement', 'numero de paiement', 'n° de paiement', 'betalingsreferentie', 'betalingskenmerk', 'betaalreferentie', 'referencia de pago', 'referencia del pago', 'numero de pago'],
   payer: ['payer', 'paid by', 'remitter', 'ordering party', 'zahler', 'auftraggeber', 'zahlungspflichtiger', 'donneur d ordre', 'payeur', 'emetteur', 'betaler', 'opdrachtgever', 'ordenante', 'pagador'],
   currency: ['currency', 'wahrung', 'devise', 'valuta munt', 'munt', 'moneda', 'divisa'],
@@ -179,4 +196,4 @@ export const METHODS: [RegExp, string][] = [
 ];
 
 /** Wording that says a text is remittance advice (or a payment notice) rather than an invoice copy or other file. */
-export const ADVICE_WORDING = /\b(?:remittance|payment advice|payment notification|payment notice|we have paid|have been paid|we paid|has been paid|paid the following|payment of the following|zahlungsavis|zahlungsavise|avis|zahlungsankundigung|wir haben .{0,40}(?:bezahlt|uberwiesen|angewiesen)|folgende rechnungen|uberweisung|avis de paiement|avis de virement|nous avons regle|nous avons paye|reglement des factures|betalingsadvies|betaaladvies|betalingsspecificatie|wij hebben .{0,40}betaald|aviso de pago|aviso de transferencia|hemos pagado|hemos abonado|detalle de pago)\b/;
+export const ADVICE_WORDING = /\b(?:remittance|payment advice|payment notification|payment notice|we have paid|have been paid|were paid|wurden .{0,20}(?:bezahlt|uberwiesen)|ont ete (?:payees|reglees)|zijn betaald|han sido pagadas|we paid|has been paid|paid the following|payment of the following|zahlungsavis|zahlungsavise|avis|zahlungsankundigung|wir haben .{0,40}(?:bezahlt|uberwiesen|angewiesen)|folgende rechnungen|uberweisung|avis de paiement|avis de virement|nous avons regle|nous avons paye|reglement des factures|betalingsadvies|betaaladvies|betalingsspecificatie|wij hebben .{0,40}betaald|aviso de pago|aviso de transferencia|hemos pagado|hemos abonado|detalle de pago)\b/;
