@@ -20,6 +20,11 @@
  *   matching  the labelled cash-matching benchmark (bench/matching/): a seeded AR world and a month's
  *             statement with the truth of every line, scored exact / settled / partial / wrong / missed
  *             per scenario, with score calibration. Options: --size small|full, --seed N, --direct
+ *   inbox     the labelled AR-inbox corpus (bench/inbox/: 500 emails, 336 remittance advices from 24 payer house
+ *             styles, promises, disputes, questions, auto-replies, bounces) over SMTP into the inbound server:
+ *             customer match precision/recall at 80, remittance lines exact, category accuracy, messages/s end
+ *             to end against bare parse and bare SMTP references, per house style. Options: --seed N.
+ *             The corpus alone as .eml files + labels.json: npx tsx bench/inbox/write-corpus.ts <dir>
  *   webhooks  a burst of 10,000 events to 3 endpoints through the delivery engine to a loopback receiver:
  *             events/s recorded and delivered, deliveries/s, lag p50/p99 commit → receipt, loss, order
  */
@@ -37,6 +42,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   reports: async () => (await import('./reports.js')).run(),
   matching: async () => (await import('./matching/run.js')).run(process.argv.slice(3)),
   webhooks: async () => (await import('./webhooks/run.js')).run(),
+  inbox: async () => (await import('./inbox/run.js')).run(process.argv.slice(3)),
 };
 
 const name = process.argv[2];

@@ -175,6 +175,16 @@ describe('the inbox scorer', () => {
     expect(s.misses.map((m) => `${m.id}:${m.kind}`).sort()).toEqual(['a:line', 'b:customer', 'c:category', 'c:customer', 'e:customer']);
   });
 
+  it('lists a promise to pay that was not recorded from its message', () => {
+    const promise = { ...label('p', 'C1', 'promise_to_pay'), promise: { invoice_numbers: ['1'], amount: null, date: '2026-12-05' } };
+    const observed = new Map([seen('p', 'C1', 90, 'promise_to_pay')]);
+    expect(scoreInbox([promise], observed, new Map(), 80).misses.map((m) => m.kind)).toEqual(['not_recorded']);
+    observed.get('<p@x>')!.results = ['promise_to_pay'];
+    const s = scoreInbox([promise], observed, new Map(), 80);
+    expect(s.misses).toEqual([]);
+    expect(s.recorded.promises).toEqual({ labelled: 1, recorded: 1 });
+  });
+
   it('counts a message never received or still unprocessed as missed, not as assigned', () => {
     const s = scoreInbox([label('a', 'C1', 'remittance', [['1', '1.00']])], new Map(), new Map(), 80);
     expect(s.overall).toMatchObject({ processed: 0, assigned: 0, recall: 0, precision: null, lines_exact: 0, category_correct: 0 });

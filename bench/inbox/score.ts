@@ -65,7 +65,7 @@ export interface Counts {
 export interface Miss {
   id: string;
   style: string;
-  kind: 'customer' | 'category' | 'line' | 'unprocessed';
+  kind: 'customer' | 'category' | 'line' | 'unprocessed' | 'not_recorded';
   expected: unknown;
   got: unknown;
 }
@@ -119,6 +119,8 @@ export function scoreInbox(labels: MessageLabel[], observed: ReadonlyMap<string,
       misses.push({ id: l.id, style: l.style, kind: 'customer', expected: l.customer, got: o ? { partner: o.partner_code, confidence: o.match_confidence, reasons: o.reasons ?? [] } : null });
     if (o?.category === l.category) add('category_correct');
     else misses.push({ id: l.id, style: l.style, kind: 'category', expected: l.category, got: o?.category ?? null });
+    const record = l.category === 'promise_to_pay' ? 'promise_to_pay' : l.category === 'dispute' ? 'dispute' : null;
+    if (record && !o?.results?.includes(record)) misses.push({ id: l.id, style: l.style, kind: 'not_recorded', expected: l.promise ?? l.dispute, got: o?.results ?? null });
     if (!l.remittance) continue;
     add('remittance_messages');
     const read = remittances.get(l.message_id) ?? [];
