@@ -56,7 +56,7 @@ async function score(seed: number) {
 }
 
 describe('reader on the inbox benchmark corpus', () => {
-  for (const seed of [DEFAULT_SEED, 7]) {
+  for (const seed of [DEFAULT_SEED, 42]) {
     it(`seed ${seed}: ≥ 97 % of lines exact (invoice number and amount paid), every style ≥ 90 %, few extra lines`, async () => {
       const perStyle = await score(seed);
       const all = [...perStyle.values()].reduce((t, s) => ({ lines: t.lines + s.lines, exact: t.exact + s.exact, extra: t.extra + s.extra }), { lines: 0, exact: 0, extra: 0 });

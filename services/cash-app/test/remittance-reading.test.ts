@@ -63,6 +63,13 @@ describe('amounts as payers write them', () => {
 });
 
 describe('readAdvice', () => {
+  it('reads a sentence naming each invoice with its own amount, ending with the total it adds up to', () => {
+    const r = readAdvice({ text: 'Hallo,\n\nwir haben heute die Rechnungen 4711 (11.298,03 EUR) und 4712 (6.292,45 EUR) über insgesamt 17.590,48 EUR überwiesen.' }, { known: new Map([['4711', '4711'], ['4712', '4712']]) });
+    expect(r.lines.map((l) => [l.invoice_number, l.amount_paid])).toEqual([['4711', '11298.03'], ['4712', '6292.45']]);
+    const en = readAdvice({ text: 'We paid invoices INV-1 (772.75 USD) and INV-2 (8,683.21 USD) today, USD 9,455.96 in total.' });
+    expect(en.lines.map((l) => [l.invoice_number, l.amount_paid])).toEqual([['INV-1', '772.75'], ['INV-2', '8683.21']]);
+  });
+
   it('German PDF advice: gross, Skonto and Zahlbetrag columns, an empty Skonto cell, the total and the payment fields', async () => {
     const xs = [40, 120, 200, 300, 380, 460];
     const bytes = await pdf([

@@ -79,6 +79,34 @@ function namedNumbers(text: string, numbers: readonly { text: string; index: num
   return out;
 }
 
+/**
+ * Invoices a sentence names each with its own amount in parentheses (`4711 (1.190,00 EUR); 4712
+ * (59,50 EUR) und 4713 (20,00 EUR)`): one line per pair, when the sentence has at least two pairs and
+ * each number is one the ledger knows or follows an invoice word.
+ */
+function pairedLines(text: string, hint: DecimalMark, ctx: ReadContext): AdviceLine[] | null {
+  const { amounts, numbers } = rowTokens(text, hint, ctx.usDates ?? false);
+  if (amounts.length < 2) return null;
+  const named = new Set(namedNumbers(text, numbers, ctx.known ?? new Map()));
+  const lines: AdviceLine[] = [];
+  // a number right after the previous pair's closing parenthesis (`…) and 4712 (…`) continues the list
+  let listEnd = -1;
+  for (const t of numbers) {
+    const n = knownNumber(t.text, ctx.known ?? new Map()) ?? t.text.replace(/[.:,;]+$/, '');
+    const continues = listEnd >= 0 && /^\s*(?:,|;|&|and|und|et|en|y|sowie)?\s*$/i.test(text.slice(listEnd, t.index));
+    if (!named.has(n) && !continues) continue;
+    // the amount token may carry the opening parenthesis itself (`(772.75`)
+    const amount = amounts.find((a) => {
+      const before = text.slice(t.end, a.index);
+      return a.index > t.end && /^\s*\(?\s*[^\s\d()]{0,3}\s*$/.test(before) && (before.includes('(') || a.raw.startsWith('(')) && /^\s*[A-Z]{0,3}\s*[^\s\d()]?\s*\)/.test(text.slice(a.end));
+    });
+    if (!amount || amount.value.startsWith('-')) continue;
+    lines.push({ invoice_number: n.slice(0, 100), amount_paid: amount.value, amount_discount: '0', amount_withheld: '0' });
+    listEnd = text.indexOf(')', amount.end) + 1;
+  }
+  return lines.length >= 2 ? lines : null;
+}
+
 function rowLine(row: Row, header: Header | null, hint: DecimalMark, ctx: ReadContext): { line: AdviceLine; unclear: boolean } | { group: Group } | null {
   const known = ctx.known ?? new Map<string, string>();
   const { amounts, numbers } = rowTokens(row.text, hint, ctx.usDates ?? false);
@@ -188,6 +216,13 @@ export function readAdvice(part: { text: string; rows?: string[][] | null }, ctx
         return;
       }
       flush();
+    }
+    // before the total check: such a sentence often ends with the total it adds up to
+    const paired = header === null ? pairedLines(row.text, hint, ctx) : null;
+    if (paired) {
+      lines.push(...paired);
+      tableRows.add(i);
+      return;
     }
     const h = headerOf(row, hint);
     if (h) {
