@@ -94,6 +94,15 @@ describe('threading to our own outbound emails', () => {
     const later = await receive(stack, org, await mail({ from: 'Someone.Private@gmail.com', text: 'One more question.' }));
     expect([later.partner_id, rules(later), later.in_reply_to]).toEqual([c.alpha.partnerId, ['known_contact'], null]);
     expect(later.match_reasons[0].detail).toContain('from an earlier reply');
+    // a bounce threaded to the same email is Alpha's too, but a mail system is nobody's contact
+    const bounce = await receive(
+      stack,
+      org,
+      await mail({ from: 'mailer-daemon@googlemail.com', subject: 'Delivery Status Notification (Failure)', text: `Your message wasn't delivered to ${c.alpha.email} because the address couldn't be found.`, inReplyTo: `<${sent.messageId}>`, references: [`<${sent.messageId}>`] }),
+    );
+    expect([bounce.category, bounce.partner_id]).toEqual(['bounce', c.alpha.partnerId]);
+    const daemon = await receive(stack, org, await mail({ from: 'mailer-daemon@googlemail.com', subject: 'Delivery Status Notification (Failure)', text: 'Your message to someone@nowhere.example was not delivered.' }));
+    expect(rules(daemon)).not.toContain('known_contact');
   });
 
   it('a reply to a payment receipt is the paying customer\'s, in reply to the receipt', async () => {
@@ -363,7 +372,8 @@ describe('what a message leads to', () => {
       ].join('\n'),
     );
     const m = await receive(stack, org, dsn);
-    expect(m).toMatchObject({ category: 'bounce', processing_state: 'processed' });
+    expect(m).toMatchObject({ category: 'bounce', processing_state: 'processed', partner_id: delta.partnerId });
+    expect(rules(m)).toContain('bounced_recipient');
     const run = await runCollections(stack, org);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed', sent: 0 });
     const actions = await actionsOf(stack, org.token, `run_id=${run.id}&partner_id=${delta.partnerId}`);

@@ -44,7 +44,11 @@ export const MATCH_WEIGHTS = {
   invoice_numbers: 0.85,
   customer_number: 0.7,
   signature_company: 0.55,
+  bounced_recipient: 0.9,
 } as const;
+
+/** Mail systems' own senders: never a customer's contact, whatever they answer (a bounce threads to the email it returns). */
+export const SYSTEM_SENDER = /^(?:mailer-daemon|postmaster|mail-daemon|no-?reply|do-?not-?reply)@/i;
 
 /** How sure the match of an earlier message of the thread must have been to count for its replies. */
 export const SAME_THREAD_MIN_CONFIDENCE = 80;
@@ -119,6 +123,16 @@ async function senderEvidence(db: Db, organizationId: string, address: string): 
   return out;
 }
 
+/** A bounce is the customer's whose ledger address failed (a DSN's failed recipients; exactly one customer). */
+async function bounceEvidence(db: Db, organizationId: string, bounce: MessageReading['bounce']): Promise<Evidence[]> {
+  const failed = [...new Set((bounce?.recipients ?? []).filter((r) => r.action === 'failed').map((r) => r.address))].slice(0, 10);
+  const found = new Map<string, string>();
+  for (const address of failed) for (const p of await findPartnersByEmail(db, organizationId, address)) found.set(p.id, address);
+  if (found.size !== 1) return [];
+  const [[partnerId, address]] = [...found];
+  return [{ partnerId: partnerId!, rule: 'bounced_recipient', detail: `The delivery to ${address}, this customer's address in the ledger, failed.`, weight: MATCH_WEIGHTS.bounced_recipient }];
+}
+
 async function contentEvidence(db: Db, organizationId: string, reading: Pick<MessageReading, 'referenced_numbers' | 'signature_company'>): Promise<Evidence[]> {
   const out: Evidence[] = [];
   const numbers = reading.referenced_numbers;
@@ -169,10 +183,11 @@ export function scoreEvidence(evidence: readonly Evidence[]): { partnerId: strin
 }
 
 /** Matches a parsed, read message to a customer of the organization. */
-export async function matchMessage(db: Db, organizationId: string, msg: ParsedInboundMessage, reading: Pick<MessageReading, 'referenced_numbers' | 'signature_company'>): Promise<MatchResult> {
+export async function matchMessage(db: Db, organizationId: string, msg: ParsedInboundMessage, reading: Pick<MessageReading, 'referenced_numbers' | 'signature_company' | 'bounce'>): Promise<MatchResult> {
   const thread = await threadEvidence(db, organizationId, msg);
-  const sender = msg.from?.address ? await senderEvidence(db, organizationId, msg.from.address) : [];
+  const sender = msg.from?.address && !SYSTEM_SENDER.test(msg.from.address) ? await senderEvidence(db, organizationId, msg.from.address) : [];
   const content = await contentEvidence(db, organizationId, reading);
-  const { partnerId, confidence, reasons } = scoreEvidence([...thread.evidence, ...sender, ...content]);
+  const bounced = await bounceEvidence(db, organizationId, reading.bounce);
+  const { partnerId, confidence, reasons } = scoreEvidence([...thread.evidence, ...sender, ...content, ...bounced]);
   return { partner_id: partnerId, confidence, reasons, in_reply_to: thread.inReplyTo, bank_transaction_id: thread.bankTransactionId };
 }

@@ -31,7 +31,7 @@ import { inboxMessageView } from '../../views/inbox/messages.js';
 import { actOnReading } from './act.js';
 import { inboxEventUnit } from './messages.js';
 import { storeAttachments } from './attachments.js';
-import { matchMessage } from './match.js';
+import { matchMessage, SYSTEM_SENDER } from './match.js';
 import { parseMime } from './parse.js';
 import { readMessage } from './reading/index.js';
 
@@ -93,8 +93,10 @@ export async function processMessage(deps: InboxProcessDeps, input: InboxMessage
   // a customer nobody is assigned to keeps the message unassigned (with its customer) for a collector to take
   const autoAssign = Boolean(handler?.handler_id);
 
-  // a confident reply to our own email teaches its sender (a colleague of the addressee, a shared mailbox)
-  if (confident && msg.from && match.reasons.some((r) => r.rule === 'reply_to_outbound')) await addKnownContactFromReply(deps.db, row.organization_id, msg.from.address, partner!.id);
+  // a confident reply to our own email teaches its sender (a colleague of the addressee, a shared
+  // mailbox); a bounce or an automatic reply threads to it too, but its sender is a machine
+  const answeredByPerson = reading.category !== 'bounce' && reading.category !== 'auto_reply' && msg.from !== null && !SYSTEM_SENDER.test(msg.from.address);
+  if (confident && answeredByPerson && match.reasons.some((r) => r.rule === 'reply_to_outbound')) await addKnownContactFromReply(deps.db, row.organization_id, msg.from!.address, partner!.id);
 
   const acted = await actOnReading(deps, {
     organizationId: row.organization_id,

@@ -19,7 +19,7 @@ const MATCHING =
   'confidence 80 or more, or by a user), `known_contact` (the sender was taught by a correction, or by an earlier reply to our own email matched at or above the threshold), `customer_email` (the sender is the ' +
   'customer\'s address in the ledger), `sender_domain` (the domain of exactly one customer\'s email; free-mail domains never count), `invoice_number` ' +
   '(invoice numbers read in subject, body and attachments resolve to the customer\'s invoices), `customer_number`, `signature_company` (the signature ' +
-  'names the customer); `conflict` when another customer also fits (half its confidence is taken off). `match_confidence` (0..100) combines the ' +
+  'names the customer), `bounced_recipient` (a delivery-status notification says the customer\'s ledger address failed); mail systems\' own senders (mailer-daemon, postmaster, no-reply) are never matched or taught by their address; `conflict` when another customer also fits (half its confidence is taken off). `match_confidence` (0..100) combines the ' +
   'rules\' weights as independent signals. With mailbox settings `centralized_inbox.auto_assign` on and a confidence at or above ' +
   '`auto_assign_threshold`, the message is `assigned` to the customer\'s assignee (their out-of-office backup while they are out, the organization\'s ' +
   'timezone; a customer without an assignee leaves it `unassigned` with its customer); otherwise it stays `unassigned` with its best guess in `partner_id`. Settings never configured: no automatic assignment. ' +
