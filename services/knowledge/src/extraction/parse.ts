@@ -16,6 +16,7 @@ import PostalMime from 'postal-mime';
 import { convert } from 'html-to-text';
 import { parse as parseCsv } from 'csv-parse/sync';
 import JSZip from 'jszip';
+import { cleanText } from '@rp/platform';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError, type ExtractionLimits, type SourcePage, type SupportedMimeType } from './types.js';
 
 export class UnreadableDocumentError extends Error {
@@ -57,15 +58,6 @@ export async function extractPages(bytes: Uint8Array, mime: SupportedMimeType, l
 
 function decodeUtf8(bytes: Uint8Array): string {
   return new TextDecoder('utf-8').decode(bytes);
-}
-
-function cleanText(s: string): string {
-  return s
-    .replace(/^\uFEFF/, '')
-    .replace(/\r\n?/g, '\n')
-    .replace(/[ \t]+$/gm, '')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
 }
 
 async function pdfPages(bytes: Uint8Array, maxPages: number): Promise<SourcePage[]> {
