@@ -13,16 +13,23 @@ import { ExitedBeforeListening, freePorts, startEmbeddedPostgres, startMailDev, 
 import pg from 'pg';
 
 let squatter: net.Server;
+const sockets = new Set<net.Socket>();
 let taken: number;
 const dirs: string[] = [];
 
 beforeAll(async () => {
   squatter = net.createServer();
+  // a component that connects to the taken port keeps its socket open; close() waits for every one
+  squatter.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
   taken = (squatter.address() as net.AddressInfo).port;
 });
 
 afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
   await new Promise<void>((resolve) => squatter.close(() => resolve()));
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
