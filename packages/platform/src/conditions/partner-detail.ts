@@ -2,7 +2,11 @@
  * One partner as GET /v2/partners/{id} answers it, in ONE statement: its summary columns (in the
  * caller's business-unit scope), its open/overdue figures, which of the organization's tags it carries
  * and its effective assignee today (admin's `coverage_today`, the same read contract as coverage.ts).
+ *
+ * A named (prepared) statement: planning this join costs Postgres several times its execution, so each
+ * pooled connection plans it once per statement text (the text changes only with the organization's tags).
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { LEDGER_TABLES, type BusinessUnitScope } from '../ledger/index.js';
 import { COVERAGE_VIEW } from '../coverage.js';
@@ -45,7 +49,7 @@ export async function partnerDetailRow(
     LEFT JOIN ${COVERAGE_VIEW} cv ON cv.organization_id = p.organization_id AND cv.user_id = p.assignee_id
     WHERE p.organization_id = ? AND p.id = ? ${inScope}`;
   const bindings: Knex.RawBinding[] = [organizationId, ...tagBindings, organizationId, partnerId, ...(scope === '*' ? [] : [[...scope]])];
-  const row = (await db.raw(sql, bindings)).rows[0] as Record<string, unknown> | undefined;
+  const row = (await db.raw(sql, bindings).options({ name: statementName(sql) })).rows[0] as Record<string, unknown> | undefined;
   if (!row) return null;
   const partner = Object.fromEntries(PARTNER_SUMMARY_COLUMNS.map((c) => [c, row[c]])) as unknown as PartnerSummaryRow;
   return {
@@ -59,4 +63,17 @@ export async function partnerDetailRow(
     },
     tagIds: tags.filter((_, i) => row[`t${i}`] === true).map((t) => t.id),
   };
+}
+
+const names = new Map<string, string>();
+
+/** A prepared statement's name for this text: the same on every connection, distinct per text (Postgres keeps 63 bytes). */
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (!name) {
+    if (names.size >= 1000) names.clear();
+    name = `rp_partner_detail_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
+    names.set(sql, name);
+  }
+  return name;
 }

@@ -118,6 +118,7 @@ export interface UserDetailRow {
 /**
  * The user (units, permissions), their OOO in force today in the organization's timezone (admin's
  * `coverage_today`) and the backup covering them, in one statement; undefined when not a user of the organization.
+ * A named (prepared) statement: each pooled connection plans it once.
  */
 export async function getUserDetail(db: Db | Knex.Transaction, organizationId: string, id: string): Promise<UserDetailRow | undefined> {
   const res = await db.raw(
@@ -136,7 +137,7 @@ export async function getUserDetail(db: Db | Knex.Transaction, organizationId: s
      WHERE u.organization_id = ? AND u.id = ?
      LIMIT 1`,
     [organizationId, id],
-  );
+  ).options({ name: 'rp_admin_user_detail' }); // prepared: planning the joins costs more than running them
   const r = res.rows[0] as (UserRow & Record<string, string | Date | null>) | undefined;
   if (!r) return undefined;
   const {
