@@ -7,8 +7,8 @@
  *   (b) straight to the service with a valid signed identity,
  *   (c) through a bare reverse proxy with no logic in front of the same service,
  *   (d) through the gateway (bearer token → cached credential → signed identity → proxy),
- * at concurrency 1 and 50, with the CPU time each process (service, gateway, proxy, bare app, Postgres,
- * the load generator) spent per request. Targets at c=50: (b) ≥ 15 % of (a)'s throughput, (d) ≥ 85 % of
+ * at concurrency 1 and 50, interleaved in rounds (measureAll), with the CPU time each process (service,
+ * gateway, proxy, bare app, Postgres, the load generator) spent per request. Targets at c=50: (b) ≥ 15 % of (a)'s throughput, (d) ≥ 85 % of
  * (c)'s; at c=1 the gateway adds ≤ 1 ms mean latency over (b). Results: bench/results/gateway.json.
  * `BENCH_PROFILE=admin-api,integrations-api,gateway,…` also writes text summaries of each profiled
  * server's CPU profile to bench/results/profiles/<role>-<endpoint>.txt.
@@ -27,6 +27,7 @@ import { customerRecord, invoiceRecord } from '../test/support/ledger.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 interface Measured {
   requests_per_s: number;
@@ -37,38 +38,97 @@ interface Measured {
   errors: number;
   /** CPU time (user + system) per answered request of each process taking part, ms */
   cpu_ms_per_request: Record<string, number>;
+  /** each round's throughput (the figure above is their median) */
+  rounds_requests_per_s: number[];
 }
 
 type Processes = Record<string, () => number | null>;
 
-async function measure(url: string, target: string, connections: number, headers: () => Record<string, string>, processes: Processes): Promise<Measured> {
-  const opts = {
-    url,
+interface Target {
+  url: string;
+  target: string;
+  headers: () => Record<string, string>;
+  processes: Processes;
+}
+
+interface Round {
+  requests_per_s: number;
+  answered: number;
+  latency_mean_ms: number;
+  latency_p50_ms: number;
+  latency_p99_ms: number;
+  non_2xx: number;
+  errors: number;
+  cpu: Record<string, number>;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+function cannon(t: Target, connections: number, duration: number) {
+  return autocannon({
+    url: t.url,
     connections,
-    duration: DURATION_S,
+    duration,
     pipelining: 1,
-    requests: [{ method: 'GET' as const, path: target, setupRequest: (req: autocannon.Request) => ({ ...req, headers: headers() }) }],
-  };
-  await autocannon({ ...opts, duration: WARMUP_S }); // warm-up: connections, JIT, caches
-  const before = Object.fromEntries(Object.entries(processes).map(([k, f]) => [k, f()]));
-  const r = await autocannon(opts);
-  const after = Object.fromEntries(Object.entries(processes).map(([k, f]) => [k, f()]));
-  const answered = Math.max(1, r.requests.total);
+    requests: [{ method: 'GET' as const, path: t.target, setupRequest: (req: autocannon.Request) => ({ ...req, headers: t.headers() }) }],
+  });
+}
+
+async function round(t: Target, connections: number, duration: number): Promise<Round> {
+  const before = Object.fromEntries(Object.entries(t.processes).map(([k, f]) => [k, f()]));
+  const r = await cannon(t, connections, duration);
+  const after = Object.fromEntries(Object.entries(t.processes).map(([k, f]) => [k, f()]));
   const cpu: Record<string, number> = {};
-  for (const k of Object.keys(processes)) {
+  for (const k of Object.keys(t.processes)) {
     const a = before[k];
     const b = after[k];
-    if (a !== null && a !== undefined && b !== null && b !== undefined) cpu[k] = Number(((b - a) / answered).toFixed(4));
+    if (a !== null && a !== undefined && b !== null && b !== undefined) cpu[k] = b - a;
   }
   return {
-    requests_per_s: Math.round(r.requests.average),
-    latency_mean_ms: Number(r.latency.average.toFixed(3)),
+    requests_per_s: r.requests.average,
+    answered: r.requests.total,
+    latency_mean_ms: r.latency.average,
     latency_p50_ms: r.latency.p50,
     latency_p99_ms: r.latency.p99,
     non_2xx: r.non2xx,
     errors: r.errors,
-    cpu_ms_per_request: cpu,
+    cpu,
   };
+}
+
+/**
+ * Every target of one comparison at one concurrency, interleaved: a warm-up each, then ROUNDS rounds
+ * in which each target runs DURATION_S / ROUNDS seconds in turn. On a shared machine the load drifts
+ * during a run; interleaving exposes every target to the same drift, and the median round resists a
+ * burst. Throughput and latency percentiles: median of the rounds; CPU per request: over all rounds.
+ */
+async function measureAll(targets: Record<string, Target>, connections: number): Promise<Record<string, Measured>> {
+  for (const t of Object.values(targets)) await cannon(t, connections, WARMUP_S); // connections, JIT, caches
+  const rounds: Record<string, Round[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
+  for (let i = 0; i < ROUNDS; i++) for (const [k, t] of Object.entries(targets)) rounds[k]!.push(await round(t, connections, Math.max(1, Math.round(DURATION_S / ROUNDS))));
+  return Object.fromEntries(
+    Object.entries(rounds).map(([k, rs]) => {
+      const answered = Math.max(1, rs.reduce((n, r) => n + r.answered, 0));
+      const cpu: Record<string, number> = {};
+      for (const name of Object.keys(rs[0]!.cpu)) cpu[name] = Number((rs.reduce((n, r) => n + (r.cpu[name] ?? 0), 0) / answered).toFixed(4));
+      return [
+        k,
+        {
+          requests_per_s: Math.round(median(rs.map((r) => r.requests_per_s))),
+          latency_mean_ms: Number((rs.reduce((n, r) => n + r.latency_mean_ms * r.answered, 0) / answered).toFixed(3)),
+          latency_p50_ms: median(rs.map((r) => r.latency_p50_ms)),
+          latency_p99_ms: median(rs.map((r) => r.latency_p99_ms)),
+          non_2xx: rs.reduce((n, r) => n + r.non_2xx, 0),
+          errors: rs.reduce((n, r) => n + r.errors, 0),
+          cpu_ms_per_request: cpu,
+          rounds_requests_per_s: rs.map((r) => Math.round(r.requests_per_s)),
+        },
+      ];
+    }),
+  );
 }
 
 /** CPU ms of Postgres so far: the postmaster, its exited backends (reaped) and its live backends (Linux /proc). */
@@ -223,22 +283,25 @@ export async function run(): Promise<void> {
       const service = cpuOf(e.server);
       results[e.name] = {};
       for (const c of [1, 50]) {
-        const m = {
-          bare_koa: await measure(`http://127.0.0.1:${bare.port}`, e.target, c, () => ({}), { bare_koa: cpuOf(bare), postgres: pg, load_generator: client }),
-          direct: await measure(`http://127.0.0.1:${e.server.port}`, e.target, c, signed, { service, postgres: pg, load_generator: client }),
-          bare_proxy: await measure(`http://127.0.0.1:${proxies[e.label].port}`, e.target, c, signed, {
-            proxy: cpuOf(proxies[e.label]),
-            service,
-            postgres: pg,
-            load_generator: client,
-          }),
-          gateway: await measure(`http://127.0.0.1:${gateways[e.label].port}`, e.target, c, () => bearer, {
-            gateway: cpuOf(gateways[e.label]),
-            service,
-            postgres: pg,
-            load_generator: client,
-          }),
-        };
+        const m = await measureAll(
+          {
+            bare_koa: { url: `http://127.0.0.1:${bare.port}`, target: e.target, headers: () => ({}), processes: { bare_koa: cpuOf(bare), postgres: pg, load_generator: client } },
+            direct: { url: `http://127.0.0.1:${e.server.port}`, target: e.target, headers: signed, processes: { service, postgres: pg, load_generator: client } },
+            bare_proxy: {
+              url: `http://127.0.0.1:${proxies[e.label].port}`,
+              target: e.target,
+              headers: signed,
+              processes: { proxy: cpuOf(proxies[e.label]), service, postgres: pg, load_generator: client },
+            },
+            gateway: {
+              url: `http://127.0.0.1:${gateways[e.label].port}`,
+              target: e.target,
+              headers: () => bearer,
+              processes: { gateway: cpuOf(gateways[e.label]), service, postgres: pg, load_generator: client },
+            },
+          },
+          c,
+        );
         results[e.name]![`c${c}`] = m;
         process.stdout.write(`${e.name} c=${c}: ${JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) => [k, { rps: v.requests_per_s, cpu: v.cpu_ms_per_request }])))}\n`);
       }
@@ -270,6 +333,7 @@ export async function run(): Promise<void> {
       benchmark: 'gateway',
       endpoints: Object.fromEntries(endpoints.map((e) => [e.name, `GET ${e.target.replace(partnerId, '{partner_id}')}`])),
       duration_s: DURATION_S,
+      rounds: ROUNDS,
       machine: {
         cpus: os.cpus().length,
         node: process.version,
