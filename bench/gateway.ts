@@ -318,7 +318,12 @@ export async function run(): Promise<void> {
       const direct = ratio(c50.direct!.requests_per_s, c50.bare_koa!.requests_per_s);
       const gateway = ratio(c50.gateway!.requests_per_s, c50.bare_proxy!.requests_per_s);
       const added = cycle(c1.gateway!) - cycle(c1.direct!);
+      // What each request costs the servers (every process but the load generator): on a machine this loaded the
+      // throughput of one target swings with the neighbours' load between rounds; CPU time per request does not.
+      const serverCpu = (m: Measured) => Object.entries(m.cpu_ms_per_request).reduce((n, [k, v]) => (k === 'load_generator' ? n : n + v), 0);
       ratios[e.name] = {
+        direct_vs_bare_koa_server_cpu_c50: ratio(serverCpu(c50.bare_koa!), serverCpu(c50.direct!)),
+        gateway_vs_bare_proxy_server_cpu_c50: ratio(serverCpu(c50.bare_proxy!), serverCpu(c50.gateway!)),
         direct_vs_bare_koa_throughput_c50: direct,
         direct_vs_bare_koa_throughput_c1: ratio(c1.direct!.requests_per_s, c1.bare_koa!.requests_per_s),
         gateway_vs_bare_proxy_throughput_c50: gateway,
@@ -342,6 +347,7 @@ export async function run(): Promise<void> {
         loadavg_after: os.loadavg().map((l) => Number(l.toFixed(2))),
       },
       results,
+      // *_server_cpu_*: bare reference's server CPU per request / the target's (the throughput ratio a CPU-bound machine would show)
       ratios,
       targets,
       errors: Object.values(results)
