@@ -13,9 +13,15 @@ import { stopChild } from '../../scripts/local/components.js';
 export const DEPLOYED_NODE_FLAGS: Record<string, string[]> = { 'integrations-api': ['--max-semi-space-size=64'] };
 
 /** Start bench/support/serve.ts in its own process (its own core) and wait for its port. */
-export async function serveInChild(role: string, env: Record<string, string>): Promise<{ port: number; child: ChildProcess; stop: () => Promise<void> }> {
-  // BENCH_PROFILE=<role>[,<role>…] writes a V8 CPU profile of that server to var/bench/profiles/ when it stops.
-  const profile = (process.env.BENCH_PROFILE ?? '').split(',').includes(role) ? ['--cpu-prof', '--cpu-prof-dir=var/bench/profiles'] : [];
+export async function serveInChild(
+  role: string,
+  env: Record<string, string>,
+  opts: { profileDir?: string } = {},
+): Promise<{ port: number; child: ChildProcess; stop: () => Promise<void> }> {
+  // BENCH_PROFILE=<role>[,<role>…] writes V8 CPU profiles of that server to var/bench/profiles/ (or
+  // `profileDir`) when it stops: one per thread, CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile,
+  // the main thread's numbered 0 (tsx's module loader runs on a thread of its own).
+  const profile = (process.env.BENCH_PROFILE ?? '').split(',').includes(role) ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir ?? 'var/bench/profiles'}`] : [];
   const child = spawn(process.execPath, [...profile, ...(DEPLOYED_NODE_FLAGS[role] ?? []), '--import', 'tsx', 'bench/support/serve.ts', role], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,10 +1,11 @@
 /**
  * One server of a benchmark, in its own process (as deployed: docker-compose.yml runs each service's
- * API in its own container): `<service>-api` (admin, integrations, cash-app, knowledge), `gateway` or
- * `bare-proxy`. Prints LISTENING <port>.
+ * API in its own container): `<service>-api` (admin, integrations, cash-app, knowledge), `gateway`,
+ * `bare-proxy` or `bare-koa`. Prints LISTENING <port>.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
 import { startServiceApi } from '@rp/platform';
 import type { CommonConfig, ServiceModule } from '@rp/platform';
 import { loadGatewayConfig, startGateway, type ServiceName } from '@rp/api-gateway';
@@ -34,6 +35,21 @@ if (service && service in SERVICE_MODULES) {
     });
     req.pipe(up);
   });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  port = (server.address() as AddressInfo).port;
+} else if (role === 'bare-koa') {
+  // The framework's floor: a plain Koa app answering, per path, the JSON body the real service answered
+  // for it (BARE_BODIES: {"<path>": <body>}, captured once by the benchmark). No database, no middleware.
+  const bodies = new Map(Object.entries(JSON.parse(process.env.BARE_BODIES ?? '{}') as Record<string, unknown>));
+  const app = new Koa();
+  app.use((ctx) => {
+    const body = bodies.get(ctx.path);
+    if (body === undefined) ctx.status = 404;
+    else ctx.body = body;
+  });
+  const handle = app.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   port = (server.address() as AddressInfo).port;

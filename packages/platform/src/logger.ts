@@ -42,16 +42,42 @@ const REDACT = [
   '*.SMS_AUTH_TOKEN',
 ];
 
+let stdout: ReturnType<typeof pino.destination> | undefined;
+
+/**
+ * The process's one log destination: stdout written asynchronously (a line is queued and written
+ * with the lines that follow it while a write is in flight, never held back waiting for more), so a
+ * request does not wait for a write(2) of its access line. Whatever is still queued is written
+ * synchronously when the process exits (a fatal line before process.exit included).
+ */
+function logDestination(): ReturnType<typeof pino.destination> {
+  if (!stdout) {
+    const dest = pino.destination({ dest: 1, sync: false, minLength: 0 });
+    process.on('exit', () => {
+      try {
+        dest.flushSync();
+      } catch {
+        // stdout already closed: nothing left to write to
+      }
+    });
+    stdout = dest;
+  }
+  return stdout;
+}
+
 export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
-    name: service,
-    level,
-    redact: { paths: REDACT, censor: '[redacted]' },
-    base: { service },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    mixin() {
-      const ctx = requestContext.getStore();
-      return ctx ? { request_id: ctx.requestId, organization_id: ctx.organizationId } : {};
+  return pino(
+    {
+      name: service,
+      level,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      base: { service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      mixin() {
+        const ctx = requestContext.getStore();
+        return ctx ? { request_id: ctx.requestId, organization_id: ctx.organizationId } : {};
+      },
     },
-  });
+    logDestination(),
+  );
 }

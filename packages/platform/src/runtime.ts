@@ -30,6 +30,8 @@ export interface ServiceModule<C extends CommonConfig, D> {
   /** Idempotent start-up work of the worker before it polls (e.g. a Temporal Schedule the service owns). */
   onWorkerStart?(base: BaseDeps<C>): Promise<void>;
   deps(base: BaseDeps<C>): D | Promise<D>;
+  /** Releases what `deps` opened beyond the database and Temporal (e.g. a cache's listener connection) when the API stops. */
+  closeDeps?(deps: D): Promise<void>;
   activities(base: BaseDeps<C>): object | Promise<object>;
   /**
    * Activities served on task queues of their own by the same worker process (no workflows there):
@@ -58,6 +60,8 @@ export interface RunningApi {
   port: number;
   server: http.Server;
   app: ServiceApp;
+  /** what the route handlers receive (the module's `deps`) */
+  deps: unknown;
   close: () => Promise<void>;
 }
 
@@ -111,8 +115,10 @@ export async function startServiceApi<C extends CommonConfig, D>(
     port,
     server,
     app,
+    deps,
     close: async () => {
       await closeServer(server);
+      await mod.closeDeps?.(deps);
       await b.temporal.close();
       await b.db.destroy();
     },

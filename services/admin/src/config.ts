@@ -78,6 +78,12 @@ export const adminConfigSchema = z.object({
   PROMISE_GRACE_DAYS: env.int(3, 0).pipe(z.number().max(30)),
   /** Seconds between a promise's checks before its deadline, which mark it kept once covered (default a day). */
   PROMISE_RECHECK_SECONDS: env.int(86_400, 1).pipe(z.number().max(7 * 86_400)),
+  /**
+   * How long an API process reuses a user's detail (GET /v2/users/me and /v2/users/{id}) at most: every
+   * change made through the service is heard at once (LISTEN/NOTIFY), so this only bounds a change made by
+   * hand in the database (default 5 s; 0 turns the cache off).
+   */
+  USER_READ_CACHE_TTL_MS: env.int(5_000, 0).pipe(z.number().max(600_000)),
 });
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
 

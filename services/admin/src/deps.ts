@@ -2,6 +2,7 @@
 import type { Client } from '@temporalio/client';
 import { routeFor, type Db, type ObjectStorage, type TemplatePool } from '@rp/platform';
 import type { AdminConfig } from './config.js';
+import type { UserReads } from './domain/user-reads.js';
 
 export interface AdminDeps {
   db: Db;
@@ -13,6 +14,8 @@ export interface AdminDeps {
   storage: ObjectStorage | null;
   /** Liquid renders (previews, save checks) run on these worker threads, never on the event loop. */
   templates: TemplatePool;
+  /** This API process's cache of user details (GET /v2/users/me, /v2/users/{id}); null when USER_READ_CACHE_TTL_MS is 0. */
+  userReads: UserReads | null;
 }
 
 export const route = routeFor<AdminDeps>();

@@ -22,6 +22,7 @@ import { oooRoutes } from './routes/ooo.js';
 import { userInviteRoutes } from './routes/user-invites.js';
 import { createUserInviteActivities, userInviteHandler } from './activities/user-invite.js';
 import { inviteTokenKey } from './domain/invites.js';
+import { createUserReads } from './domain/user-reads.js';
 import { emailTemplateRoutes } from './routes/collections/email-templates.js';
 import { smsTemplateRoutes } from './routes/collections/sms-templates.js';
 import { reportConfigRoutes, reportRunSchema } from './routes/report-configs.js';
@@ -123,14 +124,18 @@ export const adminModule: ServiceModule<AdminConfig, AdminDeps> = {
     await ensureEventRetentionSchedule(temporal.client, EVENT_RETENTION_SCHEDULE);
     await ensureWebhookDispatcher(temporal.client);
   },
-  deps: ({ db, temporal, config }) => ({
+  deps: async ({ db, temporal, config, log }) => ({
     db,
     temporal: temporal.client,
     config,
+    userReads: await createUserReads({ db, databaseUrl: config.DATABASE_URL, log, ttlMs: config.USER_READ_CACHE_TTL_MS }),
     inviteTokenKey: inviteTokenKey(config.IDENTITY_SECRET),
     storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null,
     templates: new TemplatePool({ threads: config.TEMPLATE_RENDER_THREADS, maxQueue: config.TEMPLATE_RENDER_QUEUE }),
   }),
+  closeDeps: async (deps) => {
+    await deps.userReads?.close();
+  },
   activities: ({ db, log, config, temporal }) => {
     const welcome = { db, log, mailer: createMailer(config.SMTP_URL), from: config.MAIL_FROM, publicBaseUrl: config.PUBLIC_BASE_URL };
     const invite = { ...welcome, mailer: createMailer(config.SMTP_URL), tokenKey: inviteTokenKey(config.IDENTITY_SECRET) };

@@ -18,6 +18,8 @@ export interface AuthChange {
   user_id?: string;
   organization_id?: string;
   created?: boolean;
+  /** a user's out-of-office coverage changed (read caches of user details drop the user; credentials are unaffected) */
+  coverage_user_id?: string;
   /** a gateway's own sync marker (CredentialResolver.sync); other listeners ignore it */
   barrier?: string;
 }

@@ -106,7 +106,7 @@ export const AGGREGATE_SQL = `LEFT JOIN LATERAL (
           WHERE organization_id = p.organization_id AND partner_id = p.id AND kind = 'invoice' AND status_open) d
   ) a ON true`;
 
-const ORG_CTE = `WITH org AS (SELECT (now() AT TIME ZONE timezone)::date AS today, base_currency AS base FROM ${ORGANIZATIONS_TABLE} WHERE id = ?)`;
+export const ORG_CTE = `WITH org AS (SELECT (now() AT TIME ZONE timezone)::date AS today, base_currency AS base FROM ${ORGANIZATIONS_TABLE} WHERE id = ?)`;
 
 export const PARTNER_SUMMARY_COLUMNS = [
   'id', 'account_number', 'assignee_id', 'business_unit_id', 'currency', 'email', 'name', 'legal_name', 'phone', 'parent_id', 'remote_id', 'created_at', 'modified_at',

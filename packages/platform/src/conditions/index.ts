@@ -8,4 +8,5 @@ export * from './tags.js';
 export * from './compiler.js';
 export * from './admin-reads.js';
 export * from './partner-summary.js';
+export * from './partner-detail.js';
 export * from './collection-candidates.js';

@@ -27,6 +27,18 @@ export interface BaseState {
  */
 export function requestContextMiddleware(log: Logger, metrics: HttpMetrics, opts: { asyncContext?: boolean } = {}): Koa.Middleware<BaseState> {
   const withContext = opts.asyncContext !== false;
+  // One histogram child per (method, route template, status), looked up by a plain string key: a labels
+  // object per observation costs a sort and a join of its keys every request.
+  const observers = new Map<string, { observe: (v: number) => void }>();
+  const observerOf = (method: string, route: string, status: string) => {
+    const key = `${method} ${route} ${status}`;
+    let o = observers.get(key);
+    if (!o) {
+      o = metrics.requests.labels({ method, route, status });
+      observers.set(key, o);
+    }
+    return o;
+  };
   return async (ctx, next) => {
     const incoming = ctx.get(REQUEST_ID_HEADER);
     const requestId = REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
@@ -38,7 +50,7 @@ export function requestContextMiddleware(log: Logger, metrics: HttpMetrics, opts
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       // Route templates only: raw paths would give the metric unbounded label values.
-      metrics.requests.observe({ method: ctx.method, route: ctx.state.routeName ?? 'unmatched', status: String(ctx.status) }, seconds);
+      observerOf(ctx.method, ctx.state.routeName ?? 'unmatched', String(ctx.status)).observe(seconds);
       if (!ctx.state.quiet) {
         log.info(
           { request_id: requestId, organization_id: ctx.state.identity?.org, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) },

@@ -190,6 +190,8 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
   type Handle = (ctx: Koa.ParameterizedContext<BaseState>, pathParams: Record<string, string>, rawPathParams: Record<string, string>) => Promise<void>;
   const router = new PathRouter<Handle>();
   for (const route of opts.routes) {
+    // Built once per route, not per request: its lines carry the request's id through the logger's mixin.
+    const routeLog = opts.log.child({ route: route.operationId });
     router.add(route.method, route.path, async (ctx, pathParams, rawPathParams) => {
       ctx.state.routeName = route.path;
       const identity = ctx.state.identity as Identity;
@@ -237,7 +239,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
         body,
         identity,
         requestId: ctx.state.requestId,
-        log: opts.log.child({ route: route.operationId }),
+        log: routeLog,
         deps: opts.deps,
         koa: ctx as unknown as Koa.Context,
       });

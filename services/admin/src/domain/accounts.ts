@@ -6,13 +6,16 @@ import { businessSearchAttributes, TASK_QUEUES, welcomeEmail, welcomeEmailWorkfl
 import { insertOrganization, type OrganizationRow } from '../store/organizations.js';
 import { getUser, insertUser, listUsers, lockActiveAdmins, lockUser, replaceUserAccess, type Role, type UserRow } from '../store/users.js';
 import { organizationToday, pendingCoverageBy } from '../store/ooo.js';
-import { coverageOf, type UserCoverage } from './ooo.js';
+import { type UserCoverage } from './ooo.js';
+import { readUserDetail, type UserReads } from './user-reads.js';
 import { unknownBusinessUnits } from '../store/business-units.js';
 import { issueCredential, type CredentialRow } from '../store/credentials.js';
 
 export interface AccountsDeps {
   db: Db;
   temporal: Client;
+  /** this process's cache of user details (user-reads.ts); a change awaits it so the caller's next request sees it */
+  userReads?: UserReads | null;
 }
 
 export interface NewUser {
@@ -89,7 +92,7 @@ export interface UserChange {
  * who is the backup of a pending out-of-office (change that coverage first).
  */
 export async function updateUser(deps: AccountsDeps, organizationId: string, userId: string, change: UserChange): Promise<UserRow> {
-  return deps.db.transaction(async (trx) => {
+  const updated = await deps.db.transaction(async (trx) => {
     const touchesAdmins = change.role !== undefined || change.is_active === false;
     const admins = touchesAdmins ? await lockActiveAdmins(trx, organizationId) : [];
     const user = await lockUser(trx, organizationId, userId);
@@ -111,6 +114,9 @@ export async function updateUser(deps: AccountsDeps, organizationId: string, use
     await replaceUserAccess(trx, organizationId, userId, { business_unit_ids, permissions, name: change.name, role: change.role, active: change.is_active });
     return (await getUser(trx, organizationId, userId))!;
   });
+  // The change was announced on commit (replaceUserAccess): this process has applied it before answering.
+  await deps.userReads?.sync();
+  return updated;
 }
 
 export interface Onboarded {
@@ -142,15 +148,15 @@ export async function usersOf({ db }: { db: Db }, organizationId: string, page: 
 export type UserDetail = UserCoverage & { user: UserRow };
 
 /** The user of the organization with the out-of-office in force today and who covers them; 404 otherwise. */
-export async function userDetail({ db }: { db: Db }, organizationId: string, userId: string): Promise<UserDetail> {
-  const user = await getUser(db, organizationId, userId);
-  if (!user) throw new NotFoundError(`No user ${userId}.`);
-  return { user, ...(await coverageOf(db, organizationId, user.id)) };
+export async function userDetail(deps: { db: Db; userReads?: UserReads | null }, organizationId: string, userId: string): Promise<UserDetail> {
+  const detail = await readUserDetail(deps, organizationId, userId);
+  if (!detail) throw new NotFoundError(`No user ${userId}.`);
+  return { user: detail.user, ooo: detail.ooo, covered_by: detail.covered_by };
 }
 
 /** The caller (the user the access token belongs to) in detail; 404 when that user no longer exists or the token is not a user's. */
-export async function callerDetail({ db }: { db: Db }, identity: Pick<Identity, 'org' | 'sub'>): Promise<UserDetail> {
-  const user = identity.sub ? await getUser(db, identity.org, identity.sub) : undefined;
-  if (!user) throw new NotFoundError('The user of this token no longer exists.');
-  return { user, ...(await coverageOf(db, identity.org, user.id)) };
+export async function callerDetail(deps: { db: Db; userReads?: UserReads | null }, identity: Pick<Identity, 'org' | 'sub'>): Promise<UserDetail> {
+  const detail = identity.sub ? await readUserDetail(deps, identity.org, identity.sub) : undefined;
+  if (!detail) throw new NotFoundError('The user of this token no longer exists.');
+  return { user: detail.user, ooo: detail.ooo, covered_by: detail.covered_by };
 }

@@ -12,9 +12,9 @@
  * admin manages anyone's (`created_by_id` = the admin when it is somebody else's).
  */
 import type { Knex } from 'knex';
-import { ForbiddenError, NotFoundError, ValidationError, type Db, type Identity, type ValidationIssue } from '@rp/platform';
+import { ForbiddenError, NotFoundError, notifyAuthChanged, ValidationError, type Db, type Identity, type ValidationIssue } from '@rp/platform';
+import type { UserReads } from './user-reads.js';
 import {
-  activeOoo,
   coverageByDuring,
   listOoo,
   deleteOoo,
@@ -99,8 +99,28 @@ async function today(trx: Knex.Transaction | Db, organizationId: string): Promis
   return t;
 }
 
-export async function createOoo({ db }: { db: Db }, identity: Identity, userId: string, input: OooPeriod): Promise<OooRow> {
-  return db.transaction(async (trx) => {
+export interface OooDeps {
+  db: Db;
+  /** this process's cache of user details: a change awaits it, so the caller's next request sees it */
+  userReads?: UserReads | null;
+}
+
+/**
+ * One OOO change of `userId` in a transaction that announces it on commit (user details cached in any
+ * API process show the user's `ooo` and `covered_by`), applied to this process's cache before answering.
+ */
+async function changeCoverage<T>(deps: OooDeps, userId: string, change: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  const result = await deps.db.transaction(async (trx) => {
+    const r = await change(trx);
+    await notifyAuthChanged(trx, { coverage_user_id: userId });
+    return r;
+  });
+  await deps.userReads?.sync();
+  return result;
+}
+
+export async function createOoo(deps: OooDeps, identity: Identity, userId: string, input: OooPeriod): Promise<OooRow> {
+  return changeCoverage(deps, userId, async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
     const t = await today(trx, identity.org);
@@ -126,8 +146,8 @@ async function pendingOr404(trx: Knex.Transaction, organizationId: string, userI
 }
 
 /** Row 8: only the fields present change; `end_date: null` clears the end (open-ended). */
-export async function changePendingOoo({ db }: { db: Db }, identity: Identity, userId: string, change: Partial<OooPeriod>): Promise<OooRow> {
-  return db.transaction(async (trx) => {
+export async function changePendingOoo(deps: OooDeps, identity: Identity, userId: string, change: Partial<OooPeriod>): Promise<OooRow> {
+  return changeCoverage(deps, userId, async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
     const t = await today(trx, identity.org);
@@ -147,8 +167,8 @@ export async function changePendingOoo({ db }: { db: Db }, identity: Identity, u
  * timezone: today is its last day of coverage), a scheduled one is removed. Answers the record as it
  * is after the change (a removed one as it was).
  */
-export async function endPendingOoo({ db }: { db: Db }, identity: Identity, userId: string): Promise<OooRow> {
-  return db.transaction(async (trx) => {
+export async function endPendingOoo(deps: OooDeps, identity: Identity, userId: string): Promise<OooRow> {
+  return changeCoverage(deps, userId, async (trx) => {
     await subjectUser(trx, identity, userId, true);
     await lockOrganizationOoo(trx, identity.org);
     const t = await today(trx, identity.org);
@@ -167,14 +187,6 @@ export interface UserCoverage {
   ooo: OooRow | null;
   /** the backup covering the user today, or null */
   covered_by: { id: string; name: string; email: string } | null;
-}
-
-/** The user's OOO in force today (organization's timezone) and who covers them. */
-export async function coverageOf(db: Db, organizationId: string, userId: string): Promise<UserCoverage> {
-  const ooo = (await activeOoo(db, organizationId, userId)) ?? null;
-  if (!ooo) return { ooo: null, covered_by: null };
-  const backup = await getUser(db, organizationId, ooo.backup_user_id);
-  return { ooo, covered_by: backup ? { id: backup.id, name: backup.name, email: backup.email } : null };
 }
 
 /** The user's OOO records, newest first (start date); 404 when the user is not of the organization. */

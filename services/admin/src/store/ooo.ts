@@ -60,13 +60,6 @@ export async function pendingOoo(db: Conn, organizationId: string, userId: strin
   return 'commit' in db ? q.forUpdate() : q;
 }
 
-/** The user's OOO active today in the organization's timezone (admin's `coverage_today` view). */
-export async function activeOoo(db: Conn, organizationId: string, userId: string): Promise<OooRow | undefined> {
-  return db<OooRow>('user_ooo')
-    .whereIn('id', db('coverage_today').select('ooo_id').where({ organization_id: organizationId, user_id: userId }))
-    .first();
-}
-
 const OVERLAPS = `daterange(start_date, end_date, '[]') && daterange(?::date, ?::date, '[]')`;
 
 /** The first period (by start) whose `column` is `userId` and which overlaps [start, end] (end null = open), other than `exceptId`. */

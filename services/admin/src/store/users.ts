@@ -104,3 +104,63 @@ export async function lockActiveAdmins(trx: Knex.Transaction, organizationId: st
   const rows = await trx('users').select('id').where({ organization_id: organizationId, role: 'admin' }).whereNull('deactivated_at').orderBy('id').forUpdate();
   return rows.map((r: { id: string }) => r.id);
 }
+
+/** A user with their out-of-office in force today and the backup covering them, as one statement reads them. */
+export interface UserDetailRow {
+  user: UserRow;
+  ooo: import('./ooo.js').OooRow | null;
+  covered_by: { id: string; name: string; email: string } | null;
+  /** the organization's timezone and today's date there when read (a cached answer holds for that day only) */
+  timezone: string;
+  today: string;
+}
+
+/**
+ * The user (units, permissions), their OOO in force today in the organization's timezone (admin's
+ * `coverage_today`) and the backup covering them, in one statement; undefined when not a user of the organization.
+ * A named (prepared) statement: each pooled connection plans it once.
+ */
+export async function getUserDetail(db: Db | Knex.Transaction, organizationId: string, id: string): Promise<UserDetailRow | undefined> {
+  const res = await db.raw(
+    `SELECT u.*,
+       (SELECT coalesce(array_agg(ubu.business_unit_id ORDER BY ubu.business_unit_id), '{}') FROM user_business_units ubu WHERE ubu.user_id = u.id) AS business_unit_ids,
+       (SELECT coalesce(array_agg(up.permission ORDER BY up.permission), '{}') FROM user_permissions up WHERE up.user_id = u.id) AS permissions,
+       org.timezone AS org_timezone, to_char((now() AT TIME ZONE org.timezone)::date, 'YYYY-MM-DD') AS org_today,
+       o.id AS ooo_id, o.user_id AS ooo_user_id, o.backup_user_id AS ooo_backup_user_id, o.created_by_id AS ooo_created_by_id,
+       o.start_date AS ooo_start_date, o.end_date AS ooo_end_date, o.created_at AS ooo_created_at, o.modified_at AS ooo_modified_at,
+       b.id AS backup_id, b.name AS backup_name, b.email AS backup_email
+     FROM users u
+     JOIN organizations org ON org.id = u.organization_id
+     LEFT JOIN coverage_today c ON c.organization_id = u.organization_id AND c.user_id = u.id
+     LEFT JOIN user_ooo o ON o.id = c.ooo_id
+     LEFT JOIN users b ON b.organization_id = u.organization_id AND b.id = o.backup_user_id
+     WHERE u.organization_id = ? AND u.id = ?
+     LIMIT 1`,
+    [organizationId, id],
+  ).options({ name: 'rp_admin_user_detail' }); // prepared: planning the joins costs more than running them
+  const r = res.rows[0] as (UserRow & Record<string, string | Date | null>) | undefined;
+  if (!r) return undefined;
+  const {
+    org_timezone, org_today, ooo_id, ooo_user_id, ooo_backup_user_id, ooo_created_by_id, ooo_start_date, ooo_end_date, ooo_created_at, ooo_modified_at,
+    backup_id, backup_name, backup_email, ...user
+  } = r;
+  return {
+    user: user as UserRow,
+    ooo: ooo_id
+      ? {
+          id: ooo_id as string,
+          organization_id: organizationId,
+          user_id: ooo_user_id as string,
+          backup_user_id: ooo_backup_user_id as string,
+          created_by_id: ooo_created_by_id as string | null,
+          start_date: ooo_start_date as string,
+          end_date: ooo_end_date as string | null,
+          created_at: ooo_created_at as Date,
+          modified_at: ooo_modified_at as Date,
+        }
+      : null,
+    covered_by: backup_id ? { id: backup_id as string, name: backup_name as string, email: backup_email as string } : null,
+    timezone: org_timezone as string,
+    today: org_today as string,
+  };
+}

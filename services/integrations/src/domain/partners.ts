@@ -20,7 +20,7 @@ import {
   listPartnersMatching,
   NotFoundError,
   organizationTags,
-  partnerFiguresAndTags,
+  partnerDetailRow,
   partnerSummaryView,
   segmentConditions,
   ValidationError,
@@ -72,17 +72,16 @@ export async function listPartners({ db }: { db: Db }, identity: Identity, f: Pa
   return { rows: await effectiveAssignees(db, identity.org, rows.map(partnerSummaryView)), total };
 }
 
+/** The organization's tags (their rules compile into the statement), then the partner in one statement. */
 export async function partnerDetail({ db }: { db: Db }, identity: Identity, id: string) {
-  const partner = await getPartner(db, identity.org, id, identity.bu);
-  if (!partner) throw new NotFoundError(`No partner ${id}.`);
   const tags = await organizationTags(db, identity.org);
-  const extra = await partnerFiguresAndTags(db, identity.org, id, tags);
-  if (!extra) throw new NotFoundError(`No partner ${id}.`);
-  const carried = new Set(extra.tagIds);
-  const [summary] = await effectiveAssignees(db, identity.org, [partnerSummaryView(partner)]);
+  const row = await partnerDetailRow(db, identity.org, id, identity.bu, tags);
+  if (!row) throw new NotFoundError(`No partner ${id}.`);
+  const carried = new Set(row.tagIds);
   return {
-    ...summary!,
-    ...extra.figures,
+    ...partnerSummaryView(row.partner),
+    effective_assignee_id: row.effective_assignee_id,
+    ...row.figures,
     tags: tags.filter((t) => carried.has(t.id)).map((t) => ({ id: t.id, name: t.name, color: t.color })),
   };
 }
