@@ -41,7 +41,11 @@ function calibratePreview(): { n: number; render_ms: number } {
     const t = engine.parse(heavyBody(n));
     const runs = [0, 1, 2].map(() => {
       const t0 = performance.now();
-      engine.renderSync(t, { customer: { name: 'x' } });
+      try {
+        engine.renderSync(t, { customer: { name: 'x' } });
+      } catch {
+        return 2 * PREVIEW_TARGET_MS; // past the engine's limit: too heavy
+      }
       return performance.now() - t0;
     });
     return runs.sort((a, b) => a - b)[1]!;
@@ -50,7 +54,7 @@ function calibratePreview(): { n: number; render_ms: number } {
   let n = 20;
   let ms = time(n);
   for (let i = 0; i < 6 && Math.abs(ms - PREVIEW_TARGET_MS) > PREVIEW_TARGET_MS * 0.15; i++) {
-    n = Math.max(1, Math.round((n * PREVIEW_TARGET_MS) / ms));
+    n = Math.max(1, Math.round(n * Math.min(3, PREVIEW_TARGET_MS / ms)));
     ms = time(n);
   }
   return { n, render_ms: Number(ms.toFixed(1)) };
@@ -89,6 +93,7 @@ export async function run(): Promise<void> {
   const started = Date.now();
   const log = (m: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
   const calibration = calibratePreview();
+  const calibrationAtStart = { ...calibration };
   log(`heaviest preview: outer loop ${calibration.n}, ${calibration.render_ms} ms in this process`);
   const xml = statementTemplate(STATEMENT_BYTES);
   log(`statement: ${(xml.length / 1e6).toFixed(1)} MB`);
@@ -160,7 +165,17 @@ export async function run(): Promise<void> {
       return json.data ?? json;
     };
     const folder = await postJson('/v1/email-template-folders', { name: 'Heavy' });
-    const template = await postJson('/v1/email-templates', { folder_id: folder.id, name: 'Near the limit', subject: 'Reminder for {{ customer.name }}', body: heavyBody(calibration.n) });
+    // Saving renders the template against the samples within the same limit: on a busy machine a
+    // body near the limit may not pass; it is then made a quarter lighter until it does.
+    let template: { id: string } | undefined;
+    for (let attempt = 0; !template; attempt++) {
+      const body = JSON.stringify({ folder_id: folder.id, name: `Near the limit ${attempt}`, subject: 'Reminder for {{ customer.name }}', body: heavyBody(calibration.n) });
+      const r = await call('POST', '/v1/email-templates', body, { 'content-type': 'application/json' });
+      if (r.status === 200 || r.status === 201) template = JSON.parse(r.text) as { id: string };
+      else if (r.status === 422 && /render limit/.test(r.text) && attempt < 6) calibration.n = Math.round(calibration.n * 0.75);
+      else throw new Error(`POST /v1/email-templates: ${r.status} ${r.text.slice(0, 500)}`);
+    }
+    log(`saved with outer loop ${calibration.n}`);
     const previewPath = `/v1/email-templates/${template.id}/preview`;
     const sample = await call('POST', previewPath, '{}', { 'content-type': 'application/json' });
     log(`sample preview: ${sample.status} ${sample.text.slice(0, 160)}`);
@@ -269,7 +284,7 @@ export async function run(): Promise<void> {
       what: 'GET /v2/users/me through the gateway, one request at a time (hrtime), idle and while 8 clients preview a template near the render limit and 2 upload 10 MB CAMT.053 statements',
       phase_s: PHASE_S,
       machine: { cpus: os.cpus().length, node: process.version },
-      heaviest_preview: { path: 'POST /v1/email-templates/{id}/preview', outer_loop: calibration.n, render_ms_in_bench_process: calibration.render_ms },
+      heaviest_preview: { path: 'POST /v1/email-templates/{id}/preview', outer_loop_saved: calibration.n, calibrated: calibrationAtStart, target_ms: PREVIEW_TARGET_MS },
       statement_bytes: xml.length,
       idle: {
         users_me: idle,
