@@ -14,7 +14,7 @@
  * included), CPU ms per request of each server process (/proc), and the machine's load average.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
@@ -120,12 +120,16 @@ export async function run(): Promise<void> {
       req.end(body);
     });
   try {
+    const s3Dir = path.resolve('var', 'bench', `isolation-s3-${process.pid}`);
     const s3 = await startObjectStorage({
-      dataDir: path.resolve('var', 'bench', `isolation-s3-${process.pid}`),
+      dataDir: s3Dir,
       accessKeyId: `bench-${randomBytes(6).toString('hex')}`,
       secretAccessKey: randomBytes(24).toString('base64url'),
     });
-    stops.unshift(() => s3.stop());
+    stops.unshift(async () => {
+      await s3.stop();
+      rmSync(s3Dir, { recursive: true, force: true });
+    });
     const e: Record<string, string> = {
       ...env.env,
       S3_ENDPOINT: s3.endpoint,
