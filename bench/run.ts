@@ -13,6 +13,7 @@
  *             policies: dry-run plan time, a real run's emails per second to SMTP, the worker's peak memory
  *             against a bare scan of the same ledger
  *   templates email-template previews (Liquid renders) per second through the gateway
+ *   isolation GET /v2/users/me p50/p99 through the gateway idle and while 8 clients preview a template near its render limit and 2 upload 10 MB statements
  *   knowledge the offline extraction pipeline: quality on the labelled evaluation set, time on a 200-page PDF
  *   knowledge-search  playbook search over 10,000 articles through the gateway (p95)
  *   reports   AR aging report over 1M open invoices / 50,000 customers: the data build vs the bare SQL,
@@ -37,6 +38,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   collections: async () => (await import('./collections.js')).run(),
   'collections-run': async () => (await import('./collections-run.js')).run(),
   templates: async () => (await import('./templates.js')).run(),
+  isolation: async () => (await import('./isolation.js')).run(),
   knowledge: async () => (await import('./knowledge/run.js')).run(),
   'knowledge-search': async () => (await import('./knowledge-search.js')).run(),
   reports: async () => (await import('./reports.js')).run(),

@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_COMPILED_NODES } from '@rp/platform';
 import { startStack, type Org, type TestStack } from './support/stack.js';
+import { customerRecord, pushCustomers } from './support/ledger.js';
 
 let stack: TestStack;
 let a: Org;
@@ -114,6 +115,33 @@ describe('compiled size after tag expansion', () => {
       expect(res.body.detail).toContain('"Grown segment"');
       expect(res.body.detail).toContain(seg.body.id);
     }
+  });
+});
+
+describe('large conditions compile off the event loop', () => {
+  it('a segment expanding past the inline bound compiles on the condition threads and lists what its small equivalent lists', async () => {
+    const org = await stack.onboard('Bounds threads');
+    const pushed = await pushCustomers(stack, org.apiKey, [
+      customerRecord({ customer_code: 'C3', name1: 'Customer 3' }),
+      customerRecord({ customer_code: 'C50', name1: 'Customer 50' }),
+      customerRecord({ customer_code: 'OTHER', name1: 'Someone else' }),
+    ]);
+    expect(pushed.body.results.every((r) => r.success)).toBe(true);
+    const big = await tag(org, bigRule);
+    // 1 + 45 × (1 + 99) = 4,501 nodes: compiled on a thread; the rule itself (99 nodes) on the event loop
+    const threaded = await segment(org, tagLeaf(big, 45));
+    const inline = await segment(org, bigRule);
+    expect(threaded.status, JSON.stringify(threaded.body)).toBe(200);
+    expect(inline.status, JSON.stringify(inline.body)).toBe(200);
+    const names = async (id: string, q = '') => {
+      const res = await req('GET', `/v2/customer-segments/${id}/partners${q}`, org);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return (res.body as { name: string }[]).map((p) => p.name);
+    };
+    expect(await names(threaded.body.id)).toEqual(['Customer 3', 'Customer 50']);
+    expect(await names(inline.body.id)).toEqual(['Customer 3', 'Customer 50']);
+    // the lower segment without the higher one's partners: its exclusion compiled on a thread as well
+    expect(await names(inline.body.id, '?exclude_higher_priority=true')).toEqual([]);
   });
 });
 

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { arAgingPages, connectTemporal, createDb, neutralizeFormula, formatMinorUnits, ObjectStorage, withLedgerSnapshot, type ArAgingRow, type TemporalHandle } from '@rp/platform';
+import { arAgingPages, connectTemporal, createDb, createReportFilesPool, neutralizeFormula, formatMinorUnits, ObjectStorage, withLedgerSnapshot, WorkerPoolBusyError, writeReportFiles, type ArAgingRow, type TemporalHandle } from '@rp/platform';
 import { REPORT_BUILD_TASK_QUEUE, reportObjectPrefix, type BuildReportInput, type BuiltReport, type ReportBuildActivities } from '@rp/workflows';
 import { cancelRunningSyncs } from '../services/integrations/src/domain/sync-schedule.js';
 import { withoutAddresses } from '../services/integrations/src/domain/sync-report.js';
@@ -519,5 +519,67 @@ describe('report cells', () => {
   it('formats integer minor units as exact decimal literals', () => {
     expect([0, 5, -5, 100, -5000, 123456789].map((c) => formatMinorUnits(c))).toEqual(['0.00', '0.05', '-0.05', '1.00', '-50.00', '1234567.89']);
     expect(formatMinorUnits(12345678901234567890n)).toBe('123456789012345678.90');
+  });
+});
+
+describe('report files on their threads (kernel writeReportFiles)', () => {
+  const columns = [
+    { header: 'Name', kind: 'text' as const },
+    { header: 'Amount', kind: 'amount' as const },
+  ];
+  /** Rows read in the calling thread, counting how far the reader got. */
+  function* rowsOf(n: number, seen: { rows: number }) {
+    for (let i = 0; i < n; i++) {
+      seen.rows++;
+      yield [`Customer ${i}`, i * 100 + 5];
+    }
+  }
+
+  it('a full pool refuses a build with 503 and Retry-After before reading a row or writing an object', async () => {
+    const pool = createReportFilesPool({ threads: 1, maxQueue: 0 });
+    try {
+      const prefix = `pool-test/${randomBytes(6).toString('hex')}`;
+      const first = { rows: 0 };
+      const refusedRows = { rows: 0 };
+      const running = writeReportFiles({ storage, pool, objectPrefix: `${prefix}/a`, baseName: 'big', sheets: [{ name: 'Rows', columns, rows: rowsOf(20_000, first) }] });
+      while (pool.pending === 0) await new Promise((r) => setTimeout(r, 5)); // the first build holds the one thread
+      const refused = await writeReportFiles({ storage, pool, objectPrefix: `${prefix}/b`, baseName: 'refused', sheets: [{ name: 'Rows', columns, rows: rowsOf(10, refusedRows) }] }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(WorkerPoolBusyError);
+      expect(refused).toMatchObject({ status: 503, headers: { 'Retry-After': expect.stringMatching(/^\d+$/) } });
+      expect(refusedRows.rows).toBe(0);
+      const written = await running;
+      expect(written.rowCounts).toEqual([20_000]);
+      expect(first.rows).toBe(20_000);
+      expect(await storage.getObjectBytes(`${prefix}/b/refused.xlsx`)).toBeNull();
+      expect(await storage.getObjectBytes(`${prefix}/b/refused.csv`)).toBeNull();
+      const csv = parse(Buffer.from((await storage.getObjectBytes(`${prefix}/a/big.csv`))!)) as string[][];
+      expect(csv).toHaveLength(20_001);
+      expect(csv[20_000]).toEqual(['Customer 19999', '19999.05']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("brings the writer's errors back (a row of the wrong width) and stops the thread when reading the rows fails", async () => {
+    const pool = createReportFilesPool({ threads: 1, maxQueue: 0 });
+    try {
+      const prefix = `pool-test/${randomBytes(6).toString('hex')}`;
+      const wide = await writeReportFiles({ storage, pool, objectPrefix: prefix, baseName: 'wide', sheets: [{ name: 'Rows', columns, rows: [['a', 1, 'extra']] }] }).catch((e: unknown) => e);
+      expect(wide).toBeInstanceOf(RangeError);
+      expect((wide as Error).message).toMatch(/a row of 3 cells for 2 columns/);
+      async function* failing() {
+        yield ['a', 1];
+        throw new Error('the ledger read failed');
+      }
+      await expect(writeReportFiles({ storage, pool, objectPrefix: prefix, baseName: 'failing', sheets: [{ name: 'Rows', columns, rows: failing() }] })).rejects.toThrow('the ledger read failed');
+      expect(pool.pending).toBe(0);
+      // the thread is free again: the next build runs
+      const ok = await writeReportFiles({ storage, pool, objectPrefix: prefix, baseName: 'ok', sheets: [{ name: 'Rows', columns, rows: [['=1+1', -250]] }] });
+      expect(ok.rowCounts).toEqual([1]);
+      expect(await storage.getObjectBytes(`${prefix}/wide.csv`)).toBeNull();
+      expect(parse(Buffer.from((await storage.getObjectBytes(`${prefix}/ok.csv`))!))).toEqual([['Name', 'Amount'], ["'=1+1", '-2.50']]);
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -46,3 +46,4 @@ export * from './partner-activity.js';
 export * from './outbound-messages.js';
 export * from './inbound-host.js';
 export * from './attachment-text.js';
+export * from './attachment-text-pool.js';

@@ -10,6 +10,7 @@ import {
   type UncertainAmount,
 } from '../src/domain/predicted-overdue.js';
 import { boundedTail, exactTail, exactTailByMeetInTheMiddle, prepareTail, tailProbability, type TailEstimate } from '../src/domain/tail-probability.js';
+import { WorkerPoolBusyError } from '@rp/platform';
 import { TailPool } from '../src/domain/tail-pool.js';
 
 const histogram = (values: number[]): LatenessBucket[] => values.map((v) => [v, 1] as const);
@@ -251,6 +252,26 @@ describe('bounded tail probability', () => {
       await pool.close();
     }
     await expect(pool.estimate(prepareTail([{ cents: 5, p: 0.5 }], 1))).rejects.toThrow(/closed/);
+  });
+
+  it('refuses a tail with 503 and Retry-After when every thread computes and the queue is full', async () => {
+    const pool = new TailPool(1, 1);
+    try {
+      const r = rng(11);
+      const items = Array.from({ length: 30 }, () => ({ cents: 1_000_000 + Math.floor(r() * 9_000_000), p: r() }));
+      const t = prepareTail(items, 80_000_000);
+      const running = pool.estimate(t);
+      const waiting = pool.estimate(t);
+      const refused = await pool.estimate(t).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(WorkerPoolBusyError);
+      expect(refused).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+      // the refused tail took no place: the two accepted ones complete with the in-place answer
+      expect(await running).toEqual(tailProbability(items, 80_000_000));
+      expect(await waiting).toEqual(tailProbability(items, 80_000_000));
+      expect(pool.pending).toBe(0);
+    } finally {
+      await pool.close();
+    }
   });
 });
 

@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { beating } from '../src/activities/playbook-extraction.js';
 import { inProcessPipeline, PipelinePool, type PipelineRunner } from '../src/activities/pipeline-pool.js';
 import { SourceReadError } from '../src/activities/pipeline.js';
@@ -71,5 +72,19 @@ describe('pipeline pool', () => {
     expect(unreadable).toBeInstanceOf(SourceReadError);
     const pages = await pool.run('extractPages', fixture('ar-playbook.pdf'), 'application/pdf');
     expect(pages.map((p) => p.page)).toEqual([1, 2, 3]);
+  }, 60_000);
+
+  it('fails a step as retryable when every thread works and the queue is full, and runs it once there is room', async () => {
+    const small = new PipelinePool(1, 0);
+    try {
+      const running = small.run('dedupeMemories', drafts(500), []);
+      const refused = await small.run('dedupeMemories', drafts(5), []).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ApplicationFailure);
+      expect(refused).toMatchObject({ type: 'ExtractionBusy', nonRetryable: false });
+      expect((await running).kept).toHaveLength(500);
+      expect((await small.run('dedupeMemories', drafts(5), [])).kept).toHaveLength(5);
+    } finally {
+      await small.close();
+    }
   }, 60_000);
 });

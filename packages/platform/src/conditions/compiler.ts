@@ -7,6 +7,8 @@
  */
 import type { Knex } from 'knex';
 import { ConflictError } from '../errors.js';
+import { defaultWorkerThreads, WorkerPool } from '../worker-pool.js';
+import type { ops as compileOps } from './compile-worker.js';
 import { LEDGER_TABLES, ORGANIZATIONS_TABLE, type BusinessUnitScope, type SqlFragment } from '../ledger/index.js';
 import { FIELDS, MAX_COMPILED_NODES, TAG_PARTNERS_TABLE, type Condition, type ConditionLeaf } from './language.js';
 import { compiledSize, resolveTags, tagIdsOf, type ResolvedTag } from './tags.js';
@@ -90,6 +92,66 @@ export function compileCondition(c: Condition, tags: Map<string, ResolvedTag>): 
   return { sql, bindings: compiler.bindings, aggregate: compiler.aggregate };
 }
 
+/** `condition` and the negation of each of `exclude`, compiled into WHERE terms with their bindings. */
+export interface CompiledConditions {
+  where: string[];
+  bindings: Knex.RawBinding[];
+  aggregate: boolean;
+}
+
+/** Compile `condition` (null: none) and NOT each of `exclude`; `tags` must hold every tag they refer to. */
+export function compileConditions(condition: Condition | null, exclude: readonly Condition[], tags: Map<string, ResolvedTag>): CompiledConditions {
+  const compiler = new Compiler(tags);
+  const where: string[] = [];
+  if (condition) where.push(compiler.compile(condition));
+  for (const c of exclude) where.push(`NOT ${compiler.compile(c)}`);
+  return { where, bindings: compiler.bindings, aggregate: compiler.aggregate };
+}
+
+/**
+ * Conditions up to this many nodes (after tag expansion) compile on the calling thread: well under a
+ * millisecond, less than the trip to a thread. Larger ones, up to MAX_COMPILED_NODES, compile on the
+ * condition pool, so a request with a large segment never holds its API's event loop (DESIGN §9).
+ */
+export const INLINE_COMPILE_NODES = 1_000;
+
+export type ConditionCompilePool = WorkerPool<typeof compileOps>;
+
+/** A pool of condition-compiling threads: at most `threads` compiles at once, `maxQueue` waiting; beyond that 503 with Retry-After. */
+export function createConditionCompilePool(opts: { threads?: number; maxQueue?: number } = {}): ConditionCompilePool {
+  return new WorkerPool<typeof compileOps>({
+    name: 'Condition compilation',
+    entry: new URL(`./compile-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+    threads: opts.threads ?? defaultWorkerThreads(),
+    maxQueue: opts.maxQueue ?? 64,
+    // a compile takes milliseconds: one second sees the queue drained
+    retryAfterSeconds: 1,
+  });
+}
+
+let sharedCompilePool: ConditionCompilePool | null = null;
+
+/** The process's condition-compiling threads, created on first use. */
+export function sharedConditionCompilePool(): ConditionCompilePool {
+  sharedCompilePool ??= createConditionCompilePool();
+  return sharedCompilePool;
+}
+
+/**
+ * compileConditions on the calling thread when they are small (`size` ≤ INLINE_COMPILE_NODES), else on
+ * `pool` (WorkerPoolBusyError, 503 with Retry-After, when every thread compiles and its queue is full).
+ */
+export function compileConditionsOffLoop(
+  condition: Condition | null,
+  exclude: readonly Condition[],
+  tags: Map<string, ResolvedTag>,
+  size: number,
+  pool: ConditionCompilePool = sharedConditionCompilePool(),
+): Promise<CompiledConditions> {
+  if (size <= INLINE_COMPILE_NODES) return Promise.resolve(compileConditions(condition, exclude, tags));
+  return pool.run('compile', [condition, exclude, tags]);
+}
+
 /**
  * Per partner (p), over its open invoices: count, open and overdue sums in local-currency cents,
  * and the days past due of the oldest overdue one, as of `org.today`. Reads the covering aging index.
@@ -147,17 +209,21 @@ export interface PartnerQuery {
  * One statement: the organization's partners matching `condition` and none of `exclude`, in scope,
  * ordered by name then id, one page. Tags referred to are loaded first (one small read of admin.tags).
  */
-export async function listPartnersMatching(db: Knex, organizationId: string, q: PartnerQuery): Promise<{ rows: PartnerSummaryRow[]; total: number }> {
+export async function listPartnersMatching(
+  db: Knex,
+  organizationId: string,
+  q: PartnerQuery,
+  opts: { pool?: ConditionCompilePool } = {},
+): Promise<{ rows: PartnerSummaryRow[]; total: number }> {
   const tags = await resolveTags(db, organizationId, tagIdsOf(q.condition, ...(q.exclude ?? [])));
   const size = [q.condition, ...(q.exclude ?? [])].reduce((n, c) => n + (c ? compiledSize(c, tags) : 0), 0);
   if (size > MAX_COMPILED_NODES) {
     throw new ConflictError(`The conditions expand through their tags to ${size} nodes, more than the ${MAX_COMPILED_NODES} one query may compile; simplify the conditions or the tag rules they use.`);
   }
-  const compiler = new Compiler(tags);
-  const where: string[] = [];
-  if (q.condition) where.push(compiler.compile(q.condition));
-  for (const c of q.exclude ?? []) where.push(`NOT ${compiler.compile(c)}`);
-  const condBindings = compiler.bindings;
+  const compiled = await compileConditionsOffLoop(q.condition, q.exclude ?? [], tags, size, opts.pool);
+  const where = compiled.where;
+  const condBindings = compiled.bindings;
+  const compiler = { aggregate: compiled.aggregate };
   const extra: string[] = [];
   const extraBindings: Knex.RawBinding[] = [];
   if (q.scope !== '*') {
@@ -180,7 +246,7 @@ export async function listPartnersMatching(db: Knex, organizationId: string, q: 
   const rows = (await db.raw(sql, bindings)).rows as (PartnerSummaryRow & { total?: string })[];
   let total = rows.length ? Number(rows[0]!.total ?? rows.length) : 0;
   if (q.withTotal && rows.length === 0 && q.offset > 0) {
-    const counted = await listPartnersMatching(db, organizationId, { ...q, offset: 0, limit: 1 });
+    const counted = await listPartnersMatching(db, organizationId, { ...q, offset: 0, limit: 1 }, opts);
     total = counted.total;
   }
   return { rows: rows.map(({ total: _t, ...r }) => { void _t; return r as PartnerSummaryRow; }), total };

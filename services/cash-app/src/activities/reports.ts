@@ -31,6 +31,7 @@ import {
   unconvertibleOpenInvoices,
   withLedgerSnapshot,
   writeReportFiles,
+  WorkerPoolBusyError,
   type ArAgingRow,
   type Db,
   type ObjectStorage,
@@ -218,6 +219,10 @@ export function createReportActivities(deps: ReportActivityDeps): CashAppReportA
             ],
           }),
         );
+      } catch (err) {
+        // every report thread of this worker busy: the attempt fails as retryable and runs again after the backoff
+        if (err instanceof WorkerPoolBusyError) throw ApplicationFailure.retryable(err.detail ?? err.message, 'ReportBuildBusy');
+        throw err;
       } finally {
         stopHeartbeats();
       }

@@ -1,104 +1,48 @@
 /**
- * A small pool of worker threads for the tail probabilities that are too large for the API's event
- * loop (see tail-probability.ts): one per process, created lazily, at most `size` threads (one less
- * than the cores, at most two), first come first served. An idle thread does not keep the process
- * alive; `closeSharedTailPool` stops the threads and fails what is still queued.
+ * The tail probabilities that are too large for the API's event loop (see tail-probability.ts) run on
+ * a bounded pool of worker threads (the kernel's WorkerPool): one pool per process, created lazily,
+ * at most `size` threads (one less than the cores, at most two). At most `maxQueue` tails wait; a
+ * request whose tails find the queue full answers 503 with Retry-After (the report reads and changes
+ * nothing, so asking again is safe). An idle thread does not keep the process alive;
+ * `closeSharedTailPool` stops the threads and fails what is still queued.
  */
-import os from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { defaultWorkerThreads, WorkerPool } from '@rp/platform';
 import { statesFor, type PreparedTail, type TailEstimate } from './tail-probability.js';
+import type { ops } from './tail-worker.js';
 
-export interface TailJobMessage {
-  id: number;
-  threshold: number;
-  cents: Float64Array;
-  p: Float64Array;
-  maxStates: number;
-}
+const ENTRY = new URL(`./tail-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
-export type TailJobReply = { id: number; ok: true; probability: number; maxError: number; resolution: number } | { id: number; ok: false; error: string };
-
-interface Job {
-  message: TailJobMessage;
-  resolve: (r: TailEstimate) => void;
-  reject: (err: Error) => void;
-}
-
-const BOOT = new URL('./tail-worker-boot.mjs', import.meta.url);
-const ENTRY = new URL(`./tail-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
+/**
+ * Tails waiting at most. One report offloads at most one tail per customer and tier, each holding its
+ * invoices' amounts and probabilities (16 bytes per invoice), so this bounds the memory the queue holds
+ * while leaving room for several large reports at once.
+ */
+export const TAIL_QUEUE = 20_000;
 
 export class TailPool {
-  private readonly idle: Worker[] = [];
-  private readonly running = new Map<Worker, Job>();
-  private readonly queue: Job[] = [];
-  private nextId = 1;
-  private closed = false;
+  private readonly pool: WorkerPool<typeof ops>;
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    maxQueue = TAIL_QUEUE,
+  ) {
+    this.pool = new WorkerPool<typeof ops>({ name: 'Predicted overdue', entry: ENTRY, threads: size, maxQueue });
+  }
 
-  /** The bounded tail probability of `t`, computed on a worker thread. */
-  estimate(t: PreparedTail): Promise<TailEstimate> {
-    if (t.decided !== null) return Promise.resolve({ probability: t.decided, maxError: 0, resolution: 1 });
-    if (this.closed) return Promise.reject(new Error('tail pool closed'));
-    return new Promise((resolve, reject) => {
-      this.queue.push({ message: { id: this.nextId++, threshold: t.threshold, cents: t.cents, p: t.p, maxStates: statesFor(t.cents.length) }, resolve, reject });
-      this.dispatch();
-    });
+  /** The bounded tail probability of `t`, computed on a worker thread (WorkerPoolBusyError when the queue is full). */
+  async estimate(t: PreparedTail): Promise<TailEstimate> {
+    if (t.decided !== null) return { probability: t.decided, maxError: 0, resolution: 1 };
+    return this.pool.run('estimate', [t.threshold, t.cents, t.p, statesFor(t.cents.length)]);
   }
 
   /** Jobs waiting plus jobs running (for tests and diagnostics). */
   get pending(): number {
-    return this.queue.length + this.running.size;
-  }
-
-  private dispatch(): void {
-    while (this.queue.length > 0) {
-      let worker = this.idle.pop();
-      if (!worker) {
-        if (this.running.size >= this.size) return;
-        worker = this.spawn();
-      }
-      const job = this.queue.shift()!;
-      this.running.set(worker, job);
-      worker.ref();
-      worker.postMessage(job.message);
-    }
-  }
-
-  private spawn(): Worker {
-    const worker = new Worker(BOOT, { workerData: { entry: ENTRY }, name: 'predicted-overdue-tail' });
-    worker.on('message', (reply: TailJobReply) => {
-      const job = this.running.get(worker);
-      if (!job || job.message.id !== reply.id) return;
-      this.running.delete(worker);
-      if (reply.ok) job.resolve({ probability: reply.probability, maxError: reply.maxError, resolution: reply.resolution });
-      else job.reject(new Error(`tail computation failed: ${reply.error}`));
-      worker.unref();
-      if (this.closed) void worker.terminate();
-      else {
-        this.idle.push(worker);
-        this.dispatch();
-      }
-    });
-    const fail = (err: Error) => {
-      const job = this.running.get(worker);
-      this.running.delete(worker);
-      const i = this.idle.indexOf(worker);
-      if (i >= 0) this.idle.splice(i, 1);
-      job?.reject(err);
-      if (!this.closed) this.dispatch();
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`tail worker exited with code ${code}`)));
-    return worker;
+    return this.pool.pending;
   }
 
   /** Stop every thread; queued and running jobs fail. */
   async close(): Promise<void> {
-    this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error('tail pool closed'));
-    const workers = [...this.idle.splice(0), ...this.running.keys()];
-    await Promise.all(workers.map((w) => w.terminate()));
+    await this.pool.close();
   }
 }
 
@@ -106,7 +50,7 @@ let shared: TailPool | null = null;
 
 /** The process's pool: one less thread than the cores, at least one, at most two. */
 export function sharedTailPool(): TailPool {
-  shared ??= new TailPool(Math.max(1, Math.min(2, os.availableParallelism() - 1)));
+  shared ??= new TailPool(defaultWorkerThreads());
   return shared;
 }
 

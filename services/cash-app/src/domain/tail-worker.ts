@@ -1,16 +1,8 @@
-/** A tail-pool worker thread: computes one bounded tail probability per message (see tail-pool.ts). */
-import { parentPort } from 'node:worker_threads';
-import { tailEstimate } from './tail-probability.js';
-import type { TailJobMessage, TailJobReply } from './tail-pool.js';
+/** The tail pool's worker module (see tail-pool.ts): one bounded tail probability per operation, on a kernel worker thread. */
+import { tailEstimate, type TailEstimate } from './tail-probability.js';
 
-const port = parentPort!;
-port.on('message', (m: TailJobMessage) => {
-  let reply: TailJobReply;
-  try {
-    const r = tailEstimate({ decided: null, threshold: m.threshold, cents: m.cents, p: m.p }, { maxStates: m.maxStates });
-    reply = { id: m.id, ok: true, ...r };
-  } catch (err) {
-    reply = { id: m.id, ok: false, error: err instanceof Error ? err.message : String(err) };
-  }
-  port.postMessage(reply);
-});
+export const ops = {
+  estimate(threshold: number, cents: Float64Array, p: Float64Array, maxStates: number): TailEstimate {
+    return tailEstimate({ decided: null, threshold, cents, p }, { maxStates });
+  },
+};

@@ -7,7 +7,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { ObjectStorage, storageConfigFrom, writeReportFiles, type Db } from '@rp/platform';
+import { ObjectStorage, storageConfigFrom, WorkerPoolBusyError, writeReportFiles, type Db } from '@rp/platform';
 import { reportObjectPrefix, type BuildReportInput, type BuiltReport } from '@rp/workflows';
 import type { Logger } from 'pino';
 import type { IntegrationsConfig } from '../config.js';
@@ -60,6 +60,10 @@ export function createSyncReportActivities(deps: SyncReportActivityDeps): Integr
         title,
         created: new Date(input.periodEnd),
         sheets: [{ name: 'Integration sync', columns: SYNC_REPORT_COLUMNS, rows: rows.map(syncReportCells) }],
+      }).catch((err: unknown) => {
+        // every report thread of this worker busy: the attempt fails as retryable and runs again after the backoff
+        if (err instanceof WorkerPoolBusyError) throw ApplicationFailure.retryable(err.detail ?? err.message, 'ReportBuildBusy');
+        throw err;
       });
       const built: BuiltReport = {
         title,

@@ -1,10 +1,28 @@
 /**
- * A pipeline worker thread (see pipeline-pool.ts): runs one CPU-heavy step of the extraction pipeline
- * per task, off the activity's event loop. Errors travel back as data (a structured clone keeps no
- * error class), so the pool rethrows the pipeline's own error types.
+ * The pipeline pool's worker module (see pipeline-pool.ts), run on the kernel's worker threads: one
+ * CPU-heavy step of the extraction pipeline per operation, off the activity's event loop. An
+ * unreadable source crosses the thread boundary marked (`kind`), so the pool rethrows it as
+ * SourceReadError; a limit crosses with its `code` (ExtractionLimitError).
  */
-import { ExtractionLimitError, type LimitCode } from '../extraction/types.js';
 import * as pipeline from './pipeline.js';
+
+/** A SourceReadError as it crosses threads: its class does not survive structured cloning, this mark does. */
+class UnreadableSource extends Error {
+  override readonly name = 'SourceReadError';
+  readonly kind = 'unreadable';
+}
+
+/** `step` with an unreadable source marked for the pool. */
+function marked<A extends unknown[], R>(step: (...args: A) => Promise<R> | R): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await step(...args);
+    } catch (err) {
+      if (err instanceof pipeline.SourceReadError) throw new UnreadableSource(err.message);
+      throw err;
+    }
+  };
+}
 
 export const PIPELINE_OPS = {
   extractPages: pipeline.extractPages,
@@ -17,23 +35,4 @@ export const PIPELINE_OPS = {
 export type PipelineOps = typeof PIPELINE_OPS;
 export type PipelineOp = keyof PipelineOps;
 
-export interface PipelineTask {
-  op: PipelineOp;
-  args: unknown[];
-}
-
-export type PipelineReply =
-  | { ok: true; value: unknown }
-  | { ok: false; kind: 'limit'; code: LimitCode; message: string }
-  | { ok: false; kind: 'unreadable' | 'other'; message: string };
-
-export async function runPipelineTask(task: PipelineTask): Promise<PipelineReply> {
-  try {
-    const fn = PIPELINE_OPS[task.op] as (...args: unknown[]) => unknown;
-    return { ok: true, value: await fn(...task.args) };
-  } catch (err) {
-    if (err instanceof ExtractionLimitError) return { ok: false, kind: 'limit', code: err.code, message: err.message };
-    const message = err instanceof Error ? err.message : String(err);
-    return { ok: false, kind: err instanceof pipeline.SourceReadError ? 'unreadable' : 'other', message };
-  }
-}
+export const ops = { ...PIPELINE_OPS, extractPages: marked(pipeline.extractPages) } as PipelineOps;
