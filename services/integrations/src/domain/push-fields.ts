@@ -137,31 +137,27 @@ export const optionalDate = z
 
 /**
  * An exact amount: up to `scale` decimal places and below 10^(20-scale), i.e. it fits the
- * NUMERIC(20, scale) column without rounding. `optional`: absent or null gives null.
+ * NUMERIC(20, scale) column without rounding: the decimal, or what is wrong with `value`. Shared by
+ * the schema (`amount`) and the push's fast path, so both judge an amount alike.
  */
+export function exactAmount(value: unknown, scale: number): ExactDecimal | string {
+  const d = decimalOf(value);
+  if (d === null) return 'must be a finite number (or a decimal string)';
+  if (typeof value === 'number' && significantDigits(d.text) > MAX_NUMBER_SIGNIFICANT_DIGITS) {
+    return `has more than ${MAX_NUMBER_SIGNIFICANT_DIGITS} significant digits, more than a JSON number carries exactly (send it as a decimal string)`;
+  }
+  if (d.places > scale) return `has more than ${scale} decimal places`;
+  if (d.integerDigits > 20 - scale) return `is too large (at most ${20 - scale} integer digits)`;
+  return d;
+}
+
+/** {@link exactAmount} as a schema (`invalid_amount`). `optional`: absent or null gives null. */
 export function amount(opts: { scale: number; optional?: boolean }) {
-  const integerDigits = 20 - opts.scale;
   return z.unknown().transform((value, ctx): ExactDecimal | null => {
     if (opts.optional && (value === undefined || value === null)) return null;
-    const d = decimalOf(value);
-    if (d === null) {
-      ctx.addIssue({ code: 'custom', message: 'must be a finite number (or a decimal string)', ...code('invalid_amount') });
-      return z.NEVER;
-    }
-    if (typeof value === 'number' && significantDigits(d.text) > MAX_NUMBER_SIGNIFICANT_DIGITS) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `has more than ${MAX_NUMBER_SIGNIFICANT_DIGITS} significant digits, more than a JSON number carries exactly (send it as a decimal string)`,
-        ...code('invalid_amount'),
-      });
-      return z.NEVER;
-    }
-    if (d.places > opts.scale) {
-      ctx.addIssue({ code: 'custom', message: `has more than ${opts.scale} decimal places`, ...code('invalid_amount') });
-      return z.NEVER;
-    }
-    if (d.integerDigits > integerDigits) {
-      ctx.addIssue({ code: 'custom', message: `is too large (at most ${integerDigits} integer digits)`, ...code('invalid_amount') });
+    const d = exactAmount(value, opts.scale);
+    if (typeof d === 'string') {
+      ctx.addIssue({ code: 'custom', message: d, ...code('invalid_amount') });
       return z.NEVER;
     }
     return d;
