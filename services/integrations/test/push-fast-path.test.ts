@@ -6,7 +6,8 @@
  * refuses, and never stores a record differently. Pure: no I/O.
  */
 import { describe, expect, it } from 'vitest';
-import { invoiceRecordSchema, validateInvoice } from '../src/domain/push.js';
+import { decimalOf, invoiceRecordSchema, validateInvoice } from '../src/domain/push.js';
+import { PLAIN_DECIMAL, significantDigits } from '../src/domain/push-fields.js';
 import { invoiceOutcome } from '../src/domain/push-records.js';
 import { fastInvoiceFields } from '../src/domain/push-invoice-fast.js';
 
@@ -144,5 +145,31 @@ describe('invoice push fast path', () => {
     });
     expect(validateInvoice({ ...base, amount_in_local_currency: 1.234 }, 2)).toMatchObject({ ok: false, errorCode: 'invalid_amount' });
     expect(validateInvoice({ ...base, amount_open: 100 }, 2)).toMatchObject({ ok: true, row: { amount_open: '100' } });
+  });
+});
+
+describe('amount digits', () => {
+  // every plain decimal text of up to 5 characters over these symbols, signed and unsigned
+  const texts: string[] = [];
+  const grow = (t: string) => {
+    if (t.length && /^-?\d+(\.\d+)?$/.test(t)) texts.push(t);
+    if (t.length < 5) for (const c of ['0', '1', '9', '.']) grow(t + c);
+  };
+  grow('');
+  texts.push(...texts.map((t) => `-${t}`), '1000000000000000000000', '0.0000001', '123456789012345.6');
+
+  it('reads places and integer digits as the plain-decimal pattern does', () => {
+    expect(texts.length).toBeGreaterThan(500);
+    for (const text of texts) {
+      const m = PLAIN_DECIMAL.exec(text)!;
+      expect({ text, ...decimalOf(text) }).toEqual({ text, places: m[2]?.length ?? 0, integerDigits: m[1]!.length });
+    }
+  });
+
+  it('counts significant digits without leading or trailing zeros', () => {
+    for (const text of texts) {
+      const digits = text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+      expect({ text, n: significantDigits(text) }).toEqual({ text, n: digits.length });
+    }
   });
 });
