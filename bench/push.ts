@@ -9,7 +9,9 @@
  *       concurrency (pool of PUSH_CONCURRENCY connections).
  * Both phases insert into an empty key space (each into its own organization, whose 5,000 customers
  * are pushed first so documents link to partners), so both measure the same work: fresh inserts.
- * Target: (a) ≥ 10,000 records/s and ≥ 50% of (b). Results: bench/results/push.json.
+ * Target: (a) ≥ 10,000 records/s and ≥ 0.8 of (b). CPU per request (one batch of 100: an HTTP request
+ * in (a), a transaction in (b)) is reported per process, so the API path's own cost (body parse, record
+ * validation, HTTP, gateway) can be read beside the write both phases share. Results: bench/results/push.json.
  */
 import http from 'node:http';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -99,6 +101,13 @@ function cpuSnapshot(children: Record<string, number>, postmasterPid: number | n
 const diff = (a: Record<string, number>, b: Record<string, number>) =>
   Object.fromEntries(Object.keys(b).map((k) => [k, Number((b[k]! - (a[k] ?? 0)).toFixed(2))]));
 
+/** CPU milliseconds per request (batch) of each process, from a phase's CPU seconds. */
+const perRequestMs = (cpu: Record<string, number>, requests: number) =>
+  Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Number(((v * 1000) / requests).toFixed(3))]));
+
+/** The ratio the gateway phase must reach against the direct one. */
+const RATIO_MIN = 0.8;
+
 function post(agent: http.Agent, port: number, path: string, token: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -157,22 +166,12 @@ export async function run(): Promise<void> {
       if (r.status !== 200) throw new Error(`warm-up: ${r.status} ${r.text}`);
     });
 
-    const pidFile = path.resolve('var', 'bench', `push-${process.pid}`, 'pg', 'postmaster.pid');
-    const postmasterPid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : null;
-    const children = { gateway: gateway.child.pid!, integrations_api: integrations.child.pid! };
-    let failures = 0;
-    const cpuBeforeGateway = cpuSnapshot(children, postmasterPid);
-    const gatewaySeconds = await pool(bodies, CONCURRENCY, async (body) => {
-      const r = await post(agent, gateway.port, PATH, viaGateway.apiKey.token, body);
-      if (r.status !== 200) throw new Error(`push: ${r.status} ${r.text}`);
-      failures += (JSON.parse(r.text) as { results: { success: boolean }[] }).results.filter((x) => !x.success).length;
-    });
-    const cpuGateway = diff(cpuBeforeGateway, cpuSnapshot(children, postmasterPid));
-    agent.destroy();
-    process.stdout.write(`gateway: ${RECORDS} records in ${gatewaySeconds.toFixed(2)} s\n`);
-
+    // The direct phase's warm-up too, before either phase: both organizations then hold the same
+    // warm-up documents when statistics are taken, and each phase starts from freshly analysed ones.
+    // (An organization the statistics do not know yet is estimated to have no documents, and the
+    // per-batch reads by id of the one being filled are then planned as a range over its documents:
+    // 2-4x the Postgres CPU per batch of the phase that met it, on a loaded machine.)
     const db = createDb({ url: benchEnv.DATABASE_URL, schema: 'integrations', poolMax: CONCURRENCY });
-    await db.raw('ANALYZE');
     const mapped = (rs: ReturnType<typeof invoices>) =>
       batches(
         rs.map((r) => {
@@ -185,7 +184,25 @@ export async function run(): Promise<void> {
       await db.transaction((trx) => writeDocumentsRecordingEvents(trx, orgId, 'middleware', rows));
     };
     await pool(mapped(invoices('W', 20 * BATCH)), CONCURRENCY, write(direct.organization.id));
+    await db.raw('ANALYZE');
+    const pidFile = path.resolve('var', 'bench', `push-${process.pid}`, 'pg', 'postmaster.pid');
+    const postmasterPid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : null;
+    const children = { gateway: gateway.child.pid!, integrations_api: integrations.child.pid! };
+    let failures = 0;
+    const loadAtStart = { gateway_phase: Number(os.loadavg()[0]!.toFixed(2)), direct_phase: 0 };
+    const cpuBeforeGateway = cpuSnapshot(children, postmasterPid);
+    const gatewaySeconds = await pool(bodies, CONCURRENCY, async (body) => {
+      const r = await post(agent, gateway.port, PATH, viaGateway.apiKey.token, body);
+      if (r.status !== 200) throw new Error(`push: ${r.status} ${r.text}`);
+      failures += (JSON.parse(r.text) as { results: { success: boolean }[] }).results.filter((x) => !x.success).length;
+    });
+    const cpuGateway = diff(cpuBeforeGateway, cpuSnapshot(children, postmasterPid));
+    agent.destroy();
+    process.stdout.write(`gateway: ${RECORDS} records in ${gatewaySeconds.toFixed(2)} s\n`);
+
+    await db.raw('ANALYZE');
     const directBatches = mapped(records);
+    loadAtStart.direct_phase = Number(os.loadavg()[0]!.toFixed(2));
     const cpuBeforeDirect = cpuSnapshot(children, postmasterPid);
     const directSeconds = await pool(directBatches, CONCURRENCY, write(direct.organization.id));
     const cpuDirect = diff(cpuBeforeDirect, cpuSnapshot(children, postmasterPid));
@@ -218,18 +235,21 @@ export async function run(): Promise<void> {
       // CPU seconds each component used during each measured phase (Linux /proc): where the time goes,
       // independent of what else the machine was running. load_average: the machine's 1-minute load at the end.
       cpu_seconds: { gateway_phase: cpuGateway, direct_phase: cpuDirect },
+      // the same per request of BATCH records (gateway phase: one HTTP request; direct phase: one transaction)
+      cpu_ms_per_request: { gateway_phase: perRequestMs(cpuGateway, bodies.length), direct_phase: perRequestMs(cpuDirect, directBatches.length) },
       load_average_1m: Number(os.loadavg()[0]!.toFixed(2)),
+      load_average_1m_at_phase_start: loadAtStart,
       check: { failed_records: failures, stored, linked_to_partner: linkedCount },
       targets: {
         gateway_records_per_s_min: 10_000,
-        ratio_min: 0.5,
+        ratio_min: RATIO_MIN,
         throughput_met: gatewayRate >= 10_000,
-        ratio_met: ratio >= 0.5,
+        ratio_met: ratio >= RATIO_MIN,
       },
     };
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/push.json', JSON.stringify(report, null, 2) + '\n');
-    process.stdout.write(`${JSON.stringify(report.results)}\n${JSON.stringify(report.cpu_seconds)} load ${report.load_average_1m}\n${JSON.stringify({ ratio: report.ratio_gateway_vs_direct, ...report.targets, ...report.check })}\nwritten bench/results/push.json\n`);
+    process.stdout.write(`${JSON.stringify(report.results)}\n${JSON.stringify(report.cpu_seconds)}\ncpu ms/request ${JSON.stringify(report.cpu_ms_per_request)} load ${JSON.stringify(report.load_average_1m_at_phase_start)} → ${report.load_average_1m}\n${JSON.stringify({ ratio: report.ratio_gateway_vs_direct, ...report.targets, ...report.check })}\nwritten bench/results/push.json\n`);
     if (failures > 0 || stored.gateway !== RECORDS || stored.direct !== RECORDS) throw new Error('push bench: not every record was stored');
   } finally {
     for (const stop of stops) await stop().catch(() => {});

@@ -26,6 +26,7 @@ import {
   type ExactDecimal,
   type PushOutcome,
 } from './push-fields.js';
+import { fastInvoiceFields } from './push-invoice-fast.js';
 // ── invoices (rule 16) ───────────────────────────────────────────────────────────────────────────
 
 const lineItemSchema = z.object({
@@ -131,6 +132,9 @@ export const invoiceRecordSchema = z
     });
   });
 
+/** What the schema outputs for a valid record (the fast path's fields must be assignable to it). */
+export type InvoiceFields = z.output<typeof invoiceRecordSchema>;
+
 export type ValidInvoice = DocumentUpsert & { business_unit_id: string | null; line_items: LineItemUpsert[] };
 
 /**
@@ -142,9 +146,18 @@ export function validateInvoice(record: unknown, localMinorUnits: number): PushO
   const remoteId = remoteIdOf(record, 'document_number');
   const nul = nulFailure<ValidInvoice>(record, remoteId, invoiceRecordSchema);
   if (nul) return nul;
-  const parsed = invoiceRecordSchema.safeParse(record);
-  if (!parsed.success) return failure(record, remoteId, parsed.error);
-  const r = parsed.data;
+  // the common valid record in one pass of plain checks; the schema decides (and words) the rest
+  let r: InvoiceFields | null = fastInvoiceFields(record as Record<string, unknown>);
+  if (r === null) {
+    const parsed = invoiceRecordSchema.safeParse(record);
+    if (!parsed.success) return failure(record, remoteId, parsed.error);
+    r = parsed.data;
+  }
+  return invoiceOutcome(r, remoteId, localMinorUnits);
+}
+
+/** A record's checked fields as its outcome: the local amount against the base currency, then the ledger row. */
+export function invoiceOutcome(r: InvoiceFields, remoteId: string | null, localMinorUnits: number): PushOutcome<ValidInvoice> {
   if (r.amount_in_local_currency != null && r.amount_in_local_currency.places > localMinorUnits) {
     return {
       ok: false,
