@@ -1,6 +1,6 @@
 /**
- * Large statement uploads end to end through the gateway: the file is parsed on the statement-parse
- * threads (a full pool is 503 with Retry-After and stores nothing), a malformed large file is the
+ * Large statement uploads end to end through the gateway: the file is streamed to object storage as
+ * it arrives and parsed on the statement-parse threads (a full pool is 503 with Retry-After and stores nothing), a malformed large file is the
  * 422 naming where with nothing stored (no object in storage, no rows, no workflow), a large file of
  * several statements is stored whole, and storing a statement's lines again (a retried activity)
  * stores each line once.
@@ -10,7 +10,7 @@
  * SQL set-up only in the retry test: it removes stored lines and puts the statement back in
  * `processing`, the state a worker that died mid-way leaves, which no endpoint produces.
  */
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTemporal, createDb, type Db, type TemporalHandle } from '@rp/platform';
@@ -61,21 +61,28 @@ async function upload(content: Buffer, name = 'statement.xml') {
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
 
-/** Everything an upload may leave behind: rows, stored objects and processing workflows. */
-async function leftBehind() {
-  const [s] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_statements WHERE organization_id = $1`, [org.organizationId]);
-  const [f] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_statement_files WHERE organization_id = $1`, [org.organizationId]);
-  const [t] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_transactions WHERE organization_id = $1`, [org.organizationId]);
-  const s3 = new S3Client({
+function s3Client(): S3Client {
+  return new S3Client({
     endpoint: stack.env.S3_ENDPOINT,
     region: stack.env.S3_REGION,
     forcePathStyle: true,
     credentials: { accessKeyId: stack.env.S3_ACCESS_KEY_ID, secretAccessKey: stack.env.S3_SECRET_ACCESS_KEY },
   });
+}
+
+/** Everything an upload may leave behind: rows, stored objects and processing workflows. */
+async function leftBehind() {
+  const [s] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_statements WHERE organization_id = $1`, [org.organizationId]);
+  const [f] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_statement_files WHERE organization_id = $1`, [org.organizationId]);
+  const [t] = await stack.sql(`SELECT count(*)::int AS n FROM cash_app.bank_transactions WHERE organization_id = $1`, [org.organizationId]);
+  const s3 = s3Client();
   let objects = 0;
+  let unfinishedUploads = 0;
   try {
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: stack.env.S3_BUCKET }));
     objects = listed.KeyCount ?? 0;
+    const multipart = await s3.send(new ListMultipartUploadsCommand({ Bucket: stack.env.S3_BUCKET }));
+    unfinishedUploads = multipart.Uploads?.length ?? 0;
   } catch (err) {
     if ((err as { name?: string }).name !== 'NoSuchBucket') throw err;
   } finally {
@@ -83,7 +90,7 @@ async function leftBehind() {
   }
   let workflows = 0;
   for await (const w of temporal.client.workflow.list({ query: `WorkflowType = 'bankStatement'` })) if (w) workflows++;
-  return { statements: s.n as number, files: f.n as number, transactions: t.n as number, objects, workflows };
+  return { statements: s.n as number, files: f.n as number, transactions: t.n as number, objects, unfinishedUploads, workflows };
 }
 
 beforeAll(async () => {
@@ -153,6 +160,25 @@ describe('statement upload', () => {
       [3, 4000, 4000, 1, 4000],
     ]);
     for (const r of rows) expect(r.total).toBe(r.expected);
+
+    // the file is kept whole in object storage (streamed there as it arrived), not in its row
+    const [stored] = await stack.sql(
+      `SELECT f.object_key, f.content IS NULL AS no_bytes FROM cash_app.bank_statement_files f JOIN cash_app.bank_statements s ON s.file_id = f.id WHERE s.id = $1`,
+      [res.body.id],
+    );
+    expect(stored).toMatchObject({ object_key: expect.stringMatching(new RegExp(`^bank-statement-files/${org.organizationId}/`)), no_bytes: true });
+    const s3 = s3Client();
+    try {
+      const object = await s3.send(new GetObjectCommand({ Bucket: stack.env.S3_BUCKET, Key: stored.object_key }));
+      expect(Buffer.from(await object.Body!.transformToByteArray()).equals(file)).toBe(true);
+    } finally {
+      s3.destroy();
+    }
+    // its object goes with its last statement
+    const before = await leftBehind();
+    for (const s of res.body.statements) expect((await stack.request('DELETE', `/v2/bank-statements/${s.id}`, { token: org.token })).status).toBe(204);
+    const after = await leftBehind();
+    expect(after).toMatchObject({ statements: before.statements - 3, files: before.files - 1, transactions: before.transactions - 12_000, objects: before.objects - 1, unfinishedUploads: 0 });
   });
 });
 

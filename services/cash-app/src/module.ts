@@ -74,7 +74,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
       // Approvals start ERP postings, as a user's approval does: they need the Temporal client.
       ...createAutoApprovalActivities({ db, log, temporal: temporal.client }),
       ...createPaymentPostingActivities({ db, log }),
-      ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
+      ...createBankStatementActivities({ db, log, storage, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
       // The AR aging report's data and files (the scheduled-report workflow calls it on this queue)
       ...createReportActivities({ db, log, storage }),
       // The onboarding extraction's per-customer cash-app figures (the knowledge workflow calls it on this queue)

@@ -3,6 +3,7 @@
  * of the file, or the JSON form's one), the checks a file cannot fail and be stored, then the upload.
  * A malformed file is a 422 naming where, and nothing is stored.
  */
+import type { Logger } from 'pino';
 import { ValidationError, type UploadedFile } from '@rp/platform';
 import type { CashAppDeps } from '../deps.js';
 import {
@@ -16,10 +17,12 @@ import {
 } from '../parsers/index.js';
 import { refuseNul } from '../parsers/nul.js';
 import { uploadStatement } from './bank-statements.js';
+import { discardUnusedStatementObject, streamedObjectKey } from './statement-files.js';
 import { parseOnThread } from './statement-parse-pool.js';
 
-/** The bytes in shared memory, which a worker thread reads without a copy of its own. */
+/** The bytes in shared memory, which a worker thread reads without a copy of its own (a streamed upload's are already). */
 function sharedBytes(bytes: Buffer): Buffer {
+  if (bytes.buffer instanceof SharedArrayBuffer) return bytes;
   const shared = Buffer.from(new SharedArrayBuffer(bytes.length));
   bytes.copy(shared);
   return shared;
@@ -38,16 +41,38 @@ function jsonPath(where: string): (string | number)[] {
   return [...where.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]));
 }
 
-/** Parses and checks the upload, then stores its statements and starts their processing (uploadStatement). */
+/**
+ * Parses and checks the upload, then stores its statements and starts their processing
+ * (uploadStatement). A file the route streamed to object storage as it arrived is removed again
+ * when the upload stores no file row (refused, a duplicate, failed): nothing of it stays behind.
+ */
 export async function receiveStatementUpload(
+  deps: Pick<CashAppDeps, 'db' | 'temporal' | 'config' | 'storage'>,
+  who: { organizationId: string; uploadedBy: string | null },
+  body: StatementUploadRequest,
+  log?: Logger,
+) {
+  const objectKey = streamedObjectKey(body.file);
+  let result: Awaited<ReturnType<typeof storeUpload>> | undefined;
+  try {
+    result = await storeUpload(deps, who, body, objectKey);
+    return result;
+  } finally {
+    if (objectKey && !result?.fileStored) await discardUnusedStatementObject(deps, who.organizationId, objectKey, log);
+  }
+}
+
+async function storeUpload(
   deps: Pick<CashAppDeps, 'db' | 'temporal' | 'config'>,
   who: { organizationId: string; uploadedBy: string | null },
   body: StatementUploadRequest,
+  objectKey: string | null,
 ) {
   const fields = body as Record<string, unknown>;
     let format: StatementFormat;
     let content: Buffer;
     let parsed: ParsedFile;
+    let sha256: string | undefined;
     let fileName: string | null = null;
     const options: Record<string, unknown> = {};
     try {
@@ -57,7 +82,7 @@ export async function receiveStatementUpload(
         if (body.charset) options.charset = body.charset;
         // Parsed on a worker thread (a large file must not stall the service), the bytes shared with it, not copied.
         content = sharedBytes(body.file.content);
-        ({ format, parsed } = await parseOnThread(deps.config, { bytes: content, ...(body.format ? { format: body.format } : {}), options }));
+        ({ format, parsed, sha256 } = await parseOnThread(deps.config, { bytes: content, ...(body.format ? { format: body.format } : {}), options }));
       } else {
         format = 'json';
         const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, fields[k]]));
@@ -81,5 +106,5 @@ export async function receiveStatementUpload(
     }
     // (a file's NUL bytes were refused on its thread)
     if (!body.file) refuseNul(null, parsed!, options);
-    return uploadStatement(deps, { organizationId: who.organizationId, uploadedBy: who.uploadedBy, format: format!, fileName, content, options, parsed: parsed! });
+    return uploadStatement(deps, { organizationId: who.organizationId, uploadedBy: who.uploadedBy, format: format!, fileName, content, objectKey, ...(sha256 ? { sha256 } : {}), options, parsed: parsed! });
 }

@@ -8,6 +8,7 @@
  * the request keeps them for hashing and storing. A malformed file is thrown as the 422 the client
  * gets (ValidationError crosses the thread as the same answer).
  */
+import { createHash } from 'node:crypto';
 import { ValidationError } from '@rp/platform';
 import { checkStatements, detectStatementFormat, parseStatement, StatementParseError, type ParsedFile, type StatementFormat } from './index.js';
 import { refuseNul } from './nul.js';
@@ -24,6 +25,8 @@ export interface ParseUploadInput {
 export interface ParseUploadResult {
   format: StatementFormat;
   parsed: ParsedFile;
+  /** SHA-256 of the bytes (hex): the file's identity for duplicates */
+  sha256: string;
 }
 
 /**
@@ -41,7 +44,7 @@ export function detectedFormat(content: Buffer, hasMapping: boolean): StatementF
   throw new ValidationError([{ loc: ['body', 'format'], msg, type: 'format_undetected' }], `Statement format not detected: ${msg}.`);
 }
 
-/** Parses and checks an uploaded file; throws the 422 naming where the file is malformed. */
+/** Parses and checks an uploaded file and hashes it; throws the 422 naming where the file is malformed. */
 export function parseUpload(input: ParseUploadInput): ParseUploadResult {
   const content = Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength);
   const format = input.format ?? detectedFormat(content, input.options.mapping !== undefined);
@@ -57,7 +60,7 @@ export function parseUpload(input: ParseUploadInput): ParseUploadResult {
     throw err;
   }
   refuseNul(content, parsed, input.options);
-  return { format, parsed };
+  return { format, parsed, sha256: createHash('sha256').update(content).digest('hex') };
 }
 
 export const ops = { parseUpload };
