@@ -13,7 +13,7 @@
 import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectTemporal, createDb, type Db, type TemporalHandle } from '@rp/platform';
+import { connectTemporal, createDb, ObjectStorage, type Db, type TemporalHandle } from '@rp/platform';
 import { createBankStatementActivities } from '../services/cash-app/src/activities/bank-statement.js';
 import { loadCashAppConfig } from '../services/cash-app/src/config.js';
 import { closeStatementParsePool, statementParsePool } from '../services/cash-app/src/domain/statement-parse-pool.js';
@@ -204,7 +204,9 @@ describe('storing the lines of a statement again', () => {
     // A worker died part-way through storing: the lines from sequence 7,001 on are not stored yet.
     await stack.sql(`DELETE FROM cash_app.bank_transactions WHERE statement_id = $1 AND sequence > 7000`, [id]);
     await stack.sql(`UPDATE cash_app.bank_statements SET status = 'processing' WHERE id = $1`, [id]);
-    const activities = createBankStatementActivities({ db, chunkSize: 5000, chunkPauseMs: 0, heartbeatEveryMs: 0 });
+    // (the statement is `ready`, so its parse is gone: the step reads its file again, from object storage)
+    const storage = new ObjectStorage({ endpoint: stack.env.S3_ENDPOINT, bucket: stack.env.S3_BUCKET, accessKeyId: stack.env.S3_ACCESS_KEY_ID, secretAccessKey: stack.env.S3_SECRET_ACCESS_KEY, region: stack.env.S3_REGION });
+    const activities = createBankStatementActivities({ db, storage, chunkSize: 5000, chunkPauseMs: 0, heartbeatEveryMs: 0 });
     const input = { organizationId: org.organizationId, statementId: id };
 
     // retried from the start (its heartbeat lost): the first 7,000 are skipped, the rest stored once
@@ -216,5 +218,6 @@ describe('storing the lines of a statement again', () => {
     const fromHeartbeat = new MockActivityEnvironment({ attempt: 3, heartbeatDetails: { next: 5000 } });
     expect(await fromHeartbeat.run(activities.storeStatementTransactions, input)).toEqual({ missing: false, total: 12_000, stored: 12_000 });
     expect(await snapshot()).toEqual(stored);
+    storage.close();
   });
 });
