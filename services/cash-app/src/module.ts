@@ -17,6 +17,7 @@ import { createRemittanceRequestActivities, remittanceRequestHandler } from './a
 import { createMatchingActivities } from './activities/matching.js';
 import { createAutoApprovalActivities } from './activities/auto-approval.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
+import { statementParsePool } from './domain/statement-parse-pool.js';
 import { bankStatementRoutes } from './routes/bank-statements.js';
 import { bankStatementSchema } from './routes/bank-statement-schemas.js';
 import { paymentRoutes, paymentSchema } from './routes/payments.js';
@@ -55,7 +56,11 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
     { type: 'outreach.failed', object: outreachSchema },
   ],
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
+  deps: ({ db, temporal, config }) => {
+    // the statement-parse threads start with the API (domain/statement-parse-pool.ts)
+    statementParsePool(config);
+    return { db, temporal: temporal.client, config, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null };
+  },
   activities: ({ db, log, config, temporal }) => {
     const storage = config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null;
     // Receipt templates render on worker threads, as admin's previews do; the queue is bounded by the

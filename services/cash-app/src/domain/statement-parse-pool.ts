@@ -27,6 +27,8 @@ export function statementParsePool(config: Pick<CashAppConfig, 'STATEMENT_PARSE_
     retryAfterSeconds: RETRY_AFTER_SECONDS,
     // a 50 MB file's parse (its text, the XML tree of a batch and the statements) fits with room to spare
     maxHeapMb: 1024,
+    // threads load the parsers when the service starts (see module.ts), not in the first upload's time
+    prestart: true,
   });
   return pool;
 }
