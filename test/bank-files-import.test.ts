@@ -7,8 +7,8 @@
  * currency are refused; a file of several statements is parsed once, at the upload. Sample files are
  * under test/fixtures/bank-statements/, written from the published layouts.
  *
- * SQL set-up, for states no endpoint can produce: the stored bytes of an uploaded file are replaced
- * (to show that processing does not read the file again), and an approval without acknowledgement is
+ * SQL set-up, for states no endpoint can produce: the stored file of an upload is replaced by bytes
+ * that do not parse (to show that processing does not read the file again), and an approval without acknowledgement is
  * written directly (to show the database refuses it too). Other SQL only counts rows.
  */
 import { readFileSync } from 'node:fs';
@@ -52,7 +52,7 @@ describe('a file of several statements', () => {
     expect(res.body.statements).toHaveLength(3);
     // The stored bytes no longer parse: processing that re-read the file would fail every statement.
     const ids = res.body.statements.map((s: any) => s.id);
-    await stack.sql(`UPDATE cash_app.bank_statement_files SET content = $2 WHERE organization_id = $1`, [org.organizationId, Buffer.from('not a statement')]);
+    await stack.sql(`UPDATE cash_app.bank_statement_files SET content = $2, object_key = NULL WHERE organization_id = $1`, [org.organizationId, Buffer.from('not a statement')]);
     await stack.startWorker('cash-app');
     const done = await Promise.all(ids.map((id: string) => waitForStatement(stack, org.token, id, { timeoutMs: 60_000 })));
     expect(done.map((s) => [s.status, s.transaction_count])).toEqual([['ready', 2], ['ready', 1], ['ready', 0]]);

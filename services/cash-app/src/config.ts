@@ -37,8 +37,14 @@ export const cashAppConfigSchema = z.object({
   /** Matching: the system adjustment a shortfall within tolerance (or a bank charge up to the fee ceiling) is booked to. */
   MATCH_TOLERANCE_ADJUSTMENT: z.enum(['short_pay_write_off', 'bank_fee']).default('short_pay_write_off'),
   /** Bank statements: transactions per INSERT/heartbeat, and an optional pause after each chunk (ms; a throttle, 0 in production). */
-  BANK_STATEMENT_CHUNK_SIZE: env.int(1000, 1),
+  BANK_STATEMENT_CHUNK_SIZE: env.int(5000, 1),
   BANK_STATEMENT_CHUNK_PAUSE_MS: env.int(0, 0),
+  /**
+   * Statement uploads are parsed on worker threads (domain/statement-parse-pool.ts): threads (0: one less than the
+   * cores, at least one, at most two) and uploads that may wait for one; beyond them an upload is 503 with Retry-After.
+   */
+  STATEMENT_PARSE_THREADS: env.int(0, 0),
+  STATEMENT_PARSE_QUEUE: env.int(4, 0),
 });
 export type CashAppConfig = z.infer<typeof cashAppConfigSchema>;
 

@@ -17,6 +17,7 @@ import { createRemittanceRequestActivities, remittanceRequestHandler } from './a
 import { createMatchingActivities } from './activities/matching.js';
 import { createAutoApprovalActivities } from './activities/auto-approval.js';
 import { createBankStatementActivities } from './activities/bank-statement.js';
+import { statementParsePool } from './domain/statement-parse-pool.js';
 import { bankStatementRoutes } from './routes/bank-statements.js';
 import { bankStatementSchema } from './routes/bank-statement-schemas.js';
 import { paymentRoutes, paymentSchema } from './routes/payments.js';
@@ -55,7 +56,11 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
     { type: 'outreach.failed', object: outreachSchema },
   ],
   routes: [...bankStatementRoutes, ...adjustmentRoutes, ...predictedOverdueRoutes, ...remittanceRoutes, ...outreachRoutes, ...paymentRoutes, ...paymentPostingRoutes, ...metricsRoutes, ...exchangeRateRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null }),
+  deps: ({ db, temporal, config }) => {
+    // the statement-parse threads start with the API (domain/statement-parse-pool.ts)
+    statementParsePool(config);
+    return { db, temporal: temporal.client, config, storage: config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null };
+  },
   activities: ({ db, log, config, temporal }) => {
     const storage = config.S3_ENDPOINT ? new ObjectStorage(storageConfigFrom(config)) : null;
     // Receipt templates render on worker threads, as admin's previews do; the queue is bounded by the
@@ -74,7 +79,7 @@ export const cashAppModule: ServiceModule<CashAppConfig, CashAppDeps> = {
       // Approvals start ERP postings, as a user's approval does: they need the Temporal client.
       ...createAutoApprovalActivities({ db, log, temporal: temporal.client }),
       ...createPaymentPostingActivities({ db, log }),
-      ...createBankStatementActivities({ db, log, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
+      ...createBankStatementActivities({ db, log, storage, chunkSize: config.BANK_STATEMENT_CHUNK_SIZE, chunkPauseMs: config.BANK_STATEMENT_CHUNK_PAUSE_MS }),
       // The AR aging report's data and files (the scheduled-report workflow calls it on this queue)
       ...createReportActivities({ db, log, storage }),
       // The onboarding extraction's per-customer cash-app figures (the knowledge workflow calls it on this queue)

@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type Koa from 'koa';
 import type { z } from 'zod';
 import type { Logger } from 'pino';
@@ -32,6 +33,18 @@ export interface UploadedFile {
   mimetype: string | null;
   size: number;
   content: Buffer;
+  /** With `multipart.streamFile`: what the route's target made of the bytes (its `result()`), e.g. where it stored them. */
+  streamed?: unknown;
+}
+
+/** Where a streamed file part's bytes go as they arrive (see RouteDef.multipart.streamFile). */
+export interface StreamedFileTarget {
+  /** receives the bytes in order; its backpressure holds the request */
+  writable: Writable;
+  /** after the writable finished: what the handler receives as the file's `streamed` */
+  result(): Promise<unknown>;
+  /** the request is refused (too large, malformed, invalid fields) or the handler gives it up: undo what the bytes did */
+  discard(): Promise<void>;
 }
 
 export interface HandlerContext<D, P, Q, B> {
@@ -73,7 +86,19 @@ export interface RouteDef<D = unknown, PS extends z.ZodType = z.ZodType, QS exte
    * `body` validates both forms; `schema` (optional) documents the multipart form in OpenAPI (declare
    * file fields `z.string().meta({ format: 'binary' })`) and `json` (optional) the JSON form.
    */
-  multipart?: { maxBytes: number; schema?: z.ZodType; json?: z.ZodType };
+  multipart?: {
+    maxBytes: number;
+    schema?: z.ZodType;
+    json?: z.ZodType;
+    /**
+     * Stream file parts instead of parking them in temporary files: each file's bytes go, as they
+     * arrive, to the target this returns (null: memory only) and into memory, where the file's
+     * `content` ends up in shared memory (a SharedArrayBuffer: a worker thread reads it without a
+     * copy). A request refused before its handler runs has its targets discarded; from the handler
+     * on, the handler owns what they stored (see http/streaming-upload.ts).
+     */
+    streamFile?: (file: { field: string; filename: string | null; mimetype: string | null; identity: Identity; deps: D }) => StreamedFileTarget | null;
+  };
   /**
    * The handler reads the request body itself from `koa.req`, unparsed (e.g. a raw MIME message, whose
    * bytes must reach storage exactly as sent): the kit only refuses other media types (415) and

@@ -20,6 +20,7 @@ import type { EventDeclaration } from '../events/declare.js';
 import { check, throwIfIssues } from './validation.js';
 import { invalidTextIssues, undecodableUrlIssues } from './input-rules.js';
 import { PathRouter } from './router.js';
+import { parseStreamingMultipart } from './streaming-upload.js';
 import { createHttpMetrics, errorMiddleware, requestContextMiddleware, requireMetricsToken, type BaseState } from './middleware.js';
 import type { ValidationIssue } from '../errors.js';
 
@@ -196,13 +197,17 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
       ctx.state.routeName = route.path;
       const identity = ctx.state.identity as Identity;
       authorize(route, identity);
+      let discardStreamed: (() => Promise<void>) | undefined;
       if (route.body && route.multipart) {
         const isMultipart = hasBody(ctx) && ctx.is('multipart/form-data');
         if (hasBody(ctx) && !isMultipart && !ctx.is('application/json', '+json')) {
           throw new UnsupportedMediaTypeError('Send the request body as application/json or multipart/form-data.');
         }
         const parsers = uploadParser(route.multipart.maxBytes);
-        if (isMultipart) {
+        const { streamFile } = route.multipart;
+        if (isMultipart && streamFile) {
+          discardStreamed = await parseStreamingMultipart(ctx as unknown as Koa.Context, route.multipart.maxBytes, (f) => streamFile({ ...f, identity, deps: opts.deps }));
+        } else if (isMultipart) {
           await parsers.multipart(ctx as unknown as Koa.Context, async () => {});
           await readUploadedFiles(ctx as unknown as Koa.Context);
         } else await parsers.json(ctx as unknown as Koa.Context, async () => {});
@@ -232,6 +237,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
       const params = check('path', route.params, pathParams, issues);
       const query = check('query', route.query, rawQuery, issues);
       const body = check('body', route.body, rawBody, issues);
+      if (issues.length) await discardStreamed?.();
       throwIfIssues(issues);
       const result = await route.handler({
         params,

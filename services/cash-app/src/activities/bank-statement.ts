@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db } from '@rp/platform';
+import { storageUnavailableFailure, type Db, type ObjectStorage } from '@rp/platform';
 import type { Logger } from 'pino';
 import type { BankStatementActivities, BankStatementInput, ClassifyDepositsResult, StoreTransactionsResult } from '@rp/workflows';
 import { classifyDeposit, uniqueImportIds } from '../domain/bank-lines.js';
@@ -19,6 +19,8 @@ import { heartbeatPacer, HEARTBEAT_EVERY_MS, throwIfCancelled } from './pacer.js
 
 export interface BankStatementDeps {
   db: Db;
+  /** where uploaded files are kept (their rows name the object); null: the service has none */
+  storage?: ObjectStorage | null;
   log?: Logger;
   /** Transactions per INSERT (and per heartbeat). */
   chunkSize: number;
@@ -62,6 +64,11 @@ export function createBankStatementActivities(deps: BankStatementDeps): BankStat
    */
   async function parseStoredFile(ctx: Context, statement: StatementRow, progress: StoreProgress): Promise<ParsedStatement> {
     const file = await getStatementContent(db, statement.organization_id, statement.id);
+    if (file?.object_key) {
+      if (!deps.storage) throw storageUnavailableFailure('cash-app worker');
+      const bytes = await deps.storage.getObjectBytes(file.object_key);
+      file.content = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
+    }
     if (!file?.content) throw ApplicationFailure.nonRetryable('the statement has no stored file to process', 'StatementParseError');
     try {
       const pace = heartbeatPacer(ctx, () => ({ ...progress }), everyMs);

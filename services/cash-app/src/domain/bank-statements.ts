@@ -39,6 +39,10 @@ export interface StatementUpload {
   format: StatementFormat;
   fileName: string | null;
   content: Buffer;
+  /** where the upload stored the file's bytes as they arrived (object storage); absent: `content` is stored in the row */
+  objectKey?: string | null;
+  /** the SHA-256 of `content` (hex) when already computed (on the parse thread) */
+  sha256?: string;
   options: Record<string, unknown>;
   parsed: ParsedFile;
 }
@@ -145,10 +149,10 @@ export async function uploadStatement(
   deps: Pick<CashAppDeps, 'db' | 'temporal'>,
   upload: StatementUpload,
   hooks: UploadHooks = {},
-): Promise<{ statements: StatementRow[]; resumed: boolean }> {
+): Promise<{ statements: StatementRow[]; resumed: boolean; fileStored: boolean }> {
   const { db } = deps;
   const org = upload.organizationId;
-  const sha256 = createHash('sha256').update(upload.content).digest('hex');
+  const sha256 = upload.sha256 ?? createHash('sha256').update(upload.content).digest('hex');
   const duplicate = async (rows: StatementRow[]) => {
     let resumed = false;
     for (const [i, row] of rows.entries()) {
@@ -158,7 +162,7 @@ export async function uploadStatement(
         resumed = true;
       }
     }
-    if (resumed) return { statements: rows, resumed };
+    if (resumed) return { statements: rows, resumed, fileStored: false };
     const names = rows.map((r) => `${r.id} (status ${r.status})`).join(', ');
     throw new ConflictError(`This file was already imported as bank statement${rows.length > 1 ? 's' : ''} ${names || 'unknown'}.`);
   };
@@ -171,7 +175,7 @@ export async function uploadStatement(
   const inserted = await db
     .transaction(async (trx) => {
       // false: the same file committed by a concurrent upload (this insert waited for it)
-      if (!(await insertStatementFile(trx, { id: fileId, organizationId: org, sha256, content: upload.content, statementCount: statements.length }))) return false;
+      if (!(await insertStatementFile(trx, { id: fileId, organizationId: org, sha256, content: upload.objectKey ? null : upload.content, objectKey: upload.objectKey ?? null, statementCount: statements.length }))) return false;
       for (const [i, { id, parsed }] of statements.entries()) {
         const bankAccountId = await upsertBankAccount(trx, org, parsed.account);
         const warnings = [...(parsed.warnings ?? []), ...(await accountWarnings(trx, org, bankAccountId, parsed))];
@@ -218,5 +222,5 @@ export async function uploadStatement(
     });
   if (!inserted) return duplicate(await statementsByFileHash(db, org, sha256));
   const rows = await Promise.all(statements.map(async ({ id }) => (await getStatement(db, org, id))!));
-  return { statements: rows, resumed: false };
+  return { statements: rows, resumed: false, fileStored: true };
 }

@@ -62,7 +62,7 @@ async function stopProcessing(deps: Pick<CashAppDeps, 'temporal'>, workflowId: s
  * (404) — an approved payment is never removed by the cascade.
  */
 export async function deleteUploadedStatement(
-  deps: Pick<CashAppDeps, 'db' | 'temporal'>,
+  deps: Pick<CashAppDeps, 'db' | 'temporal'> & { storage?: CashAppDeps['storage'] },
   who: { organizationId: string; role: string | null; scope?: BusinessUnitScope },
   statementId: string,
   log?: Logger,
@@ -80,12 +80,14 @@ export async function deleteUploadedStatement(
   if (row.status === 'synced' && who.role !== 'admin') throw new ForbiddenError('Only organization admins may delete a statement synced from a bank connection.');
   await refuse(deps.db, row.status);
   await stopProcessing(deps, row.workflow_id ?? bankStatementWorkflowId(row.id), log);
-  await deps.db.transaction(async (trx) => {
+  const { fileObjectKey } = await deps.db.transaction(async (trx) => {
     const now = await lockStatementForDelete(trx, org, row.id);
     if (!now) throw new NotFoundError(`No bank statement ${statementId}.`);
     await refuse(trx, now.status);
-    await deleteStatement(trx, org, row.id);
+    return deleteStatement(trx, org, row.id);
   });
+  // the file went with its last statement: its object too, once that committed (a failure leaves an unreferenced object, not an error)
+  if (fileObjectKey && deps.storage) await deps.storage.deleteObject(fileObjectKey).catch((err: unknown) => log?.warn({ err, object_key: fileObjectKey }, 'could not remove a deleted statement file'));
 }
 
 /**

@@ -3,16 +3,13 @@
  * of the file, or the JSON form's one), the checks a file cannot fail and be stored, then the upload.
  * A malformed file is a 422 naming where, and nothing is stored.
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Logger } from 'pino';
 import { ValidationError, type UploadedFile } from '@rp/platform';
 import type { CashAppDeps } from '../deps.js';
 import {
   checkStatements,
-  detectStatementFormat,
   fromJsonStatement,
   jsonStatementShape,
-  parseStatementSteps,
-  runParseAsync,
   StatementParseError,
   type CsvMapping,
   type ParsedFile,
@@ -20,6 +17,16 @@ import {
 } from '../parsers/index.js';
 import { refuseNul } from '../parsers/nul.js';
 import { uploadStatement } from './bank-statements.js';
+import { discardUnusedStatementObject, streamedObjectKey } from './statement-files.js';
+import { parseOnThread } from './statement-parse-pool.js';
+
+/** The bytes in shared memory, which a worker thread reads without a copy of its own (a streamed upload's are already). */
+function sharedBytes(bytes: Buffer): Buffer {
+  if (bytes.buffer instanceof SharedArrayBuffer) return bytes;
+  const shared = Buffer.from(new SharedArrayBuffer(bytes.length));
+  bytes.copy(shared);
+  return shared;
+}
 
 /** An upload as the route validated it: a multipart file (with its format, mapping and charset) or the JSON form's fields. */
 export interface StatementUploadRequest {
@@ -29,48 +36,53 @@ export interface StatementUploadRequest {
   charset?: string;
 }
 
-/**
- * The format of an uploaded file sent without `format` (see detectStatementFormat). With a mapping
- * and no other format recognised it is CSV; otherwise an unrecognised file is a 422 naming what was seen.
- */
-function detectedFormat(content: Buffer, hasMapping: boolean): StatementFormat {
-  const d = detectStatementFormat(content);
-  if ('format' in d) return d.format;
-  if (hasMapping) return 'csv';
-  const msg =
-    'csv' in d
-      ? 'the file looks like CSV, which cannot be read without its column mapping: send `mapping` (format csv)'
-      : `the format could not be detected from the file (${d.unknown}): send \`format\` (camt053, camt054, bai2, mt940, csv, json)`;
-  throw new ValidationError([{ loc: ['body', 'format'], msg, type: 'format_undetected' }], `Statement format not detected: ${msg}.`);
-}
-
 /** `transactions[1].amount` (where the JSON form's parse names a field) as a `loc` path: transactions, 1, amount. */
 function jsonPath(where: string): (string | number)[] {
   return [...where.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]));
 }
 
-/** Parses and checks the upload, then stores its statements and starts their processing (uploadStatement). */
+/**
+ * Parses and checks the upload, then stores its statements and starts their processing
+ * (uploadStatement). A file the route streamed to object storage as it arrived is removed again
+ * when the upload stores no file row (refused, a duplicate, failed): nothing of it stays behind.
+ */
 export async function receiveStatementUpload(
-  deps: Pick<CashAppDeps, 'db' | 'temporal'>,
+  deps: Pick<CashAppDeps, 'db' | 'temporal' | 'config' | 'storage'>,
   who: { organizationId: string; uploadedBy: string | null },
   body: StatementUploadRequest,
+  log?: Logger,
+) {
+  const objectKey = streamedObjectKey(body.file);
+  let result: Awaited<ReturnType<typeof storeUpload>> | undefined;
+  try {
+    result = await storeUpload(deps, who, body, objectKey);
+    return result;
+  } finally {
+    if (objectKey && !result?.fileStored) await discardUnusedStatementObject(deps, who.organizationId, objectKey, log);
+  }
+}
+
+async function storeUpload(
+  deps: Pick<CashAppDeps, 'db' | 'temporal' | 'config'>,
+  who: { organizationId: string; uploadedBy: string | null },
+  body: StatementUploadRequest,
+  objectKey: string | null,
 ) {
   const fields = body as Record<string, unknown>;
     let format: StatementFormat;
     let content: Buffer;
     let parsed: ParsedFile;
+    let sha256: string | undefined;
     let fileName: string | null = null;
     const options: Record<string, unknown> = {};
     try {
       if (body.file) {
-        content = body.file.content;
-        format = body.format ?? detectedFormat(content, body.mapping !== undefined);
         fileName = body.file.filename;
         if (body.mapping) options.mapping = body.mapping;
         if (body.charset) options.charset = body.charset;
-        // In batches with a turn of the event loop between them: a large file does not stall the service.
-        parsed = await runParseAsync(parseStatementSteps(format, content, options), () => nextTurn());
-        if (parsed.statements.length === 0) throw new StatementParseError('line 1', 'the file holds no statement');
+        // Parsed on a worker thread (a large file must not stall the service), the bytes shared with it, not copied.
+        content = sharedBytes(body.file.content);
+        ({ format, parsed, sha256 } = await parseOnThread(deps.config, { bytes: content, ...(body.format ? { format: body.format } : {}), options }));
       } else {
         format = 'json';
         const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, fields[k]]));
@@ -83,8 +95,8 @@ export async function receiveStatementUpload(
           if (err instanceof StatementParseError) throw new StatementParseError('closing_balance', err.problem);
           throw err;
         }
+        checkStatements(parsed);
       }
-      checkStatements(parsed);
     } catch (err) {
       if (err instanceof StatementParseError) {
         const loc = body.file ? ['body', 'file', err.where] : ['body', ...jsonPath(err.where)];
@@ -92,6 +104,7 @@ export async function receiveStatementUpload(
       }
       throw err;
     }
-    refuseNul(body.file ? content! : null, parsed!, options);
-    return uploadStatement(deps, { organizationId: who.organizationId, uploadedBy: who.uploadedBy, format: format!, fileName, content, options, parsed: parsed! });
+    // (a file's NUL bytes were refused on its thread)
+    if (!body.file) refuseNul(null, parsed!, options);
+    return uploadStatement(deps, { organizationId: who.organizationId, uploadedBy: who.uploadedBy, format: format!, fileName, content, objectKey, ...(sha256 ? { sha256 } : {}), options, parsed: parsed! });
 }

@@ -4,6 +4,7 @@ import { idSchema, pageEnvelopeSchema, pageOf, pageRequest, paginationQueryShape
 import { route } from '../deps.js';
 import { MATCH_STATUSES, STATEMENT_STATUSES, STATUS_DESCRIPTION } from '../domain-types/bank-statements.js';
 import { approveStatement, deleteUploadedStatement } from '../domain/statement-changes.js';
+import { statementFileTarget } from '../domain/statement-files.js';
 import { receiveStatementUpload } from '../domain/statement-intake.js';
 import { INLINE_TRANSACTIONS_MAX, statementDetail, statementPage, statementTransactions } from '../domain/statement-reads.js';
 import { charsetSupported, csvMappingSchema, DETECTED_CHARSETS, jsonStatementShape, STATEMENT_FORMATS } from '../parsers/index.js';
@@ -150,7 +151,9 @@ export const bankStatementRoutes = [
       'cannot be read without its column mapping: without `mapping` it is refused with 422 saying so (send `mapping`, ' +
       '`format=csv` is then implied). A camt.052 account report is refused as an intraday report, not a statement. A file none of these fit (another XML message, an empty ' +
       'or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.\n\n' +
-      'The file is parsed in the request: a malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
+      'The file is stored as it arrives (object storage) and parsed in the request, on worker threads that parse a bounded number of ' +
+      'files at once: when all are busy the upload is refused with 503 `service-unavailable` and `Retry-After` (nothing is stored; ' +
+      'send it again after that many seconds). A malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
       'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored ' +
       'with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify ' +
       'deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is ' +
@@ -174,12 +177,18 @@ export const bankStatementRoutes = [
       'statement of the same day report the same bookings under different ids: import one of the two per account.\n\n' +
       `Statuses: ${STATUS_DESCRIPTION}\n\n${EVENTS_DESCRIPTION}`,
     tags: ['Cash application'],
-    multipart: { maxBytes: MAX_STATEMENT_BYTES, schema: multipartDoc, json: jsonDoc },
+    multipart: {
+      maxBytes: MAX_STATEMENT_BYTES,
+      schema: multipartDoc,
+      json: jsonDoc,
+      // the file goes to object storage as it arrives (when the service has one), and is parsed from memory
+      streamFile: ({ field, identity, deps }) => (field === 'file' && deps.storage ? statementFileTarget(deps.storage, identity.org) : null),
+    },
     body: uploadBody,
     response: bankStatementUploadSchema,
     errors: [409, 503],
-    handler: async ({ body, identity, deps }) => {
-      const { statements } = await receiveStatementUpload(deps, { organizationId: identity.org, uploadedBy: identity.sub }, body);
+    handler: async ({ body, identity, deps, log }) => {
+      const { statements } = await receiveStatementUpload(deps, { organizationId: identity.org, uploadedBy: identity.sub }, body, log);
       const views = statements.map(statementView);
       return { ...views[0], statements: views };
     },

@@ -134,14 +134,18 @@ export interface NewStatement {
 }
 
 /**
- * Stores an uploaded file once (bytes and hash); returns false when the organization already has a
- * file with this hash (a concurrent upload of the same file waits here for the other to commit).
+ * Stores an uploaded file once (its hash, and its object key in storage or else its bytes); returns
+ * false when the organization already has a file with this hash (a concurrent upload of the same
+ * file waits here for the other to commit).
  */
-export async function insertStatementFile(db: Conn, f: { id: string; organizationId: string; sha256: string; content: Buffer; statementCount: number }): Promise<boolean> {
+export async function insertStatementFile(
+  db: Conn,
+  f: { id: string; organizationId: string; sha256: string; content: Buffer | null; objectKey: string | null; statementCount: number },
+): Promise<boolean> {
   const res = await db.raw(
-    `INSERT INTO bank_statement_files (id, organization_id, file_sha256, content, statement_count) VALUES (?, ?, ?, ?, ?)
+    `INSERT INTO bank_statement_files (id, organization_id, file_sha256, content, object_key, statement_count) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (organization_id, file_sha256) DO NOTHING`,
-    [f.id, f.organizationId, f.sha256, f.content, f.statementCount],
+    [f.id, f.organizationId, f.sha256, f.content, f.objectKey, f.statementCount],
   );
   return (res as { rowCount: number }).rowCount === 1;
 }
@@ -195,13 +199,21 @@ export async function getStatement(db: Conn, organizationId: string, id: string,
   return (await statements(db, organizationId).andWhere('s.id', id).first()) as StatementRow | undefined;
 }
 
-/** The statement's file: from bank_statement_files, or the bytes stored on the statement before migration 011. */
-export async function getStatementContent(db: Conn, organizationId: string, id: string): Promise<{ content: Buffer | null } | undefined> {
+/** Whether a stored file (committed) keeps its bytes in the object `objectKey`. */
+export async function statementFileObjectInUse(db: Conn, organizationId: string, objectKey: string): Promise<boolean> {
+  return (await db('bank_statement_files').where({ organization_id: organizationId, object_key: objectKey }).first('id')) !== undefined;
+}
+
+/**
+ * The statement's file: its object key in storage, or its bytes (bank_statement_files, or the bytes
+ * stored on the statement before migration 011).
+ */
+export async function getStatementContent(db: Conn, organizationId: string, id: string): Promise<{ content: Buffer | null; object_key: string | null } | undefined> {
   return (await db('bank_statements as s')
     .leftJoin('bank_statement_files as f', 'f.id', 's.file_id')
-    .select(db.raw('coalesce(f.content, s.content) AS content'))
+    .select(db.raw('coalesce(f.content, s.content) AS content'), 'f.object_key')
     .where({ 's.organization_id': organizationId, 's.id': id })
-    .first()) as { content: Buffer | null } | undefined;
+    .first()) as { content: Buffer | null; object_key: string | null } | undefined;
 }
 
 /**
@@ -305,15 +317,22 @@ export async function lockStatementForDelete(trx: Knex.Transaction, organization
   return getStatement(trx, organizationId, id, { forUpdate: true });
 }
 
-/** Removes the statement; its transactions, their payments and allocations go with it (ON DELETE CASCADE). */
-export async function deleteStatement(db: Conn, organizationId: string, id: string): Promise<boolean> {
+/**
+ * Removes the statement; its transactions, their payments and allocations go with it (ON DELETE
+ * CASCADE). `fileObjectKey`: the object of its file, when the file went with its last statement
+ * (for the caller to remove from storage once this commits).
+ */
+export async function deleteStatement(db: Conn, organizationId: string, id: string): Promise<{ deleted: boolean; fileObjectKey: string | null }> {
   const [row] = (await db('bank_statements').where({ organization_id: organizationId, id }).delete().returning('file_id')) as { file_id: string | null }[];
+  let fileObjectKey: string | null = null;
   // the file goes with its last statement (then the same file can be uploaded again)
   if (row?.file_id) {
-    await db('bank_statement_files as f')
+    const [file] = (await db('bank_statement_files as f')
       .where({ 'f.organization_id': organizationId, 'f.id': row.file_id })
       .whereNotExists(db('bank_statements as s').select(db.raw('1')).whereRaw('s.file_id = f.id'))
-      .delete();
+      .delete()
+      .returning('object_key')) as { object_key: string | null }[];
+    fileObjectKey = file?.object_key ?? null;
   }
-  return row !== undefined;
+  return { deleted: row !== undefined, fileObjectKey };
 }

@@ -1,6 +1,6 @@
 /** A statement's bank lines: storing them once per organization, reading them in file order, and the payments proposed for them. */
 import type { Knex } from 'knex';
-import { Money, newId, type BusinessUnitScope, type Db } from '@rp/platform';
+import { newId, type BusinessUnitScope, type Db } from '@rp/platform';
 import type { MatchOutcome, MatchStatus } from '../domain-types/matching.js';
 import type { ParsedTransaction } from '../parsers/types.js';
 import { paymentInScopeSql, whereSqlFragment } from './payments.js';
@@ -117,8 +117,11 @@ export interface NewTransaction extends ParsedTransaction {
 }
 
 /**
- * One set-based INSERT of a chunk; lines whose unique import id the organization already has (from
- * this statement on a retry, or from an earlier statement) are skipped. Returns how many were new.
+ * One set-based INSERT of a chunk, in one round trip whatever its size: each column travels as one
+ * array parameter and `unnest` turns them back into rows (a multi-row VALUES list would bind a
+ * parameter per cell, 19 per line, and PostgreSQL allows 65,535 per statement). Lines whose unique
+ * import id the organization already has (from this statement on a retry, or from an earlier
+ * statement) are skipped. Returns how many were new.
  */
 export async function insertTransactions(
   db: Conn,
@@ -128,30 +131,43 @@ export async function insertTransactions(
   txs: readonly NewTransaction[],
 ): Promise<number> {
   if (txs.length === 0) return 0;
-  const rows = txs.map((t) => ({
-    id: newId(),
-    organization_id: organizationId,
-    statement_id: statementId,
-    bank_account_id: bankAccountId,
-    unique_import_id: t.uniqueImportId,
-    sequence: t.sequence,
-    amount: t.amount,
-    currency: t.currency,
-    value_date: t.valueDate,
-    booking_date: t.bookingDate,
-    counterparty_name: t.counterpartyName,
-    counterparty_account: t.counterpartyAccount,
-    counterparty_iban: t.counterpartyIban,
-    counterparty_bank_code: t.counterpartyBankCode,
-    remittance_information: t.remittanceInformation,
-    bank_reference: t.bankReference,
-    end_to_end_id: t.endToEndId,
-    transaction_code: t.transactionCode,
-    // a new line's status (the database would derive the same, row by row: migration 015)
-    match_status: new Money(t.amount).gt(0) ? 'unmatched' : null,
-  }));
-  const inserted = (await db('bank_transactions').insert(rows).onConflict(['organization_id', 'unique_import_id']).ignore().returning('id')) as unknown[];
-  return inserted.length;
+  const col = <T>(f: (t: NewTransaction) => T): T[] => txs.map(f);
+  const result = (await db.raw(
+    `INSERT INTO bank_transactions (id, organization_id, statement_id, bank_account_id, unique_import_id, sequence, amount, currency,
+       value_date, booking_date, counterparty_name, counterparty_account, counterparty_iban, counterparty_bank_code,
+       remittance_information, bank_reference, end_to_end_id, transaction_code, match_status)
+     SELECT l.id, ?::uuid, ?::uuid, ?::uuid, l.unique_import_id, l.sequence, l.amount, l.currency, l.value_date, l.booking_date,
+            l.counterparty_name, l.counterparty_account, l.counterparty_iban, l.counterparty_bank_code, l.remittance_information,
+            l.bank_reference, l.end_to_end_id, l.transaction_code,
+            -- a new line's status (the database would derive the same, row by row: migration 015)
+            CASE WHEN l.amount > 0 THEN 'unmatched' END
+       FROM unnest(?::uuid[], ?::text[], ?::int[], ?::numeric[], ?::text[], ?::date[], ?::date[], ?::text[], ?::text[], ?::text[],
+                   ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+         AS l(id, unique_import_id, sequence, amount, currency, value_date, booking_date, counterparty_name, counterparty_account,
+              counterparty_iban, counterparty_bank_code, remittance_information, bank_reference, end_to_end_id, transaction_code)
+     ON CONFLICT (organization_id, unique_import_id) DO NOTHING`,
+    [
+      organizationId,
+      statementId,
+      bankAccountId,
+      col(() => newId()),
+      col((t) => t.uniqueImportId),
+      col((t) => t.sequence),
+      col((t) => t.amount),
+      col((t) => t.currency),
+      col((t) => t.valueDate),
+      col((t) => t.bookingDate),
+      col((t) => t.counterpartyName),
+      col((t) => t.counterpartyAccount),
+      col((t) => t.counterpartyIban),
+      col((t) => t.counterpartyBankCode),
+      col((t) => t.remittanceInformation),
+      col((t) => t.bankReference),
+      col((t) => t.endToEndId),
+      col((t) => t.transactionCode),
+    ] as Knex.Value[],
+  )) as { rowCount: number | null };
+  return result.rowCount ?? 0;
 }
 
 /**
