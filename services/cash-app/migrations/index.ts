@@ -16,7 +16,7 @@ import * as m016CreditMemoAllocations from './016_credit_memo_allocations.js';
 import * as m017Events from './017_events.js';
 import * as m018PartnerActivity from './018_partner_activity.js';
 import * as m019InboundRemittances from './019_inbound_remittances.js';
-import * as m020MinorUnitsCheckProposals from './020_minor_units_check_proposals.js';
+import * as m020PaymentChecksProposals from './020_payment_checks_proposals.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -36,5 +36,5 @@ export const migrations: Migration[] = [
   m017Events,
   m018PartnerActivity,
   m019InboundRemittances,
-  m020MinorUnitsCheckProposals,
+  m020PaymentChecksProposals,
 ];
