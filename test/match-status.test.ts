@@ -329,3 +329,44 @@ describe('automatic approval (organization auto_approve_threshold)', () => {
     expect(p).toMatchObject({ status: 'unapproved', auto_approved: false });
   });
 });
+
+describe('a statement of many write chunks', () => {
+  it('proposes one payment per deposit, for the invoice its text names, with one payment.proposed event each', async () => {
+    // 1,100 deposits: three chunks of proposals, written by the activity two at a time
+    const org = await stack.onboard('Match status many chunks');
+    expect((await pushCustomers(stack, org.apiKey, [customerRecord({ customer_code: 'C-900', name1: 'Many Chunks GmbH' })])).body.results.every((r) => r.success)).toBe(true);
+    const n = 1100;
+    const numbers = Array.from({ length: n }, (_, i) => String(9700000 + i));
+    for (let i = 0; i < n; i += 100) {
+      const batch = numbers.slice(i, i + 100).map((number, j) => invoiceRecord({ document_number: number, reference: `INV-${number}`, customer_code: 'C-900', amount_in_document_currency: 100 + i + j }));
+      expect((await pushInvoices(stack, org.apiKey, batch)).body.results.every((r) => r.success)).toBe(true);
+    }
+    const res = await stack.request('POST', '/v2/bank-statements', {
+      token: org.token,
+      body: {
+        account: 'DE44500105175407324931',
+        currency: 'EUR',
+        transactions: numbers.map((number, i) => ({ amount: `${100 + i}.00`, booking_date: '2026-10-15', counterparty_name: 'Many Chunks GmbH', remittance_information: `Invoice ${number}` })),
+      },
+    });
+    expect(res.status).toBe(200);
+    await waitForStatement(stack, org.token, res.body.id as string, { timeoutMs: 180_000 });
+    expect(await countsOf(org, res.body.id as string)).toMatchObject({ proposed: n, unmatched: 0 });
+    const rows = await stack.sql(
+      `SELECT t.remittance_information AS text, count(DISTINCT p.id)::int AS payments, min(d.document_number) AS paid
+         FROM cash_app.bank_transactions t
+         LEFT JOIN cash_app.payments p ON p.bank_transaction_id = t.id
+         LEFT JOIN cash_app.payment_allocations a ON a.payment_id = p.id
+         LEFT JOIN integrations.documents d ON d.id = a.invoice_id
+        WHERE t.statement_id = $1 GROUP BY t.id, t.remittance_information`,
+      [res.body.id],
+    );
+    expect(rows).toHaveLength(n);
+    expect(rows.filter((r) => r.payments !== 1 || r.text !== `Invoice ${r.paid}`)).toEqual([]);
+    const [events] = await stack.sql(
+      `SELECT count(*)::int AS n, count(DISTINCT resource_id)::int AS payments FROM cash_app.events WHERE organization_id = $1 AND type = 'payment.proposed'`,
+      [org.organizationId],
+    );
+    expect(events).toEqual({ n, payments: n });
+  });
+});

@@ -148,6 +148,9 @@ export async function runLargeStatement(): Promise<void> {
     // The large statement, from upload to ready.
     const xml = compactCamt('DE89370400440532013000', `LARGE-${Date.now()}`, payments);
     log(`statement: ${payments.length} lines, ${(xml.length / 1e6).toFixed(1)} MB`);
+    // the machine's 1-minute load while this statement is processed (shared machine: it is what the figures ran beside)
+    const loadSamples: number[] = [];
+    const sampler = setInterval(() => loadSamples.push(os.loadavg()[0]!), 5000);
     const t0 = performance.now();
     const { id, uploadMs } = await uploadCamt(gatewayUrl, token, xml, 'large-camt053.xml');
     let s = await statementStatus(client, id);
@@ -156,6 +159,7 @@ export async function runLargeStatement(): Promise<void> {
       s = await statementStatus(client, id);
     }
     const totalMs = performance.now() - t0;
+    clearInterval(sampler);
     if (s.status !== 'ready') throw new Error(`large statement ended ${s.status}: ${s.error ?? ''}`);
     const activities = await activityTimes(temporal, `bank-statement-${id}`);
     const large = {
@@ -168,6 +172,10 @@ export async function runLargeStatement(): Promise<void> {
       stored_lines: s.lines,
       proposed_payments: s.payments,
       activities,
+      load_average_1m_while_processing: {
+        mean: loadSamples.length ? Number((loadSamples.reduce((a, b) => a + b, 0) / loadSamples.length).toFixed(2)) : null,
+        max: loadSamples.length ? Number(Math.max(...loadSamples).toFixed(2)) : null,
+      },
       completed: true,
     };
     log(JSON.stringify(large));

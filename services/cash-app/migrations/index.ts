@@ -17,6 +17,7 @@ import * as m017Events from './017_events.js';
 import * as m018PartnerActivity from './018_partner_activity.js';
 import * as m019InboundRemittances from './019_inbound_remittances.js';
 import * as m020StatementFileObjects from './020_statement_file_objects.js';
+import * as m021PaymentChecksProposals from './021_payment_checks_proposals.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -37,4 +38,5 @@ export const migrations: Migration[] = [
   m018PartnerActivity,
   m019InboundRemittances,
   m020StatementFileObjects,
+  m021PaymentChecksProposals,
 ];

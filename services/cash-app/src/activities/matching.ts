@@ -41,8 +41,16 @@ export interface MatchingDeps {
  */
 const MATCHING_FIRST_HEARTBEAT_MS = 2000;
 
-/** Deposits whose proposals are written per chunk; the activity heartbeats after each chunk. */
+/** Deposits whose proposals are written per chunk (one transaction each); the activity heartbeats after each chunk. */
 const CHUNK = 500;
+
+/**
+ * Chunks written at the same time, each in its own transaction on its own connection (the chunks'
+ * deposits are disjoint, so they never wait for each other's locks): a statement's proposals are
+ * written in about the time the database needs for them, not that plus every round trip and every
+ * chunk's building in this process. Two leave the rest of the worker's pool to its other activities.
+ */
+const WRITERS = 2;
 
 /**
  * Open deposits of earlier statements (no payment yet) matched again with each new statement, most
@@ -160,36 +168,55 @@ export function createMatchingActivities(deps: MatchingDeps): MatchingActivities
       // timeout: heartbeat (time-paced) inside them too, with the progress so far.
       const everyMs = deps.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
       const pace = heartbeatPacer(ctx, () => ({ done, total: deposits.length }), everyMs, deps.heartbeatEveryMs ?? MATCHING_FIRST_HEARTBEAT_MS);
+      const t0 = performance.now();
       const earlier = (await earlierOpenDeposits(deps.db, organizationId, statementId, currencies, EARLIER_DEPOSITS)).map((d) => ({ ...d, currency: d.currency.trim() }));
       const matchContext = await loadMatchContext(deps.db, organizationId, currencies, deps.config, { pace, pageSize: deps.invoicePageSize });
+      const t1 = performance.now();
       const state = new MatchState(matchContext.invoices);
       await pace();
       const all = [...deposits, ...earlier];
       const outcomes = await matchStatementPaced(all, matchContext, state, pace);
+      const t2 = performance.now();
       const byId = new Map<string, DepositRow>(all.map((d) => [d.id, d]));
       let proposed = 0;
       let unmatched = 0;
       // the statement's own deposits first (their progress is what the heartbeat reports), then the earlier ones
-      for (const [from, to] of [[0, deposits.length], [deposits.length, all.length]] as const) {
-        for (let i = from; i < to; i += CHUNK) {
-          const chunk: MatchOutcome[] = outcomes.slice(i, Math.min(to, i + CHUNK));
-          const proposals: Proposal[] = chunk.flatMap((o) => (o.outcome === 'proposed' ? [o.proposal] : []));
-          // each chunk's proposals and their payment.proposed events commit together
-          const written = await insertProposals(deps.db, organizationId, proposals, byId, (trx, ids) => recordPaymentEvents(trx, organizationId, 'payment.proposed', ids));
-          // the engine's not_a_payment verdicts are kept on the line (unmatched ones need no write)
-          await recordMatchOutcomes(deps.db, organizationId, chunk.filter((o) => o.outcome !== 'proposed'));
-          if (from === 0) {
-            proposed += written;
-            unmatched += chunk.length - proposals.length;
-            done = i - from + chunk.length;
-          }
-          if (ctx) {
-            ctx.heartbeat({ done, total: deposits.length });
-            if (ctx.cancellationSignal.aborted) throw new CancelledFailure('proposePayments cancelled');
+      const chunks: { from: number; to: number; own: boolean }[] = [];
+      for (const [start, end, own] of [[0, deposits.length, true], [deposits.length, all.length, false]] as const) {
+        for (let i = start; i < end; i += CHUNK) chunks.push({ from: i, to: Math.min(end, i + CHUNK), own });
+      }
+      let next = 0;
+      let failure: { error: unknown } | null = null;
+      const writer = async () => {
+        while (next < chunks.length && !failure) {
+          const { from, to, own } = chunks[next++]!;
+          try {
+            const chunk: MatchOutcome[] = outcomes.slice(from, to);
+            const proposals: Proposal[] = chunk.flatMap((o) => (o.outcome === 'proposed' ? [o.proposal] : []));
+            // each chunk's proposals and their payment.proposed events commit together
+            const written = await insertProposals(deps.db, organizationId, proposals, byId, (trx, ids) => recordPaymentEvents(trx, organizationId, 'payment.proposed', ids));
+            // the engine's not_a_payment verdicts are kept on the line (unmatched ones need no write)
+            await recordMatchOutcomes(deps.db, organizationId, chunk.filter((o) => o.outcome !== 'proposed'));
+            if (own) {
+              proposed += written;
+              unmatched += chunk.length - proposals.length;
+              done += chunk.length;
+            }
+            if (ctx) {
+              ctx.heartbeat({ done, total: deposits.length });
+              if (ctx.cancellationSignal.aborted) throw new CancelledFailure('proposePayments cancelled');
+            }
+          } catch (error) {
+            failure ??= { error };
           }
         }
-      }
-      deps.log?.info({ organization_id: organizationId, statement_id: statementId, proposed, unmatched, earlier: earlier.length }, 'payments proposed');
+      };
+      // WRITERS chunks in flight: one is built and sent while the database checks and commits another.
+      // A failure or cancellation stops new chunks; those in flight finish (each commits whole or not at all).
+      await Promise.all(Array.from({ length: Math.min(WRITERS, chunks.length) }, writer));
+      if (failure) throw (failure as { error: unknown }).error;
+      const ms = { load: Math.round(t1 - t0), match: Math.round(t2 - t1), write: Math.round(performance.now() - t2) };
+      deps.log?.info({ organization_id: organizationId, statement_id: statementId, proposed, unmatched, earlier: earlier.length, ms }, 'payments proposed');
       return { proposed, unmatched };
     },
   };

@@ -23,7 +23,11 @@ export interface RemittanceIndex {
 
 /** Mutable state of a batch: open amounts consumed by earlier proposals, remittances used. */
 export class MatchState {
-  readonly open = new Map<string, Dec>();
+  /**
+   * Open amounts of the documents a deposit has looked at or a proposal consumed; the others are
+   * still their `open_amount` (parsed on first use: a statement looks at few of a large ledger's documents).
+   */
+  private readonly open = new Map<string, Dec>();
   readonly usedRemittances = new Set<string>();
   readonly invoiceById = new Map<string, MatchInvoice>();
   /** exact keys (normalized number or reference, numeric without leading zeros) → documents */
@@ -40,8 +44,6 @@ export class MatchState {
   constructor(invoices: readonly MatchInvoice[]) {
     for (const inv of [...invoices].sort(byDue)) {
       this.invoiceById.set(inv.id, inv);
-      const open = new Money(inv.open_amount);
-      this.open.set(inv.id, open);
       const keys = new Set([...documentKeys(inv.document_number), ...documentKeys(inv.reference)]);
       for (const k of keys) push(this.byKey, k, inv);
       if (inv.partner_id) push(isCreditMemo(inv) ? this.memosByPartner : this.byPartner, inv.partner_id, inv);
@@ -101,7 +103,13 @@ export class MatchState {
   }
 
   available(id: string): Dec {
-    return this.open.get(id) ?? new Money(0);
+    let open = this.open.get(id);
+    if (open === undefined) {
+      const inv = this.invoiceById.get(id);
+      open = new Money(inv ? inv.open_amount : 0);
+      if (inv) this.open.set(id, open);
+    }
+    return open;
   }
 
   consume(allocations: readonly ProposedAllocation[]): void {
