@@ -77,6 +77,9 @@ export class TemplatePool {
       maxQueue: options.maxQueue,
       retryAfterSeconds: this.retryAfterSeconds,
       maxHeapMb: options.maxHeapMb ?? 96,
+      // A render's limit counts wall time: a reniced thread on a busy machine would run past it and turn
+      // a valid template into a 422, so renders keep the process's priority.
+      nice: 0,
     });
   }
 
