@@ -99,6 +99,26 @@ export class TemplatePool {
     }
   }
 
+  /**
+   * Render the parts of one message (e.g. subject and body) against the same `context` in one operation
+   * on one thread: the context is copied once and the hand-off to a thread paid once. Each part has the
+   * engine's own limit; the thread is terminated only past the sum of the parts' limits plus the grace,
+   * and then every part answers `timeout`. Throws TemplatePoolBusyError like render().
+   */
+  async renderAll(parts: { source: string; cacheKey: TemplateCacheKey | null }[], context: unknown): Promise<TemplateRenderOutcome[]> {
+    try {
+      const replies = await this.pool.run('renderAll', [parts, context], { timeoutMs: this.limitMs * Math.max(1, parts.length) + this.graceMs });
+      return replies.map((reply) => (reply.ok ? reply : { ok: false, reason: 'error', message: reply.message, position: reply.position }));
+    } catch (err) {
+      if (err instanceof WorkerPoolBusyError) throw new TemplatePoolBusyError(this.retryAfterSeconds);
+      const outcome: TemplateRenderOutcome =
+        err instanceof WorkerTaskTimeoutError
+          ? { ok: false, reason: 'timeout', message: `template render limit exceeded (${this.limitMs} ms)`, position: null }
+          : { ok: false, reason: 'failed', message: `the render stopped: ${err instanceof Error ? err.message : String(err)}`, position: null };
+      return parts.map(() => outcome);
+    }
+  }
+
   /** Renders waiting plus renders running (diagnostics and tests). */
   get pending(): number {
     return this.pool.pending;

@@ -1,7 +1,8 @@
 /**
  * The template pool's worker module (see template-pool.ts), run on the kernel's worker threads
- * (worker-pool.ts): renders one Liquid template per operation with the kernel's bounded engine,
- * keeping the parsed form of recently used saved templates on its thread.
+ * (worker-pool.ts): renders Liquid templates with the kernel's bounded engine — one, or the fields of
+ * one message (subject and body) against one context in a single operation — keeping the parsed form
+ * of recently used saved templates on its thread.
  */
 import type { Template } from 'liquidjs';
 import { createTemplateEngine, liquidErrorPosition } from './email-templates.js';
@@ -20,12 +21,18 @@ function parse(key: TemplateCacheKey | null, source: string): Template[] {
 /** A render's answer as data: a template's own failure is an outcome, not an error of the thread. */
 export type TemplateRenderReply = { ok: true; output: string } | { ok: false; message: string; position: { line: number; col: number } | null };
 
+function render(source: string, context: unknown, cacheKey: TemplateCacheKey | null): TemplateRenderReply {
+  try {
+    return { ok: true, output: engine.renderSync(parse(cacheKey, source), context as object) as string };
+  } catch (err) {
+    return { ok: false, message: err instanceof Error ? err.message : String(err), position: liquidErrorPosition(err) };
+  }
+}
+
 export const ops = {
-  render(source: string, context: unknown, cacheKey: TemplateCacheKey | null): TemplateRenderReply {
-    try {
-      return { ok: true, output: engine.renderSync(parse(cacheKey, source), context as object) as string };
-    } catch (err) {
-      return { ok: false, message: err instanceof Error ? err.message : String(err), position: liquidErrorPosition(err) };
-    }
+  render,
+  /** Each part against the same context, in order: the context crosses to the thread once. */
+  renderAll(parts: { source: string; cacheKey: TemplateCacheKey | null }[], context: unknown): TemplateRenderReply[] {
+    return parts.map((p) => render(p.source, context, p.cacheKey));
   },
 };

@@ -45,4 +45,25 @@ describe('template pool', () => {
     const busy = new TemplatePoolBusyError(1);
     expect(busy).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
   });
+  it("renders a message's parts against one context in one operation, each part with its own outcome", async () => {
+    pool = new TemplatePool({ threads: 1, maxQueue: 4 });
+    const key = (field: string) => ({ id: 't1', field, modifiedAt: 1 });
+    const parts = [
+      { source: 'Invoice {{ n }}', cacheKey: key('subject') },
+      { source: 'Dear {{ name }},\n{{ missing }}', cacheKey: key('body') },
+    ];
+    const outcomes = await pool.renderAll(parts, { n: 4711, name: 'Ada' });
+    expect(outcomes[0]).toEqual({ ok: true, output: 'Invoice 4711' });
+    expect(outcomes[1]).toMatchObject({ ok: false, reason: 'error', message: expect.stringMatching(/undefined variable: missing/), position: { line: 2 } });
+    expect(await pool.renderAll(parts.slice(0, 1), { n: 1 })).toEqual([{ ok: true, output: 'Invoice 1' }]);
+  });
+
+  it('answers timeout for every part when the operation outlives the sum of their limits', async () => {
+    pool = new TemplatePool({ threads: 1, maxQueue: 4, limitMs: 50, graceMs: 0 });
+    const outcomes = await pool.renderAll([{ source: 'ok', cacheKey: null }, { source: LONG, cacheKey: null }], {});
+    expect(outcomes).toEqual([
+      { ok: false, reason: 'timeout', message: expect.stringMatching(/limit exceeded/), position: null },
+      { ok: false, reason: 'timeout', message: expect.stringMatching(/limit exceeded/), position: null },
+    ]);
+  });
 });

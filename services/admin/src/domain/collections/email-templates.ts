@@ -32,7 +32,7 @@ import {
 import * as store from '../../store/collections/email-templates.js';
 import { getUser } from '../../store/users.js';
 import { refusedWhileUsedByPolicy } from './policies.js';
-import { checkTemplate, multiCurrencySampleContext, renderSavedTemplate, sampleAction, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
+import { checkTemplate, multiCurrencySampleContext, renderSavedTemplateFields, sampleAction, sampleContext, samplePayment, type TemplateContext, type TemplateInvoice } from './liquid.js';
 
 /** Attachments: the kernel's default bounds (MAX_OBJECT_BYTES, a 15-minute PUT, a one-hour GET in every response). */
 export const ATTACHMENT_UPLOADS = uploadPolicy();
@@ -311,8 +311,7 @@ export async function previewTemplate(deps: Deps, identity: Identity, id: string
   const context = ledger ? await liveContext(deps.db, identity.org, ledger, source.organization, sender) : sampleOf(source.organization, sender);
   const t = source.template;
   // one after the other: a preview holds at most one render thread
-  const subject = await renderSavedTemplate(deps.templates, t, 'subject', t.subject, context);
-  const preview = { subject, body: await renderSavedTemplate(deps.templates, t, 'body', t.body, context) };
+  const preview = await renderSavedTemplateFields(deps.templates, t, [['subject', t.subject], ['body', t.body]] as const, context);
   return templateRecord(t, source.folder, source.attachments, preview);
 }
 

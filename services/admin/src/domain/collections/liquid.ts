@@ -277,6 +277,30 @@ function outcomeIssue(field: string, r: Extract<TemplateRenderOutcome, { ok: fal
  * ParsedTemplateCache). A render that fails or exceeds the time limit is a 422 naming the field
  * (a saved template renders the sample, but real data can still exceed a limit, e.g. many invoices).
  */
+/**
+ * The fields of a saved template rendered against one context in one operation on the pool (see
+ * renderSavedTemplate): the first field that fails is the 422, named as renderSavedTemplate names it.
+ */
+export async function renderSavedTemplateFields<F extends 'subject' | 'body'>(
+  pool: TemplatePool,
+  t: { id: string; modified_at: Date },
+  fields: readonly (readonly [F, string])[],
+  context: TemplateContext,
+): Promise<Record<F, string>> {
+  const modifiedAt = t.modified_at.getTime();
+  const outcomes = await pool.renderAll(
+    fields.map(([field, source]) => ({ source, cacheKey: { id: t.id, field, modifiedAt } })),
+    context,
+  );
+  const rendered = {} as Record<F, string>;
+  fields.forEach(([field], i) => {
+    const r = outcomes[i]!;
+    if (!r.ok) throw new ValidationError([outcomeIssue(field, r)], `The ${field} does not render for this customer: ${r.message}`);
+    rendered[field] = r.output;
+  });
+  return rendered;
+}
+
 export async function renderSavedTemplate(pool: TemplatePool, t: { id: string; modified_at: Date }, field: 'subject' | 'body', source: string, context: TemplateContext): Promise<string> {
   const r = await pool.render(source, context, { id: t.id, field, modifiedAt: t.modified_at.getTime() });
   if (r.ok) return r.output;

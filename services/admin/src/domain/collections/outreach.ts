@@ -18,7 +18,7 @@ import { getUser } from '../../store/users.js';
 import { getMailboxSettings } from '../../store/mailbox-settings.js';
 import { collectionActionView } from '../../views/collections/runs.js';
 import { customerContext, invoiceOf } from './email-templates.js';
-import { renderSavedTemplate, type ActionContext } from './liquid.js';
+import { renderSavedTemplate, renderSavedTemplateFields, type ActionContext } from './liquid.js';
 import { daysBetween } from './plan.js';
 import { effectiveInboundHostname } from '../mailbox-settings.js';
 
@@ -156,9 +156,12 @@ export async function renderAction(deps: Pick<OutreachDeps, 'db' | 'templates'>,
   const action = actionContext(a, ledger, asOf);
   const context = { ...(await customerContext(deps.db, a.organization_id, ledger, org, senderView, asOf)), action };
   const to = a.channel === 'email' ? (ledger.partner.email ?? '').trim() : (toE164((ledger.partner.phone ?? '').trim(), (await partnerCountry(deps.db, a.organization_id, a.partner_id)) ?? undefined) ?? '');
-  const subject = a.channel === 'email' ? await renderSavedTemplate(deps.templates, template, 'subject', template.subject ?? '', context) : null;
+  if (a.channel === 'email') {
+    const { subject, body } = await renderSavedTemplateFields(deps.templates, template, [['subject', template.subject ?? ''], ['body', template.body]] as const, context);
+    return { to, subject, body, sender: senderView, context: action };
+  }
   const body = await renderSavedTemplate(deps.templates, template, 'body', template.body, context);
-  return { to, subject, body, sender: senderView, context: action };
+  return { to, subject: null, body, sender: senderView, context: action };
 }
 
 /**
