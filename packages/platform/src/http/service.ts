@@ -20,7 +20,7 @@ import type { EventDeclaration } from '../events/declare.js';
 import { check, throwIfIssues } from './validation.js';
 import { invalidTextIssues, undecodableUrlIssues } from './input-rules.js';
 import { PathRouter } from './router.js';
-import { parseStreamingMultipart } from './streaming-upload.js';
+import { multipartLimits, parseStreamingMultipart } from './streaming-upload.js';
 import { createHttpMetrics, errorMiddleware, requestContextMiddleware, requireMetricsToken, type BaseState } from './middleware.js';
 import type { ValidationIssue } from '../errors.js';
 
@@ -163,21 +163,7 @@ export function createServiceApp<D>(opts: ServiceAppOptions<D>): ServiceApp {
         multipart: koaBody({
           multipart: true,
           formLimit: maxBytes,
-          formidable: {
-            maxFileSize: maxBytes,
-            maxTotalFileSize: maxBytes,
-            maxFiles: 10,
-            maxFields: 200,
-            allowEmptyFiles: true,
-            minFileSize: 0,
-            // A part with a filename but no Content-Type header of its own (Python `requests`, many scripts) is a
-            // file, not a text field: formidable tells the two apart by the Content-Type alone. RFC 7578 4.4: a
-            // file part's type defaults to text/plain; application/octet-stream keeps its bytes as they are.
-            onPart: (part, handle) => {
-              if (!part.mimetype && typeof part.originalFilename === 'string') part.mimetype = 'application/octet-stream';
-              handle(part);
-            },
-          },
+          formidable: multipartLimits(maxBytes),
           onError,
         }),
       };

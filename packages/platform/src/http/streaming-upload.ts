@@ -14,6 +14,30 @@ import { AppError, PayloadTooLargeError, ServiceUnavailableError, ValidationErro
 import { OUTAGE_RETRY_AFTER_SECONDS } from '../failures.js';
 import type { StreamedFileTarget, UploadedFile } from './route.js';
 
+type FormidableOptions = NonNullable<NonNullable<Parameters<typeof koaBody>[0]>['formidable']>;
+
+/**
+ * The limits and part rule of every multipart body the kit parses (buffered or streamed): at most
+ * `maxBytes` in all, 10 files, 200 fields. A part with a filename but no Content-Type header of its own
+ * (Python `requests`, many scripts) is a file, not a text field: formidable tells the two apart by the
+ * Content-Type alone. RFC 7578 4.4: a file part's type defaults to text/plain;
+ * application/octet-stream keeps its bytes as they are.
+ */
+export function multipartLimits(maxBytes: number): FormidableOptions {
+  return {
+    maxFileSize: maxBytes,
+    maxTotalFileSize: maxBytes,
+    maxFiles: 10,
+    maxFields: 200,
+    allowEmptyFiles: true,
+    minFileSize: 0,
+    onPart: (part, handle) => {
+      if (!part.mimetype && typeof part.originalFilename === 'string') part.mimetype = 'application/octet-stream';
+      handle(part);
+    },
+  };
+}
+
 /** What the route's `streamFile` is told of a file part when it begins. */
 export interface StreamedFileInfo {
   field: string;
@@ -95,17 +119,7 @@ export async function parseStreamingMultipart(
     multipart: true,
     formLimit: maxBytes,
     formidable: {
-      maxFileSize: maxBytes,
-      maxTotalFileSize: maxBytes,
-      maxFiles: 10,
-      maxFields: 200,
-      allowEmptyFiles: true,
-      minFileSize: 0,
-      // as service.ts: a part with a filename but no Content-Type of its own is a file (RFC 7578 4.4)
-      onPart: (part, handle) => {
-        if (!part.mimetype && typeof part.originalFilename === 'string') part.mimetype = 'application/octet-stream';
-        handle(part);
-      },
+      ...multipartLimits(maxBytes),
       onFileBegin: (field, file) => {
         fieldOf.set(file, field);
       },
