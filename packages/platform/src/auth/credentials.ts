@@ -29,6 +29,31 @@ export async function notifyAuthChanged(trx: Knex | Knex.Transaction, change: Au
   await trx.raw('SELECT pg_notify(?, ?)', [AUTH_CHANNEL, JSON.stringify(change)]);
 }
 
+/**
+ * Sends a marker NOTIFY on the auth channel and waits until this process's listener hears it: every
+ * change committed before the call has then been heard (Postgres delivers notifications in commit
+ * order). `barriers` is the listener's table of awaited markers (it calls and the caller's listener
+ * resolves them). False when the marker was not heard within `timeoutMs` or could not be sent: the
+ * caller then empties its cache.
+ */
+export async function awaitAuthBarrier(db: Knex, barriers: Map<string, () => void>, timeoutMs: number): Promise<boolean> {
+  const id = randomUUID();
+  let timer: NodeJS.Timeout | undefined;
+  const heard = new Promise<boolean>((resolve) => {
+    barriers.set(id, () => resolve(true));
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    await notifyAuthChanged(db, { barrier: id });
+    return await heard;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    barriers.delete(id);
+  }
+}
+
 export interface ResolvedCredential {
   credentialId: string;
   organizationId: string;
@@ -142,21 +167,7 @@ export class CredentialResolver {
    */
   async sync(timeoutMs = 2000): Promise<void> {
     if (!this.listening) return;
-    const id = randomUUID();
-    let timer: NodeJS.Timeout | undefined;
-    const heard = new Promise<boolean>((resolve) => {
-      this.barriers.set(id, () => resolve(true));
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    try {
-      await notifyAuthChanged(this.opts.db, { barrier: id });
-      if (!(await heard)) this.cache.clear();
-    } catch {
-      this.cache.clear();
-    } finally {
-      clearTimeout(timer);
-      this.barriers.delete(id);
-    }
+    if (!(await awaitAuthBarrier(this.opts.db, this.barriers, timeoutMs))) this.cache.clear();
   }
 
   async resolve(token: string, now = Date.now()): Promise<Resolution> {

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Db } from '../db.js';
-import { AUTH_CHANNEL, notifyAuthChanged, type AuthChange } from './credentials.js';
+import { AUTH_CHANNEL, awaitAuthBarrier, type AuthChange } from './credentials.js';
 
 export interface ReadCacheOptions<V> {
   /** names the cache's listener connection (application_name) and its log lines */
@@ -136,21 +135,7 @@ export class ReadCache<V> {
    */
   async sync(timeoutMs = 2000): Promise<void> {
     if (!this.listening) return;
-    const id = randomUUID();
-    let timer: NodeJS.Timeout | undefined;
-    const heard = new Promise<boolean>((resolve) => {
-      this.barriers.set(id, () => resolve(true));
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    try {
-      await notifyAuthChanged(this.opts.db, { barrier: id });
-      if (!(await heard)) this.clear();
-    } catch {
-      this.clear();
-    } finally {
-      clearTimeout(timer);
-      this.barriers.delete(id);
-    }
+    if (!(await awaitAuthBarrier(this.opts.db, this.barriers, timeoutMs))) this.clear();
   }
 
   async close(): Promise<void> {
