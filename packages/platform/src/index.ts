@@ -9,6 +9,7 @@ export * from './temporal.js';
 export * from './runtime.js';
 export * from './auth/tokens.js';
 export * from './auth/credentials.js';
+export * from './auth/change-channel.js';
 export * from './auth/read-cache.js';
 export * from './auth/permissions.js';
 export * from './http/route.js';

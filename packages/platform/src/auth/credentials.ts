@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Db } from '../db.js';
 import { hashToken, type CredentialKind } from './tokens.js';
+import { awaitBarrier, type ChangeChannel } from './change-channel.js';
 
 /**
  * The one read module for bearer credentials (owned by the admin service's schema). The gateway
@@ -29,29 +29,30 @@ export async function notifyAuthChanged(trx: Knex | Knex.Transaction, change: Au
   await trx.raw('SELECT pg_notify(?, ?)', [AUTH_CHANNEL, JSON.stringify(change)]);
 }
 
+/** The auth channel as a change channel: JSON `AuthChange` payloads, `{"barrier": id}` its sync markers. */
+export const AUTH_CHANGES: ChangeChannel<AuthChange> = {
+  name: AUTH_CHANNEL,
+  read(payload) {
+    let change: AuthChange | null;
+    try {
+      change = JSON.parse(payload) as AuthChange | null;
+    } catch {
+      return null;
+    }
+    if (typeof change !== 'object' || change === null) return null;
+    return change.barrier ? { barrier: change.barrier } : { change };
+  },
+  marker: (id) => JSON.stringify({ barrier: id } satisfies AuthChange),
+};
+
 /**
  * Sends a marker NOTIFY on the auth channel and waits until this process's listener hears it: every
  * change committed before the call has then been heard (Postgres delivers notifications in commit
- * order). `barriers` is the listener's table of awaited markers (it calls and the caller's listener
- * resolves them). False when the marker was not heard within `timeoutMs` or could not be sent: the
- * caller then empties its cache.
+ * order). False when the marker was not heard within `timeoutMs` or could not be sent: the caller
+ * then empties its cache.
  */
-export async function awaitAuthBarrier(db: Knex, barriers: Map<string, () => void>, timeoutMs: number): Promise<boolean> {
-  const id = randomUUID();
-  let timer: NodeJS.Timeout | undefined;
-  const heard = new Promise<boolean>((resolve) => {
-    barriers.set(id, () => resolve(true));
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  try {
-    await notifyAuthChanged(db, { barrier: id });
-    return await heard;
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-    barriers.delete(id);
-  }
+export function awaitAuthBarrier(db: Knex, barriers: Map<string, () => void>, timeoutMs: number): Promise<boolean> {
+  return awaitBarrier(db, AUTH_CHANGES, barriers, timeoutMs);
 }
 
 export interface ResolvedCredential {
@@ -130,17 +131,16 @@ export class CredentialResolver {
   }
 
   private onNotification(payload: string | undefined): void {
-    let change: AuthChange = {};
-    try {
-      change = JSON.parse(payload ?? '{}') as AuthChange;
-    } catch {
+    const heard = AUTH_CHANGES.read(payload ?? '{}');
+    if (!heard) {
       this.cache.clear();
       return;
     }
-    if (change.barrier) {
-      this.barriers.get(change.barrier)?.();
+    if ('barrier' in heard) {
+      this.barriers.get(heard.barrier)?.();
       return;
     }
+    const change = heard.change;
     for (const [key, entry] of this.cache) {
       const v = entry.value;
       if (v === null) {

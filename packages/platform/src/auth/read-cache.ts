@@ -1,9 +1,9 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Db } from '../db.js';
-import { AUTH_CHANNEL, awaitAuthBarrier, type AuthChange } from './credentials.js';
+import { awaitBarrier, type ChangeChannel } from './change-channel.js';
 
-export interface ReadCacheOptions<V> {
+export interface ReadCacheOptions<V, C> {
   /** names the cache's listener connection (application_name) and its log lines */
   name: string;
   db: Db;
@@ -12,20 +12,24 @@ export interface ReadCacheOptions<V> {
   /** the safety net: an entry is read again after this long even without a change heard */
   ttlMs: number;
   maxEntries?: number;
-  /** whether a change announced on the auth channel makes `value` stale (it is then dropped) */
-  stale: (value: V, change: AuthChange) => boolean;
+  /** the channel on which every writer of the data announces its changes (e.g. AUTH_CHANGES) */
+  channel: ChangeChannel<C>;
+  /** whether a change announced on the channel makes the entry `key` (holding `value`) stale: it is then dropped */
+  stale: (value: V, change: C, key: string) => boolean;
 }
 
 /**
  * A short-lived per-process cache of a read that repeats on every request (e.g. the caller's own
- * user record), kept true across processes by the auth channel's LISTEN/NOTIFY (auth/credentials.ts):
- * every writer of the data announces the change inside its transaction, so every process hears it on
- * commit and drops what it affects. While the listener is not connected (starting, lost, reconnecting)
- * the cache is bypassed and emptied; a read that began before a change was heard is not stored (the
- * generation check), so a stale answer is never cached after its invalidation; `ttlMs` bounds what an
- * unannounced change (one made by hand in SQL) or a time-dependent answer (today's date) can serve.
+ * user record), kept true across processes by a change channel's LISTEN/NOTIFY (the auth channel,
+ * auth/credentials.ts; the partner reads' channel, conditions/partner-detail.ts): every writer of the
+ * data announces the change inside its transaction (in code or by a database trigger), so every
+ * process hears it on commit and drops what it affects. While the listener is not connected
+ * (starting, lost, reconnecting) the cache is bypassed and emptied; a read that began before a change
+ * was heard is not stored (the generation check), so a stale answer is never cached after its
+ * invalidation; `ttlMs` bounds what an unannounced change (one made by hand in SQL where no trigger
+ * announces it) or a time-dependent answer (today's date) can serve.
  */
-export class ReadCache<V> {
+export class ReadCache<V, C> {
   private readonly entries = new Map<string, { value: V; until: number }>();
   private listener: pg.Client | null = null;
   private listening = false;
@@ -34,7 +38,7 @@ export class ReadCache<V> {
   private readonly barriers = new Map<string, () => void>();
   private readonly maxEntries: number;
 
-  constructor(private readonly opts: ReadCacheOptions<V>) {
+  constructor(private readonly opts: ReadCacheOptions<V, C>) {
     this.maxEntries = opts.maxEntries ?? 10_000;
   }
 
@@ -62,7 +66,7 @@ export class ReadCache<V> {
     client.on('end', () => lost(new Error('listener connection ended')));
     try {
       await client.connect();
-      await client.query(`LISTEN ${AUTH_CHANNEL}`);
+      await client.query(`LISTEN ${client.escapeIdentifier(this.opts.channel.name)}`);
       if (this.closed) {
         await client.end().catch(() => {});
         return;
@@ -85,19 +89,19 @@ export class ReadCache<V> {
   }
 
   private heard(payload: string | undefined): void {
-    let change: AuthChange;
-    try {
-      change = JSON.parse(payload ?? '{}') as AuthChange;
-    } catch {
-      this.clear();
-      return;
-    }
-    if (change.barrier) {
-      this.barriers.get(change.barrier)?.();
-      return;
-    }
+    const heard = this.opts.channel.read(payload ?? '');
+    if (!heard) this.clear();
+    else if ('barrier' in heard) this.barriers.get(heard.barrier)?.();
+    else this.forget(heard.change);
+  }
+
+  /**
+   * Drops what `change` makes stale, as if it had been heard: a write route of this process calls it
+   * once its change has committed, so its caller's next read here does not wait for the notification.
+   */
+  forget(change: C): void {
     this.generationCount++;
-    for (const [key, entry] of this.entries) if (this.opts.stale(entry.value, change)) this.entries.delete(key);
+    for (const [key, entry] of this.entries) if (this.opts.stale(entry.value, change, key)) this.entries.delete(key);
   }
 
   /** Take this before the read whose answer may be stored; `set` ignores the answer if a change was heard since. */
@@ -122,6 +126,16 @@ export class ReadCache<V> {
     this.entries.set(key, { value, until: now + this.opts.ttlMs });
   }
 
+  /** The entry `key`, else `load`'s answer, stored unless a change was heard while it loaded (a load that throws stores nothing). */
+  async through(key: string, load: () => Promise<V>): Promise<V> {
+    const hit = this.get(key);
+    if (hit !== undefined) return hit;
+    const generation = this.generation();
+    const value = await load();
+    this.set(key, value, generation);
+    return value;
+  }
+
   clear(): void {
     this.generationCount++;
     this.entries.clear();
@@ -135,7 +149,7 @@ export class ReadCache<V> {
    */
   async sync(timeoutMs = 2000): Promise<void> {
     if (!this.listening) return;
-    if (!(await awaitAuthBarrier(this.opts.db, this.barriers, timeoutMs))) this.clear();
+    if (!(await awaitBarrier(this.opts.db, this.opts.channel, this.barriers, timeoutMs))) this.clear();
   }
 
   async close(): Promise<void> {

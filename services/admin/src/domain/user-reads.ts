@@ -10,19 +10,20 @@
  * starting or ending at midnight in the organization's timezone is seen from the first request of the
  * new day. USER_READ_CACHE_TTL_MS bounds everything else (a change made by hand in the database).
  */
-import { ReadCache, type Db, type Logger } from '@rp/platform';
+import { AUTH_CHANGES, ReadCache, type AuthChange, type Db, type Logger } from '@rp/platform';
 import { getUserDetail, type UserDetailRow } from '../store/users.js';
 
-export type UserReads = ReadCache<UserDetailRow>;
+export type UserReads = ReadCache<UserDetailRow, AuthChange>;
 
 export async function createUserReads(opts: { db: Db; databaseUrl: string; log: Logger; ttlMs: number }): Promise<UserReads | null> {
   if (opts.ttlMs <= 0) return null;
-  const cache = new ReadCache<UserDetailRow>({
+  const cache = new ReadCache<UserDetailRow, AuthChange>({
     name: 'admin-user-reads',
     db: opts.db,
     databaseUrl: opts.databaseUrl,
     log: opts.log,
     ttlMs: opts.ttlMs,
+    channel: AUTH_CHANGES,
     stale: (v, change) =>
       change.organization_id === v.user.organization_id ||
       change.user_id === v.user.id ||
