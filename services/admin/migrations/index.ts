@@ -14,5 +14,6 @@ import * as m012 from './012_collections_engine.js';
 import * as m014 from './014_collection_run_progress.js';
 import * as m015 from './015_promise_amount_within_open.js';
 import * as m016 from './016_inbox.js';
+import * as m017PartnerReads from './017_partner_reads_notify.js';
 
-export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m014, m015, m016];
+export const migrations: Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m014, m015, m016, m017PartnerReads];

@@ -10,3 +10,4 @@ export * from './admin-reads.js';
 export * from './partner-summary.js';
 export * from './partner-detail.js';
 export * from './collection-candidates.js';
+export * from './partner-reads.js';
