@@ -46,6 +46,8 @@ export const integrationsConfigSchema = z.object({
   PROVIDER_URL_OVERRIDES: jsonEnv(z.record(z.string(), providerUrlOverrideSchema), '{}'),
   /** Timeout of one HTTP call to a provider (token exchange, health check). */
   PROVIDER_HTTP_TIMEOUT_MS: env.int(15_000, 100),
+  /** How long an API process may reuse a partner's detail (GET /v2/partners/{id}); 0: no cache (domain/partner-reads.ts). */
+  PARTNER_READ_CACHE_TTL_MS: env.int(5_000, 0).pipe(z.number().max(600_000)),
 });
 export type IntegrationsConfig = z.infer<typeof integrationsConfigSchema>;
 

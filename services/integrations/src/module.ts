@@ -19,6 +19,7 @@ import { partnerRoutes } from './routes/partners.js';
 import { syncReportActivities } from './activities/reports.js';
 import { connectionSchema, invoiceSchema, syncRunSchema } from './routes/schemas.js';
 import { listedPartnerSchema } from './routes/partners.js';
+import { createPartnerReads, forgettingPartnerReads } from './domain/partner-reads.js';
 
 export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsDeps> = {
   name: 'integrations',
@@ -26,8 +27,17 @@ export const integrationsModule: ServiceModule<IntegrationsConfig, IntegrationsD
   taskQueue: TASK_QUEUES.integrations,
   info: { title: 'Integrations service', version: '2.0.0', description: 'External systems: the provider registry, connections (OAuth, health), durable pull syncs on Temporal (QuickBooks Online), the middleware push endpoints and the posting of applied cash back to the ERP.' },
   migrations,
-  routes: [...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes, ...paymentPostingRoutes, ...partnerRoutes],
-  deps: ({ db, temporal, config }) => ({ db, temporal: temporal.client, config }),
+  // every write route drops its organization's cached partner details once it has answered (domain/partner-reads.ts)
+  routes: forgettingPartnerReads([...providerRoutes, ...connectionRoutes, ...pushRoutes, ...syncRoutes, ...paymentPostingRoutes, ...partnerRoutes]),
+  deps: async ({ db, temporal, config, log }) => ({
+    db,
+    temporal: temporal.client,
+    config,
+    partnerReads: await createPartnerReads({ db, databaseUrl: config.DATABASE_URL, log, ttlMs: config.PARTNER_READ_CACHE_TTL_MS }),
+  }),
+  closeDeps: async (deps) => {
+    await deps.partnerReads?.close();
+  },
   // data.object of each: the invoice (routes/schemas.ts invoiceSchema, documented there: no route
   // returns one invoice), the partner as GET /v2/partners lists it, the sync run as .../sync-runs
   // lists it, the connection as GET /v2/integrations/connections/{id} returns it.

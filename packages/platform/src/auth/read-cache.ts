@@ -104,6 +104,11 @@ export class ReadCache<V, C> {
     for (const [key, entry] of this.entries) if (this.opts.stale(entry.value, change, key)) this.entries.delete(key);
   }
 
+  /** Whether the listener is connected (otherwise the cache is bypassed). */
+  get connected(): boolean {
+    return this.listening;
+  }
+
   /** Take this before the read whose answer may be stored; `set` ignores the answer if a change was heard since. */
   generation(): number {
     return this.generationCount;

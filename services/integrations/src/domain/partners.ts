@@ -31,6 +31,7 @@ import {
 import { updatePartnerAssignment } from '../store/partners.js';
 import { partnerViewRows } from '../store/ledger-views.js';
 import { recordPartnerChanges } from './ledger-events.js';
+import { partnerReadKey, type PartnerReads } from './partner-reads.js';
 
 export interface PartnerFilters {
   name?: string;
@@ -72,8 +73,17 @@ export async function listPartners({ db }: { db: Db }, identity: Identity, f: Pa
   return { rows: await effectiveAssignees(db, identity.org, rows.map(partnerSummaryView)), total };
 }
 
+/** The partner's detail, from this process's cache when it holds one for the caller's scope (domain/partner-reads.ts). */
+export async function partnerDetail(deps: { db: Db; partnerReads?: PartnerReads | null }, identity: Identity, id: string): Promise<PartnerDetail> {
+  const cache = deps.partnerReads ?? null;
+  if (!cache) return readPartnerDetail(deps.db, identity, id);
+  return cache.through(partnerReadKey(identity.org, id, identity.bu), () => readPartnerDetail(deps.db, identity, id));
+}
+
+export type PartnerDetail = Awaited<ReturnType<typeof readPartnerDetail>>;
+
 /** The organization's tags (their rules compile into the statement), then the partner in one statement. */
-export async function partnerDetail({ db }: { db: Db }, identity: Identity, id: string) {
+async function readPartnerDetail(db: Db, identity: Identity, id: string) {
   const tags = await organizationTags(db, identity.org);
   const row = await partnerDetailRow(db, identity.org, id, identity.bu, tags);
   if (!row) throw new NotFoundError(`No partner ${id}.`);
@@ -107,5 +117,6 @@ export async function assignPartner({ db }: { db: Db }, identity: Identity, id: 
     if (!(await updatePartnerAssignment(trx, identity.org, id, body))) throw new NotFoundError(`No partner ${id}.`);
     await recordPartnerChanges(trx, identity.org, before, [id]);
   });
-  return partnerDetail({ db }, identity, id);
+  // read past the cache: the entries this change makes stale are dropped only once the route has answered
+  return readPartnerDetail(db, identity, id);
 }
