@@ -11,9 +11,9 @@
  * bounded deadline. Whether an answer came from the cache is seen by the integrations database's
  * queries (knex's `query` event), never by timing.
  * SQL set-up, for what no endpoint produces: one UPDATE touching two organizations' documents (the
- * trigger's one-notification-per-organization rule for a multi-row statement), a change made by hand
- * in the database (no API writes outside the ledger's own rules), a TRUNCATE, and the listener's
- * backend terminated (a lost connection).
+ * trigger's one-notification-per-organization rule for a multi-row statement), a partner renamed by
+ * hand in the database (a change made outside every service), a TRUNCATE, and the listener's backend
+ * terminated (a lost connection).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';

@@ -68,8 +68,8 @@ export const partnerRoutes = [
     summary: 'Get a partner',
     description: `Spec 2.13 fields plus \`effective_assignee_id\` (the assignee, or the assignee's backup while the assignee is out of office today, organization timezone), open/overdue figures (the condition language's fields, as of today in the organization timezone) and its tags. ${AMOUNTS} A partner outside the caller's units: 404. ` +
       'The answer may come from a short-lived cache of the answering process (per organization, partner and the caller\'s business units): every committed change to the partner, ' +
-      'its documents, the organization (timezone, base currency), its tags or their partners, or out-of-office coverage drops it, whoever makes the change, ' +
-      'and a change made through this service is read by the caller\'s next request; an entry lives at most 5 seconds (the default of PARTNER_READ_CACHE_TTL_MS), which bounds ' +
+      'its documents, the organization (timezone, base currency), its tags or their partners, or out-of-office coverage drops it in every process as the change commits ' +
+      '(announced by the database, whoever makes the change; typically within a millisecond), and the process that answered a write of this service has dropped it before that answer; an entry lives at most 5 seconds (the default of PARTNER_READ_CACHE_TTL_MS), which bounds ' +
       'what changes with time alone (the overdue figures and the coverage in force move with the organization\'s day).',
     tags: ['Partners'],
     params: z.object({ partner_id: idSchema() }),
