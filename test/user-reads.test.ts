@@ -121,4 +121,17 @@ describe('user details kept per process', () => {
     await (second.deps as AdminDeps).userReads!.sync();
     expect((await onSecond(`/v2/users/${lea.id}`, lea.id)).body).toMatchObject({ is_active: false });
   });
+
+  it('an announcement that names nothing readable (JSON null, a number, not JSON) empties the caches and breaks no process', async () => {
+    const zoe = await user('Zoe');
+    await me(zoe.token);
+    for (const payload of ['null', '42', 'not json']) await stack.sql(`SELECT pg_notify('rp_auth_changed', $1)`, [payload]);
+    // every listener (the gateway's credentials, both admin processes' user reads) has heard them: they still answer
+    await (second.deps as AdminDeps).userReads!.sync();
+    await (stack.apis.admin.deps as AdminDeps).userReads!.sync();
+    // the gateway waits for its own listener before answering a write to admin
+    expect((await stack.request('PATCH', `/v2/users/${zoe.id}`, { token: org.token, body: { name: 'Zoe Z' } })).status).toBe(200);
+    expect(await me(zoe.token)).toMatchObject({ id: zoe.id, name: 'Zoe Z' });
+    expect((await onSecond('/v2/users/me', zoe.id)).body).toMatchObject({ id: zoe.id });
+  });
 });
