@@ -9,7 +9,9 @@
  * histogram counts whole milliseconds): first idle, then while
  *   - 8 clients hammer the heaviest template preview: a saved email template whose body renders near
  *     the engine's time limit (calibrated in this process before the servers start), and
- *   - 2 clients upload 10 MB CAMT.053 statements through the gateway in a loop.
+ *   - 2 clients upload 10 MB CAMT.053 statements through the gateway in a loop,
+ * both loads in a process of their own (bench/support/isolation-load.ts), so the measuring client's
+ * event loop only ever waits for the servers.
  * Reported per phase: users/me p50/p90/p99/max, each load's throughput and answers by status (503s
  * included), CPU ms per request of each server process (/proc), and the machine's load average.
  */
@@ -18,6 +20,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
+import { fork } from 'node:child_process';
 import { connectTemporal, createDb, createTemplateEngine } from '@rp/platform';
 import { onboardOrganization } from '@rp/admin';
 import { startObjectStorage } from '../scripts/local/object-storage.js';
@@ -25,8 +28,9 @@ import { startBenchEnvironment } from './support/environment.js';
 import { cpuMsOf, serveInChild } from './support/process.js';
 
 const PHASE_S = Number(process.env.BENCH_DURATION_S ?? 20);
-const PREVIEW_CLIENTS = 8;
-const UPLOAD_CLIENTS = 2;
+/** the issue's load: 8 preview and 2 upload clients (other counts only to see which load costs what) */
+const PREVIEW_CLIENTS = Number(process.env.BENCH_ISOLATION_PREVIEWS ?? 8);
+const UPLOAD_CLIENTS = Number(process.env.BENCH_ISOLATION_UPLOADS ?? 2);
 const STATEMENT_BYTES = 10_000_000;
 /** what the heaviest preview takes in this process, idle (the engine stops a render at 1,000 ms) */
 const PREVIEW_TARGET_MS = Number(process.env.BENCH_PREVIEW_MS ?? 600);
@@ -209,35 +213,6 @@ export async function run(): Promise<void> {
       };
     };
 
-    /** A loop of `clients` clients calling `once` until stopped; counts answers by status. */
-    const load = (clients: number, once: () => Promise<number>) => {
-      let stop = false;
-      const statuses: Record<string, number> = {};
-      let errors = 0;
-      let counting = false;
-      const loops = Array.from({ length: clients }, async () => {
-        while (!stop) {
-          try {
-            const s = await once();
-            if (counting) statuses[s] = (statuses[s] ?? 0) + 1;
-          } catch {
-            if (counting) errors++;
-            await new Promise((r) => setTimeout(r, 50));
-          }
-        }
-      });
-      return {
-        startCounting: () => (counting = true),
-        stop: async () => {
-          counting = false;
-          stop = true;
-          await Promise.all(loops);
-          return { statuses, errors };
-        },
-        snapshot: () => ({ statuses: { ...statuses }, errors }),
-      };
-    };
-
     const cpu = () => ({ admin: cpuMsOf(admin.child.pid), cash_app: cpuMsOf(cashApp.child.pid), gateway: cpuMsOf(gateway.child.pid) });
     const diff = (a: ReturnType<typeof cpu>, b: ReturnType<typeof cpu>) =>
       Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v === null || b[k as keyof typeof b] === null ? null : b[k as keyof typeof b]! - v])) as Record<keyof ReturnType<typeof cpu>, number | null>;
@@ -254,28 +229,28 @@ export async function run(): Promise<void> {
     log(`idle: ${JSON.stringify(idle)}`);
 
     log('load phase');
-    let uploadSeq = 0;
-    const previews = load(PREVIEW_CLIENTS, async () => (await call('POST', previewPath, '{}', { 'content-type': 'application/json' })).status);
-    const uploads = load(UPLOAD_CLIENTS, async () => {
-      const id = `ISO-${process.pid}-${++uploadSeq}-${Date.now()}`;
-      const form = new FormData();
-      form.set('format', 'camt053');
-      form.set('file', new Blob([xml.replaceAll('__ID__', id)]), `${id}.xml`);
-      const res = await fetch(`${base}/v2/bank-statements`, { method: 'POST', headers: auth, body: form });
-      await res.arrayBuffer();
-      return res.status;
+    // the load runs in a process of its own (bench/support/isolation-load.ts): building and sending
+    // 10 MB bodies there never stalls the event loop that times users/me
+    const loadChild = fork('bench/support/isolation-load.ts', [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    stops.unshift(async () => {
+      if (loadChild.exitCode === null) loadChild.kill();
     });
+    type LoadResult = { statuses: Record<string, number>; errors: number };
+    const loadDone = new Promise<{ previews: LoadResult; uploads: LoadResult }>((resolve, reject) => {
+      loadChild.on('message', (m) => resolve(m as { previews: LoadResult; uploads: LoadResult }));
+      loadChild.once('exit', (code) => reject(new Error(`the load process exited with ${code}`)));
+    });
+    loadChild.send({ config: { base, token: org.accessToken.token, previewPath, previews: PREVIEW_CLIENTS, uploads: UPLOAD_CLIENTS, xml } });
     await new Promise((r) => setTimeout(r, 3000)); // the loads reach their steady state
-    previews.startCounting();
-    uploads.startCounting();
+    loadChild.send({ count: true });
     const loadCpu0 = cpu();
     const t0 = performance.now();
     const loaded = await measureMe(PHASE_S * 1000);
     const loadedSeconds = (performance.now() - t0) / 1000;
     const loadCpu = diff(loadCpu0, cpu());
     const loadedLoad = os.loadavg()[0]!;
-    const p = await previews.stop();
-    const u = await uploads.stop();
+    loadChild.send({ stop: true });
+    const { previews: p, uploads: u } = await loadDone;
     log(`loaded: ${JSON.stringify(loaded)}`);
 
     const count = (s: Record<string, number>) => Object.values(s).reduce((a, b) => a + b, 0);

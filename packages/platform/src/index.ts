@@ -39,6 +39,7 @@ export * from './report-files.js';
 export * from './names.js';
 export * from './currency-totals.js';
 export * from './template-pool.js';
+export * from './thread-cpu.js';
 export * from './worker-pool.js';
 export * from './parsed-templates.js';
 export * from './events/index.js';

@@ -11,14 +11,18 @@
  * - The engine stops a render at its time limit by itself; a render that still runs
  *   `graceMs` after that limit (a single step the engine cannot interrupt) has its thread
  *   terminated and answers `timeout`, the same outcome as the engine's own limit. The limit counts
- *   from the render's start on a thread, never its wait in the queue or a thread's start-up.
+ *   from the render's start on a thread, never its wait in the queue or a thread's start-up, and it
+ *   counts the thread's CPU time (thread-cpu.ts; wall time off Linux): the threads run at the lowest
+ *   scheduling priority, behind every request of the machine, and a template is judged by its own
+ *   work, not by how busy the machine is. A render the machine leaves no CPU to for `starvedAfterMs`
+ *   is stopped with TemplatePoolBusyError (503 + Retry-After), never a template error.
  * - A thread that dies (its heap limit, `maxHeapMb`) answers `failed` for its render and is replaced.
  * - Idle threads do not keep the process alive; threads start lazily and run below the event loop's
  *   scheduling priority.
  */
 import { AppError } from './errors.js';
 import { TEMPLATE_RENDER_LIMIT_MS } from './email-templates.js';
-import { defaultWorkerThreads, WorkerPool, WorkerPoolBusyError, WorkerTaskTimeoutError } from './worker-pool.js';
+import { defaultWorkerThreads, WorkerPool, WorkerPoolBusyError, WorkerTaskStarvedError, WorkerTaskTimeoutError } from './worker-pool.js';
 import type { ops } from './template-worker.js';
 
 export interface TemplateCacheKey {
@@ -34,12 +38,12 @@ export type TemplateRenderOutcome =
 
 /** All threads busy and the queue full: 503 with Retry-After; nothing was rendered or changed. */
 export class TemplatePoolBusyError extends AppError {
-  constructor(retryAfterSeconds: number) {
+  constructor(retryAfterSeconds: number, detail?: string) {
     super({
       status: 503,
       type: 'service-unavailable',
       title: 'Template rendering busy',
-      detail: `Every template renderer is busy and the queue is full; nothing was changed. Retry after ${retryAfterSeconds} s.`,
+      detail: detail ?? `Every template renderer is busy and the queue is full; nothing was changed. Retry after ${retryAfterSeconds} s.`,
       headers: { 'Retry-After': String(retryAfterSeconds) },
     });
   }
@@ -56,6 +60,8 @@ export interface TemplatePoolOptions {
   maxHeapMb?: number;
   /** what a refused render tells the client to wait (default 1 s) */
   retryAfterSeconds?: number;
+  /** wall time a render may wait for the CPU before it is stopped as busy (default 10 × the limit) */
+  starvedAfterMs?: number;
 }
 
 const ENTRY = new URL(`./template-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
@@ -77,9 +83,8 @@ export class TemplatePool {
       maxQueue: options.maxQueue,
       retryAfterSeconds: this.retryAfterSeconds,
       maxHeapMb: options.maxHeapMb ?? 96,
-      // A render's limit counts wall time: a reniced thread on a busy machine would run past it and turn
-      // a valid template into a 422, so renders keep the process's priority.
-      nice: 0,
+      // A render's limit counts its thread's CPU time, so the threads can yield to everything else.
+      nice: 19,
     });
   }
 
@@ -90,10 +95,10 @@ export class TemplatePool {
    */
   async render(source: string, context: unknown, cacheKey: TemplateCacheKey | null = null): Promise<TemplateRenderOutcome> {
     try {
-      const reply = await this.pool.run('render', [source, context, cacheKey], { timeoutMs: this.limitMs + this.graceMs });
+      const reply = await this.pool.run('render', [source, context, cacheKey], this.limits(1));
       return reply.ok ? reply : { ok: false, reason: 'error', message: reply.message, position: reply.position };
     } catch (err) {
-      if (err instanceof WorkerPoolBusyError) throw new TemplatePoolBusyError(this.retryAfterSeconds);
+      if (err instanceof WorkerPoolBusyError) throw this.busy(err);
       if (err instanceof WorkerTaskTimeoutError) return { ok: false, reason: 'timeout', message: `template render limit exceeded (${this.limitMs} ms)`, position: null };
       return { ok: false, reason: 'failed', message: `the render stopped: ${err instanceof Error ? err.message : String(err)}`, position: null };
     }
@@ -107,16 +112,28 @@ export class TemplatePool {
    */
   async renderAll(parts: { source: string; cacheKey: TemplateCacheKey | null }[], context: unknown): Promise<TemplateRenderOutcome[]> {
     try {
-      const replies = await this.pool.run('renderAll', [parts, context], { timeoutMs: this.limitMs * Math.max(1, parts.length) + this.graceMs });
+      const replies = await this.pool.run('renderAll', [parts, context], this.limits(parts.length));
       return replies.map((reply) => (reply.ok ? reply : { ok: false, reason: 'error', message: reply.message, position: reply.position }));
     } catch (err) {
-      if (err instanceof WorkerPoolBusyError) throw new TemplatePoolBusyError(this.retryAfterSeconds);
+      if (err instanceof WorkerPoolBusyError) throw this.busy(err);
       const outcome: TemplateRenderOutcome =
         err instanceof WorkerTaskTimeoutError
           ? { ok: false, reason: 'timeout', message: `template render limit exceeded (${this.limitMs} ms)`, position: null }
           : { ok: false, reason: 'failed', message: `the render stopped: ${err instanceof Error ? err.message : String(err)}`, position: null };
       return parts.map(() => outcome);
     }
+  }
+
+  /** The pool's limits for an operation of `parts` renders: each part's engine limit, plus the grace. */
+  private limits(parts: number) {
+    const timeoutMs = this.limitMs * Math.max(1, parts) + this.graceMs;
+    return { timeoutMs, clock: 'thread-cpu' as const, wallTimeoutMs: Math.max(timeoutMs, this.options.starvedAfterMs ?? 10 * this.limitMs * Math.max(1, parts)) };
+  }
+
+  private busy(err: WorkerPoolBusyError): TemplatePoolBusyError {
+    return err instanceof WorkerTaskStarvedError
+      ? new TemplatePoolBusyError(this.retryAfterSeconds, `The machine is too busy to finish this render now; nothing was changed. Retry after ${this.retryAfterSeconds} s.`)
+      : new TemplatePoolBusyError(this.retryAfterSeconds);
   }
 
   /** Renders waiting plus renders running (diagnostics and tests). */

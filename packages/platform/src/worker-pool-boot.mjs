@@ -2,6 +2,7 @@
 // loads the pool's worker module — its TypeScript through tsx (the services run TypeScript with tsx,
 // and Node 20 worker threads do not inherit `--import tsx`) or its compiled .js directly — and hands
 // piscina one task function that calls the module's `ops` and sends back their value or their error.
+import { readlinkSync } from 'node:fs';
 import os from 'node:os';
 import { workerData } from 'node:worker_threads';
 
@@ -13,6 +14,14 @@ if (nice > 0) {
   } catch {
     // a platform that cannot renice a thread runs it at the process's priority
   }
+}
+// The thread's kernel id, handed to the pool with each operation it starts: a CPU-time limit reads
+// this thread's CPU time (thread-cpu.ts). 0 where the platform has no /proc/thread-self.
+let threadId = 0;
+try {
+  threadId = Number(/\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1] ?? 0);
+} catch {
+  // not Linux: CPU-time limits count wall time
 }
 const mod = entry.endsWith('.ts') ? await (await import('tsx/esm/api')).tsImport(entry, import.meta.url) : await import(entry);
 const ops = mod.ops;
@@ -34,6 +43,7 @@ function serialize(err) {
 
 export default async function runTask({ op, args, started }) {
   if (started) {
+    if (started.length > 1) Atomics.store(started, 1, threadId);
     Atomics.store(started, 0, 1);
     Atomics.notify(started, 0);
   }

@@ -11,7 +11,11 @@
  * - `timeoutMs` bounds an operation: a thread still running it then is terminated (the only way to stop
  *   a synchronous computation) and `run` rejects with WorkerTaskTimeoutError; piscina replaces the thread.
  *   The limit counts from the moment a thread starts the operation: neither the wait in the queue nor
- *   a thread's start-up counts against it.
+ *   a thread's start-up counts against it. With `clock: 'thread-cpu'` it counts the CPU time of the
+ *   thread running it (thread-cpu.ts), so a thread the scheduler puts behind the process's requests is
+ *   not judged by its wait; `wallTimeoutMs` then bounds how long the operation may hold its caller, and
+ *   past it the operation is stopped as WorkerTaskStarvedError (503 + Retry-After: the machine is too
+ *   busy, the work itself is not at fault). Off Linux the limit counts wall time.
  * - A thread that dies (its heap limit, `maxHeapMb`) rejects its operation with WorkerTaskFailedError.
  * - An error the operation throws comes back as whatever the pool's `revive` makes of it, else as the
  *   service error it was (an AppError: the same status, type, title, detail and issues, so a 422 of a
@@ -24,6 +28,7 @@ import os from 'node:os';
 import type { TransferListItem } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError, ValidationError, type ValidationIssue } from './errors.js';
+import { threadCpuMs } from './thread-cpu.js';
 
 /** The functions a worker module exports as `ops`. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -43,7 +48,7 @@ export type WorkerReply = { ok: true; value: unknown } | { ok: false; error: Ser
 export interface WorkerTask {
   op: string;
   args: unknown[];
-  /** set to 1 by the thread when it starts the operation (the time limit counts from then) */
+  /** [0] set to 1 by the thread when it starts the operation (the time limit counts from then); [1] the thread's kernel id (0: unknown) */
   started?: Int32Array;
 }
 
@@ -72,6 +77,10 @@ export interface WorkerPoolOptions {
 export interface WorkerRunOptions {
   /** terminate the thread and reject with WorkerTaskTimeoutError when the operation runs longer */
   timeoutMs?: number;
+  /** what `timeoutMs` counts: wall time (default), or the CPU time of the thread running the operation */
+  clock?: 'wall' | 'thread-cpu';
+  /** with `clock: 'thread-cpu'`: the wall time the operation may take before it is stopped as starved (default 5 × timeoutMs) */
+  wallTimeoutMs?: number;
   /** the caller gave up: a waiting operation is dropped, a running one's thread terminated */
   signal?: AbortSignal;
   /** buffers moved to the thread instead of copied (their owner loses them) */
@@ -80,14 +89,24 @@ export interface WorkerRunOptions {
 
 /** Every thread busy and the queue full: 503 with Retry-After; nothing was done or changed. */
 export class WorkerPoolBusyError extends AppError {
-  constructor(what: string, retryAfterSeconds: number) {
+  constructor(what: string, retryAfterSeconds: number, detail?: string) {
     super({
       status: 503,
       type: 'service-unavailable',
       title: `${what} busy`,
-      detail: `Every ${what.toLowerCase()} worker is busy and the queue is full; nothing was changed. Retry after ${retryAfterSeconds} s.`,
+      detail: detail ?? `Every ${what.toLowerCase()} worker is busy and the queue is full; nothing was changed. Retry after ${retryAfterSeconds} s.`,
       headers: { 'Retry-After': String(retryAfterSeconds) },
     });
+  }
+}
+
+/**
+ * A CPU-time-limited operation got too little of the CPU to finish within its wall-time bound (the
+ * machine is overloaded): its thread was terminated; 503 + Retry-After, nothing was changed.
+ */
+export class WorkerTaskStarvedError extends WorkerPoolBusyError {
+  constructor(what: string, retryAfterSeconds: number, wallTimeoutMs: number) {
+    super(what, retryAfterSeconds, `The machine is too busy to finish this ${what.toLowerCase()} within ${Math.round(wallTimeoutMs / 1000)} s; nothing was changed. Retry after ${retryAfterSeconds} s.`);
   }
 }
 
@@ -177,20 +196,43 @@ export class WorkerPool<Ops extends WorkerOps> {
     this.inFlight++;
     // The time limit counts from the moment a thread starts the operation (it flips `started`), never
     // the wait in the queue or a thread's start-up.
-    const started = new Int32Array(new SharedArrayBuffer(4));
+    const started = new Int32Array(new SharedArrayBuffer(8));
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
+    let starved = false;
     let settled = false;
     const onCallerAbort = () => controller.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const wallTimeoutMs = opts.wallTimeoutMs ?? 5 * (opts.timeoutMs ?? 0);
     if (opts.timeoutMs !== undefined) {
+      const limit = opts.timeoutMs;
+      const stop = (why: 'timeout' | 'starved') => {
+        if (why === 'timeout') timedOut = true;
+        else starved = true;
+        controller.abort();
+      };
       const arm = () => {
         if (settled) return;
-        timer = setTimeout(() => {
-          timedOut = true;
-          controller.abort();
-        }, opts.timeoutMs);
+        const tid = Atomics.load(started, 1);
+        const cpuAtStart = opts.clock === 'thread-cpu' && tid > 0 ? threadCpuMs(tid) : null;
+        if (cpuAtStart === null) {
+          timer = setTimeout(() => stop('timeout'), limit);
+          return;
+        }
+        // The thread's CPU time cannot pass the limit before as much wall time has: look then, and
+        // again after the CPU time still left, until the limit or the wall-time bound is reached.
+        const wallEnd = performance.now() + wallTimeoutMs;
+        const look = (waitMs: number) => {
+          timer = setTimeout(() => {
+            if (settled) return;
+            const used = (threadCpuMs(tid) ?? cpuAtStart + limit) - cpuAtStart;
+            if (used >= limit) stop('timeout');
+            else if (performance.now() >= wallEnd) stop('starved');
+            else look(Math.max(1, Math.min(limit - used, wallEnd - performance.now())));
+          }, waitMs);
+        };
+        look(Math.min(limit, wallTimeoutMs));
       };
       const waiting = waitAsync(started, 0, 0);
       if (waiting.async) void waiting.value.then(arm);
@@ -204,6 +246,7 @@ export class WorkerPool<Ops extends WorkerOps> {
         reply = (await this.piscina.run({ op, args, started } satisfies WorkerTask, { signal: controller.signal, transferList: opts.transferList as never })) as WorkerReply;
       } catch (err) {
         if (timedOut) throw new WorkerTaskTimeoutError(this.options.name, op, opts.timeoutMs!);
+        if (starved) throw new WorkerTaskStarvedError(this.options.name, this.options.retryAfterSeconds ?? 1, wallTimeoutMs);
         if (opts.signal?.aborted) throw opts.signal.reason ?? err;
         throw new WorkerTaskFailedError(this.options.name, op, err);
       }

@@ -1,13 +1,14 @@
 /**
  * The kernel's worker pool (worker-pool.ts) on real worker threads: values and errors cross threads,
  * the queue is bounded (503 with Retry-After beyond it), a time limit terminates a runaway operation
- * and counts only from its start on a thread, a dead thread fails its operation and is replaced, and
- * threads run at a lower priority than the event loop.
+ * and counts only from its start on a thread (or, on request, only the thread's CPU time, with a
+ * wall-time bound past which the operation is stopped as starved: 503), a dead thread fails its
+ * operation and is replaced, and threads run at a lower priority than the event loop.
  */
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../src/errors.js';
-import { WorkerPool, WorkerPoolBusyError, WorkerTaskError, WorkerTaskFailedError, WorkerTaskTimeoutError } from '../src/worker-pool.js';
+import { WorkerPool, WorkerPoolBusyError, WorkerTaskError, WorkerTaskFailedError, WorkerTaskStarvedError, WorkerTaskTimeoutError } from '../src/worker-pool.js';
 import type { ops } from './fixtures/worker-ops.js';
 
 const entry = new URL('./fixtures/worker-ops.ts', import.meta.url);
@@ -65,6 +66,42 @@ describe('worker pool', () => {
     const second = pool.run('spin', [50], { timeoutMs: 300 });
     expect(await first).toBe(true);
     expect(await second).toBe(true);
+  });
+
+  describe.runIf(process.platform === 'linux')("a limit on the thread's CPU time", () => {
+    it('lets an operation wait past the limit while its thread uses no CPU, and the thread is kept', async () => {
+      pool = new WorkerPool<typeof ops>({ name: 'Test', entry, threads: 1, maxQueue: 2, prestart: true });
+      // 600 ms of wall time on its thread, almost none of CPU: within a 200 ms CPU limit
+      expect(await pool.run('sleep', [600], { timeoutMs: 200, clock: 'thread-cpu', wallTimeoutMs: 5_000 })).toBe(true);
+      // with the wall clock the same operation is stopped
+      expect(await pool.run('sleep', [600], { timeoutMs: 200 }).catch((e: unknown) => e)).toBeInstanceOf(WorkerTaskTimeoutError);
+    });
+
+    it("terminates an operation whose thread's CPU time passes the limit", async () => {
+      pool = new WorkerPool<typeof ops>({ name: 'Test', entry, threads: 1, maxQueue: 2 });
+      const late = await pool.run('spin', [60_000], { timeoutMs: 300, clock: 'thread-cpu', wallTimeoutMs: 30_000 }).catch((e: unknown) => e);
+      expect(late).toBeInstanceOf(WorkerTaskTimeoutError);
+      expect(await pool.run('add', [1, 2])).toBe(3);
+    });
+
+    it('stops an operation held past its wall-time bound as starved: 503 with Retry-After, not a failure of the work', async () => {
+      pool = new WorkerPool<typeof ops>({ name: 'Template rendering', entry, threads: 1, maxQueue: 2, retryAfterSeconds: 2 });
+      const starved = await pool.run('sleep', [60_000], { timeoutMs: 1_000, clock: 'thread-cpu', wallTimeoutMs: 400 }).catch((e: unknown) => e);
+      expect(starved).toBeInstanceOf(WorkerTaskStarvedError);
+      expect(starved).toBeInstanceOf(WorkerPoolBusyError);
+      expect(starved).toMatchObject({ status: 503, type: 'service-unavailable', headers: { 'Retry-After': '2' } });
+      expect(await pool.run('add', [2, 2])).toBe(4);
+    });
+
+    it("measures a thread's CPU time: work advances the clock, waiting does not", async () => {
+      pool = new WorkerPool<typeof ops>({ name: 'Test', entry, threads: 1, maxQueue: 2 });
+      const r = await pool.run('cpuClock', [150, 300]);
+      expect(r).not.toBeNull();
+      // generous bounds: the thread may be scheduled out while it spins, but never runs while it waits
+      expect(r!.spun).toBeGreaterThan(20);
+      expect(r!.slept).toBeLessThan(r!.spun);
+      expect(r!.slept).toBeLessThan(100);
+    });
   });
 
   it('fails the operation of a thread that dies at its heap limit and keeps serving', async () => {

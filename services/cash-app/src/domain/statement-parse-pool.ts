@@ -10,8 +10,10 @@ import type { ParseUploadInput, ParseUploadResult, StatementWorkerOps } from '..
 
 const ENTRY = new URL(`../parsers/statement-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
-/** A parse longer than this (a pathological file; a 50 MB file takes seconds) is stopped and the file refused (422). */
+/** A parse using more CPU time than this (a pathological file; a 50 MB file takes seconds) is stopped and the file refused (422). */
 const PARSE_TIMEOUT_MS = 120_000;
+/** A parse the busy machine leaves without CPU for this long is stopped: 503 + Retry-After, nothing stored. */
+const PARSE_WALL_TIMEOUT_MS = 300_000;
 /** What a refused upload is told to wait: about one large parse. */
 const RETRY_AFTER_SECONDS = 5;
 
@@ -29,6 +31,9 @@ export function statementParsePool(config: Pick<CashAppConfig, 'STATEMENT_PARSE_
     maxHeapMb: 1024,
     // threads load the parsers when the service starts (see module.ts), not in the first upload's time
     prestart: true,
+    // the lowest scheduling priority: a parse yields the CPU to every request of the machine, and its
+    // time limit counts the thread's own CPU time (below), so yielding never fails a valid file
+    nice: 19,
   });
   return pool;
 }
@@ -40,7 +45,7 @@ export function statementParsePool(config: Pick<CashAppConfig, 'STATEMENT_PARSE_
  */
 export async function parseOnThread(config: Pick<CashAppConfig, 'STATEMENT_PARSE_THREADS' | 'STATEMENT_PARSE_QUEUE'>, input: ParseUploadInput): Promise<ParseUploadResult> {
   try {
-    return await statementParsePool(config).run('parseUpload', [input], { timeoutMs: PARSE_TIMEOUT_MS });
+    return await statementParsePool(config).run('parseUpload', [input], { timeoutMs: PARSE_TIMEOUT_MS, clock: 'thread-cpu', wallTimeoutMs: PARSE_WALL_TIMEOUT_MS });
   } catch (err) {
     // A file the parser cannot finish within its time or memory is the file's problem, not the service's.
     if (err instanceof WorkerTaskTimeoutError || err instanceof WorkerTaskFailedError) {

@@ -153,7 +153,9 @@ export const bankStatementRoutes = [
       'or binary file) gives 422 `request-validation` at `["body","format"]` naming what was seen; nothing is stored.\n\n' +
       'The file is stored as it arrives (object storage) and parsed in the request, on worker threads that parse a bounded number of ' +
       'files at once: when all are busy the upload is refused with 503 `service-unavailable` and `Retry-After` (nothing is stored; ' +
-      'send it again after that many seconds). A malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
+      'send it again after that many seconds). The parse threads run at the lowest scheduling priority, behind every request: a parse ' +
+      'may use 120 s of CPU time (a file that needs more is refused with 422), and a parse a busy machine leaves without CPU for 300 s ' +
+      'is stopped with the same 503 and `Retry-After`. A malformed file gives 422 `request-validation` whose error `loc` and `msg` name the ' +
       'line (BAI2, MT940, CSV), the XML element path (CAMT) or the JSON path, and nothing is stored. A statement file is text: a NUL byte (U+0000) in it is refused (422, with its line), as is a NUL in any string of the JSON form or the mapping. A valid file is stored ' +
       'with status `uploaded` and processed by the Temporal workflow `bank-statement-<id>` (store transactions, classify ' +
       'deposits, propose payments, then `ready`; `failed` with `error` when processing fails after retries). The workflow is ' +

@@ -29,7 +29,8 @@ const LIQUID_DOC =
   'and the body as the plain-text part (the HTML part is it escaped); without such a template the built-in receipt is sent. ' +
   'A syntax error, an unknown variable or filter, or a template that does not render against the sample customer (and its variant with a second currency, JPY or EUR, and a rate) gives 422 whose `detail` names the field, line and column. ' +
   'Renders run on a bounded pool of worker threads (TEMPLATE_RENDER_THREADS, TEMPLATE_RENDER_QUEUE), never on the API\'s event loop: a render over the 1 s limit is stopped and gives 422 (`liquid_render`); ' +
-  'when every thread is busy and the queue is full, the request gives 503 with Retry-After and changes nothing. ' +
+  'the limit counts the CPU time the render uses, not the time it waits: the threads run at the lowest scheduling priority, behind every request, so a busy machine slows a render down but never fails a valid template. ' +
+  'When every thread is busy and the queue is full, or the machine leaves a render no CPU for 10 s, the request gives 503 with Retry-After and changes nothing. ' +
   '`auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) ' +
   'is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text.';
 
@@ -250,7 +251,7 @@ export const emailTemplateRoutes = [
       'a partner of another organization or outside the caller’s business units gives 404); without it, against the documented sample customer ' +
       '(Sample Customer GmbH, account C-0001, three open invoices INV-1001..1003 of which two overdue by 45 and 9 days, totals 1950.50 open and 1500.50 overdue). ' +
       'Totals are per currency (see the template variables): a customer with EUR and JPY invoices shows each currency\'s sums, and a base-currency figure only where exchange rates exist. ' +
-      'A render that exceeds the 1 s limit gives 422 (`liquid_render`); all render threads busy and the queue full gives 503 with Retry-After.',
+      'A render that uses more than 1 s of CPU time gives 422 (`liquid_render`); all render threads busy and the queue full, or a render left without CPU for 10 s on a busy machine, gives 503 with Retry-After.',
     tags: TAGS,
     params: templateParams,
     body: z.object({ partner_id: idSchema().optional() }),
