@@ -10,6 +10,9 @@
  * at concurrency 1 and 50, interleaved in rounds (measureAll), with the CPU time each process (service,
  * gateway, proxy, bare app, Postgres, the load generator) spent per request. Targets at c=50: (b) ≥ 15 % of (a)'s throughput, (d) ≥ 85 % of
  * (c)'s; at c=1 the gateway adds ≤ 1 ms mean latency over (b). Results: bench/results/gateway.json.
+ * The partner answer is kept per integrations process (its read cache, invalidated by the database's
+ * announcements), so (b)–(d) repeat a cached answer; `partner_uncached` measures (b) again with the
+ * cache off, every request reading the database: the cost of a miss, reported without a target.
  * `BENCH_PROFILE=admin-api,integrations-api,gateway,…` also writes text summaries of each profiled
  * server's CPU profile to bench/results/profiles/<role>-<endpoint>.txt.
  */
@@ -199,6 +202,9 @@ export async function run(): Promise<void> {
     };
     const admin = await started('admin-api', {}, 'users-me'); // migrates the admin schema (organizations, credentials)
     const integrations = await started('integrations-api', {}, 'partner');
+    // The same service with its partner read cache off: every request reads the database (the cost of
+    // a miss), reported beside the cached figures for what a cold key costs.
+    const integrationsUncached = await started('integrations-api', { PARTNER_READ_CACHE_TTL_MS: '0' }, 'partner-uncached');
     const upstreams = { ADMIN_URL: `http://127.0.0.1:${admin.port}`, INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`, RATE_LIMIT_PER_SECOND: '0' };
     // One gateway and one bare proxy per endpoint, so that each CPU profile is one endpoint's.
     const gateways = { 'users-me': await started('gateway', upstreams, 'users-me'), partner: await started('gateway', upstreams, 'partner') };
@@ -306,6 +312,20 @@ export async function run(): Promise<void> {
         process.stdout.write(`${e.name} c=${c}: ${JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) => [k, { rps: v.requests_per_s, cpu: v.cpu_ms_per_request }])))}\n`);
       }
     }
+    {
+      const partner = endpoints.findIndex((e) => e.name === 'partner');
+      const signed = () => ({ 'x-rp-identity': signers[partner]!.value });
+      const target = endpoints[partner]!.target;
+      const m = await measureAll(
+        {
+          bare_koa: { url: `http://127.0.0.1:${bare.port}`, target, headers: () => ({}), processes: { bare_koa: cpuOf(bare), postgres: pg, load_generator: client } },
+          direct: { url: `http://127.0.0.1:${integrationsUncached.port}`, target, headers: signed, processes: { service: cpuOf(integrationsUncached), postgres: pg, load_generator: client } },
+        },
+        50,
+      );
+      results.partner_uncached = { c50: m };
+      process.stdout.write(`partner_uncached c=50: ${JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) => [k, { rps: v.requests_per_s, cpu: v.cpu_ms_per_request }])))}\n`);
+    }
     clearInterval(refresher);
 
     // autocannon's histogram keeps whole milliseconds, too coarse for sub-millisecond means; with one
@@ -334,6 +354,12 @@ export async function run(): Promise<void> {
       };
       targets[e.name] = { direct_met: direct >= 0.15, gateway_met: gateway >= 0.85, latency_met: added <= 1 };
     }
+    // no target: what GET /v2/partners/{id} costs when its answer is not cached (a cold key, a change just heard)
+    const uncached = results.partner_uncached!.c50 as Record<string, Measured>;
+    ratios.partner_uncached = {
+      direct_vs_bare_koa_throughput_c50: ratio(uncached.direct!.requests_per_s, uncached.bare_koa!.requests_per_s),
+      direct_cpu_ms_per_request_c50: uncached.direct!.cpu_ms_per_request,
+    };
     const report = {
       benchmark: 'gateway',
       endpoints: Object.fromEntries(endpoints.map((e) => [e.name, `GET ${e.target.replace(partnerId, '{partner_id}')}`])),
