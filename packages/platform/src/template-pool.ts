@@ -12,14 +12,20 @@
  *   `graceMs` after that limit (a single step the engine cannot interrupt) has its thread
  *   terminated and answers `timeout`, the same outcome as the engine's own limit. The limit counts
  *   from the render's start on a thread, never its wait in the queue or a thread's start-up, and it
- *   counts the thread's CPU time (thread-cpu.ts; wall time off Linux): the threads run at the lowest
- *   scheduling priority, behind every request of the machine, and a template is judged by its own
+ *   counts the thread's CPU time (thread-cpu.ts; wall time off Linux): a template is judged by its own
  *   work, not by how busy the machine is. A render the machine leaves no CPU to for `starvedAfterMs`
  *   is stopped with TemplatePoolBusyError (503 + Retry-After), never a template error.
+ * - Two sets of threads: a template renders on threads at the process's priority until one of its
+ *   renders uses HEAVY_RENDER_CPU_MS of CPU; from then on (per template and version, remembered per
+ *   process) it renders on threads at the lowest scheduling priority, behind every request of the
+ *   machine, so that heavy templates never compete with cheap requests while the everyday templates
+ *   (a fraction of a millisecond) keep the throughput of normal priority. A heavy template that renders
+ *   quickly again (other data) moves back.
  * - A thread that dies (its heap limit, `maxHeapMb`) answers `failed` for its render and is replaced.
  * - Idle threads do not keep the process alive; threads start lazily and run below the event loop's
  *   scheduling priority.
  */
+import { createHash } from 'node:crypto';
 import { AppError } from './errors.js';
 import { TEMPLATE_RENDER_LIMIT_MS } from './email-templates.js';
 import { defaultWorkerThreads, WorkerPool, WorkerPoolBusyError, WorkerTaskStarvedError, WorkerTaskTimeoutError } from './worker-pool.js';
@@ -64,10 +70,18 @@ export interface TemplatePoolOptions {
   starvedAfterMs?: number;
 }
 
+/** CPU time of one operation past which its template is heavy and renders at the lowest priority from then on. */
+export const HEAVY_RENDER_CPU_MS = 20;
+/** Templates remembered as heavy, per process (the oldest is forgotten first). */
+const HEAVY_TEMPLATES_KEPT = 10_000;
+
 const ENTRY = new URL(`./template-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 export class TemplatePool {
   private readonly pool: WorkerPool<typeof ops>;
+  private readonly heavyPool: WorkerPool<typeof ops>;
+  /** templates (their cost keys) whose last render used HEAVY_RENDER_CPU_MS or more */
+  private readonly heavy = new Set<string>();
   private readonly limitMs: number;
   private readonly graceMs: number;
   private readonly retryAfterSeconds: number;
@@ -76,16 +90,32 @@ export class TemplatePool {
     this.limitMs = options.limitMs ?? TEMPLATE_RENDER_LIMIT_MS;
     this.graceMs = options.graceMs ?? 500;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
-    this.pool = new WorkerPool<typeof ops>({
-      name: 'Template rendering',
-      entry: ENTRY,
-      threads: options.threads,
-      maxQueue: options.maxQueue,
-      retryAfterSeconds: this.retryAfterSeconds,
-      maxHeapMb: options.maxHeapMb ?? 96,
-      // A render's limit counts its thread's CPU time, so the threads can yield to everything else.
-      nice: 19,
-    });
+    const pool = (nice: number) =>
+      new WorkerPool<typeof ops>({
+        name: 'Template rendering',
+        entry: ENTRY,
+        threads: options.threads,
+        maxQueue: options.maxQueue,
+        retryAfterSeconds: this.retryAfterSeconds,
+        maxHeapMb: options.maxHeapMb ?? 96,
+        nice,
+      });
+    this.pool = pool(0);
+    // a render's limit counts its thread's CPU time, so these threads can yield to everything else
+    this.heavyPool = pool(19);
+  }
+
+  /** Runs one render operation on the threads its template's cost calls for, and learns its cost. */
+  private async run<K extends 'render' | 'renderAll'>(op: K, args: Parameters<(typeof ops)[K]>, parts: { source: string; cacheKey: TemplateCacheKey | null }[]) {
+    const key = costKey(parts);
+    const wasHeavy = this.heavy.has(key);
+    const { value, cpuMs } = (await (wasHeavy ? this.heavyPool : this.pool).run(op, args, this.limits(parts.length))) as { value: Awaited<ReturnType<(typeof ops)[K]>>['value']; cpuMs: number | null };
+    if (cpuMs !== null && cpuMs >= HEAVY_RENDER_CPU_MS) {
+      this.heavy.delete(key);
+      this.heavy.add(key);
+      if (this.heavy.size > HEAVY_TEMPLATES_KEPT) this.heavy.delete(this.heavy.values().next().value as string);
+    } else if (cpuMs !== null && wasHeavy) this.heavy.delete(key);
+    return value;
   }
 
   /**
@@ -95,7 +125,7 @@ export class TemplatePool {
    */
   async render(source: string, context: unknown, cacheKey: TemplateCacheKey | null = null): Promise<TemplateRenderOutcome> {
     try {
-      const reply = await this.pool.run('render', [source, context, cacheKey], this.limits(1));
+      const reply = await this.run('render', [source, context, cacheKey], [{ source, cacheKey }]);
       return reply.ok ? reply : { ok: false, reason: 'error', message: reply.message, position: reply.position };
     } catch (err) {
       if (err instanceof WorkerPoolBusyError) throw this.busy(err);
@@ -112,7 +142,7 @@ export class TemplatePool {
    */
   async renderAll(parts: { source: string; cacheKey: TemplateCacheKey | null }[], context: unknown): Promise<TemplateRenderOutcome[]> {
     try {
-      const replies = await this.pool.run('renderAll', [parts, context], this.limits(parts.length));
+      const replies = await this.run('renderAll', [parts, context], parts);
       return replies.map((reply) => (reply.ok ? reply : { ok: false, reason: 'error', message: reply.message, position: reply.position }));
     } catch (err) {
       if (err instanceof WorkerPoolBusyError) throw this.busy(err);
@@ -138,13 +168,25 @@ export class TemplatePool {
 
   /** Renders waiting plus renders running (diagnostics and tests). */
   get pending(): number {
-    return this.pool.pending;
+    return this.pool.pending + this.heavyPool.pending;
+  }
+
+  /** Whether the template of these parts renders on the lowest-priority threads (diagnostics and tests). */
+  isHeavy(parts: { source: string; cacheKey: TemplateCacheKey | null }[]): boolean {
+    return this.heavy.has(costKey(parts));
   }
 
   /** Stops every thread; waiting and running renders answer `failed`. */
   async close(): Promise<void> {
-    await this.pool.close();
+    await Promise.all([this.pool.close(), this.heavyPool.close()]);
   }
+}
+
+/** What a template's cost is remembered by: a saved template's id, field and version, else its source's digest. */
+function costKey(parts: { source: string; cacheKey: TemplateCacheKey | null }[]): string {
+  return parts
+    .map((p) => (p.cacheKey ? `${p.cacheKey.id}:${p.cacheKey.field}:${p.cacheKey.modifiedAt}` : createHash('sha256').update(p.source).digest('base64url')))
+    .join('|');
 }
 
 /** Default size of a process's pool: one thread less than the cores, at least one, at most two. */

@@ -38,10 +38,15 @@ function render(source: string, context: unknown, cacheKey: TemplateCacheKey | n
   }
 }
 
+/** `fn`'s value and the CPU time this thread spent on it (null off Linux): the pool learns which templates are heavy. */
+function costed<T>(fn: () => T): { value: T; cpuMs: number | null } {
+  const start = cpuClock?.now() ?? null;
+  const value = fn();
+  return { value, cpuMs: start === null ? null : cpuClock!.now() - start };
+}
+
 export const ops = {
-  render,
+  render: (source: string, context: unknown, cacheKey: TemplateCacheKey | null) => costed(() => render(source, context, cacheKey)),
   /** Each part against the same context, in order: the context crosses to the thread once. */
-  renderAll(parts: { source: string; cacheKey: TemplateCacheKey | null }[], context: unknown): TemplateRenderReply[] {
-    return parts.map((p) => render(p.source, context, p.cacheKey));
-  },
+  renderAll: (parts: { source: string; cacheKey: TemplateCacheKey | null }[], context: unknown) => costed(() => parts.map((p) => render(p.source, context, p.cacheKey))),
 };

@@ -45,6 +45,28 @@ describe('template pool', () => {
     const busy = new TemplatePoolBusyError(1);
     expect(busy).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
   });
+  it.runIf(process.platform === 'linux')('moves a template whose render is heavy to the lowest-priority threads, and back once it renders quickly again', async () => {
+    pool = new TemplatePool({ threads: 1, maxQueue: 4 });
+    // n × 1,000 loop steps: n = 1 is a fraction of a millisecond, n = 1,000 far more than HEAVY_RENDER_CPU_MS of CPU (and far below the 1 s limit)
+    const source = '{% for i in (1..n) %}{% for j in (1..1000) %}{% endfor %}{% endfor %}ok';
+    const cacheKey = { id: 'tpl-1', field: 'body', modifiedAt: 1 };
+    const parts = [{ source, cacheKey }];
+    expect(await pool.render(source, { n: 1 }, cacheKey)).toEqual({ ok: true, output: 'ok' });
+    expect(pool.isHeavy(parts)).toBe(false);
+    expect(await pool.render(source, { n: 1000 }, cacheKey)).toEqual({ ok: true, output: 'ok' });
+    expect(pool.isHeavy(parts)).toBe(true);
+    // per template and version: another version, or another template, is not heavy
+    expect(pool.isHeavy([{ source, cacheKey: { ...cacheKey, modifiedAt: 2 } }])).toBe(false);
+    expect(pool.isHeavy([{ source: '{{ a }}', cacheKey: null }])).toBe(false);
+    // on the low-priority threads it renders the same, and a quick render moves it back
+    expect(await pool.render(source, { n: 1 }, cacheKey)).toEqual({ ok: true, output: 'ok' });
+    expect(pool.isHeavy(parts)).toBe(false);
+    // a message (subject and body) is judged as one operation
+    const message = [{ source: 'Re {{ n }}', cacheKey: { id: 'tpl-1', field: 'subject', modifiedAt: 1 } }, ...parts];
+    await pool.renderAll(message, { n: 1000 });
+    expect(pool.isHeavy(message)).toBe(true);
+  });
+
   it("renders a message's parts against one context in one operation, each part with its own outcome", async () => {
     pool = new TemplatePool({ threads: 1, maxQueue: 4 });
     const key = (field: string) => ({ id: 't1', field, modifiedAt: 1 });
