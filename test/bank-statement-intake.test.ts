@@ -130,7 +130,7 @@ describe('statement upload', () => {
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(refused.body).toMatchObject({ type: 'service-unavailable', status: 503 });
     expect(await leftBehind()).toEqual(before);
-    expect((await occupying).parsed.statements[0].transactions).toHaveLength(60_000);
+    expect(JSON.parse((await occupying).statements[0]!.json).transactions).toHaveLength(60_000);
 
     const accepted = await upload(file);
     expect(accepted.status).toBe(200);

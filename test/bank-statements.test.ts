@@ -31,7 +31,7 @@ import { startStack, type Org, type TestStack } from './support/stack.js';
 import { createBankStatementActivities } from '../services/cash-app/src/activities/bank-statement.js';
 import { createMatchingActivities } from '../services/cash-app/src/activities/matching.js';
 import { uploadStatement } from '../services/cash-app/src/domain/bank-statements.js';
-import { parseStatement } from '../services/cash-app/src/parsers/index.js';
+import { parseStatement, storedFile } from '../services/cash-app/src/parsers/index.js';
 import { replayHistory } from './support/histories.js';
 
 let stack: TestStack;
@@ -545,7 +545,7 @@ describe('upload crash safety', () => {
       let startedId: string | null = null;
       const crash = uploadStatement(
         { db, temporal: temporal.client },
-        { organizationId: org.organizationId, uploadedBy: org.userId, format: 'json', fileName: 'crash.json', content, options: {}, parsed: parseStatement('json', content) },
+        { organizationId: org.organizationId, uploadedBy: org.userId, format: 'json', fileName: 'crash.json', content, options: {}, ...storedFile(parseStatement('json', content)) },
         {
           beforeCommit: async (id) => {
             startedId = id;

@@ -18,6 +18,7 @@ import * as m018PartnerActivity from './018_partner_activity.js';
 import * as m019InboundRemittances from './019_inbound_remittances.js';
 import * as m020StatementFileObjects from './020_statement_file_objects.js';
 import * as m021PaymentChecksProposals from './021_payment_checks_proposals.js';
+import * as m022ParsedStatementJson from './022_parsed_statement_json.js';
 
 export const migrations: Migration[] = [
   m001,
@@ -39,4 +40,5 @@ export const migrations: Migration[] = [
   m019InboundRemittances,
   m020StatementFileObjects,
   m021PaymentChecksProposals,
+  m022ParsedStatementJson,
 ];

@@ -16,7 +16,7 @@ import {
 } from '@rp/platform';
 import { bankStatement, bankStatementWorkflowId, businessSearchAttributes, TASK_QUEUES } from '@rp/workflows';
 import type { CashAppDeps } from '../deps.js';
-import type { ParsedFile, ParsedStatement, StatementFormat } from '../parsers/types.js';
+import type { ParsedStatement, StatementFormat, StoredStatement } from '../parsers/types.js';
 import {
   bankAccountCurrency,
   getStatement,
@@ -44,7 +44,10 @@ export interface StatementUpload {
   /** the SHA-256 of `content` (hex) when already computed (on the parse thread) */
   sha256?: string;
   options: Record<string, unknown>;
-  parsed: ParsedFile;
+  /** every statement of the file as it is stored (parsers' storedFile) */
+  statements: StoredStatement[];
+  /** the character encoding the file was read in */
+  encoding?: string | null;
 }
 
 /** Workflow starts an upload of a multi-statement file sends at once. */
@@ -116,7 +119,7 @@ async function retryFailed(deps: Pick<CashAppDeps, 'db' | 'temporal'>, row: Stat
  * previous statement (the latest dated before this one) closed with another balance than this one
  * opens with, so a statement may be missing.
  */
-async function accountWarnings(db: Parameters<typeof bankAccountCurrency>[0], org: string, bankAccountId: string, statement: ParsedStatement): Promise<string[]> {
+async function accountWarnings(db: Parameters<typeof bankAccountCurrency>[0], org: string, bankAccountId: string, statement: Omit<ParsedStatement, 'transactions'>): Promise<string[]> {
   const warnings: string[] = [];
   const known = await bankAccountCurrency(db, org, bankAccountId);
   const ccy = statement.account.currency ?? statement.currency;
@@ -169,14 +172,14 @@ export async function uploadStatement(
   const already = await statementsByFileHash(db, org, sha256);
   if (already.length) return duplicate(already);
 
-  const statements = upload.parsed.statements.map((parsed) => ({ id: newId(), parsed }));
+  const statements = upload.statements.map(({ head, json }) => ({ id: newId(), parsed: head, json }));
   const fileId = newId();
   let started = false;
   const inserted = await db
     .transaction(async (trx) => {
       // false: the same file committed by a concurrent upload (this insert waited for it)
       if (!(await insertStatementFile(trx, { id: fileId, organizationId: org, sha256, content: upload.objectKey ? null : upload.content, objectKey: upload.objectKey ?? null, statementCount: statements.length }))) return false;
-      for (const [i, { id, parsed }] of statements.entries()) {
+      for (const [i, { id, parsed, json }] of statements.entries()) {
         const bankAccountId = await upsertBankAccount(trx, org, parsed.account);
         const warnings = [...(parsed.warnings ?? []), ...(await accountWarnings(trx, org, bankAccountId, parsed))];
         const ok = await insertStatement(trx, {
@@ -190,12 +193,12 @@ export async function uploadStatement(
           fileSha256: sha256,
           fileId,
           filePosition: i + 1,
-          encoding: upload.parsed.encoding ?? null,
+          encoding: upload.encoding ?? null,
           warnings,
           balanceDifference: parsed.balanceMismatch?.difference ?? null,
           skippedNotBooked: parsed.skipped?.notBooked ?? 0,
           // processing stores these lines: the file is not parsed again for each of its statements
-          parsed,
+          parsedJson: json,
           options: upload.options,
           statementNumber: parsed.statementNumber,
           statementDate: parsed.statementDate,

@@ -11,9 +11,11 @@ import {
   fromJsonStatement,
   jsonStatementShape,
   StatementParseError,
+  storedFile,
   type CsvMapping,
   type ParsedFile,
   type StatementFormat,
+  type StoredStatement,
 } from '../parsers/index.js';
 import { refuseNul } from '../parsers/nul.js';
 import { uploadStatement } from './bank-statements.js';
@@ -71,7 +73,7 @@ async function storeUpload(
   const fields = body as Record<string, unknown>;
     let format: StatementFormat;
     let content: Buffer;
-    let parsed: ParsedFile;
+    let stored: { statements: StoredStatement[]; encoding?: string };
     let sha256: string | undefined;
     let fileName: string | null = null;
     const options: Record<string, unknown> = {};
@@ -82,12 +84,12 @@ async function storeUpload(
         if (body.charset) options.charset = body.charset;
         // Parsed on a worker thread (a large file must not stall the service), the bytes shared with it, not copied.
         content = sharedBytes(body.file.content);
-        ({ format, parsed, sha256 } = await parseOnThread(deps.config, { bytes: content, ...(body.format ? { format: body.format } : {}), options }));
+        ({ format, sha256, ...stored } = await parseOnThread(deps.config, { bytes: content, ...(body.format ? { format: body.format } : {}), options }));
       } else {
         format = 'json';
         const doc = Object.fromEntries(Object.keys(jsonStatementShape).map((k) => [k, fields[k]]));
         content = Buffer.from(JSON.stringify(doc));
-        parsed = { statements: [fromJsonStatement(doc as Parameters<typeof fromJsonStatement>[0])] };
+        const parsed: ParsedFile = { statements: [fromJsonStatement(doc as Parameters<typeof fromJsonStatement>[0])] };
         try {
           checkStatements(parsed);
         } catch (err) {
@@ -95,7 +97,9 @@ async function storeUpload(
           if (err instanceof StatementParseError) throw new StatementParseError('closing_balance', err.problem);
           throw err;
         }
-        checkStatements(parsed);
+        // (a file's NUL bytes are refused on its thread)
+        refuseNul(null, parsed, options);
+        stored = storedFile(parsed);
       }
     } catch (err) {
       if (err instanceof StatementParseError) {
@@ -104,7 +108,5 @@ async function storeUpload(
       }
       throw err;
     }
-    // (a file's NUL bytes were refused on its thread)
-    if (!body.file) refuseNul(null, parsed!, options);
-    return uploadStatement(deps, { organizationId: who.organizationId, uploadedBy: who.uploadedBy, format: format!, fileName, content, objectKey, ...(sha256 ? { sha256 } : {}), options, parsed: parsed! });
+    return uploadStatement(deps, { organizationId: who.organizationId, uploadedBy: who.uploadedBy, format: format!, fileName, content, objectKey, ...(sha256 ? { sha256 } : {}), options, ...stored! });
 }

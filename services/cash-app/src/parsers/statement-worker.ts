@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ValidationError } from '@rp/platform';
-import { checkStatements, detectStatementFormat, parseStatement, StatementParseError, type ParsedFile, type StatementFormat } from './index.js';
+import { checkStatements, detectStatementFormat, parseStatement, StatementParseError, storedFile, type ParsedFile, type StatementFormat, type StoredStatement } from './index.js';
 import { refuseNul } from './nul.js';
 
 export interface ParseUploadInput {
@@ -24,7 +24,10 @@ export interface ParseUploadInput {
 
 export interface ParseUploadResult {
   format: StatementFormat;
-  parsed: ParsedFile;
+  /** every statement of the file, its lines as the JSON text stored with it (see storedFile) */
+  statements: StoredStatement[];
+  /** the character encoding the file was read in */
+  encoding?: string;
   /** SHA-256 of the bytes (hex): the file's identity for duplicates */
   sha256: string;
 }
@@ -60,7 +63,7 @@ export function parseUpload(input: ParseUploadInput): ParseUploadResult {
     throw err;
   }
   refuseNul(content, parsed, input.options);
-  return { format, parsed, sha256: createHash('sha256').update(content).digest('hex') };
+  return { format, ...storedFile(parsed), sha256: createHash('sha256').update(content).digest('hex') };
 }
 
 export const ops = { parseUpload };

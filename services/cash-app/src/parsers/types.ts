@@ -201,3 +201,24 @@ const IBAN = /^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/;
 export function looksLikeIban(v: string | null): boolean {
   return v != null && IBAN.test(v.replace(/\s+/g, '').toUpperCase());
 }
+
+/** A parsed statement as an upload stores it: its fields without the lines, and the whole statement as JSON text. */
+export interface StoredStatement {
+  head: Omit<ParsedStatement, 'transactions'>;
+  /** the statement with its lines, as stored with it for processing (bank_statements.parsed_statement) */
+  json: string;
+}
+
+/**
+ * A parsed file as an upload stores it (see StoredStatement). The statement-parse thread makes it, so
+ * the lines cross back to the request as one string rather than as 100,000 objects that the event
+ * loop would then copy and serialise again.
+ */
+export function storedFile(parsed: ParsedFile): { statements: StoredStatement[]; encoding?: string } {
+  const statements = parsed.statements.map((s) => {
+    const head: Partial<ParsedStatement> = { ...s };
+    delete head.transactions;
+    return { head: head as Omit<ParsedStatement, 'transactions'>, json: JSON.stringify(s) };
+  });
+  return parsed.encoding === undefined ? { statements } : { statements, encoding: parsed.encoding };
+}

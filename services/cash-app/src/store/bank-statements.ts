@@ -121,8 +121,8 @@ export interface NewStatement {
   /** Closing − (opening + entries) where the balances do not reconcile, else null. */
   balanceDifference: string | null;
   skippedNotBooked: number;
-  /** The statement as parsed by the upload, for processing (see getParsedStatement). */
-  parsed: ParsedStatement | null;
+  /** The statement as parsed by the upload, as JSON text, for processing (see getParsedStatement). */
+  parsedJson: string | null;
   options: Record<string, unknown>;
   statementNumber: string | null;
   statementDate: string | null;
@@ -156,11 +156,11 @@ export async function insertStatement(db: Conn, s: NewStatement): Promise<boolea
     `INSERT INTO bank_statements (id, organization_id, bank_account_id, source, format, status, file_name, file_sha256, file_id, file_position,
        encoding, warnings, balance_difference, skipped_not_booked, parsed_statement, options,
        statement_number, statement_date, opening_balance, closing_balance, currency, workflow_id, uploaded_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?::json, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (organization_id, file_sha256, file_position) WHERE file_sha256 IS NOT NULL DO NOTHING`,
     [
       s.id, s.organizationId, s.bankAccountId, s.source, s.format, s.status, s.fileName, s.fileSha256, s.fileId, s.filePosition,
-      s.encoding, JSON.stringify(s.warnings), s.balanceDifference, s.skippedNotBooked, s.parsed ? JSON.stringify(s.parsed) : null, JSON.stringify(s.options),
+      s.encoding, JSON.stringify(s.warnings), s.balanceDifference, s.skippedNotBooked, s.parsedJson, JSON.stringify(s.options),
       s.statementNumber, s.statementDate, s.openingBalance, s.closingBalance, s.currency, s.workflowId, s.uploadedBy,
     ],
   );
