@@ -43,15 +43,28 @@ export function currentThreadId(): number | null {
   }
 }
 
+/** Open schedstat files of this process's threads, by thread id: a pool reads them at every operation it limits. */
+const threadFiles = new Map<number, number>();
+
 /** CPU milliseconds thread `tid` of this process has used so far, or null when unknown (ended, not Linux). */
 export function threadCpuMs(tid: number): number | null {
-  const fd = openOrNull(`/proc/self/task/${tid}/schedstat`);
-  if (fd === null) return null;
-  try {
-    return readSchedstatMs(fd);
-  } finally {
-    closeSync(fd);
+  let fd = threadFiles.get(tid);
+  if (fd === undefined) {
+    const opened = openOrNull(`/proc/self/task/${tid}/schedstat`);
+    if (opened === null) return null;
+    // a few threads per pool; a file of a thread that ended no longer reads and is closed below
+    if (threadFiles.size >= 256) forget(threadFiles.keys().next().value as number);
+    threadFiles.set(tid, (fd = opened));
   }
+  const ms = readSchedstatMs(fd);
+  if (ms === null) forget(tid);
+  return ms;
+}
+
+function forget(tid: number): void {
+  const fd = threadFiles.get(tid);
+  threadFiles.delete(tid);
+  if (fd !== undefined) closeSync(fd);
 }
 
 /** A clock with the shape of `performance` whose `now()` counts milliseconds. */
