@@ -29,7 +29,7 @@ const LIQUID_DOC =
   'and the body as the plain-text part (the HTML part is it escaped); without such a template the built-in receipt is sent. ' +
   'A syntax error, an unknown variable or filter, or a template that does not render against the sample customer (and its variant with a second currency, JPY or EUR, and a rate) gives 422 whose `detail` names the field, line and column. ' +
   'Renders run on a bounded pool of worker threads (TEMPLATE_RENDER_THREADS, TEMPLATE_RENDER_QUEUE), never on the API\'s event loop: a render over the 1 s limit is stopped and gives 422 (`liquid_render`); ' +
-  'the limit counts the CPU time the render uses, not the time it waits: the threads run at the lowest scheduling priority, behind every request, so a busy machine slows a render down but never fails a valid template. ' +
+  'the limit counts the CPU time the render uses, not the time it waits: a template whose render used 20 ms of CPU renders from then on at the lowest scheduling priority, behind every request, so a busy machine slows a heavy render down but never fails a valid template. ' +
   'When every thread is busy and the queue is full, or the machine leaves a render no CPU for 10 s, the request gives 503 with Retry-After and changes nothing. ' +
   '`auto_correct`: when true, a variable path that differs from a catalogue path only by letter case, camelCase or hyphens (e.g. `{{ Customer.accountNumber }}`) ' +
   'is rewritten to the catalogue path on save instead of being refused; the saved body shows the corrected text.';
