@@ -22,8 +22,7 @@
  *   (a fraction of a millisecond) keep the throughput of normal priority. A heavy template that renders
  *   quickly again (other data) moves back.
  * - A thread that dies (its heap limit, `maxHeapMb`) answers `failed` for its render and is replaced.
- * - Idle threads do not keep the process alive; threads start lazily and run below the event loop's
- *   scheduling priority.
+ * - Idle threads do not keep the process alive; threads start lazily.
  */
 import { createHash } from 'node:crypto';
 import { AppError } from './errors.js';
@@ -108,14 +107,24 @@ export class TemplatePool {
   /** Runs one render operation on the threads its template's cost calls for, and learns its cost. */
   private async run<K extends 'render' | 'renderAll'>(op: K, args: Parameters<(typeof ops)[K]>, parts: { source: string; cacheKey: TemplateCacheKey | null }[]) {
     const key = costKey(parts);
-    const wasHeavy = this.heavy.has(key);
-    const { value, cpuMs } = (await (wasHeavy ? this.heavyPool : this.pool).run(op, args, this.limits(parts.length))) as { value: Awaited<ReturnType<(typeof ops)[K]>>['value']; cpuMs: number | null };
-    if (cpuMs !== null && cpuMs >= HEAVY_RENDER_CPU_MS) {
-      this.heavy.delete(key);
-      this.heavy.add(key);
-      if (this.heavy.size > HEAVY_TEMPLATES_KEPT) this.heavy.delete(this.heavy.values().next().value as string);
-    } else if (cpuMs !== null && wasHeavy) this.heavy.delete(key);
-    return value;
+    let reply: { value: Awaited<ReturnType<(typeof ops)[K]>>['value']; cpuMs: number | null };
+    try {
+      reply = (await (this.heavy.has(key) ? this.heavyPool : this.pool).run(op, args, this.limits(parts.length))) as typeof reply;
+    } catch (err) {
+      // stopped past its limit: as heavy as a render gets
+      if (err instanceof WorkerTaskTimeoutError) this.learn(key, true);
+      throw err;
+    }
+    if (reply.cpuMs !== null) this.learn(key, reply.cpuMs >= HEAVY_RENDER_CPU_MS);
+    return reply.value;
+  }
+
+  /** Remembers whether the template of `key` is heavy (the most recently heavy kept longest). */
+  private learn(key: string, heavy: boolean): void {
+    this.heavy.delete(key);
+    if (!heavy) return;
+    this.heavy.add(key);
+    if (this.heavy.size > HEAVY_TEMPLATES_KEPT) this.heavy.delete(this.heavy.values().next().value as string);
   }
 
   /**

@@ -10,7 +10,7 @@
  * Linux only (`/proc/thread-self/schedstat`, nanoseconds on CPU; `/proc/self/task/<tid>/schedstat`
  * for another thread of the process); elsewhere every function answers null and callers count wall time.
  */
-import { closeSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 
 const buffer = Buffer.alloc(128);
 
@@ -28,16 +28,6 @@ function readSchedstatMs(fd: number): number | null {
 function openOrNull(path: string): number | null {
   try {
     return openSync(path, 'r');
-  } catch {
-    return null;
-  }
-}
-
-/** The calling thread's id as the kernel knows it (its task id), or null off Linux. */
-export function currentThreadId(): number | null {
-  try {
-    const m = /\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'));
-    return m ? Number(m[1]) : null;
   } catch {
     return null;
   }

@@ -30,6 +30,8 @@ describe('template pool', () => {
     pool = new TemplatePool({ threads: 1, maxQueue: 4, limitMs: 100, graceMs: 0 });
     expect(await pool.render(LONG, {})).toMatchObject({ ok: false, reason: 'timeout', message: expect.stringMatching(/limit exceeded/) });
     expect(pool.pending).toBe(0);
+    // a template stopped at its limit renders on the lowest-priority threads from then on
+    expect(pool.isHeavy([{ source: LONG, cacheKey: null }])).toBe(true);
     // the next render runs on a fresh thread (the time limit starts once that thread is ready)
     expect(await pool.render('{{ a }}', { a: 'again' })).toEqual({ ok: true, output: 'again' });
   });

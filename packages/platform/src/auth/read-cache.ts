@@ -131,13 +131,17 @@ export class ReadCache<V, C> {
     this.entries.set(key, { value, until: now + this.opts.ttlMs });
   }
 
-  /** The entry `key`, else `load`'s answer, stored unless a change was heard while it loaded (a load that throws stores nothing). */
-  async through(key: string, load: () => Promise<V>): Promise<V> {
+  /**
+   * The entry `key` while `fresh` holds for it, else `load`'s answer, stored when it is a value that
+   * `fresh` holds for, unless a change was heard while it loaded (a load that throws or answers
+   * undefined stores nothing).
+   */
+  async through<R extends V | undefined>(key: string, load: () => Promise<R>, fresh: (value: V) => boolean = () => true): Promise<R | V> {
     const hit = this.get(key);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined && fresh(hit)) return hit;
     const generation = this.generation();
     const value = await load();
-    this.set(key, value, generation);
+    if (value !== undefined && fresh(value)) this.set(key, value, generation);
     return value;
   }
 

@@ -52,12 +52,7 @@ function todayIn(timeZone: string): string | null {
 
 /** The user's detail (undefined when not a user of the organization), from this process's cache when it holds. */
 export async function readUserDetail(deps: { db: Db; userReads?: UserReads | null }, organizationId: string, userId: string): Promise<UserDetailRow | undefined> {
-  const cache = deps.userReads ?? null;
-  const key = `${organizationId}:${userId}`;
-  const hit = cache?.get(key);
-  if (hit && hit.today === todayIn(hit.timezone)) return hit;
-  const generation = cache?.generation() ?? 0;
-  const row = await getUserDetail(deps.db, organizationId, userId);
-  if (row && cache && row.today === todayIn(row.timezone)) cache.set(key, row, generation);
-  return row;
+  const load = () => getUserDetail(deps.db, organizationId, userId);
+  // an entry ends with the organization's day (today's out-of-office cover is part of it)
+  return deps.userReads ? deps.userReads.through(`${organizationId}:${userId}`, load, (row) => row.today === todayIn(row.timezone)) : load();
 }
