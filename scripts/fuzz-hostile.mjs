@@ -180,8 +180,10 @@ for (const o of operations) {
   // the bytes sent), most of it still unread when the service refuses the inflated body
   const bomb = gzipSync(Buffer.from(JSON.stringify({ padding: 'a'.repeat(2_000_000), noise: randomBytes(600_000).toString('base64'), ...(typeof body === 'object' && !Array.isArray(body) ? body : {}) })));
   await send(o, 'gzip body inflating beyond the limit', { ...plain, raw: bomb, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
-  // the connection the bomb went over serves the next request (no hang behind unread bytes)
+  // the connection the bomb went over serves the next requests (no hang behind unread bytes): the first
+  // may go over another connection while the bomb's is still sending, the second then over the bomb's
   await send(o, 'plain request after the gzip bomb', plain);
+  await send(o, 'second plain request after the gzip bomb', plain);
 }
 
 process.stdout.write(`[fuzz] hostile input: ${operations.length} operations, ${sent} requests, ${findings.length} answered 5xx\n`);

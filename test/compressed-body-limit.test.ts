@@ -4,10 +4,12 @@
  * service, which inflates it and refuses it at its body limit (413) before reading the rest. The
  * next request on the same keep-alive connections — the client's to the gateway (one socket here)
  * and the gateway's to the service — may be another organization's, and must be answered as usual.
- * A broken connection shows as that request hanging until the gateway's upstream timeout and a 504.
+ * A broken connection shows as that request hanging until the gateway's upstream timeout and a 504,
+ * or — when the broken part is the client's connection to the gateway — never answered at all.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Org, type TestStack } from './support/stack.js';
@@ -102,5 +104,127 @@ describe('a gzip body over the limit (413) breaks no connection', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body.name).toBe('Compressed unit');
     expect((await send('GET', '/v2/business-units', orgB.token)).status).toBe(200);
+  }, 60_000);
+});
+
+/** One raw HTTP/1.1 connection to the gateway: what a client library with a connection pool does on the wire. */
+class RawConnection {
+  private readonly socket: net.Socket;
+  private received = Buffer.alloc(0);
+  private waiting: (() => void) | null = null;
+  closed = false;
+
+  constructor(url: string) {
+    const u = new URL(url);
+    this.socket = net.connect(Number(u.port), u.hostname);
+    this.socket.on('data', (c: Buffer) => {
+      this.received = Buffer.concat([this.received, c]);
+      this.waiting?.();
+    });
+    this.socket.on('close', () => {
+      this.closed = true;
+      this.waiting?.();
+    });
+    this.socket.on('error', () => {});
+  }
+
+  write(bytes: Buffer | string): void {
+    this.socket.write(bytes);
+  }
+
+  /** The next complete answer (status line, headers and a Content-Length body), or null when none comes within `ms`. */
+  async answer(ms: number): Promise<{ status: number; headers: string; body: string } | null> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const text = this.received.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        const head = text.slice(0, end);
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (this.received.length >= end + 4 + length) {
+          const body = this.received.subarray(end + 4, end + 4 + length).toString('utf8');
+          this.received = this.received.subarray(end + 4 + length);
+          return { status: Number(head.split(' ')[1]), headers: head, body };
+        }
+      }
+      const left = deadline - Date.now();
+      if (this.closed || left <= 0) return null;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiting = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.waiting = null;
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+describe("a body the service refused before reading it leaves the client's connection to the gateway usable", () => {
+  it('the rest of the body, sent after the 413, is read and the same connection answers the next request', async () => {
+    const body = gzipJson(2_000_000);
+    const conn = new RawConnection(stack.gatewayUrl);
+    try {
+      const host = new URL(stack.gatewayUrl).host;
+      conn.write(
+        `POST /v2/business-units HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${orgA.token}\r\n` +
+          `Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      // what a client has sent when the answer comes: enough to inflate beyond the service's limit
+      conn.write(body.subarray(0, 64 * 1024));
+      const refused = await conn.answer(15_000);
+      expect(refused?.status, refused?.body).toBe(413);
+      // a client that writes its whole body before reading (most do), then reuses the connection
+      conn.write(body.subarray(64 * 1024));
+      conn.write(`GET /v2/business-units HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${orgB.token}\r\n\r\n`);
+      const next = await conn.answer(8_000);
+      if (next === null) expect(conn.closed, 'the next request on the connection got no answer and the connection stayed open').toBe(true);
+      else expect(next.status, next.body).toBe(200);
+    } finally {
+      conn.close();
+    }
+  }, 60_000);
+
+  it('a chunked body beyond the gateway\'s limit is answered 413 and its connection closed, not read on without end', async () => {
+    const conn = new RawConnection(stack.gatewayUrl);
+    try {
+      const host = new URL(stack.gatewayUrl).host;
+      conn.write(
+        `POST /v2/business-units HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${orgA.token}\r\n` +
+          `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      );
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      for (let sent = 0; sent <= 1_200_000; sent += chunk.length) conn.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
+      const refused = await conn.answer(15_000);
+      expect(refused?.status, refused?.body).toBe(413);
+      expect(refused?.headers).toMatch(/\r\nconnection: close/i);
+      await conn.answer(5_000); // nothing more comes: the gateway closes the connection
+      expect(conn.closed).toBe(true);
+    } finally {
+      conn.close();
+    }
+  }, 60_000);
+
+  it('a declared Content-Length beyond the limit is answered 413 and its connection closed, the body never read', async () => {
+    const conn = new RawConnection(stack.gatewayUrl);
+    try {
+      const host = new URL(stack.gatewayUrl).host;
+      conn.write(
+        `POST /v2/business-units HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${orgA.token}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{"name":"`,
+      );
+      const refused = await conn.answer(15_000);
+      expect(refused?.status, refused?.body).toBe(413);
+      expect(refused?.headers).toMatch(/\r\nconnection: close/i);
+      await conn.answer(5_000);
+      expect(conn.closed).toBe(true);
+    } finally {
+      conn.close();
+    }
   }, 60_000);
 });

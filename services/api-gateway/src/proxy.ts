@@ -38,10 +38,23 @@ export interface ProxyOptions {
  * Stream the request to the owning service and its response back. Client-supplied `x-rp-*`
  * headers and the bearer token are not forwarded. Unreachable service → 502, no answer in
  * time → 504, body over the limit → 413 (checked on Content-Length and while streaming).
+ *
+ * The client's connection stays usable whatever the service did with the body. When the answer
+ * (the service's, a 502 or a 504) comes before the client's body was read to its end — a service
+ * refuses a body before reading it, and closes its own connection rather than read the rest — the
+ * gateway stops forwarding and reads the rest itself, still counted against the limit: a client
+ * that writes its whole body before reading the answer, then reuses the connection, would
+ * otherwise wait behind its own unread bytes for an answer that never comes. A body over the limit
+ * is never read to its end: its answer closes the connection (Connection: close).
  */
 export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void> {
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > opts.bodyLimitBytes) throw new PayloadTooLargeError(opts.bodyLimitBytes);
+  if (declared > opts.bodyLimitBytes) {
+    // Node would otherwise read (and discard) the whole declared body to keep the connection
+    ctx.set('Connection', 'close');
+    throw new PayloadTooLargeError(opts.bodyLimitBytes);
+  }
+  const hasBody = Boolean(declared || ctx.get('transfer-encoding'));
 
   const headers: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(ctx.req.headers)) {
@@ -56,9 +69,31 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
 
   return new Promise<void>((resolve, reject) => {
     let settled = false;
+    let seen = 0;
+    let overLimit = false;
+    // the byte count of the client's body (none without a body: a GET costs no stream)
+    const limiter = hasBody
+      ? new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            seen += chunk.length;
+            if (seen > opts.bodyLimitBytes) {
+              cb(new PayloadTooLargeError(opts.bodyLimitBytes));
+              return;
+            }
+            cb(null, chunk);
+          },
+        })
+      : null;
+    /** Answered before the client's body was read to its end: the rest is read here and dropped (see above). */
+    const readRestOfBody = () => {
+      if (!limiter || ctx.req.complete || overLimit) return;
+      limiter.unpipe(upstream);
+      limiter.resume();
+    };
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
+      readRestOfBody();
       reject(err);
     };
     const upstream = http.request({
@@ -84,6 +119,11 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
         return;
       }
       settled = true;
+      if (limiter && !ctx.req.complete && !overLimit) {
+        readRestOfBody();
+        // the service's request stays unfinished: its connection is of no further use once the answer is in
+        res.once('end', () => upstream.destroy());
+      }
       if (opts.beforeRespond) {
         res.on('error', () => {}); // the answer waits; a broken upstream socket meanwhile ends it in respondTo
         const go = () => respondTo(res);
@@ -113,25 +153,20 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
       resolve();
     };
 
-    if (!declared && !ctx.get('transfer-encoding')) {
+    if (!limiter) {
       upstream.end();
       return;
     }
-    let seen = 0;
-    const limiter = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        seen += chunk.length;
-        if (seen > opts.bodyLimitBytes) {
-          cb(new PayloadTooLargeError(opts.bodyLimitBytes));
-          return;
-        }
-        cb(null, chunk);
-      },
-    });
     limiter.on('error', (err) => {
-      upstream.destroy();
-      ctx.req.resume();
-      fail(err);
+      overLimit = true;
+      ctx.req.unpipe(limiter);
+      if (!settled) {
+        upstream.destroy();
+        ctx.set('Connection', 'close');
+        fail(err);
+      } else if (!ctx.res.headersSent) ctx.res.setHeader('Connection', 'close');
+      else if (ctx.res.writableFinished) ctx.req.socket.destroy();
+      else ctx.res.once('finish', () => ctx.req.socket.destroy());
     });
     ctx.req.pipe(limiter).pipe(upstream);
   });

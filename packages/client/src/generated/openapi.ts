@@ -8001,7 +8001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8354,7 +8354,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8481,7 +8481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8831,7 +8831,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8960,7 +8960,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9312,7 +9312,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9539,7 +9539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9776,7 +9776,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10006,7 +10006,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10356,7 +10356,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10597,7 +10597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10935,7 +10935,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11169,7 +11169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV1"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11401,7 +11401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11751,7 +11751,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11981,7 +11981,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12108,7 +12108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12777,7 +12777,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13352,7 +13352,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13490,7 +13490,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13913,7 +13913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -14134,7 +14134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -14474,7 +14474,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -14836,7 +14836,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15182,7 +15182,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15639,7 +15639,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15775,7 +15775,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15998,7 +15998,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -16228,7 +16228,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -16578,7 +16578,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -16907,7 +16907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -17244,7 +17244,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -17603,7 +17603,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -17944,7 +17944,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -18286,7 +18286,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -18626,7 +18626,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -18871,7 +18871,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -19312,7 +19312,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -19443,7 +19443,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -19786,7 +19786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -20007,7 +20007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -20348,7 +20348,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -20486,7 +20486,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -21158,7 +21158,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -21276,7 +21276,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -21519,7 +21519,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -21657,7 +21657,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -21871,7 +21871,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -22163,7 +22163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -22508,7 +22508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -22862,7 +22862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -23107,7 +23107,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -23245,7 +23245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -23709,7 +23709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -24162,7 +24162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -24503,7 +24503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -24945,7 +24945,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -25295,7 +25295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -25533,7 +25533,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -25763,7 +25763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -26008,7 +26008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -26251,7 +26251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -26487,7 +26487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -26804,7 +26804,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -27147,7 +27147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemV2"];
                 };
             };
-            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer) */
+            /** @description Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer) */
             413: {
                 headers: {
                     [name: string]: unknown;

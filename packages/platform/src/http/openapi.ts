@@ -151,7 +151,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Authenticated, but the credential or role may not call this endpoint',
   404: 'Entity not found (also for another organization\'s records)',
   409: 'Conflict with the current state',
-  413: 'Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; when the body was refused before it was read to its end, the connection is closed after this answer)',
+  413: 'Request body too large (a compressed body, Content-Encoding gzip or deflate, counts with its inflated size; through the gateway, a body within its limit on the bytes sent is read to its end even when refused early, and the connection serves the next request; a body beyond that limit, declared or streamed, is not read on and the connection is closed after this answer)',
   415: 'Unsupported content type',
   422: 'Request validation failed (also: a NUL character (U+0000) or a lone UTF-16 surrogate such as the JSON escape "\\ud800" in any string or object key (`nul_character`, `lone_surrogate`), percent-escapes of the path or query that are not UTF-8 such as %ED%A0%80 (`invalid_utf8`; never read as U+FFFD), an id that is not a UUID, an email beyond RFC limits)',
   429: 'Rate limit exceeded; see Retry-After',
