@@ -114,8 +114,11 @@ class RawConnection {
   private waiting: (() => void) | null = null;
   closed = false;
 
+  private readonly host: string;
+
   constructor(url: string) {
     const u = new URL(url);
+    this.host = u.host;
     this.socket = net.connect(Number(u.port), u.hostname);
     this.socket.on('data', (c: Buffer) => {
       this.received = Buffer.concat([this.received, c]);
@@ -130,6 +133,17 @@ class RawConnection {
 
   write(bytes: Buffer | string): void {
     this.socket.write(bytes);
+  }
+
+  /** A request's head: request line, Host, the bearer token and `headers`. */
+  head(method: string, path: string, token: string, headers: Record<string, string> = {}): void {
+    const lines = [`${method} ${path} HTTP/1.1`, `Host: ${this.host}`, `Authorization: Bearer ${token}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    this.write(`${lines.join('\r\n')}\r\n\r\n`);
+  }
+
+  /** A POST of JSON to /v2/business-units, `headers` added, its body left to the caller. */
+  postUnitHead(token: string, headers: Record<string, string>): void {
+    this.head('POST', '/v2/business-units', token, { 'Content-Type': 'application/json', ...headers });
   }
 
   /** The next complete answer (status line, headers and a Content-Length body), or null when none comes within `ms`. */
@@ -165,23 +179,28 @@ class RawConnection {
   }
 }
 
+/** 413 with Connection: close, and then nothing more: the gateway closes the connection. */
+async function expectRefusedAndClosed(conn: RawConnection): Promise<void> {
+  const refused = await conn.answer(15_000);
+  expect(refused?.status, refused?.body).toBe(413);
+  expect(refused?.headers).toMatch(/\r\nconnection: close/i);
+  expect(await conn.answer(5_000)).toBeNull();
+  expect(conn.closed).toBe(true);
+}
+
 describe("a body the service refused before reading it leaves the client's connection to the gateway usable", () => {
   it('the rest of the body, sent after the 413, is read and the same connection answers the next request', async () => {
     const body = gzipJson(2_000_000);
     const conn = new RawConnection(stack.gatewayUrl);
     try {
-      const host = new URL(stack.gatewayUrl).host;
-      conn.write(
-        `POST /v2/business-units HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${orgA.token}\r\n` +
-          `Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`,
-      );
+      conn.postUnitHead(orgA.token, { 'Content-Encoding': 'gzip', 'Content-Length': String(body.length) });
       // what a client has sent when the answer comes: enough to inflate beyond the service's limit
       conn.write(body.subarray(0, 64 * 1024));
       const refused = await conn.answer(15_000);
       expect(refused?.status, refused?.body).toBe(413);
       // a client that writes its whole body before reading (most do), then reuses the connection
       conn.write(body.subarray(64 * 1024));
-      conn.write(`GET /v2/business-units HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${orgB.token}\r\n\r\n`);
+      conn.head('GET', '/v2/business-units', orgB.token);
       const next = await conn.answer(8_000);
       if (next === null) expect(conn.closed, 'the next request on the connection got no answer and the connection stayed open').toBe(true);
       else expect(next.status, next.body).toBe(200);
@@ -193,18 +212,10 @@ describe("a body the service refused before reading it leaves the client's conne
   it('a chunked body beyond the gateway\'s limit is answered 413 and its connection closed, not read on without end', async () => {
     const conn = new RawConnection(stack.gatewayUrl);
     try {
-      const host = new URL(stack.gatewayUrl).host;
-      conn.write(
-        `POST /v2/business-units HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${orgA.token}\r\n` +
-          `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
-      );
+      conn.postUnitHead(orgA.token, { 'Transfer-Encoding': 'chunked' });
       const chunk = Buffer.alloc(64 * 1024, 0x20);
       for (let sent = 0; sent <= 1_200_000; sent += chunk.length) conn.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
-      const refused = await conn.answer(15_000);
-      expect(refused?.status, refused?.body).toBe(413);
-      expect(refused?.headers).toMatch(/\r\nconnection: close/i);
-      await conn.answer(5_000); // nothing more comes: the gateway closes the connection
-      expect(conn.closed).toBe(true);
+      await expectRefusedAndClosed(conn);
     } finally {
       conn.close();
     }
@@ -213,16 +224,9 @@ describe("a body the service refused before reading it leaves the client's conne
   it('a declared Content-Length beyond the limit is answered 413 and its connection closed, the body never read', async () => {
     const conn = new RawConnection(stack.gatewayUrl);
     try {
-      const host = new URL(stack.gatewayUrl).host;
-      conn.write(
-        `POST /v2/business-units HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${orgA.token}\r\n` +
-          `Content-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{"name":"`,
-      );
-      const refused = await conn.answer(15_000);
-      expect(refused?.status, refused?.body).toBe(413);
-      expect(refused?.headers).toMatch(/\r\nconnection: close/i);
-      await conn.answer(5_000);
-      expect(conn.closed).toBe(true);
+      conn.postUnitHead(orgA.token, { 'Content-Length': '1000000000' });
+      conn.write('{"name":"');
+      await expectRefusedAndClosed(conn);
     } finally {
       conn.close();
     }
