@@ -70,7 +70,6 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
   return new Promise<void>((resolve, reject) => {
     let settled = false;
     let seen = 0;
-    let overLimit = false;
     // the byte count of the client's body (none without a body: a GET costs no stream)
     const limiter = hasBody
       ? new Transform({
@@ -84,11 +83,15 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
           },
         })
       : null;
-    /** Answered before the client's body was read to its end: the rest is read here and dropped (see above). */
-    const readRestOfBody = () => {
-      if (!limiter || ctx.req.complete || overLimit) return;
+    /**
+     * Answered before the client's body was read to its end: the rest is read here and dropped (see
+     * above). False when nothing is left to read, or the body is over the limit (never read on).
+     */
+    const readRestOfBody = (): boolean => {
+      if (!limiter || ctx.req.complete || seen > opts.bodyLimitBytes) return false;
       limiter.unpipe(upstream);
       limiter.resume();
+      return true;
     };
     const fail = (err: Error) => {
       if (settled) return;
@@ -119,11 +122,8 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
         return;
       }
       settled = true;
-      if (limiter && !ctx.req.complete && !overLimit) {
-        readRestOfBody();
-        // the service's request stays unfinished: its connection is of no further use once the answer is in
-        res.once('end', () => upstream.destroy());
-      }
+      // the service's request stays unfinished: its connection is of no further use once the answer is in
+      if (readRestOfBody()) res.once('end', () => upstream.destroy());
       if (opts.beforeRespond) {
         res.on('error', () => {}); // the answer waits; a broken upstream socket meanwhile ends it in respondTo
         const go = () => respondTo(res);
@@ -158,7 +158,6 @@ export function proxyRequest(ctx: Koa.Context, opts: ProxyOptions): Promise<void
       return;
     }
     limiter.on('error', (err) => {
-      overLimit = true;
       ctx.req.unpipe(limiter);
       if (!settled) {
         upstream.destroy();
